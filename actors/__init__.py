@@ -1,0 +1,49 @@
+"""The relay's actors, their supervisor, and the pure functions they are shells around."""
+
+from actors.base import Call, ChildExited, ChildHandle, RelayActor
+from actors.clock import Clock, FakeClock, SystemClock
+from actors.context_builder import ContextBuilder
+from actors.digest_store import DigestStore
+from actors.errors import (
+    ActorUnavailable,
+    BadRequest,
+    LLMBadResponse,
+    LLMError,
+    LLMHTTPError,
+    LLMTimeout,
+    PayloadTooLarge,
+    RelayError,
+)
+from actors.feed_buffer import FeedBuffer
+from actors.llm_caller import LLMCaller
+from actors.sense_buffer import SenseBuffer
+from actors.supervisor import Backoff, ChildSpec, Intensity, Supervisor
+from actors.ticker import Ticker
+
+__all__ = [
+    "ActorUnavailable",
+    "Backoff",
+    "BadRequest",
+    "Call",
+    "ChildExited",
+    "ChildHandle",
+    "ChildSpec",
+    "Clock",
+    "ContextBuilder",
+    "DigestStore",
+    "FakeClock",
+    "FeedBuffer",
+    "Intensity",
+    "LLMBadResponse",
+    "LLMCaller",
+    "LLMError",
+    "LLMHTTPError",
+    "LLMTimeout",
+    "PayloadTooLarge",
+    "RelayActor",
+    "RelayError",
+    "SenseBuffer",
+    "Supervisor",
+    "SystemClock",
+    "Ticker",
+]

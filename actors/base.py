@@ -1,0 +1,221 @@
+"""What every relay actor shares: supervision hooks, the bridge message, stable handles.
+
+* :class:`RelayActor` tells its supervisor when it dies (an error in a told message, or
+  in ``on_start``, which Pykka reports to no hook), answers :class:`Call` messages, and
+  binds ``actor=<name>`` to its log lines.
+* :class:`Call` carries a ``concurrent.futures.Future`` for the reply, so the event loop can
+  ``await asyncio.wrap_future(reply)`` without parking its thread (awaiting a Pykka future
+  would block it).
+* :class:`ChildHandle` is the stable address of a supervised child: peers keep the handle,
+  never a ref, and the supervisor points it at each new incarnation.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, ClassVar
+
+import pykka
+import structlog
+from structlog.contextvars import bound_contextvars
+
+from actors.errors import ActorUnavailable
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """Run ``method(*args)`` on the actor and put the result (or error) in ``reply``."""
+
+    method: str
+    args: tuple[Any, ...]
+    reply: concurrent.futures.Future[Any]
+    request_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChildExited:
+    """A child tells its supervisor that it died (sent with ``tell``, from the dying thread)."""
+
+    name: str
+    urn: str
+    reason: str
+
+
+Reporter = Callable[[ChildExited], None]
+"""How a child reaches its supervisor: a function that ``tell``s it a :class:`ChildExited`."""
+
+
+class RelayActor(pykka.ThreadingActor):
+    """Base of the relay's actors.
+
+    Subclasses set :attr:`name`, put start-up work in :meth:`started` (not ``on_start``),
+    and clean-up in :meth:`stopped` (called on a normal stop and after a failure alike).
+    """
+
+    use_daemon_thread = True
+    """A hung actor that is abandoned must not keep the process alive."""
+    name: ClassVar[str] = "actor"
+
+    def __init__(self, *, report: Reporter | None = None) -> None:
+        super().__init__()
+        self._report = report
+        self._log = structlog.get_logger("relay").bind(actor=self.name)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def on_start(self) -> None:
+        """Run :meth:`started`; a failure there is reported, since Pykka calls no hook for it."""
+        self._log = self._log.bind(urn=self.actor_urn[-8:])
+        try:
+            self.started()
+        except Exception as exc:
+            try:
+                self.stopped()  # release whatever the failed start had taken
+            finally:
+                self._report_exit(f"on_start failed: {exc!r}")
+            raise
+
+    def on_stop(self) -> None:
+        """Normal stop: clean up."""
+        self.stopped()
+
+    def on_failure(
+        self,
+        exception_type: type[BaseException] | None,
+        exception_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """An unhandled error in a told message killed the actor: clean up and tell the supervisor."""
+        try:
+            self.stopped()
+        finally:
+            self._report_exit(repr(exception_value))
+
+    def started(self) -> None:
+        """Start-up work, in the actor's thread. Raising here is a failed start."""
+
+    def stopped(self) -> None:
+        """Release what :meth:`started` took; runs after a normal stop and after a crash."""
+
+    def _report_exit(self, reason: str) -> None:
+        if self._report is None:
+            return
+        try:
+            # tell, never ask: this runs in the dying actor's thread, and the supervisor
+            # may be busy stopping this very actor.
+            self._report(ChildExited(name=self.name, urn=self.actor_urn, reason=reason))
+        except pykka.ActorDeadError:
+            self._log.debug("actor.exit_unreported", reason=reason)
+
+    # -- messages ----------------------------------------------------------------------------
+
+    def ping(self) -> str:
+        """Liveness check: answered only when the actor is alive and its mailbox moves."""
+        return "pong"
+
+    def on_receive(self, message: Any) -> Any:
+        """Answer :class:`Call` messages; an error goes to the caller, the actor lives on."""
+        if isinstance(message, Call):
+            self._answer(message)
+            return None
+        return super().on_receive(message)
+
+    def _answer(self, call: Call) -> None:
+        # Claim the future first: if the caller already gave up (timed out), skip the work,
+        # and a late set_result cannot raise InvalidStateError and kill this actor.
+        if not call.reply.set_running_or_notify_cancel():
+            return
+        try:
+            if call.request_id is None:
+                result = getattr(self, call.method)(*call.args)
+            else:
+                with bound_contextvars(request_id=call.request_id):
+                    result = getattr(self, call.method)(*call.args)
+        except Exception as exc:  # the caller gets the error; this actor keeps serving
+            call.reply.set_exception(exc)
+        else:
+            call.reply.set_result(result)
+
+
+@dataclass(slots=True)
+class _Current:
+    ref: pykka.ActorRef[Any] | None
+    proxy: Any
+
+
+class ChildHandle:
+    """The stable address of a supervised child, whatever incarnation is running.
+
+    Only the supervisor writes it (:meth:`bind`, the counters); any thread may read it.
+    Each write replaces one immutable pair or one int, so readers see a consistent value.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._current = _Current(ref=None, proxy=None)
+        self.restarts = 0
+        """How many times the supervisor started a new incarnation after the first."""
+        self.last_restart_ms: int | None = None
+        self.state = "stopped"
+        """``running``, ``restarting`` or ``stopped``."""
+
+    def bind(self, ref: pykka.ActorRef[Any] | None) -> None:
+        """Point the handle at ``ref`` (supervisor only)."""
+        proxy = None
+        if ref is not None:
+            try:
+                proxy = ref.proxy()
+            except pykka.ActorDeadError:
+                proxy = None
+        self._current = _Current(ref=ref, proxy=proxy)
+
+    @property
+    def ref(self) -> pykka.ActorRef[Any] | None:
+        """The current incarnation's ref (may be dead); do not keep it."""
+        return self._current.ref
+
+    @property
+    def alive(self) -> bool:
+        """Whether the current incarnation is running."""
+        ref = self._current.ref
+        return ref is not None and ref.is_alive()
+
+    def proxy(self) -> Any:
+        """A Pykka proxy of the current incarnation, for actor-to-actor calls.
+
+        Raises:
+            ActorUnavailable: no incarnation is running.
+        """
+        current = self._current
+        if current.proxy is None or current.ref is None or not current.ref.is_alive():
+            raise ActorUnavailable(f"actor {self.name} is not running")
+        return current.proxy
+
+    def tell(self, message: Any) -> None:
+        """Send ``message`` without waiting.
+
+        Raises:
+            ActorUnavailable: no incarnation is running.
+        """
+        ref = self._current.ref
+        if ref is None:
+            raise ActorUnavailable(f"actor {self.name} is not running")
+        try:
+            ref.tell(message)
+        except pykka.ActorDeadError as exc:
+            raise ActorUnavailable(f"actor {self.name} is not running") from exc
+
+    def call(
+        self, method: str, *args: Any, request_id: str | None = None
+    ) -> concurrent.futures.Future[Any]:
+        """Ask ``method(*args)`` without blocking; the answer arrives in the returned future.
+
+        Raises:
+            ActorUnavailable: no incarnation is running.
+        """
+        reply: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.tell(Call(method=method, args=args, reply=reply, request_id=request_id))
+        return reply

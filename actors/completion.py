@@ -1,0 +1,109 @@
+"""Reading the LLM's answer: the chat-completion body, then the ``{hud, digest}`` inside it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from actors.errors import LLMBadResponse
+
+NO_OUTPUT = "—"
+"""What the spec stores when the model gave no hud or no digest."""
+HUD_FALLBACK_CHARS = 80
+"""When the answer is not JSON, the hud is its first characters."""
+
+_FENCE_OPEN = re.compile(r"^```\w*\s*\n?")
+_FENCE_CLOSE = re.compile(r"\n?\s*```\s*$")
+_EMBEDDED_OBJECT = re.compile(r"\{[\s\S]*\}")
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """The text and token usage of one chat completion."""
+
+    content: str
+    tokens_in: int
+    tokens_out: int
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """The two outputs of a tick."""
+
+    hud: str
+    digest: str
+    parsed_ok: bool
+    """False when the model did not answer JSON and the raw text was used instead."""
+
+
+def _count(usage: Any, key: str) -> int:
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def parse_chat_completion(body: bytes) -> Completion:
+    """Return the first choice's text and the usage of an OpenAI-style chat completion.
+
+    Raises:
+        LLMBadResponse: the body is not JSON, not a chat completion, or its text is empty.
+    """
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise LLMBadResponse(f"body is not JSON: {body[:120]!r}") from exc
+    if not isinstance(data, dict):
+        raise LLMBadResponse("body is not a JSON object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        error = data.get("error")
+        detail = f": {str(error)[:200]}" if error else ""
+        raise LLMBadResponse(f"no choices in the completion{detail}")
+    message = choices[0].get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, str) or not content.strip():
+        raise LLMBadResponse("the completion has no text content")
+    usage = data.get("usage")
+    return Completion(
+        content=content.strip(),
+        tokens_in=_count(usage, "prompt_tokens"),
+        tokens_out=_count(usage, "completion_tokens"),
+    )
+
+
+def _text_field(obj: dict[str, Any], key: str) -> str:
+    value = obj.get(key)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return NO_OUTPUT
+
+
+def _loads_object(text: str) -> dict[str, Any] | None:
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def parse_analysis(content: str) -> Analysis:
+    """Read ``{"hud": ..., "digest": ...}`` from the model's text.
+
+    Code fences are tolerated, and so is prose around one JSON object that has a ``hud``.
+    Anything else falls back to the raw text: hud = its first 80 characters, digest = all of it.
+    """
+    raw = content.strip()
+    unfenced = _FENCE_CLOSE.sub("", _FENCE_OPEN.sub("", raw, count=1), count=1).strip()
+    parsed = _loads_object(unfenced)
+    if parsed is None:
+        match = _EMBEDDED_OBJECT.search(raw)
+        embedded = _loads_object(match.group(0)) if match else None
+        if embedded is not None and _text_field(embedded, "hud") != NO_OUTPUT:
+            parsed = embedded
+    if parsed is not None:
+        return Analysis(
+            hud=_text_field(parsed, "hud"), digest=_text_field(parsed, "digest"), parsed_ok=True
+        )
+    return Analysis(hud=raw[:HUD_FALLBACK_CHARS] or NO_OUTPUT, digest=raw or NO_OUTPUT, parsed_ok=False)

@@ -1,0 +1,103 @@
+"""ContextBuilder: turns snapshots of both buffers into a window and a prompt.
+
+It owns no state of its own: each tick asks the buffers for snapshots (they never ask back,
+so this cannot deadlock), decides whether anything is new, and hands the prompt on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pykka
+
+from actors.base import ChildHandle, RelayActor, Reporter
+from actors.clock import Clock
+from actors.errors import ActorUnavailable
+from actors.prompt import build_prompt
+from actors.records import FeedSnapshot, SenseSnapshot
+from actors.ticks import LLMRequest, TickDone, TickRequest
+from actors.window import ContextWindow, build_context_window
+
+
+class ContextBuilder(RelayActor):
+    """Builds the context window for ticks and for ``/agent/context``."""
+
+    name = "context"
+
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        feed: ChildHandle,
+        sense: ChildHandle,
+        llm: ChildHandle,
+        digest: ChildHandle,
+        ticker: ChildHandle,
+        snapshot_timeout_s: float = 2.0,
+        report: Reporter | None = None,
+    ) -> None:
+        super().__init__(report=report)
+        self._clock = clock
+        self._feed = feed
+        self._sense = sense
+        self._llm = llm
+        self._digest = digest
+        self._ticker = ticker
+        self._timeout_s = snapshot_timeout_s
+
+    def _snapshots(self) -> tuple[FeedSnapshot, SenseSnapshot]:
+        feed = self._feed.proxy().snapshot()
+        sense = self._sense.proxy().snapshot()
+        result: tuple[FeedSnapshot, SenseSnapshot] = (
+            feed.get(timeout=self._timeout_s),
+            sense.get(timeout=self._timeout_s),
+        )
+        return result
+
+    def window(self, max_age_ms: int) -> ContextWindow:
+        """The window as it is now (``/agent/context``)."""
+        feed, sense = self._snapshots()
+        return build_context_window(
+            feed.items, sense.events, now_ms=self._clock.now_ms(), max_age_ms=max_age_ms
+        )
+
+    def run_tick(self, request: TickRequest) -> None:
+        """Build the window; ask the LLM only when something new arrived and it is not empty."""
+        ticker = self._ticker.proxy()
+        try:
+            feed, sense = self._snapshots()
+        except (ActorUnavailable, pykka.ActorDeadError, pykka.Timeout) as exc:
+            ticker.tick_done.defer(
+                TickDone(request.tick_id, "failed", detail={"error": f"snapshot: {exc!r}"})
+            )
+            return
+        marks = (feed.activity, sense.activity)
+        if marks == request.last_marks:
+            self._tell_digest("record_idle_skip")
+            ticker.tick_done.defer(TickDone(request.tick_id, "idle", marks))
+            return
+        config = request.config
+        window = build_context_window(
+            feed.items, sense.events, now_ms=self._clock.now_ms(), max_age_ms=config.max_age_ms
+        )
+        if window.is_empty:
+            self._tell_digest("record_empty_skip")
+            ticker.tick_done.defer(TickDone(request.tick_id, "empty", marks))
+            return
+        llm_request = LLMRequest(
+            tick_id=request.tick_id,
+            config=config,
+            prompt=build_prompt(window),
+            window=window,
+            marks=marks,
+        )
+        try:
+            self._llm.proxy().complete.defer(llm_request)
+        except ActorUnavailable as exc:
+            ticker.tick_done.defer(TickDone(request.tick_id, "failed", detail={"error": str(exc)}))
+
+    def _tell_digest(self, method: str, *args: Any) -> None:
+        try:
+            getattr(self._digest.proxy(), method).defer(*args)
+        except ActorUnavailable:
+            self._log.warning("context.digest_unavailable", method=method)

@@ -1,0 +1,47 @@
+"""The relay's exceptions. ``transport`` maps them to HTTP statuses in one place."""
+
+from __future__ import annotations
+
+
+class RelayError(Exception):
+    """Base of every error the relay raises on purpose."""
+
+
+class BadRequest(RelayError):  # noqa: N818 - named after the HTTP status it maps to
+    """The client sent something the relay will not store (HTTP 400)."""
+
+
+class PayloadTooLarge(BadRequest):
+    """The body is over the endpoint's limit (HTTP 413)."""
+
+
+class Unauthorized(RelayError):  # noqa: N818 - named after the HTTP status it maps to
+    """A token is required and was missing or wrong (HTTP 401)."""
+
+
+class ActorUnavailable(RelayError):  # noqa: N818 - reads as a state, like Timeout
+    """An actor is down (restarting) or did not answer in time (HTTP 503)."""
+
+
+class LLMError(RelayError):
+    """The LLM call failed; nothing of the tick is stored."""
+
+
+class LLMTimeout(LLMError):
+    """The request took longer than ``AGENT_TIMEOUT_MS``."""
+
+
+class LLMHTTPError(LLMError):
+    """The endpoint answered with a non-2xx status."""
+
+    def __init__(self, status: int, body: str) -> None:
+        super().__init__(f"HTTP {status}: {body[:200]}")
+        self.status = status
+
+
+class LLMConnectionError(LLMError):
+    """The endpoint could not be reached."""
+
+
+class LLMBadResponse(LLMError):
+    """The body is not a chat completion with text content."""

@@ -1,0 +1,90 @@
+"""FeedBuffer: owns the feed ring, its ids and its activity counter."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from actors.base import RelayActor, Reporter
+from actors.clock import Clock
+from actors.errors import BadRequest
+from actors.records import FeedItem, FeedSnapshot
+
+FEED_RING = 100
+"""Items the feed keeps (the newest)."""
+MAX_PRIORITY_CHARS = 32
+
+AGENT_SOURCE = "agent"
+
+
+def validate_feed(body: Any) -> tuple[str, str]:
+    """Check a ``POST /feed`` body; return ``(text, priority)``.
+
+    Raises:
+        BadRequest: the body is not an object, ``text`` is not a non-empty string, or
+            ``priority`` is given and is not a short string.
+    """
+    if not isinstance(body, dict):
+        raise BadRequest("body must be a JSON object")
+    text = body.get("text")
+    if not isinstance(text, str):
+        raise BadRequest("text must be a string")
+    if not text.strip():
+        raise BadRequest("text must not be empty")
+    priority = body.get("priority")
+    if priority is None:
+        priority = "normal"
+    elif not isinstance(priority, str) or not priority or len(priority) > MAX_PRIORITY_CHARS:
+        raise BadRequest(f"priority must be a string of 1 to {MAX_PRIORITY_CHARS} characters")
+    return text, priority
+
+
+class FeedBuffer(RelayActor):
+    """The feed ring of :data:`FEED_RING` items.
+
+    Ids only grow. ``activity`` counts what clients post, not the agent's own hud lines, so
+    the agent's push never makes the next tick look busy.
+    """
+
+    name = "feed"
+
+    def __init__(self, *, clock: Clock, report: Reporter | None = None) -> None:
+        super().__init__(report=report)
+        self._clock = clock
+        self._items: deque[FeedItem] = deque(maxlen=FEED_RING)
+        self._next_id = 1
+        self._activity = 0
+
+    def _append(self, text: str, priority: str, source: str | None) -> FeedItem:
+        item = FeedItem(
+            id=self._next_id, text=text, priority=priority, ts=self._clock.now_ms(), source=source
+        )
+        self._next_id += 1
+        self._items.append(item)
+        return item
+
+    def append(self, text: str, priority: str = "normal") -> FeedItem:
+        """Store a client's message (already validated) and count it as activity."""
+        item = self._append(text, priority, None)
+        self._activity += 1
+        return item
+
+    def push_agent(self, hud: str) -> FeedItem:
+        """Store the agent's hud line as ``[🧠] <hud>``; not counted as activity."""
+        item = self._append(f"[🧠] {hud}", "normal", AGENT_SOURCE)
+        self._log.info("feed.agent_push", id=item.id, hud=hud)
+        return item
+
+    def items_after(self, after: int) -> tuple[FeedItem, ...]:
+        """Items with an id above ``after``, oldest first."""
+        if after <= 0:
+            return tuple(self._items)
+        return tuple(item for item in self._items if item.id > after)
+
+    def snapshot(self) -> FeedSnapshot:
+        """The whole ring and the activity counter, for the context builder."""
+        return FeedSnapshot(items=tuple(self._items), activity=self._activity)
+
+    def count(self) -> int:
+        """Items in the ring."""
+        return len(self._items)

@@ -1,0 +1,282 @@
+"""A supervisor for Pykka actors, modelled on OTP's ``one_for_one``.
+
+Pykka has no supervision; this module is ours. A :class:`Supervisor` starts its children in
+order (each confirmed alive with a ping before the next), notices a dead child at once (the
+child reports its own death, and a poll on the injected clock catches the rest), starts a new
+incarnation after a backoff delay and points the child's :class:`ChildHandle` at it. More than
+``max_restarts`` restarts within ``period_s`` seconds escalate: the supervisor stops its
+children and dies, and its own supervisor (or, for the root, ``run.py``) takes over.
+Stopping is in reverse order, each child bounded by its shutdown timeout; a child that does
+not stop in time is abandoned (its daemon thread is left behind).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pykka
+
+from actors.base import ChildExited, ChildHandle, RelayActor, Reporter
+from actors.clock import Cancel, Clock
+
+RestartType = Literal["permanent", "transient", "temporary"]
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """Delay before restarting a child that keeps dying (Pekko's ``calculateDelay``).
+
+    The first restart after a healthy run is immediate; the n-th in a row waits
+    ``min(min_s * 2**(n-1), max_s) * (1 + random() * random_factor)``. The count resets once
+    the child has run ``reset_after_s`` without dying.
+    """
+
+    min_s: float = 0.0
+    max_s: float = 0.0
+    random_factor: float = 0.0
+    reset_after_s: float = 30.0
+
+    def delay(self, consecutive: int, rng: Callable[[], float] = random.random) -> float:
+        """Seconds to wait before restart number ``consecutive`` (1-based) of a crash run."""
+        if consecutive <= 1 or self.max_s <= 0:
+            return 0.0
+        base = min(self.min_s * 2 ** (consecutive - 2), self.max_s)
+        return base * (1.0 + rng() * self.random_factor)
+
+
+IMMEDIATE = Backoff()
+"""In-process buffers: restart at once, every time."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChildSpec:
+    """How to start one child and what to do when it dies."""
+
+    name: str
+    start: Callable[[Reporter], pykka.ActorRef[Any]]
+    """Starts a new incarnation; the reporter is how it announces its death."""
+    handle: ChildHandle
+    restart: RestartType = "permanent"
+    backoff: Backoff = IMMEDIATE
+    shutdown_timeout_s: float = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Poll:
+    """Time to look for children that died without reporting it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Restart:
+    name: str
+
+
+@dataclass(slots=True)
+class _ChildState:
+    spec: ChildSpec
+    consecutive: int = 0
+    """Restarts in the current crash run (reset after a healthy spell)."""
+    started_at: float = 0.0
+    pending: Cancel | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Intensity:
+    """At most ``max_restarts`` restarts in ``period_s`` seconds, then escalate."""
+
+    max_restarts: int = 10
+    period_s: float = 30.0
+
+
+class Supervisor(RelayActor):
+    """Starts, watches and restarts its children (one_for_one)."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        children: Sequence[ChildSpec],
+        clock: Clock,
+        report: Reporter | None = None,
+        intensity: Intensity = Intensity(),
+        poll_interval_s: float = 0.5,
+        start_timeout_s: float = 5.0,
+    ) -> None:
+        self.name = name  # type: ignore[misc]  # the class default is only a placeholder
+        super().__init__(report=report)
+        self._clock = clock
+        self._children = {spec.name: _ChildState(spec=spec) for spec in children}
+        self._order = [spec.name for spec in children]
+        self._intensity = intensity
+        self._restart_times: deque[float] = deque()
+        self._poll_interval_s = poll_interval_s
+        self._start_timeout_s = start_timeout_s
+        self._poll_timer: Cancel | None = None
+        self._closing = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def started(self) -> None:
+        """Start every child in order; any that does not answer a ping fails the start."""
+        for name in self._order:
+            state = self._children[name]
+            ref = self._spawn(state)
+            try:
+                ref.proxy().ping().get(timeout=self._start_timeout_s)
+            except (pykka.ActorDeadError, pykka.Timeout) as exc:
+                msg = f"child {name} failed to start: {exc!r}"
+                raise RuntimeError(msg) from exc
+        self._schedule_poll()
+        self._log.info("supervisor.started", children=self._order)
+
+    def stopped(self) -> None:
+        """Stop the children in reverse order (also after this supervisor crashed)."""
+        self._closing = True
+        if self._poll_timer is not None:
+            self._poll_timer()
+        for name in reversed(self._order):
+            state = self._children[name]
+            if state.pending is not None:
+                state.pending()
+            self._stop_child(state)
+
+    def _stop_child(self, state: _ChildState) -> None:
+        spec = state.spec
+        ref = spec.handle.ref
+        spec.handle.state = "stopped"
+        if ref is None:
+            return
+        try:
+            ref.stop(block=True, timeout=spec.shutdown_timeout_s)
+        except pykka.Timeout:
+            self._log.error(
+                "supervisor.child_abandoned", child=spec.name, timeout_s=spec.shutdown_timeout_s
+            )
+        except pykka.ActorDeadError:
+            pass
+
+    # -- messages ----------------------------------------------------------------------------
+
+    def on_receive(self, message: Any) -> Any:
+        """Handle child exits, polls and scheduled restarts."""
+        if isinstance(message, ChildExited):
+            self._on_exit(message.name, message.urn, message.reason)
+            return None
+        if isinstance(message, _Poll):
+            self._poll()
+            return None
+        if isinstance(message, _Restart):
+            self._restart(message.name)
+            return None
+        return super().on_receive(message)
+
+    def children_status(self) -> dict[str, dict[str, Any]]:
+        """``{name: {alive, restarts, lastRestart, state}}`` of the direct children."""
+        return {
+            name: {
+                "alive": state.spec.handle.alive,
+                "restarts": state.spec.handle.restarts,
+                "lastRestart": state.spec.handle.last_restart_ms,
+                "state": state.spec.handle.state,
+            }
+            for name, state in self._children.items()
+        }
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _reporter(self) -> Reporter:
+        ref = self.actor_ref
+        return ref.tell
+
+    def _spawn(self, state: _ChildState) -> pykka.ActorRef[Any]:
+        spec = state.spec
+        ref = spec.start(self._reporter())
+        spec.handle.bind(ref)
+        spec.handle.state = "running"
+        state.started_at = self._clock.monotonic()
+        return ref
+
+    def _schedule_poll(self) -> None:
+        ref = self.actor_ref
+        self._poll_timer = self._clock.call_later(self._poll_interval_s, lambda: _tell(ref, _Poll()))
+
+    def _poll(self) -> None:
+        if self._closing:
+            return
+        for name, state in self._children.items():
+            handle = state.spec.handle
+            if handle.state == "running" and not handle.alive:
+                urn = handle.ref.actor_urn if handle.ref is not None else ""
+                self._on_exit(name, urn, "found dead by poll")
+        self._schedule_poll()
+
+    def _on_exit(self, name: str, urn: str, reason: str) -> None:
+        state = self._children.get(name)
+        if state is None or self._closing:
+            return
+        handle = state.spec.handle
+        if handle.ref is None or handle.ref.actor_urn != urn or handle.state != "running":
+            return  # an older incarnation, or already being restarted
+        if state.spec.restart == "temporary" or (
+            state.spec.restart == "transient" and reason == "normal"
+        ):
+            handle.state = "stopped"
+            self._log.info("supervisor.child_exited", child=name, reason=reason, restarted=False)
+            return
+
+        now = self._clock.monotonic()
+        if now - state.started_at >= state.spec.backoff.reset_after_s:
+            state.consecutive = 0
+        state.consecutive += 1
+        self._restart_times.append(now)
+        while self._restart_times and now - self._restart_times[0] > self._intensity.period_s:
+            self._restart_times.popleft()
+        if len(self._restart_times) > self._intensity.max_restarts:
+            self._log.error(
+                "supervisor.escalate",
+                child=name,
+                reason=reason,
+                restarts=len(self._restart_times),
+                period_s=self._intensity.period_s,
+            )
+            msg = f"restart intensity exceeded by child {name}"
+            raise RuntimeError(msg)
+
+        delay = state.spec.backoff.delay(state.consecutive)
+        handle.state = "restarting"
+        self._log.warning(
+            "supervisor.child_died", child=name, reason=reason, attempt=state.consecutive,
+            restart_in_s=round(delay, 3),
+        )
+        if delay <= 0:
+            self._restart(name)
+        else:
+            ref = self.actor_ref
+            state.pending = self._clock.call_later(delay, lambda: _tell(ref, _Restart(name)))
+
+    def _restart(self, name: str) -> None:
+        state = self._children[name]
+        state.pending = None
+        if self._closing:
+            return
+        handle = state.spec.handle
+        try:
+            self._spawn(state)
+        except Exception as exc:  # a failing start is retried by the next poll, never in a loop
+            handle.state = "running"  # the poll sees it dead and counts another restart
+            self._log.error("supervisor.restart_failed", child=name, error=repr(exc))
+            return
+        handle.restarts += 1
+        handle.last_restart_ms = self._clock.now_ms()
+        self._log.warning("supervisor.child_restarted", child=name, attempt=state.consecutive)
+
+
+def _tell(ref: pykka.ActorRef[Any], message: Any) -> None:
+    try:
+        ref.tell(message)
+    except pykka.ActorDeadError:
+        pass  # the supervisor stopped; its timers have nothing left to do

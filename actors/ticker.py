@@ -1,0 +1,172 @@
+"""Ticker: the agent's clock, and the owner of the agent's runtime configuration.
+
+Every ``intervalMs`` it starts a tick unless one is still in flight (a tick is skipped,
+never queued). It remembers the activity marks of the last tick that did not fail, so a
+failed tick is tried again at the next interval even when nothing new arrived.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pykka
+
+from actors.base import ChildHandle, RelayActor, Reporter
+from actors.clock import Cancel, Clock
+from actors.errors import ActorUnavailable
+from actors.ticks import Marks, TickDone, TickRequest
+from config.settings import AgentConfig
+
+LOST_TICK_GRACE_S = 5.0
+"""A tick still in flight this long after the LLM timeout is given up as lost."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Fire:
+    """The interval timer went off."""
+
+    generation: int
+
+
+class Ticker(RelayActor):
+    """Starts ticks on the interval and keeps one in flight at most."""
+
+    name = "ticker"
+
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        config: AgentConfig,
+        context: ChildHandle,
+        report: Reporter | None = None,
+    ) -> None:
+        super().__init__(report=report)
+        self._clock = clock
+        self._config = config
+        self._context = context
+        self._timer: Cancel | None = None
+        self._generation = 0
+        self._next_tick_id = 1
+        self._in_flight: int | None = None
+        self._in_flight_since = 0.0
+        self._marks: Marks | None = None
+        self._busy_skips = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def started(self) -> None:
+        """Arm the interval timer and say whether the agent will call the LLM."""
+        self._arm()
+        if not self._config.enabled:
+            self._log.info("agent.off", reason="AGENT_ENABLED is false")
+        elif not self._config.api_key:
+            self._log.warning(
+                "agent.off", reason="no OPENROUTER_API_KEY; set it or POST /agent/config"
+            )
+        else:
+            self._log.info(
+                "agent.on", model=self._config.model, interval_ms=self._config.interval_ms,
+                base_url=self._config.base_url,
+            )
+
+    def stopped(self) -> None:
+        """Disarm the timer."""
+        if self._timer is not None:
+            self._timer()
+            self._timer = None
+
+    def _arm(self) -> None:
+        if self._timer is not None:
+            self._timer()
+        self._generation += 1
+        generation = self._generation
+        ref = self.actor_ref
+
+        def fire() -> None:
+            try:
+                ref.tell(_Fire(generation))
+            except pykka.ActorDeadError:
+                pass  # this incarnation is gone; its successor has its own timer
+
+        self._timer = self._clock.call_later(self._config.interval_ms / 1000, fire)
+
+    def on_receive(self, message: Any) -> Any:
+        """The interval timer: tick and re-arm."""
+        if isinstance(message, _Fire):
+            if message.generation == self._generation:
+                self._arm()
+                self.tick()
+            return None
+        return super().on_receive(message)
+
+    # -- ticks -------------------------------------------------------------------------------
+
+    def tick(self) -> str:
+        """Start a tick now; returns ``started``, ``inactive``, ``busy`` or ``unavailable``."""
+        config = self._config
+        if not config.active:
+            return "inactive"
+        now = self._clock.monotonic()
+        if self._in_flight is not None:
+            lost_after = config.timeout_ms / 1000 + LOST_TICK_GRACE_S
+            if now - self._in_flight_since < lost_after:
+                self._busy_skips += 1
+                self._log.debug("tick.skipped_busy", in_flight=self._in_flight)
+                return "busy"
+            self._log.warning("tick.lost", tick_id=self._in_flight, after_s=round(now - self._in_flight_since, 1))
+        tick_id = self._next_tick_id
+        self._next_tick_id += 1
+        try:
+            self._context.proxy().run_tick.defer(TickRequest(tick_id, config, self._marks))
+        except ActorUnavailable:
+            self._in_flight = None
+            self._log.warning("tick.failed", tick_id=tick_id, error="context builder restarting")
+            return "unavailable"
+        self._in_flight = tick_id
+        self._in_flight_since = now
+        return "started"
+
+    def tick_done(self, done: TickDone) -> None:
+        """A tick ended: free the slot, remember the marks, write the tick's one log line."""
+        if done.tick_id == self._in_flight:
+            self._in_flight = None
+        if done.outcome != "failed" and done.marks is not None:
+            self._marks = done.marks
+        if done.outcome == "ok":
+            self._log.info("tick", tick_id=done.tick_id, outcome=done.outcome, **done.detail)
+        elif done.outcome == "failed":
+            self._log.warning("tick", tick_id=done.tick_id, outcome=done.outcome, **done.detail)
+        elif self._config.log_verbose:
+            self._log.info("tick", tick_id=done.tick_id, outcome=done.outcome)
+        else:
+            self._log.debug("tick", tick_id=done.tick_id, outcome=done.outcome)
+
+    # -- configuration -----------------------------------------------------------------------
+
+    def config(self) -> AgentConfig:
+        """The current runtime configuration."""
+        return self._config
+
+    def update_config(self, changes: dict[str, Any]) -> AgentConfig:
+        """Apply a ``POST /agent/config`` body (all fields or none); re-arm on a new interval.
+
+        Raises:
+            ConfigError: a field is unknown or invalid; nothing changed.
+        """
+        old = self._config
+        new = old.updated(changes)
+        self._config = new
+        if new.interval_ms != old.interval_ms:
+            self._arm()
+        changed = sorted(k for k in changes if k != "openrouterApiKey")
+        self._log.info(
+            "agent.config_changed", fields=changed, key_changed="openrouterApiKey" in changes,
+            active=new.active,
+        )
+        return new
+
+    def status(self) -> dict[str, Any]:
+        """What ``/health`` shows of the ticker."""
+        return {"inFlight": self._in_flight is not None, "busySkips": self._busy_skips}

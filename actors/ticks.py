@@ -1,0 +1,64 @@
+"""The messages of one agent tick: Ticker -> ContextBuilder -> LLMCaller -> DigestStore.
+
+A tick is a chain of ``tell``s, never a blocking call chain, so no actor waits on the LLM.
+Each step ends by telling the Ticker how the tick went (:class:`TickDone`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from actors.completion import Analysis
+from actors.window import ContextWindow
+from config.settings import AgentConfig
+
+Marks = tuple[int, int]
+"""The feed and sense activity counters a tick saw: equal marks mean nothing new arrived."""
+
+Outcome = Literal["ok", "idle", "empty", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class TickRequest:
+    """Ticker -> ContextBuilder: build the window and, if there is news, ask the LLM."""
+
+    tick_id: int
+    config: AgentConfig
+    last_marks: Marks | None
+    """The marks of the last tick that did not fail; ``None`` before the first."""
+
+
+@dataclass(frozen=True, slots=True)
+class LLMRequest:
+    """ContextBuilder -> LLMCaller: one chat completion."""
+
+    tick_id: int
+    config: AgentConfig
+    prompt: str
+    window: ContextWindow
+    marks: Marks
+
+
+@dataclass(frozen=True, slots=True)
+class TickResult:
+    """LLMCaller -> DigestStore: what a successful tick produced."""
+
+    tick_id: int
+    analysis: Analysis
+    window: ContextWindow
+    model: str
+    latency_ms: int
+    tokens_in: int
+    tokens_out: int
+    push_to_feed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TickDone:
+    """Any step -> Ticker: the tick is over; ``detail`` goes into the tick's log line."""
+
+    tick_id: int
+    outcome: Outcome
+    marks: Marks | None = None
+    detail: dict[str, Any] = field(default_factory=dict)

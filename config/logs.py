@@ -1,0 +1,66 @@
+"""structlog set-up: one JSON object per line in production, a console renderer on a TTY.
+
+The standard library's loggers (pykka, aiohttp, httpx) go through the same processors, so
+every line of the process has one shape.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any, TextIO
+
+import orjson
+import structlog
+
+
+def _orjson_text(obj: Any, **_kw: Any) -> str:
+    return orjson.dumps(obj, default=repr).decode()
+
+
+def configure_logging(
+    fmt: str = "json", level: str = "info", *, stream: TextIO | None = None, cache: bool = True
+) -> None:
+    """Configure structlog and route the standard library's logging through it.
+
+    Args:
+        fmt: ``"json"`` or ``"console"``.
+        level: the lowest level written (``debug`` ... ``error``).
+        stream: where lines go (standard output by default).
+        cache: cache loggers on first use (fast; tests turn it off to re-configure).
+    """
+    out = stream or sys.stdout
+    numeric = logging.getLevelNamesMapping()[level.upper()]
+    shared: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    renderer: Any
+    if fmt == "console":
+        renderer = structlog.dev.ConsoleRenderer(colors=out.isatty())
+        tail: list[Any] = []
+    else:
+        renderer = structlog.processors.JSONRenderer(serializer=_orjson_text)
+        tail = [structlog.processors.dict_tracebacks]
+    structlog.configure(
+        processors=[*shared, *tail, renderer],
+        wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        logger_factory=structlog.WriteLoggerFactory(file=out),
+        cache_logger_on_first_use=cache,
+    )
+
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name, *tail],
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(numeric)
+    # Pykka logs an exception returned to a caller at INFO: noise, the caller handles it.
+    logging.getLogger("pykka").setLevel(max(numeric, logging.WARNING))
+    for noisy in ("httpx", "httpcore", "aiohttp.access"):
+        logging.getLogger(noisy).setLevel(max(numeric, logging.WARNING))

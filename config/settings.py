@@ -1,0 +1,278 @@
+"""Settings from the environment and ``run.py``'s flags, validated once at start."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import math
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
+DEFAULT_MODEL = "google/gemini-2.5-flash-lite"
+MIN_RUNTIME_INTERVAL_MS = 5_000
+"""``POST /agent/config`` raises a smaller ``intervalMs`` to this (the environment is not clamped)."""
+MIN_RUNTIME_MAX_AGE_MS = 10_000
+"""``POST /agent/config`` raises a smaller ``maxAge`` to this."""
+LOG_FORMATS = ("console", "json")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+class ConfigError(ValueError):
+    """A setting is invalid; the message says which and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentConfig:
+    """The agent's runtime configuration; ``POST /agent/config`` makes a new one."""
+
+    enabled: bool = True
+    api_key: str = ""
+    base_url: str = DEFAULT_BASE_URL
+    model: str = DEFAULT_MODEL
+    interval_ms: int = 30_000
+    max_age_ms: int = 120_000
+    max_tokens: int = 200
+    temperature: float = 0.3
+    timeout_ms: int = 15_000
+    push_to_feed: bool = True
+    log_verbose: bool = False
+
+    @property
+    def active(self) -> bool:
+        """Ticks call the LLM only when the agent is enabled and has a key."""
+        return self.enabled and bool(self.api_key)
+
+    def to_public(self) -> dict[str, Any]:
+        """The ``/agent/config`` view: the key itself is never shown, ``hasApiKey`` instead."""
+        return {
+            "enabled": self.enabled,
+            "intervalMs": self.interval_ms,
+            "model": self.model,
+            "maxAgeMs": self.max_age_ms,
+            "maxTokens": self.max_tokens,
+            "temperature": self.temperature,
+            "pushToFeed": self.push_to_feed,
+            "logVerbose": self.log_verbose,
+            "timeoutMs": self.timeout_ms,
+            "baseUrl": self.base_url,
+            "hasApiKey": bool(self.api_key),
+        }
+
+    def updated(self, changes: Mapping[str, Any]) -> AgentConfig:
+        """Return this config with a ``POST /agent/config`` body applied.
+
+        Every field is checked before anything changes: one bad field rejects the whole body.
+        ``intervalMs`` is raised to 5000 and ``maxAge`` to 10000 at least, as in the spec.
+
+        Raises:
+            ConfigError: an unknown field or a value of the wrong type or range.
+        """
+        unknown = sorted(set(changes) - set(_RUNTIME_FIELDS))
+        if unknown:
+            accepted = ", ".join(sorted(_RUNTIME_FIELDS))
+            raise ConfigError(f"unknown field(s) {', '.join(unknown)}; accepted: {accepted}")
+        values: dict[str, Any] = {}
+        for key, value in changes.items():
+            attr, check = _RUNTIME_FIELDS[key]
+            values[attr] = check(key, value)
+        return replace(self, **values)
+
+
+def _want_bool(key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{key} must be true or false")
+    return value
+
+
+def _want_int(key: str, value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{key} must be a number")
+    if not math.isfinite(value) or value != int(value):
+        raise ConfigError(f"{key} must be a whole number")
+    return min(max(int(value), low), high)
+
+
+def _want_text(key: str, value: Any, *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str) or (not allow_empty and not value.strip()):
+        raise ConfigError(f"{key} must be a non-empty string")
+    return value.strip()
+
+
+def _want_temperature(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 2:
+        raise ConfigError(f"{key} must be a number from 0 to 2")
+    return float(value)
+
+
+def _want_max_tokens(key: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 32_000:
+        raise ConfigError(f"{key} must be a whole number from 1 to 32000")
+    return value
+
+
+_RUNTIME_FIELDS: dict[str, tuple[str, Any]] = {
+    "enabled": ("enabled", _want_bool),
+    "intervalMs": (
+        "interval_ms",
+        lambda k, v: _want_int(k, v, MIN_RUNTIME_INTERVAL_MS, 24 * 3_600_000),
+    ),
+    "model": ("model", _want_text),
+    "maxAge": ("max_age_ms", lambda k, v: _want_int(k, v, MIN_RUNTIME_MAX_AGE_MS, 24 * 3_600_000)),
+    "maxAgeMs": ("max_age_ms", lambda k, v: _want_int(k, v, MIN_RUNTIME_MAX_AGE_MS, 24 * 3_600_000)),
+    "maxTokens": ("max_tokens", _want_max_tokens),
+    "temperature": ("temperature", _want_temperature),
+    "pushToFeed": ("push_to_feed", _want_bool),
+    "logVerbose": ("log_verbose", _want_bool),
+    "openrouterApiKey": ("api_key", lambda k, v: _want_text(k, v, allow_empty=True)),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything ``run.py`` needs to start the relay."""
+
+    host: str = "127.0.0.1"
+    port: int = 18791
+    token: str = ""
+    """When set, ``POST /agent/config`` needs ``Authorization: Bearer <token>``."""
+    log_format: str = "json"
+    log_level: str = "info"
+    actor_timeout_ms: int = 2_000
+    """How long an HTTP handler waits for an actor before it answers 503."""
+    agent: AgentConfig = AgentConfig()
+
+
+# name of the flag's dest, environment variable, parser, help
+_OPTIONS: tuple[tuple[str, str, str, str], ...] = (
+    ("host", "RELAY_HOST", "host", "address to listen on (default 127.0.0.1)"),
+    ("port", "RELAY_PORT", "port", "TCP port to listen on (default 18791)"),
+    ("log_format", "LOG_FORMAT", "log_format", "console or json (default: console on a TTY, else json)"),
+    ("log_level", "LOG_LEVEL", "log_level", "debug, info, warning or error (default info)"),
+    ("actor_timeout_ms", "RELAY_ACTOR_TIMEOUT_MS", "positive_int",
+     "how long a request waits for an actor before answering 503 (default 2000)"),
+    ("agent_enabled", "AGENT_ENABLED", "bool", "run the agent loop: true or false (default true)"),
+    ("base_url", "AGENT_BASE_URL", "url",
+     f"OpenAI-compatible API root (default {DEFAULT_BASE_URL})"),
+    ("model", "AGENT_MODEL", "text", f"model to ask (default {DEFAULT_MODEL})"),
+    ("interval_ms", "AGENT_INTERVAL_MS", "positive_int", "ms between agent ticks (default 30000)"),
+    ("max_age_ms", "AGENT_MAX_AGE_MS", "positive_int", "context window in ms (default 120000)"),
+    ("max_tokens", "AGENT_MAX_TOKENS", "positive_int", "max_tokens of each request (default 200)"),
+    ("temperature", "AGENT_TEMPERATURE", "temperature", "sampling temperature, 0 to 2 (default 0.3)"),
+    ("timeout_ms", "AGENT_TIMEOUT_MS", "positive_int",
+     "bound on one LLM request, end to end, in ms (default 15000)"),
+    ("push_to_feed", "AGENT_PUSH_TO_FEED", "bool", "push each new hud line to /feed (default true)"),
+    ("log_verbose", "AGENT_LOG_VERBOSE", "bool", "log every tick, idle ones too (default false)"),
+)
+
+
+def _parse(kind: str, name: str, raw: str) -> Any:
+    value = raw.strip()
+    if kind in ("text", "host"):
+        if not value:
+            raise ConfigError(f"{name} must not be empty")
+        if kind == "host" and value != "localhost":
+            try:
+                ipaddress.ip_address(value)
+            except ValueError:
+                if any(c.isspace() for c in value):
+                    raise ConfigError(f"{name} is not a host name or address: {raw!r}") from None
+        return value
+    if kind == "port":
+        if not value.isdigit() or not 0 < int(value) < 65536:
+            raise ConfigError(f"{name} must be a port number from 1 to 65535, got {raw!r}")
+        return int(value)
+    if kind == "positive_int":
+        if not value.isdigit() or int(value) <= 0:
+            raise ConfigError(f"{name} must be a positive whole number, got {raw!r}")
+        return int(value)
+    if kind == "bool":
+        lowered = value.lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"{name} must be true or false, got {raw!r}")
+    if kind == "temperature":
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not 0 <= number <= 2:
+            raise ConfigError(f"{name} must be a number from 0 to 2, got {raw!r}")
+        return number
+    if kind == "url":
+        if not value.startswith(("http://", "https://")):
+            raise ConfigError(f"{name} must be an http:// or https:// URL, got {raw!r}")
+        return value.rstrip("/")
+    if kind == "log_format":
+        if value.lower() not in LOG_FORMATS:
+            raise ConfigError(f"{name} must be one of {', '.join(LOG_FORMATS)}, got {raw!r}")
+        return value.lower()
+    if kind == "log_level":
+        if value.lower() not in LOG_LEVELS:
+            raise ConfigError(f"{name} must be one of {', '.join(LOG_LEVELS)}, got {raw!r}")
+        return value.lower()
+    raise AssertionError(kind)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``run.py`` command line; each flag overrides its environment variable."""
+    parser = argparse.ArgumentParser(
+        prog="run.py",
+        description=(
+            "sinain-relay: ingest /feed and /sense, ask an LLM what the user is doing, "
+            "serve a hud line and a digest. Each flag overrides the environment variable "
+            "named in brackets. The secrets OPENROUTER_API_KEY and RELAY_TOKEN are read from "
+            "the environment only, so they never show in a process list."
+        ),
+    )
+    for dest, env, _kind, help_text in _OPTIONS:
+        flag = "--" + dest.replace("_", "-")
+        parser.add_argument(flag, dest=dest, metavar=env, help=f"{help_text} [{env}]")
+    return parser
+
+
+def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bool) -> Settings:
+    """Read and validate every setting; flags win over the environment.
+
+    Raises:
+        ConfigError: the first invalid setting, named as the user wrote it.
+    """
+    args = vars(build_parser().parse_args(list(argv)))
+    values: dict[str, Any] = {}
+    for dest, env, kind, _help in _OPTIONS:
+        if args.get(dest) is not None:
+            values[dest] = _parse(kind, "--" + dest.replace("_", "-"), args[dest])
+        elif environ.get(env, "").strip():
+            values[dest] = _parse(kind, env, environ[env])
+
+    agent_keys = {
+        "agent_enabled": "enabled", "base_url": "base_url", "model": "model",
+        "interval_ms": "interval_ms", "max_age_ms": "max_age_ms", "max_tokens": "max_tokens",
+        "temperature": "temperature", "timeout_ms": "timeout_ms",
+        "push_to_feed": "push_to_feed", "log_verbose": "log_verbose",
+    }
+    agent = AgentConfig(
+        api_key=environ.get("OPENROUTER_API_KEY", "").strip(),
+        **{attr: values[key] for key, attr in agent_keys.items() if key in values},
+    )
+    return Settings(
+        host=values.get("host", "127.0.0.1"),
+        port=values.get("port", 18791),
+        token=environ.get("RELAY_TOKEN", "").strip(),
+        log_format=values.get("log_format", "console" if isatty else "json"),
+        log_level=values.get("log_level", "info"),
+        actor_timeout_ms=values.get("actor_timeout_ms", 2_000),
+        agent=agent,
+    )
+
+
+def settings_or_exit(argv: Sequence[str], environ: Mapping[str, str]) -> Settings:
+    """:func:`load_settings`, or one message on stderr and exit code 2."""
+    try:
+        return load_settings(argv, environ, isatty=sys.stderr.isatty())
+    except ConfigError as exc:
+        build_parser().exit(2, f"run.py: error: {exc}\n")

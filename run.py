@@ -1,0 +1,202 @@
+"""sinain-relay: settings -> supervision tree -> serve until SIGINT or SIGTERM.
+
+``python run.py --help`` lists every flag. Exit codes: 0 after a signal, 1 when the relay
+could not start (the log says why), 2 for an invalid setting, 70 when the root supervisor
+gave up (restart intensity exceeded), so that a service manager restarts the process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+import httpx
+import pykka
+import pykka.debug
+import structlog
+
+from actors import (
+    ChildExited,
+    ChildHandle,
+    ChildSpec,
+    Clock,
+    ContextBuilder,
+    DigestStore,
+    FeedBuffer,
+    LLMCaller,
+    SenseBuffer,
+    Supervisor,
+    SystemClock,
+    Ticker,
+)
+from actors.supervisor import Backoff
+from config import Settings, configure_logging, settings_or_exit
+from transport import HttpTransport, Peers
+
+EXIT_START_FAILED = 1
+EXIT_ESCALATED = 70
+START_TIMEOUT_S = 15.0
+STOP_TIMEOUT_S = 10.0
+LLM_BACKOFF = Backoff(min_s=0.5, max_s=30.0, random_factor=0.2, reset_after_s=30.0)
+"""The LLM path backs off when it keeps dying; in-process actors restart at once."""
+
+log = structlog.get_logger("relay")
+
+
+@dataclass(frozen=True, slots=True)
+class Relay:
+    """A running relay: the root supervisor and the stable handle of every actor."""
+
+    root: pykka.ActorRef[Any]
+    handles: dict[str, ChildHandle]
+
+    def address(self, timeout_s: float = 5.0) -> tuple[str, int]:
+        """Where the HTTP transport listens."""
+        result: tuple[str, int] = self.handles["http"].proxy().address().get(timeout=timeout_s)
+        return result
+
+    def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> bool:
+        """Stop the tree (children in reverse start order); False if it did not finish in time."""
+        try:
+            self.root.stop(block=True, timeout=timeout_s)
+        except pykka.Timeout:
+            log.error("relay.stop_timeout", actor="root", timeout_s=timeout_s)
+            return False
+        return True
+
+
+def start_relay(
+    settings: Settings,
+    clock: Clock,
+    *,
+    on_escalate: Callable[[ChildExited], None] | None = None,
+    llm_transport: httpx.AsyncBaseTransport | None = None,
+    poll_interval_s: float = 1.0,
+) -> Relay:
+    """Start the supervision tree of DESIGN.md and wait until every actor answers.
+
+    Raises:
+        RuntimeError: an actor failed to start (the log has the cause).
+    """
+    names = ("feed", "sense", "digest", "context", "llm", "ticker", "agent", "http")
+    h = {name: ChildHandle(name) for name in names}
+    agent_cfg = settings.agent
+
+    agent_children = [
+        ChildSpec(
+            "context",
+            lambda report: ContextBuilder.start(
+                clock=clock, feed=h["feed"], sense=h["sense"], llm=h["llm"], digest=h["digest"],
+                ticker=h["ticker"], report=report,
+            ),
+            h["context"],
+        ),
+        ChildSpec(
+            "llm",
+            lambda report: LLMCaller.start(
+                clock=clock, digest=h["digest"], ticker=h["ticker"], transport=llm_transport,
+                report=report,
+            ),
+            h["llm"],
+            backoff=LLM_BACKOFF,
+        ),
+        ChildSpec(
+            "ticker",
+            lambda report: Ticker.start(
+                clock=clock, config=agent_cfg, context=h["context"], report=report
+            ),
+            h["ticker"],
+        ),
+    ]
+    peers = Peers(
+        feed=h["feed"], sense=h["sense"], digest=h["digest"], context=h["context"],
+        ticker=h["ticker"], actors=h, timeout_s=settings.actor_timeout_ms / 1000,
+        token=settings.token,
+    )
+    root_children = [
+        ChildSpec("feed", lambda report: FeedBuffer.start(clock=clock, report=report), h["feed"]),
+        ChildSpec("sense", lambda report: SenseBuffer.start(clock=clock, report=report), h["sense"]),
+        ChildSpec(
+            "digest",
+            lambda report: DigestStore.start(clock=clock, feed=h["feed"], report=report),
+            h["digest"],
+        ),
+        ChildSpec(
+            "agent",
+            lambda report: Supervisor.start(
+                name="agent", children=agent_children, clock=clock, report=report,
+                poll_interval_s=poll_interval_s,
+            ),
+            h["agent"],
+            shutdown_timeout_s=STOP_TIMEOUT_S,
+        ),
+        ChildSpec(
+            "http",
+            lambda report: HttpTransport.start(
+                host=settings.host, port=settings.port, peers=peers, report=report
+            ),
+            h["http"],
+        ),
+    ]
+
+    def escalate(exited: ChildExited) -> None:
+        log.critical("relay.root_gave_up", actor="root", reason=exited.reason)
+        if on_escalate is not None:
+            on_escalate(exited)
+
+    root = Supervisor.start(
+        name="root", children=root_children, clock=clock, report=escalate,
+        poll_interval_s=poll_interval_s,
+    )
+    try:
+        root.proxy().ping().get(timeout=START_TIMEOUT_S)
+    except (pykka.ActorDeadError, pykka.Timeout) as exc:
+        msg = "the relay failed to start; see the log lines before this one"
+        raise RuntimeError(msg) from exc
+    return Relay(root=root, handles=h)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the relay until SIGINT or SIGTERM; a second signal exits at once."""
+    settings = settings_or_exit(sys.argv[1:] if argv is None else argv, os.environ)
+    configure_logging(settings.log_format, settings.log_level)
+    signal.signal(signal.SIGUSR1, pykka.debug.log_thread_tracebacks)
+
+    stop = threading.Event()
+    exit_code = [0]
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        if stop.is_set():
+            log.warning("relay.forced_exit", actor="root", signal=signal.Signals(signum).name)
+            os._exit(128 + signum)
+        log.info("relay.stopping", actor="root", signal=signal.Signals(signum).name)
+        stop.set()
+
+    def on_escalate(_exited: ChildExited) -> None:
+        exit_code[0] = EXIT_ESCALATED
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        relay = start_relay(settings, SystemClock(), on_escalate=on_escalate)
+    except RuntimeError as exc:
+        log.error("relay.start_failed", actor="root", error=str(exc))
+        return EXIT_START_FAILED
+    host, port = relay.address()
+    log.info("relay.started", actor="root", url=f"http://{host}:{port}", pid=os.getpid())
+    while not stop.wait(timeout=1.0):
+        pass
+    relay.stop()
+    log.info("relay.stopped", actor="root", exit_code=exit_code[0])
+    return exit_code[0]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""HttpTransport: the actor that owns the aiohttp server and its event-loop thread."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from aiohttp import web
+
+from actors.base import RelayActor, Reporter
+from transport.routes import Peers, build_app
+
+START_TIMEOUT_S = 10.0
+SHUTDOWN_TIMEOUT_S = 3.0
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    try:
+        import uvloop  # noqa: PLC0415 - optional: the relay runs on asyncio's loop without it
+    except ImportError:
+        return asyncio.new_event_loop()
+    loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
+    return loop
+
+
+class HttpTransport(RelayActor):
+    """Serves the HTTP API on its own event-loop thread.
+
+    The actor's thread stays free for messages; the loop thread runs aiohttp. A failed bind
+    fails ``on_start``, so the supervisor sees it. Stopping (or crashing) closes the server
+    so that a new incarnation can bind the same port.
+    """
+
+    name = "http"
+
+    def __init__(self, *, host: str, port: int, peers: Peers, report: Reporter | None = None) -> None:
+        super().__init__(report=report)
+        self._host = host
+        self._port = port
+        self._peers = peers
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self._address: tuple[str, int] | None = None
+
+    def started(self) -> None:
+        """Bind and serve; raise if the port cannot be bound."""
+        loop = _new_loop()
+        self._loop = loop
+        bound = threading.Event()
+        failure: list[BaseException] = []
+
+        async def serve() -> None:
+            runner = web.AppRunner(
+                build_app(self._peers), access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S
+            )
+            await runner.setup()
+            site = web.TCPSite(runner, self._host, self._port, backlog=1024)
+            await site.start()
+            self._runner = runner
+            address = runner.addresses[0]
+            self._address = (str(address[0]), int(address[1]))
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(serve())
+            except BaseException as exc:  # reported to on_start, which fails the start
+                failure.append(exc)
+                bound.set()
+                return
+            bound.set()
+            loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="http-loop", daemon=True)
+        self._thread.start()
+        if not bound.wait(START_TIMEOUT_S):
+            msg = f"HTTP server did not bind {self._host}:{self._port} in {START_TIMEOUT_S} s"
+            raise RuntimeError(msg)
+        if failure:
+            msg = f"cannot serve on {self._host}:{self._port}: {failure[0]}"
+            raise RuntimeError(msg) from failure[0]
+        self._log.info("http.listening", host=self._address[0] if self._address else self._host,
+                       port=self._address[1] if self._address else self._port)
+
+    def stopped(self) -> None:
+        """Stop accepting, let in-flight requests finish (bounded), close the loop."""
+        loop, thread, runner = self._loop, self._thread, self._runner
+        self._loop = self._thread = self._runner = None
+        if loop is None or thread is None:
+            return
+        if runner is not None and thread.is_alive():
+            done = asyncio.run_coroutine_threadsafe(runner.cleanup(), loop)
+            try:
+                done.result(timeout=SHUTDOWN_TIMEOUT_S + 2)
+            except Exception as exc:  # still stop the loop below
+                self._log.warning("http.cleanup_failed", error=repr(exc))
+        if thread.is_alive():
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=SHUTDOWN_TIMEOUT_S)
+        if not thread.is_alive():
+            loop.close()
+
+    def address(self) -> tuple[str, int]:
+        """The (host, port) the server is bound to (useful with port 0)."""
+        if self._address is None:
+            msg = "not listening"
+            raise RuntimeError(msg)
+        return self._address

@@ -1,0 +1,297 @@
+"""The HTTP API of the v2 spec on aiohttp. Handlers only validate, ask actors and render.
+
+Errors are mapped to statuses here, in one place (:func:`_error_middleware`): every error
+answer is ``{"ok": false, "error": "..."}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import itertools
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import structlog
+from aiohttp import web
+
+from actors.base import ChildHandle
+from actors.errors import ActorUnavailable, BadRequest, PayloadTooLarge, Unauthorized
+from actors.feed_buffer import validate_feed
+from actors.sense_buffer import SENSE_BODY_LIMIT, validate_sense
+from config.settings import ConfigError
+from transport.bridge import ask
+
+FEED_BODY_LIMIT = 256 * 1024
+"""Largest ``POST /feed`` body, in bytes (a long transcript batch fits many times over)."""
+CONFIG_BODY_LIMIT = 16 * 1024
+HISTORY_DEFAULT = 10
+HISTORY_MAX = 50
+
+log = structlog.get_logger("relay")
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass(frozen=True, slots=True)
+class Peers:
+    """The handles the transport may talk to, and how long it waits for them."""
+
+    feed: ChildHandle
+    sense: ChildHandle
+    digest: ChildHandle
+    context: ChildHandle
+    ticker: ChildHandle
+    actors: dict[str, ChildHandle]
+    """Every supervised actor by short name, for ``/health.actors``."""
+    timeout_s: float
+    token: str
+
+
+PEERS = web.AppKey("peers", Peers)
+_CORS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+    "Access-Control-Allow-Headers": "Content-Type, Authorization",
+}
+_request_ids = itertools.count(1)
+
+
+def json_response(body: Any, status: int = 200) -> web.Response:
+    """A JSON answer (orjson) with the CORS header."""
+    return web.Response(
+        body=orjson.dumps(body), status=status, content_type="application/json", headers=_CORS
+    )
+
+
+def _error(status: int, message: str) -> web.Response:
+    return json_response({"ok": False, "error": message}, status)
+
+
+@web.middleware
+async def _error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if request.method == "OPTIONS":
+        return web.Response(status=204, headers=_CORS)  # CORS preflight, any path
+    started = time.perf_counter()
+    request_id = f"{next(_request_ids):x}"
+    request["request_id"] = request_id
+    status = 500
+    error: str | None = None
+    try:
+        response = await handler(request)
+        status = response.status
+        return response
+    except PayloadTooLarge as exc:
+        status, error = 413, str(exc)
+    except BadRequest as exc:
+        status, error = 400, str(exc)
+    except ConfigError as exc:
+        status, error = 400, str(exc)
+    except Unauthorized as exc:
+        status, error = 401, str(exc)
+    except ActorUnavailable as exc:
+        status, error = 503, str(exc)
+    except web.HTTPException as exc:
+        status = exc.status
+        error = "not found" if status == 404 else exc.reason.lower()
+    except Exception as exc:  # keeps the server answering; the traceback goes to the log
+        log.exception("http.unhandled", actor="http", request_id=request_id, path=request.path)
+        status, error = 500, f"internal error: {type(exc).__name__}"
+    finally:
+        elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
+        level = "debug" if status < 400 else "info" if status < 500 else "warning"
+        getattr(log, level)(
+            "http.request", actor="http", request_id=request_id, method=request.method, path=request.path,
+            status=status, ms=elapsed_ms, **({"error": error} if error else {}),
+        )
+    return _error(status, error)
+
+
+async def _read_json(request: web.Request, limit: int) -> Any:
+    """The body as JSON, at most ``limit`` bytes of valid UTF-8."""
+    if request.content_length is not None and request.content_length > limit:
+        msg = f"body is larger than {limit} bytes"
+        raise PayloadTooLarge(msg)
+    body = bytearray()
+    async for chunk in request.content.iter_any():
+        body += chunk
+        if len(body) > limit:
+            msg = f"body is larger than {limit} bytes"
+            raise PayloadTooLarge(msg)
+    if not body:
+        raise BadRequest("body is empty; send a JSON object")
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadRequest("body is not valid UTF-8") from None
+        raise BadRequest(f"body is not valid JSON: {exc}") from None
+
+
+def _int_param(request: web.Request, name: str, default: int) -> int:
+    raw = request.query.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        msg = f"{name} must be a whole number, got {raw!r}"
+        raise BadRequest(msg) from None
+
+
+async def _ask(request: web.Request, handle: ChildHandle, method: str, *args: Any) -> Any:
+    return await ask(
+        handle, method, *args,
+        timeout_s=request.app[PEERS].timeout_s, request_id=request.get("request_id"),
+    )
+
+
+# -- handlers -------------------------------------------------------------------------------
+
+
+async def post_feed(request: web.Request) -> web.Response:
+    """``POST /feed``: store a message; answers ``{ok, id}``."""
+    text, priority = validate_feed(await _read_json(request, FEED_BODY_LIMIT))
+    peers = request.app[PEERS]
+    item = await _ask(request, peers.feed, "append", text, priority)
+    return json_response({"ok": True, "id": item.id})
+
+
+async def get_feed(request: web.Request) -> web.Response:
+    """``GET /feed?after=N``: messages with an id above N, oldest first."""
+    after = _int_param(request, "after", 0)
+    items = await _ask(request, request.app[PEERS].feed, "items_after", after)
+    return json_response({"messages": [item.to_json() for item in items]})
+
+
+async def post_sense(request: web.Request) -> web.Response:
+    """``POST /sense``: store a screen event; answers ``{ok, id}``."""
+    event = validate_sense(await _read_json(request, SENSE_BODY_LIMIT))
+    stored = await _ask(request, request.app[PEERS].sense, "append", event)
+    return json_response({"ok": True, "id": stored.id})
+
+
+async def get_sense(request: web.Request) -> web.Response:
+    """``GET /sense?after=N&meta_only=true``: events above N; meta_only drops image data."""
+    after = _int_param(request, "after", 0)
+    meta_only = request.query.get("meta_only", "").lower() in ("true", "1")
+    events = await _ask(request, request.app[PEERS].sense, "events_after", after)
+    return json_response({"events": [e.to_json(meta_only=meta_only) for e in events]})
+
+
+async def get_digest(request: web.Request) -> web.Response:
+    """``GET /agent/digest``: the latest digest, or null before the first."""
+    digest = await _ask(request, request.app[PEERS].digest, "latest_digest")
+    return json_response({"ok": True, "digest": digest})
+
+
+async def get_last(request: web.Request) -> web.Response:
+    """``GET /agent/last``: the newest agent entry, or null."""
+    result = await _ask(request, request.app[PEERS].digest, "last")
+    return json_response({"ok": True, "result": result})
+
+
+async def get_history(request: web.Request) -> web.Response:
+    """``GET /agent/history?limit=N``: newest first, 10 by default, 50 at most."""
+    limit = _int_param(request, "limit", HISTORY_DEFAULT)
+    if limit < 1:
+        msg = f"limit must be at least 1, got {limit}"
+        raise BadRequest(msg)
+    results = await _ask(request, request.app[PEERS].digest, "history", min(limit, HISTORY_MAX))
+    return json_response({"ok": True, "results": results})
+
+
+async def get_context(request: web.Request) -> web.Response:
+    """``GET /agent/context``: the context window as the next tick would see it."""
+    peers = request.app[PEERS]
+    config = await _ask(request, peers.ticker, "config")
+    window = await _ask(request, peers.context, "window", config.max_age_ms)
+    return json_response({"ok": True, "context": window.to_json()})
+
+
+async def get_config(request: web.Request) -> web.Response:
+    """``GET /agent/config``: the runtime configuration; ``hasApiKey``, never the key."""
+    config = await _ask(request, request.app[PEERS].ticker, "config")
+    return json_response({"ok": True, "config": config.to_public()})
+
+
+async def post_config(request: web.Request) -> web.Response:
+    """``POST /agent/config``: change fields at runtime; a bad field changes nothing."""
+    peers = request.app[PEERS]
+    if peers.token:
+        given = request.headers.get("Authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {peers.token}".encode()):
+            raise Unauthorized("this endpoint needs Authorization: Bearer <RELAY_TOKEN>")
+    body = await _read_json(request, CONFIG_BODY_LIMIT)
+    if not isinstance(body, dict):
+        raise BadRequest("body must be a JSON object")
+    config = await _ask(request, peers.ticker, "update_config", body)
+    return json_response({"ok": True, "config": config.to_public()})
+
+
+async def get_health(request: web.Request) -> web.Response:
+    """``GET /health``: counts, agent stats and every actor's state; 503 if one is stuck."""
+    peers = request.app[PEERS]
+    names = ("messages", "senseEvents", "agent", "config", "ticker")
+    results = await asyncio.gather(
+        _ask(request, peers.feed, "count"),
+        _ask(request, peers.sense, "count"),
+        _ask(request, peers.digest, "stats"),
+        _ask(request, peers.ticker, "config"),
+        _ask(request, peers.ticker, "status"),
+        return_exceptions=True,
+    )
+    answers = dict(zip(names, results, strict=True))
+    errors = [str(v) for v in answers.values() if isinstance(v, BaseException)]
+    for value in answers.values():
+        if isinstance(value, BaseException) and not isinstance(value, ActorUnavailable):
+            raise value
+    stats = answers["agent"] if isinstance(answers["agent"], dict) else {}
+    config = answers["config"]
+    agent: dict[str, Any] = {}
+    if not isinstance(config, BaseException):
+        agent.update(enabled=config.enabled, active=config.active, hasApiKey=bool(config.api_key),
+                     model=config.model, intervalMs=config.interval_ms)
+    agent.update(stats)
+    if isinstance(answers["ticker"], dict):
+        agent.update(answers["ticker"])
+    body: dict[str, Any] = {
+        "ok": not errors,
+        "messages": answers["messages"] if isinstance(answers["messages"], int) else None,
+        "senseEvents": answers["senseEvents"] if isinstance(answers["senseEvents"], int) else None,
+        "agent": agent,
+        "actors": {
+            name: {
+                "alive": handle.alive,
+                "restarts": handle.restarts,
+                "lastRestart": handle.last_restart_ms,
+                "state": handle.state,
+            }
+            for name, handle in peers.actors.items()
+        },
+    }
+    if errors:
+        body["error"] = "; ".join(errors)
+    return json_response(body, 200 if not errors else 503)
+
+
+def build_app(peers: Peers) -> web.Application:
+    """The aiohttp application with every route of the v2 spec."""
+    app = web.Application(middlewares=[_error_middleware], client_max_size=SENSE_BODY_LIMIT + 1)
+    app[PEERS] = peers
+    app.router.add_post("/feed", post_feed)
+    app.router.add_get("/feed", get_feed)
+    app.router.add_post("/sense", post_sense)
+    app.router.add_get("/sense", get_sense)
+    app.router.add_get("/agent/digest", get_digest)
+    app.router.add_get("/agent/last", get_last)
+    app.router.add_get("/agent/history", get_history)
+    app.router.add_get("/agent/context", get_context)
+    app.router.add_get("/agent/config", get_config)
+    app.router.add_post("/agent/config", post_config)
+    app.router.add_get("/health", get_health)
+    return app
