@@ -92,15 +92,23 @@ def start_relay(
         ChildSpec(
             "context",
             lambda report: ContextBuilder.start(
-                clock=clock, feed=h["feed"], sense=h["sense"], llm=h["llm"], digest=h["digest"],
-                ticker=h["ticker"], report=report,
+                clock=clock,
+                feed=h["feed"],
+                sense=h["sense"],
+                llm=h["llm"],
+                digest=h["digest"],
+                ticker=h["ticker"],
+                report=report,
             ),
             h["context"],
         ),
         ChildSpec(
             "llm",
             lambda report: LLMCaller.start(
-                clock=clock, digest=h["digest"], ticker=h["ticker"], transport=llm_transport,
+                clock=clock,
+                digest=h["digest"],
+                ticker=h["ticker"],
+                transport=llm_transport,
                 report=report,
             ),
             h["llm"],
@@ -115,13 +123,20 @@ def start_relay(
         ),
     ]
     peers = Peers(
-        feed=h["feed"], sense=h["sense"], digest=h["digest"], context=h["context"],
-        ticker=h["ticker"], actors=h, timeout_s=settings.actor_timeout_ms / 1000,
+        feed=h["feed"],
+        sense=h["sense"],
+        digest=h["digest"],
+        context=h["context"],
+        ticker=h["ticker"],
+        actors=h,
+        timeout_s=settings.actor_timeout_ms / 1000,
         token=settings.token,
     )
     root_children = [
         ChildSpec("feed", lambda report: FeedBuffer.start(clock=clock, report=report), h["feed"]),
-        ChildSpec("sense", lambda report: SenseBuffer.start(clock=clock, report=report), h["sense"]),
+        ChildSpec(
+            "sense", lambda report: SenseBuffer.start(clock=clock, report=report), h["sense"]
+        ),
         ChildSpec(
             "digest",
             lambda report: DigestStore.start(clock=clock, feed=h["feed"], report=report),
@@ -130,7 +145,10 @@ def start_relay(
         ChildSpec(
             "agent",
             lambda report: Supervisor.start(
-                name="agent", children=agent_children, clock=clock, report=report,
+                name="agent",
+                children=agent_children,
+                clock=clock,
+                report=report,
                 poll_interval_s=poll_interval_s,
             ),
             h["agent"],
@@ -151,7 +169,10 @@ def start_relay(
             on_escalate(exited)
 
     root = Supervisor.start(
-        name="root", children=root_children, clock=clock, report=escalate,
+        name="root",
+        children=root_children,
+        clock=clock,
+        report=escalate,
         poll_interval_s=poll_interval_s,
     )
     try:

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
@@ -23,6 +24,10 @@ import structlog
 from structlog.contextvars import bound_contextvars
 
 from actors.errors import ActorUnavailable
+
+
+class InjectedFault(Exception):
+    """Raised by :meth:`RelayActor.inject_fault` to crash an actor on purpose."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,11 +89,11 @@ class RelayActor(pykka.ThreadingActor):
 
     def on_failure(
         self,
-        exception_type: type[BaseException] | None,
+        exception_type: type[BaseException] | None,  # noqa: ARG002 - Pykka's hook signature
         exception_value: BaseException | None,
-        traceback: TracebackType | None,
+        traceback: TracebackType | None,  # noqa: ARG002
     ) -> None:
-        """An unhandled error in a told message killed the actor: clean up and tell the supervisor."""
+        """A told message raised and killed the actor: clean up, tell the supervisor."""
         try:
             self.stopped()
         finally:
@@ -115,6 +120,21 @@ class RelayActor(pykka.ThreadingActor):
     def ping(self) -> str:
         """Liveness check: answered only when the actor is alive and its mailbox moves."""
         return "pong"
+
+    def inject_fault(self, kind: str, seconds: float = 0.0) -> None:
+        """Fault drill: ``crash`` raises here (fatal when told); ``hang`` blocks the mailbox.
+
+        A hang holds this actor's thread for ``seconds``, as a stuck call would: nothing else
+        in its mailbox moves meanwhile.
+        """
+        self._log.warning("actor.fault_injected", kind=kind, seconds=seconds)
+        if kind == "crash":
+            raise InjectedFault(f"injected crash in {self.name}")
+        if kind == "hang":
+            threading.Event().wait(seconds)
+            return
+        msg = f"unknown fault kind {kind!r}; use crash or hang"
+        raise ValueError(msg)
 
     def on_receive(self, message: Any) -> Any:
         """Answer :class:`Call` messages; an error goes to the caller, the actor lives on."""

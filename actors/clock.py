@@ -164,4 +164,4 @@ class FakeClock:
     def pending(self) -> int:
         """How many timers are scheduled and not cancelled."""
         with self._lock:
-            return sum(1 for entry in self._timers._heap if not entry[3][0])  # noqa: SLF001
+            return sum(1 for entry in self._timers._heap if not entry[3][0])

@@ -106,4 +106,6 @@ def parse_analysis(content: str) -> Analysis:
         return Analysis(
             hud=_text_field(parsed, "hud"), digest=_text_field(parsed, "digest"), parsed_ok=True
         )
-    return Analysis(hud=raw[:HUD_FALLBACK_CHARS] or NO_OUTPUT, digest=raw or NO_OUTPUT, parsed_ok=False)
+    return Analysis(
+        hud=raw[:HUD_FALLBACK_CHARS] or NO_OUTPUT, digest=raw or NO_OUTPUT, parsed_ok=False
+    )

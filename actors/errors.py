@@ -7,7 +7,7 @@ class RelayError(Exception):
     """Base of every error the relay raises on purpose."""
 
 
-class BadRequest(RelayError):  # noqa: N818 - named after the HTTP status it maps to
+class BadRequest(RelayError):
     """The client sent something the relay will not store (HTTP 400)."""
 
 
@@ -15,11 +15,11 @@ class PayloadTooLarge(BadRequest):
     """The body is over the endpoint's limit (HTTP 413)."""
 
 
-class Unauthorized(RelayError):  # noqa: N818 - named after the HTTP status it maps to
+class Unauthorized(RelayError):
     """A token is required and was missing or wrong (HTTP 401)."""
 
 
-class ActorUnavailable(RelayError):  # noqa: N818 - reads as a state, like Timeout
+class ActorUnavailable(RelayError):
     """An actor is down (restarting) or did not answer in time (HTTP 503)."""
 
 

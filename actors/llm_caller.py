@@ -84,15 +84,22 @@ class LLMCaller(RelayActor):
                 TickDone(
                     request.tick_id,
                     "failed",
-                    detail={"error": type(exc).__name__, "message": str(exc)[:300],
-                            "model": config.model, "latencyMs": latency_ms},
+                    detail={
+                        "error": type(exc).__name__,
+                        "message": str(exc)[:300],
+                        "model": config.model,
+                        "latencyMs": latency_ms,
+                    },
                 ),
             )
             return
         except Exception as exc:
             # A bug, not an LLM failure: finish the tick, then let the supervisor restart us.
-            self._tell(self._ticker, "tick_done", TickDone(request.tick_id, "failed",
-                                                           detail={"error": repr(exc)}))
+            self._tell(
+                self._ticker,
+                "tick_done",
+                TickDone(request.tick_id, "failed", detail={"error": repr(exc)}),
+            )
             raise
 
         latency_ms = round((self._clock.monotonic() - started) * 1000)
@@ -118,7 +125,9 @@ class LLMCaller(RelayActor):
         }
         if config.log_verbose:
             detail["digest"] = analysis.digest[:300]
-        self._tell(self._ticker, "tick_done", TickDone(request.tick_id, "ok", request.marks, detail))
+        self._tell(
+            self._ticker, "tick_done", TickDone(request.tick_id, "ok", request.marks, detail)
+        )
 
     def _call(self, request: LLMRequest) -> Completion:
         assert self._loop is not None, "started() creates the loop"

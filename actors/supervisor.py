@@ -12,10 +12,11 @@ not stop in time is abandoned (its daemon thread is left behind).
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import pykka
@@ -44,7 +45,7 @@ class Backoff:
         """Seconds to wait before restart number ``consecutive`` (1-based) of a crash run."""
         if consecutive <= 1 or self.max_s <= 0:
             return 0.0
-        base = min(self.min_s * 2 ** (consecutive - 2), self.max_s)
+        base = min(self.min_s * 2.0 ** (consecutive - 2), self.max_s)
         return base * (1.0 + rng() * self.random_factor)
 
 
@@ -188,13 +189,17 @@ class Supervisor(RelayActor):
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _reporter(self) -> Reporter:
+    def _reporter(self, child: str) -> Reporter:
         ref = self.actor_ref
-        return ref.tell
+
+        def report(exited: ChildExited) -> None:
+            ref.tell(ChildExited(name=child, urn=exited.urn, reason=exited.reason))
+
+        return report
 
     def _spawn(self, state: _ChildState) -> pykka.ActorRef[Any]:
         spec = state.spec
-        ref = spec.start(self._reporter())
+        ref = spec.start(self._reporter(spec.name))
         spec.handle.bind(ref)
         spec.handle.state = "running"
         state.started_at = self._clock.monotonic()
@@ -202,7 +207,9 @@ class Supervisor(RelayActor):
 
     def _schedule_poll(self) -> None:
         ref = self.actor_ref
-        self._poll_timer = self._clock.call_later(self._poll_interval_s, lambda: _tell(ref, _Poll()))
+        self._poll_timer = self._clock.call_later(
+            self._poll_interval_s, lambda: _tell(ref, _Poll())
+        )
 
     def _poll(self) -> None:
         if self._closing:
@@ -249,7 +256,10 @@ class Supervisor(RelayActor):
         delay = state.spec.backoff.delay(state.consecutive)
         handle.state = "restarting"
         self._log.warning(
-            "supervisor.child_died", child=name, reason=reason, attempt=state.consecutive,
+            "supervisor.child_died",
+            child=name,
+            reason=reason,
+            attempt=state.consecutive,
             restart_in_s=round(delay, 3),
         )
         if delay <= 0:
@@ -276,7 +286,5 @@ class Supervisor(RelayActor):
 
 
 def _tell(ref: pykka.ActorRef[Any], message: Any) -> None:
-    try:
+    with contextlib.suppress(pykka.ActorDeadError):  # a stopped supervisor's timers do nothing
         ref.tell(message)
-    except pykka.ActorDeadError:
-        pass  # the supervisor stopped; its timers have nothing left to do

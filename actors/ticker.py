@@ -7,6 +7,7 @@ failed tick is tried again at the next interval even when nothing new arrived.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,7 +68,9 @@ class Ticker(RelayActor):
             )
         else:
             self._log.info(
-                "agent.on", model=self._config.model, interval_ms=self._config.interval_ms,
+                "agent.on",
+                model=self._config.model,
+                interval_ms=self._config.interval_ms,
                 base_url=self._config.base_url,
             )
 
@@ -85,10 +88,9 @@ class Ticker(RelayActor):
         ref = self.actor_ref
 
         def fire() -> None:
-            try:
+            # a dead incarnation's timer does nothing: its successor has its own
+            with contextlib.suppress(pykka.ActorDeadError):
                 ref.tell(_Fire(generation))
-            except pykka.ActorDeadError:
-                pass  # this incarnation is gone; its successor has its own timer
 
         self._timer = self._clock.call_later(self._config.interval_ms / 1000, fire)
 
@@ -115,7 +117,9 @@ class Ticker(RelayActor):
                 self._busy_skips += 1
                 self._log.debug("tick.skipped_busy", in_flight=self._in_flight)
                 return "busy"
-            self._log.warning("tick.lost", tick_id=self._in_flight, after_s=round(now - self._in_flight_since, 1))
+            self._log.warning(
+                "tick.lost", tick_id=self._in_flight, after_s=round(now - self._in_flight_since, 1)
+            )
         tick_id = self._next_tick_id
         self._next_tick_id += 1
         try:
@@ -162,7 +166,9 @@ class Ticker(RelayActor):
             self._arm()
         changed = sorted(k for k in changes if k != "openrouterApiKey")
         self._log.info(
-            "agent.config_changed", fields=changed, key_changed="openrouterApiKey" in changes,
+            "agent.config_changed",
+            fields=changed,
+            key_changed="openrouterApiKey" in changes,
             active=new.active,
         )
         return new

@@ -123,9 +123,7 @@ def build_context_window(
     """
     cutoff = now_ms - max_age_ms
     audio = [
-        event
-        for item in feed
-        if item.ts >= cutoff and (event := extract_audio(item)) is not None
+        heard for item in feed if item.ts >= cutoff and (heard := extract_audio(item)) is not None
     ]
     screen = [
         ScreenEvent(ts=e.ts, type=e.type, app=e.app or "unknown", ocr=e.ocr, ssim=e.ssim)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import math
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -13,7 +13,7 @@ from typing import Any
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "google/gemini-2.5-flash-lite"
 MIN_RUNTIME_INTERVAL_MS = 5_000
-"""``POST /agent/config`` raises a smaller ``intervalMs`` to this (the environment is not clamped)."""
+"""``POST /agent/config`` raises a smaller ``intervalMs`` to this (the environment is not)."""
 MIN_RUNTIME_MAX_AGE_MS = 10_000
 """``POST /agent/config`` raises a smaller ``maxAge`` to this."""
 LOG_FORMATS = ("console", "json")
@@ -121,7 +121,10 @@ _RUNTIME_FIELDS: dict[str, tuple[str, Any]] = {
     ),
     "model": ("model", _want_text),
     "maxAge": ("max_age_ms", lambda k, v: _want_int(k, v, MIN_RUNTIME_MAX_AGE_MS, 24 * 3_600_000)),
-    "maxAgeMs": ("max_age_ms", lambda k, v: _want_int(k, v, MIN_RUNTIME_MAX_AGE_MS, 24 * 3_600_000)),
+    "maxAgeMs": (
+        "max_age_ms",
+        lambda k, v: _want_int(k, v, MIN_RUNTIME_MAX_AGE_MS, 24 * 3_600_000),
+    ),
     "maxTokens": ("max_tokens", _want_max_tokens),
     "temperature": ("temperature", _want_temperature),
     "pushToFeed": ("push_to_feed", _want_bool),
@@ -149,23 +152,54 @@ class Settings:
 _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
     ("host", "RELAY_HOST", "host", "address to listen on (default 127.0.0.1)"),
     ("port", "RELAY_PORT", "port", "TCP port to listen on (default 18791)"),
-    ("log_format", "LOG_FORMAT", "log_format", "console or json (default: console on a TTY, else json)"),
+    (
+        "log_format",
+        "LOG_FORMAT",
+        "log_format",
+        "console or json (default: console on a TTY, else json)",
+    ),
     ("log_level", "LOG_LEVEL", "log_level", "debug, info, warning or error (default info)"),
-    ("actor_timeout_ms", "RELAY_ACTOR_TIMEOUT_MS", "positive_int",
-     "how long a request waits for an actor before answering 503 (default 2000)"),
+    (
+        "actor_timeout_ms",
+        "RELAY_ACTOR_TIMEOUT_MS",
+        "positive_int",
+        "how long a request waits for an actor before answering 503 (default 2000)",
+    ),
     ("agent_enabled", "AGENT_ENABLED", "bool", "run the agent loop: true or false (default true)"),
-    ("base_url", "AGENT_BASE_URL", "url",
-     f"OpenAI-compatible API root (default {DEFAULT_BASE_URL})"),
+    (
+        "base_url",
+        "AGENT_BASE_URL",
+        "url",
+        f"OpenAI-compatible API root (default {DEFAULT_BASE_URL})",
+    ),
     ("model", "AGENT_MODEL", "text", f"model to ask (default {DEFAULT_MODEL})"),
     ("interval_ms", "AGENT_INTERVAL_MS", "positive_int", "ms between agent ticks (default 30000)"),
     ("max_age_ms", "AGENT_MAX_AGE_MS", "positive_int", "context window in ms (default 120000)"),
     ("max_tokens", "AGENT_MAX_TOKENS", "positive_int", "max_tokens of each request (default 200)"),
-    ("temperature", "AGENT_TEMPERATURE", "temperature", "sampling temperature, 0 to 2 (default 0.3)"),
-    ("timeout_ms", "AGENT_TIMEOUT_MS", "positive_int",
-     "bound on one LLM request, end to end, in ms (default 15000)"),
-    ("push_to_feed", "AGENT_PUSH_TO_FEED", "bool", "push each new hud line to /feed (default true)"),
+    (
+        "temperature",
+        "AGENT_TEMPERATURE",
+        "temperature",
+        "sampling temperature, 0 to 2 (default 0.3)",
+    ),
+    (
+        "timeout_ms",
+        "AGENT_TIMEOUT_MS",
+        "positive_int",
+        "bound on one LLM request, end to end, in ms (default 15000)",
+    ),
+    (
+        "push_to_feed",
+        "AGENT_PUSH_TO_FEED",
+        "bool",
+        "push each new hud line to /feed (default true)",
+    ),
     ("log_verbose", "AGENT_LOG_VERBOSE", "bool", "log every tick, idle ones too (default false)"),
 )
+
+
+_DIGITS = re.compile(r"[0-9]+")
+"""ASCII digits only: ``str.isdigit`` accepts "²", which ``int`` then refuses."""
 
 
 def _parse(kind: str, name: str, raw: str) -> Any:
@@ -173,19 +207,15 @@ def _parse(kind: str, name: str, raw: str) -> Any:
     if kind in ("text", "host"):
         if not value:
             raise ConfigError(f"{name} must not be empty")
-        if kind == "host" and value != "localhost":
-            try:
-                ipaddress.ip_address(value)
-            except ValueError:
-                if any(c.isspace() for c in value):
-                    raise ConfigError(f"{name} is not a host name or address: {raw!r}") from None
+        if kind == "host" and any(c.isspace() for c in value):
+            raise ConfigError(f"{name} is not a host name or address: {raw!r}")
         return value
     if kind == "port":
-        if not value.isdigit() or not 0 < int(value) < 65536:
+        if not _DIGITS.fullmatch(value) or not 0 < int(value) < 65536:
             raise ConfigError(f"{name} must be a port number from 1 to 65535, got {raw!r}")
         return int(value)
     if kind == "positive_int":
-        if not value.isdigit() or int(value) <= 0:
+        if not _DIGITS.fullmatch(value) or int(value) <= 0:
             raise ConfigError(f"{name} must be a positive whole number, got {raw!r}")
         return int(value)
     if kind == "bool":
@@ -250,10 +280,16 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
             values[dest] = _parse(kind, env, environ[env])
 
     agent_keys = {
-        "agent_enabled": "enabled", "base_url": "base_url", "model": "model",
-        "interval_ms": "interval_ms", "max_age_ms": "max_age_ms", "max_tokens": "max_tokens",
-        "temperature": "temperature", "timeout_ms": "timeout_ms",
-        "push_to_feed": "push_to_feed", "log_verbose": "log_verbose",
+        "agent_enabled": "enabled",
+        "base_url": "base_url",
+        "model": "model",
+        "interval_ms": "interval_ms",
+        "max_age_ms": "max_age_ms",
+        "max_tokens": "max_tokens",
+        "temperature": "temperature",
+        "timeout_ms": "timeout_ms",
+        "push_to_feed": "push_to_feed",
+        "log_verbose": "log_verbose",
     }
     agent = AgentConfig(
         api_key=environ.get("OPENROUTER_API_KEY", "").strip(),

@@ -104,8 +104,11 @@ class FakeLLM:
                 "object": "chat.completion",
                 "model": body.get("model", "fake"),
                 "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": self._content()},
-                     "finish_reason": "stop"}
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": self._content()},
+                        "finish_reason": "stop",
+                    }
                 ],
                 "usage": {"prompt_tokens": self.tokens_in, "completion_tokens": self.tokens_out},
             }
@@ -114,7 +117,9 @@ class FakeLLM:
     async def _set_mode(self, request: web.Request) -> web.Response:
         body = await request.json()
         if body.get("mode") not in MODES:
-            return web.json_response({"ok": False, "error": f"mode must be one of {MODES}"}, status=400)
+            return web.json_response(
+                {"ok": False, "error": f"mode must be one of {MODES}"}, status=400
+            )
         self.mode = body["mode"]
         self.delay_s = float(body.get("delay_s", self.delay_s))
         return web.json_response({"ok": True, "mode": self.mode})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+
 from aiohttp import web
 
 from actors.base import RelayActor, Reporter
@@ -32,7 +33,9 @@ class HttpTransport(RelayActor):
 
     name = "http"
 
-    def __init__(self, *, host: str, port: int, peers: Peers, report: Reporter | None = None) -> None:
+    def __init__(
+        self, *, host: str, port: int, peers: Peers, report: Reporter | None = None
+    ) -> None:
         super().__init__(report=report)
         self._host = host
         self._port = port
@@ -79,8 +82,11 @@ class HttpTransport(RelayActor):
         if failure:
             msg = f"cannot serve on {self._host}:{self._port}: {failure[0]}"
             raise RuntimeError(msg) from failure[0]
-        self._log.info("http.listening", host=self._address[0] if self._address else self._host,
-                       port=self._address[1] if self._address else self._port)
+        self._log.info(
+            "http.listening",
+            host=self._address[0] if self._address else self._host,
+            port=self._address[1] if self._address else self._port,
+        )
 
     def stopped(self) -> None:
         """Stop accepting, let in-flight requests finish (bounded), close the loop."""

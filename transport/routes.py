@@ -51,6 +51,7 @@ class Peers:
 
 
 PEERS = web.AppKey("peers", Peers)
+REQUEST_ID = web.RequestKey("request_id", str)
 _CORS = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
@@ -76,7 +77,7 @@ async def _error_middleware(request: web.Request, handler: Handler) -> web.Strea
         return web.Response(status=204, headers=_CORS)  # CORS preflight, any path
     started = time.perf_counter()
     request_id = f"{next(_request_ids):x}"
-    request["request_id"] = request_id
+    request[REQUEST_ID] = request_id
     status = 500
     error: str | None = None
     try:
@@ -103,8 +104,14 @@ async def _error_middleware(request: web.Request, handler: Handler) -> web.Strea
         elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
         level = "debug" if status < 400 else "info" if status < 500 else "warning"
         getattr(log, level)(
-            "http.request", actor="http", request_id=request_id, method=request.method, path=request.path,
-            status=status, ms=elapsed_ms, **({"error": error} if error else {}),
+            "http.request",
+            actor="http",
+            request_id=request_id,
+            method=request.method,
+            path=request.path,
+            status=status,
+            ms=elapsed_ms,
+            **({"error": error} if error else {}),
         )
     return _error(status, error)
 
@@ -145,8 +152,11 @@ def _int_param(request: web.Request, name: str, default: int) -> int:
 
 async def _ask(request: web.Request, handle: ChildHandle, method: str, *args: Any) -> Any:
     return await ask(
-        handle, method, *args,
-        timeout_s=request.app[PEERS].timeout_s, request_id=request.get("request_id"),
+        handle,
+        method,
+        *args,
+        timeout_s=request.app[PEERS].timeout_s,
+        request_id=request.get(REQUEST_ID),
     )
 
 
@@ -254,8 +264,13 @@ async def get_health(request: web.Request) -> web.Response:
     config = answers["config"]
     agent: dict[str, Any] = {}
     if not isinstance(config, BaseException):
-        agent.update(enabled=config.enabled, active=config.active, hasApiKey=bool(config.api_key),
-                     model=config.model, intervalMs=config.interval_ms)
+        agent.update(
+            enabled=config.enabled,
+            active=config.active,
+            hasApiKey=bool(config.api_key),
+            model=config.model,
+            intervalMs=config.interval_ms,
+        )
     agent.update(stats)
     if isinstance(answers["ticker"], dict):
         agent.update(answers["ticker"])

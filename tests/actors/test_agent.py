@@ -1,0 +1,296 @@
+"""The agent tick end to end: real actors, a real fake LLM on loopback, an injected clock."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from actors.clock import FakeClock
+from actors.records import SenseInput
+from actors.sense_buffer import validate_sense
+from run import Relay
+from tests.conftest import LogSink, relay_settings, wait_until
+from tests.fake_llm import FakeLLM
+
+TRANSCRIPT = (
+    "[PERIODIC] (normal)\nContext (1 entries):\n"
+    "[2s ago, openrouter] So what we need to fix is the idle detection"
+)
+
+
+def sense(ocr: str = "def build_context_window():", app: str = "idea", ts: int = 1) -> SenseInput:
+    return validate_sense(
+        {"type": "text", "ts": ts, "ocr": ocr, "meta": {"app": app, "ssim": 0.85}}
+    )
+
+
+def ask(relay: Relay, actor: str, method: str, *args: Any) -> Any:
+    return getattr(relay.handles[actor].proxy(), method)(*args).get(timeout=5)
+
+
+def tick(relay: Relay, logs: LogSink) -> str:
+    """Run one tick by hand and return its outcome (``inactive``/``busy`` if none ran)."""
+    before = len(logs.named("tick"))
+    started = ask(relay, "ticker", "tick")
+    if started != "started":
+        return str(started)
+    wait_until(lambda: len(logs.named("tick")) > before, what="the tick to finish")
+    return str(logs.named("tick")[-1]["outcome"])
+
+
+@pytest.fixture
+def relay(make_relay: Callable[..., Relay], fake_llm: FakeLLM) -> Relay:
+    return make_relay(relay_settings(fake_llm))
+
+
+def test_tick_sends_the_prompt_and_stores_hud_and_digest(
+    relay: Relay, fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    ask(relay, "sense", "append", sense(ocr="TODO: fix idle detection"))
+    ask(relay, "feed", "append", TRANSCRIPT, "normal")
+
+    assert tick(relay, logs) == "ok"
+
+    assert fake_llm.calls == 1
+    seen = fake_llm.requests[0]
+    assert seen.authorization == "Bearer test-key"
+    assert seen.body["model"] == "google/gemini-2.5-flash-lite"
+    assert seen.body["max_tokens"] == 200
+    assert seen.body["temperature"] == 0.3
+    prompt = seen.body["messages"][0]["content"]
+    assert "[IntelliJ IDEA] TODO: fix idle detection" in prompt
+    assert "So what we need to fix is the idle detection" in prompt
+
+    last = ask(relay, "digest", "last")
+    assert last["hud"] == fake_llm.hud
+    assert last["digest"] == fake_llm.digest
+    assert last["pushed"] is True
+    assert last["tokensIn"] == 310 and last["tokensOut"] == 85
+    assert last["context"] == {
+        "currentApp": "IntelliJ IDEA",
+        "appHistory": ["IntelliJ IDEA"],
+        "audioCount": 1,
+        "screenCount": 1,
+    }
+    digest = ask(relay, "digest", "latest_digest")
+    assert digest["id"] == last["id"]
+    assert digest["digest"] == fake_llm.digest
+    assert digest["appHistory"] == [{"app": "IntelliJ IDEA", "ts": 1}]
+
+    feed = ask(relay, "feed", "items_after", 0)
+    assert feed[-1].text == f"[🧠] {fake_llm.hud}"
+    assert feed[-1].source == "agent"
+    stats = ask(relay, "digest", "stats")
+    assert stats["totalCalls"] == 1
+    assert stats["totalTokens"] == {"in": 310, "out": 85}
+    assert stats["lastDigest"] == fake_llm.digest
+
+
+def test_no_new_events_means_no_llm_call_and_an_idle_skip(
+    relay: Relay, fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    ask(relay, "sense", "append", sense())
+    assert tick(relay, logs) == "ok"
+    assert tick(relay, logs) == "idle"
+    assert tick(relay, logs) == "idle"
+    assert fake_llm.calls == 1
+    assert ask(relay, "digest", "stats")["idleSkips"] == 2
+
+
+def test_the_agents_own_hud_push_is_not_new_activity(
+    relay: Relay, fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    ask(relay, "feed", "append", TRANSCRIPT, "normal")
+    assert tick(relay, logs) == "ok"
+    assert ask(relay, "digest", "last")["pushed"] is True
+    assert tick(relay, logs) == "idle"
+    assert fake_llm.calls == 1
+
+
+def test_news_is_seen_when_the_rings_are_full(
+    relay: Relay, fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    for n in range(120):
+        ask(relay, "feed", "append", f"{TRANSCRIPT} {n}", "normal")
+    for n in range(40):
+        ask(relay, "sense", "append", sense(ocr=f"screen {n}"))
+    assert tick(relay, logs) == "ok"
+    assert ask(relay, "feed", "count") == 100
+    assert ask(relay, "sense", "count") == 30
+
+    ask(relay, "sense", "append", sense(ocr="one more"))  # the ring length stays 30
+
+    assert tick(relay, logs) == "ok"
+    assert fake_llm.calls == 2
+
+
+def test_an_empty_window_makes_no_call(
+    relay: Relay, fake_llm: FakeLLM, clock: FakeClock, logs: LogSink
+) -> None:
+    ask(relay, "feed", "append", "a message that is no transcript", "normal")
+    assert tick(relay, logs) == "empty"
+    ask(relay, "sense", "append", sense())
+    clock.advance(121)  # older than the 2-minute window
+    assert tick(relay, logs) == "empty"
+    assert fake_llm.calls == 0
+    assert ask(relay, "digest", "stats")["emptySkips"] == 2
+
+
+def test_the_same_hud_is_not_pushed_twice_and_idle_is_never_pushed(
+    relay: Relay, fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    ask(relay, "sense", "append", sense(ocr="a"))
+    assert tick(relay, logs) == "ok"
+    ask(relay, "sense", "append", sense(ocr="b"))
+    assert tick(relay, logs) == "ok"
+    fake_llm.hud = "Idle"
+    ask(relay, "sense", "append", sense(ocr="c"))
+    assert tick(relay, logs) == "ok"
+
+    pushed = [e["pushed"] for e in ask(relay, "digest", "history", 10)]
+    assert pushed == [False, False, True]  # newest first
+    agent_items = [i for i in ask(relay, "feed", "items_after", 0) if i.source == "agent"]
+    assert len(agent_items) == 1
+
+
+def test_push_to_feed_off_stores_but_does_not_push(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    relay = make_relay(relay_settings(fake_llm, push_to_feed=False))
+    ask(relay, "sense", "append", sense())
+    assert tick(relay, logs) == "ok"
+    assert ask(relay, "digest", "last")["pushed"] is False
+    assert all(i.source is None for i in ask(relay, "feed", "items_after", 0))
+
+
+PLAIN = (
+    "The user is busy. Editing hud-relay.mjs in IDEA. "
+    "User is in IntelliJ IDEA editing server/hud-relay.mjs."
+)
+
+
+@pytest.mark.parametrize(
+    ("mode", "hud", "digest", "parsed_ok"),
+    [
+        ("fenced", "Editing hud-relay.mjs in IDEA", None, True),
+        ("plain", PLAIN[:80], PLAIN, False),
+    ],
+)
+def test_fenced_and_plain_text_answers_are_read_as_the_spec_says(
+    relay: Relay,
+    fake_llm: FakeLLM,
+    logs: LogSink,
+    mode: str,
+    hud: str,
+    digest: str | None,
+    parsed_ok: bool,
+) -> None:
+    fake_llm.mode = mode
+    ask(relay, "sense", "append", sense())
+    assert tick(relay, logs) == "ok"
+    last = ask(relay, "digest", "last")
+    assert last["hud"] == hud
+    assert last["digest"] == (digest or fake_llm.digest)
+    assert last["parsedOk"] is parsed_ok
+
+
+@pytest.mark.parametrize("mode", ["nonjson", "empty", "http500", "http429", "hang"])
+def test_an_llm_failure_keeps_the_stored_outputs_and_the_next_tick_retries(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, mode: str
+) -> None:
+    relay = make_relay(relay_settings(fake_llm, timeout_ms=300))
+    ask(relay, "sense", "append", sense(ocr="first"))
+    assert tick(relay, logs) == "ok"
+    before = (ask(relay, "digest", "latest_digest"), ask(relay, "digest", "history", 50))
+
+    fake_llm.mode = mode
+    fake_llm.hud = "must never be stored"
+    ask(relay, "sense", "append", sense(ocr="second"))
+    assert tick(relay, logs) == "failed"
+
+    assert (ask(relay, "digest", "latest_digest"), ask(relay, "digest", "history", 50)) == before
+    stats = ask(relay, "digest", "stats")
+    assert stats["failures"] == 1
+    assert stats["totalCalls"] == 1
+    assert stats["lastError"]
+    assert not any("must never" in i.text for i in ask(relay, "feed", "items_after", 0))
+
+    assert tick(relay, logs) == "failed"  # nothing new, but a failed tick is tried again
+    assert fake_llm.calls == 3
+
+    fake_llm.mode = "ok"
+    fake_llm.hud = "Back in business"
+    assert tick(relay, logs) == "ok"
+    assert ask(relay, "digest", "last")["hud"] == "Back in business"
+
+
+def test_a_hung_llm_is_cut_off_at_the_timeout(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    relay = make_relay(relay_settings(fake_llm, timeout_ms=200))
+    fake_llm.mode = "hang"
+    ask(relay, "sense", "append", sense())
+    assert tick(relay, logs) == "failed"
+    failed = logs.named("tick")[-1]
+    assert failed["error"] == "LLMTimeout"
+    assert ask(relay, "llm", "ping") == "pong"
+
+
+def test_only_one_llm_request_is_in_flight(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    relay = make_relay(relay_settings(fake_llm, timeout_ms=5_000))
+    fake_llm.mode = "slow"
+    fake_llm.delay_s = 0.5
+    ask(relay, "sense", "append", sense())
+    assert ask(relay, "ticker", "tick") == "started"
+    wait_until(lambda: fake_llm.calls == 1, what="the request to arrive")
+    ask(relay, "sense", "append", sense(ocr="more news"))
+
+    assert ask(relay, "ticker", "tick") == "busy"
+    assert ask(relay, "ticker", "tick") == "busy"
+
+    wait_until(lambda: logs.named("tick"), what="the slow tick to finish")
+    assert fake_llm.calls == 1
+    assert ask(relay, "ticker", "status")["busySkips"] == 2
+
+
+def test_without_a_key_the_agent_makes_no_calls_until_one_is_set(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    relay = make_relay(relay_settings(fake_llm, api_key=""))
+    ask(relay, "sense", "append", sense())
+    assert tick(relay, logs) == "inactive"
+    assert logs.named("agent.off")
+    ask(relay, "ticker", "update_config", {"openrouterApiKey": "new-key"})
+    assert tick(relay, logs) == "ok"
+    assert fake_llm.requests[0].authorization == "Bearer new-key"
+
+
+def test_the_interval_timer_drives_ticks(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, clock: FakeClock, logs: LogSink
+) -> None:
+    relay = make_relay(relay_settings(fake_llm, interval_ms=30_000))
+    ask(relay, "sense", "append", sense())
+    clock.advance(29.9)
+    assert fake_llm.calls == 0
+    clock.advance(0.2)
+    wait_until(lambda: fake_llm.calls == 1, what="the first interval tick")
+    wait_until(lambda: logs.named("tick"), what="the tick to finish")
+
+    ask(relay, "ticker", "update_config", {"intervalMs": 10_000})
+    ask(relay, "sense", "append", sense(ocr="news"))
+    clock.advance(10.1)
+    wait_until(lambda: fake_llm.calls == 2, what="a tick at the new interval")
+
+
+def test_a_crashed_llm_caller_is_restarted_and_the_agent_carries_on(
+    relay: Relay, fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    relay.handles["llm"].proxy().inject_fault.defer("crash")
+    wait_until(lambda: relay.handles["llm"].restarts == 1, what="llm restart")
+    ask(relay, "sense", "append", sense())
+    assert tick(relay, logs) == "ok"
+    assert fake_llm.calls == 1

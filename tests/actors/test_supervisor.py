@@ -1,0 +1,278 @@
+"""The supervisor: start order, death watch, restarts, backoff, intensity, shutdown."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from functools import partial
+from typing import Any
+
+import pykka
+import pytest
+
+from actors.base import Call, ChildHandle, RelayActor, Reporter
+from actors.clock import FakeClock
+from actors.errors import ActorUnavailable
+from actors.supervisor import Backoff, ChildSpec, Intensity, Supervisor
+from tests.conftest import LogSink, wait_until
+
+
+class Worker(RelayActor):
+    """A child that records its start and can fail its start on demand."""
+
+    name = "worker"
+
+    def __init__(
+        self,
+        *,
+        starts: list[str],
+        label: str,
+        fail_starts: list[int] | None = None,
+        report: Reporter | None = None,
+    ) -> None:
+        super().__init__(report=report)
+        self._starts = starts
+        self._label = label
+        self._fail_starts = fail_starts
+
+    def started(self) -> None:
+        if self._fail_starts and self._fail_starts[0] > 0:
+            self._fail_starts[0] -= 1
+            msg = "cannot start"
+            raise RuntimeError(msg)
+        self._starts.append(self._label)
+
+    def block(self, release: threading.Event) -> None:
+        release.wait(30)
+
+
+def spec(name: str, starts: list[str], **kwargs: Any) -> ChildSpec:
+    fail_starts = kwargs.pop("fail_starts", None)
+    return ChildSpec(
+        name,
+        lambda report: Worker.start(
+            starts=starts, label=name, fail_starts=fail_starts, report=report
+        ),
+        ChildHandle(name),
+        **kwargs,
+    )
+
+
+def restarted(child: ChildSpec, count: int) -> bool:
+    return child.handle.restarts == count
+
+
+def start_sup(children: list[ChildSpec], clock: FakeClock, **kwargs: Any) -> pykka.ActorRef[Any]:
+    ref = Supervisor.start(name="test", children=children, clock=clock, **kwargs)
+    ref.proxy().ping().get(timeout=5)
+    return ref
+
+
+def test_children_start_in_order_each_alive_before_the_next(clock: FakeClock) -> None:
+    starts: list[str] = []
+    children = [spec("a", starts), spec("b", starts), spec("c", starts)]
+    start_sup(children, clock)
+    assert starts == ["a", "b", "c"]
+    assert all(c.handle.alive and c.handle.state == "running" for c in children)
+
+
+def test_child_failing_its_first_start_fails_the_supervisor_start(clock: FakeClock) -> None:
+    starts: list[str] = []
+    ref = Supervisor.start(
+        name="test", children=[spec("a", starts), spec("b", starts, fail_starts=[1])], clock=clock
+    )
+    with pytest.raises(pykka.ActorDeadError):
+        ref.proxy().ping().get(timeout=5)
+    wait_until(lambda: not ref.is_alive(), what="supervisor to die")
+
+
+def test_crash_in_told_message_restarts_child_and_handle_follows(
+    clock: FakeClock, logs: LogSink
+) -> None:
+    starts: list[str] = []
+    child = spec("a", starts)
+    start_sup([child], clock)
+    old_ref = child.handle.ref
+    assert old_ref is not None
+
+    child.handle.proxy().inject_fault.defer("crash")
+
+    wait_until(lambda: child.handle.restarts == 1, what="restart")
+    assert child.handle.ref is not old_ref
+    assert child.handle.ref is not None
+    assert child.handle.ref.actor_urn != old_ref.actor_urn
+    assert not old_ref.is_alive()
+    assert child.handle.proxy().ping().get(timeout=5) == "pong"
+    assert child.handle.last_restart_ms == clock.now_ms()
+    assert starts == ["a", "a"]
+    died = logs.named("supervisor.child_died")
+    assert died and died[0]["child"] == "a" and "injected crash" in died[0]["reason"]
+    assert logs.named("supervisor.child_restarted")
+
+
+def test_failure_in_on_start_of_a_restart_is_noticed_and_retried(clock: FakeClock) -> None:
+    starts: list[str] = []
+    fail_starts = [0]
+    child = spec("a", starts, fail_starts=fail_starts)
+    start_sup([child], clock)
+    fail_starts[0] = 2  # the next two incarnations fail in on_start
+
+    child.handle.proxy().inject_fault.defer("crash")
+
+    wait_until(lambda: child.handle.alive and starts == ["a", "a"], what="third incarnation")
+    assert child.handle.restarts == 3
+
+
+def test_an_error_in_an_asked_call_goes_to_the_caller_and_the_actor_lives(
+    clock: FakeClock,
+) -> None:
+    child = spec("a", [])
+    start_sup([child], clock)
+    with pytest.raises(ValueError, match="unknown fault kind"):
+        child.handle.proxy().inject_fault("melt").get(timeout=5)
+    reply = child.handle.call("inject_fault", "crash")
+    with pytest.raises(Exception, match="injected crash"):
+        reply.result(timeout=5)
+    assert child.handle.alive
+    assert child.handle.restarts == 0
+
+
+def test_cancelled_reply_skips_the_work_and_does_not_kill_the_actor(clock: FakeClock) -> None:
+    child = spec("a", [])
+    start_sup([child], clock)
+    reply: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    reply.cancel()
+    child.handle.tell(Call("inject_fault", ("crash",), reply))
+    assert child.handle.proxy().ping().get(timeout=5) == "pong"
+    assert child.handle.restarts == 0
+
+
+def test_temporary_child_is_not_restarted(clock: FakeClock) -> None:
+    child = spec("a", [], restart="temporary")
+    start_sup([child], clock)
+    child.handle.proxy().inject_fault.defer("crash")
+    wait_until(lambda: child.handle.state == "stopped", what="child marked stopped")
+    clock.advance(5)
+    assert not child.handle.alive
+    assert child.handle.restarts == 0
+    with pytest.raises(ActorUnavailable):
+        child.handle.tell("anything")
+
+
+def test_poll_finds_a_child_that_died_without_reporting(clock: FakeClock) -> None:
+    starts: list[str] = []
+    child = spec("a", starts)
+    start_sup([child], clock, poll_interval_s=1.0)
+    assert child.handle.ref is not None
+    child.handle.ref.stop(block=True, timeout=5)  # a stop reports nothing
+    assert child.handle.restarts == 0
+
+    clock.advance(1.0)
+
+    wait_until(lambda: child.handle.restarts == 1 and child.handle.alive, what="poll restart")
+    assert starts == ["a", "a"]
+
+
+def test_backoff_delays_repeated_restarts_and_resets_after_a_healthy_run(
+    clock: FakeClock,
+) -> None:
+    child = spec("a", [], backoff=Backoff(min_s=2.0, max_s=8.0, reset_after_s=60.0))
+    start_sup([child], clock, intensity=Intensity(max_restarts=100, period_s=1))
+
+    child.handle.proxy().inject_fault.defer("crash")
+    wait_until(lambda: child.handle.restarts == 1, what="first, immediate restart")
+
+    child.handle.proxy().inject_fault.defer("crash")
+    wait_until(lambda: child.handle.state == "restarting", what="backoff")
+    clock.advance(1.9)
+    assert child.handle.restarts == 1
+    clock.advance(0.2)
+    wait_until(lambda: child.handle.restarts == 2, what="restart after 2 s")
+
+    child.handle.proxy().inject_fault.defer("crash")
+    wait_until(lambda: child.handle.state == "restarting", what="backoff")
+    clock.advance(3.9)
+    assert child.handle.restarts == 2
+    clock.advance(0.2)
+    wait_until(lambda: child.handle.restarts == 3, what="restart after 4 s")
+
+    clock.advance(60)  # a healthy minute resets the run
+    child.handle.proxy().inject_fault.defer("crash")
+    wait_until(lambda: child.handle.restarts == 4, what="immediate restart after reset")
+
+
+def test_backoff_delay_grows_exponentially_with_capped_jitter() -> None:
+    backoff = Backoff(min_s=0.5, max_s=4.0, random_factor=0.2)
+    assert [backoff.delay(n, rng=lambda: 0.0) for n in range(1, 7)] == [0, 0.5, 1, 2, 4, 4]
+    assert backoff.delay(3, rng=lambda: 1.0) == pytest.approx(1.2)
+
+
+def test_more_restarts_than_the_intensity_allows_escalates_to_the_parent(
+    clock: FakeClock, logs: LogSink
+) -> None:
+    escalations: list[Any] = []
+    child = spec("a", [])
+    ref = start_sup(
+        [child],
+        clock,
+        intensity=Intensity(max_restarts=2, period_s=30),
+        report=escalations.append,
+    )
+    for expected in (1, 2):
+        child.handle.proxy().inject_fault.defer("crash")
+        wait_until(partial(restarted, child, expected), what=f"restart {expected}")
+    child.handle.proxy().inject_fault.defer("crash")
+
+    wait_until(lambda: escalations, what="escalation")
+    assert "intensity" in escalations[0].reason
+    wait_until(lambda: not ref.is_alive(), what="supervisor stopped")
+    assert not child.handle.alive
+    assert logs.named("supervisor.escalate")
+
+
+def test_restarts_spread_over_longer_than_the_period_do_not_escalate(clock: FakeClock) -> None:
+    child = spec("a", [])
+    ref = start_sup([child], clock, intensity=Intensity(max_restarts=2, period_s=10))
+    for n in range(1, 6):
+        child.handle.proxy().inject_fault.defer("crash")
+        wait_until(partial(restarted, child, n), what=f"restart {n}")
+        clock.advance(6)
+    assert ref.is_alive()
+
+
+def test_stop_abandons_a_hung_child_after_its_shutdown_timeout(
+    clock: FakeClock, logs: LogSink
+) -> None:
+    starts: list[str] = []
+    hung = spec("hung", starts, shutdown_timeout_s=0.2)
+    other = spec("other", starts)
+    ref = start_sup([other, hung], clock)
+    release = threading.Event()
+    hung.handle.proxy().block.defer(release)
+
+    assert ref.stop(block=True, timeout=10)
+
+    assert not other.handle.alive
+    abandoned = logs.named("supervisor.child_abandoned")
+    assert [e["child"] for e in abandoned] == ["hung"]
+    release.set()
+
+
+def test_stop_is_in_reverse_start_order(clock: FakeClock) -> None:
+    stopped: list[str] = []
+
+    class Recorder(RelayActor):
+        def __init__(self, *, label: str, report: Reporter | None = None) -> None:
+            super().__init__(report=report)
+            self._label = label
+
+        def stopped(self) -> None:
+            stopped.append(self._label)
+
+    def starter(label: str) -> Any:
+        return lambda report: Recorder.start(label=label, report=report)
+
+    children = [ChildSpec(n, starter(n), ChildHandle(n)) for n in ("a", "b", "c")]
+    ref = start_sup(children, clock)
+    ref.stop(block=True, timeout=10)
+    assert stopped == ["c", "b", "a"]

@@ -1,0 +1,539 @@
+"""Settings from the environment and flags, and the runtime ``AgentConfig``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from config.settings import (
+    DEFAULT_BASE_URL,
+    DEFAULT_MODEL,
+    AgentConfig,
+    ConfigError,
+    Settings,
+    load_settings,
+    settings_or_exit,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+ENV_VARS = (
+    "RELAY_HOST",
+    "RELAY_PORT",
+    "LOG_FORMAT",
+    "LOG_LEVEL",
+    "RELAY_ACTOR_TIMEOUT_MS",
+    "AGENT_ENABLED",
+    "AGENT_BASE_URL",
+    "AGENT_MODEL",
+    "AGENT_INTERVAL_MS",
+    "AGENT_MAX_AGE_MS",
+    "AGENT_MAX_TOKENS",
+    "AGENT_TEMPERATURE",
+    "AGENT_TIMEOUT_MS",
+    "AGENT_PUSH_TO_FEED",
+    "AGENT_LOG_VERBOSE",
+    "OPENROUTER_API_KEY",
+    "RELAY_TOKEN",
+)
+
+
+def load(argv=(), env=None, *, isatty=False) -> Settings:
+    return load_settings(list(argv), env or {}, isatty=isatty)
+
+
+def clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ENV_VARS}
+
+
+# --- defaults ----------------------------------------------------------------------------------
+
+
+def test_defaults_without_environment_or_flags():
+    settings = load()
+    assert (settings.host, settings.port) == ("127.0.0.1", 18791)
+    assert settings.token == ""
+    assert settings.log_level == "info"
+    assert settings.actor_timeout_ms == 2_000
+    agent = settings.agent
+    assert agent.enabled is True
+    assert agent.api_key == ""
+    assert agent.base_url == "https://openrouter.ai/api/v1"
+    assert agent.model == "google/gemini-2.5-flash-lite"
+    assert agent.interval_ms == 30_000
+    assert agent.max_age_ms == 120_000
+    assert agent.max_tokens == 200
+    assert agent.temperature == 0.3
+    assert agent.timeout_ms == 15_000
+    assert agent.push_to_feed is True
+    assert agent.log_verbose is False
+    assert agent.active is False
+
+
+def test_default_constants_match_the_spec():
+    assert DEFAULT_BASE_URL == "https://openrouter.ai/api/v1"
+    assert DEFAULT_MODEL == "google/gemini-2.5-flash-lite"
+
+
+def test_default_log_format_is_console_on_a_tty():
+    assert load(isatty=True).log_format == "console"
+
+
+def test_default_log_format_is_json_off_a_tty():
+    assert load(isatty=False).log_format == "json"
+
+
+def test_explicit_log_format_wins_over_tty_default():
+    assert load(env={"LOG_FORMAT": "json"}, isatty=True).log_format == "json"
+    assert load(env={"LOG_FORMAT": "console"}, isatty=False).log_format == "console"
+
+
+def test_empty_environment_values_count_as_unset():
+    settings = load(env={"AGENT_MODEL": "", "RELAY_PORT": "  ", "AGENT_INTERVAL_MS": ""})
+    assert settings.agent.model == DEFAULT_MODEL
+    assert settings.port == 18791
+    assert settings.agent.interval_ms == 30_000
+
+
+# --- environment -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("var", "raw", "read"),
+    [
+        ("RELAY_HOST", "0.0.0.0", lambda s: s.host),
+        ("RELAY_PORT", "9000", lambda s: s.port),
+        ("LOG_FORMAT", "CONSOLE", lambda s: s.log_format),
+        ("LOG_LEVEL", "Debug", lambda s: s.log_level),
+        ("RELAY_ACTOR_TIMEOUT_MS", "500", lambda s: s.actor_timeout_ms),
+        ("AGENT_ENABLED", "false", lambda s: s.agent.enabled),
+        ("AGENT_BASE_URL", "http://localhost:8080/v1/", lambda s: s.agent.base_url),
+        ("AGENT_MODEL", " openai/gpt-4o-mini ", lambda s: s.agent.model),
+        ("AGENT_INTERVAL_MS", "10000", lambda s: s.agent.interval_ms),
+        ("AGENT_MAX_AGE_MS", "60000", lambda s: s.agent.max_age_ms),
+        ("AGENT_MAX_TOKENS", "400", lambda s: s.agent.max_tokens),
+        ("AGENT_TEMPERATURE", "1.25", lambda s: s.agent.temperature),
+        ("AGENT_TIMEOUT_MS", "2500", lambda s: s.agent.timeout_ms),
+        ("AGENT_PUSH_TO_FEED", "off", lambda s: s.agent.push_to_feed),
+        ("AGENT_LOG_VERBOSE", "yes", lambda s: s.agent.log_verbose),
+        ("OPENROUTER_API_KEY", " sk-or-abc ", lambda s: s.agent.api_key),
+        ("RELAY_TOKEN", " secret ", lambda s: s.token),
+    ],
+)
+def test_each_environment_variable_is_read(var, raw, read):
+    expected = {
+        "RELAY_HOST": "0.0.0.0",
+        "RELAY_PORT": 9000,
+        "LOG_FORMAT": "console",
+        "LOG_LEVEL": "debug",
+        "RELAY_ACTOR_TIMEOUT_MS": 500,
+        "AGENT_ENABLED": False,
+        "AGENT_BASE_URL": "http://localhost:8080/v1",
+        "AGENT_MODEL": "openai/gpt-4o-mini",
+        "AGENT_INTERVAL_MS": 10_000,
+        "AGENT_MAX_AGE_MS": 60_000,
+        "AGENT_MAX_TOKENS": 400,
+        "AGENT_TEMPERATURE": 1.25,
+        "AGENT_TIMEOUT_MS": 2_500,
+        "AGENT_PUSH_TO_FEED": False,
+        "AGENT_LOG_VERBOSE": True,
+        "OPENROUTER_API_KEY": "sk-or-abc",
+        "RELAY_TOKEN": "secret",
+    }[var]
+    assert read(load(env={var: raw})) == expected
+
+
+def test_every_env_var_is_covered_by_the_parametrised_test():
+    assert len(ENV_VARS) == 17
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("1", True), ("true", True), ("TRUE", True), ("yes", True), ("On", True),
+        ("0", False), ("false", False), ("False", False), ("no", False), ("OFF", False),
+    ],
+)  # fmt: skip
+def test_boolean_spellings(raw, expected):
+    assert load(env={"AGENT_ENABLED": raw}).agent.enabled is expected
+
+
+def test_api_key_makes_agent_active():
+    assert load(env={"OPENROUTER_API_KEY": "sk-or-1"}).agent.active is True
+
+
+def test_api_key_with_agent_disabled_is_not_active():
+    env = {"OPENROUTER_API_KEY": "sk-or-1", "AGENT_ENABLED": "false"}
+    assert load(env=env).agent.active is False
+
+
+def test_environment_interval_is_not_clamped():
+    assert load(env={"AGENT_INTERVAL_MS": "1000"}).agent.interval_ms == 1_000
+
+
+@pytest.mark.parametrize("raw", ["0", "2", "0.0", " 2.0 "])
+def test_temperature_bounds_are_inclusive(raw):
+    assert load(env={"AGENT_TEMPERATURE": raw}).agent.temperature == float(raw)
+
+
+@pytest.mark.parametrize("port", ["1", "65535"])
+def test_port_bounds_are_accepted(port):
+    assert load(env={"RELAY_PORT": port}).port == int(port)
+
+
+# --- flags -------------------------------------------------------------------------------------
+
+
+def test_flags_override_environment():
+    env = {
+        "RELAY_PORT": "8000",
+        "AGENT_MODEL": "env/model",
+        "AGENT_INTERVAL_MS": "40000",
+        "AGENT_ENABLED": "true",
+        "LOG_FORMAT": "console",
+    }
+    argv = [
+        "--port", "9000",
+        "--model", "flag/model",
+        "--interval-ms", "50000",
+        "--agent-enabled", "false",
+        "--log-format", "json",
+    ]  # fmt: skip
+    settings = load(argv, env, isatty=True)
+    assert settings.port == 9000
+    assert settings.agent.model == "flag/model"
+    assert settings.agent.interval_ms == 50_000
+    assert settings.agent.enabled is False
+    assert settings.log_format == "json"
+
+
+def test_flag_wins_so_an_invalid_environment_value_is_not_read():
+    settings = load(["--port", "9000"], {"RELAY_PORT": "not-a-port"})
+    assert settings.port == 9000
+
+
+def test_environment_is_used_for_settings_without_a_flag():
+    settings = load(["--port", "9000"], {"AGENT_MAX_TOKENS": "321"})
+    assert (settings.port, settings.agent.max_tokens) == (9000, 321)
+
+
+def test_every_option_has_a_flag():
+    argv = [
+        "--host", "localhost", "--port", "1234", "--log-format", "console",
+        "--log-level", "warning", "--actor-timeout-ms", "100", "--agent-enabled", "no",
+        "--base-url", "https://example.com/api", "--model", "m", "--interval-ms", "7000",
+        "--max-age-ms", "20000", "--max-tokens", "50", "--temperature", "0.7",
+        "--timeout-ms", "3000", "--push-to-feed", "false", "--log-verbose", "true",
+    ]  # fmt: skip
+    s = load(argv)
+    assert (s.host, s.port, s.log_format, s.log_level, s.actor_timeout_ms) == (
+        "localhost", 1234, "console", "warning", 100,
+    )  # fmt: skip
+    a = s.agent
+    assert (a.enabled, a.base_url, a.model, a.interval_ms, a.max_age_ms) == (
+        False, "https://example.com/api", "m", 7000, 20000,
+    )  # fmt: skip
+    assert (a.max_tokens, a.temperature, a.timeout_ms, a.push_to_feed, a.log_verbose) == (
+        50, 0.7, 3000, False, True,
+    )  # fmt: skip
+
+
+# --- invalid settings --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"AGENT_INTERVAL_MS": "abc"},
+            "AGENT_INTERVAL_MS must be a positive whole number, got 'abc'",
+        ),
+        ({"AGENT_INTERVAL_MS": "0"}, "AGENT_INTERVAL_MS must be a positive whole number"),
+        ({"AGENT_INTERVAL_MS": "-5"}, "AGENT_INTERVAL_MS must be a positive whole number"),
+        ({"AGENT_INTERVAL_MS": "1.5"}, "AGENT_INTERVAL_MS must be a positive whole number"),
+        ({"AGENT_INTERVAL_MS": "30s"}, "AGENT_INTERVAL_MS must be a positive whole number"),
+        ({"AGENT_MAX_AGE_MS": "two minutes"}, "AGENT_MAX_AGE_MS must be a positive whole number"),
+        ({"AGENT_MAX_TOKENS": "0"}, "AGENT_MAX_TOKENS must be a positive whole number"),
+        ({"AGENT_TIMEOUT_MS": "x"}, "AGENT_TIMEOUT_MS must be a positive whole number"),
+        ({"RELAY_ACTOR_TIMEOUT_MS": "-1"}, "RELAY_ACTOR_TIMEOUT_MS must be a positive whole"),
+        ({"RELAY_PORT": "0"}, "RELAY_PORT must be a port number from 1 to 65535, got '0'"),
+        ({"RELAY_PORT": "70000"}, "RELAY_PORT must be a port number from 1 to 65535, got '70000'"),
+        ({"RELAY_PORT": "65536"}, "RELAY_PORT must be a port number from 1 to 65535"),
+        ({"RELAY_PORT": "abc"}, "RELAY_PORT must be a port number from 1 to 65535, got 'abc'"),
+        ({"LOG_FORMAT": "xml"}, "LOG_FORMAT must be one of console, json, got 'xml'"),
+        ({"LOG_LEVEL": "verbose"}, "LOG_LEVEL must be one of debug, info, warning, error"),
+        ({"AGENT_ENABLED": "maybe"}, "AGENT_ENABLED must be true or false, got 'maybe'"),
+        ({"AGENT_PUSH_TO_FEED": "2"}, "AGENT_PUSH_TO_FEED must be true or false, got '2'"),
+        ({"AGENT_LOG_VERBOSE": "y"}, "AGENT_LOG_VERBOSE must be true or false"),
+        ({"AGENT_TEMPERATURE": "2.5"}, "AGENT_TEMPERATURE must be a number from 0 to 2, got '2.5'"),
+        ({"AGENT_TEMPERATURE": "-0.1"}, "AGENT_TEMPERATURE must be a number from 0 to 2"),
+        ({"AGENT_TEMPERATURE": "hot"}, "AGENT_TEMPERATURE must be a number from 0 to 2"),
+        ({"AGENT_TEMPERATURE": "nan"}, "AGENT_TEMPERATURE must be a number from 0 to 2"),
+        ({"AGENT_TEMPERATURE": "inf"}, "AGENT_TEMPERATURE must be a number from 0 to 2"),
+        (
+            {"AGENT_BASE_URL": "openrouter.ai/api/v1"},
+            "AGENT_BASE_URL must be an http:// or https://",
+        ),
+        ({"AGENT_BASE_URL": "ftp://example.com"}, "AGENT_BASE_URL must be an http:// or https://"),
+        ({"RELAY_HOST": "my host"}, "RELAY_HOST is not a host name or address"),
+    ],
+)
+def test_invalid_environment_value_raises_config_error_naming_it(env, message):
+    with pytest.raises(ConfigError) as info:
+        load(env=env)
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--interval-ms", "abc"], "--interval-ms must be a positive whole number, got 'abc'"),
+        (["--port", "70000"], "--port must be a port number from 1 to 65535"),
+        (["--log-format", "yaml"], "--log-format must be one of console, json"),
+        (["--agent-enabled", "sure"], "--agent-enabled must be true or false"),
+        (["--temperature", "3"], "--temperature must be a number from 0 to 2"),
+        (["--base-url", "example.com"], "--base-url must be an http:// or https:// URL"),
+        (["--model", "  "], "--model must not be empty"),
+        (["--host", ""], "--host must not be empty"),
+    ],
+)
+def test_invalid_flag_raises_config_error_naming_the_flag(argv, message):
+    with pytest.raises(ConfigError) as info:
+        load(argv, {"AGENT_INTERVAL_MS": "30000"})
+    assert message in str(info.value)
+
+
+def test_invalid_flag_is_reported_even_if_the_environment_is_valid():
+    with pytest.raises(ConfigError, match="--port"):
+        load(["--port", "0"], {"RELAY_PORT": "8000"})
+
+
+@pytest.mark.parametrize("var", ["AGENT_INTERVAL_MS", "RELAY_PORT"])
+@pytest.mark.parametrize("raw", ["²", "¹²³"], ids=["superscript-two", "superscript-123"])
+def test_non_ascii_digits_raise_config_error_not_a_crash(var, raw):
+    # str.isdigit() accepts superscripts that int() cannot parse; the relay must still exit 2
+    # with a message rather than crash with a ValueError traceback.
+    with pytest.raises(ConfigError, match=var):
+        load(env={var: raw})
+
+
+def test_config_error_is_a_value_error():
+    assert issubclass(ConfigError, ValueError)
+
+
+# --- settings_or_exit and run.py ---------------------------------------------------------------
+
+
+def test_settings_or_exit_returns_settings_when_valid():
+    settings = settings_or_exit(["--port", "9100"], {"AGENT_MODEL": "m"})
+    assert (settings.port, settings.agent.model) == (9100, "m")
+
+
+def test_settings_or_exit_exits_2_with_one_error_line(capsys):
+    with pytest.raises(SystemExit) as info:
+        settings_or_exit([], {"AGENT_INTERVAL_MS": "abc"})
+    assert info.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 1
+    assert "error:" in lines[0]
+    assert "AGENT_INTERVAL_MS must be a positive whole number, got 'abc'" in lines[0]
+
+
+def test_settings_or_exit_reports_flag_errors_on_stderr(capsys):
+    with pytest.raises(SystemExit) as info:
+        settings_or_exit(["--temperature", "9"], {})
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1
+    assert "--temperature must be a number from 0 to 2" in err
+
+
+def test_run_py_help_exits_0_and_names_every_environment_variable():
+    result = subprocess.run(
+        [sys.executable, "run.py", "--help"],
+        cwd=REPO,
+        env=clean_env() | {"COLUMNS": "100"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    for var in ENV_VARS:
+        assert var in result.stdout, var
+
+
+def test_run_py_invalid_flag_exits_2_with_message_on_stderr():
+    result = subprocess.run(
+        [sys.executable, "run.py", "--interval-ms", "abc"],
+        cwd=REPO,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "error:" in result.stderr
+    assert "--interval-ms must be a positive whole number, got 'abc'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+# --- AgentConfig -------------------------------------------------------------------------------
+
+
+def test_updated_applies_every_runtime_field():
+    config = AgentConfig().updated(
+        {
+            "enabled": False,
+            "intervalMs": 60_000,
+            "model": " openai/gpt-4o-mini ",
+            "maxAge": 300_000,
+            "maxTokens": 500,
+            "temperature": 1,
+            "pushToFeed": False,
+            "logVerbose": True,
+            "openrouterApiKey": " sk-or-new ",
+        }
+    )
+    assert config == AgentConfig(
+        enabled=False,
+        api_key="sk-or-new",
+        interval_ms=60_000,
+        model="openai/gpt-4o-mini",
+        max_age_ms=300_000,
+        max_tokens=500,
+        temperature=1.0,
+        push_to_feed=False,
+        log_verbose=True,
+    )
+    assert isinstance(config.temperature, float)
+
+
+def test_updated_returns_a_new_config_and_keeps_the_old_one():
+    old = AgentConfig()
+    new = old.updated({"model": "x"})
+    assert new.model == "x"
+    assert old.model == DEFAULT_MODEL
+
+
+def test_updated_with_empty_body_changes_nothing():
+    config = AgentConfig(model="m", interval_ms=7_000)
+    assert config.updated({}) == config
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [(1_000, 5_000), (0, 5_000), (-1, 5_000), (4_999, 5_000), (5_000, 5_000)]
+)
+def test_updated_raises_interval_to_at_least_5000(value, expected):
+    assert AgentConfig().updated({"intervalMs": value}).interval_ms == expected
+
+
+@pytest.mark.parametrize("key", ["maxAge", "maxAgeMs"])
+@pytest.mark.parametrize(("value", "expected"), [(100, 10_000), (9_999, 10_000), (10_001, 10_001)])
+def test_updated_raises_max_age_to_at_least_10000(key, value, expected):
+    assert AgentConfig().updated({key: value}).max_age_ms == expected
+
+
+def test_updated_caps_interval_at_a_day():
+    assert AgentConfig().updated({"intervalMs": 10**12}).interval_ms == 24 * 3_600_000
+
+
+def test_updated_accepts_a_whole_float_interval():
+    config = AgentConfig().updated({"intervalMs": 6_000.0})
+    assert config.interval_ms == 6_000
+    assert isinstance(config.interval_ms, int)
+
+
+def test_updated_rejects_unknown_fields_naming_them():
+    with pytest.raises(ConfigError) as info:
+        AgentConfig().updated({"model": "m", "colour": "red", "apiKey": "k"})
+    message = str(info.value)
+    assert "unknown field(s) apiKey, colour" in message
+    assert "accepted:" in message
+    assert "intervalMs" in message
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"enabled": "yes"}, "enabled must be true or false"),
+        ({"enabled": 1}, "enabled must be true or false"),
+        ({"pushToFeed": None}, "pushToFeed must be true or false"),
+        ({"logVerbose": "false"}, "logVerbose must be true or false"),
+        ({"intervalMs": "6000"}, "intervalMs must be a number"),
+        ({"intervalMs": True}, "intervalMs must be a number"),
+        ({"intervalMs": None}, "intervalMs must be a number"),
+        ({"intervalMs": 6_000.5}, "intervalMs must be a whole number"),
+        ({"intervalMs": float("inf")}, "intervalMs must be a whole number"),
+        ({"maxAge": "60000"}, "maxAge must be a number"),
+        ({"temperature": 5}, "temperature must be a number from 0 to 2"),
+        ({"temperature": -0.1}, "temperature must be a number from 0 to 2"),
+        ({"temperature": "0.5"}, "temperature must be a number from 0 to 2"),
+        ({"temperature": True}, "temperature must be a number from 0 to 2"),
+        ({"temperature": float("nan")}, "temperature must be a number from 0 to 2"),
+        ({"maxTokens": 0}, "maxTokens must be a whole number from 1 to 32000"),
+        ({"maxTokens": 32_001}, "maxTokens must be a whole number from 1 to 32000"),
+        ({"maxTokens": 100.0}, "maxTokens must be a whole number from 1 to 32000"),
+        ({"maxTokens": True}, "maxTokens must be a whole number from 1 to 32000"),
+        ({"model": ""}, "model must be a non-empty string"),
+        ({"model": "   "}, "model must be a non-empty string"),
+        ({"model": 5}, "model must be a non-empty string"),
+        ({"openrouterApiKey": None}, "openrouterApiKey must be a non-empty string"),
+    ],
+)
+def test_updated_rejects_wrong_types_and_ranges(changes, message):
+    with pytest.raises(ConfigError) as info:
+        AgentConfig().updated(changes)
+    assert message in str(info.value)
+
+
+def test_updated_changes_nothing_when_one_field_of_several_is_bad():
+    config = AgentConfig(model="old", interval_ms=30_000, enabled=True)
+    with pytest.raises(ConfigError, match="temperature"):
+        config.updated({"model": "new", "intervalMs": 6_000, "enabled": False, "temperature": 5})
+    assert config == AgentConfig(model="old", interval_ms=30_000, enabled=True)
+
+
+def test_updated_accepts_temperature_bounds():
+    assert AgentConfig().updated({"temperature": 0}).temperature == 0.0
+    assert AgentConfig().updated({"temperature": 2}).temperature == 2.0
+
+
+def test_updated_with_empty_api_key_clears_it():
+    config = AgentConfig(api_key="sk-or-1").updated({"openrouterApiKey": ""})
+    assert config.api_key == ""
+    assert config.active is False
+    assert config.to_public()["hasApiKey"] is False
+
+
+def test_to_public_never_contains_the_key():
+    public = AgentConfig(api_key="sk-or-very-secret-123").to_public()
+    assert public["hasApiKey"] is True
+    assert "sk-or-very-secret-123" not in orjson.dumps(public).decode()
+    assert "apiKey" not in public
+    assert "api_key" not in public
+    assert "openrouterApiKey" not in public
+
+
+def test_to_public_has_the_runtime_fields():
+    assert AgentConfig().to_public() == {
+        "enabled": True,
+        "intervalMs": 30_000,
+        "model": DEFAULT_MODEL,
+        "maxAgeMs": 120_000,
+        "maxTokens": 200,
+        "temperature": 0.3,
+        "pushToFeed": True,
+        "logVerbose": False,
+        "timeoutMs": 15_000,
+        "baseUrl": DEFAULT_BASE_URL,
+        "hasApiKey": False,
+    }

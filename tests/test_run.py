@@ -1,0 +1,96 @@
+"""``python run.py`` as a user runs it: a real process, real signals, JSON logs."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import orjson
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def wait_healthy(port: int, proc: subprocess.Popen[bytes], timeout_s: float = 15) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"relay exited early with {proc.returncode}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    pytest.fail("relay did not become healthy")
+
+
+@pytest.fixture
+def relay_proc() -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENROUTER_API_KEY", "RELAY_TOKEN")}
+    proc = subprocess.Popen(
+        [sys.executable, "run.py", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_healthy(port, proc)
+        yield proc, port
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_relay_serves_and_exits_cleanly_on_a_signal(
+    relay_proc: tuple[subprocess.Popen[bytes], int], sig: signal.Signals
+) -> None:
+    proc, port = relay_proc
+    answer = httpx.post(f"http://127.0.0.1:{port}/feed", json={"text": "hi"}, timeout=5)
+    assert answer.json() == {"ok": True, "id": 1}
+
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=15)
+
+    assert proc.returncode == 0, err.decode()
+    lines = [orjson.loads(line) for line in out.splitlines() if line.strip()]
+    events = [line["event"] for line in lines]
+    assert "relay.started" in events and "relay.stopped" in events
+    assert all("actor" in line and "timestamp" in line and "level" in line for line in lines)
+    off = next(line for line in lines if line["event"] == "agent.off")
+    assert "OPENROUTER_API_KEY" in off["reason"]
+
+
+def test_a_port_in_use_stops_start_up_with_exit_code_1() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = subprocess.run(
+            [sys.executable, "run.py", "--port", str(port)],
+            cwd=ROOT,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    assert proc.returncode == 1
+    events = [orjson.loads(line)["event"] for line in proc.stdout.splitlines() if line.strip()]
+    assert "relay.start_failed" in events

@@ -1,0 +1,468 @@
+"""The HTTP API on the real server, on a free loopback port."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from run import Relay
+from tests.conftest import relay_settings, wait_until
+from tests.fake_llm import FakeLLM
+
+
+@pytest.fixture
+def relay(make_relay: Callable[..., Relay]) -> Relay:
+    return make_relay()
+
+
+@pytest.fixture
+def client(relay: Relay) -> Iterator[httpx.Client]:
+    host, port = relay.address()
+    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as c:
+        yield c
+
+
+def assert_error(response: httpx.Response, status: int, fragment: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    body = response.json()
+    assert body["ok"] is False
+    assert fragment in body["error"], body
+
+
+def feed_ids(client: httpx.Client) -> list[int]:
+    return [m["id"] for m in client.get("/feed").json()["messages"]]
+
+
+# -- /feed ----------------------------------------------------------------------------------
+
+
+def test_post_feed_stores_and_get_feed_returns_items_after_an_id(client: httpx.Client) -> None:
+    first = client.post("/feed", json={"text": "hello", "priority": "high"})
+    assert first.status_code == 200
+    assert first.json() == {"ok": True, "id": 1}
+    assert client.post("/feed", json={"text": "world"}).json()["id"] == 2
+
+    messages = client.get("/feed").json()["messages"]
+    assert [(m["id"], m["text"], m["priority"]) for m in messages] == [
+        (1, "hello", "high"),
+        (2, "world", "normal"),
+    ]
+    assert all(isinstance(m["ts"], int) and "source" not in m for m in messages)
+    assert [m["id"] for m in client.get("/feed", params={"after": 1}).json()["messages"]] == [2]
+    assert client.get("/feed", params={"after": 2}).json() == {"messages": []}
+
+
+def test_feed_ring_keeps_the_newest_100(client: httpx.Client) -> None:
+    for n in range(105):
+        assert client.post("/feed", json={"text": f"m{n}"}).status_code == 200
+    assert feed_ids(client) == list(range(6, 106))
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        (b"", "empty"),
+        (b"{not json", "not valid JSON"),
+        (b"[1, 2]", "JSON object"),
+        (b'"text"', "JSON object"),
+        (b'{"priority": "high"}', "text must be a string"),
+        (b'{"text": 42}', "text must be a string"),
+        (b'{"text": "   "}', "text must not be empty"),
+        (b'{"text": "x", "priority": 5}', "priority"),
+        (b'{"text": "\xff\xfe bad"}', "UTF-8"),
+        (b'{"text": "\\ud800"}', "not valid JSON"),
+    ],
+)
+def test_bad_feed_bodies_get_a_400_and_change_nothing(
+    client: httpx.Client, body: bytes, fragment: str
+) -> None:
+    client.post("/feed", json={"text": "kept"})
+    assert_error(client.post("/feed", content=body), 400, fragment)
+    assert feed_ids(client) == [1]
+    assert client.get("/health").json()["ok"] is True
+
+
+def test_feed_body_over_the_limit_is_a_413_declared_or_chunked(client: httpx.Client) -> None:
+    big = orjson.dumps({"text": "x" * (300 * 1024)})
+    assert_error(client.post("/feed", content=big), 413, "larger than")
+
+    def chunks() -> Iterator[bytes]:
+        for i in range(0, len(big), 8192):
+            yield big[i : i + 8192]
+
+    assert_error(client.post("/feed", content=chunks()), 413, "larger than")
+    assert client.post("/feed", json={"text": "still fine"}).json() == {"ok": True, "id": 1}
+
+
+def test_multibyte_utf8_arrives_intact_whatever_the_chunking(client: httpx.Client) -> None:
+    text = "Привет 👋 日本語 — ok"
+    body = orjson.dumps({"text": text})
+
+    def one_byte_chunks() -> Iterator[bytes]:
+        for i in range(len(body)):
+            yield body[i : i + 1]
+
+    assert client.post("/feed", content=one_byte_chunks()).status_code == 200
+    assert client.get("/feed").json()["messages"][0]["text"] == text
+
+
+def test_bad_after_parameter_is_a_400(client: httpx.Client) -> None:
+    assert_error(client.get("/feed", params={"after": "abc"}), 400, "after must be a whole number")
+    assert_error(client.get("/sense", params={"after": "1.5"}), 400, "after")
+
+
+# -- /sense ---------------------------------------------------------------------------------
+
+
+def sense_body(**extra: Any) -> dict[str, Any]:
+    return {"type": "text", "ts": 1769901200000, "ocr": "hello", "meta": {"app": "code"}, **extra}
+
+
+def test_post_sense_stores_the_event_with_id_and_received_at(client: httpx.Client) -> None:
+    body = sense_body(id=999, receivedAt=5, roi={"x": 1, "data": "AAAA"}, extra={"k": [1]})
+    answer = client.post("/sense", json=body)
+    assert answer.json() == {"ok": True, "id": 1}
+
+    (event,) = client.get("/sense").json()["events"]
+    assert event["id"] == 1
+    assert isinstance(event["receivedAt"], int) and event["receivedAt"] != 5
+    assert event["roi"] == {"x": 1, "data": "AAAA"}
+    assert event["extra"] == {"k": [1]}
+    assert {k: event[k] for k in ("type", "ts", "ocr", "meta")} == {
+        k: body[k] for k in ("type", "ts", "ocr", "meta")
+    }
+
+
+def test_meta_only_strips_roi_and_diff_data(client: httpx.Client) -> None:
+    client.post("/sense", json=sense_body(roi={"x": 1, "data": "A"}, diff={"n": 2, "data": "B"}))
+    (event,) = client.get("/sense", params={"meta_only": "true"}).json()["events"]
+    assert event["roi"] == {"x": 1}
+    assert event["diff"] == {"n": 2}
+    (full,) = client.get("/sense").json()["events"]
+    assert full["roi"]["data"] == "A"
+
+
+def test_sense_ring_keeps_the_newest_30_and_after_filters(client: httpx.Client) -> None:
+    for n in range(35):
+        client.post("/sense", json=sense_body(ocr=f"s{n}"))
+    events = client.get("/sense").json()["events"]
+    assert [e["id"] for e in events] == list(range(6, 36))
+    assert [e["id"] for e in client.get("/sense?after=33").json()["events"]] == [34, 35]
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        ({"ts": 1}, "missing type or ts"),
+        ({"type": "text"}, "missing type or ts"),
+        ({"type": 3, "ts": 1}, "type must be"),
+        ({"type": "text", "ts": "now"}, "ts must be a number"),
+        ({"type": "text", "ts": True}, "ts must be a number"),
+        ({"type": "text", "ts": 1, "ocr": ["a"]}, "ocr must be a string"),
+        ({"type": "text", "ts": 1, "meta": "idea"}, "meta must be an object"),
+        ({"type": "text", "ts": 1, "meta": {"app": 7}}, "meta.app must be a string"),
+        ({"type": "text", "ts": 1, "meta": {"ssim": "high"}}, "meta.ssim must be a number"),
+        ({"type": "text", "ts": 1, "roi": "AAAA"}, "roi must be an object"),
+    ],
+)
+def test_bad_sense_bodies_get_a_400_and_change_nothing(
+    client: httpx.Client, body: dict[str, Any], fragment: str
+) -> None:
+    assert_error(client.post("/sense", json=body), 400, fragment)
+    assert client.get("/sense").json() == {"events": []}
+
+
+def test_sense_body_limit_is_2_mib(client: httpx.Client) -> None:
+    limit = 2 * 1024 * 1024
+    envelope = orjson.dumps(sense_body(ocr=""))
+    fits = orjson.dumps(sense_body(ocr="x" * (limit - len(envelope))))
+    assert len(fits) == limit
+    assert client.post("/sense", content=fits).status_code == 200
+    too_big = orjson.dumps(sense_body(ocr="x" * (limit - len(envelope) + 1)))
+    assert_error(client.post("/sense", content=too_big), 413, "larger than")
+    assert [e["id"] for e in client.get("/sense?meta_only=true").json()["events"]] == [1]
+
+
+# -- /agent/* -------------------------------------------------------------------------------
+
+
+def test_agent_reads_before_the_first_tick(client: httpx.Client) -> None:
+    assert client.get("/agent/digest").json() == {"ok": True, "digest": None}
+    assert client.get("/agent/last").json() == {"ok": True, "result": None}
+    assert client.get("/agent/history").json() == {"ok": True, "results": []}
+
+
+def last_hud_is(client: httpx.Client, hud: str) -> bool:
+    result = client.get("/agent/last").json()["result"]
+    return result is not None and result["hud"] == hud
+
+
+def test_agent_endpoints_after_ticks(make_relay: Callable[..., Relay], fake_llm: FakeLLM) -> None:
+    relay = make_relay(relay_settings(fake_llm))
+    host, port = relay.address()
+    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as client:
+        ticker = relay.handles["ticker"].proxy()
+        for n in range(12):
+            fake_llm.hud = f"hud {n}"
+            client.post("/sense", json=sense_body(ocr=f"screen {n}"))
+            assert ticker.tick().get(timeout=5) == "started"
+            wait_until(partial(last_hud_is, client, f"hud {n}"), what=f"tick {n}")
+
+        history = client.get("/agent/history").json()["results"]
+        assert [e["hud"] for e in history] == [f"hud {n}" for n in range(11, 1, -1)]
+        assert len(client.get("/agent/history?limit=3").json()["results"]) == 3
+        assert len(client.get("/agent/history?limit=500").json()["results"]) == 12
+        assert_error(client.get("/agent/history?limit=0"), 400, "limit")
+        assert_error(client.get("/agent/history?limit=x"), 400, "limit")
+
+        last = client.get("/agent/last").json()["result"]
+        assert set(last) >= {
+            "id",
+            "ts",
+            "hud",
+            "digest",
+            "context",
+            "pushed",
+            "model",
+            "latencyMs",
+            "tokensIn",
+            "tokensOut",
+        }
+        digest = client.get("/agent/digest").json()["digest"]
+        assert set(digest) == {"id", "ts", "digest", "currentApp", "appHistory", "latencyMs"}
+        assert digest["id"] == last["id"] == 12
+
+        health = client.get("/health").json()
+        assert health["agent"]["totalCalls"] == 12
+        assert health["agent"]["totalTokens"] == {"in": 12 * 310, "out": 12 * 85}
+        assert health["agent"]["estimatedCost"] == pytest.approx(
+            12 * (310 * 0.075 + 85 * 0.3) / 1e6, abs=1e-6
+        )
+        assert health["agent"]["lastDigest"] == fake_llm.digest
+
+
+def test_agent_context_shows_the_window(client: httpx.Client) -> None:
+    client.post("/sense", json=sense_body(ocr="first", meta={"app": "code"}))
+    client.post("/sense", json=sense_body(ocr="second", meta={"app": "google chrome"}))
+    client.post("/feed", json={"text": "[PERIODIC]\n[1s ago, openrouter] hello there"})
+    context = client.get("/agent/context").json()["context"]
+    assert context["currentApp"] == "google chrome"
+    assert [a["app"] for a in context["appHistory"]] == ["code", "google chrome"]
+    assert [s["ocr"] for s in context["screen"]] == ["first", "second"]
+    assert [a["text"] for a in context["audio"]] == ["hello there"]
+    assert (context["audioCount"], context["screenCount"], context["windowMs"]) == (1, 2, 120000)
+
+
+def test_agent_config_get_and_post(client: httpx.Client) -> None:
+    config = client.get("/agent/config").json()["config"]
+    assert config["hasApiKey"] is False
+    assert "openrouterApiKey" not in config and "apiKey" not in config
+    assert config["intervalMs"] == 3_600_000
+
+    answer = client.post(
+        "/agent/config",
+        json={"intervalMs": 1000, "maxAge": 500, "model": "x/y", "openrouterApiKey": "sk-secret"},
+    )
+    assert answer.status_code == 200
+    new = answer.json()["config"]
+    assert (new["intervalMs"], new["maxAgeMs"], new["model"], new["hasApiKey"]) == (
+        5000,
+        10000,
+        "x/y",
+        True,
+    )
+    assert "sk-secret" not in answer.text
+    assert client.get("/agent/config").json()["config"] == new
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"intervalMs": "fast"},
+        {"enabled": "yes"},
+        {"temperature": 9},
+        {"model": ""},
+        {"intervalMS": 6000},
+        {"model": "ok/model", "maxTokens": -1},
+    ],
+)
+def test_bad_agent_config_is_a_400_and_changes_nothing(
+    client: httpx.Client, body: dict[str, Any]
+) -> None:
+    before = client.get("/agent/config").json()
+    response = client.post("/agent/config", json=body)
+    assert response.status_code == 400
+    assert response.json()["ok"] is False
+    assert client.get("/agent/config").json() == before
+
+
+def test_agent_config_needs_the_token_when_one_is_set(make_relay: Callable[..., Relay]) -> None:
+    settings = relay_settings()
+    relay = make_relay(replace(settings, token="s3cret"))
+    host, port = relay.address()
+    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as client:
+        assert_error(client.post("/agent/config", json={"enabled": False}), 401, "Bearer")
+        assert_error(
+            client.post(
+                "/agent/config", json={"enabled": False}, headers={"Authorization": "Bearer wrong"}
+            ),
+            401,
+            "Bearer",
+        )
+        assert client.get("/agent/config").json()["config"]["enabled"] is True
+        ok = client.post(
+            "/agent/config", json={"enabled": False}, headers={"Authorization": "Bearer s3cret"}
+        )
+        assert ok.json()["config"]["enabled"] is False
+
+
+# -- /health, CORS, errors ------------------------------------------------------------------
+
+
+def test_health_reports_counts_agent_and_actors(client: httpx.Client) -> None:
+    client.post("/feed", json={"text": "a"})
+    client.post("/sense", json=sense_body())
+    health = client.get("/health").json()
+    assert health["ok"] is True
+    assert (health["messages"], health["senseEvents"]) == (1, 1)
+    agent = health["agent"]
+    for key in (
+        "enabled",
+        "lastAnalysis",
+        "lastDigest",
+        "totalCalls",
+        "totalTokens",
+        "estimatedCost",
+        "model",
+        "idleSkips",
+    ):
+        assert key in agent
+    assert set(health["actors"]) == {
+        "feed",
+        "sense",
+        "digest",
+        "context",
+        "llm",
+        "ticker",
+        "agent",
+        "http",
+    }
+    assert all(a["alive"] and a["restarts"] == 0 for a in health["actors"].values())
+
+
+def test_cors_preflight_and_header(client: httpx.Client) -> None:
+    preflight = client.options(
+        "/sense", headers={"Origin": "http://x", "Access-Control-Request-Method": "POST"}
+    )
+    assert preflight.status_code == 204
+    assert preflight.headers["Access-Control-Allow-Origin"] == "*"
+    assert "POST" in preflight.headers["Access-Control-Allow-Methods"]
+    assert client.get("/health").headers["Access-Control-Allow-Origin"] == "*"
+    assert client.get("/nowhere").headers["Access-Control-Allow-Origin"] == "*"
+
+
+def test_unknown_paths_and_methods_get_json_errors(client: httpx.Client) -> None:
+    assert_error(client.get("/nowhere"), 404, "not found")
+    assert_error(client.delete("/feed"), 405, "method not allowed")
+
+
+# -- actors behind the transport ------------------------------------------------------------
+
+
+def test_an_actor_that_does_not_answer_gives_a_503_then_service_resumes(
+    relay: Relay, client: httpx.Client
+) -> None:
+    relay.handles["feed"].proxy().inject_fault.defer("hang", 3.0)
+    assert_error(client.post("/feed", json={"text": "during the hang"}), 503, "feed")
+    health = client.get("/health")
+    assert health.status_code == 503
+    assert health.json()["actors"]["feed"]["alive"] is True
+    assert client.post("/sense", json=sense_body()).status_code == 200  # others unaffected
+    wait_until(lambda: client.get("/health").status_code == 200, what="the hang to end")
+    assert client.post("/feed", json={"text": "after"}).status_code == 200
+
+
+def test_a_crashed_buffer_is_restarted_and_health_counts_it(
+    relay: Relay, client: httpx.Client
+) -> None:
+    relay.handles["sense"].proxy().inject_fault.defer("crash")
+    wait_until(
+        lambda: client.get("/health").json()["actors"]["sense"]["restarts"] == 1,
+        what="sense restart",
+    )
+    actors = client.get("/health").json()["actors"]
+    assert actors["sense"]["alive"] is True
+    assert isinstance(actors["sense"]["lastRestart"], int)
+    assert client.post("/sense", json=sense_body()).json()["ok"] is True
+
+
+def test_a_crashed_transport_rebinds_its_port(
+    make_relay: Callable[..., Relay],
+) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = replace(relay_settings(), port=port)
+    relay = make_relay(settings)
+    relay.handles["http"].proxy().inject_fault.defer("crash")
+    wait_until(
+        lambda: relay.handles["http"].restarts == 1 and relay.handles["http"].alive,
+        what="http restart",
+    )
+    answer = wait_until(lambda: _try_get(f"http://127.0.0.1:{port}/health"), what="serving again")
+    assert answer.json()["actors"]["http"]["restarts"] == 1
+
+
+def _try_get(url: str) -> httpx.Response | None:
+    try:
+        return httpx.get(url, timeout=1)
+    except httpx.HTTPError:
+        return None
+
+
+def test_ingestion_answers_promptly_while_the_llm_hangs(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM
+) -> None:
+    relay = make_relay(relay_settings(fake_llm, timeout_ms=60_000))
+    fake_llm.mode = "hang"
+    host, port = relay.address()
+    # A 2 s client timeout: a request that waited on the hung LLM would fail, not pass slowly.
+    with httpx.Client(base_url=f"http://{host}:{port}", timeout=2) as client:
+        client.post("/sense", json=sense_body())
+        assert relay.handles["ticker"].proxy().tick().get(timeout=5) == "started"
+        wait_until(lambda: fake_llm.calls == 1, what="the LLM request to hang")
+        for n in range(50):
+            assert client.post("/feed", json={"text": f"m{n}"}).status_code == 200
+            assert client.post("/sense", json=sense_body(ocr=f"o{n}")).status_code == 200
+        assert client.get("/health").json()["agent"]["inFlight"] is True
+        assert len(client.get("/feed").json()["messages"]) == 50
+        assert client.get("/agent/digest").json() == {"ok": True, "digest": None}
+
+
+def test_requests_from_many_threads_all_land(client: httpx.Client) -> None:
+    errors: list[Any] = []
+
+    def post(n: int) -> None:
+        try:
+            r = client.post("/feed", json={"text": f"t{n}"})
+            if r.status_code != 200:
+                errors.append(r.text)
+        except httpx.HTTPError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=post, args=(n,)) for n in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=10)
+    assert errors == []
+    assert sorted(feed_ids(client)) == list(range(1, 41))
