@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import pykka
 import structlog
+from pykka.messages import ProxyCall
 from structlog.contextvars import bound_contextvars
 
 from actors.errors import ActorUnavailable
@@ -104,6 +105,15 @@ class RelayActor(pykka.ThreadingActor):
 
     def stopped(self) -> None:
         """Release what :meth:`started` took; runs after a normal stop and after a crash."""
+
+    def _tell_peer(self, peer: ChildHandle, method: str, *args: Any) -> bool:
+        """``peer.defer(method, *args)``; False (and a log line) if the peer is restarting."""
+        try:
+            peer.defer(method, *args)
+        except ActorUnavailable:
+            self._log.warning("actor.peer_unavailable", peer=peer.name, method=method)
+            return False
+        return True
 
     def _report_exit(self, reason: str) -> None:
         if self._report is None:
@@ -227,6 +237,14 @@ class ChildHandle:
             ref.tell(message)
         except pykka.ActorDeadError as exc:
             raise ActorUnavailable(f"actor {self.name} is not running") from exc
+
+    def defer(self, method: str, *args: Any) -> None:
+        """Run ``method(*args)`` on the actor without waiting (a tell: an error kills it).
+
+        Raises:
+            ActorUnavailable: no incarnation is running.
+        """
+        self.tell(ProxyCall(attr_path=(method,), args=args, kwargs={}))
 
     def call(
         self, method: str, *args: Any, request_id: str | None = None

@@ -6,8 +6,6 @@ so this cannot deadlock), decides whether anything is new, and hands the prompt 
 
 from __future__ import annotations
 
-from typing import Any
-
 import pykka
 
 from actors.base import ChildHandle, RelayActor, Reporter
@@ -63,26 +61,23 @@ class ContextBuilder(RelayActor):
 
     def run_tick(self, request: TickRequest) -> None:
         """Build the window; ask the LLM only when something new arrived and it is not empty."""
-        ticker = self._ticker.proxy()
         try:
             feed, sense = self._snapshots()
         except (ActorUnavailable, pykka.ActorDeadError, pykka.Timeout) as exc:
-            ticker.tick_done.defer(
-                TickDone(request.tick_id, "failed", detail={"error": f"snapshot: {exc!r}"})
-            )
+            self._done(TickDone(request.tick_id, "failed", detail={"error": f"snapshot: {exc!r}"}))
             return
         marks = (feed.activity, sense.activity)
         if marks == request.last_marks:
-            self._tell_digest("record_idle_skip")
-            ticker.tick_done.defer(TickDone(request.tick_id, "idle", marks))
+            self._tell_peer(self._digest, "record_idle_skip")
+            self._done(TickDone(request.tick_id, "idle", marks))
             return
         config = request.config
         window = build_context_window(
             feed.items, sense.events, now_ms=self._clock.now_ms(), max_age_ms=config.max_age_ms
         )
         if window.is_empty:
-            self._tell_digest("record_empty_skip")
-            ticker.tick_done.defer(TickDone(request.tick_id, "empty", marks))
+            self._tell_peer(self._digest, "record_empty_skip")
+            self._done(TickDone(request.tick_id, "empty", marks))
             return
         llm_request = LLMRequest(
             tick_id=request.tick_id,
@@ -91,13 +86,8 @@ class ContextBuilder(RelayActor):
             window=window,
             marks=marks,
         )
-        try:
-            self._llm.proxy().complete.defer(llm_request)
-        except ActorUnavailable as exc:
-            ticker.tick_done.defer(TickDone(request.tick_id, "failed", detail={"error": str(exc)}))
+        if not self._tell_peer(self._llm, "complete", llm_request):
+            self._done(TickDone(request.tick_id, "failed", detail={"error": "llm restarting"}))
 
-    def _tell_digest(self, method: str, *args: Any) -> None:
-        try:
-            getattr(self._digest.proxy(), method).defer(*args)
-        except ActorUnavailable:
-            self._log.warning("context.digest_unavailable", method=method)
+    def _done(self, done: TickDone) -> None:
+        self._tell_peer(self._ticker, "tick_done", done)

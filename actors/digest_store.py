@@ -10,7 +10,6 @@ from actors.base import ChildHandle, RelayActor, Reporter
 from actors.clock import Clock
 from actors.completion import NO_OUTPUT
 from actors.cost import estimate_cost
-from actors.errors import ActorUnavailable
 from actors.records import JSONDict
 from actors.ticks import TickResult
 from config.app_names import normalize_app_name
@@ -109,12 +108,8 @@ class DigestStore(RelayActor):
             and analysis.hud != self._last_pushed_hud
         )
         if push:
-            try:
-                self._feed.proxy().push_agent.defer(analysis.hud)
-            except ActorUnavailable:
-                push = False
-                self._log.warning("digest.hud_not_pushed", reason="feed restarting")
-            else:
+            push = self._tell_peer(self._feed, "push_agent", analysis.hud)
+            if push:
                 self._last_pushed_hud = analysis.hud
         window = result.window
         entry = AgentEntry(

@@ -8,7 +8,6 @@ included, by ``AGENT_TIMEOUT_MS``: a server that trickles bytes cannot hold it l
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import httpx
 
@@ -16,7 +15,6 @@ from actors.base import ChildHandle, RelayActor, Reporter
 from actors.clock import Clock
 from actors.completion import Completion, parse_analysis, parse_chat_completion
 from actors.errors import (
-    ActorUnavailable,
     LLMBadResponse,
     LLMConnectionError,
     LLMError,
@@ -77,8 +75,8 @@ class LLMCaller(RelayActor):
             completion = self._call(request)
         except LLMError as exc:
             latency_ms = round((self._clock.monotonic() - started) * 1000)
-            self._tell(self._digest, "record_failure", f"{type(exc).__name__}: {exc}")
-            self._tell(
+            self._tell_peer(self._digest, "record_failure", f"{type(exc).__name__}: {exc}")
+            self._tell_peer(
                 self._ticker,
                 "tick_done",
                 TickDone(
@@ -95,7 +93,7 @@ class LLMCaller(RelayActor):
             return
         except Exception as exc:
             # A bug, not an LLM failure: finish the tick, then let the supervisor restart us.
-            self._tell(
+            self._tell_peer(
                 self._ticker,
                 "tick_done",
                 TickDone(request.tick_id, "failed", detail={"error": repr(exc)}),
@@ -114,7 +112,7 @@ class LLMCaller(RelayActor):
             tokens_out=completion.tokens_out,
             push_to_feed=config.push_to_feed,
         )
-        self._tell(self._digest, "record", result)
+        self._tell_peer(self._digest, "record", result)
         detail = {
             "model": config.model,
             "latencyMs": latency_ms,
@@ -125,7 +123,7 @@ class LLMCaller(RelayActor):
         }
         if config.log_verbose:
             detail["digest"] = analysis.digest[:300]
-        self._tell(
+        self._tell_peer(
             self._ticker, "tick_done", TickDone(request.tick_id, "ok", request.marks, detail)
         )
 
@@ -173,9 +171,3 @@ class LLMCaller(RelayActor):
         if not 200 <= response.status_code < 300:
             raise LLMHTTPError(response.status_code, content.decode("utf-8", errors="replace"))
         return parse_chat_completion(content)
-
-    def _tell(self, handle: ChildHandle, method: str, *args: Any) -> None:
-        try:
-            getattr(handle.proxy(), method).defer(*args)
-        except ActorUnavailable:
-            self._log.warning("llm.peer_unavailable", peer=handle.name, method=method)

@@ -15,7 +15,6 @@ import pykka
 
 from actors.base import ChildHandle, RelayActor, Reporter
 from actors.clock import Cancel, Clock
-from actors.errors import ActorUnavailable
 from actors.ticks import Marks, TickDone, TickRequest
 from config.settings import AgentConfig
 
@@ -122,11 +121,10 @@ class Ticker(RelayActor):
             )
         tick_id = self._next_tick_id
         self._next_tick_id += 1
-        try:
-            self._context.proxy().run_tick.defer(TickRequest(tick_id, config, self._marks))
-        except ActorUnavailable:
+        if not self._tell_peer(
+            self._context, "run_tick", TickRequest(tick_id, config, self._marks)
+        ):
             self._in_flight = None
-            self._log.warning("tick.failed", tick_id=tick_id, error="context builder restarting")
             return "unavailable"
         self._in_flight = tick_id
         self._in_flight_since = now
