@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import FrameType
@@ -43,6 +44,8 @@ EXIT_START_FAILED = 1
 EXIT_ESCALATED = 70
 START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 10.0
+DUPLICATE_SIGNAL_S = 0.1
+"""``timeout`` and some supervisors signal the process and its group: one stop, not two."""
 LLM_BACKOFF = Backoff(min_s=0.5, max_s=30.0, random_factor=0.2, reset_after_s=30.0)
 """The LLM path backs off when it keeps dying; in-process actors restart at once."""
 
@@ -191,11 +194,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     stop = threading.Event()
     exit_code = [0]
+    first_signal: list[tuple[int, float]] = []
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
-        if stop.is_set():
+        now = time.monotonic()
+        if first_signal:
+            first, at = first_signal[0]
+            if signum == first and now - at < DUPLICATE_SIGNAL_S:
+                return  # one signal delivered twice (to the process and to its group)
             log.warning("relay.forced_exit", actor="root", signal=signal.Signals(signum).name)
             os._exit(128 + signum)
+        first_signal.append((signum, now))
         log.info("relay.stopping", actor="root", signal=signal.Signals(signum).name)
         stop.set()
 

@@ -94,3 +94,14 @@ def test_a_port_in_use_stops_start_up_with_exit_code_1() -> None:
     assert proc.returncode == 1
     events = [orjson.loads(line)["event"] for line in proc.stdout.splitlines() if line.strip()]
     assert "relay.start_failed" in events
+
+
+def test_a_signal_delivered_twice_at_once_is_one_clean_stop(
+    relay_proc: tuple[subprocess.Popen[bytes], int],
+) -> None:
+    proc, _port = relay_proc
+    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signal.SIGTERM)
+    out, _err = proc.communicate(timeout=15)
+    assert proc.returncode == 0
+    assert b"relay.forced_exit" not in out
