@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import threading
+import time
+
+from freezegun import freeze_time
 
 from actors.clock import FakeClock, SystemClock
 
@@ -45,4 +48,10 @@ def test_system_clock_fires_callbacks_and_honours_cancel() -> None:
     clock.call_later(0.02, fired.set)
     assert fired.wait(5)
     assert not never.is_set()
-    assert abs(clock.now_ms() / 1000 - __import__("time").time()) < 1
+    assert abs(clock.now_ms() / 1000 - time.time()) < 1
+
+
+def test_system_clock_now_ms_is_epoch_milliseconds() -> None:
+    # freezegun only here: a pure wall-clock read, no timers, no Pykka waits.
+    with freeze_time("2026-02-01T00:00:00.250Z"):
+        assert SystemClock().now_ms() == 1_769_904_000_250
