@@ -116,6 +116,8 @@ def start_relay(
             ),
             h["llm"],
             backoff=LLM_BACKOFF,
+            # Holds nothing to flush; a stop behind a hung request abandons its thread.
+            shutdown_timeout_s=1.0,
         ),
         ChildSpec(
             "ticker",

@@ -34,12 +34,19 @@ own process, not in the workers. The CPU seconds of the relay (``/proc/<pid>/sta
 the workers (``time.process_time``) over each window are printed as a share of one core,
 so one can see which side is the bottleneck.
 
-Why one generator process by default: on the 2-core machine this was written on, one
-aiohttp worker used about 70-75 % of a core while the relay used about 100 %, i.e. the
-relay (whose aiohttp loop runs on one thread under the GIL) was saturated before the
-client. A second generator process took CPU from the relay on the second core and lowered
-the relay's req/s and raised its latency (see the report that came with this script), so
-the default is ``--procs 1``; try ``--procs 2`` on a machine with more cores.
+Why one generator process by default (measured on the 2-core machine this was written on,
+alternating --procs 1, 2 and 3 against one healthy relay, 4 rounds of 2 s, rounds with
+other load on the machine left out): with one worker the relay used 0.95-1.0 core (its
+aiohttp loop and its actors share one GIL, so about one core is its ceiling) and the worker
+0.85-0.9 core, about 14-16k req/s at 64 connections. Two workers gave 6-16 % fewer req/s
+(28 % in one round) and a higher p99 at 64 connections (10-18 ms against 6-11 ms), three
+workers 15-30 % fewer: with both cores already busy, more client processes only take CPU
+from the relay. The relay sits at its one-core ceiling with one worker, so the default is
+``--procs 1``; on a machine with more cores, try ``--procs 2``. Other processes on the
+machine distort the figures; the ``other cpu`` column (machine busy time from
+``/proc/stat`` minus the relay, the workers and this script) shows when that happened;
+values within about +-0.08 of zero are the 10 ms granularity of ``/proc`` CPU counters,
+not load.
 
 Everything is bounded: each request has a 10 s timeout, each worker a hard deadline, each
 wait on the relay or a worker a timeout; relays get SIGTERM, then SIGKILL after 15 s, in a
@@ -598,7 +605,10 @@ def run_scenario(
                         print(
                             f"  {endpoint:<6} {conns:>3} conns: {row.median('rps'):8.0f} req/s "
                             f"p50 {row.median('p50'):7.2f} ms p99 {row.median('p99'):7.2f} ms "
-                            f"errors {sum(row.errors().values())}"
+                            f"errors {sum(row.errors().values())}; per round req/s "
+                            f"{[round(r.rps) for r in row.rounds]} p99 "
+                            f"{[round(r.p99, 1) for r in row.rounds]} other cpu "
+                            f"{[round(r.other_cpu, 2) for r in row.rounds]}"
                         )
                 rss["end"] = rss_mb(relay.proc.pid)
                 status, body = health(relay)

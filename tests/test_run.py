@@ -105,3 +105,41 @@ def test_a_signal_delivered_twice_at_once_is_one_clean_stop(
     out, _err = proc.communicate(timeout=15)
     assert proc.returncode == 0
     assert b"relay.forced_exit" not in out
+
+
+def test_a_hung_llm_request_does_not_hold_up_shutdown() -> None:
+    from tests.fake_llm import FakeLLM  # noqa: PLC0415
+
+    with FakeLLM(mode="hang") as llm:
+        port = free_port()
+        env = {
+            **os.environ,
+            "OPENROUTER_API_KEY": "k",
+            "AGENT_BASE_URL": llm.base_url,
+            "AGENT_INTERVAL_MS": "100",
+            "AGENT_TIMEOUT_MS": "60000",
+        }
+        proc = subprocess.Popen(
+            [sys.executable, "run.py", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            wait_healthy(port, proc)
+            httpx.post(
+                f"http://127.0.0.1:{port}/feed", json={"text": "[PERIODIC]\n[x openrouter] hi"}
+            )
+            deadline = time.monotonic() + 10
+            while llm.calls == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert llm.calls == 1
+            proc.send_signal(signal.SIGTERM)
+            # Well under the 60 s LLM timeout: the stuck caller is abandoned, not awaited.
+            proc.communicate(timeout=8)
+            assert proc.returncode == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
