@@ -36,6 +36,7 @@ from actors import (
     SystemClock,
     Ticker,
 )
+from actors.base import NORMAL_EXIT
 from actors.supervisor import Backoff
 from config import Settings, configure_logging, settings_or_exit
 from transport import HttpTransport, Peers
@@ -169,6 +170,8 @@ def start_relay(
     ]
 
     def escalate(exited: ChildExited) -> None:
+        if exited.reason == NORMAL_EXIT:
+            return  # the root stopped because we asked it to
         log.critical("relay.root_gave_up", actor="root", reason=exited.reason)
         if on_escalate is not None:
             on_escalate(exited)

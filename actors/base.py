@@ -50,6 +50,9 @@ class ChildExited:
     reason: str
 
 
+NORMAL_EXIT = "normal"
+"""The reason a child gives when it stopped on request (OTP's ``normal``)."""
+
 Reporter = Callable[[ChildExited], None]
 """How a child reaches its supervisor: a function that ``tell``s it a :class:`ChildExited`."""
 
@@ -85,8 +88,11 @@ class RelayActor(pykka.ThreadingActor):
             raise
 
     def on_stop(self) -> None:
-        """Normal stop: clean up."""
-        self.stopped()
+        """Normal stop: clean up, and tell the supervisor it was a ``normal`` exit."""
+        try:
+            self.stopped()
+        finally:
+            self._report_exit(NORMAL_EXIT)
 
     def on_failure(
         self,

@@ -21,10 +21,12 @@ from typing import Any, Literal
 
 import pykka
 
-from actors.base import ChildExited, ChildHandle, RelayActor, Reporter
+from actors.base import NORMAL_EXIT, ChildExited, ChildHandle, RelayActor, Reporter
 from actors.clock import Cancel, Clock
 
 RestartType = Literal["permanent", "transient", "temporary"]
+"""OTP's restart types: ``permanent`` always restarts, ``transient`` only after a failure
+(not after a ``normal`` stop), ``temporary`` never."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,18 +177,6 @@ class Supervisor(RelayActor):
             return None
         return super().on_receive(message)
 
-    def children_status(self) -> dict[str, dict[str, Any]]:
-        """``{name: {alive, restarts, lastRestart, state}}`` of the direct children."""
-        return {
-            name: {
-                "alive": state.spec.handle.alive,
-                "restarts": state.spec.handle.restarts,
-                "lastRestart": state.spec.handle.last_restart_ms,
-                "state": state.spec.handle.state,
-            }
-            for name, state in self._children.items()
-        }
-
     # -- internals ---------------------------------------------------------------------------
 
     def _reporter(self, child: str) -> Reporter:
@@ -229,7 +219,7 @@ class Supervisor(RelayActor):
         if handle.ref is None or handle.ref.actor_urn != urn or handle.state != "running":
             return  # an older incarnation, or already being restarted
         if state.spec.restart == "temporary" or (
-            state.spec.restart == "transient" and reason == "normal"
+            state.spec.restart == "transient" and reason == NORMAL_EXIT
         ):
             handle.state = "stopped"
             self._log.info("supervisor.child_exited", child=name, reason=reason, restarted=False)

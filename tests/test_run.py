@@ -9,7 +9,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
@@ -143,3 +145,36 @@ def test_a_hung_llm_request_does_not_hold_up_shutdown() -> None:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(timeout=10)
+
+
+def restarted(handle: Any, count: int) -> bool:
+    return bool(handle.restarts == count and handle.alive)
+
+
+def test_the_root_escalates_when_a_child_keeps_crashing_and_not_on_a_normal_stop(
+    make_relay: Any,
+) -> None:
+    from actors.base import ChildExited  # noqa: PLC0415
+    from tests.conftest import wait_until  # noqa: PLC0415
+
+    escalations: list[ChildExited] = []
+    relay = make_relay(on_escalate=escalations.append)
+    feed = relay.handles["feed"]
+    for n in range(1, 11):  # the root allows 10 restarts in 30 s
+        feed.defer("inject_fault", "crash")
+        wait_until(partial(restarted, feed, n), what=f"restart {n}")
+    assert escalations == []
+
+    feed.defer("inject_fault", "crash")
+
+    wait_until(lambda: escalations, what="the escalation")
+    assert "intensity" in escalations[0].reason
+    wait_until(lambda: not relay.root.is_alive(), what="the root to stop")
+    assert not relay.handles["http"].alive
+
+
+def test_a_normal_stop_does_not_escalate(make_relay: Any) -> None:
+    escalations: list[Any] = []
+    relay = make_relay(on_escalate=escalations.append)
+    assert relay.stop()
+    assert escalations == []

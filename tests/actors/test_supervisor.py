@@ -161,16 +161,47 @@ def test_temporary_child_is_not_restarted(clock: FakeClock) -> None:
 
 def test_poll_finds_a_child_that_died_without_reporting(clock: FakeClock) -> None:
     starts: list[str] = []
-    child = spec("a", starts)
+    # This child is given no way to report: only the poll can notice its death.
+    child = ChildSpec("a", lambda _report: Worker.start(starts=starts, label="a"), ChildHandle("a"))
     start_sup([child], clock, poll_interval_s=1.0)
-    assert child.handle.ref is not None
-    child.handle.ref.stop(block=True, timeout=5)  # a stop reports nothing
+    child.handle.proxy().inject_fault.defer("crash")
+    wait_until(lambda: not child.handle.alive, what="the crash")
     assert child.handle.restarts == 0
 
     clock.advance(1.0)
 
     wait_until(lambda: child.handle.restarts == 1 and child.handle.alive, what="poll restart")
     assert starts == ["a", "a"]
+
+
+@pytest.mark.parametrize(
+    ("restart", "how", "restarted"),
+    [
+        ("permanent", "normal", True),
+        ("permanent", "crash", True),
+        ("transient", "normal", False),
+        ("transient", "crash", True),
+        ("temporary", "normal", False),
+        ("temporary", "crash", False),
+    ],
+)
+def test_restart_types_by_exit_kind(
+    clock: FakeClock, restart: str, how: str, restarted: bool
+) -> None:
+    child = spec("a", [], restart=restart)
+    start_sup([child], clock, poll_interval_s=1.0)
+    assert child.handle.ref is not None
+    if how == "normal":
+        child.handle.ref.stop(block=True, timeout=5)
+    else:
+        child.handle.proxy().inject_fault.defer("crash")
+    if restarted:
+        wait_until(lambda: child.handle.restarts == 1 and child.handle.alive, what="restart")
+    else:
+        wait_until(lambda: child.handle.state == "stopped", what="child left stopped")
+        clock.advance(3)  # polls see it dead and still leave it
+        assert child.handle.restarts == 0
+        assert not child.handle.alive
 
 
 def test_backoff_delays_repeated_restarts_and_resets_after_a_healthy_run(
