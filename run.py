@@ -37,6 +37,14 @@ from actors import (
     Ticker,
 )
 from actors.base import NORMAL_EXIT
+from actors.storage import (
+    MEMORY,
+    StorageError,
+    StorageInfo,
+    close_storage,
+    open_storage,
+    with_problem,
+)
 from actors.supervisor import Backoff
 from config import Settings, configure_logging, settings_or_exit
 from transport import HttpTransport, Peers
@@ -55,10 +63,11 @@ log = structlog.get_logger("relay")
 
 @dataclass(frozen=True, slots=True)
 class Relay:
-    """A running relay: the root supervisor and the stable handle of every actor."""
+    """A running relay: the root supervisor, every actor's stable handle, the storage."""
 
     root: pykka.ActorRef[Any]
     handles: dict[str, ChildHandle]
+    storage: StorageInfo
 
     def address(self, timeout_s: float = 5.0) -> tuple[str, int]:
         """Where the HTTP transport listens."""
@@ -72,7 +81,23 @@ class Relay:
         except pykka.Timeout:
             log.error("relay.stop_timeout", actor="root", timeout_s=timeout_s)
             return False
+        finally:
+            close_storage(self.storage)
         return True
+
+
+def prepare_storage(settings: Settings) -> StorageInfo:
+    """Open the databases; if the data directory is unusable, serve from memory and say so."""
+    try:
+        return open_storage(settings.data_dir, settings.sync)
+    except StorageError as exc:
+        log.critical(
+            "storage.unusable_serving_from_memory",
+            actor="root",
+            data_dir=settings.data_dir,
+            error=str(exc),
+        )
+        return with_problem(open_storage(MEMORY, settings.sync), str(exc))
 
 
 def start_relay(
@@ -91,6 +116,8 @@ def start_relay(
     names = ("feed", "sense", "digest", "context", "llm", "ticker", "agent", "http")
     h = {name: ChildHandle(name) for name in names}
     agent_cfg = settings.agent
+    storage = prepare_storage(settings)
+    stores = storage.stores
 
     agent_children = [
         ChildSpec(
@@ -137,15 +164,28 @@ def start_relay(
         actors=h,
         timeout_s=settings.actor_timeout_ms / 1000,
         token=settings.token,
+        storage=storage,
     )
     root_children = [
-        ChildSpec("feed", lambda report: FeedBuffer.start(clock=clock, report=report), h["feed"]),
         ChildSpec(
-            "sense", lambda report: SenseBuffer.start(clock=clock, report=report), h["sense"]
+            "feed",
+            lambda report: FeedBuffer.start(clock=clock, store=stores["feed"], report=report),
+            h["feed"],
+        ),
+        ChildSpec(
+            "sense",
+            lambda report: SenseBuffer.start(clock=clock, store=stores["sense"], report=report),
+            h["sense"],
         ),
         ChildSpec(
             "digest",
-            lambda report: DigestStore.start(clock=clock, feed=h["feed"], report=report),
+            lambda report: DigestStore.start(
+                clock=clock,
+                store=stores["agent"],
+                feed=h["feed"],
+                retention_days=settings.retention_days,
+                report=report,
+            ),
             h["digest"],
         ),
         ChildSpec(
@@ -186,9 +226,10 @@ def start_relay(
     try:
         root.proxy().ping().get(timeout=START_TIMEOUT_S)
     except (pykka.ActorDeadError, pykka.Timeout) as exc:
+        close_storage(storage)
         msg = "the relay failed to start; see the log lines before this one"
         raise RuntimeError(msg) from exc
-    return Relay(root=root, handles=h)
+    return Relay(root=root, handles=h, storage=storage)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

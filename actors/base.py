@@ -173,7 +173,11 @@ class RelayActor(pykka.ThreadingActor):
         except Exception as exc:  # the caller gets the error; this actor keeps serving
             call.reply.set_exception(exc)
         else:
-            call.reply.set_result(result)
+            self._deliver(call.reply, result)
+
+    def _deliver(self, reply: concurrent.futures.Future[Any], result: Any) -> None:
+        """Hand a :class:`Call`'s result to its caller (durable actors wait for the commit)."""
+        reply.set_result(result)
 
 
 @dataclass(slots=True)

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from actors.base import ChildHandle, RelayActor, Reporter
-from actors.clock import Clock
+import orjson
+import pykka
+
+from actors.base import ChildHandle, Reporter
+from actors.clock import Cancel, Clock
 from actors.completion import NO_OUTPUT
 from actors.cost import estimate_cost
+from actors.durable import DurableActor
 from actors.records import JSONDict
+from actors.storage import Store
 from actors.ticks import TickResult
 from config.app_names import normalize_app_name
 
@@ -19,6 +26,9 @@ AGENT_RING = 50
 DIGEST_PREVIEW_CHARS = 200
 """``/health.agent.lastDigest`` shows this much of the latest digest."""
 _NOT_PUSHED = (NO_OUTPUT, "Idle")
+DAY_MS = 86_400_000
+PRUNE_INTERVAL_S = 3600.0
+"""How often entries older than the retention are deleted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +71,34 @@ class AgentEntry:
             "parsedOk": self.parsed_ok,
         }
 
+    def to_record(self) -> bytes:
+        """The row stored in ``agent_entries.entry``."""
+        return orjson.dumps(
+            {**self.to_json(), "appHistory": [list(pair) for pair in self.app_history]}
+        )
+
+    @classmethod
+    def from_record(cls, raw: bytes) -> AgentEntry:
+        """Rebuild an entry from :meth:`to_record`'s bytes."""
+        data = orjson.loads(raw)
+        context = data["context"]
+        return cls(
+            id=data["id"],
+            ts=data["ts"],
+            hud=data["hud"],
+            digest=data["digest"],
+            current_app=context["currentApp"],
+            app_history=tuple((app, ts) for app, ts in data["appHistory"]),
+            audio_count=context["audioCount"],
+            screen_count=context["screenCount"],
+            pushed=data["pushed"],
+            model=data["model"],
+            latency_ms=data["latencyMs"],
+            tokens_in=data["tokensIn"],
+            tokens_out=data["tokensOut"],
+            parsed_ok=data["parsedOk"],
+        )
+
     def digest_json(self) -> JSONDict:
         """The shape of ``/agent/digest``'s ``digest`` in the v2 spec."""
         return {
@@ -73,44 +111,118 @@ class AgentEntry:
         }
 
 
-class DigestStore(RelayActor):
+@dataclass(slots=True)
+class _Counters:
+    """The agent's counters; persisted as one JSON row."""
+
+    total_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    last_analysis_ts: int | None = None
+    idle_skips: int = 0
+    empty_skips: int = 0
+    failures: int = 0
+    last_error: str | None = None
+    parse_failures: int = 0
+    last_pushed_hud: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Prune:
+    """Time to drop entries older than the retention (sent by the timer)."""
+
+
+class DigestStore(DurableActor):
     """Stores what each successful tick produced and pushes new hud lines to the feed.
 
     A failed tick changes only the failure counters: the stored hud, digest and entries stay.
+    The newest :data:`AGENT_RING` entries are also in memory; older ones stay in the database
+    for ``retention_days`` and are read back by :meth:`history_range`.
     """
 
     name = "digest"
 
-    def __init__(self, *, clock: Clock, feed: ChildHandle, report: Reporter | None = None) -> None:
-        super().__init__(report=report)
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        store: Store,
+        feed: ChildHandle,
+        retention_days: float = 7.0,
+        report: Reporter | None = None,
+    ) -> None:
+        super().__init__(store=store, report=report)
         self._clock = clock
         self._feed = feed
+        self._retention_ms = round(retention_days * DAY_MS)
         self._entries: deque[AgentEntry] = deque(maxlen=AGENT_RING)
-        self._latest: AgentEntry | None = None
         self._next_id = 1
-        self._last_pushed_hud = ""
-        self._total_calls = 0
-        self._tokens_in = 0
-        self._tokens_out = 0
-        self._last_analysis_ts: int | None = None
-        self._idle_skips = 0
-        self._empty_skips = 0
-        self._failures = 0
-        self._last_error: str | None = None
-        self._parse_failures = 0
+        self._counters = _Counters()
+        self._prune_timer: Cancel | None = None
+
+    def restore(self, db: sqlite3.Connection) -> None:
+        """Reload the newest entries and the counters; schedule retention pruning."""
+        rows = db.execute(
+            "SELECT entry FROM agent_entries ORDER BY id DESC LIMIT ?", (AGENT_RING,)
+        ).fetchall()
+        self._entries.extend(AgentEntry.from_record(row[0]) for row in reversed(rows))
+        last = db.execute("SELECT MAX(id) FROM agent_entries").fetchone()[0]
+        self._next_id = (last or 0) + 1
+        state = db.execute("SELECT value FROM agent_state WHERE key = 'counters'").fetchone()
+        if state is not None:
+            known = set(_Counters.__dataclass_fields__)
+            self._counters = _Counters(
+                **{k: v for k, v in orjson.loads(state[0]).items() if k in known}
+            )
+        if rows:
+            self._log.info("digest.restored", entries=len(rows), next_id=self._next_id)
+        self._prune()
+
+    def stopped(self) -> None:
+        """Disarm the prune timer, then commit and close."""
+        if self._prune_timer is not None:
+            self._prune_timer()
+            self._prune_timer = None
+        super().stopped()
+
+    def on_receive(self, message: Any) -> Any:
+        """Retention pruning on its timer."""
+        if isinstance(message, _Prune):
+            self._prune()
+            return None
+        return super().on_receive(message)
+
+    def _prune(self) -> None:
+        cutoff = self._clock.now_ms() - self._retention_ms
+        keep_from = self._next_id - AGENT_RING
+        self._write("DELETE FROM agent_entries WHERE ts < ? AND id < ?", (cutoff, keep_from))
+        ref = self.actor_ref
+
+        def fire() -> None:
+            with contextlib.suppress(pykka.ActorDeadError):  # a dead incarnation prunes nothing
+                ref.tell(_Prune())
+
+        self._prune_timer = self._clock.call_later(PRUNE_INTERVAL_S, fire)
+
+    def _save_counters(self) -> None:
+        self._write(
+            "INSERT OR REPLACE INTO agent_state (key, value) VALUES ('counters', ?)",
+            (orjson.dumps(asdict(self._counters)),),
+        )
 
     def record(self, result: TickResult) -> AgentEntry:
         """Store a successful tick; push its hud unless it is ``—``, ``Idle`` or a repeat."""
         analysis = result.analysis
+        counters = self._counters
         push = (
             result.push_to_feed
             and analysis.hud not in _NOT_PUSHED
-            and analysis.hud != self._last_pushed_hud
+            and analysis.hud != counters.last_pushed_hud
         )
         if push:
             push = self._tell_peer(self._feed, "push_agent", analysis.hud)
             if push:
-                self._last_pushed_hud = analysis.hud
+                counters.last_pushed_hud = analysis.hud
         window = result.window
         entry = AgentEntry(
             id=self._next_id,
@@ -128,54 +240,85 @@ class DigestStore(RelayActor):
             tokens_out=result.tokens_out,
             parsed_ok=analysis.parsed_ok,
         )
+        self._write(
+            "INSERT INTO agent_entries (id, ts, entry) VALUES (?, ?, ?)",
+            (entry.id, entry.ts, entry.to_record()),
+        )
         self._next_id += 1
         self._entries.append(entry)
-        self._latest = entry
-        self._total_calls += 1
-        self._tokens_in += result.tokens_in
-        self._tokens_out += result.tokens_out
-        self._last_analysis_ts = entry.ts
+        counters.total_calls += 1
+        counters.tokens_in += result.tokens_in
+        counters.tokens_out += result.tokens_out
+        counters.last_analysis_ts = entry.ts
         if not analysis.parsed_ok:
-            self._parse_failures += 1
+            counters.parse_failures += 1
+        self._save_counters()
         return entry
 
     def record_failure(self, error: str) -> None:
-        """Count a failed LLM call; nothing stored changes."""
-        self._failures += 1
-        self._last_error = error
+        """Count a failed LLM call; nothing else changes."""
+        self._counters.failures += 1
+        self._counters.last_error = error
+        self._save_counters()
 
     def record_idle_skip(self) -> None:
         """Count a tick skipped because nothing new arrived."""
-        self._idle_skips += 1
+        self._counters.idle_skips += 1
+        self._save_counters()
 
     def record_empty_skip(self) -> None:
         """Count a tick skipped because the window held no audio and no screen events."""
-        self._empty_skips += 1
+        self._counters.empty_skips += 1
+        self._save_counters()
 
     def latest_digest(self) -> JSONDict | None:
         """``/agent/digest``'s ``digest``, or ``None`` before the first successful tick."""
-        return self._latest.digest_json() if self._latest else None
+        return self._entries[-1].digest_json() if self._entries else None
 
     def last(self) -> JSONDict | None:
         """``/agent/last``'s ``result``."""
         return self._entries[-1].to_json() if self._entries else None
 
     def history(self, limit: int) -> list[JSONDict]:
-        """The newest ``limit`` entries, newest first."""
+        """The newest ``limit`` entries (at most :data:`AGENT_RING`), newest first."""
         newest = list(self._entries)[-limit:] if limit > 0 else []
         return [entry.to_json() for entry in reversed(newest)]
 
+    def history_range(
+        self, since: int | None, until: int | None, before: int | None, limit: int
+    ) -> tuple[list[JSONDict], int | None]:
+        """Entries with ``since <= ts < until`` and ``id < before``, newest first.
+
+        Returns the page and the ``before`` cursor of the next page (``None`` on the last).
+        """
+        assert self._db is not None, "started() opened the connection"
+        rows = self._db.execute(
+            "SELECT entry FROM agent_entries WHERE ts >= ? AND ts < ? AND id < ? "
+            "ORDER BY id DESC LIMIT ?",
+            (
+                since if since is not None else 0,
+                until if until is not None else 2**62,
+                before if before is not None else 2**62,
+                limit + 1,
+            ),
+        ).fetchall()
+        page = [AgentEntry.from_record(row[0]) for row in rows[:limit]]
+        cursor = page[-1].id if len(rows) > limit else None
+        return [entry.to_json() for entry in page], cursor
+
     def stats(self) -> dict[str, Any]:
         """The counters ``/health.agent`` shows."""
+        c = self._counters
+        latest = self._entries[-1] if self._entries else None
         return {
-            "lastAnalysis": self._last_analysis_ts,
-            "lastDigest": self._latest.digest[:DIGEST_PREVIEW_CHARS] if self._latest else None,
-            "totalCalls": self._total_calls,
-            "totalTokens": {"in": self._tokens_in, "out": self._tokens_out},
-            "estimatedCost": estimate_cost(self._tokens_in, self._tokens_out),
-            "idleSkips": self._idle_skips,
-            "emptySkips": self._empty_skips,
-            "failures": self._failures,
-            "lastError": self._last_error,
-            "parseFailures": self._parse_failures,
+            "lastAnalysis": c.last_analysis_ts,
+            "lastDigest": latest.digest[:DIGEST_PREVIEW_CHARS] if latest else None,
+            "totalCalls": c.total_calls,
+            "totalTokens": {"in": c.tokens_in, "out": c.tokens_out},
+            "estimatedCost": estimate_cost(c.tokens_in, c.tokens_out),
+            "idleSkips": c.idle_skips,
+            "emptySkips": c.empty_skips,
+            "failures": c.failures,
+            "lastError": c.last_error,
+            "parseFailures": c.parse_failures,
         }

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections import deque
 from typing import Any
 
-from actors.base import RelayActor, Reporter
+from actors.base import Reporter
 from actors.clock import Clock
+from actors.durable import DurableActor
 from actors.errors import BadRequest
 from actors.records import FeedItem, FeedSnapshot
+from actors.storage import Store
 
 FEED_RING = 100
 """Items the feed keeps (the newest)."""
 MAX_PRIORITY_CHARS = 32
+PRUNE_SLACK = 1000
+"""Rows beyond the ring are deleted in batches of about this many."""
 
 AGENT_SOURCE = "agent"
 
@@ -39,29 +44,55 @@ def validate_feed(body: Any) -> tuple[str, str]:
     return text, priority
 
 
-class FeedBuffer(RelayActor):
-    """The feed ring of :data:`FEED_RING` items.
+class FeedBuffer(DurableActor):
+    """The feed ring of :data:`FEED_RING` items, kept in memory and in the ``feed`` table.
 
-    Ids only grow. ``activity`` counts what clients post, not the agent's own hud lines, so
-    the agent's push never makes the next tick look busy.
+    Ids only grow, across restarts too. ``activity`` counts what clients post, not the
+    agent's own hud lines, so the agent's push never makes the next tick look busy.
     """
 
     name = "feed"
 
-    def __init__(self, *, clock: Clock, report: Reporter | None = None) -> None:
-        super().__init__(report=report)
+    def __init__(self, *, clock: Clock, store: Store, report: Reporter | None = None) -> None:
+        super().__init__(store=store, report=report)
         self._clock = clock
         self._items: deque[FeedItem] = deque(maxlen=FEED_RING)
         self._next_id = 1
         self._activity = 0
+        self._kept_from = 1
+        """Rows with a lower id have been pruned."""
+
+    def restore(self, db: sqlite3.Connection) -> None:
+        """Reload the ring; continue the ids after the highest ever stored."""
+        rows = db.execute(
+            "SELECT id, ts, text, priority, source FROM feed ORDER BY id DESC LIMIT ?", (FEED_RING,)
+        ).fetchall()
+        self._items.extend(FeedItem(*row) for row in reversed(rows))
+        first, last = db.execute("SELECT MIN(id), MAX(id) FROM feed").fetchone()
+        self._next_id = (last or 0) + 1
+        self._kept_from = first or self._next_id
+        if rows:
+            self._log.info("feed.restored", items=len(rows), next_id=self._next_id)
 
     def _append(self, text: str, priority: str, source: str | None) -> FeedItem:
         item = FeedItem(
             id=self._next_id, text=text, priority=priority, ts=self._clock.now_ms(), source=source
         )
+        self._write(
+            "INSERT INTO feed (id, ts, text, priority, source) VALUES (?, ?, ?, ?, ?)",
+            (item.id, item.ts, item.text, item.priority, item.source),
+        )
         self._next_id += 1
         self._items.append(item)
+        if self._next_id - self._kept_from > FEED_RING + PRUNE_SLACK:
+            self._prune()
         return item
+
+    def _prune(self) -> None:
+        """Drop the rows that fell out of the ring (batched: once per PRUNE_SLACK items)."""
+        keep_from = self._next_id - FEED_RING
+        self._write("DELETE FROM feed WHERE id < ?", (keep_from,))
+        self._kept_from = keep_from
 
     def append(self, text: str, priority: str = "normal") -> FeedItem:
         """Store a client's message (already validated) and count it as activity."""

@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import math
+import sqlite3
 from collections import deque
 from typing import Any
 
-from actors.base import RelayActor, Reporter
+import orjson
+
+from actors.base import Reporter
 from actors.clock import Clock
+from actors.durable import DurableActor
 from actors.errors import BadRequest
 from actors.records import SenseEvent, SenseInput, SenseSnapshot
+from actors.storage import Store
 
 SENSE_RING = 30
 """Events the sense ring keeps (the newest)."""
 SENSE_BODY_LIMIT = 2 * 1024 * 1024
 """Largest ``POST /sense`` body, in bytes."""
 _SERVER_FIELDS = ("id", "receivedAt")
+PRUNE_SLACK = 100
+"""Rows beyond the ring are deleted in batches of about this many (events can be large)."""
 
 
 def _is_number(value: Any) -> bool:
@@ -73,33 +80,48 @@ def validate_sense(body: Any) -> SenseInput:
     )
 
 
-class SenseBuffer(RelayActor):
-    """The sense ring of :data:`SENSE_RING` events; ids only grow."""
+class SenseBuffer(DurableActor):
+    """The sense ring of :data:`SENSE_RING` events, in memory and in the ``sense`` table."""
 
     name = "sense"
 
-    def __init__(self, *, clock: Clock, report: Reporter | None = None) -> None:
-        super().__init__(report=report)
+    def __init__(self, *, clock: Clock, store: Store, report: Reporter | None = None) -> None:
+        super().__init__(store=store, report=report)
         self._clock = clock
         self._events: deque[SenseEvent] = deque(maxlen=SENSE_RING)
         self._next_id = 1
         self._activity = 0
+        self._kept_from = 1
+
+    def restore(self, db: sqlite3.Connection) -> None:
+        """Reload the ring; continue the ids after the highest ever stored."""
+        rows = db.execute(
+            "SELECT id, received_at, payload FROM sense ORDER BY id DESC LIMIT ?", (SENSE_RING,)
+        ).fetchall()
+        for event_id, received_at, payload in reversed(rows):
+            self._events.append(
+                _stored(event_id, received_at, validate_sense(orjson.loads(payload)))
+            )
+        first, last = db.execute("SELECT MIN(id), MAX(id) FROM sense").fetchone()
+        self._next_id = (last or 0) + 1
+        self._kept_from = first or self._next_id
+        if rows:
+            self._log.info("sense.restored", events=len(rows), next_id=self._next_id)
 
     def append(self, event: SenseInput) -> SenseEvent:
         """Store a validated event with its id and ``receivedAt``."""
-        stored = SenseEvent(
-            id=self._next_id,
-            received_at=self._clock.now_ms(),
-            type=event.type,
-            ts=event.ts,
-            ocr=event.ocr,
-            app=event.app,
-            ssim=event.ssim,
-            payload=event.payload,
+        stored = _stored(self._next_id, self._clock.now_ms(), event)
+        self._write(
+            "INSERT INTO sense (id, received_at, payload) VALUES (?, ?, ?)",
+            (stored.id, stored.received_at, orjson.dumps(event.payload)),
         )
         self._next_id += 1
         self._activity += 1
         self._events.append(stored)
+        if self._next_id - self._kept_from > SENSE_RING + PRUNE_SLACK:
+            keep_from = self._next_id - SENSE_RING
+            self._write("DELETE FROM sense WHERE id < ?", (keep_from,))
+            self._kept_from = keep_from
         return stored
 
     def events_after(self, after: int) -> tuple[SenseEvent, ...]:
@@ -115,3 +137,16 @@ class SenseBuffer(RelayActor):
     def count(self) -> int:
         """Events in the ring."""
         return len(self._events)
+
+
+def _stored(event_id: int, received_at: int, event: SenseInput) -> SenseEvent:
+    return SenseEvent(
+        id=event_id,
+        received_at=received_at,
+        type=event.type,
+        ts=event.ts,
+        ocr=event.ocr,
+        app=event.app,
+        ssim=event.ssim,
+        payload=event.payload,
+    )

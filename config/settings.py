@@ -8,6 +8,7 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
@@ -16,6 +17,9 @@ MIN_RUNTIME_INTERVAL_MS = 5_000
 """``POST /agent/config`` raises a smaller ``intervalMs`` to this (the environment is not)."""
 MIN_RUNTIME_MAX_AGE_MS = 10_000
 """``POST /agent/config`` raises a smaller ``maxAge`` to this."""
+DEFAULT_DATA_DIR = str(Path(__file__).resolve().parent.parent / "data")
+"""``data/`` beside ``run.py``."""
+SYNC_MODES = ("full", "normal")
 LOG_FORMATS = ("console", "json")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
@@ -145,6 +149,12 @@ class Settings:
     log_level: str = "info"
     actor_timeout_ms: int = 2_000
     """How long an HTTP handler waits for an actor before it answers 503."""
+    data_dir: str = DEFAULT_DATA_DIR
+    """Where the database lives; ``:memory:`` keeps everything in memory only."""
+    retention_days: float = 7.0
+    """How long agent entries beyond the newest 50 are kept."""
+    sync: str = "full"
+    """``full``: a 200 means fsynced; ``normal``: survives a relay crash, not a power cut."""
     agent: AgentConfig = AgentConfig()
 
 
@@ -152,6 +162,25 @@ class Settings:
 _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
     ("host", "RELAY_HOST", "host", "address to listen on (default 127.0.0.1)"),
     ("port", "RELAY_PORT", "port", "TCP port to listen on (default 18791)"),
+    (
+        "data_dir",
+        "RELAY_DATA_DIR",
+        "text",
+        "where state persists; :memory: keeps it in memory only (default: data/ beside run.py)",
+    ),
+    (
+        "retention_days",
+        "RELAY_RETENTION_DAYS",
+        "positive_number",
+        "days to keep agent entries beyond the newest 50 (default 7)",
+    ),
+    (
+        "sync",
+        "RELAY_SYNC",
+        "sync",
+        "full: an acknowledged POST is fsynced; normal: faster, survives a crash of the "
+        "relay but not a power cut (default full)",
+    ),
     (
         "log_format",
         "LOG_FORMAT",
@@ -218,6 +247,18 @@ def _parse(kind: str, name: str, raw: str) -> Any:
         if not _DIGITS.fullmatch(value) or int(value) <= 0:
             raise ConfigError(f"{name} must be a positive whole number, got {raw!r}")
         return int(value)
+    if kind == "positive_number":
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number) or number <= 0:
+            raise ConfigError(f"{name} must be a positive number, got {raw!r}")
+        return number
+    if kind == "sync":
+        if value.lower() not in SYNC_MODES:
+            raise ConfigError(f"{name} must be one of {', '.join(SYNC_MODES)}, got {raw!r}")
+        return value.lower()
     if kind == "bool":
         lowered = value.lower()
         if lowered in ("1", "true", "yes", "on"):
@@ -302,6 +343,9 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
         log_format=values.get("log_format", "console" if isatty else "json"),
         log_level=values.get("log_level", "info"),
         actor_timeout_ms=values.get("actor_timeout_ms", 2_000),
+        data_dir=values.get("data_dir", DEFAULT_DATA_DIR),
+        retention_days=values.get("retention_days", 7.0),
+        sync=values.get("sync", "full"),
         agent=agent,
     )
 

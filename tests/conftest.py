@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pykka
@@ -14,6 +15,7 @@ import pytest
 import structlog
 
 from actors.clock import FakeClock
+from actors.storage import StorageInfo, open_storage
 from config.settings import AgentConfig, Settings
 from run import Relay, start_relay
 from tests.fake_llm import FakeLLM
@@ -85,6 +87,12 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
+def storage(tmp_path: Path) -> StorageInfo:
+    """Real database files in the test's temporary directory."""
+    return open_storage(str(tmp_path / "data"))
+
+
+@pytest.fixture
 def fake_llm() -> Iterator[FakeLLM]:
     with FakeLLM() as llm:
         yield llm
@@ -95,7 +103,9 @@ def relay_settings(fake_llm: FakeLLM | None = None, **agent: Any) -> Settings:
     config = AgentConfig(interval_ms=HOUR_MS, timeout_ms=2_000)
     if fake_llm is not None:
         config = replace(config, base_url=fake_llm.base_url, api_key="test-key")
-    return Settings(port=0, actor_timeout_ms=1_000, agent=replace(config, **agent))
+    return Settings(
+        port=0, actor_timeout_ms=1_000, data_dir=":memory:", agent=replace(config, **agent)
+    )
 
 
 @pytest.fixture

@@ -41,10 +41,16 @@ def wait_healthy(port: int, proc: subprocess.Popen[bytes], timeout_s: float = 15
     pytest.fail("relay did not become healthy")
 
 
-@pytest.fixture
-def relay_proc() -> Iterator[tuple[subprocess.Popen[bytes], int]]:
-    port = free_port()
+def relay_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    """The environment of a test relay: no key or token from outside, its own data."""
     env = {k: v for k, v in os.environ.items() if k not in ("OPENROUTER_API_KEY", "RELAY_TOKEN")}
+    return {**env, "RELAY_DATA_DIR": str(data_dir), **extra}
+
+
+@pytest.fixture
+def relay_proc(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    port = free_port()
+    env = relay_env(tmp_path / "data")
     proc = subprocess.Popen(
         [sys.executable, "run.py", "--port", str(port)],
         cwd=ROOT,
@@ -81,7 +87,7 @@ def test_relay_serves_and_exits_cleanly_on_a_signal(
     assert "OPENROUTER_API_KEY" in off["reason"]
 
 
-def test_a_port_in_use_stops_start_up_with_exit_code_1() -> None:
+def test_a_port_in_use_stops_start_up_with_exit_code_1(tmp_path: Path) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
@@ -89,6 +95,7 @@ def test_a_port_in_use_stops_start_up_with_exit_code_1() -> None:
         proc = subprocess.run(
             [sys.executable, "run.py", "--port", str(port)],
             cwd=ROOT,
+            env=relay_env(tmp_path),
             capture_output=True,
             timeout=30,
             check=False,
@@ -109,18 +116,18 @@ def test_a_signal_delivered_twice_at_once_is_one_clean_stop(
     assert b"relay.forced_exit" not in out
 
 
-def test_a_hung_llm_request_does_not_hold_up_shutdown() -> None:
+def test_a_hung_llm_request_does_not_hold_up_shutdown(tmp_path: Path) -> None:
     from tests.fake_llm import FakeLLM  # noqa: PLC0415
 
     with FakeLLM(mode="hang") as llm:
         port = free_port()
-        env = {
-            **os.environ,
-            "OPENROUTER_API_KEY": "k",
-            "AGENT_BASE_URL": llm.base_url,
-            "AGENT_INTERVAL_MS": "100",
-            "AGENT_TIMEOUT_MS": "60000",
-        }
+        env = relay_env(
+            tmp_path,
+            OPENROUTER_API_KEY="k",
+            AGENT_BASE_URL=llm.base_url,
+            AGENT_INTERVAL_MS="100",
+            AGENT_TIMEOUT_MS="60000",
+        )
         proc = subprocess.Popen(
             [sys.executable, "run.py", "--port", str(port)],
             cwd=ROOT,

@@ -22,6 +22,7 @@ from actors.base import ChildHandle
 from actors.errors import ActorUnavailable, BadRequest, PayloadTooLarge, Unauthorized
 from actors.feed_buffer import validate_feed
 from actors.sense_buffer import SENSE_BODY_LIMIT, validate_sense
+from actors.storage import StorageInfo
 from config.settings import ConfigError
 from transport.bridge import ask
 
@@ -30,6 +31,8 @@ FEED_BODY_LIMIT = 256 * 1024
 CONFIG_BODY_LIMIT = 16 * 1024
 HISTORY_DEFAULT = 10
 HISTORY_MAX = 50
+RANGE_DEFAULT = 50
+RANGE_MAX = 500
 
 log = structlog.get_logger("relay")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -48,6 +51,8 @@ class Peers:
     """Every supervised actor by short name, for ``/health.actors``."""
     timeout_s: float
     token: str
+    storage: StorageInfo
+    """Static for the process: the epoch and where the data lives."""
 
 
 PEERS = web.AppKey("peers", Peers)
@@ -174,8 +179,11 @@ async def post_feed(request: web.Request) -> web.Response:
 async def get_feed(request: web.Request) -> web.Response:
     """``GET /feed?after=N``: messages with an id above N, oldest first."""
     after = _int_param(request, "after", 0)
-    items = await _ask(request, request.app[PEERS].feed, "items_after", after)
-    return json_response({"messages": [item.to_json() for item in items]})
+    peers = request.app[PEERS]
+    items = await _ask(request, peers.feed, "items_after", after)
+    return json_response(
+        {"messages": [item.to_json() for item in items], "epoch": peers.storage.epoch}
+    )
 
 
 async def post_sense(request: web.Request) -> web.Response:
@@ -189,8 +197,11 @@ async def get_sense(request: web.Request) -> web.Response:
     """``GET /sense?after=N&meta_only=true``: events above N; meta_only drops image data."""
     after = _int_param(request, "after", 0)
     meta_only = request.query.get("meta_only", "").lower() in ("true", "1")
-    events = await _ask(request, request.app[PEERS].sense, "events_after", after)
-    return json_response({"events": [e.to_json(meta_only=meta_only) for e in events]})
+    peers = request.app[PEERS]
+    events = await _ask(request, peers.sense, "events_after", after)
+    return json_response(
+        {"events": [e.to_json(meta_only=meta_only) for e in events], "epoch": peers.storage.epoch}
+    )
 
 
 async def get_digest(request: web.Request) -> web.Response:
@@ -206,13 +217,40 @@ async def get_last(request: web.Request) -> web.Response:
 
 
 async def get_history(request: web.Request) -> web.Response:
-    """``GET /agent/history?limit=N``: newest first, 10 by default, 50 at most."""
-    limit = _int_param(request, "limit", HISTORY_DEFAULT)
+    """``GET /agent/history``: the newest entries, or a time range page by page.
+
+    Without ``since``/``until``: the spec's behaviour, newest first, ``limit`` 10 by default
+    and 50 at most. With either: entries with ``since <= ts < until`` (epoch ms) from the
+    whole retention, newest first, ``limit`` 50 by default and 500 at most; ``next`` is the
+    ``before`` cursor of the next page, or null on the last.
+    """
+    peers = request.app[PEERS]
+    ranged = any(k in request.query for k in ("since", "until", "before"))
+    limit = _int_param(request, "limit", RANGE_DEFAULT if ranged else HISTORY_DEFAULT)
     if limit < 1:
         msg = f"limit must be at least 1, got {limit}"
         raise BadRequest(msg)
-    results = await _ask(request, request.app[PEERS].digest, "history", min(limit, HISTORY_MAX))
-    return json_response({"ok": True, "results": results})
+    if not ranged:
+        results = await _ask(request, peers.digest, "history", min(limit, HISTORY_MAX))
+        return json_response({"ok": True, "results": results, "epoch": peers.storage.epoch})
+    since = _optional_int(request, "since")
+    until = _optional_int(request, "until")
+    before = _optional_int(request, "before")
+    if since is not None and until is not None and until < since:
+        msg = "until must not be before since"
+        raise BadRequest(msg)
+    results, cursor = await _ask(
+        request, peers.digest, "history_range", since, until, before, min(limit, RANGE_MAX)
+    )
+    return json_response(
+        {"ok": True, "results": results, "next": cursor, "epoch": peers.storage.epoch}
+    )
+
+
+def _optional_int(request: web.Request, name: str) -> int | None:
+    if not request.query.get(name):
+        return None
+    return _int_param(request, name, 0)
 
 
 async def get_context(request: web.Request) -> web.Response:
@@ -276,6 +314,7 @@ async def get_health(request: web.Request) -> web.Response:
         agent.update(answers["ticker"])
     body: dict[str, Any] = {
         "ok": not errors,
+        "epoch": peers.storage.epoch,
         "messages": answers["messages"] if isinstance(answers["messages"], int) else None,
         "senseEvents": answers["senseEvents"] if isinstance(answers["senseEvents"], int) else None,
         "agent": agent,
@@ -288,6 +327,7 @@ async def get_health(request: web.Request) -> web.Response:
             }
             for name, handle in peers.actors.items()
         },
+        "storage": peers.storage.to_json(),
     }
     if errors:
         body["error"] = "; ".join(errors)

@@ -9,14 +9,16 @@ import pykka
 from actors.clock import FakeClock
 from actors.feed_buffer import FeedBuffer
 from actors.sense_buffer import SenseBuffer, validate_sense
+from actors.storage import StorageInfo
 
 
-def start(cls: Any, clock: FakeClock) -> Any:
-    return cls.start(clock=clock).proxy()
+def start(cls: Any, clock: FakeClock, storage: StorageInfo) -> Any:
+    part = "feed" if cls is FeedBuffer else "sense"
+    return cls.start(clock=clock, store=storage.stores[part]).proxy()
 
 
-def test_feed_ids_grow_and_the_ring_keeps_100(clock: FakeClock) -> None:
-    feed = start(FeedBuffer, clock)
+def test_feed_ids_grow_and_the_ring_keeps_100(clock: FakeClock, storage: StorageInfo) -> None:
+    feed = start(FeedBuffer, clock, storage)
     for n in range(130):
         feed.append(f"m{n}").get(timeout=5)
     items = feed.items_after(0).get(timeout=5)
@@ -25,16 +27,18 @@ def test_feed_ids_grow_and_the_ring_keeps_100(clock: FakeClock) -> None:
     assert feed.count().get(timeout=5) == 100
 
 
-def test_feed_items_carry_server_time(clock: FakeClock) -> None:
-    feed = start(FeedBuffer, clock)
+def test_feed_items_carry_server_time(clock: FakeClock, storage: StorageInfo) -> None:
+    feed = start(FeedBuffer, clock, storage)
     first = feed.append("a").get(timeout=5)
     clock.advance(2.5)
     second = feed.append("b").get(timeout=5)
     assert second.ts - first.ts == 2500
 
 
-def test_agent_push_is_stored_but_not_counted_as_activity(clock: FakeClock) -> None:
-    feed = start(FeedBuffer, clock)
+def test_agent_push_is_stored_but_not_counted_as_activity(
+    clock: FakeClock, storage: StorageInfo
+) -> None:
+    feed = start(FeedBuffer, clock, storage)
     feed.append("client").get(timeout=5)
     before = feed.snapshot().get(timeout=5).activity
     pushed = feed.push_agent("Editing in IDEA").get(timeout=5)
@@ -50,8 +54,8 @@ def test_agent_push_is_stored_but_not_counted_as_activity(clock: FakeClock) -> N
     }
 
 
-def test_sense_ring_ids_and_received_at(clock: FakeClock) -> None:
-    sense = start(SenseBuffer, clock)
+def test_sense_ring_ids_and_received_at(clock: FakeClock, storage: StorageInfo) -> None:
+    sense = start(SenseBuffer, clock, storage)
     for n in range(33):
         sense.append(validate_sense({"type": "text", "ts": n, "ocr": str(n)})).get(timeout=5)
         clock.advance(1)
@@ -62,8 +66,10 @@ def test_sense_ring_ids_and_received_at(clock: FakeClock) -> None:
     assert snap.activity == 33
 
 
-def test_a_crashed_buffer_answers_queued_asks_with_actor_dead(clock: FakeClock) -> None:
-    feed = start(FeedBuffer, clock)
+def test_a_crashed_buffer_answers_queued_asks_with_actor_dead(
+    clock: FakeClock, storage: StorageInfo
+) -> None:
+    feed = start(FeedBuffer, clock, storage)
     feed.inject_fault.defer("crash")
     try:
         feed.count().get(timeout=5)

@@ -58,7 +58,7 @@ def test_post_feed_stores_and_get_feed_returns_items_after_an_id(client: httpx.C
     ]
     assert all(isinstance(m["ts"], int) and "source" not in m for m in messages)
     assert [m["id"] for m in client.get("/feed", params={"after": 1}).json()["messages"]] == [2]
-    assert client.get("/feed", params={"after": 2}).json() == {"messages": []}
+    assert client.get("/feed", params={"after": 2}).json()["messages"] == []
 
 
 def test_feed_ring_keeps_the_newest_100(client: httpx.Client) -> None:
@@ -178,7 +178,7 @@ def test_bad_sense_bodies_get_a_400_and_change_nothing(
     client: httpx.Client, body: dict[str, Any], fragment: str
 ) -> None:
     assert_error(client.post("/sense", json=body), 400, fragment)
-    assert client.get("/sense").json() == {"events": []}
+    assert client.get("/sense").json()["events"] == []
 
 
 def test_sense_body_limit_is_2_mib(client: httpx.Client) -> None:
@@ -198,7 +198,7 @@ def test_sense_body_limit_is_2_mib(client: httpx.Client) -> None:
 def test_agent_reads_before_the_first_tick(client: httpx.Client) -> None:
     assert client.get("/agent/digest").json() == {"ok": True, "digest": None}
     assert client.get("/agent/last").json() == {"ok": True, "result": None}
-    assert client.get("/agent/history").json() == {"ok": True, "results": []}
+    assert client.get("/agent/history").json()["results"] == []
 
 
 def last_hud_is(client: httpx.Client, hud: str) -> bool:

@@ -1,0 +1,125 @@
+"""DurableActor: an actor whose state is also in SQLite, written with group commit.
+
+A write opens a transaction and tells the actor itself to flush. That message queues behind
+everything already in the mailbox, so one commit covers a whole burst of writes: durability
+costs one commit (and, with ``RELAY_SYNC=full``, one fsync) per burst, not per request.
+
+While a transaction is open, the answers to :class:`~actors.base.Call` messages (what the
+HTTP transport waits for) are held and released only after the commit: an HTTP 200 means
+the data is on disk. If the commit fails, the held callers get the error (HTTP 503) and the
+actor dies, so that its supervisor restarts it from what the database really holds.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from actors.base import RelayActor, Reporter
+from actors.errors import ActorUnavailable
+from actors.storage import Store, connect
+
+MAX_BATCH = 512
+"""Writes in one transaction at most; a larger burst commits in several."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Flush:
+    """Commit the open transaction (sent by the actor to itself)."""
+
+
+class DurableActor(RelayActor):
+    """Base of the actors that own persistent state (the buffers and the digest store).
+
+    Subclasses load their state in :meth:`restore` and write through :meth:`_write`.
+    """
+
+    def __init__(self, *, store: Store, report: Reporter | None = None) -> None:
+        super().__init__(report=report)
+        self._store = store
+        self._db: sqlite3.Connection | None = None
+        self._in_tx = False
+        self._writes = 0
+        self._held: list[tuple[concurrent.futures.Future[Any], Any]] = []
+        self._failed = False
+
+    def started(self) -> None:
+        """Open this actor's connection and load its state."""
+        self._db = connect(self._store)
+        self.restore(self._db)
+
+    def restore(self, db: sqlite3.Connection) -> None:
+        """Load the state this actor owns (runs in the actor's thread, before any message)."""
+
+    def stopped(self) -> None:
+        """Commit what is pending (or, after a crash, drop it) and close the connection."""
+        db, self._db = self._db, None
+        if db is None:
+            return
+        try:
+            if self._in_tx and not self._failed:
+                self._commit_on(db)
+            elif self._in_tx:
+                db.execute("ROLLBACK")
+                self._fail_held(ActorUnavailable(f"actor {self.name} crashed before its commit"))
+        finally:
+            db.close()
+
+    def on_failure(self, *args: Any) -> None:
+        """Pending writes of a crashed actor are not committed: their callers never got a 200."""
+        self._failed = True
+        super().on_failure(*args)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def _write(self, sql: str, params: Iterable[Any] = ()) -> None:
+        """Run one statement in the current transaction, opening one if needed."""
+        db = self._db
+        assert db is not None, "started() opened the connection"
+        if not self._in_tx:
+            db.execute("BEGIN")
+            self._in_tx = True
+            self.actor_ref.tell(_Flush())
+        db.execute(sql, tuple(params))
+        self._writes += 1
+        if self._writes >= MAX_BATCH:
+            self._commit_on(db)
+
+    def _deliver(self, reply: concurrent.futures.Future[Any], result: Any) -> None:
+        if self._in_tx:
+            self._held.append((reply, result))
+        else:
+            reply.set_result(result)
+
+    def on_receive(self, message: Any) -> Any:
+        """Commit on :class:`_Flush`."""
+        if isinstance(message, _Flush):
+            if self._in_tx and self._db is not None:
+                self._commit_on(self._db)
+            return None
+        return super().on_receive(message)
+
+    def _commit_on(self, db: sqlite3.Connection) -> None:
+        try:
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._in_tx = False
+            self._writes = 0
+            with contextlib.suppress(sqlite3.Error):  # the failed commit may have ended it
+                db.execute("ROLLBACK")
+            self._fail_held(ActorUnavailable(f"actor {self.name} could not store: {exc}"))
+            raise
+        self._in_tx = False
+        self._writes = 0
+        held, self._held = self._held, []
+        for reply, result in held:
+            reply.set_result(result)
+
+    def _fail_held(self, error: Exception) -> None:
+        held, self._held = self._held, []
+        for reply, _ in held:
+            reply.set_exception(error)

@@ -1,0 +1,239 @@
+"""The embedded SQLite store: where it lives, its schemas, and how it recovers.
+
+One database file per owning actor, so no actor ever waits for another's write lock and
+each file has one owner: ``feed.db`` (FeedBuffer), ``sense.db`` (SenseBuffer) and
+``agent.db`` (DigestStore), in WAL mode, in ``RELAY_DATA_DIR``. Each file records a random
+token when it is created; the **epoch** is a hash of the three, so it changes exactly when
+some part of the data is new (first start, a wiped directory, a replaced corrupt file).
+
+``:memory:`` puts the same files in a temporary directory (in ``/dev/shm`` where there is
+one) that :func:`close_storage` removes: the data lives as long as the process, and actors
+that restart get their state back all the same.
+
+A file that cannot be read at start is moved aside with a loud log line and a fresh one is
+created, so the relay always serves; ``/health.storage`` says what happened.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import shutil
+import sqlite3
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import structlog
+
+log = structlog.get_logger("relay")
+
+MEMORY = ":memory:"
+SYNC_MODES = ("full", "normal")
+
+_META = "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+MIGRATIONS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "feed": (
+        (
+            _META,
+            "CREATE TABLE feed (id INTEGER PRIMARY KEY, ts INTEGER NOT NULL,"
+            " text TEXT NOT NULL, priority TEXT NOT NULL, source TEXT)",
+        ),
+    ),
+    "sense": (
+        (
+            _META,
+            "CREATE TABLE sense (id INTEGER PRIMARY KEY, received_at INTEGER NOT NULL,"
+            " payload BLOB NOT NULL)",
+        ),
+    ),
+    "agent": (
+        (
+            _META,
+            "CREATE TABLE agent_entries (id INTEGER PRIMARY KEY, ts INTEGER NOT NULL,"
+            " entry BLOB NOT NULL)",
+            "CREATE INDEX agent_entries_ts ON agent_entries (ts)",
+            "CREATE TABLE agent_state (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
+        ),
+    ),
+}
+"""Per file, the schema changes in order; ``PRAGMA user_version`` counts those applied."""
+
+
+class StorageError(RuntimeError):
+    """The data directory cannot be used (the message says why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Store:
+    """How the owning actor reaches its database file; the same for every incarnation."""
+
+    path: str
+    sync: str = "full"
+
+
+@dataclass(frozen=True, slots=True)
+class StorageInfo:
+    """Where the data lives, its epoch, and what happened when it was opened."""
+
+    directory: str
+    in_memory: bool
+    sync: str
+    epoch: str
+    stores: dict[str, Store] = field(repr=False)
+    created: tuple[str, ...] = ()
+    """Parts whose file was new at this start."""
+    moved_aside: tuple[str, ...] = ()
+    """Unreadable files moved aside at this start."""
+    problem: str | None = None
+    """Why ``RELAY_DATA_DIR`` could not be used (the data is then in memory only)."""
+
+    def to_json(self) -> dict[str, object]:
+        """The ``/health.storage`` object."""
+        return {
+            "path": MEMORY if self.in_memory else self.directory,
+            "epoch": self.epoch,
+            "sync": self.sync,
+            "schemaVersions": {part: len(MIGRATIONS[part]) for part in MIGRATIONS},
+            "recovered": bool(self.moved_aside),
+            "movedAside": list(self.moved_aside),
+            "problem": self.problem,
+        }
+
+
+def connect(store: Store) -> sqlite3.Connection:
+    """A connection for the calling thread, in autocommit mode (transactions are explicit)."""
+    db = sqlite3.connect(store.path, isolation_level=None, timeout=10.0)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={store.sync.upper()}")
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _migrate(db: sqlite3.Connection, part: str) -> None:
+    steps = MIGRATIONS[part]
+    version: int = db.execute("PRAGMA user_version").fetchone()[0]
+    if version > len(steps):
+        msg = (
+            f"{part}.db has schema version {version}, newer than this relay's {len(steps)}; "
+            "run a newer relay or point RELAY_DATA_DIR elsewhere"
+        )
+        raise StorageError(msg)
+    for number in range(version, len(steps)):
+        db.execute("BEGIN")
+        for statement in steps[number]:
+            db.execute(statement)
+        db.execute(f"PRAGMA user_version = {number + 1}")
+        db.execute("COMMIT")
+
+
+def _open_part(store: Store, part: str) -> tuple[str, bool]:
+    """Check, migrate and return (creation token, created now) of one file."""
+    db = connect(store)
+    try:
+        check = db.execute("PRAGMA quick_check").fetchone()[0]
+        if check != "ok":
+            msg = f"quick_check: {check}"
+            raise sqlite3.DatabaseError(msg)
+        _migrate(db, part)
+        row = db.execute("SELECT value FROM meta WHERE key = 'token'").fetchone()
+        if row is not None:
+            return str(row[0]), False
+        token = f"{int(time.time() * 1000):x}-{secrets.token_hex(6)}"
+        db.execute("INSERT INTO meta (key, value) VALUES ('token', ?)", (token,))
+        return token, True
+    finally:
+        db.close()
+
+
+def _move_aside(path: Path) -> str:
+    target = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
+    for suffix in ("", "-wal", "-shm"):
+        part = Path(f"{path}{suffix}")
+        if part.exists():
+            part.replace(Path(f"{target}{suffix}"))
+    return str(target)
+
+
+def _memory_directory() -> Path:
+    shm = Path("/dev/shm")  # noqa: S108 - mkdtemp makes a private (0700) directory in it
+    parent = str(shm) if shm.is_dir() else None
+    return Path(tempfile.mkdtemp(prefix="sinain-relay-", dir=parent))
+
+
+def open_storage(data_dir: str, sync: str = "full") -> StorageInfo:
+    """Prepare the three database files in ``data_dir`` (or in memory).
+
+    Raises:
+        StorageError: the directory cannot be created or written, or a schema is newer.
+    """
+    in_memory = data_dir == MEMORY
+    if in_memory:
+        directory = _memory_directory()
+        sync = "off"
+    else:
+        directory = Path(data_dir).expanduser().resolve()
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            msg = f"cannot create the data directory {directory}: {exc}"
+            raise StorageError(msg) from exc
+
+    stores: dict[str, Store] = {}
+    tokens: list[str] = []
+    created: list[str] = []
+    moved: list[str] = []
+    for part in MIGRATIONS:
+        path = directory / f"{part}.db"
+        store = Store(path=str(path), sync=sync)
+        try:
+            token, new = _open_part(store, part)
+        except StorageError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            if not path.exists():
+                msg = f"cannot create {path}: {exc}"
+                raise StorageError(msg) from exc
+            aside = _move_aside(path)
+            moved.append(aside)
+            log.critical(
+                "storage.corrupt_database_moved_aside",
+                actor="root",
+                path=str(path),
+                moved_to=aside,
+                error=str(exc),
+            )
+            try:
+                token, new = _open_part(store, part)
+            except sqlite3.Error as again:
+                msg = f"cannot create a fresh {path}: {again}"
+                raise StorageError(msg) from again
+        stores[part] = store
+        tokens.append(token)
+        if new:
+            created.append(part)
+    epoch = hashlib.sha256("|".join(tokens).encode()).hexdigest()[:16]
+    return StorageInfo(
+        directory=str(directory),
+        in_memory=in_memory,
+        sync=sync,
+        epoch=epoch,
+        stores=stores,
+        created=tuple(created),
+        moved_aside=tuple(moved),
+    )
+
+
+def with_problem(info: StorageInfo, problem: str) -> StorageInfo:
+    """``info`` noting why the configured directory could not be used."""
+    return replace(info, problem=problem)
+
+
+def close_storage(info: StorageInfo) -> None:
+    """Remove the temporary directory of an in-memory store (files stay otherwise)."""
+    if info.in_memory:
+        shutil.rmtree(info.directory, ignore_errors=True)
