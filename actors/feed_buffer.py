@@ -67,7 +67,10 @@ class FeedBuffer(DurableActor):
         rows = db.execute(
             "SELECT id, ts, text, priority, source FROM feed ORDER BY id DESC LIMIT ?", (FEED_RING,)
         ).fetchall()
-        self._items.extend(FeedItem(*row) for row in reversed(rows))
+        self._items.extend(
+            FeedItem(id=i, ts=ts, text=text, priority=priority, source=source)
+            for i, ts, text, priority, source in reversed(rows)
+        )
         first, last = db.execute("SELECT MIN(id), MAX(id) FROM feed").fetchone()
         self._next_id = (last or 0) + 1
         self._kept_from = first or self._next_id

@@ -13,6 +13,7 @@ import httpx
 import orjson
 import pytest
 
+from actors.clock import FakeClock
 from run import Relay
 from tests.conftest import relay_settings, wait_until
 from tests.fake_llm import FakeLLM
@@ -466,3 +467,52 @@ def test_requests_from_many_threads_all_land(client: httpx.Client) -> None:
         t.join(timeout=10)
     assert errors == []
     assert sorted(feed_ids(client)) == list(range(1, 41))
+
+
+# -- durable state over HTTP ----------------------------------------------------------------
+
+
+def test_list_responses_and_health_carry_the_same_epoch(relay: Relay, client: httpx.Client) -> None:
+    epoch = relay.storage.epoch
+    assert client.get("/feed").json()["epoch"] == epoch
+    assert client.get("/sense").json()["epoch"] == epoch
+    assert client.get("/agent/history").json()["epoch"] == epoch
+    health = client.get("/health").json()
+    assert health["epoch"] == epoch
+    assert health["storage"]["epoch"] == epoch
+    assert health["storage"]["path"] == ":memory:"
+    assert health["storage"]["recovered"] is False
+
+
+def test_history_by_time_range_pages_through_the_retention(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, clock: FakeClock
+) -> None:
+    relay = make_relay(relay_settings(fake_llm))
+    host, port = relay.address()
+    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as client:
+        ticker = relay.handles["ticker"].proxy()
+        for n in range(60):
+            fake_llm.hud = f"hud {n}"
+            client.post("/sense", json=sense_body(ocr=f"screen {n}"))
+            assert ticker.tick().get(timeout=5) == "started"
+            wait_until(partial(last_hud_is, client, f"hud {n}"), what=f"tick {n}")
+            clock.advance(1)
+
+        seen: list[str] = []
+        params: dict[str, Any] = {"since": 0, "limit": 25}
+        for _ in range(5):
+            page = client.get("/agent/history", params=params).json()
+            seen += [e["hud"] for e in page["results"]]
+            if page["next"] is None:
+                break
+            params["before"] = page["next"]
+        assert seen == [f"hud {n}" for n in range(59, -1, -1)]  # beyond the ring of 50
+        assert len(client.get("/agent/history?limit=500").json()["results"]) == 50
+
+        last_ts = client.get("/agent/last").json()["result"]["ts"]
+        newest = client.get("/agent/history", params={"since": last_ts}).json()["results"]
+        assert [e["hud"] for e in newest] == ["hud 59"]
+        empty = client.get("/agent/history", params={"until": 0}).json()
+        assert (empty["results"], empty["next"]) == ([], None)
+        assert_error(client.get("/agent/history?since=5&until=1"), 400, "until")
+        assert_error(client.get("/agent/history?since=yesterday"), 400, "since")

@@ -1,0 +1,149 @@
+"""Group commit: answers wait for the commit, bursts share one, a failed commit is loud."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import queue
+import sqlite3
+import threading
+from typing import Any, cast
+
+import pytest
+
+from actors.base import Call, ChildHandle
+from actors.clock import FakeClock
+from actors.durable import MAX_BATCH, DurableActor
+from actors.errors import ActorUnavailable
+from actors.storage import Store
+from actors.supervisor import ChildSpec, Supervisor
+from tests.conftest import wait_until
+
+
+class Ledger(DurableActor):
+    """A minimal durable actor: one table, and a count of the commits it made."""
+
+    name = "ledger"
+
+    def __init__(self, *, store: Store, commits: list[int], **kwargs: Any) -> None:
+        super().__init__(store=store, **kwargs)
+        self._commits = commits
+
+    def restore(self, db: sqlite3.Connection) -> None:
+        db.execute("CREATE TABLE IF NOT EXISTS ledger (n INTEGER)")
+        db.set_trace_callback(lambda sql: self._commits.append(1) if sql == "COMMIT" else None)
+
+    def add(self, n: int) -> int:
+        self._write("INSERT INTO ledger (n) VALUES (?)", (n,))
+        return n
+
+    def block(self, entered: threading.Event, release: threading.Event) -> None:
+        entered.set()
+        release.wait(10)
+
+    def break_disk(self) -> None:
+        assert self._db is not None
+        self._db.close()  # the next statement, the commit, fails as a dead disk would
+
+
+@pytest.fixture
+def store(tmp_path: Any) -> Store:
+    return Store(path=str(tmp_path / "ledger.db"))
+
+
+def committed(store: Store) -> list[int]:
+    db = sqlite3.connect(store.path)
+    try:
+        return [row[0] for row in db.execute("SELECT n FROM ledger ORDER BY n")]
+    except sqlite3.OperationalError:
+        return []
+    finally:
+        db.close()
+
+
+def call(ref: Any, method: str, *args: Any) -> concurrent.futures.Future[Any]:
+    reply: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    ref.tell(Call(method, args, reply))
+    return reply
+
+
+def test_the_answer_waits_for_the_commit_that_holds_the_write(store: Store) -> None:
+    ref = Ledger.start(store=store, commits=[])
+    first_in, first_out = threading.Event(), threading.Event()
+    second_in, second_out = threading.Event(), threading.Event()
+    ref.proxy().block.defer(first_in, first_out)
+    reply = call(ref, "add", 1)
+    ref.proxy().block.defer(second_in, second_out)  # the flush queues behind this
+
+    first_out.set()
+    assert second_in.wait(5)  # the write ran; its commit waits behind the second block
+    assert not reply.done()
+    assert committed(store) == []
+
+    second_out.set()
+    assert reply.result(timeout=5) == 1
+    assert committed(store) == [1]
+
+
+def test_a_burst_of_writes_shares_one_commit(store: Store) -> None:
+    commits: list[int] = []
+    ref = Ledger.start(store=store, commits=commits)
+    entered, release = threading.Event(), threading.Event()
+    ref.proxy().block.defer(entered, release)
+    assert entered.wait(5)
+    replies = [call(ref, "add", n) for n in range(100)]
+    release.set()
+    assert [r.result(timeout=5) for r in replies] == list(range(100))
+    assert len(commits) == 1
+    assert committed(store) == list(range(100))
+
+
+def test_a_burst_larger_than_the_batch_commits_in_several(store: Store) -> None:
+    commits: list[int] = []
+    ref = Ledger.start(store=store, commits=commits)
+    entered, release = threading.Event(), threading.Event()
+    ref.proxy().block.defer(entered, release)
+    assert entered.wait(5)
+    replies = [call(ref, "add", n) for n in range(MAX_BATCH + 10)]
+    release.set()
+    for r in replies:
+        r.result(timeout=5)
+    assert len(commits) == 2
+
+
+def test_a_failed_commit_fails_the_held_answers_and_the_actor_restarts(
+    store: Store, clock: FakeClock
+) -> None:
+    handle = ChildHandle("ledger")
+    spec = ChildSpec(
+        "ledger", lambda report: Ledger.start(store=store, commits=[], report=report), handle
+    )
+    Supervisor.start(name="test", children=[spec], clock=clock).proxy().ping().get(timeout=5)
+    entered, release = threading.Event(), threading.Event()
+    handle.defer("block", entered, release)
+    assert entered.wait(5)
+    reply = handle.call("add", 1)
+    handle.defer("break_disk")  # runs before the flush queued by the write
+    release.set()
+
+    with pytest.raises(ActorUnavailable, match="could not store"):
+        reply.result(timeout=5)
+    wait_until(lambda: handle.restarts == 1 and handle.alive, what="restart")
+    assert committed(store) == []
+    assert handle.call("add", 2).result(timeout=5) == 2
+    assert committed(store) == [2]
+
+
+def test_a_normal_stop_commits_what_is_pending(store: Store) -> None:
+    ref = Ledger.start(store=store, commits=[])
+    entered, release = threading.Event(), threading.Event()
+    ref.proxy().block.defer(entered, release)
+    assert entered.wait(5)
+    reply = call(ref, "add", 5)
+    stopping = threading.Thread(target=ref.stop)  # queued before the write's flush
+    stopping.start()
+    inbox = cast("queue.Queue[Any]", ref.actor_inbox)
+    wait_until(lambda: inbox.qsize() >= 2, what="the stop to be queued")
+    release.set()
+    stopping.join(5)
+    assert reply.result(timeout=5) == 5
+    assert committed(store) == [5]

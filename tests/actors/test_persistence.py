@@ -1,0 +1,179 @@
+"""State that outlives actors and processes: restore on start, pruning, retention."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from actors.base import ChildHandle
+from actors.clock import FakeClock
+from actors.completion import Analysis
+from actors.digest_store import AGENT_RING, DigestStore
+from actors.feed_buffer import FEED_RING, PRUNE_SLACK
+from actors.sense_buffer import validate_sense
+from actors.storage import StorageInfo
+from actors.ticks import TickResult
+from actors.window import build_context_window
+from run import Relay
+from tests.actors.test_agent import TRANSCRIPT, ask, sense, tick
+from tests.conftest import LogSink, relay_settings, wait_until
+from tests.fake_llm import FakeLLM
+
+
+def everything(relay: Relay) -> dict[str, Any]:
+    """What every read endpoint would answer."""
+    return {
+        "feed": [i.to_json() for i in ask(relay, "feed", "items_after", 0)],
+        "sense": [e.to_json() for e in ask(relay, "sense", "events_after", 0)],
+        "digest": ask(relay, "digest", "latest_digest"),
+        "last": ask(relay, "digest", "last"),
+        "history": ask(relay, "digest", "history", 50),
+        "stats": ask(relay, "digest", "stats"),
+    }
+
+
+def test_a_restart_restores_every_read_and_ids_continue(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, tmp_path: Path, logs: LogSink
+) -> None:
+    settings = replace(relay_settings(fake_llm), data_dir=str(tmp_path / "data"))
+    relay = make_relay(settings)
+    ask(relay, "sense", "append", sense(ocr="first screen"))
+    ask(relay, "feed", "append", TRANSCRIPT, "normal")
+    assert tick(relay, logs) == "ok"
+    assert tick(relay, logs) == "idle"
+    ask(relay, "sense", "append", sense(ocr="second screen"))
+    before = everything(relay)
+    epoch = relay.storage.epoch
+    assert relay.stop()
+
+    again = make_relay(settings)
+
+    assert again.storage.epoch == epoch
+    assert everything(again) == before
+    assert ask(again, "feed", "append", "next", "normal").id == before["feed"][-1]["id"] + 1
+    assert ask(again, "sense", "append", sense()).id == before["sense"][-1]["id"] + 1
+    assert before["stats"]["totalCalls"] == 1 and before["stats"]["idleSkips"] == 1
+
+
+def test_the_last_pushed_hud_survives_so_a_restart_does_not_repeat_it(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, tmp_path: Path, logs: LogSink
+) -> None:
+    settings = replace(relay_settings(fake_llm), data_dir=str(tmp_path / "data"))
+    relay = make_relay(settings)
+    ask(relay, "sense", "append", sense(ocr="a"))
+    assert tick(relay, logs) == "ok"
+    assert relay.stop()
+    again = make_relay(settings)
+    ask(again, "sense", "append", sense(ocr="b"))
+    assert tick(again, logs) == "ok"
+    assert ask(again, "digest", "last")["pushed"] is False
+
+
+def restarted_once(handle: ChildHandle) -> bool:
+    return handle.restarts == 1 and handle.alive
+
+
+def test_a_crashed_buffer_comes_back_with_everything_it_acknowledged(
+    make_relay: Callable[..., Relay], tmp_path: Path
+) -> None:
+    relay = make_relay(replace(relay_settings(), data_dir=str(tmp_path / "data")))
+    for n in range(5):
+        ask(relay, "feed", "append", f"m{n}", "normal")
+        ask(relay, "sense", "append", sense(ocr=f"o{n}"))
+    before = everything(relay)
+    for name in ("feed", "sense"):
+        relay.handles[name].defer("inject_fault", "crash")
+        handle = relay.handles[name]
+        wait_until(partial(restarted_once, handle), what=f"{name} restart")
+    after = everything(relay)
+    assert (after["feed"], after["sense"]) == (before["feed"], before["sense"])
+    assert ask(relay, "feed", "append", "m5", "normal").id == 6
+
+
+def test_memory_mode_also_survives_an_actor_crash(make_relay: Callable[..., Relay]) -> None:
+    relay = make_relay()
+    ask(relay, "feed", "append", "kept", "normal")
+    relay.handles["feed"].defer("inject_fault", "crash")
+    wait_until(lambda: relay.handles["feed"].restarts == 1, what="feed restart")
+    assert [i.text for i in ask(relay, "feed", "items_after", 0)] == ["kept"]
+
+
+def rows(path: str, table: str) -> int:
+    db = sqlite3.connect(path)
+    try:
+        count: int = db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+        return count
+    finally:
+        db.close()
+
+
+def test_rows_beyond_the_rings_are_pruned_in_batches(
+    make_relay: Callable[..., Relay], tmp_path: Path
+) -> None:
+    relay = make_relay(replace(relay_settings(), data_dir=str(tmp_path / "data")))
+    for n in range(FEED_RING + PRUNE_SLACK + 50):
+        relay.handles["feed"].defer("append", f"m{n}")
+    for n in range(300):
+        relay.handles["sense"].defer("append", validate_sense({"type": "t", "ts": n}))
+    assert ask(relay, "feed", "count") == FEED_RING
+    feed_rows = rows(relay.storage.stores["feed"].path, "feed")
+    assert FEED_RING <= feed_rows <= FEED_RING + PRUNE_SLACK
+    assert rows(relay.storage.stores["sense"].path, "sense") <= 30 + 100
+    ids = [i.id for i in ask(relay, "feed", "items_after", 0)]
+    assert ids == list(range(PRUNE_SLACK + 51, FEED_RING + PRUNE_SLACK + 51))
+
+
+def result(n: int) -> TickResult:
+    window = build_context_window([], [], now_ms=0, max_age_ms=1)
+    return TickResult(
+        tick_id=n,
+        analysis=Analysis(hud=f"hud {n}", digest=f"digest {n}", parsed_ok=True),
+        window=window,
+        model="m",
+        latency_ms=1,
+        tokens_in=1,
+        tokens_out=1,
+        push_to_feed=False,
+    )
+
+
+def test_entries_beyond_the_ring_are_kept_for_the_retention_then_pruned(
+    clock: FakeClock, storage: StorageInfo
+) -> None:
+    store = DigestStore.start(
+        clock=clock, store=storage.stores["agent"], feed=ChildHandle("feed"), retention_days=1
+    ).proxy()
+    start_ms = clock.now_ms()
+    for n in range(80):
+        store.record(result(n)).get(timeout=5)
+        clock.advance(60)  # one an hour-minute apart: 80 minutes in all
+    everything_page, cursor = store.history_range(None, None, None, 500).get(timeout=5)
+    assert len(everything_page) == 80 and cursor is None
+    first_hour, _ = store.history_range(start_ms, start_ms + 3_600_000, None, 500).get(timeout=5)
+    assert [e["hud"] for e in first_hour] == [f"hud {n}" for n in range(59, -1, -1)]
+
+    clock.advance(86_400 + 3_600)  # past the retention; the hourly prune runs on the way
+
+    kept, _ = store.history_range(None, None, None, 500).get(timeout=5)
+    assert [e["hud"] for e in kept] == [f"hud {n}" for n in range(79, 79 - AGENT_RING, -1)]
+    assert len(store.history(50).get(timeout=5)) == AGENT_RING
+
+
+def test_history_range_pages_with_a_cursor(clock: FakeClock, storage: StorageInfo) -> None:
+    store = DigestStore.start(
+        clock=clock, store=storage.stores["agent"], feed=ChildHandle("feed")
+    ).proxy()
+    for n in range(7):
+        store.record(result(n)).get(timeout=5)
+    seen: list[str] = []
+    before = None
+    for _ in range(10):
+        page, before = store.history_range(None, None, before, 3).get(timeout=5)
+        seen += [e["hud"] for e in page]
+        if before is None:
+            break
+    assert seen == [f"hud {n}" for n in range(6, -1, -1)]
