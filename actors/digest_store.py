@@ -15,7 +15,7 @@ from actors.base import ChildHandle, Reporter
 from actors.clock import Cancel, Clock
 from actors.completion import NO_OUTPUT
 from actors.cost import estimate_cost
-from actors.durable import DurableActor
+from actors.durable import DurableActor, Prune
 from actors.records import JSONDict
 from actors.storage import Store
 from actors.ticks import TickResult
@@ -127,11 +127,6 @@ class _Counters:
     last_pushed_hud: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class _Prune:
-    """Time to drop entries older than the retention (sent by the timer)."""
-
-
 class DigestStore(DurableActor):
     """Stores what each successful tick produced and pushes new hud lines to the feed.
 
@@ -176,7 +171,7 @@ class DigestStore(DurableActor):
             )
         if rows:
             self._log.info("digest.restored", entries=len(rows), next_id=self._next_id)
-        self._prune()
+        self._request_prune()
 
     def stopped(self) -> None:
         """Disarm the prune timer, then commit and close."""
@@ -185,14 +180,8 @@ class DigestStore(DurableActor):
             self._prune_timer = None
         super().stopped()
 
-    def on_receive(self, message: Any) -> Any:
-        """Retention pruning on its timer."""
-        if isinstance(message, _Prune):
-            self._prune()
-            return None
-        return super().on_receive(message)
-
-    def _prune(self) -> None:
+    def prune(self) -> None:
+        """Drop entries older than the retention, keep the newest 50; then re-arm the timer."""
         cutoff = self._clock.now_ms() - self._retention_ms
         keep_from = self._next_id - AGENT_RING
         self._write("DELETE FROM agent_entries WHERE ts < ? AND id < ?", (cutoff, keep_from))
@@ -200,7 +189,7 @@ class DigestStore(DurableActor):
 
         def fire() -> None:
             with contextlib.suppress(pykka.ActorDeadError):  # a dead incarnation prunes nothing
-                ref.tell(_Prune())
+                ref.tell(Prune())
 
         self._prune_timer = self._clock.call_later(PRUNE_INTERVAL_S, fire)
 

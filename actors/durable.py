@@ -32,6 +32,11 @@ class _Flush:
     """Commit the open transaction (sent by the actor to itself)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Prune:
+    """Delete what the actor no longer keeps (sent by itself or by a timer, never in a request)."""
+
+
 class DurableActor(RelayActor):
     """Base of the actors that own persistent state (the buffers and the digest store).
 
@@ -46,6 +51,7 @@ class DurableActor(RelayActor):
         self._writes = 0
         self._held: list[tuple[concurrent.futures.Future[Any], Any]] = []
         self._failed = False
+        self._prune_queued = False
 
     def started(self) -> None:
         """Open this actor's connection and load its state."""
@@ -95,11 +101,24 @@ class DurableActor(RelayActor):
         else:
             reply.set_result(result)
 
+    def prune(self) -> None:
+        """Delete rows this actor no longer keeps (runs as its own message)."""
+
+    def _request_prune(self) -> None:
+        """Queue one :class:`Prune` message, so no request pays for the delete."""
+        if not self._prune_queued:
+            self._prune_queued = True
+            self.actor_ref.tell(Prune())
+
     def on_receive(self, message: Any) -> Any:
-        """Commit on :class:`_Flush`."""
+        """Commit on :class:`_Flush`; prune on :class:`Prune`."""
         if isinstance(message, _Flush):
             if self._in_tx and self._db is not None:
                 self._commit_on(self._db)
+            return None
+        if isinstance(message, Prune):
+            self._prune_queued = False
+            self.prune()
             return None
         return super().on_receive(message)
 

@@ -88,10 +88,10 @@ class FeedBuffer(DurableActor):
         self._next_id += 1
         self._items.append(item)
         if self._next_id - self._kept_from > FEED_RING + PRUNE_SLACK:
-            self._prune()
+            self._request_prune()
         return item
 
-    def _prune(self) -> None:
+    def prune(self) -> None:
         """Drop the rows that fell out of the ring (batched: once per PRUNE_SLACK items)."""
         keep_from = self._next_id - FEED_RING
         self._write("DELETE FROM feed WHERE id < ?", (keep_from,))

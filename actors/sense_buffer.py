@@ -119,10 +119,14 @@ class SenseBuffer(DurableActor):
         self._activity += 1
         self._events.append(stored)
         if self._next_id - self._kept_from > SENSE_RING + PRUNE_SLACK:
-            keep_from = self._next_id - SENSE_RING
-            self._write("DELETE FROM sense WHERE id < ?", (keep_from,))
-            self._kept_from = keep_from
+            self._request_prune()
         return stored
+
+    def prune(self) -> None:
+        """Drop the rows that fell out of the ring (batched: once per PRUNE_SLACK events)."""
+        keep_from = self._next_id - SENSE_RING
+        self._write("DELETE FROM sense WHERE id < ?", (keep_from,))
+        self._kept_from = keep_from
 
     def events_after(self, after: int) -> tuple[SenseEvent, ...]:
         """Events with an id above ``after``, oldest first."""
