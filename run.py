@@ -36,7 +36,7 @@ from actors import (
     SystemClock,
     Ticker,
 )
-from actors.base import NORMAL_EXIT
+from actors.base import NORMAL_EXIT, Reporter
 from actors.storage import (
     MEMORY,
     StorageError,
@@ -45,7 +45,8 @@ from actors.storage import (
     open_storage,
     with_problem,
 )
-from actors.supervisor import Backoff
+from actors.supervisor import Backoff, Intensity
+from actors.ticker import ConfigCell
 from config import Settings, configure_logging, settings_or_exit
 from transport import HttpTransport, Peers
 
@@ -57,6 +58,9 @@ DUPLICATE_SIGNAL_S = 0.1
 """``timeout`` and some supervisors signal the process and its group: one stop, not two."""
 LLM_BACKOFF = Backoff(min_s=0.5, max_s=30.0, random_factor=0.2, reset_after_s=30.0)
 """The LLM path backs off when it keeps dying; in-process actors restart at once."""
+PING_TIMEOUT_S = 10.0
+"""An actor that leaves a ping unanswered this long is hung and replaced. The LLM caller
+gets ``AGENT_TIMEOUT_MS`` on top, the longest it may legitimately be busy."""
 
 log = structlog.get_logger("relay")
 
@@ -115,46 +119,74 @@ def start_relay(
     """
     names = ("feed", "sense", "digest", "context", "llm", "ticker", "agent", "http")
     h = {name: ChildHandle(name) for name in names}
-    agent_cfg = settings.agent
     storage = prepare_storage(settings)
     stores = storage.stores
+    config = ConfigCell(settings.agent)
+    intensity = Intensity(settings.max_restarts, settings.restart_window_s)
+    llm_ping_s = settings.agent.timeout_ms / 1000 + PING_TIMEOUT_S
+
+    def context(report: Reporter) -> pykka.ActorRef[Any]:
+        return ContextBuilder.start(
+            clock=clock,
+            feed=h["feed"],
+            sense=h["sense"],
+            llm=h["llm"],
+            digest=h["digest"],
+            ticker=h["ticker"],
+            report=report,
+        )
+
+    def llm(report: Reporter) -> pykka.ActorRef[Any]:
+        return LLMCaller.start(
+            clock=clock,
+            digest=h["digest"],
+            ticker=h["ticker"],
+            transport=llm_transport,
+            report=report,
+        )
+
+    def ticker(report: Reporter) -> pykka.ActorRef[Any]:
+        return Ticker.start(clock=clock, config=config, context=h["context"], report=report)
 
     agent_children = [
-        ChildSpec(
-            "context",
-            lambda report: ContextBuilder.start(
-                clock=clock,
-                feed=h["feed"],
-                sense=h["sense"],
-                llm=h["llm"],
-                digest=h["digest"],
-                ticker=h["ticker"],
-                report=report,
-            ),
-            h["context"],
-        ),
+        ChildSpec("context", context, h["context"], ping_timeout_s=PING_TIMEOUT_S),
+        # Holds nothing to flush: a stop behind a hung request abandons its thread after 1 s.
         ChildSpec(
             "llm",
-            lambda report: LLMCaller.start(
-                clock=clock,
-                digest=h["digest"],
-                ticker=h["ticker"],
-                transport=llm_transport,
-                report=report,
-            ),
+            llm,
             h["llm"],
             backoff=LLM_BACKOFF,
-            # Holds nothing to flush; a stop behind a hung request abandons its thread.
             shutdown_timeout_s=1.0,
+            ping_timeout_s=llm_ping_s,
         ),
-        ChildSpec(
-            "ticker",
-            lambda report: Ticker.start(
-                clock=clock, config=agent_cfg, context=h["context"], report=report
-            ),
-            h["ticker"],
-        ),
+        ChildSpec("ticker", ticker, h["ticker"], ping_timeout_s=PING_TIMEOUT_S),
     ]
+
+    def feed(report: Reporter) -> pykka.ActorRef[Any]:
+        return FeedBuffer.start(clock=clock, store=stores["feed"], report=report)
+
+    def sense(report: Reporter) -> pykka.ActorRef[Any]:
+        return SenseBuffer.start(clock=clock, store=stores["sense"], report=report)
+
+    def digest(report: Reporter) -> pykka.ActorRef[Any]:
+        return DigestStore.start(
+            clock=clock,
+            store=stores["agent"],
+            feed=h["feed"],
+            retention_days=settings.retention_days,
+            report=report,
+        )
+
+    def agent(report: Reporter) -> pykka.ActorRef[Any]:
+        return Supervisor.start(
+            name="agent",
+            children=agent_children,
+            clock=clock,
+            report=report,
+            intensity=intensity,
+            poll_interval_s=poll_interval_s,
+        )
+
     peers = Peers(
         feed=h["feed"],
         sense=h["sense"],
@@ -165,48 +197,22 @@ def start_relay(
         timeout_s=settings.actor_timeout_ms / 1000,
         token=settings.token,
         storage=storage,
+        faults=settings.faults,
     )
+
+    def http(report: Reporter) -> pykka.ActorRef[Any]:
+        return HttpTransport.start(
+            host=settings.host, port=settings.port, peers=peers, report=report
+        )
+
     root_children = [
-        ChildSpec(
-            "feed",
-            lambda report: FeedBuffer.start(clock=clock, store=stores["feed"], report=report),
-            h["feed"],
-        ),
-        ChildSpec(
-            "sense",
-            lambda report: SenseBuffer.start(clock=clock, store=stores["sense"], report=report),
-            h["sense"],
-        ),
-        ChildSpec(
-            "digest",
-            lambda report: DigestStore.start(
-                clock=clock,
-                store=stores["agent"],
-                feed=h["feed"],
-                retention_days=settings.retention_days,
-                report=report,
-            ),
-            h["digest"],
-        ),
-        ChildSpec(
-            "agent",
-            lambda report: Supervisor.start(
-                name="agent",
-                children=agent_children,
-                clock=clock,
-                report=report,
-                poll_interval_s=poll_interval_s,
-            ),
-            h["agent"],
-            shutdown_timeout_s=STOP_TIMEOUT_S,
-        ),
-        ChildSpec(
-            "http",
-            lambda report: HttpTransport.start(
-                host=settings.host, port=settings.port, peers=peers, report=report
-            ),
-            h["http"],
-        ),
+        ChildSpec("feed", feed, h["feed"], ping_timeout_s=PING_TIMEOUT_S),
+        ChildSpec("sense", sense, h["sense"], ping_timeout_s=PING_TIMEOUT_S),
+        ChildSpec("digest", digest, h["digest"], ping_timeout_s=PING_TIMEOUT_S),
+        ChildSpec("agent", agent, h["agent"], shutdown_timeout_s=STOP_TIMEOUT_S),
+        # The transport's actor thread only starts and stops the server; its event loop runs
+        # on a thread of its own, so a ping of the actor says nothing of the loop.
+        ChildSpec("http", http, h["http"]),
     ]
 
     def escalate(exited: ChildExited) -> None:
@@ -221,6 +227,7 @@ def start_relay(
         children=root_children,
         clock=clock,
         report=escalate,
+        intensity=intensity,
         poll_interval_s=poll_interval_s,
     )
     try:

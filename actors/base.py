@@ -200,7 +200,7 @@ class ChildHandle:
         """How many times the supervisor started a new incarnation after the first."""
         self.last_restart_ms: int | None = None
         self.state = "stopped"
-        """``running``, ``restarting`` or ``stopped``."""
+        """``running``, ``backoff`` (waiting to be restarted) or ``stopped``."""
 
     def bind(self, ref: pykka.ActorRef[Any] | None) -> None:
         """Point the handle at ``ref`` (supervisor only)."""

@@ -80,6 +80,13 @@ class DurableActor(RelayActor):
         self._failed = True
         super().on_failure(*args)
 
+    def inject_fault(self, kind: str, seconds: float = 0.0) -> None:
+        """As :meth:`RelayActor.inject_fault`; a hang commits first, so the drill stalls this
+        actor without also holding its database's write lock."""
+        if kind == "hang" and self._in_tx and self._db is not None:
+            self._commit_on(self._db)
+        super().inject_fault(kind, seconds)
+
     # -- writing -----------------------------------------------------------------------------
 
     def _write(self, sql: str, params: Iterable[Any] = ()) -> None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import pykka
+from pykka.messages import ProxyCall
 
 from actors.base import NORMAL_EXIT, ChildExited, ChildHandle, RelayActor, Reporter
 from actors.clock import Cancel, Clock
@@ -66,6 +67,9 @@ class ChildSpec:
     restart: RestartType = "permanent"
     backoff: Backoff = IMMEDIATE
     shutdown_timeout_s: float = 5.0
+    ping_timeout_s: float | None = None
+    """A child that leaves a ping unanswered this long is hung: it is abandoned and replaced.
+    Must exceed the longest call the child may legitimately be busy with."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +89,8 @@ class _ChildState:
     """Restarts in the current crash run (reset after a healthy spell)."""
     started_at: float = 0.0
     pending: Cancel | None = None
+    ping: pykka.Future[Any] | None = None
+    ping_sent_at: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,8 +162,12 @@ class Supervisor(RelayActor):
         try:
             ref.stop(block=True, timeout=spec.shutdown_timeout_s)
         except pykka.Timeout:
+            abandon(ref)
             self._log.error(
-                "supervisor.child_abandoned", child=spec.name, timeout_s=spec.shutdown_timeout_s
+                "supervisor.child_abandoned",
+                child=spec.name,
+                reason="shutdown timeout",
+                timeout_s=spec.shutdown_timeout_s,
             )
         except pykka.ActorDeadError:
             pass
@@ -204,12 +214,50 @@ class Supervisor(RelayActor):
     def _poll(self) -> None:
         if self._closing:
             return
+        now = self._clock.monotonic()
         for name, state in self._children.items():
             handle = state.spec.handle
-            if handle.state == "running" and not handle.alive:
-                urn = handle.ref.actor_urn if handle.ref is not None else ""
-                self._on_exit(name, urn, "found dead by poll")
+            ref = handle.ref
+            if handle.state != "running" or ref is None:
+                continue
+            if not ref.is_alive():
+                self._on_exit(name, ref.actor_urn, "found dead by poll")
+            elif state.spec.ping_timeout_s is not None:
+                self._check_ping(name, state, ref, now)
         self._schedule_poll()
+
+    def _check_ping(
+        self, name: str, state: _ChildState, ref: pykka.ActorRef[Any], now: float
+    ) -> None:
+        """Send a ping if none is out; a ping out for longer than the deadline means a hang."""
+        if state.ping is None:
+            try:
+                state.ping = ref.ask(PING, block=False)
+            except pykka.ActorDeadError:
+                return  # the next poll restarts it
+            state.ping_sent_at = now
+            return
+        try:
+            state.ping.get(timeout=0)
+        except pykka.Timeout:
+            waited = now - state.ping_sent_at
+            deadline = state.spec.ping_timeout_s
+            if deadline is not None and waited > deadline:
+                state.ping = None
+                abandon(ref)
+                self._log.error(
+                    "supervisor.child_abandoned",
+                    child=name,
+                    reason="hung",
+                    waited_s=round(waited, 3),
+                    deadline_s=deadline,
+                )
+                self._on_exit(name, ref.actor_urn, f"hung: no answer to a ping in {waited:.1f} s")
+            return
+        except Exception:  # an answer, even an error or a death, is not a hang
+            state.ping = None
+            return
+        state.ping = None
 
     def _on_exit(self, name: str, urn: str, reason: str) -> None:
         state = self._children.get(name)
@@ -244,7 +292,8 @@ class Supervisor(RelayActor):
             raise RuntimeError(msg)
 
         delay = state.spec.backoff.delay(state.consecutive)
-        handle.state = "restarting"
+        handle.state = "backoff"
+        state.ping = None
         self._log.warning(
             "supervisor.child_died",
             child=name,
@@ -273,6 +322,16 @@ class Supervisor(RelayActor):
         handle.restarts += 1
         handle.last_restart_ms = self._clock.now_ms()
         self._log.warning("supervisor.child_restarted", child=name, attempt=state.consecutive)
+
+
+PING = ProxyCall(attr_path=("ping",), args=(), kwargs={})
+
+
+def abandon(ref: pykka.ActorRef[Any]) -> None:
+    """Give up on a hung actor: it is unregistered and, should its thread ever come back, it
+    stops without handling another message (Python cannot kill the thread itself)."""
+    ref.actor_stopped.set()
+    pykka.ActorRegistry.unregister(ref)
 
 
 def _tell(ref: pykka.ActorRef[Any], message: Any) -> None:

@@ -22,6 +22,18 @@ LOST_TICK_GRACE_S = 5.0
 """A tick still in flight this long after the LLM timeout is given up as lost."""
 
 
+class ConfigCell:
+    """The agent configuration, kept where a new Ticker incarnation finds it.
+
+    Only the Ticker writes it (on every change), so runtime changes made with
+    ``POST /agent/config`` survive a crash of the Ticker. Assigning one immutable
+    :class:`AgentConfig` is atomic, so readers need no lock.
+    """
+
+    def __init__(self, config: AgentConfig) -> None:
+        self.value = config
+
+
 @dataclass(frozen=True, slots=True)
 class _Fire:
     """The interval timer went off."""
@@ -38,13 +50,14 @@ class Ticker(RelayActor):
         self,
         *,
         clock: Clock,
-        config: AgentConfig,
+        config: ConfigCell,
         context: ChildHandle,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(report=report)
         self._clock = clock
-        self._config = config
+        self._cell = config
+        self._config = config.value
         self._context = context
         self._timer: Cancel | None = None
         self._generation = 0
@@ -160,6 +173,7 @@ class Ticker(RelayActor):
         old = self._config
         new = old.updated(changes)
         self._config = new
+        self._cell.value = new
         if new.interval_ms != old.interval_ms:
             self._arm()
         changed = sorted(k for k in changes if k != "openrouterApiKey")

@@ -155,6 +155,11 @@ class Settings:
     """How long agent entries beyond the newest 50 are kept."""
     sync: str = "full"
     """``full``: a 200 means fsynced; ``normal``: survives a relay crash, not a power cut."""
+    max_restarts: int = 10
+    """Restarts a supervisor allows within ``restart_window_s`` before it escalates."""
+    restart_window_s: float = 30.0
+    faults: bool = False
+    """``RELAY_FAULTS=1``: the ``/debug/fault`` endpoint exists (fault drills)."""
     agent: AgentConfig = AgentConfig()
 
 
@@ -173,6 +178,24 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
         "RELAY_RETENTION_DAYS",
         "positive_number",
         "days to keep agent entries beyond the newest 50 (default 7)",
+    ),
+    (
+        "max_restarts",
+        "RELAY_MAX_RESTARTS",
+        "positive_int",
+        "restarts a supervisor allows within the window before it escalates (default 10)",
+    ),
+    (
+        "restart_window_s",
+        "RELAY_RESTART_WINDOW_S",
+        "positive_number",
+        "the window of RELAY_MAX_RESTARTS, in seconds (default 30)",
+    ),
+    (
+        "faults",
+        "RELAY_FAULTS",
+        "bool",
+        "enable POST /debug/fault for fault drills (default false)",
     ),
     (
         "sync",
@@ -346,6 +369,9 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
         data_dir=values.get("data_dir", DEFAULT_DATA_DIR),
         retention_days=values.get("retention_days", 7.0),
         sync=values.get("sync", "full"),
+        max_restarts=values.get("max_restarts", 10),
+        restart_window_s=values.get("restart_window_s", 30.0),
+        faults=values.get("faults", False),
         agent=agent,
     )
 

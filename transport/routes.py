@@ -53,6 +53,8 @@ class Peers:
     token: str
     storage: StorageInfo
     """Static for the process: the epoch and where the data lives."""
+    faults: bool = False
+    """Whether ``POST /debug/fault`` exists."""
 
 
 PEERS = web.AppKey("peers", Peers)

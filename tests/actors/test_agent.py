@@ -294,3 +294,11 @@ def test_a_crashed_llm_caller_is_restarted_and_the_agent_carries_on(
     ask(relay, "sense", "append", sense())
     assert tick(relay, logs) == "ok"
     assert fake_llm.calls == 1
+
+
+def test_runtime_config_survives_a_ticker_crash(relay: Relay) -> None:
+    ask(relay, "ticker", "update_config", {"intervalMs": 7_000, "model": "other/model"})
+    relay.handles["ticker"].defer("inject_fault", "crash")
+    wait_until(lambda: relay.handles["ticker"].restarts == 1, what="ticker restart")
+    config = ask(relay, "ticker", "config")
+    assert (config.interval_ms, config.model) == (7_000, "other/model")

@@ -45,6 +45,10 @@ class Worker(RelayActor):
     def block(self, release: threading.Event) -> None:
         release.wait(30)
 
+    def mark(self, label: str) -> str:
+        self._starts.append(label)
+        return label
+
 
 def spec(name: str, starts: list[str], **kwargs: Any) -> ChildSpec:
     fail_starts = kwargs.pop("fail_starts", None)
@@ -56,6 +60,12 @@ def spec(name: str, starts: list[str], **kwargs: Any) -> ChildSpec:
         ChildHandle(name),
         **kwargs,
     )
+
+
+def poll(clock: FakeClock) -> None:
+    """One supervisor poll: move the clock to it, then wait until it has re-armed."""
+    clock.advance(1.0)
+    wait_until(lambda: clock.pending() >= 1, what="the poll to run and re-arm")
 
 
 def restarted(child: ChildSpec, count: int) -> bool:
@@ -214,14 +224,14 @@ def test_backoff_delays_repeated_restarts_and_resets_after_a_healthy_run(
     wait_until(lambda: child.handle.restarts == 1, what="first, immediate restart")
 
     child.handle.proxy().inject_fault.defer("crash")
-    wait_until(lambda: child.handle.state == "restarting", what="backoff")
+    wait_until(lambda: child.handle.state == "backoff", what="backoff")
     clock.advance(1.9)
     assert child.handle.restarts == 1
     clock.advance(0.2)
     wait_until(lambda: child.handle.restarts == 2, what="restart after 2 s")
 
     child.handle.proxy().inject_fault.defer("crash")
-    wait_until(lambda: child.handle.state == "restarting", what="backoff")
+    wait_until(lambda: child.handle.state == "backoff", what="backoff")
     clock.advance(3.9)
     assert child.handle.restarts == 2
     clock.advance(0.2)
@@ -307,3 +317,36 @@ def test_stop_is_in_reverse_start_order(clock: FakeClock) -> None:
     ref = start_sup(children, clock)
     ref.stop(block=True, timeout=10)
     assert stopped == ["c", "b", "a"]
+
+
+def test_a_hung_child_is_abandoned_and_replaced(clock: FakeClock, logs: LogSink) -> None:
+    starts: list[str] = []
+    child = spec("a", starts, ping_timeout_s=2.0)
+    start_sup([child], clock, poll_interval_s=1.0)
+    old = child.handle.ref
+    assert old is not None
+    release = threading.Event()
+    child.handle.defer("block", release)
+    queued = old.proxy().mark("late")  # waits behind the hang
+
+    for _ in range(3):  # ping sent at 1 s; unanswered for 1 s, then 2 s: not yet too long
+        poll(clock)
+        assert child.handle.restarts == 0
+    poll(clock)  # 3 s > 2 s
+
+    wait_until(lambda: child.handle.restarts == 1 and child.handle.alive, what="replacement")
+    assert child.handle.ref is not old
+    assert not old.is_alive()
+    assert logs.named("supervisor.child_abandoned")[0]["reason"] == "hung"
+    release.set()
+    with pytest.raises(pykka.ActorDeadError):
+        queued.get(timeout=5)  # the abandoned incarnation handled nothing more
+    assert starts == ["a", "a"]
+
+
+def test_a_child_that_answers_its_pings_is_left_alone(clock: FakeClock) -> None:
+    child = spec("a", [], ping_timeout_s=0.5)
+    start_sup([child], clock, poll_interval_s=1.0)
+    for _ in range(10):
+        poll(clock)
+    assert child.handle.restarts == 0
