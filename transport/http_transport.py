@@ -106,6 +106,15 @@ class HttpTransport(RelayActor):
         if not thread.is_alive():
             loop.close()
 
+    def inject_fault(self, kind: str, seconds: float = 0.0) -> None:
+        """A ``hang`` of the transport blocks its event loop (every request stalls), which
+        is what a hung transport is; a ``crash`` is as for any actor."""
+        if kind == "hang" and self._loop is not None:
+            self._log.warning("actor.fault_injected", kind=kind, seconds=seconds, where="loop")
+            self._loop.call_soon_threadsafe(threading.Event().wait, seconds)
+            return
+        super().inject_fault(kind, seconds)
+
     def address(self) -> tuple[str, int]:
         """The (host, port) the server is bound to (useful with port 0)."""
         if self._address is None:

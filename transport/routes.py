@@ -283,6 +283,39 @@ async def post_config(request: web.Request) -> web.Response:
     return json_response({"ok": True, "config": config.to_public()})
 
 
+FAULT_ACTORS = ("feed", "sense", "context", "llm", "digest", "ticker", "http")
+FAULT_KINDS = ("crash", "hang")
+MAX_HANG_S = 3600
+
+
+async def post_fault(request: web.Request) -> web.Response:
+    """``POST /debug/fault``: make an actor crash on its next message or hang for N seconds.
+
+    Only with ``RELAY_FAULTS=1``. Answers before the fault fires.
+    """
+    body = await _read_json(request, CONFIG_BODY_LIMIT)
+    if not isinstance(body, dict):
+        raise BadRequest("body must be a JSON object")
+    actor, kind, seconds = body.get("actor"), body.get("kind"), body.get("seconds", 0)
+    if actor not in FAULT_ACTORS:
+        msg = f"actor must be one of {', '.join(FAULT_ACTORS)}"
+        raise BadRequest(msg)
+    if kind not in FAULT_KINDS:
+        msg = f"kind must be one of {', '.join(FAULT_KINDS)}"
+        raise BadRequest(msg)
+    if kind == "hang" and (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, int | float)
+        or not 0 < seconds <= MAX_HANG_S
+    ):
+        msg = f"seconds must be a number above 0 and at most {MAX_HANG_S} for a hang"
+        raise BadRequest(msg)
+    peers = request.app[PEERS]
+    peers.actors[actor].defer("inject_fault", kind, float(seconds))
+    log.warning("debug.fault", actor="http", target=actor, kind=kind, seconds=seconds)
+    return json_response({"ok": True})
+
+
 async def get_health(request: web.Request) -> web.Response:
     """``GET /health``: counts, agent stats and every actor's state; 503 if one is stuck."""
     peers = request.app[PEERS]
@@ -351,4 +384,6 @@ def build_app(peers: Peers) -> web.Application:
     app.router.add_get("/agent/config", get_config)
     app.router.add_post("/agent/config", post_config)
     app.router.add_get("/health", get_health)
+    if peers.faults:
+        app.router.add_post("/debug/fault", post_fault)
     return app

@@ -516,3 +516,92 @@ def test_history_by_time_range_pages_through_the_retention(
         assert (empty["results"], empty["next"]) == ([], None)
         assert_error(client.get("/agent/history?since=5&until=1"), 400, "until")
         assert_error(client.get("/agent/history?since=yesterday"), 400, "since")
+
+
+# -- fault drills ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def drill(make_relay: Callable[..., Relay]) -> Iterator[tuple[Relay, httpx.Client]]:
+    relay = make_relay(replace(relay_settings(), faults=True, actor_timeout_ms=500))
+    host, port = relay.address()
+    with httpx.Client(base_url=f"http://{host}:{port}", timeout=10) as client:
+        yield relay, client
+
+
+def test_the_fault_endpoint_is_absent_unless_enabled(client: httpx.Client) -> None:
+    assert_error(client.post("/debug/fault", json={"actor": "feed", "kind": "crash"}), 404, "")
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        ({"actor": "root", "kind": "crash"}, "actor must be one of"),
+        ({"actor": "feed", "kind": "explode"}, "kind must be one of"),
+        ({"actor": "feed", "kind": "hang"}, "seconds"),
+        ({"actor": "feed", "kind": "hang", "seconds": -1}, "seconds"),
+        ({"actor": "feed", "kind": "hang", "seconds": "5"}, "seconds"),
+    ],
+)
+def test_bad_fault_requests_are_400s(
+    drill: tuple[Relay, httpx.Client], body: dict[str, Any], fragment: str
+) -> None:
+    relay, client = drill
+    assert_error(client.post("/debug/fault", json=body), 400, fragment)
+    assert all(h.restarts == 0 for h in relay.handles.values())
+
+
+@pytest.mark.parametrize("actor", ["feed", "sense", "context", "llm", "digest", "ticker"])
+def test_a_crash_drill_restarts_that_actor_and_service_goes_on(
+    drill: tuple[Relay, httpx.Client], actor: str
+) -> None:
+    _relay, client = drill
+    assert client.post("/feed", json={"text": "before"}).status_code == 200
+    answer = client.post("/debug/fault", json={"actor": actor, "kind": "crash"})
+    assert answer.json() == {"ok": True}
+    wait_until(
+        lambda: client.get("/health").json()["actors"][actor]["restarts"] == 1,
+        what=f"{actor} restart",
+    )
+    assert client.post("/feed", json={"text": "after"}).status_code == 200
+    assert [m["text"] for m in client.get("/feed").json()["messages"]] == ["before", "after"]
+    others = {k: v["restarts"] for k, v in client.get("/health").json()["actors"].items()}
+    assert sum(others.values()) == 1
+
+
+def test_a_hang_drill_gives_503s_then_recovers(drill: tuple[Relay, httpx.Client]) -> None:
+    _relay, client = drill
+    assert client.post("/debug/fault", json={"actor": "sense", "kind": "hang", "seconds": 2})
+    assert_error(client.post("/sense", json=sense_body()), 503, "sense")
+    assert client.post("/feed", json={"text": "unaffected"}).status_code == 200
+    wait_until(
+        lambda: client.post("/sense", json=sense_body()).status_code == 200, what="the hang to end"
+    )
+
+
+def test_a_transport_hang_stalls_requests_then_they_complete(
+    drill: tuple[Relay, httpx.Client],
+) -> None:
+    _relay, client = drill
+    assert client.post("/debug/fault", json={"actor": "http", "kind": "hang", "seconds": 1})
+    answer = client.post("/feed", json={"text": "waited"})  # client timeout 10 s
+    assert answer.status_code == 200
+    assert client.get("/feed").json()["messages"][-1]["text"] == "waited"
+
+
+def test_a_transport_crash_drill_answers_first_then_rebinds(
+    make_relay: Callable[..., Relay],
+) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    relay = make_relay(replace(relay_settings(), faults=True, port=port))
+    url = f"http://127.0.0.1:{port}"
+    answer = httpx.post(f"{url}/debug/fault", json={"actor": "http", "kind": "crash"}, timeout=5)
+    assert answer.json() == {"ok": True}
+    wait_until(
+        lambda: relay.handles["http"].restarts == 1 and relay.handles["http"].alive,
+        what="http restart",
+    )
+    served = wait_until(lambda: _try_get(f"{url}/health"), what="serving again")
+    assert served.json()["actors"]["http"]["restarts"] == 1
