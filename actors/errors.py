@@ -34,9 +34,11 @@ class LLMTimeout(LLMError):
 class LLMHTTPError(LLMError):
     """The endpoint answered with a non-2xx status."""
 
-    def __init__(self, status: int, body: str) -> None:
+    def __init__(self, status: int, body: str, retry_after: str | None = None) -> None:
         super().__init__(f"HTTP {status}: {body[:200]}")
         self.status = status
+        self.retry_after = retry_after
+        """The ``Retry-After`` header, if the server sent one."""
 
 
 class LLMConnectionError(LLMError):

@@ -1,15 +1,30 @@
 """LLMCaller: the only actor that talks to the LLM.
 
-One OpenAI-compatible chat-completions request per tick, through httpx, on an event loop
-private to this actor's thread. ``asyncio.wait_for`` bounds the whole request, body
-included, by ``AGENT_TIMEOUT_MS``: a server that trickles bytes cannot hold it longer.
+One tick is a chain of attempts, each one OpenAI-compatible chat-completions request through
+httpx on an event loop private to this actor's thread:
+
+* ``asyncio.wait_for`` bounds each request, body included, by ``AGENT_TIMEOUT_MS`` (a server
+  that trickles bytes cannot hold it longer);
+* HTTP 429, 5xx and connection errors are retried on the same model after a backoff that
+  honours ``Retry-After``; the retry is a message scheduled on the clock, so the actor never
+  sleeps and stays free for its supervisor's pings;
+* any other failure, or a model whose retries are spent, moves on to the next of
+  ``AGENT_FALLBACK_MODELS``;
+* the whole chain is bounded by the tick's budget (one timeout a model).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import random
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
 
 import httpx
+import pykka
 
 from actors.base import ChildHandle, RelayActor, Reporter
 from actors.clock import Clock
@@ -25,10 +40,48 @@ from actors.ticks import LLMRequest, TickDone, TickResult
 
 MAX_RESPONSE_BYTES = 1024 * 1024
 """A chat completion larger than this is a bad response (a runaway or hostile server)."""
+MAX_RETRIES = 2
+"""Retries of one model after a 429, a 5xx or a connection error."""
+RETRY_BASE_S = 0.5
+"""First retry delay; it doubles, with up to 20 % jitter, unless ``Retry-After`` says more."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    """One request of a tick's chain (also the message that schedules a retry)."""
+
+    request: LLMRequest
+    model_index: int
+    retry: int
+    started: float
+    deadline: float
+    errors: tuple[str, ...] = ()
+
+
+def retry_after_s(header: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date), if any."""
+    if not header:
+        return None
+    try:
+        return max(float(header), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(header)
+    except (TypeError, ValueError):
+        return None
+    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+
+
+def is_retryable(error: LLMError) -> bool:
+    """429, 5xx and connection errors are worth another try on the same model."""
+    if isinstance(error, LLMConnectionError):
+        return True
+    return isinstance(error, LLMHTTPError) and (error.status == 429 or error.status >= 500)
 
 
 class LLMCaller(RelayActor):
-    """Sends one chat completion per :class:`LLMRequest`, then reports to the store and ticker."""
+    """Runs each tick's chain of attempts, then reports to the store and the ticker."""
 
     name = "llm"
 
@@ -68,86 +121,136 @@ class LLMCaller(RelayActor):
         self._loop = None
 
     def complete(self, request: LLMRequest) -> None:
-        """Run one request; store the result or count the failure, then finish the tick."""
-        started = self._clock.monotonic()
+        """Start a tick's chain with its first model."""
+        now = self._clock.monotonic()
+        budget_s = request.config.tick_budget_ms / 1000
+        self._run(_Attempt(request, model_index=0, retry=0, started=now, deadline=now + budget_s))
+
+    def on_receive(self, message: Any) -> Any:
+        """A scheduled retry."""
+        if isinstance(message, _Attempt):
+            self._run(message)
+            return None
+        return super().on_receive(message)
+
+    def _run(self, attempt: _Attempt) -> None:
+        request = attempt.request
         config = request.config
+        models = config.models
+        model = models[attempt.model_index]
+        remaining = attempt.deadline - self._clock.monotonic()
+        if remaining <= 0:
+            self._fail(attempt, "the tick's budget is spent")
+            return
         try:
-            completion = self._call(request)
+            completion = self._call(request, model, min(config.timeout_ms / 1000, remaining))
         except LLMError as exc:
-            latency_ms = round((self._clock.monotonic() - started) * 1000)
-            self._tell_peer(self._digest, "record_failure", f"{type(exc).__name__}: {exc}")
-            self._tell_peer(
-                self._ticker,
-                "tick_done",
-                TickDone(
-                    request.tick_id,
-                    "failed",
-                    detail={
-                        "error": type(exc).__name__,
-                        "message": str(exc)[:300],
-                        "model": config.model,
-                        "latencyMs": latency_ms,
-                    },
-                ),
-            )
+            errors = (*attempt.errors, f"{model}: {type(exc).__name__}: {exc}"[:300])
+            delay = self._retry_delay(exc, attempt.retry)
+            now = self._clock.monotonic()
+            if delay is not None and now + delay < attempt.deadline:
+                self._schedule(replace(attempt, retry=attempt.retry + 1, errors=errors), delay)
+                return
+            if attempt.model_index + 1 < len(models):
+                self._log.info("llm.fallback", failed=model, next=models[attempt.model_index + 1])
+                self._run(
+                    replace(attempt, model_index=attempt.model_index + 1, retry=0, errors=errors)
+                )
+                return
+            self._fail(replace(attempt, errors=errors), f"{type(exc).__name__}")
             return
         except Exception as exc:
             # A bug, not an LLM failure: finish the tick, then let the supervisor restart us.
-            self._tell_peer(
-                self._ticker,
-                "tick_done",
-                TickDone(request.tick_id, "failed", detail={"error": repr(exc)}),
-            )
+            self._fail(attempt, repr(exc))
             raise
+        self._succeed(attempt, model, completion)
 
-        latency_ms = round((self._clock.monotonic() - started) * 1000)
+    def _retry_delay(self, error: LLMError, retries: int) -> float | None:
+        if not is_retryable(error) or retries >= MAX_RETRIES:
+            return None
+        backoff = RETRY_BASE_S * 2.0**retries * (1 + random.random() * 0.2)  # noqa: S311 - jitter
+        asked = retry_after_s(error.retry_after) if isinstance(error, LLMHTTPError) else None
+        return max(backoff, asked or 0.0)
+
+    def _schedule(self, attempt: _Attempt, delay: float) -> None:
+        ref = self.actor_ref
+
+        def fire() -> None:
+            with contextlib.suppress(pykka.ActorDeadError):  # replaced: the tick is lost
+                ref.tell(attempt)
+
+        self._log.info(
+            "llm.retry",
+            tick_id=attempt.request.tick_id,
+            in_s=round(delay, 3),
+            attempt=attempt.retry,
+            error=attempt.errors[-1],
+        )
+        self._clock.call_later(delay, fire)
+
+    def _fail(self, attempt: _Attempt, error: str) -> None:
+        latency_ms = round((self._clock.monotonic() - attempt.started) * 1000)
+        last = attempt.errors[-1] if attempt.errors else error
+        self._tell_peer(self._digest, "record_failure", last)
+        detail = {
+            "error": error,
+            "errors": list(attempt.errors),
+            "latencyMs": latency_ms,
+            "model": attempt.request.config.model,
+        }
+        self._tell_peer(
+            self._ticker, "tick_done", TickDone(attempt.request.tick_id, "failed", detail=detail)
+        )
+
+    def _succeed(self, attempt: _Attempt, model: str, completion: Completion) -> None:
+        request = attempt.request
+        config = request.config
+        latency_ms = round((self._clock.monotonic() - attempt.started) * 1000)
         analysis = parse_analysis(completion.content)
         result = TickResult(
             tick_id=request.tick_id,
             analysis=analysis,
             window=request.window,
-            model=config.model,
+            model=model,
             latency_ms=latency_ms,
             tokens_in=completion.tokens_in,
             tokens_out=completion.tokens_out,
             push_to_feed=config.push_to_feed,
         )
         self._tell_peer(self._digest, "record", result)
-        detail = {
-            "model": config.model,
+        detail: dict[str, Any] = {
+            "model": model,
             "latencyMs": latency_ms,
             "tokensIn": completion.tokens_in,
             "tokensOut": completion.tokens_out,
             "parsedOk": analysis.parsed_ok,
             "hud": analysis.hud,
         }
+        if attempt.errors:
+            detail["errors"] = list(attempt.errors)
         if config.log_verbose:
             detail["digest"] = analysis.digest[:300]
         self._tell_peer(
             self._ticker, "tick_done", TickDone(request.tick_id, "ok", request.marks, detail)
         )
 
-    def _call(self, request: LLMRequest) -> Completion:
+    def _call(self, request: LLMRequest, model: str, timeout_s: float) -> Completion:
         assert self._loop is not None, "started() creates the loop"
-        timeout_s = request.config.timeout_ms / 1000
         try:
             return self._loop.run_until_complete(
-                asyncio.wait_for(self._post(request, timeout_s), timeout_s)
+                asyncio.wait_for(self._post(request, model, timeout_s), timeout_s)
             )
-        except TimeoutError as exc:
-            msg = f"no answer within {request.config.timeout_ms} ms"
-            raise LLMTimeout(msg) from exc
-        except httpx.TimeoutException as exc:
-            msg = f"no answer within {request.config.timeout_ms} ms"
+        except (TimeoutError, httpx.TimeoutException) as exc:
+            msg = f"no answer within {round(timeout_s * 1000)} ms"
             raise LLMTimeout(msg) from exc
         except httpx.HTTPError as exc:
             raise LLMConnectionError(f"{type(exc).__name__}: {exc}") from exc
 
-    async def _post(self, request: LLMRequest, timeout_s: float) -> Completion:
+    async def _post(self, request: LLMRequest, model: str, timeout_s: float) -> Completion:
         assert self._client is not None, "started() creates the client"
         config = request.config
         body = {
-            "model": config.model,
+            "model": model,
             "messages": [{"role": "user", "content": request.prompt}],
             "max_tokens": config.max_tokens,
             "temperature": config.temperature,
@@ -169,5 +272,9 @@ class LLMCaller(RelayActor):
                 chunks.append(chunk)
         content = b"".join(chunks)
         if not 200 <= response.status_code < 300:
-            raise LLMHTTPError(response.status_code, content.decode("utf-8", errors="replace"))
+            raise LLMHTTPError(
+                response.status_code,
+                content.decode("utf-8", errors="replace"),
+                retry_after=response.headers.get("Retry-After"),
+            )
         return parse_chat_completion(content)

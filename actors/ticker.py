@@ -8,6 +8,8 @@ failed tick is tried again at the next interval even when nothing new arrived.
 from __future__ import annotations
 
 import contextlib
+import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +21,58 @@ from actors.ticks import Marks, TickDone, TickRequest
 from config.settings import AgentConfig
 
 LOST_TICK_GRACE_S = 5.0
-"""A tick still in flight this long after the LLM timeout is given up as lost."""
+"""A tick still in flight this long after its budget is given up as lost."""
+BREAKER_THRESHOLD = 3
+"""Consecutive failed ticks that open the circuit."""
+COOL_OFF_MIN_S = 30.0
+"""The first cooling-off period; it doubles each time a probe fails."""
+COOL_OFF_MAX_S = 600.0
+COOL_OFF_JITTER = 0.2
+"""Up to this fraction is added at random, so many relays do not probe in step."""
+
+
+@dataclass(slots=True)
+class Breaker:
+    """The circuit breaker of the LLM path (owned by the Ticker).
+
+    After :data:`BREAKER_THRESHOLD` failed ticks in a row the circuit opens: no LLM calls for a
+    cooling-off period, then one probe tick. A failed probe opens it again for twice as long
+    (capped); a success closes it and resets the period.
+    """
+
+    consecutive_failures: int = 0
+    open_until: float | None = None
+    cool_off_s: float = 0.0
+    skipped: int = 0
+
+    def is_open(self, now: float) -> bool:
+        """Whether ticks must not call the LLM now."""
+        return self.open_until is not None and now < self.open_until
+
+    def failure(self, now: float, rng: Callable[[], float] = random.random) -> bool:
+        """Count a failed tick; True if that opened the circuit."""
+        self.consecutive_failures += 1
+        if self.consecutive_failures < BREAKER_THRESHOLD:
+            return False
+        was_probing = self.open_until is not None
+        base = min(self.cool_off_s * 2, COOL_OFF_MAX_S) if was_probing else COOL_OFF_MIN_S
+        self.cool_off_s = base
+        self.open_until = now + base * (1 + rng() * COOL_OFF_JITTER)
+        return True
+
+    def success(self) -> bool:
+        """Count a successful tick; True if that closed an open (probing) circuit."""
+        closed = self.open_until is not None
+        self.consecutive_failures = 0
+        self.open_until = None
+        self.cool_off_s = 0.0
+        return closed
+
+    def state(self, now: float) -> str:
+        """``open``, ``degraded`` (failing, not yet open) or ``ok``."""
+        if self.is_open(now):
+            return "open"
+        return "degraded" if self.consecutive_failures else "ok"
 
 
 class ConfigCell:
@@ -66,6 +119,7 @@ class Ticker(RelayActor):
         self._in_flight_since = 0.0
         self._marks: Marks | None = None
         self._busy_skips = 0
+        self._breaker = Breaker()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -118,13 +172,17 @@ class Ticker(RelayActor):
     # -- ticks -------------------------------------------------------------------------------
 
     def tick(self) -> str:
-        """Start a tick now; returns ``started``, ``inactive``, ``busy`` or ``unavailable``."""
+        """Start a tick now: ``started``, or why not (``inactive``, ``open``, ``busy``,
+        ``unavailable``)."""
         config = self._config
         if not config.active:
             return "inactive"
         now = self._clock.monotonic()
+        if self._breaker.is_open(now):
+            self._breaker.skipped += 1
+            return "open"
         if self._in_flight is not None:
-            lost_after = config.timeout_ms / 1000 + LOST_TICK_GRACE_S
+            lost_after = config.tick_budget_ms / 1000 + LOST_TICK_GRACE_S
             if now - self._in_flight_since < lost_after:
                 self._busy_skips += 1
                 self._log.debug("tick.skipped_busy", in_flight=self._in_flight)
@@ -149,6 +207,18 @@ class Ticker(RelayActor):
             self._in_flight = None
         if done.outcome != "failed" and done.marks is not None:
             self._marks = done.marks
+        now = self._clock.monotonic()
+        if done.outcome == "ok" and self._breaker.success():
+            self._log.info("agent.circuit_closed", tick_id=done.tick_id)
+        elif done.outcome == "failed" and self._breaker.failure(now):
+            self._log.warning(
+                "agent.circuit_open",
+                tick_id=done.tick_id,
+                consecutive_failures=self._breaker.consecutive_failures,
+                cool_off_s=round(self._breaker.open_until - now, 1)
+                if self._breaker.open_until is not None
+                else None,
+            )
         if done.outcome == "ok":
             self._log.info("tick", tick_id=done.tick_id, outcome=done.outcome, **done.detail)
         elif done.outcome == "failed":
@@ -186,5 +256,16 @@ class Ticker(RelayActor):
         return new
 
     def status(self) -> dict[str, Any]:
-        """What ``/health`` shows of the ticker."""
-        return {"inFlight": self._in_flight is not None, "busySkips": self._busy_skips}
+        """What ``/health.agent`` shows of the ticker: the LLM path's state and the breaker."""
+        now = self._clock.monotonic()
+        breaker = self._breaker
+        state = breaker.state(now) if self._config.active else "disabled"
+        open_for = breaker.open_until - now if breaker.is_open(now) and breaker.open_until else 0
+        return {
+            "state": state,
+            "consecutiveFailures": breaker.consecutive_failures,
+            "circuitOpenForMs": round(open_for * 1000),
+            "circuitSkips": breaker.skipped,
+            "inFlight": self._in_flight is not None,
+            "busySkips": self._busy_skips,
+        }

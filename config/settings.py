@@ -43,6 +43,18 @@ class AgentConfig:
     timeout_ms: int = 15_000
     push_to_feed: bool = True
     log_verbose: bool = False
+    fallback_models: tuple[str, ...] = ()
+    """Tried in order when ``model`` fails or times out."""
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """``model`` then the fallbacks, without repeats."""
+        return tuple(dict.fromkeys((self.model, *self.fallback_models)))
+
+    @property
+    def tick_budget_ms(self) -> int:
+        """How long one tick may take, retries and fallbacks included: one timeout a model."""
+        return self.timeout_ms * len(self.models)
 
     @property
     def active(self) -> bool:
@@ -61,6 +73,7 @@ class AgentConfig:
             "pushToFeed": self.push_to_feed,
             "logVerbose": self.log_verbose,
             "timeoutMs": self.timeout_ms,
+            "fallbackModels": list(self.fallback_models),
             "baseUrl": self.base_url,
             "hasApiKey": bool(self.api_key),
         }
@@ -111,6 +124,12 @@ def _want_temperature(key: str, value: Any) -> float:
     return float(value)
 
 
+def _want_models(key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(m, str) and m.strip() for m in value):
+        raise ConfigError(f"{key} must be a list of model names")
+    return tuple(m.strip() for m in value)
+
+
 def _want_max_tokens(key: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 32_000:
         raise ConfigError(f"{key} must be a whole number from 1 to 32000")
@@ -134,6 +153,7 @@ _RUNTIME_FIELDS: dict[str, tuple[str, Any]] = {
     "pushToFeed": ("push_to_feed", _want_bool),
     "logVerbose": ("log_verbose", _want_bool),
     "openrouterApiKey": ("api_key", lambda k, v: _want_text(k, v, allow_empty=True)),
+    "fallbackModels": ("fallback_models", _want_models),
 }
 
 
@@ -225,6 +245,12 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
         f"OpenAI-compatible API root (default {DEFAULT_BASE_URL})",
     ),
     ("model", "AGENT_MODEL", "text", f"model to ask (default {DEFAULT_MODEL})"),
+    (
+        "fallback_models",
+        "AGENT_FALLBACK_MODELS",
+        "model_list",
+        "comma-separated models tried in order when the model fails (default none)",
+    ),
     ("interval_ms", "AGENT_INTERVAL_MS", "positive_int", "ms between agent ticks (default 30000)"),
     ("max_age_ms", "AGENT_MAX_AGE_MS", "positive_int", "context window in ms (default 120000)"),
     ("max_tokens", "AGENT_MAX_TOKENS", "positive_int", "max_tokens of each request (default 200)"),
@@ -270,6 +296,8 @@ def _parse(kind: str, name: str, raw: str) -> Any:
         if not _DIGITS.fullmatch(value) or int(value) <= 0:
             raise ConfigError(f"{name} must be a positive whole number, got {raw!r}")
         return int(value)
+    if kind == "model_list":
+        return tuple(m.strip() for m in value.split(",") if m.strip())
     if kind == "positive_number":
         try:
             number = float(value)
@@ -347,6 +375,7 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
         "agent_enabled": "enabled",
         "base_url": "base_url",
         "model": "model",
+        "fallback_models": "fallback_models",
         "interval_ms": "interval_ms",
         "max_age_ms": "max_age_ms",
         "max_tokens": "max_tokens",

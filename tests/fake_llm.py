@@ -8,8 +8,9 @@ as in production: sockets, timeouts, status codes, bodies. Modes:
 ``plain``     plain text content, not JSON
 ``nonjson``   HTTP 200 with a body that is not JSON at all
 ``empty``     a chat completion with empty content
+``http401``   HTTP 401, as for a wrong key
 ``http500``   HTTP 500 with an error body
-``http429``   HTTP 429 with ``Retry-After: 1``
+``http429``   HTTP 429 with ``Retry-After`` (``retry_after``, 1 s by default)
 ``slow``      waits ``delay_s`` seconds, then answers like ``ok``
 ``hang``      never answers (until the server stops)
 
@@ -28,7 +29,18 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-MODES = ("ok", "fenced", "plain", "nonjson", "empty", "http500", "http429", "slow", "hang")
+MODES = (
+    "ok",
+    "fenced",
+    "plain",
+    "nonjson",
+    "empty",
+    "http401",
+    "http500",
+    "http429",
+    "slow",
+    "hang",
+)
 
 
 @dataclass
@@ -49,6 +61,9 @@ class FakeLLM:
     delay_s: float = 1.0
     tokens_in: int = 310
     tokens_out: int = 85
+    retry_after: str = "1"
+    model_modes: dict[str, str] = field(default_factory=dict)
+    """A mode per model name, overriding ``mode`` for requests naming that model."""
     requests: list[SeenRequest] = field(default_factory=list)
     _loop: asyncio.AbstractEventLoop | None = None
     _thread: threading.Thread | None = None
@@ -66,13 +81,13 @@ class FakeLLM:
         """Chat-completion requests received so far."""
         return len(self.requests)
 
-    def _content(self) -> str:
+    def _content(self, mode: str) -> str:
         answer = orjson.dumps({"hud": self.hud, "digest": self.digest}).decode()
-        if self.mode == "fenced":
+        if mode == "fenced":
             return f"```json\n{answer}\n```"
-        if self.mode == "plain":
+        if mode == "plain":
             return f"The user is busy. {self.hud}. {self.digest}"
-        if self.mode == "empty":
+        if mode == "empty":
             return ""
         return answer
 
@@ -83,7 +98,7 @@ class FakeLLM:
         except orjson.JSONDecodeError:
             body = {"unparseable": raw.decode("utf-8", "replace")}
         self.requests.append(SeenRequest(body, request.headers.get("Authorization", "")))
-        mode = self.mode
+        mode = self.model_modes.get(str(body.get("model")), self.mode)
         if mode == "hang":
             assert self._stopping is not None
             await self._stopping.wait()
@@ -92,9 +107,13 @@ class FakeLLM:
             await asyncio.sleep(self.delay_s)
         if mode == "http500":
             return web.json_response({"error": {"message": "upstream exploded"}}, status=500)
+        if mode == "http401":
+            return web.json_response({"error": {"message": "no auth credentials"}}, status=401)
         if mode == "http429":
             return web.json_response(
-                {"error": {"message": "rate limited"}}, status=429, headers={"Retry-After": "1"}
+                {"error": {"message": "rate limited"}},
+                status=429,
+                headers={"Retry-After": self.retry_after},
             )
         if mode == "nonjson":
             return web.Response(text="<html>Bad gateway</html>", content_type="text/html")
@@ -106,7 +125,7 @@ class FakeLLM:
                 "choices": [
                     {
                         "index": 0,
-                        "message": {"role": "assistant", "content": self._content()},
+                        "message": {"role": "assistant", "content": self._content(mode)},
                         "finish_reason": "stop",
                     }
                 ],

@@ -534,6 +534,7 @@ def test_to_public_has_the_runtime_fields():
         "pushToFeed": True,
         "logVerbose": False,
         "timeoutMs": 15_000,
+        "fallbackModels": [],
         "baseUrl": DEFAULT_BASE_URL,
         "hasApiKey": False,
     }

@@ -1,0 +1,179 @@
+"""The LLM path degrades gracefully: fallbacks, retries with backoff, the circuit breaker."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from actors.clock import FakeClock
+from actors.llm_caller import retry_after_s
+from actors.ticker import BREAKER_THRESHOLD, COOL_OFF_JITTER, COOL_OFF_MIN_S, Breaker
+from run import Relay
+from tests.actors.test_agent import ask, sense, tick
+from tests.conftest import LogSink, relay_settings, wait_until
+from tests.fake_llm import FakeLLM
+
+PRIMARY = "google/gemini-2.5-flash-lite"
+FALLBACK = "anthropic/claude-3.5-haiku"
+
+
+def models_asked(fake: FakeLLM) -> list[str]:
+    return [r.body["model"] for r in fake.requests]
+
+
+def start(make_relay: Callable[..., Relay], fake: FakeLLM, **agent: Any) -> Relay:
+    relay = make_relay(relay_settings(fake, **agent))
+    ask(relay, "sense", "append", sense())
+    return relay
+
+
+@pytest.mark.parametrize("failure", ["nonjson", "http401", "hang", "empty"])
+def test_a_failing_model_falls_back_and_the_entry_names_who_answered(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, failure: str
+) -> None:
+    fake_llm.model_modes[PRIMARY] = failure
+    relay = start(make_relay, fake_llm, fallback_models=(FALLBACK,), timeout_ms=300)
+    assert tick(relay, logs) == "ok"
+    assert models_asked(fake_llm) == [PRIMARY, FALLBACK]
+    assert ask(relay, "digest", "last")["model"] == FALLBACK
+    assert logs.named("llm.fallback")[0]["next"] == FALLBACK
+
+
+def test_when_every_model_fails_the_tick_fails_with_each_error(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    fake_llm.mode = "nonjson"
+    relay = start(make_relay, fake_llm, fallback_models=(FALLBACK, "x/third"))
+    assert tick(relay, logs) == "failed"
+    assert models_asked(fake_llm) == [PRIMARY, FALLBACK, "x/third"]
+    assert len(logs.named("tick")[-1]["errors"]) == 3
+
+
+def test_a_5xx_is_retried_with_backoff_on_the_clock_then_succeeds(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, clock: FakeClock, logs: LogSink
+) -> None:
+    fake_llm.mode = "http500"
+    relay = start(make_relay, fake_llm, timeout_ms=5_000)
+    assert ask(relay, "ticker", "tick") == "started"
+    wait_until(lambda: logs.named("llm.retry"), what="the first retry to be scheduled")
+    first = logs.named("llm.retry")[0]["in_s"]
+    assert 0.5 <= first <= 0.6
+    clock.advance(0.4)
+    assert fake_llm.calls == 1  # not before its delay
+    clock.advance(0.3)
+    wait_until(lambda: len(logs.named("llm.retry")) == 2, what="the second retry")
+    assert 1.0 <= logs.named("llm.retry")[1]["in_s"] <= 1.2
+    fake_llm.mode = "ok"
+    clock.advance(1.3)
+    wait_until(lambda: logs.named("tick"), what="the tick to finish")
+    assert logs.named("tick")[-1]["outcome"] == "ok"
+    assert fake_llm.calls == 3
+    assert len(logs.named("tick")[-1]["errors"]) == 2
+
+
+def test_a_429_waits_as_long_as_retry_after_says(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, clock: FakeClock, logs: LogSink
+) -> None:
+    fake_llm.mode = "http429"
+    fake_llm.retry_after = "3"
+    relay = start(make_relay, fake_llm, timeout_ms=10_000)
+    assert ask(relay, "ticker", "tick") == "started"
+    wait_until(lambda: logs.named("llm.retry"), what="the retry to be scheduled")
+    assert logs.named("llm.retry")[0]["in_s"] == 3.0
+    fake_llm.mode = "ok"
+    clock.advance(2.9)
+    assert fake_llm.calls == 1
+    clock.advance(0.2)
+    wait_until(lambda: logs.named("tick"), what="the tick to finish")
+    assert fake_llm.calls == 2
+
+
+def test_a_retry_that_would_overrun_the_budget_moves_on_instead(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    fake_llm.model_modes[PRIMARY] = "http429"
+    fake_llm.retry_after = "120"
+    relay = start(make_relay, fake_llm, fallback_models=(FALLBACK,), timeout_ms=5_000)
+    assert tick(relay, logs) == "ok"
+    assert models_asked(fake_llm) == [PRIMARY, FALLBACK]
+    assert not logs.named("llm.retry")
+
+
+def test_a_4xx_other_than_429_is_not_retried(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    fake_llm.mode = "http401"
+    relay = start(make_relay, fake_llm, timeout_ms=5_000)
+    assert tick(relay, logs) == "failed"
+    assert fake_llm.calls == 1
+    assert "HTTP 401" in logs.named("tick")[-1]["errors"][0]
+
+
+def test_retry_after_reads_seconds_and_dates() -> None:
+    assert retry_after_s("7") == 7.0
+    assert retry_after_s("-3") == 0.0
+    assert retry_after_s(None) is None
+    assert retry_after_s("soon") is None
+    assert retry_after_s("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
+
+
+def status(relay: Relay) -> dict[str, Any]:
+    result: dict[str, Any] = ask(relay, "ticker", "status")
+    return result
+
+
+def test_the_circuit_opens_after_repeated_failures_cools_off_and_probes(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, clock: FakeClock, logs: LogSink
+) -> None:
+    fake_llm.mode = "nonjson"
+    relay = start(make_relay, fake_llm)
+    for n in range(1, BREAKER_THRESHOLD):
+        assert tick(relay, logs) == "failed"
+        assert status(relay)["state"] == "degraded"
+        assert status(relay)["consecutiveFailures"] == n
+    assert tick(relay, logs) == "failed"
+    assert status(relay)["state"] == "open"
+    assert logs.named("agent.circuit_open")
+
+    assert tick(relay, logs) == "open"  # cooling off: no call
+    assert fake_llm.calls == BREAKER_THRESHOLD
+    clock.advance(COOL_OFF_MIN_S * (1 + COOL_OFF_JITTER) + 0.1)
+
+    assert tick(relay, logs) == "failed"  # the probe, which fails: open for longer
+    assert status(relay)["state"] == "open"
+    assert status(relay)["circuitOpenForMs"] >= 2 * COOL_OFF_MIN_S * 1000 - 1
+    assert tick(relay, logs) == "open"
+
+    fake_llm.mode = "ok"
+    clock.advance(2 * COOL_OFF_MIN_S * (1 + COOL_OFF_JITTER) + 0.1)
+    assert tick(relay, logs) == "ok"
+    assert status(relay)["state"] == "ok"
+    assert status(relay)["consecutiveFailures"] == 0
+    assert logs.named("agent.circuit_closed")
+    assert status(relay)["circuitSkips"] == 2
+
+
+def test_breaker_cool_off_doubles_up_to_its_cap_and_resets_on_success() -> None:
+    breaker = Breaker()
+    now = 0.0
+    periods = []
+    for _ in range(BREAKER_THRESHOLD - 1):
+        assert breaker.failure(now, rng=lambda: 0.0) is False
+    for _ in range(8):
+        assert breaker.failure(now, rng=lambda: 0.0) is True
+        assert breaker.open_until is not None
+        periods.append(breaker.open_until - now)
+    assert periods == [30, 60, 120, 240, 480, 600, 600, 600]
+    assert breaker.success() is True
+    assert breaker.state(now) == "ok"
+
+
+def test_health_shows_the_llm_path_state(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM
+) -> None:
+    relay = make_relay(relay_settings(fake_llm, api_key=""))
+    assert status(relay)["state"] == "disabled"
+    ask(relay, "ticker", "update_config", {"openrouterApiKey": "k"})
+    assert status(relay)["state"] == "ok"
