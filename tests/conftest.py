@@ -18,7 +18,7 @@ from actors.clock import FakeClock
 from actors.storage import StorageInfo, open_storage
 from config.settings import AgentConfig, Settings
 from run import Relay, start_relay
-from tests.fake_llm import FakeLLM
+from transport.fake_llm import FakeLLM
 
 HOUR_MS = 3_600_000
 

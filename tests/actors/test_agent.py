@@ -12,7 +12,7 @@ from actors.records import SenseInput
 from actors.sense_buffer import validate_sense
 from run import Relay
 from tests.conftest import LogSink, relay_settings, wait_until
-from tests.fake_llm import FakeLLM
+from transport.fake_llm import FakeLLM
 
 TRANSCRIPT = (
     "[PERIODIC] (normal)\nContext (1 entries):\n"

@@ -13,7 +13,7 @@ from actors.ticker import BREAKER_THRESHOLD, COOL_OFF_JITTER, COOL_OFF_MIN_S, Br
 from run import Relay
 from tests.actors.test_agent import ask, sense, tick
 from tests.conftest import LogSink, relay_settings, wait_until
-from tests.fake_llm import FakeLLM
+from transport.fake_llm import FakeLLM
 
 PRIMARY = "google/gemini-2.5-flash-lite"
 FALLBACK = "anthropic/claude-3.5-haiku"

@@ -21,7 +21,7 @@ from actors.window import build_context_window
 from run import Relay
 from tests.actors.test_agent import TRANSCRIPT, ask, sense, tick
 from tests.conftest import LogSink, relay_settings, wait_until
-from tests.fake_llm import FakeLLM
+from transport.fake_llm import FakeLLM
 
 
 def everything(relay: Relay) -> dict[str, Any]:

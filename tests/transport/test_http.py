@@ -16,7 +16,7 @@ import pytest
 from actors.clock import FakeClock
 from run import Relay
 from tests.conftest import relay_settings, wait_until
-from tests.fake_llm import FakeLLM
+from transport.fake_llm import FakeLLM
 
 
 @pytest.fixture

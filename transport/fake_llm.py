@@ -1,0 +1,276 @@
+"""A fake OpenAI-compatible chat-completions server, with fault modes: for tests and drills.
+
+Run it beside the relay to rehearse LLM outages without a key or a network::
+
+    python -m transport.fake_llm --port 18900
+    AGENT_BASE_URL=http://127.0.0.1:18900/v1 OPENROUTER_API_KEY=unused python run.py
+    curl -X POST localhost:18900/_mode -d '{"mode": "hang"}'
+
+It is a real HTTP server (aiohttp on its own thread), so the relay's LLM path runs exactly
+as in production: sockets, timeouts, status codes, bodies. Its answers are canned (a fixed
+hud and digest), it summarises nothing. Modes:
+
+``ok``        a chat completion whose content is ``{"hud": ..., "digest": ...}``
+``fenced``    the same JSON inside a Markdown code fence
+``plain``     plain text content, not JSON
+``nonjson``   HTTP 200 with a body that is not JSON at all
+``empty``     a chat completion with empty content
+``http401``   HTTP 401, as for a wrong key
+``http500``   HTTP 500 with an error body
+``http429``   HTTP 429 with ``Retry-After`` (``retry_after``, 1 s by default)
+``slow``      waits ``delay_s`` seconds, then answers like ``ok``
+``hang``      never answers (until the server stops)
+
+Switch modes from a test with ``fake.mode = "hang"`` or over HTTP with
+``POST /_mode {"mode": "hang", "delay_s": 2}`` (add ``"model": "x/y"`` to set the mode of
+one model only); ``GET /_mode`` shows the modes and the number of requests so far.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+import threading
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import orjson
+import structlog
+from aiohttp import web
+
+from config.logs import configure_logging
+
+log = structlog.get_logger("fake_llm")
+
+MODES = (
+    "ok",
+    "fenced",
+    "plain",
+    "nonjson",
+    "empty",
+    "http401",
+    "http500",
+    "http429",
+    "slow",
+    "hang",
+)
+
+
+@dataclass
+class SeenRequest:
+    """One request the fake received."""
+
+    body: dict[str, Any]
+    authorization: str
+
+
+@dataclass
+class FakeLLM:
+    """Start with ``with FakeLLM() as llm:``; point the relay at ``llm.base_url``."""
+
+    mode: str = "ok"
+    hud: str = "Editing hud-relay.mjs in IDEA"
+    digest: str = "User is in IntelliJ IDEA editing server/hud-relay.mjs."
+    delay_s: float = 1.0
+    tokens_in: int = 310
+    tokens_out: int = 85
+    retry_after: str = "1"
+    model_modes: dict[str, str] = field(default_factory=dict)
+    """A mode per model name, overriding ``mode`` for requests naming that model."""
+    requests: list[SeenRequest] = field(default_factory=list)
+    _loop: asyncio.AbstractEventLoop | None = None
+    _thread: threading.Thread | None = None
+    _runner: web.AppRunner | None = None
+    _stopping: asyncio.Event | None = None
+    port: int = 0
+    host: str = "127.0.0.1"
+
+    @property
+    def base_url(self) -> str:
+        """The ``AGENT_BASE_URL`` that reaches this server."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def calls(self) -> int:
+        """Chat-completion requests received so far."""
+        return len(self.requests)
+
+    def _content(self, mode: str) -> str:
+        answer = orjson.dumps({"hud": self.hud, "digest": self.digest}).decode()
+        if mode == "fenced":
+            return f"```json\n{answer}\n```"
+        if mode == "plain":
+            return f"The user is busy. {self.hud}. {self.digest}"
+        if mode == "empty":
+            return ""
+        return answer
+
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        try:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            body = {"unparseable": raw.decode("utf-8", "replace")}
+        self.requests.append(SeenRequest(body, request.headers.get("Authorization", "")))
+        mode = self.model_modes.get(str(body.get("model")), self.mode)
+        if mode == "hang":
+            assert self._stopping is not None
+            await self._stopping.wait()
+            return web.Response(status=503)
+        if mode == "slow":
+            await asyncio.sleep(self.delay_s)
+        if mode == "http500":
+            return web.json_response({"error": {"message": "upstream exploded"}}, status=500)
+        if mode == "http401":
+            return web.json_response({"error": {"message": "no auth credentials"}}, status=401)
+        if mode == "http429":
+            return web.json_response(
+                {"error": {"message": "rate limited"}},
+                status=429,
+                headers={"Retry-After": self.retry_after},
+            )
+        if mode == "nonjson":
+            return web.Response(text="<html>Bad gateway</html>", content_type="text/html")
+        return web.json_response(
+            {
+                "id": f"fake-{len(self.requests)}",
+                "object": "chat.completion",
+                "model": body.get("model", "fake"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": self._content(mode)},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": self.tokens_in, "completion_tokens": self.tokens_out},
+            }
+        )
+
+    def _state(self) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "mode": self.mode,
+            "modelModes": self.model_modes,
+            "delayS": self.delay_s,
+            "requests": self.calls,
+        }
+
+    async def _get_mode(self, _request: web.Request) -> web.Response:
+        return web.json_response(self._state())
+
+    async def _set_mode(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or body.get("mode") not in MODES:
+            error = f"send {{'mode': one of {', '.join(MODES)}}}"
+            return web.json_response({"ok": False, "error": error}, status=400)
+        model = body.get("model")
+        if isinstance(model, str) and model:
+            self.model_modes[model] = body["mode"]
+        else:
+            self.mode = body["mode"]
+        delay = body.get("delay_s")
+        if isinstance(delay, int | float) and not isinstance(delay, bool) and delay >= 0:
+            self.delay_s = float(delay)
+        log.info("fake_llm.mode", mode=body["mode"], model=model, delay_s=self.delay_s)
+        return web.json_response(self._state())
+
+    def start(self) -> FakeLLM:
+        """Serve on a free loopback port; returns once it is listening."""
+        loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        async def serve() -> None:
+            self._stopping = asyncio.Event()
+            app = web.Application()
+            app.router.add_post("/v1/chat/completions", self._completions)
+            app.router.add_post("/_mode", self._set_mode)
+            app.router.add_get("/_mode", self._get_mode)
+            runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
+            await runner.setup()
+            site = web.TCPSite(runner, self.host, self.port)
+            await site.start()
+            self._runner = runner
+            self.port = int(runner.addresses[0][1])
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(serve())
+            ready.set()
+            loop.run_forever()
+
+        self._loop = loop
+        self._thread = threading.Thread(target=run, name="fake-llm", daemon=True)
+        self._thread.start()
+        if not ready.wait(10):
+            msg = "fake LLM did not start"
+            raise RuntimeError(msg)
+        return self
+
+    def stop(self) -> None:
+        """Release hanging requests, stop serving, close the loop."""
+        loop, thread, runner = self._loop, self._thread, self._runner
+        if loop is None or thread is None or runner is None:
+            return
+
+        async def shutdown() -> None:
+            assert self._stopping is not None
+            self._stopping.set()
+            await runner.cleanup()
+
+        asyncio.run_coroutine_threadsafe(shutdown(), loop).result(timeout=10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=5)
+        loop.close()
+        self._loop = None
+
+    def __enter__(self) -> FakeLLM:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve until SIGINT or SIGTERM."""
+    parser = argparse.ArgumentParser(
+        prog="python -m transport.fake_llm",
+        description="A fake OpenAI-compatible LLM with fault modes, to rehearse outages. "
+        "Point the relay at it with AGENT_BASE_URL=http://HOST:PORT/v1.",
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=18900)
+    parser.add_argument("--mode", choices=MODES, default="ok")
+    parser.add_argument("--delay-s", type=float, default=1.0, help="the delay of mode slow")
+    args = parser.parse_args(argv)
+    configure_logging("console" if sys.stderr.isatty() else "json", "info")
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    fake = FakeLLM(mode=args.mode, delay_s=args.delay_s, port=args.port, host=args.host)
+    fake.start()
+    log.info(
+        "fake_llm.listening",
+        base_url=f"http://{args.host}:{fake.port}/v1",
+        mode=fake.mode,
+        modes=list(MODES),
+    )
+    while not stop.wait(1.0):
+        pass
+    fake.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
