@@ -13,11 +13,12 @@
 from __future__ import annotations
 
 import concurrent.futures
+import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import pykka
 import structlog
@@ -84,6 +85,7 @@ class RelayActor(pykka.ThreadingActor):
             try:
                 self.stopped()  # release whatever the failed start had taken
             finally:
+                self._fail_queued_calls()
                 self._report_exit(f"on_start failed: {exc!r}")
             raise
 
@@ -92,6 +94,7 @@ class RelayActor(pykka.ThreadingActor):
         try:
             self.stopped()
         finally:
+            self._fail_queued_calls()
             self._report_exit(NORMAL_EXIT)
 
     def on_failure(
@@ -104,6 +107,7 @@ class RelayActor(pykka.ThreadingActor):
         try:
             self.stopped()
         finally:
+            self._fail_queued_calls()
             self._report_exit(repr(exception_value))
 
     def started(self) -> None:
@@ -120,6 +124,31 @@ class RelayActor(pykka.ThreadingActor):
             self._log.warning("actor.peer_unavailable", peer=peer.name, method=method)
             return False
         return True
+
+    def _fail_queued_calls(self) -> None:
+        """Answer the :class:`Call` messages still queued with :class:`ActorUnavailable` at once.
+
+        Pykka fails only its own queued asks when an actor stops; a ``Call`` is a tell with a
+        reply future of ours, which would be dropped and leave its caller waiting for its whole
+        timeout. None of them has run, so the caller may simply retry.
+        """
+        inbox = cast("queue.Queue[Any]", self.actor_inbox)
+        others = []
+        while True:
+            try:
+                envelope = inbox.get_nowait()
+            except queue.Empty:
+                break
+            message = envelope.message
+            if isinstance(message, Call):
+                if message.reply.set_running_or_notify_cancel():
+                    message.reply.set_exception(
+                        ActorUnavailable(f"actor {self.name} stopped before answering; retry")
+                    )
+            else:
+                others.append(envelope)
+        for envelope in others:  # Pykka's own teardown answers these
+            inbox.put(envelope)
 
     def _report_exit(self, reason: str) -> None:
         if self._report is None:

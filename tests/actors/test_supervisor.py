@@ -350,3 +350,37 @@ def test_a_child_that_answers_its_pings_is_left_alone(clock: FakeClock) -> None:
     for _ in range(10):
         poll(clock)
     assert child.handle.restarts == 0
+
+
+def test_calls_queued_behind_a_crash_fail_at_once_instead_of_timing_out(
+    clock: FakeClock,
+) -> None:
+    child = spec("a", [])
+    start_sup([child], clock)
+    release = threading.Event()
+    child.handle.defer("block", release)
+    child.handle.defer("inject_fault", "crash")
+    queued = [child.handle.call("ping") for _ in range(3)]
+    release.set()
+    for reply in queued:
+        with pytest.raises(ActorUnavailable, match="stopped before answering"):
+            reply.result(timeout=2)
+    wait_until(lambda: child.handle.restarts == 1, what="restart")
+    assert child.handle.call("ping").result(timeout=5) == "pong"
+
+
+def test_calls_queued_behind_a_stop_fail_at_once(clock: FakeClock) -> None:
+    child = spec("a", [])
+    start_sup([child], clock)
+    release = threading.Event()
+    child.handle.defer("block", release)
+    ref = child.handle.ref
+    assert ref is not None
+    stopping = threading.Thread(target=ref.stop)
+    stopping.start()
+    wait_until(lambda: ref.actor_inbox.qsize() >= 1, what="the stop to be queued")  # type: ignore[attr-defined]
+    late = child.handle.call("ping")
+    release.set()
+    stopping.join(5)
+    with pytest.raises(ActorUnavailable):
+        late.result(timeout=2)
