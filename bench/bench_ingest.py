@@ -2,18 +2,38 @@
 
 Run from the repository root::
 
-    python bench/bench_ingest.py            # 3 s x 3 rounds per row, 100k posts for memory
-    python bench/bench_ingest.py --quick    # 1 s x 1 round, 10k posts: a smoke run
+    python bench/bench_ingest.py            # 3 s x 3 rounds per row, 100k posts, 5 stops
+    python bench/bench_ingest.py --quick    # 1 s x 1 round, 10k posts, 2 stops: a smoke run
+    python bench/bench_ingest.py --storage  # only the storage and shutdown scenarios
+    python bench/bench_ingest.py --scenarios healthy,shutdown
 
 It prints figures and asserts nothing about speed.
 
-Scenarios. Each scenario starts its own relay (``python run.py --port <free port>
---log-level warning``) as a subprocess, pointed at a fake OpenAI-compatible LLM
-(``tests/fake_llm.py``) with ``AGENT_INTERVAL_MS=1000`` and ``AGENT_TIMEOUT_MS=5000``, so
-the agent ticks every second and the LLM path runs during the measurements:
+Scenarios. ``--scenarios`` takes a comma-separated list of the names below (default: all of
+them, in this order); ``--storage`` is short for ``--scenarios storage,shutdown`` (giving both
+flags is an error). Each relay is ``python run.py --port <free port> --log-level warning
+--data-dir <dir>`` as a subprocess, pointed at a fake OpenAI-compatible LLM
+(``transport/fake_llm.py``) with ``AGENT_INTERVAL_MS=1000`` and ``AGENT_TIMEOUT_MS=5000``, so
+the agent ticks every second and the LLM path runs during the measurements. ``<dir>`` is a
+fresh temporary directory (under ``$TMPDIR``, removed at the end; its filesystem is printed,
+since fsync costs depend on it) and ``RELAY_SYNC=full`` (the default) unless said otherwise:
 
 ``healthy``   the fake LLM answers at once (mode ``ok``)
 ``llm-hang``  the fake LLM never answers (mode ``hang``); every tick times out after 5 s
+``storage``   what durability costs: three relays, one after another, each like ``healthy``
+              but for its storage: ``full`` (a temporary directory, ``RELAY_SYNC=full``: a
+              200 means the item is fsynced), ``normal`` (``RELAY_SYNC=normal``: survives a
+              crash of the relay, not of the machine) and ``memory`` (``--data-dir
+              :memory:``: the same SQLite files in ``/dev/shm``, no sync). Same endpoints,
+              connections, ``--rounds`` and ``--seconds`` as above; the summary adds the
+              ratios full/memory and normal/memory of req/s, p50 and p99.
+``shutdown``  the time from SIGTERM to the exit of the process, median of ``--stops`` stops,
+              for a relay restarted on a directory whose feed and sense rings are full (filled
+              once by a relay started for that): with an idle client (16 keep-alive
+              connections that each got one answer and stay open), and while a client posts
+              at 16 connections (``/feed`` and ``/sense`` alternately; the signal comes 1 s into
+              the load; each connection stops at its first failure). It also prints each
+              restart's time from spawn to the first ``/health`` 200 (polled every 50 ms).
 
 Measurements. For each endpoint and 1, 16 and 64 concurrent connections: a warm-up
 (0.5 s), then a fixed window (``--seconds``) during which every request that completes is
@@ -50,7 +70,8 @@ not load.
 
 Everything is bounded: each request has a 10 s timeout, each worker a hard deadline, each
 wait on the relay or a worker a timeout; relays get SIGTERM, then SIGKILL after 15 s, in a
-``finally``. Only 127.0.0.1 is used.
+``finally`` (a relay still running 15 s after a timed SIGTERM is reported and killed). Only
+127.0.0.1 is used.
 """
 
 from __future__ import annotations
@@ -59,6 +80,7 @@ import argparse
 import asyncio
 import concurrent.futures
 import contextlib
+import http.client
 import multiprocessing
 import os
 import signal
@@ -67,12 +89,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
+from urllib.parse import urlsplit
 
 import aiohttp
 import httpx
@@ -82,12 +106,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as ``python bench/bench_ingest.py``: make ``tests`` importable
     sys.path.insert(0, str(ROOT))
 
-from tests.fake_llm import FakeLLM  # noqa: E402
+from transport.fake_llm import FakeLLM  # noqa: E402
 
 HOST = "127.0.0.1"
 CONNECTIONS = (1, 16, 64)
 ENDPOINTS = ("/feed", "/sense")
-SCENARIOS = (("healthy", "ok"), ("llm-hang", "hang"))
+MEMORY = ":memory:"
 WARMUP_S = 0.5
 HEALTH_TIMEOUT_S = 15.0
 TERM_TIMEOUT_S = 15.0
@@ -99,6 +123,34 @@ POSTS_MAX_S = 600.0
 """Hard bound on the memory phase, whatever ``--posts`` is."""
 OCR_BYTES = 4096
 JSON_HEADERS = {"Content-Type": "application/json"}
+STOP_CONNECTIONS = 16
+"""Connections of the client in the shutdown scenario (idle or posting)."""
+BUSY_BEFORE_STOP_S = 1.0
+"""How long the client posts before the SIGTERM."""
+FILL_POSTS = (150, 60)
+"""``/feed`` and ``/sense`` posts that fill the rings before the shutdown samples."""
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """One relay to measure: the fake LLM's mode and where the relay keeps its state."""
+
+    name: str
+    mode: str
+    data_dir: str | None = None
+    """``--data-dir``; ``None``: a fresh temporary directory."""
+    sync: str = "full"
+    memory_phase: bool = False
+    """Send ``--posts`` POSTs first and read the RSS before and after."""
+
+
+AGENT_SETUPS = (Setup("healthy", "ok", memory_phase=True), Setup("llm-hang", "hang"))
+STORAGE_SETUPS = (
+    Setup("full", "ok"),
+    Setup("normal", "ok", sync="normal"),
+    Setup("memory", "ok", data_dir=MEMORY),
+)
+SCENARIO_NAMES = ("healthy", "llm-hang", "storage", "shutdown")
 
 
 # -- request bodies ------------------------------------------------------------------------
@@ -146,6 +198,8 @@ class Job:
     """When above 0: send this many requests, record all of them, then stop."""
     max_s: float = 60.0
     """Hard bound on the job, from ``start_at``."""
+    stop_on_error: bool = False
+    """Each connection stops at its first non-200 answer or failure (the relay is going)."""
 
 
 @dataclass(slots=True)
@@ -196,6 +250,8 @@ async def _send_loop(
                 result.latencies_ms.append((done - started) * 1000)
             else:
                 result.errors[f"{urls[k].rsplit('/', 1)[-1]}:{status}"] += 1
+        if status != 200 and job.stop_on_error:
+            return
 
 
 async def _run_timed_job(job: Job) -> JobResult:
@@ -326,6 +382,10 @@ class Relay:
     proc: subprocess.Popen[bytes]
     base_url: str
     log_path: Path
+    ready_s: float = float("nan")
+    """From spawning the process to the first ``GET /health`` 200."""
+    stopped: bool = False
+    """Stopped by :func:`timed_stop`, so :func:`relay_process` has nothing left to stop."""
 
 
 def stop_process(proc: subprocess.Popen[bytes], name: str) -> None:
@@ -353,8 +413,37 @@ def log_tail(path: Path, lines: int = 15) -> str:
         return "(no log)"
 
 
+def timed_stop(relay: Relay) -> tuple[float, int | None]:
+    """SIGTERM; seconds until the process exited, and its exit code.
+
+    A thread blocks in ``waitpid`` (``Popen.wait`` with a timeout polls every 50 ms), so the
+    time is exact. A relay still running after :data:`TERM_TIMEOUT_S` is killed: the code is
+    then ``None`` and the seconds that bound.
+    """
+    relay.stopped = True
+    exited: list[float] = []
+
+    def wait() -> None:
+        relay.proc.wait()
+        exited.append(time.monotonic())
+
+    waiter = threading.Thread(target=wait, name="relay-exit", daemon=True)
+    waiter.start()
+    started = time.monotonic()
+    relay.proc.send_signal(signal.SIGTERM)
+    waiter.join(timeout=TERM_TIMEOUT_S)
+    if not exited:
+        print(f"  [relay] did not exit {TERM_TIMEOUT_S:g} s after SIGTERM; sending SIGKILL")
+        relay.proc.kill()
+        relay.proc.wait(timeout=TERM_TIMEOUT_S)
+        return TERM_TIMEOUT_S, None
+    return exited[0] - started, relay.proc.returncode
+
+
 @contextlib.contextmanager
-def relay_process(llm_base_url: str, log_file: IO[bytes], log_path: Path) -> Iterator[Relay]:
+def relay_process(
+    llm_base_url: str, log_file: IO[bytes], log_path: Path, *, data_dir: str, sync: str = "full"
+) -> Iterator[Relay]:
     """Start ``run.py`` on a free port, wait for ``GET /health`` 200, stop it on exit."""
     port = free_port()
     env = dict(os.environ)
@@ -363,15 +452,50 @@ def relay_process(llm_base_url: str, log_file: IO[bytes], log_path: Path) -> Ite
         AGENT_BASE_URL=llm_base_url,
         AGENT_INTERVAL_MS="1000",
         AGENT_TIMEOUT_MS="5000",
+        RELAY_SYNC=sync,
     )
     cmd = [sys.executable, "run.py", "--port", str(port), "--log-level", "warning"]
+    cmd += ["--data-dir", data_dir]
+    spawned = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT)
+    relay: Relay | None = None
     try:
         relay = Relay(proc=proc, base_url=f"http://{HOST}:{port}", log_path=log_path)
         wait_healthy(relay)
+        relay.ready_s = time.monotonic() - spawned
         yield relay
     finally:
-        stop_process(proc, "relay")
+        if relay is None or not relay.stopped:
+            stop_process(proc, "relay")
+
+
+@contextlib.contextmanager
+def data_directory(setup_dir: str | None, prefix: str) -> Iterator[str]:
+    """``setup_dir`` itself, or a fresh temporary directory removed on exit."""
+    if setup_dir is not None:
+        yield setup_dir
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as path:
+        yield path
+
+
+def filesystem(path: str) -> str:
+    """The type and mount point of the filesystem holding ``path`` (from /proc/mounts)."""
+    best = ("?", "")
+    try:
+        mounts = Path("/proc/mounts").read_text().splitlines()
+    except OSError:
+        return "unknown filesystem"
+    real = os.path.realpath(path)
+    for line in mounts:
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = fields[1]
+        inside = real == point or real.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best[1]):
+            best = (fields[2], point)
+    return f"{best[0]} on {best[1]}"
 
 
 def wait_healthy(relay: Relay) -> None:
@@ -390,7 +514,7 @@ def wait_healthy(relay: Relay) -> None:
                 last = f"HTTP {resp.status_code}"
             except httpx.HTTPError as exc:
                 last = type(exc).__name__
-            time.sleep(0.1)
+            time.sleep(0.05)
     msg = f"relay not healthy after {HEALTH_TIMEOUT_S:g} s ({last}):\n{log_tail(relay.log_path)}"
     raise RuntimeError(msg)
 
@@ -572,26 +696,34 @@ def posts_phase(
 def run_scenario(
     pool: concurrent.futures.ProcessPoolExecutor,
     args: argparse.Namespace,
-    scenario: str,
-    mode: str,
+    setup: Setup,
 ) -> tuple[list[Row], dict[str, float]]:
     """Start a fake LLM and a relay, measure every row, stop both."""
     rows: list[Row] = []
     rss: dict[str, float] = {}
-    print(f"\n== scenario {scenario} (fake LLM mode {mode!r})")
+    scenario = setup.name
     with (
+        data_directory(setup.data_dir, f"relay-bench-{scenario}-") as data_dir,
         tempfile.NamedTemporaryFile(prefix=f"relay-{scenario}-", suffix=".log") as log_file,
-        FakeLLM(mode=mode) as llm,
+        FakeLLM(mode=setup.mode) as llm,
     ):
+        where = (
+            "data dir :memory: (/dev/shm, no sync)"
+            if data_dir == MEMORY
+            else f"data dir {data_dir} ({filesystem(data_dir)}), RELAY_SYNC={setup.sync}"
+        )
+        print(f"\n== scenario {scenario} (fake LLM mode {setup.mode!r}; {where})")
         log_path = Path(log_file.name)
         try:
-            with relay_process(llm.base_url, log_file, log_path) as relay:
+            with relay_process(
+                llm.base_url, log_file, log_path, data_dir=data_dir, sync=setup.sync
+            ) as relay:
                 rss["start"] = rss_mb(relay.proc.pid)
                 print(
                     f"  relay pid {relay.proc.pid} at {relay.base_url}; "
                     f"RSS after start {rss['start']:.1f} MB"
                 )
-                if scenario == "healthy" and args.posts:
+                if setup.memory_phase and args.posts:
                     posts_phase(pool, args.procs, relay, args.posts)
                     rss["posts"] = rss_mb(relay.proc.pid)
                 for endpoint in ENDPOINTS:
@@ -622,12 +754,144 @@ def run_scenario(
                 }
                 print(f"  actor restarts: {restarts or 'none'}")
         finally:
-            log_file.flush()
-            lines = log_path.read_text(errors="replace").splitlines()
-            print(f"  relay log (level warning): {len(lines)} lines")
-            for line in summarize_log(lines):
-                print(f"    {line}")
+            print_log_summary(log_file, log_path)
     return rows, rss
+
+
+def print_log_summary(log_file: IO[bytes], log_path: Path) -> None:
+    log_file.flush()
+    lines = log_path.read_text(errors="replace").splitlines()
+    print(f"  relay log (level warning): {len(lines)} lines")
+    for line in summarize_log(lines):
+        print(f"    {line}")
+
+
+# -- shutdown ----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class StopSample:
+    """One restart and SIGTERM of the shutdown scenario."""
+
+    ready_s: float
+    """From spawn to the first ``/health`` 200 (the rings are restored by then)."""
+    stop_s: float
+    """From SIGTERM to the exit of the process."""
+    code: int | None
+    """Exit code; ``None`` when it had to be killed."""
+    ring: tuple[object, object] = (None, None)
+    """``/health`` messages and senseEvents after the restart (idle case)."""
+    ok: int = 0
+    """POSTs answered 200 while the client was posting (busy case)."""
+    errors: Counter[str] = field(default_factory=Counter)
+
+    def line(self) -> str:
+        text = (
+            f"start->healthy {self.ready_s:5.2f} s, SIGTERM->exit {self.stop_s:5.2f} s, "
+            f"exit code {self.code}"
+        )
+        if self.ring != (None, None):
+            text += f", rings after restart: feed {self.ring[0]}, sense {self.ring[1]}"
+        if self.ok or self.errors:
+            text += f", client: {self.ok} POSTs ok, failures {dict(self.errors) or 0}"
+        return text
+
+
+def fill_rings(relay: Relay) -> None:
+    """More ``/feed`` and ``/sense`` (4 KiB OCR) posts than the rings keep."""
+    feed_posts, sense_posts = FILL_POSTS
+    with httpx.Client(timeout=REQUEST_TIMEOUT_S, headers=JSON_HEADERS) as client:
+        for path, body, count in (
+            ("/feed", feed_body(), feed_posts),
+            ("/sense", sense_body(), sense_posts),
+        ):
+            for _ in range(count):
+                client.post(relay.base_url + path, content=body).raise_for_status()
+
+
+def idle_stop(relay: Relay) -> StopSample:
+    """Open :data:`STOP_CONNECTIONS` keep-alive connections, one GET each, then SIGTERM."""
+    port = urlsplit(relay.base_url).port
+    assert port is not None
+    conns = [
+        http.client.HTTPConnection(HOST, port, timeout=REQUEST_TIMEOUT_S)
+        for _ in range(STOP_CONNECTIONS)
+    ]
+    try:
+        body: dict[str, object] = {}
+        for conn in conns:
+            conn.request("GET", "/health")
+            body = orjson.loads(conn.getresponse().read())
+        time.sleep(0.2)  # idle: every connection open, nothing in flight
+        took, code = timed_stop(relay)
+    finally:
+        for conn in conns:
+            conn.close()
+    ring = (body.get("messages"), body.get("senseEvents"))
+    return StopSample(ready_s=relay.ready_s, stop_s=took, code=code, ring=ring)
+
+
+def busy_stop(pool: concurrent.futures.ProcessPoolExecutor, relay: Relay) -> StopSample:
+    """Post at :data:`STOP_CONNECTIONS` connections; SIGTERM after :data:`BUSY_BEFORE_STOP_S`."""
+    start_at = time.monotonic() + LEAD_S
+    max_s = BUSY_BEFORE_STOP_S + TERM_TIMEOUT_S + 5.0
+    job = Job(
+        base_url=relay.base_url,
+        paths=ENDPOINTS,
+        conns=STOP_CONNECTIONS,
+        start_at=start_at,
+        warmup_s=0.0,
+        seconds=0.0,
+        count=10**9,  # bounded by max_s and by the first failure of each connection
+        max_s=max_s,
+        stop_on_error=True,
+    )
+    future = pool.submit(run_job, job)
+    time.sleep(max(0.0, start_at + BUSY_BEFORE_STOP_S - time.monotonic()))
+    if future.done():
+        msg = f"the client stopped before the SIGTERM: {future.result()}"
+        raise RuntimeError(msg)
+    took, code = timed_stop(relay)
+    result = future.result(timeout=max_s + 30)
+    return StopSample(
+        ready_s=relay.ready_s,
+        stop_s=took,
+        code=code,
+        ok=len(result.latencies_ms),
+        errors=result.errors,
+    )
+
+
+def run_shutdown(
+    pool: concurrent.futures.ProcessPoolExecutor, args: argparse.Namespace
+) -> dict[str, list[StopSample]]:
+    """Fill the rings once, then restart and stop the relay ``--stops`` times per case."""
+    samples: dict[str, list[StopSample]] = {"idle": [], "busy": []}
+    with (
+        data_directory(None, "relay-bench-shutdown-") as data_dir,
+        tempfile.NamedTemporaryFile(prefix="relay-shutdown-", suffix=".log") as log_file,
+        FakeLLM(mode="ok") as llm,
+    ):
+        print(
+            f"\n== scenario shutdown (fake LLM mode 'ok'; data dir {data_dir} "
+            f"({filesystem(data_dir)}), RELAY_SYNC=full)"
+        )
+        log_path = Path(log_file.name)
+        try:
+            with relay_process(llm.base_url, log_file, log_path, data_dir=data_dir) as relay:
+                fill_rings(relay)
+                print(f"  filled the rings: {FILL_POSTS[0]} /feed and {FILL_POSTS[1]} /sense")
+            for case, sample_list in samples.items():
+                for n in range(1, args.stops + 1):
+                    with relay_process(
+                        llm.base_url, log_file, log_path, data_dir=data_dir
+                    ) as relay:
+                        sample = idle_stop(relay) if case == "idle" else busy_stop(pool, relay)
+                    sample_list.append(sample)
+                    print(f"  {case} {n}: {sample.line()}")
+        finally:
+            print_log_summary(log_file, log_path)
+    return samples
 
 
 def summarize_log(lines: Sequence[str], limit: int = 8) -> list[str]:
@@ -688,6 +952,64 @@ def print_ratios(rows: Sequence[Row]) -> None:
             )
 
 
+def print_storage_ratios(rows: Sequence[Row]) -> None:
+    """full/memory and normal/memory of req/s, p50 and p99, per endpoint and connections."""
+    by_key = {(r.scenario, r.endpoint, r.conns): r for r in rows}
+    print(f"{'':<15}{'full / memory':^22}   {'normal / memory':^22}".rstrip())
+    header = f"{'endpoint':<8} {'conns':>5} " + f"{'req/s':>6} {'p50':>7} {'p99':>7}   " * 2
+    print(header.rstrip())
+    print("-" * len(header.rstrip()))
+    for endpoint in ENDPOINTS:
+        for conns in CONNECTIONS:
+            memory = by_key.get(("memory", endpoint, conns))
+            if memory is None:
+                continue
+            cells = []
+            for name in ("full", "normal"):
+                row = by_key.get((name, endpoint, conns))
+                values = (
+                    [row.median(a) / memory.median(a) for a in ("rps", "p50", "p99")]
+                    if row is not None
+                    else [float("nan")] * 3
+                )
+                cells.append(f"{values[0]:>6.2f} {values[1]:>7.2f} {values[2]:>7.2f}")
+            print(f"{endpoint:<8} {conns:>5} " + "   ".join(cells))
+
+
+def print_stops(samples: dict[str, list[StopSample]]) -> None:
+    header = (
+        f"{'client':<7} {'stops':>5} {'SIGTERM->exit median s':>22} {'min':>6} {'max':>6} "
+        f"{'exit codes':<12} {'start->healthy median s':>23}"
+    )
+    print(header)
+    print("-" * len(header))
+    for case, stops in samples.items():
+        if not stops:
+            continue
+        took = [s.stop_s for s in stops]
+        codes = " ".join(str(s.code) for s in stops)
+        ready = statistics.median(s.ready_s for s in stops)
+        print(
+            f"{case:<7} {len(stops):>5} {statistics.median(took):>22.3f} {min(took):>6.3f} "
+            f"{max(took):>6.3f} {codes:<12} {ready:>23.3f}"
+        )
+
+
+def parse_scenarios(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+    """The scenarios to run, in :data:`SCENARIO_NAMES` order."""
+    if args.storage and args.scenarios is not None:
+        parser.error("--storage is short for --scenarios storage,shutdown; give one of them")
+    if args.storage:
+        return ["storage", "shutdown"]
+    if args.scenarios is None:
+        return list(SCENARIO_NAMES)
+    wanted = {name.strip() for name in args.scenarios.split(",") if name.strip()}
+    unknown = sorted(wanted - set(SCENARIO_NAMES))
+    if unknown or not wanted:
+        parser.error(f"--scenarios takes a comma-separated list of {', '.join(SCENARIO_NAMES)}")
+    return [name for name in SCENARIO_NAMES if name in wanted]
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="Benchmark POST /feed and POST /sense of sinain-relay (prints figures)."
@@ -703,26 +1025,45 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=1,
         help="load-generator processes (default 1; see the docstring)",
     )
-    parser.add_argument("--quick", action="store_true", help="smoke run: 1 s, 1 round, 10000 posts")
+    parser.add_argument(
+        "--stops", type=int, help="SIGTERMs per case in the shutdown scenario (default 5)"
+    )
+    parser.add_argument(
+        "--scenarios",
+        help=f"comma-separated, from {','.join(SCENARIO_NAMES)} (default: all)",
+    )
+    parser.add_argument(
+        "--storage", action="store_true", help="only the storage and shutdown scenarios"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: 1 s, 1 round, 10000 posts, 2 stops"
+    )
     args = parser.parse_args(argv)
-    defaults = (1.0, 1, 10_000) if args.quick else (3.0, 3, 100_000)
-    for name, default in zip(("seconds", "rounds", "posts"), defaults, strict=True):
+    defaults = (1.0, 1, 10_000, 2) if args.quick else (3.0, 3, 100_000, 5)
+    for name, default in zip(("seconds", "rounds", "posts", "stops"), defaults, strict=True):
         if getattr(args, name) is None:
             setattr(args, name, default)
-    if args.seconds <= 0 or args.rounds < 1 or args.posts < 0 or args.procs < 1:
-        parser.error("--seconds must be above 0, --rounds and --procs at least 1, --posts >= 0")
+    if args.seconds <= 0 or args.rounds < 1 or args.posts < 0 or args.procs < 1 or args.stops < 1:
+        parser.error(
+            "--seconds must be above 0, --rounds, --procs and --stops at least 1, --posts >= 0"
+        )
+    args.scenario_list = parse_scenarios(parser, args)
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    scenarios: list[str] = args.scenario_list
     print(
         f"sinain-relay ingest bench: {args.seconds:g} s x {args.rounds} rounds per row, "
-        f"warm-up {WARMUP_S} s, {args.posts} posts for memory, {args.procs} generator "
-        f"process(es), {os.cpu_count()} CPUs"
+        f"warm-up {WARMUP_S} s, {args.posts} posts for memory, {args.stops} stops per "
+        f"shutdown case, {args.procs} generator process(es), {os.cpu_count()} CPUs; "
+        f"scenarios {','.join(scenarios)}"
     )
     rows: list[Row] = []
+    storage_rows: list[Row] = []
     rss: dict[str, dict[str, float]] = {}
+    stops: dict[str, list[StopSample]] = {}
     pool = concurrent.futures.ProcessPoolExecutor(
         max_workers=args.procs, mp_context=multiprocessing.get_context("spawn")
     )
@@ -731,19 +1072,45 @@ def main(argv: Sequence[str] | None = None) -> int:
         warm = [pool.submit(worker_pid, 1.0) for _ in range(args.procs)]
         pids = {f.result(timeout=60) for f in warm}
         print(f"generator worker pids: {sorted(pids)}")
-        for scenario, mode in SCENARIOS:
-            scenario_rows, scenario_rss = run_scenario(pool, args, scenario, mode)
-            rows += scenario_rows
-            rss[scenario] = scenario_rss
+        for setup in AGENT_SETUPS:
+            if setup.name in scenarios:
+                scenario_rows, rss[setup.name] = run_scenario(pool, args, setup)
+                rows += scenario_rows
+        if "storage" in scenarios:
+            for setup in STORAGE_SETUPS:
+                scenario_rows, rss[setup.name] = run_scenario(pool, args, setup)
+                storage_rows += scenario_rows
+        if "shutdown" in scenarios:
+            stops = run_shutdown(pool, args)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    print("\nMedians across rounds (cpu = cores busy over the window; other = rest of machine):")
-    print_table(rows)
-    print("\nRelay RSS (MB):")
-    for scenario, values in rss.items():
-        print(f"  {scenario:<9} " + ", ".join(f"{k} {v:.1f}" for k, v in values.items()))
-    print("\nllm-hang / healthy (same run):")
-    print_ratios(rows)
+    if rows:
+        print(
+            "\nMedians across rounds (cpu = cores busy over the window; other = rest of machine):"
+        )
+        print_table(rows)
+    if rss:
+        print("\nRelay RSS (MB):")
+        for scenario, values in rss.items():
+            print(f"  {scenario:<9} " + ", ".join(f"{k} {v:.1f}" for k, v in values.items()))
+    if {"healthy", "llm-hang"} <= set(scenarios):
+        print("\nllm-hang / healthy (same run):")
+        print_ratios(rows)
+    if storage_rows:
+        print(
+            "\nStorage (full = RELAY_SYNC=full on disk, normal = RELAY_SYNC=normal on disk, "
+            "memory = --data-dir :memory:; medians across rounds):"
+        )
+        print_table(storage_rows)
+        print("\nStorage ratios (same run; req/s below 1, p50/p99 above 1: slower than memory):")
+        print_storage_ratios(storage_rows)
+    if stops:
+        print(
+            f"\nSIGTERM to exit, relay restarted on full rings ({FILL_POSTS[0]} /feed and "
+            f"{FILL_POSTS[1]} /sense posted first); idle = {STOP_CONNECTIONS} open keep-alive "
+            f"connections, busy = posting at {STOP_CONNECTIONS} connections:"
+        )
+        print_stops(stops)
     return 0
 
 
