@@ -103,6 +103,10 @@ class FeedBuffer(DurableActor):
         self._activity += 1
         return item
 
+    def append_many(self, messages: tuple[tuple[str, str], ...]) -> tuple[FeedItem, ...]:
+        """Store several clients' messages (``(text, priority)`` pairs), in order."""
+        return tuple(self.append(text, priority) for text, priority in messages)
+
     def push_agent(self, hud: str) -> FeedItem:
         """Store the agent's hud line as ``[🧠] <hud>``; not counted as activity."""
         item = self._append(f"[🧠] {hud}", "normal", AGENT_SOURCE)

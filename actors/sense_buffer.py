@@ -128,6 +128,10 @@ class SenseBuffer(DurableActor):
         self._write("DELETE FROM sense WHERE id < ?", (keep_from,))
         self._kept_from = keep_from
 
+    def append_many(self, events: tuple[SenseInput, ...]) -> tuple[SenseEvent, ...]:
+        """Store several validated events, in order."""
+        return tuple(self.append(event) for event in events)
+
     def events_after(self, after: int) -> tuple[SenseEvent, ...]:
         """Events with an id above ``after``, oldest first."""
         if after <= 0:

@@ -24,6 +24,7 @@ from actors.feed_buffer import validate_feed
 from actors.sense_buffer import SENSE_BODY_LIMIT, validate_sense
 from actors.storage import StorageInfo
 from config.settings import ConfigError
+from transport.batching import Batcher
 from transport.bridge import ask
 
 FEED_BODY_LIMIT = 256 * 1024
@@ -58,6 +59,8 @@ class Peers:
 
 
 PEERS = web.AppKey("peers", Peers)
+FEED_POSTS = web.AppKey("feed_posts", Batcher)
+SENSE_POSTS = web.AppKey("sense_posts", Batcher)
 REQUEST_ID = web.RequestKey("request_id", str)
 _CORS = {
     "Access-Control-Allow-Origin": "*",
@@ -173,8 +176,7 @@ async def _ask(request: web.Request, handle: ChildHandle, method: str, *args: An
 async def post_feed(request: web.Request) -> web.Response:
     """``POST /feed``: store a message; answers ``{ok, id}``."""
     text, priority = validate_feed(await _read_json(request, FEED_BODY_LIMIT))
-    peers = request.app[PEERS]
-    item = await _ask(request, peers.feed, "append", text, priority)
+    item = await request.app[FEED_POSTS].submit((text, priority))
     return json_response({"ok": True, "id": item.id})
 
 
@@ -191,7 +193,7 @@ async def get_feed(request: web.Request) -> web.Response:
 async def post_sense(request: web.Request) -> web.Response:
     """``POST /sense``: store a screen event; answers ``{ok, id}``."""
     event = validate_sense(await _read_json(request, SENSE_BODY_LIMIT))
-    stored = await _ask(request, request.app[PEERS].sense, "append", event)
+    stored = await request.app[SENSE_POSTS].submit(event)
     return json_response({"ok": True, "id": stored.id})
 
 
@@ -373,6 +375,8 @@ def build_app(peers: Peers) -> web.Application:
     """The aiohttp application with every route of the v2 spec."""
     app = web.Application(middlewares=[_error_middleware], client_max_size=SENSE_BODY_LIMIT + 1)
     app[PEERS] = peers
+    app[FEED_POSTS] = Batcher(peers.feed, "append_many", peers.timeout_s)
+    app[SENSE_POSTS] = Batcher(peers.sense, "append_many", peers.timeout_s)
     app.router.add_post("/feed", post_feed)
     app.router.add_get("/feed", get_feed)
     app.router.add_post("/sense", post_sense)
