@@ -198,6 +198,7 @@ def start_relay(
         token=settings.token,
         storage=storage,
         faults=settings.faults,
+        trace_requests=settings.log_level == "debug",
     )
 
     def http(report: Reporter) -> pykka.ActorRef[Any]:

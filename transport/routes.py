@@ -56,6 +56,8 @@ class Peers:
     """Static for the process: the epoch and where the data lives."""
     faults: bool = False
     """Whether ``POST /debug/fault`` exists."""
+    trace_requests: bool = False
+    """Log every request and give actors its id (``LOG_LEVEL=debug``); errors are always logged."""
 
 
 PEERS = web.AppKey("peers", Peers)
@@ -86,8 +88,11 @@ async def _error_middleware(request: web.Request, handler: Handler) -> web.Strea
     if request.method == "OPTIONS":
         return web.Response(status=204, headers=_CORS)  # CORS preflight, any path
     started = time.perf_counter()
-    request_id = f"{next(_request_ids):x}"
-    request[REQUEST_ID] = request_id
+    trace = request.app[PEERS].trace_requests
+    request_id = ""
+    if trace:
+        request_id = f"{next(_request_ids):x}"
+        request[REQUEST_ID] = request_id  # actors bind it to their log lines
     status = 500
     error: str | None = None
     try:
@@ -108,35 +113,49 @@ async def _error_middleware(request: web.Request, handler: Handler) -> web.Strea
         status = exc.status
         error = "not found" if status == 404 else exc.reason.lower()
     except Exception as exc:  # keeps the server answering; the traceback goes to the log
+        request_id = request_id or f"{next(_request_ids):x}"
         log.exception("http.unhandled", actor="http", request_id=request_id, path=request.path)
         status, error = 500, f"internal error: {type(exc).__name__}"
     finally:
-        elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
-        level = "debug" if status < 400 else "info" if status < 500 else "warning"
-        getattr(log, level)(
-            "http.request",
-            actor="http",
-            request_id=request_id,
-            method=request.method,
-            path=request.path,
-            status=status,
-            ms=elapsed_ms,
-            **({"error": error} if error else {}),
-        )
+        if trace or status >= 400:  # a success is logged only when tracing (LOG_LEVEL=debug)
+            _log_request(request, request_id or f"{next(_request_ids):x}", status, error, started)
     return _error(status, error)
+
+
+def _log_request(
+    request: web.Request, request_id: str, status: int, error: str | None, started: float
+) -> None:
+    """The request's one log line (every request at ``debug``, errors at ``info``/``warning``)."""
+    elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
+    level = "debug" if status < 400 else "info" if status < 500 else "warning"
+    getattr(log, level)(
+        "http.request",
+        actor="http",
+        request_id=request_id,
+        method=request.method,
+        path=request.path,
+        status=status,
+        ms=elapsed_ms,
+        **({"error": error} if error else {}),
+    )
 
 
 async def _read_json(request: web.Request, limit: int) -> Any:
     """The body as JSON, at most ``limit`` bytes of valid UTF-8."""
-    if request.content_length is not None and request.content_length > limit:
+    declared = request.content_length
+    if declared is not None and declared > limit:
         msg = f"body is larger than {limit} bytes"
         raise PayloadTooLarge(msg)
-    body = bytearray()
-    async for chunk in request.content.iter_any():
-        body += chunk
-        if len(body) > limit:
-            msg = f"body is larger than {limit} bytes"
-            raise PayloadTooLarge(msg)
+    body: bytes | bytearray
+    if declared is not None:
+        body = await request.read()  # the common case: one read of a known length
+    else:
+        body = bytearray()  # chunked: count as it comes
+        async for chunk in request.content.iter_any():
+            body += chunk
+            if len(body) > limit:
+                msg = f"body is larger than {limit} bytes"
+                raise PayloadTooLarge(msg)
     if not body:
         raise BadRequest("body is empty; send a JSON object")
     try:

@@ -15,7 +15,7 @@ import pytest
 
 from actors.clock import FakeClock
 from run import Relay
-from tests.conftest import relay_settings, wait_until
+from tests.conftest import LogSink, relay_settings, wait_until
 from transport.fake_llm import FakeLLM
 
 
@@ -605,3 +605,18 @@ def test_a_transport_crash_drill_answers_first_then_rebinds(
     )
     served = wait_until(lambda: _try_get(f"{url}/health"), what="serving again")
     assert served.json()["actors"]["http"]["restarts"] == 1
+
+
+@pytest.mark.parametrize("trace", [False, True])
+def test_successes_are_logged_only_when_tracing_errors_always(
+    make_relay: Callable[..., Relay], logs: LogSink, trace: bool
+) -> None:
+    settings = replace(relay_settings(), log_level="debug" if trace else "info")
+    relay = make_relay(settings)
+    host, port = relay.address()
+    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as client:
+        client.post("/feed", json={"text": "fine"})
+        client.post("/feed", json={"text": 3})
+    lines = logs.named("http.request")
+    assert [line["status"] for line in lines] == ([200, 400] if trace else [400])
+    assert all(line["request_id"] for line in lines)
