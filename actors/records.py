@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 JSONDict = dict[str, Any]
 
@@ -18,6 +21,12 @@ class FeedItem:
     ts: int
     source: str | None = None
     """``"agent"`` for the agent's own hud lines; absent for what clients post."""
+    json: bytes = field(default=b"", compare=False, repr=False)
+    """:meth:`to_json` serialised, made once (reads join these bytes)."""
+
+    def __post_init__(self) -> None:
+        if not self.json:
+            object.__setattr__(self, "json", orjson.dumps(self.to_json()))
 
     def to_json(self) -> JSONDict:
         """The wire shape of the v2 spec: ``{id, text, priority, ts}`` (+ ``source``)."""
@@ -52,6 +61,18 @@ class SenseEvent:
     app: str
     ssim: float | None
     payload: JSONDict = field(repr=False)
+    json: bytes = field(default=b"", compare=False, repr=False)
+    """``to_json()`` serialised, made once."""
+    json_meta_only: bytes = field(default=b"", compare=False, repr=False)
+    """``to_json(meta_only=True)`` serialised, made once."""
+
+    def __post_init__(self) -> None:
+        if not self.json:
+            full = orjson.dumps(self.to_json())
+            stripped = _strips_image_data(self.payload)
+            meta = orjson.dumps(self.to_json(meta_only=True)) if stripped else full
+            object.__setattr__(self, "json", full)
+            object.__setattr__(self, "json_meta_only", meta)
 
     def to_json(self, *, meta_only: bool = False) -> JSONDict:
         """``{id, ...payload, receivedAt}``; ``meta_only`` drops ``roi.data`` and ``diff.data``."""
@@ -63,6 +84,19 @@ class SenseEvent:
                 out[key] = value
         out["receivedAt"] = self.received_at
         return out
+
+
+def _strips_image_data(payload: JSONDict) -> bool:
+    return any(
+        isinstance(payload.get(key), dict) and "data" in payload[key] for key in ("roi", "diff")
+    )
+
+
+def json_list(key: str, items: Sequence[bytes], epoch: str) -> bytes:
+    """``{"<key>": [...items...], "epoch": "..."}`` from items already serialised."""
+    return b"".join(
+        (b'{"', key.encode(), b'":[', b",".join(items), b'],"epoch":', orjson.dumps(epoch), b"}")
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from aiohttp import web
 from actors.base import ChildHandle
 from actors.errors import ActorUnavailable, BadRequest, PayloadTooLarge, Unauthorized
 from actors.feed_buffer import validate_feed
+from actors.records import json_list
 from actors.sense_buffer import SENSE_BODY_LIMIT, validate_sense
 from actors.storage import StorageInfo
 from config.settings import ConfigError
@@ -77,6 +78,11 @@ def json_response(body: Any, status: int = 200) -> web.Response:
     return web.Response(
         body=orjson.dumps(body), status=status, content_type="application/json", headers=_CORS
     )
+
+
+def raw_json_response(body: bytes) -> web.Response:
+    """A 200 whose JSON body is already serialised."""
+    return web.Response(body=body, content_type="application/json", headers=_CORS)
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -204,9 +210,7 @@ async def get_feed(request: web.Request) -> web.Response:
     after = _int_param(request, "after", 0)
     peers = request.app[PEERS]
     items = await _ask(request, peers.feed, "items_after", after)
-    return json_response(
-        {"messages": [item.to_json() for item in items], "epoch": peers.storage.epoch}
-    )
+    return raw_json_response(json_list("messages", [i.json for i in items], peers.storage.epoch))
 
 
 async def post_sense(request: web.Request) -> web.Response:
@@ -222,9 +226,8 @@ async def get_sense(request: web.Request) -> web.Response:
     meta_only = request.query.get("meta_only", "").lower() in ("true", "1")
     peers = request.app[PEERS]
     events = await _ask(request, peers.sense, "events_after", after)
-    return json_response(
-        {"events": [e.to_json(meta_only=meta_only) for e in events], "epoch": peers.storage.epoch}
-    )
+    bodies = [e.json_meta_only if meta_only else e.json for e in events]
+    return raw_json_response(json_list("events", bodies, peers.storage.epoch))
 
 
 async def get_digest(request: web.Request) -> web.Response:

@@ -1,0 +1,47 @@
+"""Records carry their JSON, made once: it must say exactly what ``to_json`` says."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from actors.records import FeedItem, SenseEvent, json_list
+from actors.sense_buffer import validate_sense
+
+
+@pytest.mark.parametrize("source", [None, "agent"])
+def test_a_feed_items_bytes_are_its_json(source: str | None) -> None:
+    item = FeedItem(id=7, text='Привет "quotes" \\ 👋', priority="high", ts=1, source=source)
+    assert orjson.loads(item.json) == item.to_json()
+    assert item == FeedItem(id=7, text=item.text, priority="high", ts=1, source=source)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"type": "text", "ts": 1, "ocr": "x", "meta": {"app": "code"}},
+        {"type": "visual", "ts": 2.5, "roi": {"x": 1, "data": "AAAA"}, "diff": {"data": "B"}},
+        {"type": "visual", "ts": 3, "roi": {"x": 1}},
+    ],
+)
+def test_a_sense_events_bytes_are_its_json_full_and_meta_only(body: dict[str, object]) -> None:
+    event = validate_sense(body)
+    stored = SenseEvent(
+        id=4,
+        received_at=9,
+        type=event.type,
+        ts=event.ts,
+        ocr=event.ocr,
+        app=event.app,
+        ssim=event.ssim,
+        payload=event.payload,
+    )
+    assert orjson.loads(stored.json) == stored.to_json()
+    assert orjson.loads(stored.json_meta_only) == stored.to_json(meta_only=True)
+
+
+def test_a_list_body_is_built_from_the_items_bytes() -> None:
+    items = [FeedItem(id=n, text=f"t{n}", priority="normal", ts=n) for n in (1, 2)]
+    body = json_list("messages", [i.json for i in items], 'ep"och')
+    assert orjson.loads(body) == {"messages": [i.to_json() for i in items], "epoch": 'ep"och'}
+    assert orjson.loads(json_list("events", [], "e")) == {"events": [], "epoch": "e"}
