@@ -6,6 +6,7 @@ Run from the repository root::
     python bench/bench_ingest.py --quick    # 1 s x 1 round, 10k posts, 2 stops: a smoke run
     python bench/bench_ingest.py --storage  # only the storage and shutdown scenarios
     python bench/bench_ingest.py --scenarios healthy,shutdown
+    python bench/bench_ingest.py --scenarios floor    # the relay against a bare aiohttp app
 
 It prints figures and asserts nothing about speed.
 
@@ -34,6 +35,22 @@ since fsync costs depend on it) and ``RELAY_SYNC=full`` (the default) unless sai
               at 16 connections (``/feed`` and ``/sense`` alternately; the signal comes 1 s into
               the load; each connection stops at its first failure). It also prints each
               restart's time from spawn to the first ``/health`` 200 (polled every 50 ms).
+``floor``     the relay against the floor of issue 5: ``bench/bare_app.py``, a bare aiohttp
+              app started like the relay's transport (same loop, ``AppRunner``/``TCPSite``
+              settings, CORS headers, orjson) that reads, parses and validates POSTs with the
+              relay's own validators and answers pre-built GETs, with no actors and no
+              storage. Three servers run at once: ``bare``, ``relay`` (a temporary
+              directory, ``RELAY_SYNC=full``) and ``memory`` (``--data-dir :memory:``). Each
+              relay gets 100 ``/feed`` posts first; the bare app is then started with the
+              ``relay``'s ``GET /feed?after=0`` and ``GET /health`` answers as its bodies.
+              Rows: ``POST /feed`` and ``POST /sense`` at 1, 16 and 64 connections, and
+              ``GET /feed?after=0`` and ``GET /health`` at 16 and 64 (measured first, while
+              the feeds hold just those 100 items); every round of a row measures the three
+              servers in turn (the other two idle, their CPU not counted as ``other cpu``).
+              The summary adds relay/bare and memory/bare: the req/s ratio, the p99
+              difference in ms, ``pass``/``FAIL`` against issue 5's targets (req/s at least
+              0.9 x bare at 16 and 64 connections; POST p99 at most bare + 2 ms at 64) and
+              each server's CPU per request (its ``cpu`` over its req/s, in microseconds).
 
 Measurements. For each endpoint and 1, 16 and 64 concurrent connections: a warm-up
 (0.5 s), then a fixed window (``--seconds``) during which every request that completes is
@@ -106,6 +123,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as ``python bench/bench_ingest.py``: make ``tests`` importable
     sys.path.insert(0, str(ROOT))
 
+from actors.feed_buffer import FEED_RING  # noqa: E402
+from bench.bare_app import FEED_TEXT  # noqa: E402
 from transport.fake_llm import FakeLLM  # noqa: E402
 
 HOST = "127.0.0.1"
@@ -150,7 +169,7 @@ STORAGE_SETUPS = (
     Setup("normal", "ok", sync="normal"),
     Setup("memory", "ok", data_dir=MEMORY),
 )
-SCENARIO_NAMES = ("healthy", "llm-hang", "storage", "shutdown")
+SCENARIO_NAMES = ("healthy", "llm-hang", "storage", "shutdown", "floor")
 
 
 # -- request bodies ------------------------------------------------------------------------
@@ -158,11 +177,7 @@ SCENARIO_NAMES = ("healthy", "llm-hang", "storage", "shutdown")
 
 def feed_body() -> bytes:
     """A ``POST /feed`` body like the one the sinain overlay sends."""
-    text = (
-        "[PERIODIC] status check\n"
-        "[2s ago, openrouter] so the relay keeps the last messages and the agent reads them"
-    )
-    return orjson.dumps({"text": text, "priority": "normal"})
+    return orjson.dumps({"text": FEED_TEXT, "priority": "normal"})
 
 
 def sense_body() -> bytes:
@@ -187,7 +202,7 @@ class Job:
 
     base_url: str
     paths: tuple[str, ...]
-    """Request paths; each coroutine cycles through them (all POST)."""
+    """Request paths; each coroutine cycles through them."""
     conns: int
     start_at: float
     """``time.monotonic()`` at which to start sending (the warm-up begins)."""
@@ -200,6 +215,8 @@ class Job:
     """Hard bound on the job, from ``start_at``."""
     stop_on_error: bool = False
     """Each connection stops at its first non-200 answer or failure (the relay is going)."""
+    method: str = "POST"
+    """``POST`` sends the bench's body for the path (``/feed`` or ``/sense``); ``GET`` none."""
 
 
 @dataclass(slots=True)
@@ -217,7 +234,7 @@ class JobResult:
 async def _send_loop(
     session: aiohttp.ClientSession,
     urls: Sequence[str],
-    bodies: Sequence[bytes],
+    bodies: Sequence[bytes | None],
     offset: int,
     job: Job,
     window: tuple[float, float],
@@ -239,7 +256,9 @@ async def _send_loop(
         i += 1
         status: int | str
         try:
-            async with session.post(urls[k], data=bodies[k], headers=JSON_HEADERS) as resp:
+            async with session.request(
+                job.method, urls[k], data=bodies[k], headers=JSON_HEADERS if bodies[k] else None
+            ) as resp:
                 await resp.read()
                 status = resp.status
         except (aiohttp.ClientError, TimeoutError) as exc:
@@ -254,6 +273,14 @@ async def _send_loop(
             return
 
 
+def _requests(job: Job) -> tuple[list[str], list[bytes | None]]:
+    """The URLs of a job and the body of each (``None`` for a GET)."""
+    urls = [job.base_url + p for p in job.paths]
+    if job.method != "POST":
+        return urls, [None] * len(urls)
+    return urls, [feed_body() if p == "/feed" else sense_body() for p in job.paths]
+
+
 async def _run_timed_job(job: Job) -> JobResult:
     """A time-bound job: senders run from ``start_at``; CPU is sampled over the window."""
     result = JobResult()
@@ -261,8 +288,7 @@ async def _run_timed_job(job: Job) -> JobResult:
     await asyncio.sleep(max(0.0, job.start_at - time.monotonic()))
     lo = job.start_at + job.warmup_s
     hi = min(lo + job.seconds, job.start_at + job.max_s)
-    urls = [job.base_url + p for p in job.paths]
-    bodies = [feed_body() if p == "/feed" else sense_body() for p in job.paths]
+    urls, bodies = _requests(job)
     connector = aiohttp.TCPConnector(limit=job.conns)
     timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_S)
     cpu: list[float] = []
@@ -290,8 +316,7 @@ async def _run_counted_job(job: Job) -> JobResult:
     result.late_s = max(0.0, time.monotonic() - job.start_at)
     await asyncio.sleep(max(0.0, job.start_at - time.monotonic()))
     lo = time.monotonic()
-    urls = [job.base_url + p for p in job.paths]
-    bodies = [feed_body() if p == "/feed" else sense_body() for p in job.paths]
+    urls, bodies = _requests(job)
     connector = aiohttp.TCPConnector(limit=job.conns)
     timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_S)
     budget = [job.count]
@@ -373,11 +398,13 @@ class Usage:
     me: float
     """This script's own process (the fake LLM's thread and the sampling)."""
     wall: float
+    idle: float = 0.0
+    """The bench's other servers, idle meanwhile (``floor`` runs three at once)."""
 
 
 @dataclass(slots=True)
 class Relay:
-    """A relay subprocess and where it listens."""
+    """A server subprocess (a relay, or the bare app of ``floor``) and where it listens."""
 
     proc: subprocess.Popen[bytes]
     base_url: str
@@ -441,21 +468,17 @@ def timed_stop(relay: Relay) -> tuple[float, int | None]:
 
 
 @contextlib.contextmanager
-def relay_process(
-    llm_base_url: str, log_file: IO[bytes], log_path: Path, *, data_dir: str, sync: str = "full"
+def server_process(
+    args: Sequence[str],
+    log_file: IO[bytes],
+    log_path: Path,
+    *,
+    env: dict[str, str] | None = None,
+    name: str = "relay",
 ) -> Iterator[Relay]:
-    """Start ``run.py`` on a free port, wait for ``GET /health`` 200, stop it on exit."""
+    """Run ``python <args> --port <free port>``, wait for ``GET /health`` 200, stop it on exit."""
     port = free_port()
-    env = dict(os.environ)
-    env.update(
-        OPENROUTER_API_KEY="bench-key",
-        AGENT_BASE_URL=llm_base_url,
-        AGENT_INTERVAL_MS="1000",
-        AGENT_TIMEOUT_MS="5000",
-        RELAY_SYNC=sync,
-    )
-    cmd = [sys.executable, "run.py", "--port", str(port), "--log-level", "warning"]
-    cmd += ["--data-dir", data_dir]
+    cmd = [sys.executable, *args, "--port", str(port)]
     spawned = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT)
     relay: Relay | None = None
@@ -466,7 +489,25 @@ def relay_process(
         yield relay
     finally:
         if relay is None or not relay.stopped:
-            stop_process(proc, "relay")
+            stop_process(proc, name)
+
+
+@contextlib.contextmanager
+def relay_process(
+    llm_base_url: str, log_file: IO[bytes], log_path: Path, *, data_dir: str, sync: str = "full"
+) -> Iterator[Relay]:
+    """Start ``run.py`` on a free port, wait for ``GET /health`` 200, stop it on exit."""
+    env = dict(os.environ)
+    env.update(
+        OPENROUTER_API_KEY="bench-key",
+        AGENT_BASE_URL=llm_base_url,
+        AGENT_INTERVAL_MS="1000",
+        AGENT_TIMEOUT_MS="5000",
+        RELAY_SYNC=sync,
+    )
+    args = ["run.py", "--log-level", "warning", "--data-dir", data_dir]
+    with server_process(args, log_file, log_path, env=env) as relay:
+        yield relay
 
 
 @contextlib.contextmanager
@@ -593,8 +634,13 @@ def run_jobs(
     warmup_s: float,
     seconds: float,
     count: int = 0,
+    method: str = "POST",
+    idle: Sequence[int] = (),
 ) -> tuple[list[JobResult], Usage]:
-    """Run one load across the workers; what each worker saw, and the CPU used meanwhile."""
+    """Run one load across the workers; what each worker saw, and the CPU used meanwhile.
+
+    ``idle``: pids of the bench's other servers, whose CPU is not counted as other load.
+    """
     start_at = time.monotonic() + LEAD_S
     per_proc = split(conns, procs)
     max_s = POSTS_MAX_S if count else warmup_s + seconds + 5.0
@@ -608,33 +654,39 @@ def run_jobs(
             seconds=seconds,
             count=count // len(per_proc) + (1 if i < count % len(per_proc) else 0),
             max_s=max_s,
+            method=method,
         )
         for i, c in enumerate(per_proc)
     ]
     futures = [pool.submit(run_job, job) for job in jobs]
     lo = start_at if count else start_at + warmup_s
     time.sleep(max(0.0, lo - time.monotonic()))
-    cpu0, busy0, me0, t0 = (
+    cpu0, busy0, me0, t0, idle0 = (
         cpu_s(relay.proc.pid),
         machine_busy_s(),
         time.process_time(),
         time.monotonic(),
+        sum(cpu_s(pid) for pid in idle),
     )
     if count:
         concurrent.futures.wait(futures, timeout=max_s + 30)
     else:
         time.sleep(max(0.0, lo + seconds - time.monotonic()))
-    cpu1, busy1, me1, t1 = (
+    cpu1, busy1, me1, t1, idle1 = (
         cpu_s(relay.proc.pid),
         machine_busy_s(),
         time.process_time(),
         time.monotonic(),
+        sum(cpu_s(pid) for pid in idle),
     )
     results = [f.result(timeout=max_s + 30) for f in futures]
     late = max(r.late_s for r in results)
     if late > 0:
         print(f"  warning: a worker started {late:.3f} s late (lead is {LEAD_S} s)")
-    return results, Usage(relay=cpu1 - cpu0, machine=busy1 - busy0, me=me1 - me0, wall=t1 - t0)
+    usage = Usage(
+        relay=cpu1 - cpu0, machine=busy1 - busy0, me=me1 - me0, wall=t1 - t0, idle=idle1 - idle0
+    )
+    return results, usage
 
 
 def measure(
@@ -644,10 +696,21 @@ def measure(
     endpoint: str,
     conns: int,
     seconds: float,
+    *,
+    method: str = "POST",
+    idle: Sequence[int] = (),
 ) -> Round:
-    """One round of one row."""
+    """One round of one row (``idle``: as for :func:`run_jobs`)."""
     results, usage = run_jobs(
-        pool, procs, relay, (endpoint,), conns, warmup_s=WARMUP_S, seconds=seconds
+        pool,
+        procs,
+        relay,
+        (endpoint,),
+        conns,
+        warmup_s=WARMUP_S,
+        seconds=seconds,
+        method=method,
+        idle=idle,
     )
     latencies = sorted(x for r in results for x in r.latencies_ms)
     errors: Counter[str] = Counter()
@@ -662,7 +725,7 @@ def measure(
         errors=errors,
         relay_cpu=usage.relay / usage.wall,
         gen_cpu=gen / window,
-        other_cpu=(usage.machine - usage.relay - gen - usage.me) / usage.wall,
+        other_cpu=(usage.machine - usage.relay - gen - usage.me - usage.idle) / usage.wall,
         requests=len(latencies) + sum(errors.values()),
     )
 
@@ -734,36 +797,170 @@ def run_scenario(
                                 measure(pool, args.procs, relay, endpoint, conns, args.seconds)
                             )
                         rows.append(row)
-                        print(
-                            f"  {endpoint:<6} {conns:>3} conns: {row.median('rps'):8.0f} req/s "
-                            f"p50 {row.median('p50'):7.2f} ms p99 {row.median('p99'):7.2f} ms "
-                            f"errors {sum(row.errors().values())}; per round req/s "
-                            f"{[round(r.rps) for r in row.rounds]} p99 "
-                            f"{[round(r.p99, 1) for r in row.rounds]} other cpu "
-                            f"{[round(r.other_cpu, 2) for r in row.rounds]}"
-                        )
+                        print_progress(row)
                 rss["end"] = rss_mb(relay.proc.pid)
-                status, body = health(relay)
                 print(f"  RSS at the end {rss['end']:.1f} MB; fake LLM got {llm.calls} calls")
-                print(f"  GET /health -> {status}: agent={body.get('agent')}")
-                actors = body.get("actors")
-                restarts = {
-                    name: a.get("restarts")
-                    for name, a in (actors.items() if isinstance(actors, dict) else ())
-                    if isinstance(a, dict) and a.get("restarts")
-                }
-                print(f"  actor restarts: {restarts or 'none'}")
+                print_health(relay)
         finally:
             print_log_summary(log_file, log_path)
     return rows, rss
 
 
-def print_log_summary(log_file: IO[bytes], log_path: Path) -> None:
+def print_progress(row: Row, prefix: str = "") -> None:
+    """One measured row, with each round's req/s, p99 and other cpu."""
+    print(
+        f"  {prefix}{row.endpoint:<6} {row.conns:>3} conns: {row.median('rps'):8.0f} req/s "
+        f"p50 {row.median('p50'):7.2f} ms p99 {row.median('p99'):7.2f} ms "
+        f"errors {sum(row.errors().values())}; per round req/s "
+        f"{[round(r.rps) for r in row.rounds]} p99 "
+        f"{[round(r.p99, 1) for r in row.rounds]} other cpu "
+        f"{[round(r.other_cpu, 2) for r in row.rounds]}"
+    )
+
+
+def print_health(relay: Relay, prefix: str = "") -> None:
+    """The relay's ``/health.agent`` and the actors that restarted."""
+    status, body = health(relay)
+    print(f"  {prefix}GET /health -> {status}: agent={body.get('agent')}")
+    actors = body.get("actors")
+    restarts = {
+        name: a.get("restarts")
+        for name, a in (actors.items() if isinstance(actors, dict) else ())
+        if isinstance(a, dict) and a.get("restarts")
+    }
+    print(f"  {prefix}actor restarts: {restarts or 'none'}")
+
+
+def print_log_summary(
+    log_file: IO[bytes], log_path: Path, label: str = "relay log (level warning)"
+) -> None:
     log_file.flush()
     lines = log_path.read_text(errors="replace").splitlines()
-    print(f"  relay log (level warning): {len(lines)} lines")
+    print(f"  {label}: {len(lines)} lines")
     for line in summarize_log(lines):
         print(f"    {line}")
+
+
+# -- floor: the relay against a bare aiohttp app ----------------------------------------------
+
+FLOOR_SERVERS = ("bare", "relay", "memory")
+FLOOR_GETS = ("/feed?after=0", "/health")
+GET_CONNECTIONS = (16, 64)
+RPS_TARGET = 0.9
+"""Issue 5: the relay's req/s at 16 and 64 connections, at least this share of the bare app's."""
+P99_TARGET_MS = 2.0
+"""Issue 5: the relay's POST p99 at 64 connections, at most this much above the bare app's."""
+TARGET_CONNECTIONS = (16, 64)
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """One row of the floor scenario (measured against each server)."""
+
+    method: str
+    path: str
+    conns: int
+
+    @property
+    def label(self) -> str:
+        return self.path if self.method == "POST" else f"GET {self.path}"
+
+
+FLOOR_LOADS = tuple(Load("POST", p, c) for p in ENDPOINTS for c in CONNECTIONS) + tuple(
+    Load("GET", p, c) for p in FLOOR_GETS for c in GET_CONNECTIONS
+)
+
+
+def capture(relay: Relay, path: str, into: Path) -> int:
+    """Save the relay's answer to ``GET path`` in ``into``; return its size in bytes."""
+    resp = httpx.get(relay.base_url + path, timeout=REQUEST_TIMEOUT_S)
+    resp.raise_for_status()
+    into.write_bytes(resp.content)
+    return len(resp.content)
+
+
+@contextlib.contextmanager
+def log_to_file(name: str, label: str) -> Iterator[tuple[IO[bytes], Path]]:
+    """A temporary log file; its summary is printed on exit (after the process stopped)."""
+    with tempfile.NamedTemporaryFile(prefix=f"relay-floor-{name}-", suffix=".log") as log_file:
+        log_path = Path(log_file.name)
+        try:
+            yield log_file, log_path
+        finally:
+            print_log_summary(log_file, log_path, label)
+
+
+def run_floor(pool: concurrent.futures.ProcessPoolExecutor, args: argparse.Namespace) -> list[Row]:
+    """The relay (on disk with ``RELAY_SYNC=full``, and ``:memory:``) against the bare app.
+
+    Both relays get :data:`FEED_RING` ``/feed`` posts first; the bare app then answers the
+    on-disk relay's ``GET /feed?after=0`` and ``GET /health`` as captured at that moment.
+    Each round of each row measures the three servers one after the other while the other
+    two idle, so that a change on the machine hits all three alike. The GET rows run first,
+    while the feeds hold just those posts (the POST rows make the ids longer).
+    """
+    rows = {
+        (name, load): Row(name, load.label, load.conns)
+        for load in FLOOR_LOADS
+        for name in FLOOR_SERVERS
+    }
+    with contextlib.ExitStack() as stack:
+        llm = stack.enter_context(FakeLLM(mode="ok"))
+        data_dir = stack.enter_context(data_directory(None, "relay-bench-floor-"))
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="relay-floor-")))
+        print(
+            f"\n== scenario floor (fake LLM mode 'ok'; relay: data dir {data_dir} "
+            f"({filesystem(data_dir)}), RELAY_SYNC=full; memory: data dir :memory:; "
+            "bare: bench/bare_app.py)"
+        )
+        servers: dict[str, Relay] = {}
+        for name, where in (("relay", data_dir), ("memory", MEMORY)):
+            log_file, log_path = stack.enter_context(
+                log_to_file(name, f"{name} log (level warning)")
+            )
+            servers[name] = stack.enter_context(
+                relay_process(llm.base_url, log_file, log_path, data_dir=where)
+            )
+            fill_rings(servers[name], FEED_RING, 0)
+        files = [tmp / "feed.json", tmp / "health.json"]
+        sizes = [capture(servers["relay"], p, f) for p, f in zip(FLOOR_GETS, files, strict=True)]
+        log_file, log_path = stack.enter_context(log_to_file("bare", "bare app output"))
+        bare_args = [
+            "bench/bare_app.py",
+            "--feed-body",
+            str(files[0]),
+            "--health-body",
+            str(files[1]),
+        ]
+        bare = stack.enter_context(server_process(bare_args, log_file, log_path, name="bare app"))
+        servers = {"bare": bare, **servers}
+        print("  " + ", ".join(f"{n} pid {s.proc.pid} at {s.base_url}" for n, s in servers.items()))
+        print(
+            f"  posted {FEED_RING} /feed to each relay; the bare app answers the relay's "
+            f"GET /feed?after=0 ({sizes[0]} bytes) and GET /health ({sizes[1]} bytes)"
+        )
+        for load in sorted(FLOOR_LOADS, key=lambda load: load.method == "POST"):
+            for _ in range(args.rounds):
+                for name, server in servers.items():
+                    idle = [s.proc.pid for s in servers.values() if s is not server]
+                    rows[name, load].rounds.append(
+                        measure(
+                            pool,
+                            args.procs,
+                            server,
+                            load.path,
+                            load.conns,
+                            args.seconds,
+                            method=load.method,
+                            idle=idle,
+                        )
+                    )
+            for name in servers:
+                print_progress(rows[name, load], f"{name:<6} ")
+        for name in ("relay", "memory"):
+            print_health(servers[name], f"{name}: ")
+        print(f"  fake LLM got {llm.calls} calls")
+    return [rows[name, load] for load in FLOOR_LOADS for name in FLOOR_SERVERS]
 
 
 # -- shutdown ----------------------------------------------------------------------------------
@@ -797,9 +994,10 @@ class StopSample:
         return text
 
 
-def fill_rings(relay: Relay) -> None:
-    """More ``/feed`` and ``/sense`` (4 KiB OCR) posts than the rings keep."""
-    feed_posts, sense_posts = FILL_POSTS
+def fill_rings(
+    relay: Relay, feed_posts: int = FILL_POSTS[0], sense_posts: int = FILL_POSTS[1]
+) -> None:
+    """``/feed`` and ``/sense`` (4 KiB OCR) posts; by default more than the rings keep."""
     with httpx.Client(timeout=REQUEST_TIMEOUT_S, headers=JSON_HEADERS) as client:
         for path, body, count in (
             ("/feed", feed_body(), feed_posts),
@@ -916,15 +1114,16 @@ def summarize_log(lines: Sequence[str], limit: int = 8) -> list[str]:
 
 
 def print_table(rows: Sequence[Row]) -> None:
+    width = max([8, *(len(row.endpoint) for row in rows)])
     header = (
-        f"{'scenario':<9} {'endpoint':<8} {'conns':>5} {'req/s':>8} {'p50 ms':>8} "
+        f"{'scenario':<9} {'endpoint':<{width}} {'conns':>5} {'req/s':>8} {'p50 ms':>8} "
         f"{'p99 ms':>8} {'errors':>6}  {'relay cpu':>9} {'gen cpu':>7} {'other cpu':>9}"
     )
     print(header)
     print("-" * len(header))
     for row in rows:
         print(
-            f"{row.scenario:<9} {row.endpoint:<8} {row.conns:>5} {row.median('rps'):>8.0f} "
+            f"{row.scenario:<9} {row.endpoint:<{width}} {row.conns:>5} {row.median('rps'):>8.0f} "
             f"{row.median('p50'):>8.2f} {row.median('p99'):>8.2f} "
             f"{sum(row.errors().values()):>6}  {row.median('relay_cpu'):>9.2f} "
             f"{row.median('gen_cpu'):>7.2f} {row.median('other_cpu'):>9.2f}"
@@ -974,6 +1173,52 @@ def print_storage_ratios(rows: Sequence[Row]) -> None:
                 )
                 cells.append(f"{values[0]:>6.2f} {values[1]:>7.2f} {values[2]:>7.2f}")
             print(f"{endpoint:<8} {conns:>5} " + "   ".join(cells))
+
+
+def floor_verdict(endpoint: str, conns: int, rps_ratio: float, p99_diff_ms: float) -> str:
+    """``pass`` or ``FAIL`` against issue 5's targets for this row; ``-`` without a target."""
+    if conns not in TARGET_CONNECTIONS:
+        return "-"
+    ok = rps_ratio >= RPS_TARGET
+    if not endpoint.startswith("GET") and conns == max(TARGET_CONNECTIONS):
+        ok = ok and p99_diff_ms <= P99_TARGET_MS
+    return "pass" if ok else "FAIL"
+
+
+def cpu_us_per_request(row: Row) -> float:
+    """The server's CPU per answered request, in microseconds (medians)."""
+    return 1e6 * row.median("relay_cpu") / row.median("rps")
+
+
+def print_floor_ratios(rows: Sequence[Row]) -> None:
+    """relay/bare and memory/bare: req/s ratio, p99 difference, verdict; CPU per request."""
+    by_key = {(r.scenario, r.endpoint, r.conns): r for r in rows}
+    width = max([8, *(len(row.endpoint) for row in rows)])
+    pad = " " * (width + 7)
+    group = f"{'req/s':>6} {'p99 +ms':>8} {'target':>6}"
+    print(f"{pad}{'relay / bare':^22}   {'memory / bare':^22}   {'server cpu us/req':^20}".rstrip())
+    header = (
+        f"{'endpoint':<{width}} {'conns':>5} {group}   {group}   "
+        f"{'bare':>6} {'relay':>6} {'memory':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    for bare in (r for r in rows if r.scenario == "bare"):
+        others = [by_key.get((name, bare.endpoint, bare.conns)) for name in ("relay", "memory")]
+        cells = []
+        for row in others:
+            if row is None:
+                cells.append(f"{'':>22}")
+                continue
+            ratio = row.median("rps") / bare.median("rps")
+            diff = row.median("p99") - bare.median("p99")
+            verdict = floor_verdict(bare.endpoint, bare.conns, ratio, diff)
+            cells.append(f"{ratio:>6.2f} {diff:>+8.2f} {verdict:>6}")
+        cpu = [cpu_us_per_request(r) if r else float("nan") for r in (bare, *others)]
+        print(
+            f"{bare.endpoint:<{width}} {bare.conns:>5} {'   '.join(cells)}   "
+            + " ".join(f"{c:>6.0f}" for c in cpu)
+        )
 
 
 def print_stops(samples: dict[str, list[StopSample]]) -> None:
@@ -1064,6 +1309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     storage_rows: list[Row] = []
     rss: dict[str, dict[str, float]] = {}
     stops: dict[str, list[StopSample]] = {}
+    floor_rows: list[Row] = []
     pool = concurrent.futures.ProcessPoolExecutor(
         max_workers=args.procs, mp_context=multiprocessing.get_context("spawn")
     )
@@ -1082,6 +1328,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 storage_rows += scenario_rows
         if "shutdown" in scenarios:
             stops = run_shutdown(pool, args)
+        if "floor" in scenarios:
+            floor_rows = run_floor(pool, args)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     if rows:
@@ -1111,6 +1359,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"connections, busy = posting at {STOP_CONNECTIONS} connections:"
         )
         print_stops(stops)
+    if floor_rows:
+        print(
+            "\nFloor (bare = bench/bare_app.py, relay = RELAY_SYNC=full on disk, memory = "
+            f"--data-dir :memory:; GET /feed?after=0 holds {FEED_RING} items; medians across "
+            "rounds):"
+        )
+        print_table(floor_rows)
+        print(
+            f"\nFloor ratios (same run; p99 +ms = minus bare's p99; targets: req/s >= "
+            f"{RPS_TARGET} x bare at {' and '.join(map(str, TARGET_CONNECTIONS))} connections, "
+            f"POST p99 <= bare + {P99_TARGET_MS:g} ms at {max(TARGET_CONNECTIONS)}):"
+        )
+        print_floor_ratios(floor_rows)
     return 0
 
 

@@ -14,7 +14,8 @@ START_TIMEOUT_S = 10.0
 SHUTDOWN_TIMEOUT_S = 3.0
 
 
-def _new_loop() -> asyncio.AbstractEventLoop:
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """The event loop the transport runs on: uvloop when installed, else asyncio's own."""
     try:
         import uvloop  # noqa: PLC0415 - optional: the relay runs on asyncio's loop without it
     except ImportError:
@@ -47,7 +48,7 @@ class HttpTransport(RelayActor):
 
     def started(self) -> None:
         """Bind and serve; raise if the port cannot be bound."""
-        loop = _new_loop()
+        loop = new_event_loop()
         self._loop = loop
         bound = threading.Event()
         failure: list[BaseException] = []

@@ -65,7 +65,7 @@ PEERS = web.AppKey("peers", Peers)
 FEED_POSTS = web.AppKey("feed_posts", Batcher)
 SENSE_POSTS = web.AppKey("sense_posts", Batcher)
 REQUEST_ID = web.RequestKey("request_id", str)
-_CORS = {
+CORS_HEADERS = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
     "Access-Control-Allow-Headers": "Content-Type, Authorization",
@@ -76,13 +76,16 @@ _request_ids = itertools.count(1)
 def json_response(body: Any, status: int = 200) -> web.Response:
     """A JSON answer (orjson) with the CORS header."""
     return web.Response(
-        body=orjson.dumps(body), status=status, content_type="application/json", headers=_CORS
+        body=orjson.dumps(body),
+        status=status,
+        content_type="application/json",
+        headers=CORS_HEADERS,
     )
 
 
 def raw_json_response(body: bytes) -> web.Response:
     """A 200 whose JSON body is already serialised."""
-    return web.Response(body=body, content_type="application/json", headers=_CORS)
+    return web.Response(body=body, content_type="application/json", headers=CORS_HEADERS)
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -92,7 +95,7 @@ def _error(status: int, message: str) -> web.Response:
 @web.middleware
 async def _error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     if request.method == "OPTIONS":
-        return web.Response(status=204, headers=_CORS)  # CORS preflight, any path
+        return web.Response(status=204, headers=CORS_HEADERS)  # CORS preflight, any path
     started = time.perf_counter()
     trace = request.app[PEERS].trace_requests
     request_id = ""
