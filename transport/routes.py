@@ -343,8 +343,8 @@ async def post_fault(request: web.Request) -> web.Response:
     return json_response({"ok": True})
 
 
-async def get_health(request: web.Request) -> web.Response:
-    """``GET /health``: counts, agent stats and every actor's state; 503 if one is stuck."""
+async def _sweep_health(request: web.Request) -> tuple[int, bytes]:
+    """Ask every actor for its part of ``/health``; 503 if one does not answer."""
     peers = request.app[PEERS]
     names = ("messages", "senseEvents", "agent", "config", "ticker")
     results = await asyncio.gather(
@@ -393,7 +393,63 @@ async def get_health(request: web.Request) -> web.Response:
     }
     if errors:
         body["error"] = "; ".join(errors)
-    return json_response(body, 200 if not errors else 503)
+    return (200 if not errors else 503), orjson.dumps(body)
+
+
+HEALTH_MAX_AGE_S = 0.1
+"""``/health`` is a snapshot at most this old; requests in between share it."""
+
+
+class HealthSnapshot:
+    """Single-flight, short-lived ``/health`` answers (used on the loop only).
+
+    A burst of health checks costs one sweep of the actors, not five actor calls each; a
+    stuck actor still shows within :data:`HEALTH_MAX_AGE_S` (as a 503).
+    """
+
+    def __init__(
+        self,
+        sweep: Callable[[web.Request], Awaitable[tuple[int, bytes]]],
+        now: Callable[[], float] | None = None,
+    ) -> None:
+        self._do_sweep = sweep
+        self._now = now
+        self._at: float | None = None
+        self._answer: tuple[int, bytes] = (503, b"")
+        self._sweep: asyncio.Task[tuple[int, bytes]] | None = None
+
+    def _time(self) -> float:
+        return self._now() if self._now is not None else asyncio.get_running_loop().time()
+
+    async def get(self, request: web.Request) -> tuple[int, bytes]:
+        """The current snapshot, or the one the next (shared) sweep makes."""
+        if self._at is not None and self._time() - self._at < HEALTH_MAX_AGE_S:
+            return self._answer
+        if self._sweep is None:
+            self._sweep = asyncio.get_running_loop().create_task(self._run(request))
+        return await asyncio.shield(self._sweep)
+
+    async def _run(self, request: web.Request) -> tuple[int, bytes]:
+        try:
+            answer = await self._do_sweep(request)
+        finally:
+            self._sweep = None
+        self._answer, self._at = answer, self._time()
+        return answer
+
+
+HEALTH = web.AppKey("health", HealthSnapshot)
+
+
+async def get_health(request: web.Request) -> web.Response:
+    """``GET /health``: counts, agent stats and every actor's state; 503 if one is stuck.
+
+    A snapshot at most 100 ms old, shared by the requests that ask meanwhile.
+    """
+    status, body = await request.app[HEALTH].get(request)
+    return web.Response(
+        body=body, status=status, content_type="application/json", headers=CORS_HEADERS
+    )
 
 
 def build_app(peers: Peers) -> web.Application:
@@ -402,6 +458,7 @@ def build_app(peers: Peers) -> web.Application:
     app[PEERS] = peers
     app[FEED_POSTS] = Batcher(peers.feed, "append_many", peers.timeout_s)
     app[SENSE_POSTS] = Batcher(peers.sense, "append_many", peers.timeout_s)
+    app[HEALTH] = HealthSnapshot(_sweep_health)
     app.router.add_post("/feed", post_feed)
     app.router.add_get("/feed", get_feed)
     app.router.add_post("/sense", post_sense)
