@@ -60,7 +60,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -82,6 +81,7 @@ if str(ROOT) not in sys.path:  # run as ``python bench/chaos.py``: make the pack
 
 from actors.feed_buffer import FEED_RING  # noqa: E402
 from actors.sense_buffer import SENSE_RING  # noqa: E402
+from bench.bench_ingest import free_port, rss_mb  # noqa: E402
 from transport.fake_llm import MODES  # noqa: E402
 
 HOST = "127.0.0.1"
@@ -361,24 +361,6 @@ class ModeCycler(threading.Thread):
 
 
 # -- processes ------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def rss_mb(pid: int) -> float:
-    """VmRSS of a process, in MB (NaN when it is gone)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
 
 
 def wait_answering(url: str, proc: subprocess.Popen[bytes], what: str) -> None:

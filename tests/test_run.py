@@ -47,17 +47,21 @@ def relay_env(data_dir: Path, **extra: str) -> dict[str, str]:
     return {**env, "RELAY_DATA_DIR": str(data_dir), **extra}
 
 
-@pytest.fixture
-def relay_proc(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
-    port = free_port()
-    env = relay_env(tmp_path / "data")
-    proc = subprocess.Popen(
+def spawn_relay(port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """``python run.py --port PORT`` from the repository, its output piped."""
+    return subprocess.Popen(
         [sys.executable, "run.py", "--port", str(port)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+
+
+@pytest.fixture
+def relay_proc(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    port = free_port()
+    proc = spawn_relay(port, relay_env(tmp_path / "data"))
     try:
         wait_healthy(port, proc)
         yield proc, port
@@ -128,13 +132,7 @@ def test_a_hung_llm_request_does_not_hold_up_shutdown(tmp_path: Path) -> None:
             AGENT_INTERVAL_MS="100",
             AGENT_TIMEOUT_MS="60000",
         )
-        proc = subprocess.Popen(
-            [sys.executable, "run.py", "--port", str(port)],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        proc = spawn_relay(port, env)
         try:
             wait_healthy(port, proc)
             httpx.post(
