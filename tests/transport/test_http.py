@@ -207,16 +207,29 @@ def last_hud_is(client: httpx.Client, hud: str) -> bool:
     return result is not None and result["hud"] == hud
 
 
+def run_ticks(
+    relay: Relay,
+    client: httpx.Client,
+    fake_llm: FakeLLM,
+    count: int,
+    clock: FakeClock | None = None,
+) -> None:
+    """``count`` ticks, each on a new screen event, answered ``hud 0`` ... ``hud <count-1>``."""
+    ticker = relay.handles["ticker"].proxy()
+    for n in range(count):
+        fake_llm.hud = f"hud {n}"
+        client.post("/sense", json=sense_body(ocr=f"screen {n}"))
+        assert ticker.tick().get(timeout=5) == "started"
+        wait_until(partial(last_hud_is, client, f"hud {n}"), what=f"tick {n}")
+        if clock is not None:
+            clock.advance(1)
+
+
 def test_agent_endpoints_after_ticks(make_relay: Callable[..., Relay], fake_llm: FakeLLM) -> None:
     relay = make_relay(relay_settings(fake_llm))
     host, port = relay.address()
     with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as client:
-        ticker = relay.handles["ticker"].proxy()
-        for n in range(12):
-            fake_llm.hud = f"hud {n}"
-            client.post("/sense", json=sense_body(ocr=f"screen {n}"))
-            assert ticker.tick().get(timeout=5) == "started"
-            wait_until(partial(last_hud_is, client, f"hud {n}"), what=f"tick {n}")
+        run_ticks(relay, client, fake_llm, 12)
 
         history = client.get("/agent/history").json()["results"]
         assert [e["hud"] for e in history] == [f"hud {n}" for n in range(11, 1, -1)]
@@ -490,13 +503,7 @@ def test_history_by_time_range_pages_through_the_retention(
     relay = make_relay(relay_settings(fake_llm))
     host, port = relay.address()
     with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as client:
-        ticker = relay.handles["ticker"].proxy()
-        for n in range(60):
-            fake_llm.hud = f"hud {n}"
-            client.post("/sense", json=sense_body(ocr=f"screen {n}"))
-            assert ticker.tick().get(timeout=5) == "started"
-            wait_until(partial(last_hud_is, client, f"hud {n}"), what=f"tick {n}")
-            clock.advance(1)
+        run_ticks(relay, client, fake_llm, 60, clock)
 
         seen: list[str] = []
         params: dict[str, Any] = {"since": 0, "limit": 25}
