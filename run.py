@@ -37,6 +37,8 @@ from actors import (
     Ticker,
 )
 from actors.base import NORMAL_EXIT, Reporter
+from actors.published import Published
+from actors.records import EMPTY_FEED, EMPTY_SENSE
 from actors.storage import (
     MEMORY,
     StorageError,
@@ -122,6 +124,8 @@ def start_relay(
     storage = prepare_storage(settings)
     stores = storage.stores
     config = ConfigCell(settings.agent)
+    feed_view = Published(EMPTY_FEED)
+    sense_view = Published(EMPTY_SENSE)
     intensity = Intensity(settings.max_restarts, settings.restart_window_s)
     llm_ping_s = settings.agent.timeout_ms / 1000 + PING_TIMEOUT_S
 
@@ -163,10 +167,14 @@ def start_relay(
     ]
 
     def feed(report: Reporter) -> pykka.ActorRef[Any]:
-        return FeedBuffer.start(clock=clock, store=stores["feed"], report=report)
+        return FeedBuffer.start(
+            clock=clock, store=stores["feed"], published=feed_view, report=report
+        )
 
     def sense(report: Reporter) -> pykka.ActorRef[Any]:
-        return SenseBuffer.start(clock=clock, store=stores["sense"], report=report)
+        return SenseBuffer.start(
+            clock=clock, store=stores["sense"], published=sense_view, report=report
+        )
 
     def digest(report: Reporter) -> pykka.ActorRef[Any]:
         return DigestStore.start(
@@ -190,6 +198,8 @@ def start_relay(
     peers = Peers(
         feed=h["feed"],
         sense=h["sense"],
+        feed_view=feed_view,
+        sense_view=sense_view,
         digest=h["digest"],
         context=h["context"],
         ticker=h["ticker"],

@@ -40,7 +40,8 @@ class Prune:
 class DurableActor(RelayActor):
     """Base of the actors that own persistent state (the buffers and the digest store).
 
-    Subclasses load their state in :meth:`restore` and write through :meth:`_write`.
+    Subclasses load their state in :meth:`restore`, write through :meth:`_write`, and may
+    publish what is durable in :meth:`committed`.
     """
 
     def __init__(self, *, store: Store, report: Reporter | None = None) -> None:
@@ -57,9 +58,14 @@ class DurableActor(RelayActor):
         """Open this actor's connection and load its state."""
         self._db = connect(self._store)
         self.restore(self._db)
+        self.committed()
 
     def restore(self, db: sqlite3.Connection) -> None:
         """Load the state this actor owns (runs in the actor's thread, before any message)."""
+
+    def committed(self) -> None:
+        """Runs after :meth:`restore` and after each commit, before the held answers go out:
+        the place to publish a snapshot that readers may see (see :mod:`actors.published`)."""
 
     def stopped(self) -> None:
         """Commit what is pending (or, after a crash, drop it) and close the connection."""
@@ -141,6 +147,7 @@ class DurableActor(RelayActor):
             raise
         self._in_tx = False
         self._writes = 0
+        self.committed()
         held, self._held = self._held, []
         for reply, result in held:
             reply.set_result(result)

@@ -10,7 +10,8 @@ from actors.base import Reporter
 from actors.clock import Clock
 from actors.durable import DurableActor
 from actors.errors import BadRequest
-from actors.records import FeedItem, FeedSnapshot
+from actors.published import Published
+from actors.records import EMPTY_FEED, FeedItem, FeedSnapshot
 from actors.storage import Store
 
 FEED_RING = 100
@@ -48,14 +49,23 @@ class FeedBuffer(DurableActor):
     """The feed ring of :data:`FEED_RING` items, kept in memory and in the ``feed`` table.
 
     Ids only grow, across restarts too. ``activity`` counts what clients post, not the
-    agent's own hud lines, so the agent's push never makes the next tick look busy.
+    agent's own hud lines, so the agent's push never makes the next tick look busy. After
+    each commit the ring is published to ``published``, where the HTTP transport reads it.
     """
 
     name = "feed"
 
-    def __init__(self, *, clock: Clock, store: Store, report: Reporter | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        store: Store,
+        published: Published[FeedSnapshot] | None = None,
+        report: Reporter | None = None,
+    ) -> None:
         super().__init__(store=store, report=report)
         self._clock = clock
+        self._published = published or Published(EMPTY_FEED)
         self._items: deque[FeedItem] = deque(maxlen=FEED_RING)
         self._next_id = 1
         self._activity = 0
@@ -113,11 +123,13 @@ class FeedBuffer(DurableActor):
         self._log.info("feed.agent_push", id=item.id, hud=hud)
         return item
 
+    def committed(self) -> None:
+        """Publish the ring as it is on disk now."""
+        self._published.publish(self.snapshot())
+
     def items_after(self, after: int) -> tuple[FeedItem, ...]:
-        """Items with an id above ``after``, oldest first."""
-        if after <= 0:
-            return tuple(self._items)
-        return tuple(item for item in self._items if item.id > after)
+        """Items with an id above ``after``, oldest first (committed or not)."""
+        return self.snapshot().after(after)
 
     def snapshot(self) -> FeedSnapshot:
         """The whole ring and the activity counter, for the context builder."""

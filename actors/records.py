@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,8 +105,13 @@ class FeedSnapshot:
     """The feed ring at one moment, with its activity counter."""
 
     items: tuple[FeedItem, ...]
+    """Oldest first; ids ascending."""
     activity: int
     """Counts client posts only; the agent's own hud push is not new activity."""
+
+    def after(self, after: int) -> tuple[FeedItem, ...]:
+        """Items with an id above ``after``, oldest first."""
+        return self.items[bisect.bisect_right(self.items, after, key=_item_id) :]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,4 +119,17 @@ class SenseSnapshot:
     """The sense ring at one moment, with its activity counter."""
 
     events: tuple[SenseEvent, ...]
+    """Oldest first; ids ascending."""
     activity: int
+
+    def after(self, after: int) -> tuple[SenseEvent, ...]:
+        """Events with an id above ``after``, oldest first."""
+        return self.events[bisect.bisect_right(self.events, after, key=_item_id) :]
+
+
+EMPTY_FEED = FeedSnapshot(items=(), activity=0)
+EMPTY_SENSE = SenseSnapshot(events=(), activity=0)
+
+
+def _item_id(item: FeedItem | SenseEvent) -> int:
+    return item.id

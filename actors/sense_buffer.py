@@ -13,7 +13,8 @@ from actors.base import Reporter
 from actors.clock import Clock
 from actors.durable import DurableActor
 from actors.errors import BadRequest
-from actors.records import SenseEvent, SenseInput, SenseSnapshot
+from actors.published import Published
+from actors.records import EMPTY_SENSE, SenseEvent, SenseInput, SenseSnapshot
 from actors.storage import Store
 
 SENSE_RING = 30
@@ -81,13 +82,24 @@ def validate_sense(body: Any) -> SenseInput:
 
 
 class SenseBuffer(DurableActor):
-    """The sense ring of :data:`SENSE_RING` events, in memory and in the ``sense`` table."""
+    """The sense ring of :data:`SENSE_RING` events, in memory and in the ``sense`` table.
+
+    After each commit the ring is published to ``published``, where the HTTP transport reads it.
+    """
 
     name = "sense"
 
-    def __init__(self, *, clock: Clock, store: Store, report: Reporter | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        store: Store,
+        published: Published[SenseSnapshot] | None = None,
+        report: Reporter | None = None,
+    ) -> None:
         super().__init__(store=store, report=report)
         self._clock = clock
+        self._published = published or Published(EMPTY_SENSE)
         self._events: deque[SenseEvent] = deque(maxlen=SENSE_RING)
         self._next_id = 1
         self._activity = 0
@@ -132,11 +144,13 @@ class SenseBuffer(DurableActor):
         """Store several validated events, in order."""
         return tuple(self.append(event) for event in events)
 
+    def committed(self) -> None:
+        """Publish the ring as it is on disk now."""
+        self._published.publish(self.snapshot())
+
     def events_after(self, after: int) -> tuple[SenseEvent, ...]:
-        """Events with an id above ``after``, oldest first."""
-        if after <= 0:
-            return tuple(self._events)
-        return tuple(e for e in self._events if e.id > after)
+        """Events with an id above ``after``, oldest first (committed or not)."""
+        return self.snapshot().after(after)
 
     def snapshot(self) -> SenseSnapshot:
         """The whole ring and the activity counter, for the context builder."""

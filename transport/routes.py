@@ -21,7 +21,8 @@ from aiohttp import web
 from actors.base import ChildHandle
 from actors.errors import ActorUnavailable, BadRequest, PayloadTooLarge, Unauthorized
 from actors.feed_buffer import validate_feed
-from actors.records import json_list
+from actors.published import Published
+from actors.records import FeedSnapshot, SenseSnapshot, json_list
 from actors.sense_buffer import SENSE_BODY_LIMIT, validate_sense
 from actors.storage import StorageInfo
 from config.settings import ConfigError
@@ -46,6 +47,10 @@ class Peers:
 
     feed: ChildHandle
     sense: ChildHandle
+    feed_view: Published[FeedSnapshot]
+    """What the feed buffer last committed: ``GET /feed`` reads it without a message."""
+    sense_view: Published[SenseSnapshot]
+    """What the sense buffer last committed, for ``GET /sense``."""
     digest: ChildHandle
     context: ChildHandle
     ticker: ChildHandle
@@ -212,7 +217,7 @@ async def get_feed(request: web.Request) -> web.Response:
     """``GET /feed?after=N``: messages with an id above N, oldest first."""
     after = _int_param(request, "after", 0)
     peers = request.app[PEERS]
-    items = await _ask(request, peers.feed, "items_after", after)
+    items = peers.feed_view.value.after(after)
     return raw_json_response(json_list("messages", [i.json for i in items], peers.storage.epoch))
 
 
@@ -228,7 +233,7 @@ async def get_sense(request: web.Request) -> web.Response:
     after = _int_param(request, "after", 0)
     meta_only = request.query.get("meta_only", "").lower() in ("true", "1")
     peers = request.app[PEERS]
-    events = await _ask(request, peers.sense, "events_after", after)
+    events = peers.sense_view.value.after(after)
     bodies = [e.json_meta_only if meta_only else e.json for e in events]
     return raw_json_response(json_list("events", bodies, peers.storage.epoch))
 

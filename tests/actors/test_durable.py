@@ -14,6 +14,7 @@ from actors.base import Call, ChildHandle
 from actors.clock import FakeClock
 from actors.durable import MAX_BATCH, DurableActor
 from actors.errors import ActorUnavailable
+from actors.published import Published
 from actors.storage import Store
 from actors.supervisor import ChildSpec, Supervisor
 from tests.conftest import wait_until
@@ -24,16 +25,30 @@ class Ledger(DurableActor):
 
     name = "ledger"
 
-    def __init__(self, *, store: Store, commits: list[int], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        commits: list[int],
+        published: Published[tuple[int, ...]] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(store=store, **kwargs)
         self._commits = commits
+        self._published = published or Published(())
+        self._rows: list[int] = []
 
     def restore(self, db: sqlite3.Connection) -> None:
         db.execute("CREATE TABLE IF NOT EXISTS ledger (n INTEGER)")
         db.set_trace_callback(lambda sql: self._commits.append(1) if sql == "COMMIT" else None)
+        self._rows = [row[0] for row in db.execute("SELECT n FROM ledger ORDER BY n")]
+
+    def committed(self) -> None:
+        self._published.publish(tuple(self._rows))
 
     def add(self, n: int) -> int:
         self._write("INSERT INTO ledger (n) VALUES (?)", (n,))
+        self._rows.append(n)
         return n
 
     def block(self, entered: threading.Event, release: threading.Event) -> None:
@@ -84,6 +99,30 @@ def test_the_answer_waits_for_the_commit_that_holds_the_write(store: Store) -> N
     assert committed(store) == [1]
 
 
+def test_only_committed_state_is_published_and_before_the_answer(store: Store) -> None:
+    first = Ledger.start(store=store, commits=[])
+    first.proxy().add(7).get(timeout=5)
+    first.stop()
+    published: Published[tuple[int, ...]] = Published((-1,))
+    ref = Ledger.start(store=store, commits=[], published=published)
+    ref.proxy().ping().get(timeout=5)
+    assert published.value == (7,)  # what it restored
+    first_in, first_out = threading.Event(), threading.Event()
+    second_in, second_out = threading.Event(), threading.Event()
+    ref.proxy().block.defer(first_in, first_out)
+    reply = call(ref, "add", 8)
+    seen: list[tuple[int, ...]] = []
+    reply.add_done_callback(lambda _: seen.append(published.value))
+    ref.proxy().block.defer(second_in, second_out)  # the flush queues behind this
+
+    first_out.set()
+    assert second_in.wait(5)  # the write ran; its commit waits
+    assert published.value == (7,)
+    second_out.set()
+    assert reply.result(timeout=5) == 8
+    assert seen == [(7, 8)]  # published before the answer went out
+
+
 def test_a_burst_of_writes_shares_one_commit(store: Store) -> None:
     commits: list[int] = []
     ref = Ledger.start(store=store, commits=commits)
@@ -114,8 +153,11 @@ def test_a_failed_commit_fails_the_held_answers_and_the_actor_restarts(
     store: Store, clock: FakeClock
 ) -> None:
     handle = ChildHandle("ledger")
+    published: Published[tuple[int, ...]] = Published(())
     spec = ChildSpec(
-        "ledger", lambda report: Ledger.start(store=store, commits=[], report=report), handle
+        "ledger",
+        lambda report: Ledger.start(store=store, commits=[], published=published, report=report),
+        handle,
     )
     Supervisor.start(name="test", children=[spec], clock=clock).proxy().ping().get(timeout=5)
     entered, release = threading.Event(), threading.Event()
@@ -129,8 +171,10 @@ def test_a_failed_commit_fails_the_held_answers_and_the_actor_restarts(
         reply.result(timeout=5)
     wait_until(lambda: handle.restarts == 1 and handle.alive, what="restart")
     assert committed(store) == []
+    assert published.value == ()  # the failed write was never visible
     assert handle.call("add", 2).result(timeout=5) == 2
     assert committed(store) == [2]
+    assert list(published.value) == [2]  # (a list: mypy narrowed the value above)
 
 
 def test_a_normal_stop_commits_what_is_pending(store: Store) -> None:

@@ -1,11 +1,13 @@
-"""Records carry their JSON, made once: it must say exactly what ``to_json`` says."""
+"""Records carry their JSON, made once: it must say exactly what ``to_json`` says.
+
+Snapshots answer ``after=N`` reads by id."""
 
 from __future__ import annotations
 
 import orjson
 import pytest
 
-from actors.records import FeedItem, SenseEvent, json_list
+from actors.records import FeedItem, FeedSnapshot, SenseEvent, json_list
 from actors.sense_buffer import validate_sense
 
 
@@ -45,3 +47,12 @@ def test_a_list_body_is_built_from_the_items_bytes() -> None:
     body = json_list("messages", [i.json for i in items], 'ep"och')
     assert orjson.loads(body) == {"messages": [i.to_json() for i in items], "epoch": 'ep"och'}
     assert orjson.loads(json_list("events", [], "e")) == {"events": [], "epoch": "e"}
+
+
+@pytest.mark.parametrize(
+    ("after", "expected"),
+    [(-5, [3, 4, 7, 9]), (0, [3, 4, 7, 9]), (3, [4, 7, 9]), (5, [7, 9]), (9, []), (99, [])],
+)
+def test_a_snapshot_gives_the_items_after_an_id(after: int, expected: list[int]) -> None:
+    items = tuple(FeedItem(id=i, text="t", priority="normal", ts=1) for i in (3, 4, 7, 9))
+    assert [i.id for i in FeedSnapshot(items=items, activity=4).after(after)] == expected

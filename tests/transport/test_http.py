@@ -405,6 +405,29 @@ def test_an_actor_that_does_not_answer_gives_a_503_then_service_resumes(
     assert client.post("/feed", json={"text": "after"}).status_code == 200
 
 
+def test_reads_serve_what_was_committed_while_a_buffer_hangs_or_restarts(
+    relay: Relay, client: httpx.Client
+) -> None:
+    assert client.post("/feed", json={"text": "kept"}).status_code == 200
+    assert client.post("/sense", json=sense_body()).status_code == 200
+    relay.handles["feed"].proxy().inject_fault.defer("hang", 3.0)
+    assert_error(client.post("/feed", json={"text": "refused"}), 503, "feed")
+    page = client.get("/feed")
+    assert page.status_code == 200
+    assert [m["text"] for m in page.json()["messages"]] == ["kept"]
+    wait_until(lambda: client.get("/health").status_code == 200, what="the hang to end")
+    assert [m["text"] for m in client.get("/feed").json()["messages"]] == ["kept"]
+
+    relay.handles["sense"].proxy().inject_fault.defer("crash")
+    assert len(client.get("/sense").json()["events"]) == 1  # before, during or after the restart
+    wait_until(
+        lambda: client.get("/health").json()["actors"]["sense"]["restarts"] == 1,
+        what="sense restart",
+    )
+    posted = client.post("/sense", json=sense_body()).json()["id"]
+    assert [e["id"] for e in client.get("/sense").json()["events"]][-1] == posted
+
+
 def test_a_crashed_buffer_is_restarted_and_health_counts_it(
     relay: Relay, client: httpx.Client
 ) -> None:
