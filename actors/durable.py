@@ -15,7 +15,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,14 +97,27 @@ class DurableActor(RelayActor):
 
     def _write(self, sql: str, params: Iterable[Any] = ()) -> None:
         """Run one statement in the current transaction, opening one if needed."""
+        db = self._transaction()
+        db.execute(sql, tuple(params))
+        self._wrote(db, 1)
+
+    def _write_many(self, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Run one statement once per row (``executemany``) in the current transaction."""
+        db = self._transaction()
+        db.executemany(sql, rows)
+        self._wrote(db, len(rows))
+
+    def _transaction(self) -> sqlite3.Connection:
         db = self._db
         assert db is not None, "started() opened the connection"
         if not self._in_tx:
             db.execute("BEGIN")
             self._in_tx = True
             self.actor_ref.tell(_Flush())
-        db.execute(sql, tuple(params))
-        self._writes += 1
+        return db
+
+    def _wrote(self, db: sqlite3.Connection, count: int) -> None:
+        self._writes += count
         if self._writes >= MAX_BATCH:
             self._commit_on(db)
 

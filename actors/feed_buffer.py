@@ -87,19 +87,23 @@ class FeedBuffer(DurableActor):
         if rows:
             self._log.info("feed.restored", items=len(rows), next_id=self._next_id)
 
-    def _append(self, text: str, priority: str, source: str | None) -> FeedItem:
-        item = FeedItem(
-            id=self._next_id, text=text, priority=priority, ts=self._clock.now_ms(), source=source
+    def _stamp(self, messages: tuple[tuple[str, str, str | None], ...]) -> tuple[FeedItem, ...]:
+        """Give ``(text, priority, source)`` messages ids and server time; write them at once."""
+        now = self._clock.now_ms()
+        first = self._next_id
+        items = tuple(
+            FeedItem(id=first + n, text=text, priority=priority, ts=now, source=source)
+            for n, (text, priority, source) in enumerate(messages)
         )
-        self._write(
+        self._write_many(
             "INSERT INTO feed (id, ts, text, priority, source) VALUES (?, ?, ?, ?, ?)",
-            (item.id, item.ts, item.text, item.priority, item.source),
+            [(i.id, i.ts, i.text, i.priority, i.source) for i in items],
         )
-        self._next_id += 1
-        self._items.append(item)
+        self._next_id += len(items)
+        self._items.extend(items)
         if self._next_id - self._kept_from > FEED_RING + PRUNE_SLACK:
             self._request_prune()
-        return item
+        return items
 
     def prune(self) -> None:
         """Drop the rows that fell out of the ring (batched: once per PRUNE_SLACK items)."""
@@ -109,17 +113,17 @@ class FeedBuffer(DurableActor):
 
     def append(self, text: str, priority: str = "normal") -> FeedItem:
         """Store a client's message (already validated) and count it as activity."""
-        item = self._append(text, priority, None)
-        self._activity += 1
-        return item
+        return self.append_many(((text, priority),))[0]
 
     def append_many(self, messages: tuple[tuple[str, str], ...]) -> tuple[FeedItem, ...]:
-        """Store several clients' messages (``(text, priority)`` pairs), in order."""
-        return tuple(self.append(text, priority) for text, priority in messages)
+        """Store several clients' messages (``(text, priority)`` pairs), in order, as activity."""
+        items = self._stamp(tuple((text, priority, None) for text, priority in messages))
+        self._activity += len(items)
+        return items
 
     def push_agent(self, hud: str) -> FeedItem:
         """Store the agent's hud line as ``[🧠] <hud>``; not counted as activity."""
-        item = self._append(f"[🧠] {hud}", "normal", AGENT_SOURCE)
+        (item,) = self._stamp(((f"[🧠] {hud}", "normal", AGENT_SOURCE),))
         self._log.info("feed.agent_push", id=item.id, hud=hud)
         return item
 

@@ -69,7 +69,17 @@ class SenseEvent:
 
     def __post_init__(self) -> None:
         if not self.json:
-            full = orjson.dumps(self.to_json())
+            # One serialisation of the payload, which can be megabytes of OCR: the server's
+            # fields are spliced around it, in the order to_json gives.
+            inner = memoryview(orjson.dumps(self.payload))[1:-1]
+            full = b"".join(
+                (
+                    b'{"id":%d,' % self.id,
+                    inner,
+                    b"," if inner else b"",
+                    b'"receivedAt":%d}' % self.received_at,
+                )
+            )
             stripped = _strips_image_data(self.payload)
             meta = orjson.dumps(self.to_json(meta_only=True)) if stripped else full
             object.__setattr__(self, "json", full)

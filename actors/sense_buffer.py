@@ -106,7 +106,11 @@ class SenseBuffer(DurableActor):
         self._kept_from = 1
 
     def restore(self, db: sqlite3.Connection) -> None:
-        """Reload the ring; continue the ids after the highest ever stored."""
+        """Reload the ring; continue the ids after the highest ever stored.
+
+        ``payload`` holds the event's JSON as served (older files: the client's object alone);
+        validation drops the server's ``id`` and ``receivedAt``, which come from their columns.
+        """
         rows = db.execute(
             "SELECT id, received_at, payload FROM sense ORDER BY id DESC LIMIT ?", (SENSE_RING,)
         ).fetchall()
@@ -122,14 +126,20 @@ class SenseBuffer(DurableActor):
 
     def append(self, event: SenseInput) -> SenseEvent:
         """Store a validated event with its id and ``receivedAt``."""
-        stored = _stored(self._next_id, self._clock.now_ms(), event)
-        self._write(
+        return self.append_many((event,))[0]
+
+    def append_many(self, events: tuple[SenseInput, ...]) -> tuple[SenseEvent, ...]:
+        """Store several validated events, in order, written at once."""
+        now = self._clock.now_ms()
+        first = self._next_id
+        stored = tuple(_stored(first + n, now, event) for n, event in enumerate(events))
+        self._write_many(
             "INSERT INTO sense (id, received_at, payload) VALUES (?, ?, ?)",
-            (stored.id, stored.received_at, orjson.dumps(event.payload)),
+            [(e.id, e.received_at, e.json) for e in stored],
         )
-        self._next_id += 1
-        self._activity += 1
-        self._events.append(stored)
+        self._next_id += len(stored)
+        self._activity += len(stored)
+        self._events.extend(stored)
         if self._next_id - self._kept_from > SENSE_RING + PRUNE_SLACK:
             self._request_prune()
         return stored
@@ -139,10 +149,6 @@ class SenseBuffer(DurableActor):
         keep_from = self._next_id - SENSE_RING
         self._write("DELETE FROM sense WHERE id < ?", (keep_from,))
         self._kept_from = keep_from
-
-    def append_many(self, events: tuple[SenseInput, ...]) -> tuple[SenseEvent, ...]:
-        """Store several validated events, in order."""
-        return tuple(self.append(event) for event in events)
 
     def committed(self) -> None:
         """Publish the ring as it is on disk now."""

@@ -9,12 +9,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from actors.base import ChildHandle
 from actors.clock import FakeClock
 from actors.completion import Analysis
 from actors.digest_store import AGENT_RING, DigestStore
 from actors.feed_buffer import FEED_RING, PRUNE_SLACK
-from actors.sense_buffer import validate_sense
+from actors.sense_buffer import SenseBuffer, validate_sense
 from actors.storage import StorageInfo
 from actors.ticks import TickResult
 from actors.window import build_context_window
@@ -180,3 +182,24 @@ def test_history_range_pages_with_a_cursor(clock: FakeClock, storage: StorageInf
         if before is None:
             break
     assert seen == [f"hud {n}" for n in range(6, -1, -1)]
+
+
+def test_sense_rows_of_either_form_restore_to_the_same_event(
+    clock: FakeClock, storage: StorageInfo
+) -> None:
+    client = {"type": "text", "ts": 5, "ocr": "older row", "meta": {"app": "code"}}
+    db = sqlite3.connect(storage.stores["sense"].path)
+    with db:  # a row as earlier versions wrote it (the client's object), then as served now
+        db.execute("INSERT INTO sense VALUES (1, 100, ?)", (orjson.dumps(client),))
+        db.execute(
+            "INSERT INTO sense VALUES (2, 200, ?)",
+            (orjson.dumps({"id": 2, **client, "receivedAt": 200}),),
+        )
+    db.close()
+    sense_buffer = SenseBuffer.start(clock=clock, store=storage.stores["sense"]).proxy()
+    restored = sense_buffer.events_after(0).get(timeout=5)
+    assert [e.to_json() for e in restored] == [
+        {"id": 1, **client, "receivedAt": 100},
+        {"id": 2, **client, "receivedAt": 200},
+    ]
+    assert [orjson.loads(e.json) for e in restored] == [e.to_json() for e in restored]
