@@ -95,8 +95,9 @@ class FeedBuffer(DurableActor):
             FeedItem(id=first + n, text=text, priority=priority, ts=now, source=source)
             for n, (text, priority, source) in enumerate(messages)
         )
-        self._write_many(
-            "INSERT INTO feed (id, ts, text, priority, source) VALUES (?, ?, ?, ?, ?)",
+        self._insert(
+            "feed",
+            ("id", "ts", "text", "priority", "source"),
             [(i.id, i.ts, i.text, i.priority, i.source) for i in items],
         )
         self._next_id += len(items)

@@ -133,8 +133,9 @@ class SenseBuffer(DurableActor):
         now = self._clock.now_ms()
         first = self._next_id
         stored = tuple(_stored(first + n, now, event) for n, event in enumerate(events))
-        self._write_many(
-            "INSERT INTO sense (id, received_at, payload) VALUES (?, ?, ?)",
+        self._insert(
+            "sense",
+            ("id", "received_at", "payload"),
             [(e.id, e.received_at, e.json) for e in stored],
         )
         self._next_id += len(stored)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import pykka
@@ -77,3 +78,24 @@ def test_a_crashed_buffer_answers_queued_asks_with_actor_dead(
         pass
     else:  # the crash may not have been processed yet; it must be by now
         assert not feed.actor_ref.is_alive() or feed.count().get(timeout=5) == 0
+
+
+def test_a_burst_of_any_size_is_stored_whole_and_in_order(
+    clock: FakeClock, storage: StorageInfo
+) -> None:
+    feed = start(FeedBuffer, clock, storage)
+    sent = 0
+    for size in (1, 3, 20, 127, 129, 300):  # inserts of one, several and many statement sizes
+        batch = tuple((f"m{sent + n}", "normal") for n in range(size))
+        items = feed.append_many(batch).get(timeout=5)
+        assert [i.id for i in items] == list(range(sent + 1, sent + size + 1))
+        sent += size
+    ring = [i.text for i in feed.items_after(0).get(timeout=5)]
+    feed.actor_ref.stop(timeout=5)  # commits what is pending (a proxy's answer does not wait)
+    db = sqlite3.connect(storage.stores["feed"].path)
+    try:
+        stored = db.execute("SELECT id, text FROM feed ORDER BY id").fetchall()
+    finally:
+        db.close()
+    assert stored == [(n + 1, f"m{n}") for n in range(sent)]  # nothing pruned yet
+    assert ring == [f"m{n}" for n in range(sent - 100, sent)]
