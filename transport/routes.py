@@ -10,7 +10,7 @@ import asyncio
 import hmac
 import itertools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,7 +66,35 @@ class Peers:
     """Log every request and give actors its id (``LOG_LEVEL=debug``); errors are always logged."""
 
 
+class ListAnswers:
+    """The newest ``GET /feed`` and ``GET /sense`` answers, reused while nothing changed.
+
+    Pollers and dashboards ask the same question of the same snapshot many times between two
+    posts. An entry is found by the snapshot's identity (hashing a snapshot would hash the
+    whole ring) and keeps a reference to it, so an identity is never reused while its entry
+    lives; a new commit publishes a new snapshot, a miss. A few entries; used on the loop only.
+    """
+
+    SIZE = 8
+
+    def __init__(self) -> None:
+        self._answers: dict[tuple[int, Hashable], tuple[object, bytes]] = {}
+
+    def get(self, snapshot: object, query: Hashable, build: Callable[[], bytes]) -> bytes:
+        """The answer to ``query`` over ``snapshot``, built by ``build`` on a miss."""
+        key = (id(snapshot), query)
+        entry = self._answers.get(key)
+        if entry is not None and entry[0] is snapshot:
+            return entry[1]
+        if len(self._answers) >= self.SIZE:
+            del self._answers[next(iter(self._answers))]  # the oldest entry
+        body = build()
+        self._answers[key] = (snapshot, body)
+        return body
+
+
 PEERS = web.AppKey("peers", Peers)
+LIST_ANSWERS = web.AppKey("list_answers", ListAnswers)
 FEED_POSTS = web.AppKey("feed_posts", Batcher)
 SENSE_POSTS = web.AppKey("sense_posts", Batcher)
 REQUEST_ID = web.RequestKey("request_id", str)
@@ -217,8 +245,13 @@ async def get_feed(request: web.Request) -> web.Response:
     """``GET /feed?after=N``: messages with an id above N, oldest first."""
     after = _int_param(request, "after", 0)
     peers = request.app[PEERS]
-    items = peers.feed_view.value.after(after)
-    return raw_json_response(json_list("messages", [i.json for i in items], peers.storage.epoch))
+    snapshot = peers.feed_view.value
+    body = request.app[LIST_ANSWERS].get(
+        snapshot,
+        after,
+        lambda: json_list("messages", [i.json for i in snapshot.after(after)], peers.storage.epoch),
+    )
+    return raw_json_response(body)
 
 
 async def post_sense(request: web.Request) -> web.Response:
@@ -233,9 +266,14 @@ async def get_sense(request: web.Request) -> web.Response:
     after = _int_param(request, "after", 0)
     meta_only = request.query.get("meta_only", "").lower() in ("true", "1")
     peers = request.app[PEERS]
-    events = peers.sense_view.value.after(after)
-    bodies = [e.json_meta_only if meta_only else e.json for e in events]
-    return raw_json_response(json_list("events", bodies, peers.storage.epoch))
+    snapshot = peers.sense_view.value
+
+    def build() -> bytes:
+        events = snapshot.after(after)
+        bodies = [e.json_meta_only if meta_only else e.json for e in events]
+        return json_list("events", bodies, peers.storage.epoch)
+
+    return raw_json_response(request.app[LIST_ANSWERS].get(snapshot, (after, meta_only), build))
 
 
 async def get_digest(request: web.Request) -> web.Response:
@@ -464,6 +502,7 @@ def build_app(peers: Peers) -> web.Application:
     app[FEED_POSTS] = Batcher(peers.feed, "append_many", peers.timeout_s)
     app[SENSE_POSTS] = Batcher(peers.sense, "append_many", peers.timeout_s)
     app[HEALTH] = HealthSnapshot(_sweep_health)
+    app[LIST_ANSWERS] = ListAnswers()
     app.router.add_post("/feed", post_feed)
     app.router.add_get("/feed", get_feed)
     app.router.add_post("/sense", post_sense)
