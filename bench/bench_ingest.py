@@ -2,25 +2,60 @@
 
 Run from the repository root::
 
-    python bench/bench_ingest.py            # 3 s x 3 rounds per row, 100k posts, 5 stops
-    python bench/bench_ingest.py --quick    # 1 s x 1 round, 10k posts, 2 stops: a smoke run
+    python bench/bench_ingest.py            # 3 s x 3 rounds per row, 100k + 1M posts, 5 stops
+    python bench/bench_ingest.py --quick    # 1 s x 1 round, 10k + 40k posts, 2 stops: a smoke run
     python bench/bench_ingest.py --storage  # only the storage and shutdown scenarios
-    python bench/bench_ingest.py --scenarios healthy,shutdown
+    python bench/bench_ingest.py --scenarios healthy,llm-slow,llm-crash,llm-hang
+    python bench/bench_ingest.py --scenarios memory   # RSS after 100k posts and over 1M more
     python bench/bench_ingest.py --scenarios floor    # the relay against a bare aiohttp app
+    python bench/bench_ingest.py --generator python   # this script's own load generator
 
-It prints figures and asserts nothing about speed.
+It prints figures (with ``pass``/``FAIL`` against issue 5's targets where it has one) and
+asserts nothing about speed.
 
 Scenarios. ``--scenarios`` takes a comma-separated list of the names below (default: all of
 them, in this order); ``--storage`` is short for ``--scenarios storage,shutdown`` (giving both
 flags is an error). Each relay is ``python run.py --port <free port> --log-level warning
 --data-dir <dir>`` as a subprocess, pointed at a fake OpenAI-compatible LLM
-(``transport/fake_llm.py``) with ``AGENT_INTERVAL_MS=1000`` and ``AGENT_TIMEOUT_MS=5000``, so
-the agent ticks every second and the LLM path runs during the measurements. ``<dir>`` is a
-fresh temporary directory (under ``$TMPDIR``, removed at the end; its filesystem is printed,
-since fsync costs depend on it) and ``RELAY_SYNC=full`` (the default) unless said otherwise:
+(``transport/fake_llm.py``, on a thread of this script) with ``AGENT_INTERVAL_MS=1000`` and
+``AGENT_TIMEOUT_MS=5000``, so the agent ticks every second and the LLM path runs during the
+measurements. ``<dir>`` is a fresh temporary directory (under ``$TMPDIR``, removed at the end;
+its filesystem is printed, since fsync costs depend on it) and ``RELAY_SYNC=full`` (the
+default) unless said otherwise. ``healthy`` measures ``POST /feed`` and ``POST /sense`` at 1,
+16 and 64 connections; the three LLM fault scenarios after it at 16 and 64 only (the
+connections of issue 5's targets):
 
 ``healthy``   the fake LLM answers at once (mode ``ok``)
+``llm-slow``  the fake LLM answers after 3 s (mode ``slow``, ``delay_s`` 3): every tick
+              succeeds, late, and the ticks in between are skipped as busy
+``llm-crash`` the LLM caller crashes in a loop: the relay runs with ``RELAY_FAULTS=1``, and a
+              thread of this script POSTs ``/debug/fault {"actor": "llm", "kind": "crash"}``
+              every 0.5 s from just after the relay's first RSS reading to the end of its
+              last row (answers counted by status: 200 = crash sent, 503 = the caller was
+              waiting out its restart backoff, 0.5 s doubling to 30 s). The relay also gets
+              ``RELAY_MAX_RESTARTS=1000000``, so that no supervisor escalates (and the process
+              exits with code 70) whatever the run's length; the header says so, and the
+              scenario prints whether the relay was still running at the end
 ``llm-hang``  the fake LLM never answers (mode ``hang``); every tick times out after 5 s
+``memory``    a relay like ``healthy``'s: its RSS (VmRSS from ``/proc/<pid>/status``) right
+              after start, after ``--posts`` POSTs (default 100,000), then after every
+              ``--rss-every`` further POSTs (default 100,000) until ``--long-posts`` more
+              (default 1,000,000). POSTs are counted as 200 answers, half ``/feed`` and half
+              ``/sense`` (4 KiB OCR), at 64 connections; each reading prints the counts of
+              both, the RSS and its change since start and since the ``--posts`` reading.
+              With wrk (which runs whole seconds, not counts), each endpoint is posted by
+              timed wrk runs only as long as its highest wrk rate so far x 1.5 (50,000/s
+              before the first run) says cannot overshoot, then by a counted job of the
+              Python generator for the rest, so the counts are exact (unless the relay got
+              faster still: the counts printed are what was answered); with ``--generator
+              python`` one counted job per reading posts ``/feed`` and ``/sense``
+              alternately. Verdicts: RSS at most 60 MB at the ``--posts`` reading (issue 5
+              states it for 100,000 posts; fewer is said); and "flat": the last reading at
+              most 1.0 MB above the ``--posts`` one, and the last 4 readings not a steady
+              rise (each more than 0.05 MB above the one before).
+              A least-squares trend (MB per 100,000 posts over the readings from the
+              ``--posts`` one on) is printed for information. Posting stops early, and says
+              so, after 3600 s or when a round of posts gets no 200 at all.
 ``storage``   what durability costs: three relays, one after another, each like ``healthy``
               but for its storage: ``full`` (a temporary directory, ``RELAY_SYNC=full``: a
               200 means the item is fsynced), ``normal`` (``RELAY_SYNC=normal``: survives a
@@ -33,8 +68,10 @@ since fsync costs depend on it) and ``RELAY_SYNC=full`` (the default) unless sai
               once by a relay started for that): with an idle client (16 keep-alive
               connections that each got one answer and stay open), and while a client posts
               at 16 connections (``/feed`` and ``/sense`` alternately; the signal comes 1 s into
-              the load; each connection stops at its first failure). It also prints each
-              restart's time from spawn to the first ``/health`` 200 (polled every 50 ms).
+              the load; each connection stops at its first failure). The posting client is
+              always the Python generator (wrk can neither stop a connection at its first
+              failure nor count the POSTs answered). It also prints each restart's time from
+              spawn to the first ``/health`` 200 (polled every 50 ms).
 ``floor``     the relay against the floor of issue 5: ``bench/bare_app.py``, a bare aiohttp
               app started like the relay's transport (same loop, ``AppRunner``/``TCPSite``
               settings, CORS headers, orjson) that reads, parses and validates POSTs with the
@@ -52,43 +89,71 @@ since fsync costs depend on it) and ``RELAY_SYNC=full`` (the default) unless sai
               0.9 x bare at 16 and 64 connections; POST p99 at most bare + 2 ms at 64) and
               each server's CPU per request (its ``cpu`` over its req/s, in microseconds).
 
-Measurements. For each endpoint and 1, 16 and 64 concurrent connections: a warm-up
-(0.5 s), then a fixed window (``--seconds``) during which every request that completes is
-recorded with its latency; non-200 answers and client-side failures are errors (counted by
-kind, never retried). Each row is measured ``--rounds`` times; the table shows the median
-req/s and the median p50 and p99 (nearest rank) across rounds. Memory is the relay's
-VmRSS from ``/proc/<pid>/status``: right after start, after ``--posts`` POSTs (half
-``/feed``, half ``/sense``, at 64 connections, healthy scenario), and at the end of each
-scenario.
+Summaries. After the scenarios: the table of every measured row (median req/s, p50, p99,
+errors, and the CPU columns below); each relay's RSS at start and at the end; when
+``healthy`` and at least one fault scenario ran, "LLM faults vs healthy": per endpoint and
+connections, each fault scenario's median req/s and p99 over ``healthy``'s, with
+``pass``/``FAIL`` against issue 5's target (p99 at most 1.1 x healthy's); the memory
+readings and verdicts; then the storage, shutdown and floor tables.
 
-Load generator. It runs outside the relay process: ``--procs`` spawned worker processes
-(a ``ProcessPoolExecutor``, started once and reused), each an asyncio loop with one
-``aiohttp.ClientSession`` (``TCPConnector(limit=n)``) and ``n`` coroutines that send
-requests back to back on keep-alive connections; the connections of a row are split evenly
-across the workers, and the workers start on a shared ``time.monotonic()`` instant
-(CLOCK_MONOTONIC is system-wide on Linux). The fake LLM runs on a thread of this script's
-own process, not in the workers. The CPU seconds of the relay (``/proc/<pid>/stat``) and of
-the workers (``time.process_time``) over each window are printed as a share of one core,
-so one can see which side is the bottleneck.
+Measurements. For each row: a warm-up, then a fixed window (``--seconds``) whose answers
+are recorded; non-200 answers and client-side failures are errors (counted by kind, never
+retried). Each row is measured ``--rounds`` times; the table shows the median req/s (200
+answers per second) and the median p50 and p99 across rounds. The CPU seconds of the server
+(``/proc/<pid>/stat``), of the load generator and of the whole machine (``/proc/stat``) over
+each window are printed as a share of one core, so one can see which side is the
+bottleneck: ``other cpu`` is the machine's busy time minus the server, the generator, this
+script (the fake LLM's thread, the fault thread, the sampling) and, in ``floor``, the idle
+servers. Values within about +-0.08 of zero are the 10 ms granularity of ``/proc`` CPU
+counters, not load; more means other processes on the machine distorted the figures.
 
-Why one generator process by default (measured on the 2-core machine this was written on,
-alternating --procs 1, 2 and 3 against one healthy relay, 4 rounds of 2 s, rounds with
-other load on the machine left out): with one worker the relay used 0.95-1.0 core (its
-aiohttp loop and its actors share one GIL, so about one core is its ceiling) and the worker
-0.85-0.9 core, about 14-16k req/s at 64 connections. Two workers gave 6-16 % fewer req/s
-(28 % in one round) and a higher p99 at 64 connections (10-18 ms against 6-11 ms), three
-workers 15-30 % fewer: with both cores already busy, more client processes only take CPU
-from the relay. The relay sits at its one-core ceiling with one worker, so the default is
-``--procs 1``; on a machine with more cores, try ``--procs 2``. Other processes on the
-machine distort the figures; the ``other cpu`` column (machine busy time from
-``/proc/stat`` minus the relay, the workers and this script) shows when that happened;
-values within about +-0.08 of zero are the 10 ms granularity of ``/proc`` CPU counters,
-not load.
+Load generator (``--generator``). ``wrk`` (the default when it is on ``PATH``; see
+``bench/wrk.py``, which drives it) or ``python`` (the default otherwise, the script then
+says so and how to install wrk; ``--generator wrk`` without it is an error). The Python
+generator costs about as much CPU per request as the server, so against a fast server it
+measures itself (the bare app answered about 16k ``POST /feed`` per second to it and 35k to
+wrk); wrk is C and costs a few microseconds per request.
 
-Everything is bounded: each request has a 10 s timeout, each worker a hard deadline, each
-wait on the relay or a worker a timeout; relays get SIGTERM, then SIGKILL after 15 s, in a
-``finally`` (a relay still running 15 s after a timed SIGTERM is reported and killed). Only
-127.0.0.1 is used.
+- ``wrk``: each round of a row is one warm-up run of 1 s (wrk's shortest: its ``-d`` takes
+  whole seconds, so ``--seconds`` must be a whole number too), then one measured run of
+  ``--seconds``, both with one wrk thread and the row's connections on keep-alive, the
+  bench's body for a POST. p50 and p99 are wrk's own percentiles (its latency histogram,
+  every completed answer included); req/s is wrk's completed requests minus its non-2xx
+  answers, over wrk's duration. Errors are wrk's counts (``status`` for non-2xx, ``connect``,
+  ``read``, ``write``, ``timeout``). The generator's CPU is wrk's own (``RUSAGE_CHILDREN``
+  over the run); the other CPU figures are read around the measured run.
+- ``python``: ``--procs`` spawned worker processes (a ``ProcessPoolExecutor``, started once
+  and reused), each an asyncio loop with one ``aiohttp.ClientSession``
+  (``TCPConnector(limit=n)``) and ``n`` coroutines that send requests back to back on
+  keep-alive connections; the connections of a row are split evenly across the workers, and
+  the workers start on a shared ``time.monotonic()`` instant (CLOCK_MONOTONIC is
+  system-wide on Linux). Each round: a warm-up of 0.5 s, then the window, during which every
+  request that completes is recorded with its latency (p50 and p99 by nearest rank). The
+  generator's CPU is the workers' ``time.process_time``. The same workers post the counted
+  parts of ``memory`` and the busy client of ``shutdown`` whatever ``--generator`` says.
+
+Why one Python generator process by default (measured on the 2-core machine this was
+written on, alternating --procs 1, 2 and 3 against one healthy relay, 4 rounds of 2 s,
+rounds with other load on the machine left out): with one worker the relay used 0.95-1.0
+core (its aiohttp loop and its actors share one GIL, so about one core is its ceiling) and
+the worker 0.85-0.9 core, about 14-16k req/s at 64 connections. Two workers gave 6-16 %
+fewer req/s (28 % in one round) and a higher p99 at 64 connections (10-18 ms against 6-11
+ms), three workers 15-30 % fewer: with both cores already busy, more client processes only
+take CPU from the relay. The relay sits at its one-core ceiling with one worker, so the
+default is ``--procs 1``; on a machine with more cores, try ``--procs 2``.
+
+Options: ``--generator {wrk,python}``; ``--seconds`` (default 3) and ``--rounds`` (default 3)
+per row; ``--posts`` (default 100,000), ``--long-posts`` (default 1,000,000) and
+``--rss-every`` (default 100,000) for ``memory``; ``--stops`` (default 5) for ``shutdown``;
+``--procs`` (default 1) for the Python generator; ``--scenarios`` and ``--storage`` as above.
+``--quick`` changes the defaults of those not given: 1 s, 1 round, 10,000 posts then 40,000
+more read every 10,000, 2 stops.
+
+Everything is bounded: each request has a 10 s timeout (wrk's ``--timeout`` too), each
+Python worker a hard deadline, each wait on the relay or a worker a timeout, each wrk run
+its length plus 60 s; relays get SIGTERM, then SIGKILL after 15 s, in a ``finally`` (a
+relay still running 15 s after a timed SIGTERM is reported and killed). Only 127.0.0.1 is
+used.
 """
 
 from __future__ import annotations
@@ -98,8 +163,10 @@ import asyncio
 import concurrent.futures
 import contextlib
 import http.client
+import itertools
 import multiprocessing
 import os
+import resource
 import signal
 import socket
 import statistics
@@ -109,7 +176,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -125,13 +192,20 @@ if str(ROOT) not in sys.path:  # run as ``python bench/bench_ingest.py``: make `
 
 from actors.feed_buffer import FEED_RING  # noqa: E402
 from bench.bare_app import FEED_TEXT  # noqa: E402
+from bench.wrk import INSTALL_HINT, run_wrk  # noqa: E402
+from bench.wrk import available as wrk_available  # noqa: E402
 from transport.fake_llm import FakeLLM  # noqa: E402
 
 HOST = "127.0.0.1"
 CONNECTIONS = (1, 16, 64)
+FAULT_CONNECTIONS = (16, 64)
+"""Connections of the LLM fault scenarios (``llm-slow``, ``llm-crash``, ``llm-hang``)."""
 ENDPOINTS = ("/feed", "/sense")
 MEMORY = ":memory:"
 WARMUP_S = 0.5
+WRK_WARMUP_S = 1.0
+"""The warm-up with wrk: its shortest run (``-d`` takes whole seconds)."""
+GENERATORS = ("wrk", "python")
 HEALTH_TIMEOUT_S = 15.0
 TERM_TIMEOUT_S = 15.0
 REQUEST_TIMEOUT_S = 10.0
@@ -139,7 +213,34 @@ LEAD_S = 0.3
 """How far ahead of ``now`` the workers are told to start, so they all start together."""
 POSTS_CONNECTIONS = 64
 POSTS_MAX_S = 600.0
-"""Hard bound on the memory phase, whatever ``--posts`` is."""
+"""Hard bound on one counted posting job of the Python generator."""
+MEMORY_MAX_S = 3600.0
+"""Hard bound on the posting of the memory scenario, whatever ``--posts`` and
+``--long-posts`` are; a run cut short says so."""
+WRK_POST_MAX_S = 60
+"""Longest single wrk run of the memory scenario (it runs again until the count is reached)."""
+WRK_RATE_PRIOR = 50_000.0
+"""POSTs per second assumed of a relay before the first wrk run measured it (above what the
+bare app answers, so the first run cannot overshoot)."""
+WRK_RATE_MARGIN = 1.5
+"""A wrk run of the memory scenario lasts at most the remaining count over this many times
+the highest rate measured so far (a cold relay's first second is slower)."""
+RSS_TARGET_MB = 60.0
+"""Issue 5: the relay's RSS after 100k posts, at most this."""
+FLAT_MB = 1.0
+"""The memory scenario's "flat": the last reading at most this much above the 100k one..."""
+RISING_READINGS = 4
+RISING_STEP_MB = 0.05
+"""... and the last :data:`RISING_READINGS` readings not each this much above the one before."""
+LLM_SLOW_S = 3.0
+"""How long the fake LLM takes to answer in ``llm-slow`` (under ``AGENT_TIMEOUT_MS``)."""
+CRASH_EVERY_S = 0.5
+"""``llm-crash``: the pause between two ``POST /debug/fault`` crashes of the LLM caller."""
+CRASH_FAULT = {"actor": "llm", "kind": "crash"}
+CRASH_MAX_RESTARTS = 1_000_000
+"""``RELAY_MAX_RESTARTS`` of the ``llm-crash`` relay, so that its supervisors never escalate."""
+FAULT_P99_TARGET = 1.1
+"""Issue 5: ingestion p99 with the LLM failing, at most this multiple of the healthy one."""
 OCR_BYTES = 4096
 JSON_HEADERS = {"Content-Type": "application/json"}
 STOP_CONNECTIONS = 16
@@ -159,17 +260,55 @@ class Setup:
     data_dir: str | None = None
     """``--data-dir``; ``None``: a fresh temporary directory."""
     sync: str = "full"
-    memory_phase: bool = False
-    """Send ``--posts`` POSTs first and read the RSS before and after."""
+    conns: tuple[int, ...] = CONNECTIONS
+    """The connections of each endpoint's rows."""
+    delay_s: float = 1.0
+    """How long the fake LLM waits in mode ``slow``."""
+    crash_loop: bool = False
+    """Crash the LLM caller every :data:`CRASH_EVERY_S` for the whole scenario."""
+
+    def header(self) -> str:
+        """What the scenario header says about the LLM and the relay's extra settings."""
+        text = f"fake LLM mode {self.mode!r}"
+        if self.mode == "slow":
+            text += f", answering after {self.delay_s:g} s"
+        if self.crash_loop:
+            text += (
+                f"; RELAY_FAULTS=1 and RELAY_MAX_RESTARTS={CRASH_MAX_RESTARTS} (so no supervisor "
+                f"escalates), a thread POSTs /debug/fault {orjson.dumps(CRASH_FAULT).decode()} "
+                f"every {CRASH_EVERY_S:g} s for the whole scenario"
+            )
+        return text
+
+    def env(self) -> dict[str, str]:
+        """The relay's extra environment."""
+        if not self.crash_loop:
+            return {}
+        return {"RELAY_FAULTS": "1", "RELAY_MAX_RESTARTS": str(CRASH_MAX_RESTARTS)}
 
 
-AGENT_SETUPS = (Setup("healthy", "ok", memory_phase=True), Setup("llm-hang", "hang"))
+AGENT_SETUPS = (
+    Setup("healthy", "ok"),
+    Setup("llm-slow", "slow", conns=FAULT_CONNECTIONS, delay_s=LLM_SLOW_S),
+    Setup("llm-crash", "ok", conns=FAULT_CONNECTIONS, crash_loop=True),
+    Setup("llm-hang", "hang", conns=FAULT_CONNECTIONS),
+)
+FAULT_SCENARIOS = tuple(setup.name for setup in AGENT_SETUPS[1:])
 STORAGE_SETUPS = (
     Setup("full", "ok"),
     Setup("normal", "ok", sync="normal"),
     Setup("memory", "ok", data_dir=MEMORY),
 )
-SCENARIO_NAMES = ("healthy", "llm-hang", "storage", "shutdown", "floor")
+SCENARIO_NAMES = (
+    "healthy",
+    "llm-slow",
+    "llm-crash",
+    "llm-hang",
+    "memory",
+    "storage",
+    "shutdown",
+    "floor",
+)
 
 
 # -- request bodies ------------------------------------------------------------------------
@@ -224,6 +363,8 @@ class JobResult:
     """What one worker process measured."""
 
     latencies_ms: list[float] = field(default_factory=list)
+    ok: Counter[str] = field(default_factory=Counter)
+    """200 answers in the window, by request path."""
     errors: Counter[str] = field(default_factory=Counter)
     window_s: float = 0.0
     cpu_s: float = 0.0
@@ -267,6 +408,7 @@ async def _send_loop(
         if lo <= done < hi:
             if status == 200:
                 result.latencies_ms.append((done - started) * 1000)
+                result.ok[job.paths[k]] += 1
             else:
                 result.errors[f"{urls[k].rsplit('/', 1)[-1]}:{status}"] += 1
         if status != 200 and job.stop_on_error:
@@ -388,6 +530,17 @@ def machine_busy_s() -> float:
     return (user + nice + system + irq + softirq + steal) / CLK_TCK
 
 
+def children_cpu_s() -> float:
+    """User + system CPU seconds of this process's waited-for children (``RUSAGE_CHILDREN``).
+
+    A ``wrk`` run is a child that is waited for when it ends, so the difference over a
+    :func:`run_wrk` call is that run's CPU. Relays and Python workers count only once they
+    exit, which never happens during a measured window.
+    """
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     """CPU seconds spent over one measured window, and its length."""
@@ -494,7 +647,13 @@ def server_process(
 
 @contextlib.contextmanager
 def relay_process(
-    llm_base_url: str, log_file: IO[bytes], log_path: Path, *, data_dir: str, sync: str = "full"
+    llm_base_url: str,
+    log_file: IO[bytes],
+    log_path: Path,
+    *,
+    data_dir: str,
+    sync: str = "full",
+    extra_env: Mapping[str, str] | None = None,
 ) -> Iterator[Relay]:
     """Start ``run.py`` on a free port, wait for ``GET /health`` 200, stop it on exit."""
     env = dict(os.environ)
@@ -505,6 +664,7 @@ def relay_process(
         AGENT_TIMEOUT_MS="5000",
         RELAY_SYNC=sync,
     )
+    env.update(extra_env or {})
     args = ["run.py", "--log-level", "warning", "--data-dir", data_dir]
     with server_process(args, log_file, log_path, env=env) as relay:
         yield relay
@@ -730,36 +890,147 @@ def measure(
     )
 
 
-def posts_phase(
-    pool: concurrent.futures.ProcessPoolExecutor, procs: int, relay: Relay, posts: int
-) -> None:
-    """Send ``posts`` POSTs (alternating /feed and /sense) at 64 connections; print RSS."""
-    before = rss_mb(relay.proc.pid)
-    results, usage = run_jobs(
-        pool, procs, relay, ENDPOINTS, POSTS_CONNECTIONS, warmup_s=0.0, seconds=0.0, count=posts
+def post_body(path: str) -> bytes:
+    """The bench's ``POST`` body for ``/feed`` or ``/sense``."""
+    return feed_body() if path == "/feed" else sense_body()
+
+
+def wrk_errors(path: str, errors: Mapping[str, int]) -> Counter[str]:
+    """wrk's error counts, keyed like the Python generator's (``feed:status``, ``sense:read``)."""
+    name = path.rsplit("/", 1)[-1]
+    return Counter({f"{name}:{kind}": n for kind, n in errors.items()})
+
+
+def measure_wrk(
+    server: Relay,
+    endpoint: str,
+    conns: int,
+    seconds: float,
+    *,
+    method: str = "POST",
+    idle: Sequence[int] = (),
+) -> Round:
+    """One round of one row with wrk: a warm-up run, then one measured run.
+
+    The CPU of the server, the machine, this script and the idle servers is read around the
+    measured :func:`run_wrk` call, and wrk's own CPU is the change of :func:`children_cpu_s`
+    over it. req/s counts the 200 answers (wrk's completed requests minus its non-2xx).
+    """
+    url = server.base_url + endpoint
+    body = post_body(endpoint) if method == "POST" else None
+    run_wrk(url, conns=conns, seconds=WRK_WARMUP_S, method=method, body=body)
+    pid = server.proc.pid
+    cpu0, busy0, me0, gen0, idle0, t0 = (
+        cpu_s(pid),
+        machine_busy_s(),
+        time.process_time(),
+        children_cpu_s(),
+        sum(cpu_s(p) for p in idle),
+        time.monotonic(),
     )
-    wall = usage.wall
-    after = rss_mb(relay.proc.pid)
-    ok = sum(len(r.latencies_ms) for r in results)
-    errors: Counter[str] = Counter()
-    for r in results:
-        errors.update(r.errors)
-    gen = sum(r.cpu_s for r in results)
-    print(
-        f"  memory: {ok + sum(errors.values())} POSTs at {POSTS_CONNECTIONS} connections in "
-        f"{wall:.1f} s ({ok / wall:.0f} ok/s), errors {dict(errors) or 0}; "
-        f"relay CPU {usage.relay / wall:.2f} cores, generator {gen / wall:.2f} cores, "
-        f"other {(usage.machine - usage.relay - gen - usage.me) / wall:.2f} cores"
+    result = run_wrk(url, conns=conns, seconds=seconds, method=method, body=body)
+    cpu1, busy1, me1, gen1, idle1, t1 = (
+        cpu_s(pid),
+        machine_busy_s(),
+        time.process_time(),
+        children_cpu_s(),
+        sum(cpu_s(p) for p in idle),
+        time.monotonic(),
     )
-    print(
-        f"  RSS before the POSTs {before:.1f} MB, after {after:.1f} MB ({after - before:+.1f} MB)"
+    wall = t1 - t0
+    relay, gen = cpu1 - cpu0, gen1 - gen0
+    status_errors = result.errors.get("status", 0)
+    socket_errors = sum(result.errors.values()) - status_errors
+    return Round(
+        rps=(result.requests - status_errors) / result.seconds,
+        p50=result.p50_ms,
+        p99=result.p99_ms,
+        errors=wrk_errors(endpoint, result.errors),
+        relay_cpu=relay / wall,
+        gen_cpu=gen / wall,
+        other_cpu=(busy1 - busy0 - relay - gen - (me1 - me0) - (idle1 - idle0)) / wall,
+        requests=result.requests + socket_errors,
     )
+
+
+class Generator:
+    """The load generator of the measured rows: ``wrk`` or this script's Python workers.
+
+    The Python workers are also what the shutdown scenario's busy client runs on, whatever
+    the generator: they are started on first use.
+    """
+
+    def __init__(self, kind: str, procs: int) -> None:
+        self.kind = kind
+        self.procs = procs
+        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+
+    @property
+    def pool(self) -> concurrent.futures.ProcessPoolExecutor:
+        """The Python worker processes, started (and their pids printed) on first use."""
+        if self._pool is None:
+            self._pool = concurrent.futures.ProcessPoolExecutor(
+                max_workers=self.procs, mp_context=multiprocessing.get_context("spawn")
+            )
+            # start every worker now (each is busy for 1 s, so each job lands on a new one)
+            warm = [self._pool.submit(worker_pid, 1.0) for _ in range(self.procs)]
+            pids = {f.result(timeout=60) for f in warm}
+            print(f"python generator worker pids: {sorted(pids)}")
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def measure(
+        self,
+        server: Relay,
+        endpoint: str,
+        conns: int,
+        seconds: float,
+        *,
+        method: str = "POST",
+        idle: Sequence[int] = (),
+    ) -> Round:
+        """One round of one row (``idle``: as for :func:`run_jobs`)."""
+        if self.kind == "wrk":
+            return measure_wrk(server, endpoint, conns, seconds, method=method, idle=idle)
+        return measure(
+            self.pool, self.procs, server, endpoint, conns, seconds, method=method, idle=idle
+        )
+
+
+@contextlib.contextmanager
+def crash_loop(relay: Relay) -> Iterator[Counter[str]]:
+    """A thread that POSTs :data:`CRASH_FAULT` every :data:`CRASH_EVERY_S` until exit.
+
+    Yields the answers counted by status (``200``: the crash was sent; ``503``: the LLM
+    caller was not running, e.g. waiting out its restart backoff) or by failure.
+    """
+    outcomes: Counter[str] = Counter()
+    stop = threading.Event()
+
+    def run() -> None:
+        with httpx.Client(timeout=REQUEST_TIMEOUT_S) as client:
+            while not stop.is_set():
+                try:
+                    resp = client.post(relay.base_url + "/debug/fault", json=CRASH_FAULT)
+                    outcomes[str(resp.status_code)] += 1
+                except httpx.HTTPError as exc:
+                    outcomes[type(exc).__name__] += 1
+                stop.wait(CRASH_EVERY_S)
+
+    thread = threading.Thread(target=run, name="llm-crash-loop", daemon=True)
+    thread.start()
+    try:
+        yield outcomes
+    finally:
+        stop.set()
+        thread.join(timeout=REQUEST_TIMEOUT_S + 1)
 
 
 def run_scenario(
-    pool: concurrent.futures.ProcessPoolExecutor,
-    args: argparse.Namespace,
-    setup: Setup,
+    gen: Generator, args: argparse.Namespace, setup: Setup
 ) -> tuple[list[Row], dict[str, float]]:
     """Start a fake LLM and a relay, measure every row, stop both."""
     rows: list[Row] = []
@@ -768,42 +1039,254 @@ def run_scenario(
     with (
         data_directory(setup.data_dir, f"relay-bench-{scenario}-") as data_dir,
         tempfile.NamedTemporaryFile(prefix=f"relay-{scenario}-", suffix=".log") as log_file,
-        FakeLLM(mode=setup.mode) as llm,
+        FakeLLM(mode=setup.mode, delay_s=setup.delay_s) as llm,
     ):
         where = (
             "data dir :memory: (/dev/shm, no sync)"
             if data_dir == MEMORY
             else f"data dir {data_dir} ({filesystem(data_dir)}), RELAY_SYNC={setup.sync}"
         )
-        print(f"\n== scenario {scenario} (fake LLM mode {setup.mode!r}; {where})")
+        print(f"\n== scenario {scenario} ({setup.header()}; {where})")
         log_path = Path(log_file.name)
         try:
             with relay_process(
-                llm.base_url, log_file, log_path, data_dir=data_dir, sync=setup.sync
+                llm.base_url,
+                log_file,
+                log_path,
+                data_dir=data_dir,
+                sync=setup.sync,
+                extra_env=setup.env(),
             ) as relay:
                 rss["start"] = rss_mb(relay.proc.pid)
                 print(
                     f"  relay pid {relay.proc.pid} at {relay.base_url}; "
                     f"RSS after start {rss['start']:.1f} MB"
                 )
-                if setup.memory_phase and args.posts:
-                    posts_phase(pool, args.procs, relay, args.posts)
-                    rss["posts"] = rss_mb(relay.proc.pid)
-                for endpoint in ENDPOINTS:
-                    for conns in CONNECTIONS:
-                        row = Row(scenario, endpoint, conns)
-                        for _ in range(args.rounds):
-                            row.rounds.append(
-                                measure(pool, args.procs, relay, endpoint, conns, args.seconds)
-                            )
-                        rows.append(row)
-                        print_progress(row)
+                faulting: contextlib.AbstractContextManager[Counter[str]] = (
+                    crash_loop(relay) if setup.crash_loop else contextlib.nullcontext(Counter())
+                )
+                with faulting as faults:
+                    for endpoint in ENDPOINTS:
+                        for conns in setup.conns:
+                            row = Row(scenario, endpoint, conns)
+                            for _ in range(args.rounds):
+                                row.rounds.append(gen.measure(relay, endpoint, conns, args.seconds))
+                            rows.append(row)
+                            print_progress(row)
+                if setup.crash_loop:
+                    code = relay.proc.poll()
+                    print(
+                        f"  POST /debug/fault answers: {dict(faults) or 'none'}; relay "
+                        + ("still running" if code is None else f"EXITED with code {code}")
+                    )
                 rss["end"] = rss_mb(relay.proc.pid)
                 print(f"  RSS at the end {rss['end']:.1f} MB; fake LLM got {llm.calls} calls")
                 print_health(relay)
         finally:
             print_log_summary(log_file, log_path)
     return rows, rss
+
+
+# -- memory: RSS after --posts, then over a long run ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One RSS reading of the memory scenario."""
+
+    feed: int
+    """``POST /feed`` answered 200 so far."""
+    sense: int
+    rss_mb: float
+    seconds: float
+    """Time spent posting since the previous reading."""
+    errors: int
+    """Non-200 answers and failures so far."""
+
+    @property
+    def posts(self) -> int:
+        return self.feed + self.sense
+
+
+@dataclass(slots=True)
+class MemoryRun:
+    """The readings of the memory scenario."""
+
+    posts: int
+    """``--posts``: the reading after them is the reference (index :attr:`reference`)."""
+    readings: list[Reading] = field(default_factory=list)
+    complete: bool = True
+    """False when :data:`MEMORY_MAX_S` or a relay answering no POST cut the run short."""
+
+    @property
+    def reference(self) -> int:
+        return 1 if self.posts else 0
+
+
+def post_until(
+    gen: Generator,
+    relay: Relay,
+    total: int,
+    ok: Counter[str],
+    errors: Counter[str],
+    rates: dict[str, float],
+) -> None:
+    """Post until ``ok`` counts ``total`` 200 answers, half ``/feed`` and half ``/sense``.
+
+    Python generator: one counted job at :data:`POSTS_CONNECTIONS` connections, ``/feed`` and
+    ``/sense`` alternately, exactly the missing number of POSTs. wrk (which runs whole
+    seconds, not counts): per endpoint, timed wrk runs at :data:`POSTS_CONNECTIONS`
+    connections as long as the endpoint's highest wrk rate so far (``rates``) times
+    :data:`WRK_RATE_MARGIN`, or :data:`WRK_RATE_PRIOR` before the first run, says cannot
+    overshoot its half, then a counted Python job for the rest: the count is exact unless
+    the relay got much faster.
+    """
+    if gen.kind == "python":
+        post_counted(gen, relay, ENDPOINTS, total - sum(ok.values()), ok, errors)
+        return
+    for path, target in zip(ENDPOINTS, ((total + 1) // 2, total // 2), strict=True):
+        body = post_body(path)
+        while ok[path] < target:
+            rate = rates[path] * WRK_RATE_MARGIN if path in rates else WRK_RATE_PRIOR
+            seconds = min(WRK_POST_MAX_S, int((target - ok[path]) / rate))
+            if seconds < 1:
+                post_counted(gen, relay, (path,), target - ok[path], ok, errors)
+                break
+            result = run_wrk(
+                relay.base_url + path,
+                conns=POSTS_CONNECTIONS,
+                seconds=seconds,
+                method="POST",
+                body=body,
+            )
+            answered = result.requests - result.errors.get("status", 0)
+            ok[path] += answered
+            errors.update(wrk_errors(path, result.errors))
+            if answered <= 0:
+                msg = f"no POST {path} answered 200 in {result.seconds:.1f} s: {result.errors}"
+                raise PostingStalled(msg)
+            rates[path] = max(rates.get(path, 0.0), answered / result.seconds)
+
+
+def post_counted(
+    gen: Generator,
+    relay: Relay,
+    paths: tuple[str, ...],
+    count: int,
+    ok: Counter[str],
+    errors: Counter[str],
+) -> None:
+    """``count`` POSTs with the Python workers at :data:`POSTS_CONNECTIONS` connections.
+
+    Raises:
+        PostingStalled: not one of them was answered 200.
+    """
+    if count <= 0:
+        return
+    before = sum(ok.values())
+    results, _ = run_jobs(
+        gen.pool,
+        gen.procs,
+        relay,
+        paths,
+        POSTS_CONNECTIONS,
+        warmup_s=0.0,
+        seconds=0.0,
+        count=count,
+    )
+    for r in results:
+        ok.update(r.ok)
+        errors.update(r.errors)
+    if sum(ok.values()) == before:
+        msg = f"none of {count} POSTs to {', '.join(paths)} answered 200"
+        raise PostingStalled(msg)
+
+
+class PostingStalled(RuntimeError):
+    """The memory scenario's posting got no 200 at all: the relay is failing them."""
+
+
+def memory_targets(args: argparse.Namespace) -> list[int]:
+    """The post counts of the readings after the start: ``--posts``, then every ``--rss-every``."""
+    targets = [args.posts] if args.posts else []
+    steps = -(-args.long_posts // args.rss_every)  # ceil
+    targets += [args.posts + min(k * args.rss_every, args.long_posts) for k in range(1, steps + 1)]
+    return targets
+
+
+def run_memory(gen: Generator, args: argparse.Namespace) -> MemoryRun:
+    """A healthy relay on disk: RSS at start, after ``--posts``, then every ``--rss-every``."""
+    run = MemoryRun(posts=args.posts)
+    how = (
+        "wrk, one endpoint at a time, and the Python generator for each last part"
+        if gen.kind == "wrk"
+        else "the Python generator, /feed and /sense alternately"
+    )
+    gen.pool  # noqa: B018  # the Python workers start before the relay (they count POSTs)
+    with (
+        data_directory(None, "relay-bench-memory-") as data_dir,
+        tempfile.NamedTemporaryFile(prefix="relay-memory-", suffix=".log") as log_file,
+        FakeLLM(mode="ok") as llm,
+    ):
+        print(
+            f"\n== scenario memory (fake LLM mode 'ok'; data dir {data_dir} "
+            f"({filesystem(data_dir)}), RELAY_SYNC=full; {args.posts:,} POSTs, then "
+            f"{args.long_posts:,} more with an RSS reading every {args.rss_every:,}; half "
+            f"/feed, half /sense (4 KiB OCR), at {POSTS_CONNECTIONS} connections with {how})"
+        )
+        log_path = Path(log_file.name)
+        try:
+            with relay_process(llm.base_url, log_file, log_path, data_dir=data_dir) as relay:
+                ok: Counter[str] = Counter()
+                errors: Counter[str] = Counter()
+                rates: dict[str, float] = {}
+                run.readings.append(Reading(0, 0, rss_mb(relay.proc.pid), 0.0, 0))
+                print(f"  relay pid {relay.proc.pid} at {relay.base_url}")
+                print(f"  {reading_line(run, run.readings[0])}")
+                started = time.monotonic()
+                for target in memory_targets(args):
+                    if time.monotonic() - started > MEMORY_MAX_S:
+                        print(f"  stopped early: the scenario's bound of {MEMORY_MAX_S:g} s")
+                        run.complete = False
+                        break
+                    t0 = time.monotonic()
+                    try:
+                        post_until(gen, relay, target, ok, errors, rates)
+                    except PostingStalled as exc:
+                        print(f"  stopped early: {exc}")
+                        run.complete = False
+                        break
+                    reading = Reading(
+                        feed=ok["/feed"],
+                        sense=ok["/sense"],
+                        rss_mb=rss_mb(relay.proc.pid),
+                        seconds=time.monotonic() - t0,
+                        errors=sum(errors.values()),
+                    )
+                    run.readings.append(reading)
+                    print(f"  {reading_line(run, reading)}")
+                if errors:
+                    print(f"  errors: {dict(errors)}")
+                print(f"  fake LLM got {llm.calls} calls")
+                print_health(relay)
+        finally:
+            print_log_summary(log_file, log_path)
+    return run
+
+
+def reading_line(run: MemoryRun, reading: Reading) -> str:
+    """One reading as printed while the scenario runs."""
+    text = (
+        f"{reading.posts:>9,} posts (/feed {reading.feed:,}, /sense {reading.sense:,}): "
+        f"RSS {reading.rss_mb:.1f} MB ({reading.rss_mb - run.readings[0].rss_mb:+.1f} vs start"
+    )
+    if len(run.readings) > run.reference + 1:
+        text += f", {reading.rss_mb - run.readings[run.reference].rss_mb:+.2f} vs {run.posts:,}"
+    text += ")"
+    if reading.seconds:
+        rate = (reading.posts - run.readings[-2].posts) / reading.seconds
+        text += f"; {reading.seconds:.1f} s posting, {rate:.0f} ok/s; errors {reading.errors}"
+    return text
 
 
 def print_progress(row: Row, prefix: str = "") -> None:
@@ -890,7 +1373,7 @@ def log_to_file(name: str, label: str) -> Iterator[tuple[IO[bytes], Path]]:
             print_log_summary(log_file, log_path, label)
 
 
-def run_floor(pool: concurrent.futures.ProcessPoolExecutor, args: argparse.Namespace) -> list[Row]:
+def run_floor(gen: Generator, args: argparse.Namespace) -> list[Row]:
     """The relay (on disk with ``RELAY_SYNC=full``, and ``:memory:``) against the bare app.
 
     Both relays get :data:`FEED_RING` ``/feed`` posts first; the bare app then answers the
@@ -944,9 +1427,7 @@ def run_floor(pool: concurrent.futures.ProcessPoolExecutor, args: argparse.Names
                 for name, server in servers.items():
                     idle = [s.proc.pid for s in servers.values() if s is not server]
                     rows[name, load].rounds.append(
-                        measure(
-                            pool,
-                            args.procs,
+                        gen.measure(
                             server,
                             load.path,
                             load.conns,
@@ -1060,11 +1541,14 @@ def busy_stop(pool: concurrent.futures.ProcessPoolExecutor, relay: Relay) -> Sto
     )
 
 
-def run_shutdown(
-    pool: concurrent.futures.ProcessPoolExecutor, args: argparse.Namespace
-) -> dict[str, list[StopSample]]:
-    """Fill the rings once, then restart and stop the relay ``--stops`` times per case."""
+def run_shutdown(gen: Generator, args: argparse.Namespace) -> dict[str, list[StopSample]]:
+    """Fill the rings once, then restart and stop the relay ``--stops`` times per case.
+
+    The busy client is the Python generator whatever ``--generator`` says: each connection
+    must stop at its first failure and the POSTs answered must be counted.
+    """
     samples: dict[str, list[StopSample]] = {"idle": [], "busy": []}
+    pool = gen.pool  # started before any relay of the scenario
     with (
         data_directory(None, "relay-bench-shutdown-") as data_dir,
         tempfile.NamedTemporaryFile(prefix="relay-shutdown-", suffix=".log") as log_file,
@@ -1134,21 +1618,88 @@ def print_table(rows: Sequence[Row]) -> None:
             print(f"errors {row.scenario} {row.endpoint} {row.conns}: {dict(errors)}")
 
 
-def print_ratios(rows: Sequence[Row]) -> None:
+def print_fault_ratios(rows: Sequence[Row]) -> None:
+    """Each LLM fault scenario over healthy: req/s and p99 ratios, verdict on the p99 one."""
     by_key = {(r.scenario, r.endpoint, r.conns): r for r in rows}
-    header = f"{'endpoint':<8} {'conns':>5} {'req/s hang/healthy':>19} {'p99 hang/healthy':>17}"
+    faults = [name for name in FAULT_SCENARIOS if any(r.scenario == name for r in rows)]
+    group = f"{'req/s':>6} {'p99':>6} {'target':>6}"
+    print(f"{'':<15}" + "   ".join(f"{name + ' / healthy':^20}" for name in faults).rstrip())
+    header = f"{'endpoint':<8} {'conns':>5} " + "   ".join(group for _ in faults)
     print(header)
     print("-" * len(header))
     for endpoint in ENDPOINTS:
         for conns in CONNECTIONS:
             healthy = by_key.get(("healthy", endpoint, conns))
-            hang = by_key.get(("llm-hang", endpoint, conns))
-            if healthy is None or hang is None:
+            fault_rows = [by_key.get((name, endpoint, conns)) for name in faults]
+            if healthy is None or all(row is None for row in fault_rows):
                 continue
-            print(
-                f"{endpoint:<8} {conns:>5} {hang.median('rps') / healthy.median('rps'):>19.2f} "
-                f"{hang.median('p99') / healthy.median('p99'):>17.2f}"
-            )
+            cells = []
+            for row in fault_rows:
+                if row is None:
+                    cells.append(f"{'':>20}")
+                    continue
+                p99 = row.median("p99") / healthy.median("p99")
+                verdict = "pass" if p99 <= FAULT_P99_TARGET else "FAIL"
+                cells.append(
+                    f"{row.median('rps') / healthy.median('rps'):>6.2f} {p99:>6.2f} {verdict:>6}"
+                )
+            print(f"{endpoint:<8} {conns:>5} " + "   ".join(cells))
+
+
+def print_memory(run: MemoryRun) -> None:
+    """The readings of the memory scenario, then the verdicts on issue 5's memory targets."""
+    start = run.readings[0]
+    if len(run.readings) <= run.reference:
+        print(f"only the reading after start: RSS {start.rss_mb:.1f} MB (cut short)")
+        return
+    ref = run.readings[run.reference]
+    header = (
+        f"{'posts':>10} {'/feed':>9} {'/sense':>9} {'RSS MB':>7} {'vs start':>8} "
+        f"{'vs ' + format(run.posts, ','):>11} {'posting s':>9} {'errors':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    for n, reading in enumerate(run.readings):
+        since_ref = f"{reading.rss_mb - ref.rss_mb:>+11.2f}" if n >= run.reference else " " * 11
+        print(
+            f"{reading.posts:>10,} {reading.feed:>9,} {reading.sense:>9,} {reading.rss_mb:>7.1f} "
+            f"{reading.rss_mb - start.rss_mb:>+8.1f} {since_ref} {reading.seconds:>9.1f} "
+            f"{reading.errors:>6}"
+        )
+    verdict = "pass" if ref.rss_mb <= RSS_TARGET_MB else "FAIL"
+    note = "" if ref.posts >= 100_000 else " (fewer posts than the target's 100,000)"
+    print(
+        f"RSS after {ref.posts:,} posts{note}: {ref.rss_mb:.1f} MB; target <= "
+        f"{RSS_TARGET_MB:g} MB after 100,000 posts: {verdict}"
+    )
+    later = run.readings[run.reference :]
+    if len(later) < 2:
+        print("flat: not judged, no reading after that one (--long-posts 0)")
+        return
+    growth = later[-1].rss_mb - ref.rss_mb
+    tail = later[-RISING_READINGS:]
+    steps = [b.rss_mb - a.rss_mb for a, b in itertools.pairwise(tail)]
+    rising = len(tail) == RISING_READINGS and all(step > RISING_STEP_MB for step in steps)
+    verdict = "pass" if growth <= FLAT_MB and not rising else "FAIL"
+    rise_text = (
+        ("yes" if rising else "no")
+        if len(tail) == RISING_READINGS
+        else f"not judged, {len(tail)} readings"
+    )
+    slope = statistics.linear_regression(
+        [float(r.posts) for r in later], [r.rss_mb for r in later]
+    ).slope
+    cut = "" if run.complete else " (cut short: see the scenario's output)"
+    print(
+        f"flat over {later[-1].posts - ref.posts:,} more posts{cut}: RSS {growth:+.2f} MB since "
+        f"the {ref.posts:,} reading (must be <= +{FLAT_MB:g} MB); the last {RISING_READINGS} "
+        f"readings each more than +{RISING_STEP_MB:g} MB above the one before (a steady "
+        f"rise): {rise_text} (must be no): {verdict}"
+    )
+    print(
+        f"trend (least squares over the {len(later)} readings from {ref.posts:,} posts on): "
+        f"{slope * 100_000:+.3f} MB per 100,000 posts"
+    )
 
 
 def print_storage_ratios(rows: Sequence[Row]) -> None:
@@ -1259,16 +1810,33 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="Benchmark POST /feed and POST /sense of sinain-relay (prints figures)."
     )
-    parser.add_argument("--seconds", type=float, help="measured window per round (default 3)")
+    parser.add_argument(
+        "--generator",
+        choices=GENERATORS,
+        help="load generator of the measured rows (default: wrk when installed, else python)",
+    )
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        help="measured window per round (default 3; a whole number with wrk)",
+    )
     parser.add_argument("--rounds", type=int, help="rounds per row; medians are shown (default 3)")
     parser.add_argument(
-        "--posts", type=int, help="POSTs before the second RSS reading (default 100000)"
+        "--posts", type=int, help="memory: POSTs before the reference reading (default 100000)"
+    )
+    parser.add_argument(
+        "--long-posts",
+        type=int,
+        help="memory: POSTs after the reference reading (default 1000000)",
+    )
+    parser.add_argument(
+        "--rss-every", type=int, help="memory: POSTs between two readings (default 100000)"
     )
     parser.add_argument(
         "--procs",
         type=int,
         default=1,
-        help="load-generator processes (default 1; see the docstring)",
+        help="Python generator processes (default 1; see the docstring)",
     )
     parser.add_argument(
         "--stops", type=int, help="SIGTERMs per case in the shutdown scenario (default 5)"
@@ -1281,17 +1849,38 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--storage", action="store_true", help="only the storage and shutdown scenarios"
     )
     parser.add_argument(
-        "--quick", action="store_true", help="smoke run: 1 s, 1 round, 10000 posts, 2 stops"
+        "--quick",
+        action="store_true",
+        help="smoke run: 1 s, 1 round, 10000 posts then 40000 read every 10000, 2 stops",
     )
     args = parser.parse_args(argv)
-    defaults = (1.0, 1, 10_000, 2) if args.quick else (3.0, 3, 100_000, 5)
-    for name, default in zip(("seconds", "rounds", "posts", "stops"), defaults, strict=True):
+    names = ("seconds", "rounds", "posts", "long_posts", "rss_every", "stops")
+    quick = (1.0, 1, 10_000, 40_000, 10_000, 2)
+    full = (3.0, 3, 100_000, 1_000_000, 100_000, 5)
+    for name, default in zip(names, quick if args.quick else full, strict=True):
         if getattr(args, name) is None:
             setattr(args, name, default)
-    if args.seconds <= 0 or args.rounds < 1 or args.posts < 0 or args.procs < 1 or args.stops < 1:
+    if (
+        args.seconds <= 0
+        or args.rounds < 1
+        or args.posts < 0
+        or args.long_posts < 0
+        or args.rss_every < 1
+        or args.procs < 1
+        or args.stops < 1
+    ):
         parser.error(
-            "--seconds must be above 0, --rounds, --procs and --stops at least 1, --posts >= 0"
+            "--seconds must be above 0, --rounds, --rss-every, --procs and --stops at least 1, "
+            "--posts and --long-posts >= 0"
         )
+    args.fallback = False
+    if args.generator is None:
+        args.generator = "wrk" if wrk_available() else "python"
+        args.fallback = args.generator == "python"
+    elif args.generator == "wrk" and not wrk_available():
+        parser.error(INSTALL_HINT)
+    if args.generator == "wrk" and args.seconds != int(args.seconds):
+        parser.error("with --generator wrk, --seconds is a whole number of seconds (wrk's -d)")
     args.scenario_list = parse_scenarios(parser, args)
     return args
 
@@ -1299,55 +1888,71 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     scenarios: list[str] = args.scenario_list
+    warmup = WRK_WARMUP_S if args.generator == "wrk" else WARMUP_S
+    procs = f" ({args.procs} process(es))" if args.generator == "python" else ""
     print(
         f"sinain-relay ingest bench: {args.seconds:g} s x {args.rounds} rounds per row, "
-        f"warm-up {WARMUP_S} s, {args.posts} posts for memory, {args.stops} stops per "
-        f"shutdown case, {args.procs} generator process(es), {os.cpu_count()} CPUs; "
-        f"scenarios {','.join(scenarios)}"
+        f"warm-up {warmup:g} s, generator {args.generator}{procs}, {os.cpu_count()} CPUs; "
+        f"memory: {args.posts:,} posts then {args.long_posts:,} read every {args.rss_every:,}; "
+        f"{args.stops} stops per shutdown case; scenarios {','.join(scenarios)}"
     )
+    if args.fallback:
+        print(f"wrk not found, so the Python generator measures ({INSTALL_HINT})")
     rows: list[Row] = []
     storage_rows: list[Row] = []
     rss: dict[str, dict[str, float]] = {}
     stops: dict[str, list[StopSample]] = {}
     floor_rows: list[Row] = []
-    pool = concurrent.futures.ProcessPoolExecutor(
-        max_workers=args.procs, mp_context=multiprocessing.get_context("spawn")
-    )
+    memory: MemoryRun | None = None
+    gen = Generator(args.generator, args.procs)
     try:
-        # start every worker now (each is busy for 1 s, so each job lands on a new one)
-        warm = [pool.submit(worker_pid, 1.0) for _ in range(args.procs)]
-        pids = {f.result(timeout=60) for f in warm}
-        print(f"generator worker pids: {sorted(pids)}")
+        if args.generator == "python":
+            gen.pool  # noqa: B018  # start the workers before the first relay
         for setup in AGENT_SETUPS:
             if setup.name in scenarios:
-                scenario_rows, rss[setup.name] = run_scenario(pool, args, setup)
+                scenario_rows, rss[setup.name] = run_scenario(gen, args, setup)
                 rows += scenario_rows
+        if "memory" in scenarios:
+            memory = run_memory(gen, args)
         if "storage" in scenarios:
             for setup in STORAGE_SETUPS:
-                scenario_rows, rss[setup.name] = run_scenario(pool, args, setup)
+                scenario_rows, rss[setup.name] = run_scenario(gen, args, setup)
                 storage_rows += scenario_rows
         if "shutdown" in scenarios:
-            stops = run_shutdown(pool, args)
+            stops = run_shutdown(gen, args)
         if "floor" in scenarios:
-            floor_rows = run_floor(pool, args)
+            floor_rows = run_floor(gen, args)
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        gen.close()
+    gen_note = f"generator {args.generator}" + (
+        "; p50/p99 are wrk's percentiles" if args.generator == "wrk" else ""
+    )
     if rows:
         print(
-            "\nMedians across rounds (cpu = cores busy over the window; other = rest of machine):"
+            "\nMedians across rounds (cpu = cores busy over the window; other = rest of machine; "
+            f"{gen_note}):"
         )
         print_table(rows)
     if rss:
         print("\nRelay RSS (MB):")
         for scenario, values in rss.items():
             print(f"  {scenario:<9} " + ", ".join(f"{k} {v:.1f}" for k, v in values.items()))
-    if {"healthy", "llm-hang"} <= set(scenarios):
-        print("\nllm-hang / healthy (same run):")
-        print_ratios(rows)
+    if "healthy" in scenarios and set(FAULT_SCENARIOS) & set(scenarios):
+        print(
+            f"\nLLM faults vs healthy (same run; each fault scenario's median req/s and p99 over "
+            f"healthy's; target: p99 <= {FAULT_P99_TARGET:g} x healthy):"
+        )
+        print_fault_ratios(rows)
+    if memory is not None:
+        print(
+            "\nMemory (relay VmRSS; posts = POSTs answered 200, /feed and /sense; targets: RSS "
+            f"<= {RSS_TARGET_MB:g} MB after 100,000 posts, flat after that):"
+        )
+        print_memory(memory)
     if storage_rows:
         print(
             "\nStorage (full = RELAY_SYNC=full on disk, normal = RELAY_SYNC=normal on disk, "
-            "memory = --data-dir :memory:; medians across rounds):"
+            f"memory = --data-dir :memory:; medians across rounds; {gen_note}):"
         )
         print_table(storage_rows)
         print("\nStorage ratios (same run; req/s below 1, p50/p99 above 1: slower than memory):")
@@ -1363,7 +1968,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             "\nFloor (bare = bench/bare_app.py, relay = RELAY_SYNC=full on disk, memory = "
             f"--data-dir :memory:; GET /feed?after=0 holds {FEED_RING} items; medians across "
-            "rounds):"
+            f"rounds; {gen_note}):"
         )
         print_table(floor_rows)
         print(
