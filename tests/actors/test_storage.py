@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from actors.storage import MEMORY, MIGRATIONS, StorageError, close_storage, open_storage
+from actors.storage import (
+    MEMORY,
+    MIGRATIONS,
+    StorageError,
+    close_storage,
+    connect,
+    open_storage,
+)
 from config.settings import Settings
 from run import prepare_storage
 from tests.conftest import LogSink
@@ -24,6 +31,18 @@ def test_a_new_directory_gets_every_file_at_the_current_schema(tmp_path: Path) -
         db.close()
     assert info.to_json()["path"] == str(tmp_path / "data")
     assert info.to_json()["sync"] == "full"
+
+
+@pytest.mark.parametrize(("sync", "level"), [("full", 2), ("normal", 1)])
+def test_a_connection_has_the_relays_settings(tmp_path: Path, sync: str, level: int) -> None:
+    info = open_storage(str(tmp_path / "data"), sync)
+    db = connect(info.stores["sense"])
+    try:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute("PRAGMA synchronous").fetchone()[0] == level
+        assert db.execute("PRAGMA secure_delete").fetchone()[0] == 2  # FAST, whatever the build
+    finally:
+        db.close()
 
 
 def test_reopening_keeps_the_epoch_and_creates_nothing(tmp_path: Path) -> None:
