@@ -386,7 +386,13 @@ def test_cors_preflight_and_header(client: httpx.Client) -> None:
 
 def test_unknown_paths_and_methods_get_json_errors(client: httpx.Client) -> None:
     assert_error(client.get("/nowhere"), 404, "not found")
-    assert_error(client.delete("/feed"), 405, "method not allowed")
+    assert_error(client.post("/agent/nowhere", json={}), 404, "not found")
+    refused = client.delete("/feed")
+    assert_error(refused, 405, "method not allowed")
+    assert set(refused.headers["Allow"].split(",")) == {"GET", "HEAD", "OPTIONS", "POST"}
+    assert_error(client.post("/health"), 405, "method not allowed")
+    assert client.options("/nowhere").status_code == 204  # a preflight is answered anywhere
+    assert client.head("/feed").status_code == 200
 
 
 # -- actors behind the transport ------------------------------------------------------------
