@@ -10,6 +10,8 @@ stores the items, in arrival order; each handler gets its own result, or the bat
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,25 +51,55 @@ class Batcher:
     def _flush(self) -> None:
         self._scheduled = False
         batch, self._pending = self._pending, []
-        if batch:
-            asyncio.get_running_loop().create_task(self._send(batch))
-
-    async def _send(self, batch: Sequence[tuple[Any, asyncio.Future[Any]]]) -> None:
-        items = tuple(item for item, _ in batch)
-        try:
-            reply = self._handle.call(self._method, items)
-            results = await asyncio.wait_for(asyncio.wrap_future(reply), self._timeout_s)
-        except TimeoutError:
-            error: Exception = ActorUnavailable(
-                f"actor {self._handle.name} did not answer within {self._timeout_s:g} s"
-            )
-        except Exception as exc:  # the batch's callers get the error; the loop goes on
-            error = exc
-        else:
-            for (_, future), result in zip(batch, results, strict=True):
-                if not future.done():
-                    future.set_result(result)
+        if not batch:
             return
-        for _, future in batch:
-            if not future.done():
-                future.set_exception(error)
+        loop = asyncio.get_running_loop()
+        try:
+            reply = self._handle.call(self._method, tuple(item for item, _ in batch))
+        except ActorUnavailable as exc:
+            _settle(batch, error=exc)
+            return
+        # No task, wrap_future or wait_for per batch: one timer, and one callback that the
+        # actor's thread hands to the loop. This runs once per burst on the loop's thread,
+        # which is the relay's busiest.
+        timer = loop.call_later(self._timeout_s, self._expire, reply, batch)
+
+        def answered(done: concurrent.futures.Future[Any]) -> None:  # on the actor's thread
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+                loop.call_soon_threadsafe(_answered, done, batch, timer)
+
+        reply.add_done_callback(answered)
+
+    def _expire(self, reply: concurrent.futures.Future[Any], batch: _Batch) -> None:
+        reply.cancel()  # if the actor has not started on it, it never will
+        message = f"actor {self._handle.name} did not answer within {self._timeout_s:g} s"
+        _settle(batch, error=ActorUnavailable(message))
+
+
+_Batch = Sequence[tuple[Any, "asyncio.Future[Any]"]]
+
+
+def _answered(
+    reply: concurrent.futures.Future[Any], batch: _Batch, timer: asyncio.TimerHandle
+) -> None:
+    timer.cancel()
+    if reply.cancelled():
+        return  # expired: the callers already have their error
+    error = reply.exception()
+    if error is not None:
+        _settle(batch, error=error)
+    else:
+        _settle(batch, results=reply.result())
+
+
+def _settle(
+    batch: _Batch, *, results: Sequence[Any] | None = None, error: BaseException | None = None
+) -> None:
+    """Give each caller its result, or the batch's error (callers that left are skipped)."""
+    for n, (_, future) in enumerate(batch):
+        if future.done():
+            continue
+        if results is not None:
+            future.set_result(results[n])
+        else:
+            future.set_exception(error or ActorUnavailable("no answer"))
