@@ -102,6 +102,12 @@ class StorageInfo:
         }
 
 
+CACHE_KIB = 256
+"""SQLite's page cache per connection, in KiB (its default is 2000). The rings live in
+memory and the files are read only at start and for history ranges, so a small cache costs
+no speed; it keeps about 1 MB less resident over the three files."""
+
+
 def connect(store: Store) -> sqlite3.Connection:
     """A connection for the calling thread, in autocommit mode (transactions are explicit)."""
     db = sqlite3.connect(store.path, isolation_level=None, timeout=10.0)
@@ -113,6 +119,7 @@ def connect(store: Store) -> sqlite3.Connection:
         # 4 KiB payload twice more: 5.9 against 3.8 us per stored event. Deleted text can stay
         # in free pages and in old WAL frames, with either setting, until they are reused.
         db.execute("PRAGMA secure_delete=FAST")
+        db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
     except BaseException:
         db.close()
         raise

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from actors.storage import (
+    CACHE_KIB,
     MEMORY,
     MIGRATIONS,
     StorageError,
@@ -41,6 +42,7 @@ def test_a_connection_has_the_relays_settings(tmp_path: Path, sync: str, level: 
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert db.execute("PRAGMA synchronous").fetchone()[0] == level
         assert db.execute("PRAGMA secure_delete").fetchone()[0] == 2  # FAST, whatever the build
+        assert db.execute("PRAGMA cache_size").fetchone()[0] == -CACHE_KIB
     finally:
         db.close()
 
