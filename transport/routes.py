@@ -67,34 +67,39 @@ class Peers:
 
 
 class ListAnswers:
-    """The newest ``GET /feed`` and ``GET /sense`` answers, reused while nothing changed.
+    """The answers of one list endpoint for the newest snapshot, reused while nothing changed.
 
     Pollers and dashboards ask the same question of the same snapshot many times between two
-    posts. An entry is found by the snapshot's identity (hashing a snapshot would hash the
-    whole ring) and keeps a reference to it, so an identity is never reused while its entry
-    lives; a new commit publishes a new snapshot, a miss. A few entries; used on the loop only.
+    posts. Answers are kept for one snapshot only, recognised by identity (hashing it would
+    hash the whole ring): the first request that sees a newer one drops them. At most
+    :attr:`SIZE` answers and :attr:`BUDGET` bytes are kept; a larger answer (a ring of
+    megabyte screen events) is built for each request. Used on the loop only.
     """
 
     SIZE = 8
+    BUDGET = 1024 * 1024
 
     def __init__(self) -> None:
-        self._answers: dict[tuple[int, Hashable], tuple[object, bytes]] = {}
+        self._snapshot: object = None
+        self._answers: dict[Hashable, bytes] = {}
+        self._bytes = 0
 
     def get(self, snapshot: object, query: Hashable, build: Callable[[], bytes]) -> bytes:
         """The answer to ``query`` over ``snapshot``, built by ``build`` on a miss."""
-        key = (id(snapshot), query)
-        entry = self._answers.get(key)
-        if entry is not None and entry[0] is snapshot:
-            return entry[1]
-        if len(self._answers) >= self.SIZE:
-            del self._answers[next(iter(self._answers))]  # the oldest entry
-        body = build()
-        self._answers[key] = (snapshot, body)
+        if snapshot is not self._snapshot:
+            self._snapshot, self._answers, self._bytes = snapshot, {}, 0
+        body = self._answers.get(query)
+        if body is None:
+            body = build()
+            if len(self._answers) < self.SIZE and self._bytes + len(body) <= self.BUDGET:
+                self._answers[query] = body
+                self._bytes += len(body)
         return body
 
 
 PEERS = web.AppKey("peers", Peers)
-LIST_ANSWERS = web.AppKey("list_answers", ListAnswers)
+FEED_ANSWERS = web.AppKey("feed_answers", ListAnswers)
+SENSE_ANSWERS = web.AppKey("sense_answers", ListAnswers)
 ROUTES = web.AppKey("routes", dict[str, set[str]])
 """The methods each path answers, for the ``Allow`` header of a 405."""
 FEED_POSTS = web.AppKey("feed_posts", Batcher)
@@ -274,7 +279,7 @@ async def get_feed(request: web.Request) -> web.Response:
     after = _int_param(request, "after", 0)
     peers = request.app[PEERS]
     snapshot = peers.feed_view.value
-    body = request.app[LIST_ANSWERS].get(
+    body = request.app[FEED_ANSWERS].get(
         snapshot,
         after,
         lambda: json_list("messages", [i.json for i in snapshot.after(after)], peers.storage.epoch),
@@ -301,7 +306,7 @@ async def get_sense(request: web.Request) -> web.Response:
         bodies = [e.json_meta_only if meta_only else e.json for e in events]
         return json_list("events", bodies, peers.storage.epoch)
 
-    return raw_json_response(request.app[LIST_ANSWERS].get(snapshot, (after, meta_only), build))
+    return raw_json_response(request.app[SENSE_ANSWERS].get(snapshot, (after, meta_only), build))
 
 
 async def get_digest(request: web.Request) -> web.Response:
@@ -530,7 +535,8 @@ def build_app(peers: Peers) -> web.Application:
     app[FEED_POSTS] = Batcher(peers.feed, "append_many", peers.timeout_s)
     app[SENSE_POSTS] = Batcher(peers.sense, "append_many", peers.timeout_s)
     app[HEALTH] = HealthSnapshot(_sweep_health)
-    app[LIST_ANSWERS] = ListAnswers()
+    app[FEED_ANSWERS] = ListAnswers()
+    app[SENSE_ANSWERS] = ListAnswers()
     routes: list[tuple[str, str, Handler]] = [
         ("POST", "/feed", post_feed),
         ("GET", "/feed", get_feed),

@@ -1,4 +1,4 @@
-"""ListAnswers: list answers are reused for the same snapshot and query, never across."""
+"""ListAnswers: answers are reused for the newest snapshot and the same query, within bounds."""
 
 from __future__ import annotations
 
@@ -38,15 +38,29 @@ def test_a_new_snapshot_or_another_query_is_a_miss_even_when_equal() -> None:
     first, second = snapshot(), snapshot()  # equal, but the second was published later
     assert first == second and first is not second
     answers.get(first, 0, builds.of(b"1"))
-    answers.get(second, 0, builds.of(b"2"))
-    answers.get(first, 5, builds.of(b"3"))
+    answers.get(first, 5, builds.of(b"2"))
+    answers.get(second, 0, builds.of(b"3"))
     assert builds.built == [b"1", b"2", b"3"]
-    assert answers.get(second, 0, builds.of(b"never")) == b"2"
+    assert answers.get(second, 0, builds.of(b"never")) == b"3"
 
 
-def test_the_oldest_entries_go_beyond_the_size() -> None:
+def test_a_newer_snapshot_drops_the_answers_of_the_older() -> None:
+    answers, builds = ListAnswers(), Builds()
+    first, second = snapshot(), snapshot()
+    answers.get(first, 0, builds.of(b"old"))
+    answers.get(second, 0, builds.of(b"new"))
+    assert answers.get(first, 0, builds.of(b"rebuilt")) == b"rebuilt"  # nothing kept for it
+
+
+def test_no_more_than_the_size_and_the_budget_are_kept() -> None:
     answers, builds, snap = ListAnswers(), Builds(), snapshot()
     for n in range(ListAnswers.SIZE + 1):
         answers.get(snap, n, builds.of(b"%d" % n))
-    assert answers.get(snap, ListAnswers.SIZE, builds.of(b"never")) == b"%d" % ListAnswers.SIZE
-    assert answers.get(snap, 0, builds.of(b"rebuilt")) == b"rebuilt"  # the oldest went
+    assert answers.get(snap, ListAnswers.SIZE, builds.of(b"x")) == b"x"  # the ninth was not kept
+    assert answers.get(snap, 0, builds.of(b"never")) == b"0"
+
+    big = b"[" + b" " * ListAnswers.BUDGET + b"]"  # a ring of megabyte screen events
+    answers, builds = ListAnswers(), Builds()
+    assert answers.get(snap, 0, builds.of(big)) == big
+    assert answers.get(snap, 0, builds.of(big)) == big
+    assert len(builds.built) == 2  # built for each request, never kept
