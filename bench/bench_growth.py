@@ -123,7 +123,6 @@ import asyncio
 import contextlib
 import math
 import os
-import resource
 import signal
 import sqlite3
 import statistics
@@ -152,6 +151,7 @@ from bench.bench_ingest import (  # noqa: E402
     JSON_HEADERS,
     REQUEST_TIMEOUT_S,
     Relay,
+    children_cpu_s,
     cpu_s,
     data_directory,
     feed_body,
@@ -225,12 +225,6 @@ def transcript_body(n: int) -> bytes:
 
 
 # -- one wrk run, with the CPU around it -----------------------------------------------------
-
-
-def children_cpu_s() -> float:
-    """CPU of this script's waited-for children (the wrk runs), in seconds."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 @dataclass(frozen=True, slots=True)
