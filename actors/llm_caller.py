@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import random
+import ssl
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -80,6 +82,17 @@ def is_retryable(error: LLMError) -> bool:
     return isinstance(error, LLMHTTPError) and (error.status == 429 or error.status >= 500)
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context for every incarnation of the caller (httpx's defaults: certifi's CAs).
+
+    Building one loads the CA bundle: about 15 ms of CPU (70 ms the first time), most of it
+    holding the GIL that ingestion needs. A caller that crashes in a loop paid it at every
+    restart, and ``POST /feed`` p99 rose by a quarter to a half meanwhile.
+    """
+    return httpx.create_ssl_context()
+
+
 class LLMCaller(RelayActor):
     """Runs each tick's chain of attempts, then reports to the store and the ticker."""
 
@@ -107,6 +120,7 @@ class LLMCaller(RelayActor):
         self._loop = asyncio.new_event_loop()
         self._client = httpx.AsyncClient(
             transport=self._transport,
+            verify=_tls_context(),
             limits=httpx.Limits(max_connections=4, max_keepalive_connections=2),
             headers={"X-Title": "sinain-relay"},
         )
