@@ -23,7 +23,10 @@ SENSE_BODY_LIMIT = 2 * 1024 * 1024
 """Largest ``POST /sense`` body, in bytes."""
 _SERVER_FIELDS = ("id", "receivedAt")
 PRUNE_SLACK = 100
-"""Rows beyond the ring are deleted in batches of about this many (events can be large)."""
+"""Rows beyond the ring are deleted in batches of about this many (events can be large)..."""
+PRUNE_SLACK_BYTES = 8 * 1024 * 1024
+"""...or once this much has been written since the last prune: with 2 MiB events, 100 rows
+beyond a ring of 30 would keep 260 MiB on disk."""
 
 
 def _is_number(value: Any) -> bool:
@@ -104,6 +107,8 @@ class SenseBuffer(DurableActor):
         self._next_id = 1
         self._activity = 0
         self._kept_from = 1
+        self._written = 0
+        """Bytes of events stored since the last prune."""
 
     def restore(self, db: sqlite3.Connection) -> None:
         """Reload the ring; continue the ids after the highest ever stored.
@@ -141,15 +146,19 @@ class SenseBuffer(DurableActor):
         self._next_id += len(stored)
         self._activity += len(stored)
         self._events.extend(stored)
-        if self._next_id - self._kept_from > SENSE_RING + PRUNE_SLACK:
+        self._written += sum(len(e.json) for e in stored)
+        beyond = self._next_id - self._kept_from - SENSE_RING
+        if beyond > PRUNE_SLACK or (beyond > 0 and self._written > PRUNE_SLACK_BYTES):
             self._request_prune()
         return stored
 
     def prune(self) -> None:
-        """Drop the rows that fell out of the ring (batched: once per PRUNE_SLACK events)."""
+        """Drop the rows that fell out of the ring (batched: every PRUNE_SLACK events or
+        PRUNE_SLACK_BYTES)."""
         keep_from = self._next_id - SENSE_RING
         self._write("DELETE FROM sense WHERE id < ?", (keep_from,))
         self._kept_from = keep_from
+        self._written = 0
 
     def committed(self) -> None:
         """Publish the ring as it is on disk now."""

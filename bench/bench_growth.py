@@ -30,8 +30,9 @@ machine's busy time (``/proc/stat``); ``other`` is the machine minus those three
 of one core (within about +-0.08 of 0 is the 10 ms granularity of the counters, more is
 another process on the machine, whose figures should then be read with care). RSS is the
 relay's VmRSS (``/proc/<pid>/status``), in MB (2^20 bytes, as are all MiB figures). The
-first line also names the SQLite library and whether it zeroes deleted pages
-(``secure_delete``, on in Debian's build), which decides how much a prune writes.
+first line also names the SQLite library and its build's ``secure_delete`` default (on in
+Debian's build: a delete rewrites the freed pages); the relay sets ``FAST`` on every
+connection whatever the build.
 
 Sweep ``ocr``: ``POST /sense`` text events whose ``ocr`` is 1, 4, 16, 64, 256 and 1024 KiB of
 code-like ASCII (``--quick``: 1, 16, 256, 1024; the body limit of ``/sense`` is 2 MiB) at
@@ -396,7 +397,7 @@ def sqlite_info() -> str:
         db.close()
     return (
         f"SQLite {sqlite3.sqlite_version}, secure_delete {'on' if secure else 'off'} by default "
-        "(on: a delete rewrites the freed pages, through the WAL)"
+        "in this build (the relay sets FAST)"
     )
 
 

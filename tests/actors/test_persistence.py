@@ -16,7 +16,7 @@ from actors.clock import FakeClock
 from actors.completion import Analysis
 from actors.digest_store import AGENT_RING, DigestStore
 from actors.feed_buffer import FEED_RING, PRUNE_SLACK
-from actors.sense_buffer import SenseBuffer, validate_sense
+from actors.sense_buffer import PRUNE_SLACK_BYTES, SENSE_RING, SenseBuffer, validate_sense
 from actors.storage import StorageInfo
 from actors.ticks import TickResult
 from actors.window import build_context_window
@@ -130,6 +130,19 @@ def test_rows_beyond_the_rings_are_pruned_in_batches(
     assert rows(feed_db, "feed") >= FEED_RING
     ids = [i.id for i in ask(relay, "feed", "items_after", 0)]
     assert ids == list(range(PRUNE_SLACK + 51, FEED_RING + PRUNE_SLACK + 51))
+
+
+def test_large_sense_events_are_pruned_by_bytes_too(
+    make_relay: Callable[..., Relay], tmp_path: Path
+) -> None:
+    relay = make_relay(replace(relay_settings(), data_dir=str(tmp_path / "data")))
+    ocr = "x" * (1024 * 1024)  # 1 MiB events: 100 rows of slack would be 100 MiB on disk
+    for n in range(SENSE_RING + 20):
+        relay.handles["sense"].defer("append", validate_sense({"type": "t", "ts": n, "ocr": ocr}))
+    assert ask(relay, "sense", "count") == SENSE_RING
+    sense_db = relay.storage.stores["sense"].path
+    most = SENSE_RING + PRUNE_SLACK_BYTES // len(ocr) + 1
+    wait_until(lambda: rows(sense_db, "sense") <= most, what="sense prune by bytes")
 
 
 def result(n: int) -> TickResult:
