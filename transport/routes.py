@@ -132,8 +132,12 @@ def _error(status: int, message: str) -> web.Response:
     return json_response({"ok": False, "error": message}, status)
 
 
+def _http_message(exc: web.HTTPException) -> str:
+    return "not found" if exc.status == 404 else exc.reason.lower()
+
+
 def _http_error(exc: web.HTTPException) -> web.Response:
-    response = _error(exc.status, "not found" if exc.status == 404 else exc.reason.lower())
+    response = _error(exc.status, _http_message(exc))
     if "Allow" in exc.headers:  # a 405 says what is allowed
         response.headers["Allow"] = exc.headers["Allow"]
     return response
@@ -172,7 +176,7 @@ def _guarded(handler: Handler, *, trace: bool) -> Handler:
         except ActorUnavailable as exc:
             status, error = 503, str(exc)
         except web.HTTPException as exc:
-            status, error = exc.status, exc.reason
+            status, error = exc.status, _http_message(exc)
             return _http_error(exc)
         except Exception as exc:  # keeps the server answering; the traceback goes to the log
             request_id = request_id or f"{next(_request_ids):x}"
