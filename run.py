@@ -134,8 +134,8 @@ def start_relay(
     def context(report: Reporter) -> pykka.ActorRef[Any]:
         return ContextBuilder.start(
             clock=clock,
-            feed=h["feed"],
-            sense=h["sense"],
+            feed=feed_view,
+            sense=sense_view,
             llm=h["llm"],
             digest=h["digest"],
             ticker=h["ticker"],

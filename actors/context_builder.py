@@ -1,17 +1,17 @@
 """ContextBuilder: turns snapshots of both buffers into a window and a prompt.
 
-It owns no state of its own: each tick asks the buffers for snapshots (they never ask back,
-so this cannot deadlock), decides whether anything is new, and hands the prompt on.
+It owns no state of its own: each tick reads the rings the buffers last published (see
+:mod:`actors.published`: committed data, read without a message, so a tick never queues in
+a buffer's mailbox behind ingestion, nor waits for a buffer that hangs), decides whether
+anything is new, and hands the prompt on.
 """
 
 from __future__ import annotations
 
-import pykka
-
 from actors.base import ChildHandle, RelayActor, Reporter
 from actors.clock import Clock
-from actors.errors import ActorUnavailable
 from actors.prompt import build_prompt
+from actors.published import Published
 from actors.records import FeedSnapshot, SenseSnapshot
 from actors.ticks import LLMRequest, TickDone, TickRequest
 from actors.window import ContextWindow, build_context_window
@@ -26,12 +26,11 @@ class ContextBuilder(RelayActor):
         self,
         *,
         clock: Clock,
-        feed: ChildHandle,
-        sense: ChildHandle,
+        feed: Published[FeedSnapshot],
+        sense: Published[SenseSnapshot],
         llm: ChildHandle,
         digest: ChildHandle,
         ticker: ChildHandle,
-        snapshot_timeout_s: float = 2.0,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(report=report)
@@ -41,16 +40,9 @@ class ContextBuilder(RelayActor):
         self._llm = llm
         self._digest = digest
         self._ticker = ticker
-        self._timeout_s = snapshot_timeout_s
 
     def _snapshots(self) -> tuple[FeedSnapshot, SenseSnapshot]:
-        feed = self._feed.proxy().snapshot()
-        sense = self._sense.proxy().snapshot()
-        result: tuple[FeedSnapshot, SenseSnapshot] = (
-            feed.get(timeout=self._timeout_s),
-            sense.get(timeout=self._timeout_s),
-        )
-        return result
+        return self._feed.value, self._sense.value
 
     def window(self, max_age_ms: int) -> ContextWindow:
         """The window as it is now (``/agent/context``)."""
@@ -61,11 +53,7 @@ class ContextBuilder(RelayActor):
 
     def run_tick(self, request: TickRequest) -> None:
         """Build the window; ask the LLM only when something new arrived and it is not empty."""
-        try:
-            feed, sense = self._snapshots()
-        except (ActorUnavailable, pykka.ActorDeadError, pykka.Timeout) as exc:
-            self._done(TickDone(request.tick_id, "failed", detail={"error": f"snapshot: {exc!r}"}))
-            return
+        feed, sense = self._snapshots()
         marks = (feed.activity, sense.activity)
         if marks == request.last_marks:
             self._tell_peer(self._digest, "record_idle_skip")

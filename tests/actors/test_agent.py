@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +28,17 @@ def sense(ocr: str = "def build_context_window():", app: str = "idea", ts: int =
 
 
 def ask(relay: Relay, actor: str, method: str, *args: Any) -> Any:
-    return getattr(relay.handles[actor].proxy(), method)(*args).get(timeout=5)
+    """Call ``method`` on ``actor``; for a buffer, also wait until what it wrote is published.
+
+    A proxy's answer comes before the commit (only the transport's calls wait for it), and
+    ticks read what the buffers published after their commits: a ping queues behind the
+    commit, so once it is answered the write is there.
+    """
+    proxy = relay.handles[actor].proxy()
+    result = getattr(proxy, method)(*args).get(timeout=5)
+    if actor in ("feed", "sense"):
+        proxy.ping().get(timeout=5)
+    return result
 
 
 def tick(relay: Relay, logs: LogSink) -> str:
@@ -124,6 +135,18 @@ def test_news_is_seen_when_the_rings_are_full(
 
     assert tick(relay, logs) == "ok"
     assert fake_llm.calls == 2
+
+
+def test_a_tick_reads_the_published_rings_and_never_waits_for_a_buffer(
+    relay: Relay, fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    ask(relay, "sense", "append", sense(ocr="committed before the hang"))
+    relay.handles["sense"].defer("inject_fault", "hang", 3.0)
+    relay.handles["feed"].defer("inject_fault", "hang", 3.0)
+    started = time.monotonic()
+    assert tick(relay, logs) == "ok"
+    assert time.monotonic() - started < 2.5  # it did not wait out the hangs
+    assert "committed before the hang" in str(fake_llm.requests[-1])
 
 
 def test_an_empty_window_makes_no_call(
