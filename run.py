@@ -17,9 +17,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import pykka
 import pykka.debug
 import structlog
@@ -53,6 +52,9 @@ from actors.supervisor import Backoff, Intensity
 from actors.ticker import ConfigCell
 from config import Settings, configure_logging, settings_or_exit
 from transport import HttpTransport, Peers
+
+if TYPE_CHECKING:
+    import httpx
 
 EXIT_START_FAILED = 1
 EXIT_ESCALATED = 70

@@ -1,5 +1,14 @@
 """The relay's actors, their supervisor, and the pure functions they are shells around."""
 
+import sys
+
+# httpx imports its optional command-line client at import time, which imports click and
+# pygments whenever they are installed (pytest brings pygments, Flask brings click): 4.7 MB
+# resident that the relay never uses. A None in sys.modules makes that one import fail at
+# once, and httpx then behaves as it does without them. This package is imported before
+# anything of ours imports httpx.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]  # None blocks an import
+
 from actors.base import Call, ChildExited, ChildHandle, RelayActor
 from actors.clock import Clock, FakeClock, SystemClock
 from actors.context_builder import ContextBuilder

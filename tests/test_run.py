@@ -183,3 +183,17 @@ def test_a_normal_stop_does_not_escalate(make_relay: Any) -> None:
     relay = make_relay(on_escalate=escalations.append)
     assert relay.stop()
     assert escalations == []
+
+
+def test_the_relay_does_not_load_httpxs_command_line_client() -> None:
+    # pytest itself brings pygments, so this environment has what httpx's CLI would import
+    code = "import run, sys; print(sorted({'click', 'pygments'} & set(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.strip() == "[]"
