@@ -25,7 +25,8 @@ from actors.errors import ActorUnavailable
 from actors.storage import Store, connect
 
 MAX_BATCH = 512
-"""Writes in one transaction at most; a larger burst commits in several."""
+"""Writes in one transaction, about: the call that reaches it commits when it has finished,
+so a larger burst commits in several."""
 MAX_ROWS_PER_INSERT = 128
 """Rows in one INSERT at most (a power of two; SQLite allows 32766 parameters)."""
 
@@ -133,12 +134,18 @@ class DurableActor(RelayActor):
             self.actor_ref.tell(_Flush())
         return db
 
-    def _wrote(self, db: sqlite3.Connection, count: int) -> None:
+    def _wrote(self, db: sqlite3.Connection, count: int) -> None:  # noqa: ARG002
         self._writes += count
-        if self._writes >= MAX_BATCH:
-            self._commit_on(db)
 
     def _deliver(self, reply: concurrent.futures.Future[Any], result: Any) -> None:
+        """Hold the answer of a call that wrote until its commit.
+
+        A transaction of :data:`MAX_BATCH` writes or more commits here, once the call that
+        filled it has finished: never in the middle of a method, which may still be changing
+        the state that :meth:`committed` publishes.
+        """
+        if self._in_tx and self._writes >= MAX_BATCH and self._db is not None:
+            self._commit_on(self._db)
         if self._in_tx:
             self._held.append((reply, result))
         else:

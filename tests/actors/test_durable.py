@@ -6,6 +6,7 @@ import concurrent.futures
 import queue
 import sqlite3
 import threading
+from collections.abc import Callable
 from typing import Any, cast
 
 import pytest
@@ -147,6 +148,31 @@ def test_a_burst_larger_than_the_batch_commits_in_several(store: Store) -> None:
     for r in replies:
         r.result(timeout=5)
     assert len(commits) == 2
+
+
+def test_a_full_batch_commits_after_the_call_that_filled_it_not_inside_it(store: Store) -> None:
+    """The state published at a commit includes everything the answered calls wrote."""
+    published: Published[tuple[int, ...]] = Published(())
+    ref = Ledger.start(store=store, commits=[], published=published)
+    entered, release = threading.Event(), threading.Event()
+    ref.proxy().block.defer(entered, release)
+    assert entered.wait(5)
+    replies = [call(ref, "add", n) for n in range(MAX_BATCH + 10)]
+    seen: dict[int, tuple[int, ...]] = {}
+
+    def note(n: int) -> Callable[[concurrent.futures.Future[Any]], None]:
+        def record(_reply: concurrent.futures.Future[Any]) -> None:
+            seen.setdefault(n, published.value)  # in the actor's thread, as it answers
+
+        return record
+
+    for n, reply in enumerate(replies):
+        reply.add_done_callback(note(n))
+    release.set()
+    for reply in replies:
+        reply.result(timeout=5)
+    assert all(n in seen[n] for n in range(MAX_BATCH + 10))
+    ref.stop()
 
 
 def test_a_failed_commit_fails_the_held_answers_and_the_actor_restarts(
