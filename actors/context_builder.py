@@ -3,14 +3,16 @@
 It owns no state of its own: each tick reads the rings the buffers last published (see
 :mod:`actors.published`: committed data, read without a message, so a tick never queues in
 a buffer's mailbox behind ingestion, nor waits for a buffer that hangs), decides whether
-anything is new, and hands the prompt on.
+anything is new and whether the window says anything the last LLM call was not told (its
+fingerprint), and hands the prompt on, with the previous digest the digest store published.
 """
 
 from __future__ import annotations
 
 from actors.base import ChildHandle, RelayActor, Reporter
 from actors.clock import Clock
-from actors.prompt import build_prompt
+from actors.digest_store import EMPTY_AGENT, AgentSnapshot
+from actors.prompt import PreviousDigest, build_prompt, fingerprint
 from actors.published import Published
 from actors.records import FeedSnapshot, SenseSnapshot
 from actors.ticks import LLMRequest, TickDone, TickRequest
@@ -31,12 +33,14 @@ class ContextBuilder(RelayActor):
         llm: ChildHandle,
         digest: ChildHandle,
         ticker: ChildHandle,
+        agent: Published[AgentSnapshot] | None = None,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(report=report)
         self._clock = clock
         self._feed = feed
         self._sense = sense
+        self._agent = agent or Published(EMPTY_AGENT)
         self._llm = llm
         self._digest = digest
         self._ticker = ticker
@@ -52,7 +56,8 @@ class ContextBuilder(RelayActor):
         )
 
     def run_tick(self, request: TickRequest) -> None:
-        """Build the window; ask the LLM only when something new arrived and it is not empty."""
+        """Build the window; ask the LLM only when something new arrived, the window is not
+        empty, and its fingerprint differs from the last call's."""
         feed, sense = self._snapshots()
         marks = (feed.activity, sense.activity)
         if marks == request.last_marks:
@@ -60,19 +65,28 @@ class ContextBuilder(RelayActor):
             self._done(TickDone(request.tick_id, "idle", marks))
             return
         config = request.config
+        now_ms = self._clock.now_ms()
         window = build_context_window(
-            feed.items, sense.events, now_ms=self._clock.now_ms(), max_age_ms=config.max_age_ms
+            feed.items, sense.events, now_ms=now_ms, max_age_ms=config.max_age_ms
         )
         if window.is_empty:
             self._tell_peer(self._digest, "record_empty_skip")
             self._done(TickDone(request.tick_id, "empty", marks))
             return
+        window_print = fingerprint(window)
+        if window_print == request.last_fingerprint:
+            self._tell_peer(self._digest, "record_unchanged_skip")
+            self._done(TickDone(request.tick_id, "unchanged", marks, fingerprint=window_print))
+            return
+        latest = self._agent.value.latest
+        previous = PreviousDigest(latest.digest, latest.ts) if latest is not None else None
         llm_request = LLMRequest(
             tick_id=request.tick_id,
             config=config,
-            prompt=build_prompt(window),
+            prompt=build_prompt(window, now_ms=now_ms, previous=previous),
             window=window,
             marks=marks,
+            fingerprint=window_print,
         )
         if not self._tell_peer(self._llm, "complete", llm_request):
             self._done(TickDone(request.tick_id, "failed", detail={"error": "llm restarting"}))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import sqlite3
+import statistics
 from collections import deque
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import orjson
@@ -16,6 +18,7 @@ from actors.clock import Cancel, Clock
 from actors.completion import NO_OUTPUT
 from actors.cost import estimate_cost
 from actors.durable import DurableActor, Prune
+from actors.published import Published
 from actors.records import JSONDict
 from actors.storage import Store
 from actors.ticks import TickResult
@@ -49,9 +52,19 @@ class AgentEntry:
     tokens_in: int
     tokens_out: int
     parsed_ok: bool
+    context_freshness_ms: int | None = None
+    """From the newest event in the tick's window to the answer; ``None`` in entries stored
+    before it was recorded."""
+    json: bytes = field(default=b"", compare=False, repr=False)
+    """:meth:`to_json` serialised, made once (streams send these bytes)."""
+
+    def __post_init__(self) -> None:
+        if not self.json:
+            object.__setattr__(self, "json", orjson.dumps(self.to_json()))
 
     def to_json(self) -> JSONDict:
-        """The shape of ``/agent/last``'s ``result`` in the v2 spec."""
+        """The shape of ``/agent/last``'s ``result`` in the v2 spec, plus
+        ``contextFreshnessMs``."""
         return {
             "id": self.id,
             "ts": self.ts,
@@ -69,6 +82,7 @@ class AgentEntry:
             "tokensIn": self.tokens_in,
             "tokensOut": self.tokens_out,
             "parsedOk": self.parsed_ok,
+            "contextFreshnessMs": self.context_freshness_ms,
         }
 
     def to_record(self) -> bytes:
@@ -97,6 +111,7 @@ class AgentEntry:
             tokens_in=data["tokensIn"],
             tokens_out=data["tokensOut"],
             parsed_ok=data["parsedOk"],
+            context_freshness_ms=data.get("contextFreshnessMs"),
         )
 
     def digest_json(self) -> JSONDict:
@@ -111,6 +126,30 @@ class AgentEntry:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class AgentSnapshot:
+    """The newest agent entries at one moment, as the digest store last committed them."""
+
+    entries: tuple[AgentEntry, ...]
+    """Oldest first; ids ascending; at most :data:`AGENT_RING`."""
+
+    @property
+    def latest(self) -> AgentEntry | None:
+        """The newest entry, or ``None`` before the first successful tick."""
+        return self.entries[-1] if self.entries else None
+
+    def after(self, after: int) -> tuple[AgentEntry, ...]:
+        """Entries with an id above ``after``, oldest first."""
+        return self.entries[bisect.bisect_right(self.entries, after, key=_entry_id) :]
+
+
+def _entry_id(entry: AgentEntry) -> int:
+    return entry.id
+
+
+EMPTY_AGENT = AgentSnapshot(entries=())
+
+
 @dataclass(slots=True)
 class _Counters:
     """The agent's counters; persisted as one JSON row."""
@@ -121,6 +160,7 @@ class _Counters:
     last_analysis_ts: int | None = None
     idle_skips: int = 0
     empty_skips: int = 0
+    unchanged_skips: int = 0
     failures: int = 0
     last_error: str | None = None
     parse_failures: int = 0
@@ -144,11 +184,13 @@ class DigestStore(DurableActor):
         store: Store,
         feed: ChildHandle,
         retention_days: float = 7.0,
+        published: Published[AgentSnapshot] | None = None,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(store=store, report=report)
         self._clock = clock
         self._feed = feed
+        self._published = published or Published(EMPTY_AGENT)
         self._retention_ms = round(retention_days * DAY_MS)
         self._entries: deque[AgentEntry] = deque(maxlen=AGENT_RING)
         self._next_id = 1
@@ -172,6 +214,11 @@ class DigestStore(DurableActor):
         if rows:
             self._log.info("digest.restored", entries=len(rows), next_id=self._next_id)
         self._request_prune()
+
+    def committed(self) -> None:
+        """Publish the newest entries as they are on disk now (streams and long-polls
+        read them, and the context builder takes the previous digest from them)."""
+        self._published.publish(AgentSnapshot(entries=tuple(self._entries)))
 
     def stopped(self) -> None:
         """Disarm the prune timer, then commit and close."""
@@ -213,9 +260,10 @@ class DigestStore(DurableActor):
             if push:
                 counters.last_pushed_hud = analysis.hud
         window = result.window
+        now = self._clock.now_ms()
         entry = AgentEntry(
             id=self._next_id,
-            ts=self._clock.now_ms(),
+            ts=now,
             hud=analysis.hud,
             digest=analysis.digest,
             current_app=normalize_app_name(window.current_app),
@@ -228,6 +276,9 @@ class DigestStore(DurableActor):
             tokens_in=result.tokens_in,
             tokens_out=result.tokens_out,
             parsed_ok=analysis.parsed_ok,
+            context_freshness_ms=max(0, now - window.newest_ms)
+            if window.newest_ms is not None
+            else None,
         )
         self._write(
             "INSERT INTO agent_entries (id, ts, entry) VALUES (?, ?, ?)",
@@ -253,6 +304,11 @@ class DigestStore(DurableActor):
     def record_idle_skip(self) -> None:
         """Count a tick skipped because nothing new arrived."""
         self._counters.idle_skips += 1
+        self._save_counters()
+
+    def record_unchanged_skip(self) -> None:
+        """Count a tick skipped because the window said what the last call was told."""
+        self._counters.unchanged_skips += 1
         self._save_counters()
 
     def record_empty_skip(self) -> None:
@@ -295,10 +351,26 @@ class DigestStore(DurableActor):
         cursor = page[-1].id if len(rows) > limit else None
         return [entry.to_json() for entry in page], cursor
 
+    def entries_after(self, after: int, limit: int) -> tuple[AgentEntry, ...]:
+        """Up to ``limit`` stored entries with an id above ``after``, oldest first: what a
+        stream replays to a client that reconnects after more than the ring."""
+        assert self._db is not None, "started() opened the connection"
+        rows = self._db.execute(
+            "SELECT entry FROM agent_entries WHERE id > ? ORDER BY id LIMIT ?", (after, limit)
+        ).fetchall()
+        return tuple(AgentEntry.from_record(row[0]) for row in rows)
+
     def stats(self) -> dict[str, Any]:
-        """The counters ``/health.agent`` shows."""
+        """The counters ``/health.agent`` shows.
+
+        ``contextFreshnessMedianMs`` is the median over the newest :data:`AGENT_RING`
+        entries; ``parseSuccessRate`` counts every answer since the counters began.
+        """
         c = self._counters
         latest = self._entries[-1] if self._entries else None
+        freshness = [
+            e.context_freshness_ms for e in self._entries if e.context_freshness_ms is not None
+        ]
         return {
             "lastAnalysis": c.last_analysis_ts,
             "lastDigest": latest.digest[:DIGEST_PREVIEW_CHARS] if latest else None,
@@ -307,7 +379,12 @@ class DigestStore(DurableActor):
             "estimatedCost": estimate_cost(c.tokens_in, c.tokens_out),
             "idleSkips": c.idle_skips,
             "emptySkips": c.empty_skips,
+            "unchangedSkips": c.unchanged_skips,
             "failures": c.failures,
             "lastError": c.last_error,
             "parseFailures": c.parse_failures,
+            "parseSuccessRate": round((c.total_calls - c.parse_failures) / c.total_calls, 4)
+            if c.total_calls
+            else None,
+            "contextFreshnessMedianMs": round(statistics.median(freshness)) if freshness else None,
         }

@@ -245,7 +245,9 @@ class LLMCaller(RelayActor):
         if config.log_verbose:
             detail["digest"] = analysis.digest[:300]
         self._tell_peer(
-            self._ticker, "tick_done", TickDone(request.tick_id, "ok", request.marks, detail)
+            self._ticker,
+            "tick_done",
+            TickDone(request.tick_id, "ok", request.marks, detail, fingerprint=request.fingerprint),
         )
 
     def _call(self, request: LLMRequest, model: str, timeout_s: float) -> Completion:

@@ -1,25 +1,94 @@
-"""The LLM prompt (v2 spec, section 4): a pure function of the context window."""
+"""The LLM prompt (v2 spec, section 4) and the fingerprint of what it would send.
+
+Two changes from the spec's template, both from the original relay's own history: events
+are listed newest first, each labelled with its age (``[12s ago]``), because the model
+weighted stale events too heavily; and the previous digest comes along (bounded), so that a
+digest can say what the user was doing before the window, as the spec's example does.
+"""
 
 from __future__ import annotations
 
-from actors.window import ContextWindow
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from actors.window import AudioEvent, ContextWindow, ScreenEvent
 from config.app_names import normalize_app_name
 
 OCR_CHARS = 200
 """OCR characters per screen event in the prompt."""
 AUDIO_CHARS = 300
 """Transcript characters per audio chunk in the prompt."""
+TITLE_CHARS = 120
+"""Characters of a window title or an observation title in the prompt."""
+NARRATIVE_CHARS = 200
+"""Characters of an observation's narrative in the prompt."""
+PREVIOUS_DIGEST_CHARS = 600
+"""Characters of the previous digest in the prompt."""
 
 
-def build_prompt(ctx: ContextWindow) -> str:
-    """Return the single user message that asks for ``{"hud", "digest"}`` as JSON."""
-    screen_lines = "\n".join(
-        f"[{normalize_app_name(e.app)}] "
-        + (e.ocr.replace("\n", " ")[:OCR_CHARS] if e.ocr else "(no text)")
-        for e in ctx.screen
+@dataclass(frozen=True, slots=True)
+class PreviousDigest:
+    """The digest of the last successful tick, and when it was made (server ms)."""
+
+    text: str
+    ts: int
+
+
+def _age(now_ms: int, at_ms: int) -> str:
+    return f"[{max(0, round((now_ms - at_ms) / 1000))}s ago] "
+
+
+def screen_line(event: ScreenEvent) -> str:
+    """One screen event as the prompt shows it, without its age."""
+    where = normalize_app_name(event.app)
+    if event.window_title:
+        where += f" — {_one_line(event.window_title)[:TITLE_CHARS]}"
+    parts = [f"[{where}]"]
+    if event.title:
+        parts.append(f"{_one_line(event.title)[:TITLE_CHARS]}:")
+    if event.ocr:
+        parts.append(_one_line(event.ocr)[:OCR_CHARS])
+    if event.narrative:
+        narrative = _one_line(event.narrative)[:NARRATIVE_CHARS]
+        parts.append(f"(seen: {narrative})" if event.ocr else narrative)
+    if not event.ocr and not event.narrative:
+        parts.append("(no text)")
+    return " ".join(parts)
+
+
+def audio_line(chunk: AudioEvent) -> str:
+    """One transcript chunk as the prompt shows it, without its age."""
+    return chunk.text[:AUDIO_CHARS]
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\n", " ")
+
+
+def _labelled(lines: Iterable[tuple[int, str]], now_ms: int) -> str:
+    return "\n".join((_age(now_ms, at) if at else "") + line for at, line in lines)
+
+
+def build_prompt(ctx: ContextWindow, *, now_ms: int, previous: PreviousDigest | None = None) -> str:
+    """Return the single user message that asks for ``{"hud", "digest"}`` as JSON.
+
+    ``now_ms`` (server time) is what the ``[Ns ago]`` labels count from.
+    """
+    screen_lines = _labelled(
+        ((e.received_at, screen_line(e)) for e in reversed(ctx.screen)), now_ms
     )
-    audio_lines = "\n".join(e.text[:AUDIO_CHARS] for e in ctx.audio)
+    audio_lines = _labelled(((a.ts, audio_line(a)) for a in reversed(ctx.audio)), now_ms)
     app_switches = " → ".join(normalize_app_name(a.app) for a in ctx.app_history)
+    earlier = ""
+    if previous is not None and previous.text.strip():
+        text = _one_line(previous.text.strip())
+        if len(text) > PREVIOUS_DIGEST_CHARS:
+            text = text[: PREVIOUS_DIGEST_CHARS - 1] + "…"
+        earlier = f"""
+
+Earlier (your previous digest, {_age(now_ms, previous.ts).strip()[1:-1]}):
+{text}"""
 
     return f"""You are an AI monitoring a user's screen and audio in real-time.
 You produce TWO outputs as JSON.
@@ -27,11 +96,11 @@ You produce TWO outputs as JSON.
 Active app: {normalize_app_name(ctx.current_app)}
 App history: {app_switches or "(none)"}
 
-Screen (OCR text, newest last):
+Screen (OCR text, newest first):
 {screen_lines or "(no screen data)"}
 
-Audio transcript (newest last):
-{audio_lines or "(silence)"}
+Audio transcript (newest first):
+{audio_lines or "(silence)"}{earlier}
 
 Respond with ONLY valid JSON, no markdown:
 {{
@@ -44,6 +113,33 @@ Mention errors, questions, or tasks if visible.>"
 Rules:
 - "hud" is for a minimal overlay display. Example: "Editing hud-relay.mjs in IDEA"
 - "digest" is for an AI assistant to understand the full situation and offer help.
+- The newest events say what the user is doing now; older ones are background.
+- If an earlier digest is given, end the digest with one sentence on what the user was \
+doing before, if it differs from now.
 - If nothing is happening, hud="Idle" and digest explains what was last seen.
 - Include specific filenames, URLs, error messages, UI text from OCR in digest.
 - Do NOT suggest actions in digest — just describe the situation factually."""
+
+
+def fingerprint(ctx: ContextWindow) -> str:
+    """A digest of what the prompt would tell the LLM about the window, timing aside.
+
+    The ``[Ns ago]`` labels, the counts and the previous digest are left out (they change
+    with every tick), and a line repeated right after itself counts once: a window whose
+    fingerprint equals the last call's holds nothing the LLM has not already seen.
+    """
+    parts = [
+        normalize_app_name(ctx.current_app),
+        " → ".join(normalize_app_name(a.app) for a in ctx.app_history),
+        "\x1e".join(_collapsed(screen_line(e) for e in ctx.screen)),
+        "\x1e".join(_collapsed(audio_line(a) for a in ctx.audio)),
+    ]
+    return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=16).hexdigest()
+
+
+def _collapsed(lines: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        if not out or out[-1] != line:
+            out.append(line)
+    return out

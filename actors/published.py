@@ -12,22 +12,33 @@ Order: the buffer publishes before it answers the writes that the commit made du
 client that got its ``200`` and then reads sees its own item. A snapshot holds committed data
 only. The cell outlives the actors that publish into it: a restarted buffer publishes what it
 restored, and until then readers keep getting the last snapshot, which is still on disk.
+
+Listeners (:meth:`Published.subscribe`) are told of each new snapshot on the publisher's
+thread. They must only note the change and hand it on (ring a doorbell, schedule a callback
+on an event loop): they run inside the owner's commit, and ingestion waits for them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
+import structlog
+
 T = TypeVar("T")
+Listener = Callable[[T], None]
+
+log = structlog.get_logger("relay")
 
 
 class Published(Generic[T]):
     """One cell, written by one owner (:meth:`publish`), read by anyone (:attr:`value`)."""
 
-    __slots__ = ("_value",)
+    __slots__ = ("_listeners", "_value")
 
     def __init__(self, initial: T) -> None:
         self._value = initial
+        self._listeners: tuple[Listener[T], ...] = ()
 
     @property
     def value(self) -> T:
@@ -35,5 +46,25 @@ class Published(Generic[T]):
         return self._value
 
     def publish(self, value: T) -> None:
-        """Replace the snapshot; call it from the owning actor's thread only."""
+        """Replace the snapshot and tell the listeners; call it from the owner's thread only.
+
+        A listener that raises is logged and skipped: the owner's commit is already done.
+        """
         self._value = value
+        for listener in self._listeners:
+            try:
+                listener(value)
+            except Exception:
+                log.exception("published.listener_failed", listener=repr(listener))
+
+    def subscribe(self, listener: Listener[T]) -> Callable[[], None]:
+        """Call ``listener(snapshot)`` after each publish; returns the unsubscribe function.
+
+        Subscribing replaces one tuple, so it is safe from any thread.
+        """
+        self._listeners = (*self._listeners, listener)
+
+        def unsubscribe() -> None:
+            self._listeners = tuple(x for x in self._listeners if x is not listener)
+
+        return unsubscribe

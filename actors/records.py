@@ -85,6 +85,28 @@ class SenseEvent:
             object.__setattr__(self, "json", full)
             object.__setattr__(self, "json_meta_only", meta)
 
+    @property
+    def window_title(self) -> str:
+        """``meta.windowTitle`` as the capture client sent it, or empty."""
+        meta = self.payload.get("meta")
+        value = meta.get("windowTitle") if isinstance(meta, dict) else None
+        return value if isinstance(value, str) else ""
+
+    @property
+    def title(self) -> str:
+        """``observation.title``, or empty."""
+        return self._observation_text("title")
+
+    @property
+    def narrative(self) -> str:
+        """``observation.narrative``, or empty."""
+        return self._observation_text("narrative")
+
+    def _observation_text(self, key: str) -> str:
+        observation = self.payload.get("observation")
+        value = observation.get(key) if isinstance(observation, dict) else None
+        return value if isinstance(value, str) else ""
+
     def to_json(self, *, meta_only: bool = False) -> JSONDict:
         """``{id, ...payload, receivedAt}``; ``meta_only`` drops ``roi.data`` and ``diff.data``."""
         out: JSONDict = {"id": self.id}

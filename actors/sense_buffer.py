@@ -33,13 +33,33 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _check_observation(observation: Any) -> None:
+    if observation is None:
+        return
+    if not isinstance(observation, dict):
+        raise BadRequest("observation must be an object")
+    for key in ("title", "subtitle", "narrative"):
+        value = observation.get(key)
+        if value is not None and not isinstance(value, str):
+            raise BadRequest(f"observation.{key} must be a string")
+    for key in ("facts", "concepts"):
+        value = observation.get(key)
+        if value is not None and not (
+            isinstance(value, list) and all(isinstance(v, str) for v in value)
+        ):
+            raise BadRequest(f"observation.{key} must be a list of strings")
+
+
 def validate_sense(body: Any) -> SenseInput:
     """Check a ``POST /sense`` body; return what the buffer stores.
 
-    ``type`` (a non-empty string) and ``ts`` (a number) are required. ``ocr`` must be a string,
-    ``meta`` an object (``meta.app`` a string, ``meta.ssim`` a number), ``roi`` and ``diff``
-    objects, when present. Other fields are kept as sent. ``id`` and ``receivedAt`` are the
-    server's and are dropped from the client's object.
+    ``type`` (a non-empty string) and ``ts`` (a number) are required. When present (``null``
+    counts as absent): ``ocr`` is a string; ``meta`` an object with ``app`` and ``windowTitle``
+    strings, ``ssim`` a number and ``screen`` a number or a string; ``roi`` and ``diff``
+    objects; ``observation`` an object whose ``title``, ``subtitle`` and ``narrative`` are
+    strings and ``facts`` and ``concepts`` lists of strings (Sinain's capture client sends all
+    of these). Other fields are kept as sent. ``id`` and ``receivedAt`` are the server's and
+    are dropped from the client's object.
 
     Raises:
         BadRequest: what is wrong, by field name.
@@ -67,6 +87,13 @@ def validate_sense(body: Any) -> SenseInput:
     ssim = meta.get("ssim")
     if ssim is not None and not _is_number(ssim):
         raise BadRequest("meta.ssim must be a number")
+    title = meta.get("windowTitle")
+    if title is not None and not isinstance(title, str):
+        raise BadRequest("meta.windowTitle must be a string")
+    screen = meta.get("screen")
+    if screen is not None and not (_is_number(screen) or isinstance(screen, str)):
+        raise BadRequest("meta.screen must be a number or a string")
+    _check_observation(body.get("observation"))
     for key in ("roi", "diff"):
         value = body.get(key)
         if value is not None and not isinstance(value, dict):

@@ -1,8 +1,20 @@
-"""Ticker: the agent's clock, and the owner of the agent's runtime configuration.
+"""Ticker: the agent's schedule, and the owner of the agent's runtime configuration.
 
-Every ``intervalMs`` it starts a tick unless one is still in flight (a tick is skipped,
-never queued). It remembers the activity marks of the last tick that did not fail, so a
-failed tick is tried again at the next interval even when nothing new arrived.
+Ticks are driven by events. The buffers publish each commit; a :class:`News` doorbell
+subscribed to both rings tells the Ticker when their activity counters move (the agent's own
+hud line does not count). A tick then runs:
+
+- ``debounceMs`` after the last new item (a burst of events makes one tick, not many);
+- at the latest ``intervalMs`` after the previous tick while anything is new (a steady
+  stream of events cannot postpone it for ever); after a quiet spell longer than the
+  interval, that is at once;
+- never sooner than ``cooldownMs`` after the start of the previous LLM call;
+- never while the circuit is open (the probe waits for the end of the cooling-off);
+- never while a tick is in flight: it runs when that one ends.
+
+A failed tick is tried again ``intervalMs`` later even when nothing new arrived. With nothing
+new and nothing to retry no timer is armed at all. The Ticker never blocks: a schedule is a
+single timer from the injected clock, re-armed whenever the next due time changes.
 """
 
 from __future__ import annotations
@@ -17,6 +29,9 @@ import pykka
 
 from actors.base import ChildHandle, RelayActor, Reporter
 from actors.clock import Cancel, Clock
+from actors.errors import ActorUnavailable
+from actors.published import Published
+from actors.records import FeedSnapshot, SenseSnapshot
 from actors.ticks import Marks, TickDone, TickRequest
 from config.settings import AgentConfig
 
@@ -76,26 +91,92 @@ class Breaker:
 
 
 class ConfigCell:
-    """The agent configuration, kept where a new Ticker incarnation finds it.
+    """The agent configuration and the Ticker's memory, kept where a new Ticker incarnation
+    finds them.
 
-    Only the Ticker writes it (on every change), so runtime changes made with
-    ``POST /agent/config`` survive a crash of the Ticker. Assigning one immutable
-    :class:`AgentConfig` is atomic, so readers need no lock.
+    Only the Ticker writes it, so runtime changes made with ``POST /agent/config``, and the
+    marks and fingerprint of the last tick, survive a crash of the Ticker. Each attribute is
+    assigned one immutable value at a time, so readers need no lock.
     """
 
     def __init__(self, config: AgentConfig) -> None:
         self.value = config
+        self.marks: Marks | None = None
+        """The activity marks of the last tick that did not fail."""
+        self.fingerprint: str | None = None
+        """The window fingerprint of the last successful LLM call."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewActivity:
+    """News -> Ticker: a buffer published; its activity counter may have moved."""
+
+
+class News:
+    """The doorbell between the buffers' published rings and the Ticker.
+
+    Subscribed once to both cells, it notes when a client's item arrived (an activity counter
+    moved; the agent's own hud line does not move it) and rings the Ticker (through its
+    stable handle, so it serves every incarnation) only for the first news after a tick
+    started: under a flood of posts the Ticker gets one message per tick, not one per commit,
+    and a buffer's commit pays a comparison, a clock read and two assignments. The Ticker
+    reads :attr:`pending` and :attr:`last_at` when it plans, and :meth:`take` when a tick
+    starts.
+    """
+
+    def __init__(
+        self,
+        feed: Published[FeedSnapshot],
+        sense: Published[SenseSnapshot],
+        ticker: ChildHandle,
+        clock: Clock,
+    ) -> None:
+        self._ticker = ticker
+        self._clock = clock
+        self._activity = [feed.value.activity, sense.value.activity]
+        self.pending = False
+        """Something arrived that no tick has started on yet."""
+        self.last_at = 0.0
+        """When the newest item arrived (the clock's monotonic seconds)."""
+        feed.subscribe(lambda snapshot: self._published(0, snapshot.activity))
+        sense.subscribe(lambda snapshot: self._published(1, snapshot.activity))
+
+    def _published(self, source: int, activity: int) -> None:
+        """On the publishing buffer's thread, after each commit."""
+        if activity == self._activity[source]:
+            return
+        self._activity[source] = activity
+        self.last_at = self._clock.monotonic()
+        if self.pending:
+            return
+        self.pending = True
+        with contextlib.suppress(ActorUnavailable):  # a restarting Ticker looks when it starts
+            self._ticker.tell(NewActivity())
+
+    def take(self) -> None:
+        """A tick starts: what arrived so far is its to cover. Anything published after this
+        rings again (a publish sets the cell before it calls its listeners, and the tick
+        reads the cells after this)."""
+        self.pending = False
 
 
 @dataclass(frozen=True, slots=True)
 class _Fire:
-    """The interval timer went off."""
+    """The schedule's timer went off."""
 
     generation: int
 
 
+def _NO_TIMER() -> None:  # noqa: N802 - a constant that is called like a Cancel
+    """What cancels a fire that was told at once: nothing (its generation goes stale)."""
+
+
+UNAVAILABLE_RETRY_S = 1.0
+"""A tick that could not start (the context builder restarting) is tried again this soon."""
+
+
 class Ticker(RelayActor):
-    """Starts ticks on the interval and keeps one in flight at most."""
+    """Runs ticks on the schedule the module describes, one in flight at most."""
 
     name = "ticker"
 
@@ -105,6 +186,7 @@ class Ticker(RelayActor):
         clock: Clock,
         config: ConfigCell,
         context: ChildHandle,
+        news: News | None = None,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(report=report)
@@ -112,20 +194,28 @@ class Ticker(RelayActor):
         self._cell = config
         self._config = config.value
         self._context = context
+        self._news = news
         self._timer: Cancel | None = None
+        self._timer_due: float | None = None
         self._generation = 0
         self._next_tick_id = 1
         self._in_flight: int | None = None
         self._in_flight_since = 0.0
-        self._marks: Marks | None = None
         self._busy_skips = 0
         self._breaker = Breaker()
+        self._last_tick_at = 0.0
+        self._last_call_at: float | None = None
+        """When the last tick that called the LLM started."""
+        self._retry_at: float | None = None
+        """When a failed tick is tried again, or None."""
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def started(self) -> None:
-        """Arm the interval timer and say whether the agent will call the LLM."""
-        self._arm()
+        """Plan (the doorbell may hold news a crashed incarnation had not ticked on), and say
+        whether the agent will call the LLM."""
+        self._last_tick_at = self._clock.monotonic()
+        self._reschedule()
         if not self._config.enabled:
             self._log.info("agent.off", reason="AGENT_ENABLED is false")
         elif not self._config.api_key:
@@ -136,19 +226,77 @@ class Ticker(RelayActor):
             self._log.info(
                 "agent.on",
                 model=self._config.model,
+                debounce_ms=self._config.effective_debounce_ms,
                 interval_ms=self._config.interval_ms,
+                cooldown_ms=self._config.cooldown_ms,
                 base_url=self._config.base_url,
             )
 
     def stopped(self) -> None:
         """Disarm the timer."""
-        if self._timer is not None:
-            self._timer()
-            self._timer = None
+        self._disarm()
 
-    def _arm(self) -> None:
+    def _disarm(self) -> None:
         if self._timer is not None:
             self._timer()
+        self._timer = None
+        self._timer_due = None
+
+    def on_receive(self, message: Any) -> Any:
+        """The doorbell and the schedule's timer."""
+        if isinstance(message, NewActivity):
+            self._reschedule()
+            return None
+        if isinstance(message, _Fire):
+            if message.generation == self._generation:
+                self._timer = None
+                self._timer_due = None
+                self._on_due()
+            return None
+        return super().on_receive(message)
+
+    # -- the schedule ------------------------------------------------------------------------
+
+    def _due(self) -> float | None:
+        """When the next tick should start, or None if nothing calls for one."""
+        config = self._config
+        if not config.active:
+            return None
+        due: float | None = None
+        news = self._news
+        if news is not None and news.pending:
+            due = min(
+                news.last_at + config.effective_debounce_ms / 1000,
+                self._last_tick_at + config.interval_ms / 1000,
+            )
+        if self._retry_at is not None:
+            due = self._retry_at if due is None else min(due, self._retry_at)
+        if due is None:
+            return None
+        if config.cooldown_ms and self._last_call_at is not None:
+            due = max(due, self._last_call_at + config.cooldown_ms / 1000)
+        if self._breaker.open_until is not None:
+            due = max(due, self._breaker.open_until)
+        if self._in_flight is not None:  # its end reschedules; this only catches a lost tick
+            due = max(due, self._in_flight_since + self._lost_after_s())
+        return due
+
+    def _lost_after_s(self) -> float:
+        return self._config.tick_budget_ms / 1000 + LOST_TICK_GRACE_S
+
+    def _reschedule(self) -> None:
+        """Make sure the timer fires no later than :meth:`_due`.
+
+        A timer that fires earlier is kept: when it fires, the Ticker plans again. So a stream
+        of items, each pushing the debounce further, re-arms the timer once per debounce, not
+        once per item.
+        """
+        due = self._due()
+        if due is None or (
+            self._timer is not None and self._timer_due is not None and self._timer_due <= due
+        ):
+            return
+        self._disarm()
         self._generation += 1
         generation = self._generation
         ref = self.actor_ref
@@ -158,22 +306,26 @@ class Ticker(RelayActor):
             with contextlib.suppress(pykka.ActorDeadError):
                 ref.tell(_Fire(generation))
 
-        self._timer = self._clock.call_later(self._config.interval_ms / 1000, fire)
+        self._timer_due = due
+        delay = due - self._clock.monotonic()
+        if delay <= 0:  # due already: no timer (a fake clock would wait for the next advance)
+            fire()
+            self._timer = _NO_TIMER
+            return
+        self._timer = self._clock.call_later(delay, fire)
 
-    def on_receive(self, message: Any) -> Any:
-        """The interval timer: tick and re-arm."""
-        if isinstance(message, _Fire):
-            if message.generation == self._generation:
-                self._arm()
-                self.tick()
-            return None
-        return super().on_receive(message)
+    def _on_due(self) -> None:
+        due = self._due()
+        if due is not None and due <= self._clock.monotonic():
+            self.tick()
+        self._reschedule()
 
     # -- ticks -------------------------------------------------------------------------------
 
     def tick(self) -> str:
         """Start a tick now: ``started``, or why not (``inactive``, ``open``, ``busy``,
-        ``unavailable``)."""
+        ``unavailable``). The schedule calls it when a tick is due; tests and drills may
+        call it at any time."""
         config = self._config
         if not config.active:
             return "inactive"
@@ -182,43 +334,59 @@ class Ticker(RelayActor):
             self._breaker.skipped += 1
             return "open"
         if self._in_flight is not None:
-            lost_after = config.tick_budget_ms / 1000 + LOST_TICK_GRACE_S
-            if now - self._in_flight_since < lost_after:
+            if now - self._in_flight_since < self._lost_after_s():
                 self._busy_skips += 1
                 self._log.debug("tick.skipped_busy", in_flight=self._in_flight)
                 return "busy"
             self._log.warning(
                 "tick.lost", tick_id=self._in_flight, after_s=round(now - self._in_flight_since, 1)
             )
+            self._in_flight = None
         tick_id = self._next_tick_id
         self._next_tick_id += 1
-        if not self._tell_peer(
-            self._context, "run_tick", TickRequest(tick_id, config, self._marks)
-        ):
-            self._in_flight = None
+        pending = self._news is not None and self._news.pending
+        if self._news is not None:
+            self._news.take()
+        request = TickRequest(tick_id, config, self._cell.marks, self._cell.fingerprint)
+        if not self._tell_peer(self._context, "run_tick", request):
+            if pending and self._news is not None:
+                self._news.pending = True  # still to cover
+            self._retry_at = now + UNAVAILABLE_RETRY_S
+            self._reschedule()
             return "unavailable"
         self._in_flight = tick_id
         self._in_flight_since = now
+        self._last_tick_at = now
+        self._retry_at = None
+        self._reschedule()
         return "started"
 
     def tick_done(self, done: TickDone) -> None:
-        """A tick ended: free the slot, remember the marks, write the tick's one log line."""
+        """A tick ended: free the slot, remember its marks and fingerprint, count it for the
+        breaker, write the tick's one log line, and schedule what comes next."""
+        started_at = self._in_flight_since
         if done.tick_id == self._in_flight:
             self._in_flight = None
         if done.outcome != "failed" and done.marks is not None:
-            self._marks = done.marks
+            self._cell.marks = done.marks
+        if done.outcome == "ok" and done.fingerprint is not None:
+            self._cell.fingerprint = done.fingerprint
         now = self._clock.monotonic()
+        if done.outcome in ("ok", "failed"):
+            self._last_call_at = started_at
         if done.outcome == "ok" and self._breaker.success():
             self._log.info("agent.circuit_closed", tick_id=done.tick_id)
-        elif done.outcome == "failed" and self._breaker.failure(now):
-            self._log.warning(
-                "agent.circuit_open",
-                tick_id=done.tick_id,
-                consecutive_failures=self._breaker.consecutive_failures,
-                cool_off_s=round(self._breaker.open_until - now, 1)
-                if self._breaker.open_until is not None
-                else None,
-            )
+        elif done.outcome == "failed":
+            self._retry_at = now + self._config.interval_ms / 1000
+            if self._breaker.failure(now):
+                self._log.warning(
+                    "agent.circuit_open",
+                    tick_id=done.tick_id,
+                    consecutive_failures=self._breaker.consecutive_failures,
+                    cool_off_s=round(self._breaker.open_until - now, 1)
+                    if self._breaker.open_until is not None
+                    else None,
+                )
         if done.outcome == "ok":
             self._log.info("tick", tick_id=done.tick_id, outcome=done.outcome, **done.detail)
         elif done.outcome == "failed":
@@ -227,6 +395,7 @@ class Ticker(RelayActor):
             self._log.info("tick", tick_id=done.tick_id, outcome=done.outcome)
         else:
             self._log.debug("tick", tick_id=done.tick_id, outcome=done.outcome)
+        self._reschedule()
 
     # -- configuration -----------------------------------------------------------------------
 
@@ -235,17 +404,15 @@ class Ticker(RelayActor):
         return self._config
 
     def update_config(self, changes: dict[str, Any]) -> AgentConfig:
-        """Apply a ``POST /agent/config`` body (all fields or none); re-arm on a new interval.
+        """Apply a ``POST /agent/config`` body (all fields or none); reschedule.
 
         Raises:
             ConfigError: a field is unknown or invalid; nothing changed.
         """
-        old = self._config
-        new = old.updated(changes)
+        new = self._config.updated(changes)
         self._config = new
         self._cell.value = new
-        if new.interval_ms != old.interval_ms:
-            self._arm()
+        self._reschedule()
         changed = sorted(k for k in changes if k != "openrouterApiKey")
         self._log.info(
             "agent.config_changed",
@@ -256,11 +423,13 @@ class Ticker(RelayActor):
         return new
 
     def status(self) -> dict[str, Any]:
-        """What ``/health.agent`` shows of the ticker: the LLM path's state and the breaker."""
+        """What ``/health.agent`` shows of the ticker: the LLM path's state, the breaker and
+        the schedule."""
         now = self._clock.monotonic()
         breaker = self._breaker
         state = breaker.state(now) if self._config.active else "disabled"
         open_for = breaker.open_until - now if breaker.is_open(now) and breaker.open_until else 0
+        due = self._due()
         return {
             "state": state,
             "consecutiveFailures": breaker.consecutive_failures,
@@ -268,4 +437,6 @@ class Ticker(RelayActor):
             "circuitSkips": breaker.skipped,
             "inFlight": self._in_flight is not None,
             "busySkips": self._busy_skips,
+            "pending": self._news is not None and self._news.pending,
+            "nextTickInMs": max(0, round((due - now) * 1000)) if due is not None else None,
         }

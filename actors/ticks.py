@@ -16,7 +16,10 @@ from config.settings import AgentConfig
 Marks = tuple[int, int]
 """The feed and sense activity counters a tick saw: equal marks mean nothing new arrived."""
 
-Outcome = Literal["ok", "idle", "empty", "failed"]
+Outcome = Literal["ok", "idle", "empty", "unchanged", "failed"]
+"""``ok``: the LLM answered; ``idle``: nothing arrived since the last tick; ``empty``: nothing
+inside the window; ``unchanged``: new events, but the window says what the last call was
+told (same fingerprint); ``failed``: the LLM path failed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +30,8 @@ class TickRequest:
     config: AgentConfig
     last_marks: Marks | None
     """The marks of the last tick that did not fail; ``None`` before the first."""
+    last_fingerprint: str | None = None
+    """The fingerprint of the window of the last successful LLM call."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +43,7 @@ class LLMRequest:
     prompt: str
     window: ContextWindow
     marks: Marks
+    fingerprint: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,3 +68,5 @@ class TickDone:
     outcome: Outcome
     marks: Marks | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+    fingerprint: str | None = None
+    """The window's fingerprint, on ``ok`` (what the next tick compares with)."""

@@ -1,4 +1,11 @@
-"""The context window (v2 spec, section 3): a pure function over buffer snapshots."""
+"""The context window (v2 spec, section 3): a pure function over buffer snapshots.
+
+Beyond the spec: a screen event also carries what the capture client says of the window
+(``meta.windowTitle``) and of the moment (``observation.title``, ``observation.narrative``)
+when that says more than its OCR; repeated transcripts are kept once; and the window knows
+when its newest event arrived (``newest_ms``), from which each agent entry's freshness is
+measured.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +19,8 @@ MAX_AUDIO = 5
 """Transcript chunks the window keeps (the newest)."""
 MAX_SCREEN = 10
 """Unique screen events the window keeps (the newest)."""
+AUDIO_DEDUP_DEPTH = 3
+"""A transcript equal (ignoring case and spacing) to one of this many before it is dropped."""
 
 _SPEAKER_PREFIX = re.compile(r"^\[.*?openrouter\]\s*")
 
@@ -37,12 +46,26 @@ class ScreenEvent:
     app: str
     ocr: str
     ssim: float | None
+    received_at: int = 0
+    """Server time (ms) the event arrived: what its age in the prompt is measured from."""
+    window_title: str = ""
+    """``meta.windowTitle``, when it says more than the OCR (else empty)."""
+    title: str = ""
+    """``observation.title``, when it says more than the OCR and the window title."""
+    narrative: str = ""
+    """``observation.narrative``, when it says more than the OCR."""
 
     def to_json(self) -> JSONDict:
-        """``{ts, type, app, ocr, ssim?}``."""
+        """``{ts, type, app, ocr, ssim?, windowTitle?, title?, narrative?}``."""
         out: JSONDict = {"ts": self.ts, "type": self.type, "app": self.app, "ocr": self.ocr}
         if self.ssim is not None:
             out["ssim"] = self.ssim
+        if self.window_title:
+            out["windowTitle"] = self.window_title
+        if self.title:
+            out["title"] = self.title
+        if self.narrative:
+            out["narrative"] = self.narrative
         return out
 
 
@@ -71,6 +94,8 @@ class ContextWindow:
     audio_count: int
     screen_count: int
     window_ms: int
+    newest_ms: int | None = None
+    """Server time (ms) of the newest event inside the window, or ``None`` when empty."""
 
     @property
     def is_empty(self) -> bool:
@@ -87,6 +112,7 @@ class ContextWindow:
             "audioCount": self.audio_count,
             "screenCount": self.screen_count,
             "windowMs": self.window_ms,
+            "newestEventTs": self.newest_ms,
         }
 
 
@@ -108,6 +134,71 @@ def extract_audio(item: FeedItem) -> AudioEvent | None:
     return AudioEvent(ts=item.ts, text=joined) if joined else None
 
 
+def _plain(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def says_more(text: str, *known: str) -> bool:
+    """Whether ``text`` adds anything to ``known``: not empty, and not contained (ignoring
+    case and spacing) in any of them."""
+    plain = _plain(text)
+    return bool(plain) and not any(plain in _plain(k) for k in known if k)
+
+
+def screen_event(event: SenseEvent) -> ScreenEvent:
+    """What the window keeps of ``event``: the capture client's window title and observation
+    only where they say more than its OCR.
+
+    The capture client fills ``observation.title`` with ``"<type> in <app>"`` when it knows
+    nothing better; that says nothing the line does not already show, so it is left out.
+    """
+    app = event.app or "unknown"
+    window_title = title = narrative = ""
+    if "meta" in event.payload or "observation" in event.payload:
+        window_title = event.window_title
+        if not says_more(window_title, event.ocr):
+            window_title = ""
+        title = event.title
+        generic = (f"{event.type} in {event.app}", f"{event.type} event", app)
+        if title and not says_more(title, event.ocr, window_title, *generic):
+            title = ""
+        narrative = event.narrative
+        if narrative and not says_more(narrative, event.ocr, title):
+            narrative = ""
+    return ScreenEvent(
+        ts=event.ts,
+        type=event.type,
+        app=app,
+        ocr=event.ocr,
+        ssim=event.ssim,
+        received_at=event.received_at,
+        window_title=window_title,
+        title=title,
+        narrative=narrative,
+    )
+
+
+def _newest_unique(audio: list[AudioEvent]) -> list[AudioEvent]:
+    """The newest :data:`MAX_AUDIO` chunks, newest last, a chunk left out when a newer kept
+    one within :data:`AUDIO_DEDUP_DEPTH` says the same (ignoring case and spacing).
+
+    It walks back from the newest and stops once it has enough, so a long window costs no
+    more than a short one.
+    """
+    kept: list[AudioEvent] = []
+    newer: list[str] = []
+    for chunk in reversed(audio):
+        plain = _plain(chunk.text)
+        if plain in newer[-AUDIO_DEDUP_DEPTH:]:
+            continue
+        kept.append(chunk)
+        newer.append(plain)
+        if len(kept) == MAX_AUDIO:
+            break
+    kept.reverse()
+    return kept
+
+
 def build_context_window(
     feed: Iterable[FeedItem],
     sense: Iterable[SenseEvent],
@@ -118,27 +209,30 @@ def build_context_window(
     """Build the window of the last ``max_age_ms`` before ``now_ms``.
 
     Feed items are aged by their ``ts`` (server time), sense events by ``receivedAt``.
-    Consecutive identical OCR is kept once; a ``context`` event without OCR (an app switch)
-    is always kept.
+    Consecutive identical OCR (in the same window title) is kept once; a ``context`` event
+    without OCR (an app switch) is always kept; an event with neither OCR nor a context type
+    is kept when its observation says something. A transcript
+    said again within :data:`AUDIO_DEDUP_DEPTH` chunks is kept once, at its newest.
     """
     cutoff = now_ms - max_age_ms
-    audio = [
-        heard for item in feed if item.ts >= cutoff and (heard := extract_audio(item)) is not None
+    heard = [
+        chunk for item in feed if item.ts >= cutoff and (chunk := extract_audio(item)) is not None
     ]
-    screen = [
-        ScreenEvent(ts=e.ts, type=e.type, app=e.app or "unknown", ocr=e.ocr, ssim=e.ssim)
-        for e in sense
-        if e.received_at >= cutoff
-    ]
+    audio = _newest_unique(heard)
+    screen = [screen_event(e) for e in sense if e.received_at >= cutoff]
 
     deduped: list[ScreenEvent] = []
-    last_ocr = ""
+    last_ocr: tuple[str, str] = ("", "")
     for event in screen:
-        if event.ocr and event.ocr != last_ocr:
-            deduped.append(event)
-            last_ocr = event.ocr
-        elif not event.ocr and event.type == "context":
-            deduped.append(event)
+        if event.ocr:
+            if (event.ocr, event.window_title) == last_ocr:
+                continue
+            last_ocr = (event.ocr, event.window_title)
+        elif event.type == "context":
+            pass  # an app switch: always kept (the spec)
+        elif not (event.title or event.narrative):
+            continue
+        deduped.append(event)
 
     history: list[AppSwitch] = []
     last_app = ""
@@ -147,12 +241,14 @@ def build_context_window(
             history.append(AppSwitch(app=event.app, ts=event.ts))
             last_app = event.app
 
+    times = [a.ts for a in heard] + [e.received_at for e in screen]
     return ContextWindow(
         current_app=screen[-1].app if screen else "unknown",
         app_history=tuple(history),
-        audio=tuple(audio[-MAX_AUDIO:]),
+        audio=tuple(audio),
         screen=tuple(deduped[-MAX_SCREEN:]),
-        audio_count=len(audio),
+        audio_count=len(heard),
         screen_count=len(screen),
         window_ms=max_age_ms,
+        newest_ms=max(times) if times else None,
     )

@@ -82,7 +82,7 @@ if str(ROOT) not in sys.path:  # run as ``python bench/bench_costs.py``: make pa
 
 from actors.clock import SystemClock  # noqa: E402
 from actors.completion import Analysis  # noqa: E402
-from actors.prompt import build_prompt  # noqa: E402
+from actors.prompt import PreviousDigest, build_prompt, fingerprint  # noqa: E402
 from actors.records import FeedSnapshot, SenseSnapshot  # noqa: E402
 from actors.sense_buffer import validate_sense  # noqa: E402
 from actors.ticks import TickResult  # noqa: E402
@@ -745,6 +745,13 @@ def fill_rings(relay: RelayTree) -> tuple[FeedSnapshot, SenseSnapshot]:
     return feed_snap, sense_snap
 
 
+PREVIOUS_DIGEST = (
+    "The user is in IntelliJ IDEA editing server/routes.py (handle_feed), after reading a "
+    "failing test in iTerm. Earlier they discussed the idle check in Telegram. " * 4
+)
+"""A previous digest of the length a tick carries (it is cut to 600 characters)."""
+
+
 def measure_pure(feed: FeedSnapshot, sense: SenseSnapshot, reps: int) -> list[Figure]:
     now_ms = SystemClock().now_ms()
 
@@ -752,10 +759,16 @@ def measure_pure(feed: FeedSnapshot, sense: SenseSnapshot, reps: int) -> list[Fi
         return build_context_window(feed.items, sense.events, now_ms=now_ms, max_age_ms=MAX_AGE_MS)
 
     ctx = window()
+    previous = PreviousDigest(PREVIOUS_DIGEST, now_ms - 20_000)
+
+    def prompt(of: ContextWindow) -> str:
+        return build_prompt(of, now_ms=now_ms, previous=previous)
+
     return [
         Figure("build_context_window", timed(window, reps)),
-        Figure("build_prompt", timed(lambda: build_prompt(ctx), reps)),
-        Figure("both", timed(lambda: build_prompt(window()), reps)),
+        Figure("build_prompt", timed(lambda: prompt(ctx), reps)),
+        Figure("fingerprint", timed(lambda: fingerprint(ctx), reps)),
+        Figure("all three", timed(lambda: (prompt(w := window()), fingerprint(w)), reps)),
     ]
 
 
@@ -875,7 +888,11 @@ def run_tick(args: argparse.Namespace) -> list[TableRow]:
             continue
         transcripts = sum(1 for item in feed.items if "openrouter]" in item.text)
         ocr = sorted({len(e.ocr) for e in sense.events})
-        prompt = build_prompt(window)
+        prompt = build_prompt(
+            window,
+            now_ms=SystemClock().now_ms(),
+            previous=PreviousDigest(PREVIOUS_DIGEST, SystemClock().now_ms()),
+        )
         print(
             f"  rings: feed {len(feed.items)} items ({transcripts} transcripts), sense "
             f"{len(sense.events)} events (OCR {ocr[0]}-{ocr[-1]} chars, apps "

@@ -37,6 +37,11 @@ class AgentConfig:
     base_url: str = DEFAULT_BASE_URL
     model: str = DEFAULT_MODEL
     interval_ms: int = 30_000
+    """The longest time between two ticks while anything is new."""
+    debounce_ms: int = 3_000
+    """A tick runs this long after the last new feed or sense item (capped at the interval)."""
+    cooldown_ms: int = 0
+    """The least time between the starts of two LLM calls."""
     max_age_ms: int = 120_000
     max_tokens: int = 200
     temperature: float = 0.3
@@ -57,6 +62,11 @@ class AgentConfig:
         return self.timeout_ms * len(self.models)
 
     @property
+    def effective_debounce_ms(self) -> int:
+        """The debounce, capped at the interval."""
+        return min(self.debounce_ms, self.interval_ms)
+
+    @property
     def active(self) -> bool:
         """Ticks call the LLM only when the agent is enabled and has a key."""
         return self.enabled and bool(self.api_key)
@@ -66,6 +76,8 @@ class AgentConfig:
         return {
             "enabled": self.enabled,
             "intervalMs": self.interval_ms,
+            "debounceMs": self.debounce_ms,
+            "cooldownMs": self.cooldown_ms,
             "model": self.model,
             "maxAgeMs": self.max_age_ms,
             "maxTokens": self.max_tokens,
@@ -142,6 +154,8 @@ _RUNTIME_FIELDS: dict[str, tuple[str, Any]] = {
         "interval_ms",
         lambda k, v: _want_int(k, v, MIN_RUNTIME_INTERVAL_MS, 24 * 3_600_000),
     ),
+    "debounceMs": ("debounce_ms", lambda k, v: _want_int(k, v, 0, 24 * 3_600_000)),
+    "cooldownMs": ("cooldown_ms", lambda k, v: _want_int(k, v, 0, 24 * 3_600_000)),
     "model": ("model", _want_text),
     "maxAge": ("max_age_ms", lambda k, v: _want_int(k, v, MIN_RUNTIME_MAX_AGE_MS, 24 * 3_600_000)),
     "maxAgeMs": (
@@ -180,6 +194,10 @@ class Settings:
     restart_window_s: float = 30.0
     faults: bool = False
     """``RELAY_FAULTS=1``: the ``/debug/fault`` endpoint exists (fault drills)."""
+    max_streams: int = 32
+    """Concurrent ``/feed/stream`` and ``/agent/stream`` clients; more are answered 503."""
+    demo: bool = False
+    """``--demo``: the shipped stand-in LLM and a synthetic capture session (a first-run tour)."""
     agent: AgentConfig = AgentConfig()
 
 
@@ -218,6 +236,12 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
         "enable POST /debug/fault for fault drills (default false)",
     ),
     (
+        "max_streams",
+        "RELAY_MAX_STREAMS",
+        "positive_int",
+        "concurrent /feed/stream and /agent/stream clients; more get 503 (default 32)",
+    ),
+    (
         "sync",
         "RELAY_SYNC",
         "sync",
@@ -251,7 +275,25 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
         "model_list",
         "comma-separated models tried in order when the model fails (default none)",
     ),
-    ("interval_ms", "AGENT_INTERVAL_MS", "positive_int", "ms between agent ticks (default 30000)"),
+    (
+        "interval_ms",
+        "AGENT_INTERVAL_MS",
+        "positive_int",
+        "the longest time between two ticks while anything is new, in ms (default 30000)",
+    ),
+    (
+        "debounce_ms",
+        "AGENT_DEBOUNCE_MS",
+        "non_negative_int",
+        "a tick runs this long after the last new feed or sense item, in ms; capped at the "
+        "interval (default 3000)",
+    ),
+    (
+        "cooldown_ms",
+        "AGENT_COOLDOWN_MS",
+        "non_negative_int",
+        "the least time between two LLM calls, in ms (default 0)",
+    ),
     ("max_age_ms", "AGENT_MAX_AGE_MS", "positive_int", "context window in ms (default 120000)"),
     ("max_tokens", "AGENT_MAX_TOKENS", "positive_int", "max_tokens of each request (default 200)"),
     (
@@ -295,6 +337,10 @@ def _parse(kind: str, name: str, raw: str) -> Any:
     if kind == "positive_int":
         if not _DIGITS.fullmatch(value) or int(value) <= 0:
             raise ConfigError(f"{name} must be a positive whole number, got {raw!r}")
+        return int(value)
+    if kind == "non_negative_int":
+        if not _DIGITS.fullmatch(value):
+            raise ConfigError(f"{name} must be a whole number of 0 or more, got {raw!r}")
         return int(value)
     if kind == "model_list":
         return tuple(m.strip() for m in value.split(",") if m.strip())
@@ -354,6 +400,12 @@ def build_parser() -> argparse.ArgumentParser:
     for dest, env, _kind, help_text in _OPTIONS:
         flag = "--" + dest.replace("_", "-")
         parser.add_argument(flag, dest=dest, metavar=env, help=f"{help_text} [{env}]")
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="a first-run tour: a stand-in LLM that summarises heuristically (no key, no "
+        "network) and a synthetic capture session, with state in a temporary directory",
+    )
     return parser
 
 
@@ -377,6 +429,8 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
         "model": "model",
         "fallback_models": "fallback_models",
         "interval_ms": "interval_ms",
+        "debounce_ms": "debounce_ms",
+        "cooldown_ms": "cooldown_ms",
         "max_age_ms": "max_age_ms",
         "max_tokens": "max_tokens",
         "temperature": "temperature",
@@ -401,6 +455,8 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
         max_restarts=values.get("max_restarts", 10),
         restart_window_s=values.get("restart_window_s", 30.0),
         faults=values.get("faults", False),
+        max_streams=values.get("max_streams", 32),
+        demo=bool(args.get("demo")),
         agent=agent,
     )
 

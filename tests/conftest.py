@@ -99,8 +99,9 @@ def fake_llm() -> Iterator[FakeLLM]:
 
 
 def relay_settings(fake_llm: FakeLLM | None = None, **agent: Any) -> Settings:
-    """Settings for a test relay: a free port, an hour-long interval (tests tick by hand)."""
-    config = AgentConfig(interval_ms=HOUR_MS, timeout_ms=2_000)
+    """Settings for a test relay: a free port, an hour-long interval and debounce (tests tick
+    by hand, or set ``interval_ms``/``debounce_ms`` to test the schedule)."""
+    config = AgentConfig(interval_ms=HOUR_MS, debounce_ms=HOUR_MS, timeout_ms=2_000)
     if fake_llm is not None:
         config = replace(config, base_url=fake_llm.base_url, api_key="test-key")
     return Settings(

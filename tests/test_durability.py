@@ -185,17 +185,29 @@ def test_no_acknowledged_post_is_lost_when_the_relay_is_killed(
 
 
 def tick_once(relay: Relay) -> None:
-    """One successful tick and one idle skip, then the agent is switched off and quiet."""
-    relay.post("/sense", {"type": "text", "ts": 1, "ocr": "def main()", "meta": {"app": "idea"}})
+    """One successful tick and one unchanged-window skip, then the agent is switched off."""
+    event = {"type": "text", "ts": 1, "ocr": "def main()", "meta": {"app": "idea"}}
+    relay.post("/sense", event)
     wait_until(lambda: relay.get("/agent/last")["result"], WAIT_S, "a tick")
-    wait_until(lambda: relay.get("/health")["agent"]["idleSkips"], WAIT_S, "an idle skip")
+    relay.post("/sense", event)  # the same screen again: no call
+    wait_until(lambda: relay.get("/health")["agent"]["unchangedSkips"], WAIT_S, "a skip")
     relay.post("/agent/config", {"enabled": False})
     wait_until(lambda: not relay.get("/health")["agent"]["inFlight"], WAIT_S, "a quiet agent")
 
 
 def agent_state(relay: Relay) -> dict[str, Any]:
     agent = relay.get("/health")["agent"]
-    keys = ("totalCalls", "totalTokens", "idleSkips", "emptySkips", "failures", "lastAnalysis")
+    keys = (
+        "totalCalls",
+        "totalTokens",
+        "idleSkips",
+        "emptySkips",
+        "unchangedSkips",
+        "failures",
+        "lastAnalysis",
+        "parseSuccessRate",
+        "contextFreshnessMedianMs",
+    )
     return {
         "digest": relay.get("/agent/digest")["digest"],
         "history": relay.get("/agent/history?limit=50")["results"],

@@ -292,23 +292,6 @@ def test_without_a_key_the_agent_makes_no_calls_until_one_is_set(
     assert fake_llm.requests[0].authorization == "Bearer new-key"
 
 
-def test_the_interval_timer_drives_ticks(
-    make_relay: Callable[..., Relay], fake_llm: FakeLLM, clock: FakeClock, logs: LogSink
-) -> None:
-    relay = make_relay(relay_settings(fake_llm, interval_ms=30_000))
-    ask(relay, "sense", "append", sense())
-    clock.advance(29.9)
-    assert fake_llm.calls == 0
-    clock.advance(0.2)
-    wait_until(lambda: fake_llm.calls == 1, what="the first interval tick")
-    wait_until(lambda: logs.named("tick"), what="the tick to finish")
-
-    ask(relay, "ticker", "update_config", {"intervalMs": 10_000})
-    ask(relay, "sense", "append", sense(ocr="news"))
-    clock.advance(10.1)
-    wait_until(lambda: fake_llm.calls == 2, what="a tick at the new interval")
-
-
 def test_a_crashed_llm_caller_is_restarted_and_the_agent_carries_on(
     relay: Relay, fake_llm: FakeLLM, logs: LogSink
 ) -> None:
@@ -325,3 +308,50 @@ def test_runtime_config_survives_a_ticker_crash(relay: Relay) -> None:
     wait_until(lambda: relay.handles["ticker"].restarts == 1, what="ticker restart")
     config = ask(relay, "ticker", "config")
     assert (config.interval_ms, config.model) == (7_000, "other/model")
+
+
+def test_an_entry_records_how_fresh_its_window_was(
+    relay: Relay, clock: FakeClock, logs: LogSink
+) -> None:
+    ask(relay, "sense", "append", sense(ocr="older"))
+    clock.advance(5)
+    ask(relay, "sense", "append", sense(ocr="newest"))
+    clock.advance(2)
+    assert tick(relay, logs) == "ok"
+    assert ask(relay, "digest", "last")["contextFreshnessMs"] == 2_000
+
+    ask(relay, "sense", "append", sense(ocr="another"))
+    clock.advance(10)
+    assert tick(relay, logs) == "ok"
+    assert ask(relay, "digest", "last")["contextFreshnessMs"] == 10_000
+    stats = ask(relay, "digest", "stats")
+    assert stats["contextFreshnessMedianMs"] == 6_000
+    assert stats["parseSuccessRate"] == 1.0
+
+
+def test_the_parse_success_rate_counts_every_answer(
+    relay: Relay, fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    assert ask(relay, "digest", "stats")["parseSuccessRate"] is None
+    ask(relay, "sense", "append", sense(ocr="one"))
+    assert tick(relay, logs) == "ok"
+    fake_llm.mode = "plain"  # not JSON: kept as a raw-text fallback, counted as a parse failure
+    ask(relay, "sense", "append", sense(ocr="two"))
+    assert tick(relay, logs) == "ok"
+    stats = ask(relay, "digest", "stats")
+    assert (stats["totalCalls"], stats["parseFailures"], stats["parseSuccessRate"]) == (2, 1, 0.5)
+
+
+def test_the_next_prompt_carries_the_previous_digest(
+    relay: Relay, fake_llm: FakeLLM, clock: FakeClock, logs: LogSink
+) -> None:
+    ask(relay, "sense", "append", sense(ocr="first screen"))
+    assert tick(relay, logs) == "ok"
+    first_prompt = fake_llm.requests[0].body["messages"][0]["content"]
+    assert "Earlier (" not in first_prompt
+
+    clock.advance(40)
+    ask(relay, "sense", "append", sense(ocr="second screen"))
+    assert tick(relay, logs) == "ok"
+    second_prompt = fake_llm.requests[1].body["messages"][0]["content"]
+    assert f"Earlier (your previous digest, 40s ago):\n{fake_llm.digest}\n" in second_prompt

@@ -1,9 +1,15 @@
-"""The LLM prompt (v2 spec, section 4)."""
+"""The LLM prompt (v2 spec, section 4, with ages, newest first and the previous digest)."""
 
 from __future__ import annotations
 
-from actors.prompt import build_prompt
+from dataclasses import replace
+
+from actors.prompt import PREVIOUS_DIGEST_CHARS, PreviousDigest, build_prompt, fingerprint
 from actors.window import AppSwitch, AudioEvent, ContextWindow, ScreenEvent
+
+NOW = 1_769_901_200_000
+SCREEN = "Screen (OCR text, newest first):"
+AUDIO = "Audio transcript (newest first):"
 
 
 def ctx(
@@ -24,8 +30,19 @@ def ctx(
     )
 
 
-def screen(app: str, ocr: str, type_: str = "text") -> ScreenEvent:
-    return ScreenEvent(ts=1, type=type_, app=app, ocr=ocr, ssim=None)
+def screen(
+    app: str, ocr: str, type_: str = "text", *, age_s: float = 0, **extra: str
+) -> ScreenEvent:
+    at = NOW - round(age_s * 1000)
+    return ScreenEvent(ts=at, type=type_, app=app, ocr=ocr, ssim=None, received_at=at, **extra)
+
+
+def heard(text: str, age_s: float = 0) -> AudioEvent:
+    return AudioEvent(NOW - round(age_s * 1000), text)
+
+
+def prompt_of(window: ContextWindow, previous: PreviousDigest | None = None) -> str:
+    return build_prompt(window, now_ms=NOW, previous=previous)
 
 
 def section(prompt: str, header: str) -> list[str]:
@@ -42,10 +59,10 @@ You produce TWO outputs as JSON.
 Active app: unknown
 App history: (none)
 
-Screen (OCR text, newest last):
+Screen (OCR text, newest first):
 (no screen data)
 
-Audio transcript (newest last):
+Audio transcript (newest first):
 (silence)
 
 Respond with ONLY valid JSON, no markdown:
@@ -57,108 +74,210 @@ Respond with ONLY valid JSON, no markdown:
 Rules:
 - "hud" is for a minimal overlay display. Example: "Editing hud-relay.mjs in IDEA"
 - "digest" is for an AI assistant to understand the full situation and offer help.
+- The newest events say what the user is doing now; older ones are background.
+- If an earlier digest is given, end the digest with one sentence on what the user was doing before, if it differs from now.
 - If nothing is happening, hud="Idle" and digest explains what was last seen.
 - Include specific filenames, URLs, error messages, UI text from OCR in digest.
 - Do NOT suggest actions in digest — just describe the situation factually."""  # noqa: E501
 
 
-def test_empty_window_prompt_matches_the_spec_template_exactly():
-    assert build_prompt(ctx()) == EXPECTED_EMPTY_PROMPT
+def test_empty_window_prompt_matches_the_template_exactly():
+    assert prompt_of(ctx()) == EXPECTED_EMPTY_PROMPT
 
 
 def test_empty_window_uses_placeholders():
-    prompt = build_prompt(ctx())
+    prompt = prompt_of(ctx())
     assert "App history: (none)\n" in prompt
-    assert section(prompt, "Screen (OCR text, newest last):") == ["(no screen data)"]
-    assert section(prompt, "Audio transcript (newest last):") == ["(silence)"]
+    assert section(prompt, SCREEN) == ["(no screen data)"]
+    assert section(prompt, AUDIO) == ["(silence)"]
 
 
 def test_prompt_asks_for_json_with_hud_and_digest():
-    prompt = build_prompt(ctx())
+    prompt = prompt_of(ctx())
     assert "Respond with ONLY valid JSON, no markdown:" in prompt
     assert '"hud": "<max 15 words' in prompt
     assert '"digest": "<3-5 sentences' in prompt
 
 
 def test_active_app_is_normalised():
-    prompt = build_prompt(ctx(current_app="idea"))
+    prompt = prompt_of(ctx(current_app="idea"))
     assert "\nActive app: IntelliJ IDEA\n" in prompt
 
 
 def test_active_app_unknown_to_the_table_passes_through():
-    prompt = build_prompt(ctx(current_app="Obsidian"))
+    prompt = prompt_of(ctx(current_app="Obsidian"))
     assert "\nActive app: Obsidian\n" in prompt
 
 
 def test_app_history_is_joined_with_arrows_and_normalised():
     history = (AppSwitch("idea", 1), AppSwitch("Google Chrome", 2), AppSwitch("Slack", 3))
-    prompt = build_prompt(ctx(app_history=history))
+    prompt = prompt_of(ctx(app_history=history))
     assert "\nApp history: IntelliJ IDEA → Chrome → Slack\n" in prompt
 
 
 def test_single_app_history_has_no_arrow():
-    prompt = build_prompt(ctx(app_history=(AppSwitch("code", 1),)))
+    prompt = prompt_of(ctx(app_history=(AppSwitch("code", 1),)))
     assert "\nApp history: VS Code\n" in prompt
 
 
-def test_screen_lines_are_prefixed_with_normalised_app_newest_last():
-    events = (screen("iterm2", "ls -la"), screen("code", "main.py"))
-    prompt = build_prompt(ctx(screen=events))
-    assert section(prompt, "Screen (OCR text, newest last):") == [
-        "[iTerm] ls -la",
-        "[VS Code] main.py",
+def test_screen_lines_are_newest_first_with_their_age_and_normalised_app():
+    events = (screen("iterm2", "ls -la", age_s=42.4), screen("code", "main.py", age_s=3))
+    prompt = prompt_of(ctx(screen=events))
+    assert section(prompt, SCREEN) == [
+        "[3s ago] [VS Code] main.py",
+        "[42s ago] [iTerm] ls -la",
     ]
 
 
 def test_screen_ocr_newlines_are_flattened():
-    prompt = build_prompt(ctx(screen=(screen("code", "line one\nline two\n\nline three"),)))
-    assert section(prompt, "Screen (OCR text, newest last):") == [
-        "[VS Code] line one line two  line three"
-    ]
+    prompt = prompt_of(ctx(screen=(screen("code", "line one\nline two\n\nline three"),)))
+    assert section(prompt, SCREEN) == ["[0s ago] [VS Code] line one line two  line three"]
 
 
 def test_screen_ocr_is_cut_to_200_characters():
     ocr = "a" * 199 + "bc" + "z" * 300
-    prompt = build_prompt(ctx(screen=(screen("code", ocr),)))
-    assert section(prompt, "Screen (OCR text, newest last):") == ["[VS Code] " + "a" * 199 + "b"]
+    prompt = prompt_of(ctx(screen=(screen("code", ocr),)))
+    assert section(prompt, SCREEN) == ["[0s ago] [VS Code] " + "a" * 199 + "b"]
 
 
 def test_screen_ocr_is_cut_after_flattening_newlines():
     ocr = "\n".join(["x" * 99] * 3)  # 99 + 1 + 99 + 1 + 99 characters
-    line = section(
-        build_prompt(ctx(screen=(screen("code", ocr),))), "Screen (OCR text, newest last):"
-    )
-    assert line == ["[VS Code] " + "x" * 99 + " " + "x" * 99 + " "]
+    line = section(prompt_of(ctx(screen=(screen("code", ocr),))), SCREEN)
+    assert line == ["[0s ago] [VS Code] " + "x" * 99 + " " + "x" * 99 + " "]
 
 
 def test_screen_event_without_ocr_shows_no_text():
-    prompt = build_prompt(ctx(screen=(screen("finder", "", type_="context"),)))
-    assert section(prompt, "Screen (OCR text, newest last):") == ["[Finder] (no text)"]
+    prompt = prompt_of(ctx(screen=(screen("finder", "", type_="context"),)))
+    assert section(prompt, SCREEN) == ["[0s ago] [Finder] (no text)"]
 
 
-def test_audio_lines_are_cut_to_300_characters_newest_last():
-    audio = (AudioEvent(1, "first"), AudioEvent(2, "b" * 300 + "OVERFLOW"))
-    prompt = build_prompt(ctx(audio=audio))
-    assert section(prompt, "Audio transcript (newest last):") == ["first", "b" * 300]
+def test_audio_lines_are_cut_to_300_characters_newest_first_with_their_age():
+    audio = (heard("first", age_s=61), heard("b" * 300 + "OVERFLOW", age_s=2))
+    prompt = prompt_of(ctx(audio=audio))
+    assert section(prompt, AUDIO) == ["[2s ago] " + "b" * 300, "[61s ago] first"]
 
 
 def test_multibyte_text_is_kept_in_the_prompt():
-    prompt = build_prompt(
-        ctx(audio=(AudioEvent(1, "Привет 👋 日本語"),), screen=(screen("telegram", "Привет"),))
+    prompt = prompt_of(
+        ctx(audio=(heard("Привет 👋 日本語"),), screen=(screen("telegram", "Привет"),))
     )
-    assert section(prompt, "Audio transcript (newest last):") == ["Привет 👋 日本語"]
-    assert section(prompt, "Screen (OCR text, newest last):") == ["[Telegram] Привет"]
+    assert section(prompt, AUDIO) == ["[0s ago] Привет 👋 日本語"]
+    assert section(prompt, SCREEN) == ["[0s ago] [Telegram] Привет"]
 
 
 def test_populated_prompt_drops_every_placeholder():
-    prompt = build_prompt(
+    prompt = prompt_of(
         ctx(
             current_app="code",
             app_history=(AppSwitch("code", 1),),
-            audio=(AudioEvent(1, "hello"),),
+            audio=(heard("hello"),),
             screen=(screen("code", "def main():"),),
         )
     )
     assert "(none)" not in prompt
     assert "(no screen data)" not in prompt
     assert "(silence)" not in prompt
+
+
+def test_window_title_observation_title_and_narrative_are_shown():
+    event = screen(
+        "code",
+        "def main():",
+        window_title="relay.py — sinain-relay",
+        title="Editing the relay",
+        narrative="A Python file with a failing assertion",
+    )
+    assert section(prompt_of(ctx(screen=(event,))), SCREEN) == [
+        "[0s ago] [VS Code — relay.py — sinain-relay] Editing the relay: def main(): "
+        "(seen: A Python file with a failing assertion)"
+    ]
+
+
+def test_an_event_without_ocr_shows_its_narrative_instead():
+    event = screen("figma", "", type_="visual", narrative="A dashboard mock-up")
+    assert section(prompt_of(ctx(screen=(event,))), SCREEN) == [
+        "[0s ago] [figma] A dashboard mock-up"
+    ]
+
+
+def test_events_received_in_the_future_are_zero_seconds_old():
+    assert section(prompt_of(ctx(screen=(screen("code", "x", age_s=-5),))), SCREEN) == [
+        "[0s ago] [VS Code] x"
+    ]
+
+
+def test_no_previous_digest_means_no_earlier_section():
+    assert "Earlier (" not in prompt_of(ctx())
+
+
+def test_the_previous_digest_is_given_with_its_age():
+    previous = PreviousDigest("User was reading the Pykka docs\nin Chrome.", NOW - 95_000)
+    prompt = prompt_of(ctx(), previous)
+    assert section(prompt, "Earlier (your previous digest, 95s ago):") == [
+        "User was reading the Pykka docs in Chrome."
+    ]
+
+
+def test_the_previous_digest_is_bounded():
+    previous = PreviousDigest("w" * 5_000, NOW - 1_000)
+    (line,) = section(prompt_of(ctx(), previous), "Earlier (your previous digest, 1s ago):")
+    assert len(line) == PREVIOUS_DIGEST_CHARS
+    assert line.endswith("…")
+
+
+def test_a_blank_previous_digest_is_left_out():
+    assert "Earlier (" not in prompt_of(ctx(), PreviousDigest("  ", NOW))
+
+
+# -- the fingerprint -------------------------------------------------------------------------
+
+
+def busy() -> ContextWindow:
+    return ctx(
+        current_app="code",
+        app_history=(AppSwitch("chrome", 1), AppSwitch("code", 2)),
+        audio=(heard("we should fix the idle check", age_s=4),),
+        screen=(screen("code", "def tick():", age_s=2, window_title="ticker.py"),),
+    )
+
+
+def shifted(window: ContextWindow, seconds: float) -> ContextWindow:
+    ms = round(seconds * 1000)
+    return replace(
+        window,
+        audio=tuple(replace(a, ts=a.ts - ms) for a in window.audio),
+        screen=tuple(replace(s, received_at=s.received_at - ms) for s in window.screen),
+    )
+
+
+def test_the_fingerprint_ignores_ages_and_counts():
+    window = busy()
+    later = replace(shifted(window, 37), audio_count=9, screen_count=12, newest_ms=0)
+    assert fingerprint(later) == fingerprint(window)
+
+
+def test_the_fingerprint_changes_with_what_the_llm_would_be_told():
+    window = busy()
+    base = fingerprint(window)
+    changes = [
+        replace(window, current_app="iterm2"),
+        replace(window, app_history=window.app_history[1:]),
+        replace(window, audio=(heard("something else"),)),
+        replace(window, screen=(screen("code", "def tick(self):", window_title="ticker.py"),)),
+        replace(window, screen=(screen("code", "def tick():", window_title="clock.py"),)),
+    ]
+    assert len({fingerprint(w) for w in changes} | {base}) == len(changes) + 1
+
+
+def test_the_fingerprint_counts_a_line_repeated_right_after_itself_once():
+    switch = screen("finder", "", type_="context")
+    once = ctx(screen=(switch,))
+    twice = ctx(screen=(switch, replace(switch, received_at=NOW - 1)))
+    assert fingerprint(twice) == fingerprint(once)
+
+
+def test_ocr_beyond_what_the_prompt_shows_does_not_change_the_fingerprint():
+    head = "x" * 200
+    assert fingerprint(ctx(screen=(screen("code", head + "tail one"),))) == fingerprint(
+        ctx(screen=(screen("code", head + "tail two"),))
+    )

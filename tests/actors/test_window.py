@@ -15,6 +15,7 @@ from actors.window import (
     ScreenEvent,
     build_context_window,
     extract_audio,
+    screen_event,
 )
 
 NOW = 1_769_901_200_000
@@ -243,7 +244,7 @@ def test_screen_event_missing_app_is_unknown():
 def test_screen_event_keeps_ssim_and_type():
     ctx = window(sense_events=[sense(type_="visual", ocr="x", ssim=0.87)])
     assert ctx.screen[0] == ScreenEvent(
-        ts=NOW - 1_000, type="visual", app="code", ocr="x", ssim=0.87
+        ts=NOW - 1_000, type="visual", app="code", ocr="x", ssim=0.87, received_at=NOW - 1_000
     )
 
 
@@ -358,6 +359,7 @@ def test_to_json_has_the_spec_shape():
         "audioCount": 1,
         "screenCount": 2,
         "windowMs": MAX_AGE,
+        "newestEventTs": NOW - 30,
     }
 
 
@@ -370,6 +372,7 @@ def test_to_json_of_empty_window():
         "audioCount": 0,
         "screenCount": 0,
         "windowMs": MAX_AGE,
+        "newestEventTs": None,
     }
 
 
@@ -394,3 +397,103 @@ def test_to_json_is_serialisable():
         window_ms=10,
     )
     assert orjson.loads(orjson.dumps(ctx.to_json())) == ctx.to_json()
+
+
+# -- what the capture client says beyond the OCR ----------------------------------------------
+
+
+def observed(
+    *,
+    ocr: str = "",
+    type_: str = "text",
+    app: str = "Code",
+    window_title: str | None = None,
+    observation: dict[str, object] | None = None,
+    received_at: int = NOW - 1_000,
+) -> SenseEvent:
+    payload: dict[str, object] = {"type": type_, "ts": received_at, "ocr": ocr}
+    payload["meta"] = {"app": app, "windowTitle": window_title, "screen": 0}
+    if observation is not None:
+        payload["observation"] = observation
+    return SenseEvent(
+        id=1,
+        received_at=received_at,
+        type=type_,
+        ts=received_at,
+        ocr=ocr,
+        app=app,
+        ssim=None,
+        payload=payload,
+    )
+
+
+def test_a_window_title_that_says_more_than_the_ocr_is_kept():
+    event = screen_event(observed(ocr="def main():", window_title="main.py — relay"))
+    assert event.window_title == "main.py — relay"
+
+
+def test_a_window_title_already_in_the_ocr_is_left_out():
+    event = screen_event(
+        observed(ocr="File  MAIN.PY — relay  Edit", window_title="main.py — relay")
+    )
+    assert event.window_title == ""
+
+
+def test_the_clients_placeholder_observation_title_is_left_out():
+    for title in ("text in Code", "text event", "Code"):
+        assert screen_event(observed(ocr="x", observation={"title": title})).title == ""
+
+
+def test_an_observation_title_repeating_the_window_title_is_left_out():
+    event = screen_event(
+        observed(ocr="x", window_title="Inbox — Mail", observation={"title": "Inbox — Mail"})
+    )
+    assert (event.window_title, event.title) == ("Inbox — Mail", "")
+
+
+def test_an_observation_title_and_narrative_that_say_more_are_kept():
+    event = screen_event(
+        observed(
+            ocr="Traceback (most recent call last)",
+            observation={"title": "A failing test", "narrative": "pytest shows one failure"},
+        )
+    )
+    assert (event.title, event.narrative) == ("A failing test", "pytest shows one failure")
+
+
+def test_an_event_with_only_an_observation_is_kept_in_the_screen():
+    events = [observed(type_="visual", observation={"narrative": "A chart of latencies"})]
+    assert [e.narrative for e in window(sense_events=events).screen] == ["A chart of latencies"]
+
+
+def test_the_same_ocr_in_another_window_is_kept():
+    events = [
+        observed(ocr="README", window_title="one", received_at=NOW - 2),
+        observed(ocr="README", window_title="two", received_at=NOW - 1),
+    ]
+    assert [e.window_title for e in window(sense_events=events).screen] == ["one", "two"]
+
+
+def test_a_repeated_transcript_is_kept_once_at_its_newest_but_counted():
+    items = [
+        feed("[a openrouter] Let's ship it", ts=NOW - 30),
+        feed("[a openrouter] let's   SHIP it", ts=NOW - 20),
+        feed("[a openrouter] something new", ts=NOW - 10),
+    ]
+    ctx = window(items)
+    assert [a.text for a in ctx.audio] == ["let's   SHIP it", "something new"]  # the newest
+    assert ctx.audio_count == 3
+
+
+def test_a_transcript_repeated_after_three_others_is_kept_again():
+    texts = ["one", "two", "three", "four", "one"]
+    items = [feed(f"[a openrouter] {t}", ts=NOW - 50 + n) for n, t in enumerate(texts)]
+    assert [a.text for a in window(items).audio] == texts
+
+
+def test_newest_ms_is_the_arrival_of_the_newest_event_in_the_window():
+    items = [feed("[a openrouter] hi", ts=NOW - 500), feed("no transcript", ts=NOW - 5)]
+    events = [sense(received_at=NOW - 900, ocr="x"), sense(received_at=NOW - 700 - MAX_AGE)]
+    assert window(items, events).newest_ms == NOW - 500
+    assert window(sense_events=events).newest_ms == NOW - 900
+    assert window().newest_ms is None

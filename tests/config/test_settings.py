@@ -32,6 +32,9 @@ ENV_VARS = (
     "AGENT_BASE_URL",
     "AGENT_MODEL",
     "AGENT_INTERVAL_MS",
+    "AGENT_DEBOUNCE_MS",
+    "AGENT_COOLDOWN_MS",
+    "RELAY_MAX_STREAMS",
     "AGENT_MAX_AGE_MS",
     "AGENT_MAX_TOKENS",
     "AGENT_TEMPERATURE",
@@ -115,6 +118,9 @@ def test_empty_environment_values_count_as_unset():
         ("AGENT_BASE_URL", "http://localhost:8080/v1/", lambda s: s.agent.base_url),
         ("AGENT_MODEL", " openai/gpt-4o-mini ", lambda s: s.agent.model),
         ("AGENT_INTERVAL_MS", "10000", lambda s: s.agent.interval_ms),
+        ("AGENT_DEBOUNCE_MS", "1500", lambda s: s.agent.debounce_ms),
+        ("AGENT_COOLDOWN_MS", "10000", lambda s: s.agent.cooldown_ms),
+        ("RELAY_MAX_STREAMS", "4", lambda s: s.max_streams),
         ("AGENT_MAX_AGE_MS", "60000", lambda s: s.agent.max_age_ms),
         ("AGENT_MAX_TOKENS", "400", lambda s: s.agent.max_tokens),
         ("AGENT_TEMPERATURE", "1.25", lambda s: s.agent.temperature),
@@ -136,6 +142,9 @@ def test_each_environment_variable_is_read(var, raw, read):
         "AGENT_BASE_URL": "http://localhost:8080/v1",
         "AGENT_MODEL": "openai/gpt-4o-mini",
         "AGENT_INTERVAL_MS": 10_000,
+        "AGENT_DEBOUNCE_MS": 1_500,
+        "AGENT_COOLDOWN_MS": 10_000,
+        "RELAY_MAX_STREAMS": 4,
         "AGENT_MAX_AGE_MS": 60_000,
         "AGENT_MAX_TOKENS": 400,
         "AGENT_TEMPERATURE": 1.25,
@@ -149,7 +158,7 @@ def test_each_environment_variable_is_read(var, raw, read):
 
 
 def test_every_env_var_is_covered_by_the_parametrised_test():
-    assert len(ENV_VARS) == 17
+    assert len(ENV_VARS) == 20
 
 
 @pytest.mark.parametrize(
@@ -527,6 +536,8 @@ def test_to_public_has_the_runtime_fields():
     assert AgentConfig().to_public() == {
         "enabled": True,
         "intervalMs": 30_000,
+        "debounceMs": 3_000,
+        "cooldownMs": 0,
         "model": DEFAULT_MODEL,
         "maxAgeMs": 120_000,
         "maxTokens": 200,
@@ -538,3 +549,39 @@ def test_to_public_has_the_runtime_fields():
         "baseUrl": DEFAULT_BASE_URL,
         "hasApiKey": False,
     }
+
+
+def test_a_zero_debounce_is_allowed():
+    assert load(env={"AGENT_DEBOUNCE_MS": "0"}).agent.debounce_ms == 0
+
+
+def test_schedule_defaults():
+    settings = load()
+    agent = settings.agent
+    assert (agent.debounce_ms, agent.interval_ms, agent.cooldown_ms) == (3_000, 30_000, 0)
+    assert settings.max_streams == 32
+    assert settings.demo is False
+
+
+def test_the_debounce_is_capped_at_the_interval():
+    assert AgentConfig(debounce_ms=60_000, interval_ms=10_000).effective_debounce_ms == 10_000
+    assert AgentConfig(debounce_ms=2_000, interval_ms=10_000).effective_debounce_ms == 2_000
+
+
+@pytest.mark.parametrize("var", ["AGENT_DEBOUNCE_MS", "AGENT_COOLDOWN_MS"])
+@pytest.mark.parametrize("raw", ["-1", "1.5", "soon"])
+def test_schedule_settings_must_be_whole_numbers(var, raw):
+    with pytest.raises(ConfigError, match=f"{var} must be a whole number of 0 or more"):
+        load(env={var: raw})
+
+
+def test_schedule_fields_change_at_runtime():
+    config = AgentConfig().updated({"debounceMs": 0, "cooldownMs": 5_000})
+    assert (config.debounce_ms, config.cooldown_ms) == (0, 5_000)
+    assert AgentConfig().updated({"debounceMs": -5}).debounce_ms == 0  # clamped, as intervalMs
+    with pytest.raises(ConfigError, match="debounceMs"):
+        AgentConfig().updated({"debounceMs": "soon"})
+
+
+def test_demo_flag():
+    assert load(["--demo"]).demo is True

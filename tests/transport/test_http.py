@@ -358,6 +358,13 @@ def test_health_reports_counts_agent_and_actors(client: httpx.Client) -> None:
         "estimatedCost",
         "model",
         "idleSkips",
+        "unchangedSkips",
+        "parseSuccessRate",
+        "contextFreshnessMedianMs",
+        "debounceMs",
+        "cooldownMs",
+        "pending",
+        "nextTickInMs",
     ):
         assert key in agent
     assert set(health["actors"]) == {
