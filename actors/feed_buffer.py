@@ -136,6 +136,22 @@ class FeedBuffer(DurableActor):
         """Items with an id above ``after``, oldest first (committed or not)."""
         return self.snapshot().after(after)
 
+    def stored_after(self, after: int, limit: int) -> tuple[FeedItem, ...]:
+        """Up to ``limit`` stored items with an id above ``after``, oldest first.
+
+        Read from the ``feed`` table, which keeps up to about :data:`PRUNE_SLACK` rows beyond
+        the ring: what a stream replays to a client that reconnects after more than the ring.
+        """
+        assert self._db is not None, "started() opened the connection"
+        rows = self._db.execute(
+            "SELECT id, ts, text, priority, source FROM feed WHERE id > ? ORDER BY id LIMIT ?",
+            (after, limit),
+        ).fetchall()
+        return tuple(
+            FeedItem(id=i, ts=ts, text=text, priority=priority, source=source)
+            for i, ts, text, priority, source in rows
+        )
+
     def snapshot(self) -> FeedSnapshot:
         """The whole ring and the activity counter, for the context builder."""
         return FeedSnapshot(items=tuple(self._items), activity=self._activity)

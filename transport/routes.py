@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import itertools
+import math
 import time
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import structlog
 from aiohttp import web
 
 from actors.base import ChildHandle
+from actors.digest_store import AgentEntry, AgentSnapshot
 from actors.errors import ActorUnavailable, BadRequest, PayloadTooLarge, Unauthorized
 from actors.feed_buffer import validate_feed
 from actors.published import Published
@@ -28,6 +30,15 @@ from actors.storage import StorageInfo
 from config.settings import ConfigError
 from transport.batching import Batcher
 from transport.bridge import ask
+from transport.streams import (
+    LONG_POLL_MAX_S,
+    Event,
+    Hub,
+    StreamLimits,
+    StreamRefused,
+    Streams,
+    serve,
+)
 
 FEED_BODY_LIMIT = 256 * 1024
 """Largest ``POST /feed`` body, in bytes (a long transcript batch fits many times over)."""
@@ -51,6 +62,8 @@ class Peers:
     """What the feed buffer last committed: ``GET /feed`` reads it without a message."""
     sense_view: Published[SenseSnapshot]
     """What the sense buffer last committed, for ``GET /sense``."""
+    agent_view: Published[AgentSnapshot]
+    """The newest agent entries the digest store committed: streams and long-polls."""
     digest: ChildHandle
     context: ChildHandle
     ticker: ChildHandle
@@ -62,6 +75,8 @@ class Peers:
     """Static for the process: the epoch and where the data lives."""
     faults: bool = False
     """Whether ``POST /debug/fault`` exists."""
+    max_streams: int = 32
+    """Concurrent stream clients at most (``RELAY_MAX_STREAMS``)."""
     trace_requests: bool = False
     """Log every request and give actors its id (``LOG_LEVEL=debug``); errors are always logged."""
 
@@ -104,11 +119,18 @@ ROUTES = web.AppKey("routes", dict[str, set[str]])
 """The methods each path answers, for the ``Allow`` header of a 405."""
 FEED_POSTS = web.AppKey("feed_posts", Batcher)
 SENSE_POSTS = web.AppKey("sense_posts", Batcher)
+STREAMS = web.AppKey("streams", Streams)
 REQUEST_ID = web.RequestKey("request_id", str)
 CORS_HEADERS = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-    "Access-Control-Allow-Headers": "Content-Type, Authorization",
+    "Access-Control-Allow-Headers": "Content-Type, Authorization, Last-Event-ID",
+}
+SSE_HEADERS = {
+    "Content-Type": "text/event-stream",
+    "Cache-Control": "no-cache",
+    "X-Accel-Buffering": "no",  # nginx: pass each event on, do not buffer the stream
+    **CORS_HEADERS,
 }
 _request_ids = itertools.count(1)
 
@@ -175,6 +197,11 @@ def _guarded(handler: Handler, *, trace: bool) -> Handler:
             status, error = 401, str(exc)
         except ActorUnavailable as exc:
             status, error = 503, str(exc)
+        except StreamRefused as exc:
+            status, error = 503, str(exc)
+            refused = _error(status, error)
+            refused.headers["Retry-After"] = str(exc.retry_after_s)
+            return refused
         except web.HTTPException as exc:
             status, error = exc.status, _http_message(exc)
             return _http_error(exc)
@@ -315,9 +342,73 @@ async def get_sense(request: web.Request) -> web.Response:
 
 
 async def get_digest(request: web.Request) -> web.Response:
-    """``GET /agent/digest``: the latest digest, or null before the first."""
-    digest = await _ask(request, request.app[PEERS].digest, "latest_digest")
-    return json_response({"ok": True, "digest": digest})
+    """``GET /agent/digest``: the latest digest, or null before the first.
+
+    With ``wait`` (seconds, above 0 and at most 60) it is a long-poll: the answer comes as
+    soon as the digest's id is above ``after`` (default 0), or with the current digest (maybe
+    null) once ``wait`` has passed. It reads what the digest store last committed.
+    """
+    if not request.query.get("wait"):
+        digest = await _ask(request, request.app[PEERS].digest, "latest_digest")
+        return json_response({"ok": True, "digest": digest})
+    wait_s = _wait_param(request)
+    after = _int_param(request, "after", 0)
+    latest = await request.app[STREAMS].newer_entry(after, wait_s)
+    return json_response({"ok": True, "digest": latest.digest_json() if latest else None})
+
+
+def _wait_param(request: web.Request) -> float:
+    raw = request.query["wait"]
+    try:
+        wait_s = float(raw)
+    except ValueError:
+        wait_s = math.nan
+    if not 0 < wait_s <= LONG_POLL_MAX_S:  # also refuses nan
+        msg = (
+            f"wait must be a number of seconds above 0 and at most {LONG_POLL_MAX_S:g}, got {raw!r}"
+        )
+        raise BadRequest(msg)
+    return wait_s
+
+
+async def get_feed_stream(request: web.Request) -> web.StreamResponse:
+    """``GET /feed/stream``: Server-Sent Events, one ``feed`` event per feed item."""
+    return await _stream(request, request.app[STREAMS].feed)
+
+
+async def get_agent_stream(request: web.Request) -> web.StreamResponse:
+    """``GET /agent/stream``: Server-Sent Events, one ``agent`` event per agent entry."""
+    return await _stream(request, request.app[STREAMS].agent)
+
+
+async def _stream(request: web.Request, hub: Hub[Any]) -> web.StreamResponse:
+    """Replay from the resume point (``Last-Event-ID``, else ``?after=``, else none), then
+    go live; see :mod:`transport.streams`."""
+    resume = _resume_point(request)
+    if request.method == "HEAD":
+        return web.Response(headers=SSE_HEADERS)
+    streams = request.app[STREAMS]
+    sub, ring = streams.subscribe(hub, request)
+    try:
+        replay = [] if resume is None else await hub.replay(resume, ring)
+        return await serve(
+            request, hub, sub, replay=replay, headers=SSE_HEADERS, limits=streams.limits
+        )
+    finally:
+        hub.release(sub)
+
+
+def _resume_point(request: web.Request) -> int | None:
+    """The id after which to replay, or ``None`` for live only; below 0 counts as 0."""
+    raw = request.headers.get("Last-Event-ID", "").strip()
+    if not raw:
+        after = _optional_int(request, "after")
+        return None if after is None else max(after, 0)
+    try:
+        return max(int(raw), 0)
+    except ValueError:
+        msg = f"Last-Event-ID must be a whole number, got {raw!r}"
+        raise BadRequest(msg) from None
 
 
 async def get_last(request: web.Request) -> web.Response:
@@ -451,6 +542,8 @@ async def _sweep_health(request: web.Request) -> tuple[int, bytes]:
             hasApiKey=bool(config.api_key),
             model=config.model,
             intervalMs=config.interval_ms,
+            debounceMs=config.effective_debounce_ms,
+            cooldownMs=config.cooldown_ms,
         )
     agent.update(stats)
     if isinstance(answers["ticker"], dict):
@@ -471,6 +564,7 @@ async def _sweep_health(request: web.Request) -> tuple[int, bytes]:
             for name, handle in peers.actors.items()
         },
         "storage": peers.storage.to_json(),
+        "streams": request.app[STREAMS].health(),
     }
     if errors:
         body["error"] = "; ".join(errors)
@@ -533,10 +627,48 @@ async def get_health(request: web.Request) -> web.Response:
     )
 
 
-def build_app(peers: Peers) -> web.Application:
-    """The aiohttp application with every route of the v2 spec."""
+def _feed_items(snapshot: FeedSnapshot) -> tuple[Event, ...]:
+    return snapshot.items
+
+
+def _agent_entries(snapshot: AgentSnapshot) -> tuple[Event, ...]:
+    return snapshot.entries
+
+
+def _streams(peers: Peers, limits: StreamLimits) -> Streams:
+    async def stored_feed(after: int, limit: int) -> tuple[Event, ...]:
+        items: tuple[Event, ...] = await ask(
+            peers.feed, "stored_after", after, limit, timeout_s=peers.timeout_s
+        )
+        return items
+
+    async def stored_entries(after: int, limit: int) -> tuple[Event, ...]:
+        entries: tuple[AgentEntry, ...] = await ask(
+            peers.digest, "entries_after", after, limit, timeout_s=peers.timeout_s
+        )
+        return entries
+
+    return Streams(
+        feed=Hub("feed", peers.feed_view, _feed_items, stored_feed, limits),
+        agent=Hub("agent", peers.agent_view, _agent_entries, stored_entries, limits),
+        max_streams=peers.max_streams,
+        limits=limits,
+    )
+
+
+def build_app(peers: Peers, *, stream_limits: StreamLimits | None = None) -> web.Application:
+    """The aiohttp application with every route of the v2 spec, and the streams.
+
+    ``stream_limits``: the streams' keepalive, timeouts and bounds; by default the constants
+    of :mod:`transport.streams` as they are when the app is built.
+    """
     app = web.Application(client_max_size=SENSE_BODY_LIMIT + 1)
     app[PEERS] = peers
+    streams = _streams(peers, stream_limits or StreamLimits.current())
+    app[STREAMS] = streams
+    app.on_startup.append(streams.on_startup)
+    app.on_shutdown.append(streams.on_shutdown)  # before the server waits for its handlers
+    app.on_cleanup.append(streams.on_cleanup)
     app[FEED_POSTS] = Batcher(peers.feed, "append_many", peers.timeout_s)
     app[SENSE_POSTS] = Batcher(peers.sense, "append_many", peers.timeout_s)
     app[HEALTH] = HealthSnapshot(_sweep_health)
@@ -545,9 +677,11 @@ def build_app(peers: Peers) -> web.Application:
     routes: list[tuple[str, str, Handler]] = [
         ("POST", "/feed", post_feed),
         ("GET", "/feed", get_feed),
+        ("GET", "/feed/stream", get_feed_stream),
         ("POST", "/sense", post_sense),
         ("GET", "/sense", get_sense),
         ("GET", "/agent/digest", get_digest),
+        ("GET", "/agent/stream", get_agent_stream),
         ("GET", "/agent/last", get_last),
         ("GET", "/agent/history", get_history),
         ("GET", "/agent/context", get_context),
