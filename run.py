@@ -7,15 +7,18 @@ gave up (restart intensity exceeded), so that a service manager restarts the pro
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +41,7 @@ from actors import (
     Ticker,
 )
 from actors.base import NORMAL_EXIT, Reporter
+from actors.digest_store import EMPTY_AGENT
 from actors.published import Published
 from actors.records import EMPTY_FEED, EMPTY_SENSE
 from actors.storage import (
@@ -49,9 +53,12 @@ from actors.storage import (
     with_problem,
 )
 from actors.supervisor import Backoff, Intensity
-from actors.ticker import ConfigCell
+from actors.ticker import ConfigCell, News
 from config import Settings, configure_logging, settings_or_exit
+from config.settings import build_parser
 from transport import HttpTransport, Peers
+from transport.demo import Replayer, load_session
+from transport.fake_llm import STAND_IN_MODEL, FakeLLM
 
 if TYPE_CHECKING:
     import httpx
@@ -130,6 +137,8 @@ def start_relay(
     config = ConfigCell(settings.agent)
     feed_view = Published(EMPTY_FEED)
     sense_view = Published(EMPTY_SENSE)
+    agent_view = Published(EMPTY_AGENT)
+    news = News(feed_view, sense_view, h["ticker"], clock)
     intensity = Intensity(settings.max_restarts, settings.restart_window_s)
     llm_ping_s = settings.agent.timeout_ms / 1000 + PING_TIMEOUT_S
 
@@ -138,6 +147,7 @@ def start_relay(
             clock=clock,
             feed=feed_view,
             sense=sense_view,
+            agent=agent_view,
             llm=h["llm"],
             digest=h["digest"],
             ticker=h["ticker"],
@@ -154,7 +164,9 @@ def start_relay(
         )
 
     def ticker(report: Reporter) -> pykka.ActorRef[Any]:
-        return Ticker.start(clock=clock, config=config, context=h["context"], report=report)
+        return Ticker.start(
+            clock=clock, config=config, context=h["context"], news=news, report=report
+        )
 
     agent_children = [
         ChildSpec("context", context, h["context"], ping_timeout_s=PING_TIMEOUT_S),
@@ -186,6 +198,7 @@ def start_relay(
             store=stores["agent"],
             feed=h["feed"],
             retention_days=settings.retention_days,
+            published=agent_view,
             report=report,
         )
 
@@ -204,6 +217,7 @@ def start_relay(
         sense=h["sense"],
         feed_view=feed_view,
         sense_view=sense_view,
+        agent_view=agent_view,
         digest=h["digest"],
         context=h["context"],
         ticker=h["ticker"],
@@ -212,6 +226,7 @@ def start_relay(
         token=settings.token,
         storage=storage,
         faults=settings.faults,
+        max_streams=settings.max_streams,
         trace_requests=settings.log_level == "debug",
     )
 
@@ -298,9 +313,86 @@ def release_free_memory() -> None:
         _LIBC.malloc_trim(0)
 
 
+DEMO_API_KEY = "demo-stand-in"
+"""The placeholder key of ``--demo``: the stand-in LLM asks for none."""
+
+
+def _data_dir_given(argv: Sequence[str], environ: Mapping[str, str]) -> bool:
+    """Whether ``--data-dir`` or ``RELAY_DATA_DIR`` was given (argparse's abbreviations too)."""
+    given = build_parser().parse_args(list(argv)).data_dir is not None
+    return given or bool(environ.get("RELAY_DATA_DIR", "").strip())
+
+
+def _local_url(host: str, port: int) -> str:
+    """A URL that reaches a server bound to ``host`` from this machine."""
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)  # noqa: S104
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def prepare_demo(
+    settings: Settings,
+    argv: Sequence[str],
+    environ: Mapping[str, str],
+    cleanup: contextlib.ExitStack,
+) -> Settings:
+    """Start the stand-in LLM and point the agent at it; state in a temporary directory.
+
+    What it starts and creates is undone by ``cleanup`` (the LLM stopped, the directory
+    removed), after the relay has stopped. A data directory given explicitly is kept.
+    """
+    data_dir = settings.data_dir
+    kept = _data_dir_given(argv, environ)
+    if not kept:
+        data_dir = tempfile.mkdtemp(prefix="sinain-relay-demo-")
+        cleanup.callback(shutil.rmtree, data_dir, ignore_errors=True)
+    llm = FakeLLM(mode="summarise").start()
+    cleanup.callback(llm.stop)
+    agent = replace(
+        settings.agent,
+        base_url=llm.base_url,
+        api_key=DEMO_API_KEY,
+        model=STAND_IN_MODEL,
+        fallback_models=(),
+    )
+    log.warning(
+        "demo.stand_in_llm",
+        actor="root",
+        llm=llm.base_url,
+        model=STAND_IN_MODEL,
+        note="demo mode: the LLM is a stand-in that summarises the prompt heuristically "
+        "(no model, no key, no network); huds and digests show the relay's plumbing, "
+        "not a model's judgement",
+    )
+    log.info(
+        "demo.data_dir",
+        actor="root",
+        data_dir=data_dir,
+        removed_at_exit=not kept,
+    )
+    return replace(settings, data_dir=data_dir, agent=agent)
+
+
+def start_demo_replay(host: str, port: int) -> Replayer:
+    """Replay the shipped capture session against the relay, in a loop, at real speed."""
+    url = _local_url(host, port)
+    log.info(
+        "demo.tour",
+        actor="root",
+        session="transport/demo_session.jsonl",
+        watch=f"curl -s {url}/agent/digest",
+        feed=f"curl -s '{url}/feed?after=0'",
+        history=f"curl -s '{url}/agent/history?limit=5'",
+    )
+    return Replayer(url, load_session(), loop=True).start()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the relay until SIGINT or SIGTERM; a second signal exits at once."""
-    settings = settings_or_exit(sys.argv[1:] if argv is None else argv, os.environ)
+    """Run the relay until SIGINT or SIGTERM; a second signal exits at once.
+
+    With ``--demo``: the stand-in LLM and the shipped capture session (:func:`prepare_demo`).
+    """
+    args = sys.argv[1:] if argv is None else list(argv)
+    settings = settings_or_exit(args, os.environ)
     configure_logging(settings.log_format, settings.log_level)
     signal.signal(signal.SIGUSR1, pykka.debug.log_thread_tracebacks)
     limit_malloc_arenas()
@@ -327,20 +419,27 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    try:
-        relay = start_relay(settings, SystemClock(), on_escalate=on_escalate)
-    except RuntimeError as exc:
-        log.error("relay.start_failed", actor="root", error=str(exc))
-        return EXIT_START_FAILED
-    host, port = relay.address()
-    log.info("relay.started", actor="root", url=f"http://{host}:{port}", pid=os.getpid())
-    idle_s = 0.0
-    while not stop.wait(timeout=1.0):
-        idle_s += 1.0
-        if idle_s >= TRIM_INTERVAL_S:
-            idle_s = 0.0
-            release_free_memory()
-    relay.stop()
+    # the demo's stand-in LLM and temporary directory outlive the relay: undone last
+    with contextlib.ExitStack() as demo:
+        if settings.demo:
+            settings = prepare_demo(settings, args, os.environ, demo)
+        try:
+            relay = start_relay(settings, SystemClock(), on_escalate=on_escalate)
+        except RuntimeError as exc:
+            log.error("relay.start_failed", actor="root", error=str(exc))
+            return EXIT_START_FAILED
+        host, port = relay.address()
+        log.info("relay.started", actor="root", url=f"http://{host}:{port}", pid=os.getpid())
+        replay = start_demo_replay(host, port) if settings.demo else None
+        idle_s = 0.0
+        while not stop.wait(timeout=1.0):
+            idle_s += 1.0
+            if idle_s >= TRIM_INTERVAL_S:
+                idle_s = 0.0
+                release_free_memory()
+        if replay is not None:
+            replay.stop()
+        relay.stop()
     log.info("relay.stopped", actor="root", exit_code=exit_code[0])
     return exit_code[0]
 

@@ -1,4 +1,5 @@
-"""A fake OpenAI-compatible chat-completions server, with fault modes: for tests and drills.
+"""A fake OpenAI-compatible chat-completions server, with fault modes: for tests, drills and
+the first-run tour.
 
 Run it beside the relay to rehearse LLM outages without a key or a network::
 
@@ -8,9 +9,13 @@ Run it beside the relay to rehearse LLM outages without a key or a network::
 
 It is a real HTTP server (aiohttp on its own thread), so the relay's LLM path runs exactly
 as in production: sockets, timeouts, status codes, bodies. Its answers are canned (a fixed
-hud and digest), it summarises nothing. Modes:
+hud and digest) in every mode but ``summarise``, which is a stand-in, not a model: it reads
+the relay's prompt and fills a hud and a digest from its lines by rules of thumb, labelled
+as such (the completion's ``model`` is ``stand-in/heuristic`` and the digest begins with
+``(stand-in, no LLM)``). ``python run.py --demo`` runs it. Modes:
 
 ``ok``        a chat completion whose content is ``{"hud": ..., "digest": ...}``
+``summarise`` the same shape, hud and digest made from the prompt by :func:`summarise`
 ``fenced``    the same JSON inside a Markdown code fence
 ``plain``     plain text content, not JSON
 ``nonjson``   HTTP 200 with a body that is not JSON at all
@@ -21,6 +26,9 @@ hud and digest), it summarises nothing. Modes:
 ``slow``      waits ``delay_s`` seconds, then answers like ``ok``
 ``hang``      never answers (until the server stops)
 
+``latency_s`` (``--latency-s``; 0 by default) delays every answer but ``hang``'s by that
+long, to stand in for a real model's latency (``slow`` waits ``delay_s`` on top).
+
 Switch modes from a test with ``fake.mode = "hang"`` or over HTTP with
 ``POST /_mode {"mode": "hang", "delay_s": 2}`` (add ``"model": "x/y"`` to set the mode of
 one model only); ``GET /_mode`` shows the modes and the number of requests so far.
@@ -30,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import signal
 import sys
 import threading
@@ -47,6 +56,7 @@ log = structlog.get_logger("fake_llm")
 
 MODES = (
     "ok",
+    "summarise",
     "fenced",
     "plain",
     "nonjson",
@@ -59,12 +69,256 @@ MODES = (
 )
 
 
+STAND_IN_MODEL = "stand-in/heuristic"
+"""The ``model`` of every ``summarise`` completion: no model wrote it."""
+STAND_IN_MARKER = "(stand-in, no LLM)"
+"""How every ``summarise`` digest begins."""
+HUD_WORDS = 15
+"""The prompt asks for a hud of at most this many words."""
+QUOTE_CHARS = 110
+"""Characters of one screen text or transcript quoted in a ``summarise`` digest."""
+RECENT_SCREEN_LINES = 3
+"""The newest screen lines in which a ``summarise`` digest looks for an error."""
+
+_AGE = re.compile(r"^\[(\d+)s ago\]\s*")
+_WHERE = re.compile(r"^\[([^\]]*)\]\s*")
+_SEEN = re.compile(r"\s*\(seen: .*\)$")
+_ERROR = (
+    re.compile(r"\bFAILED\b"),
+    re.compile(r"\b\w*(?:Error|Exception)\b"),
+    re.compile(r"\bTraceback\b"),
+    re.compile(r"\b(?:failed|error)\b", re.IGNORECASE),
+)
+"""What an error on screen looks like, the most telling first."""
+_TITLE_SEPARATORS = re.compile(r" [—|·] | - ")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
+_APP_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("editor", ("code", "idea", "pycharm", "webstorm", "xcode", "vim", "cursor", "sublime")),
+    ("terminal", ("terminal", "iterm", "warp", "kitty", "alacritty", "ghostty")),
+    ("browser", ("chrome", "safari", "firefox", "arc", "edge", "brave")),
+    ("chat", ("slack", "telegram", "discord", "teams", "messages", "whatsapp", "zoom")),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenLine:
+    """One line of the prompt's screen section."""
+
+    age_s: int | None
+    app: str
+    window: str
+    """The window title, when the line shows one."""
+    text: str
+    """The rest of the line: observation title, OCR, narrative."""
+
+
+@dataclass(frozen=True, slots=True)
+class HeardLine:
+    """One line of the prompt's transcript section."""
+
+    age_s: int | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PromptView:
+    """What :func:`read_prompt` finds in the relay's prompt (``actors/prompt.py``)."""
+
+    active_app: str = "unknown"
+    app_history: tuple[str, ...] = ()
+    screen: tuple[ScreenLine, ...] = ()
+    """Newest first, as the prompt lists them."""
+    heard: tuple[HeardLine, ...] = ()
+    """Newest first."""
+    earlier: str = ""
+    """The previous digest, when the prompt carries one."""
+
+
+def _aged(line: str) -> tuple[int | None, str]:
+    match = _AGE.match(line)
+    if match is None:
+        return None, line
+    return int(match.group(1)), line[match.end() :]
+
+
+def _screen_line(line: str) -> ScreenLine:
+    age, rest = _aged(line)
+    match = _WHERE.match(rest)
+    where, text = (match.group(1), rest[match.end() :]) if match else ("", rest)
+    app, _, window = where.partition(" — ")
+    text = _SEEN.sub("", text).strip()
+    return ScreenLine(age, app.strip(), window.strip(), "" if text == "(no text)" else text)
+
+
+def read_prompt(prompt: str) -> PromptView:
+    """Read the sections of the relay's prompt; whatever is missing stays empty."""
+    active = "unknown"
+    history: tuple[str, ...] = ()
+    screen: list[ScreenLine] = []
+    heard: list[HeardLine] = []
+    earlier: list[str] = []
+    section = ""
+    for raw in prompt.split("\n"):
+        line = raw.strip()
+        if line.startswith("Respond with"):
+            break
+        if not line:
+            section = ""
+        elif line.startswith("Active app:"):
+            active = line.removeprefix("Active app:").strip() or "unknown"
+        elif line.startswith("App history:"):
+            apps = line.removeprefix("App history:").strip()
+            history = () if apps in ("", "(none)") else tuple(apps.split(" → "))
+        elif line.startswith("Screen (") and line.endswith(":"):
+            section = "screen"
+        elif line.startswith("Audio transcript (") and line.endswith(":"):
+            section = "audio"
+        elif line.startswith("Earlier (") and line.endswith(":"):
+            section = "earlier"
+        elif section == "screen" and line != "(no screen data)":
+            screen.append(_screen_line(line))
+        elif section == "audio" and line != "(silence)":
+            age, text = _aged(line)
+            heard.append(HeardLine(age, text))
+        elif section == "earlier":
+            earlier.append(line)
+    return PromptView(active, history, tuple(screen), tuple(heard), " ".join(earlier))
+
+
+def _words(text: str, count: int, *, more: str = " …") -> str:
+    """The first ``count`` words of ``text``, then ``more`` if there were more."""
+    words = text.split()
+    return " ".join(words[:count]) + (more if len(words) > count else "")
+
+
+def _quote(text: str, chars: int = QUOTE_CHARS) -> str:
+    text = " ".join(text.split())
+    return f'"{text if len(text) <= chars else text[: chars - 1].rstrip() + "…"}"'
+
+
+def _kind(app: str) -> str:
+    lowered = app.lower()
+    for kind, names in _APP_KINDS:
+        if any(name in lowered for name in names):
+            return kind
+    return ""
+
+
+def _error(text: str, words: int = 8) -> str:
+    """The words from the most telling error in ``text``, or empty."""
+    for pattern in _ERROR:
+        match = pattern.search(text)
+        if match is not None:
+            return _words(text[match.start() :], words, more="")
+    return ""
+
+
+def _command(text: str) -> str:
+    """The last shell command in a terminal's text (after ``$ ``), or empty."""
+    _, prompt, command = text.rpartition("$ ")
+    return _words(command, 5, more="") if prompt else ""
+
+
+def _subject(line: ScreenLine) -> str:
+    """What the screen line is about: the window title's first part, else its first words."""
+    if line.window:
+        return _TITLE_SEPARATORS.split(line.window, maxsplit=1)[0].strip()
+    return _words(line.text, 6)
+
+
+def _hud(view: PromptView) -> str:
+    if not view.screen:
+        if view.heard:
+            return f"Talking: {_words(view.heard[0].text, 8)}"
+        return "Idle"
+    newest = view.screen[0]
+    app = newest.app or view.active_app
+    error = _error(newest.text, 4)
+    if error:
+        return f"{app}: {error}"
+    subject = _subject(newest)
+    kind = _kind(app)
+    if kind == "terminal":
+        command = _command(newest.text)
+        if command:
+            return f"Running {command} in {app}"
+        subject = _words(newest.text, 8, more="")
+    if not subject:
+        return f"Switched to {app}"
+    if kind == "editor":
+        return f"Editing {subject} in {app}"
+    if kind == "browser":
+        return f"Reading {subject} in {app}"
+    if kind == "chat":
+        return f"Chatting in {app}: {subject}"
+    return f"{app}: {subject}"
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE_END.split(text.strip()) if s]
+
+
+def _now_sentence(view: PromptView) -> str:
+    if view.screen and view.screen[0].window:
+        return f"The user is in {view.active_app}, on {_quote(view.screen[0].window, 80)}."
+    return f"The user is in {view.active_app}."
+
+
+def summarise(prompt: str) -> tuple[str, str]:
+    """Return a ``(hud, digest)`` made from the prompt's lines by rules of thumb, not a model.
+
+    The hud names the newest screen line's app and what it shows (an error first, else the
+    window title or the first words); the digest names the active app and the app history,
+    quotes the newest screen texts and the newest transcript, and carries the first sentence
+    of the previous digest when that differs from now. The digest begins with
+    :data:`STAND_IN_MARKER`.
+    """
+    view = read_prompt(prompt)
+    hud = _words(_hud(view), HUD_WORDS, more="")
+    now = _now_sentence(view)
+    parts = [STAND_IN_MARKER, now]
+    if len(view.app_history) > 1:
+        parts.append(f"App history: {' → '.join(view.app_history)}.")
+    texts = [f"in {line.app} {_quote(line.text)}" for line in view.screen if line.text][:2]
+    if texts:
+        parts.append(f"On screen, newest first: {'; '.join(texts)}.")
+    recent = view.screen[:RECENT_SCREEN_LINES]
+    errors = [(line.app, e) for line in recent if (e := _error(line.text))]
+    if errors:
+        app, error = errors[0]
+        parts.append(f"An error on screen in {app}: {_quote(error, 80)}.")
+    if not view.screen:
+        parts.append("Nothing on screen in the window.")
+    if view.heard:
+        newest = view.heard[0]
+        when = f" ({newest.age_s}s ago)" if newest.age_s is not None else ""
+        parts.append(f"Last heard{when}: {_quote(newest.text)}.")
+    earlier = _sentences(view.earlier.removeprefix(STAND_IN_MARKER))
+    if earlier and earlier[0] != now:
+        before = earlier[0].removeprefix("The user is in ")
+        carried = f"the user was in {before}" if before != earlier[0] else before
+        parts.append(f"Before that, {carried}")
+    return hud, " ".join(parts)
+
+
 @dataclass
 class SeenRequest:
     """One request the fake received."""
 
     body: dict[str, Any]
     authorization: str
+
+
+def _prompt_of(body: dict[str, Any]) -> str:
+    """The text of the last user message of a chat-completions body, or empty."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return ""
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            return content if isinstance(content, str) else ""
+    return ""
 
 
 @dataclass
@@ -78,6 +332,8 @@ class FakeLLM:
     tokens_in: int = 310
     tokens_out: int = 85
     retry_after: str = "1"
+    latency_s: float = 0.0
+    """Every answer but ``hang``'s waits this long first (a real model's latency)."""
     model_modes: dict[str, str] = field(default_factory=dict)
     """A mode per model name, overriding ``mode`` for requests naming that model."""
     requests: list[SeenRequest] = field(default_factory=list)
@@ -98,7 +354,10 @@ class FakeLLM:
         """Chat-completion requests received so far."""
         return len(self.requests)
 
-    def _content(self, mode: str) -> str:
+    def _content(self, mode: str, body: dict[str, Any]) -> str:
+        if mode == "summarise":
+            hud, digest = summarise(_prompt_of(body))
+            return orjson.dumps({"hud": hud, "digest": digest}).decode()
         answer = orjson.dumps({"hud": self.hud, "digest": self.digest}).decode()
         if mode == "fenced":
             return f"```json\n{answer}\n```"
@@ -120,6 +379,8 @@ class FakeLLM:
             assert self._stopping is not None
             await self._stopping.wait()
             return web.Response(status=503)
+        if self.latency_s > 0:
+            await asyncio.sleep(self.latency_s)
         if mode == "slow":
             await asyncio.sleep(self.delay_s)
         if mode == "http500":
@@ -134,19 +395,29 @@ class FakeLLM:
             )
         if mode == "nonjson":
             return web.Response(text="<html>Bad gateway</html>", content_type="text/html")
+        content = self._content(mode, body)
+        usage = {"prompt_tokens": self.tokens_in, "completion_tokens": self.tokens_out}
+        model = body.get("model", "fake")
+        if mode == "summarise":
+            # about four characters a token, the usual rule of thumb
+            usage = {
+                "prompt_tokens": len(_prompt_of(body)) // 4,
+                "completion_tokens": len(content) // 4,
+            }
+            model = STAND_IN_MODEL
         return web.json_response(
             {
                 "id": f"fake-{len(self.requests)}",
                 "object": "chat.completion",
-                "model": body.get("model", "fake"),
+                "model": model,
                 "choices": [
                     {
                         "index": 0,
-                        "message": {"role": "assistant", "content": self._content(mode)},
+                        "message": {"role": "assistant", "content": content},
                         "finish_reason": "stop",
                     }
                 ],
-                "usage": {"prompt_tokens": self.tokens_in, "completion_tokens": self.tokens_out},
+                "usage": usage,
             }
         )
 
@@ -156,6 +427,7 @@ class FakeLLM:
             "mode": self.mode,
             "modelModes": self.model_modes,
             "delayS": self.delay_s,
+            "latencyS": self.latency_s,
             "requests": self.calls,
         }
 
@@ -253,12 +525,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=18900)
     parser.add_argument("--mode", choices=MODES, default="ok")
     parser.add_argument("--delay-s", type=float, default=1.0, help="the delay of mode slow")
+    parser.add_argument(
+        "--latency-s", type=float, default=0.0, help="a delay before every answer (default 0)"
+    )
     args = parser.parse_args(argv)
     configure_logging("console" if sys.stderr.isatty() else "json", "info")
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    fake = FakeLLM(mode=args.mode, delay_s=args.delay_s, port=args.port, host=args.host)
+    fake = FakeLLM(
+        mode=args.mode,
+        delay_s=args.delay_s,
+        latency_s=args.latency_s,
+        port=args.port,
+        host=args.host,
+    )
     fake.start()
     log.info(
         "fake_llm.listening",

@@ -1,16 +1,33 @@
-"""The shipped fake LLM, run as users run it: ``python -m transport.fake_llm``."""
+"""The shipped fake LLM: run as users run it (``python -m transport.fake_llm``), and its
+``summarise`` mode, the stand-in of ``python run.py --demo``."""
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import httpx
 import pytest
 
+from actors.completion import parse_analysis, parse_chat_completion
+from actors.prompt import PreviousDigest, build_prompt
+from actors.window import AudioEvent, ContextWindow, build_context_window
+from tests.test_demo import T0_MS, session_records
 from tests.test_run import ROOT, free_port
+from transport.fake_llm import (
+    STAND_IN_MARKER,
+    STAND_IN_MODEL,
+    FakeLLM,
+    HeardLine,
+    PromptView,
+    ScreenLine,
+    read_prompt,
+    summarise,
+)
 
 
 def test_the_fake_llm_serves_completions_and_switches_modes_over_http() -> None:
@@ -49,3 +66,158 @@ def test_the_fake_llm_serves_completions_and_switches_modes_over_http() -> None:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=15)
     assert proc.returncode == 0
+
+
+# -- mode summarise: the stand-in of ``python run.py --demo`` ---------------------------------
+
+
+def session_prompt(until_s: float, previous: PreviousDigest | None = None) -> str:
+    """The prompt a tick 3 s after ``until_s`` of the shipped session would send."""
+    feed, sense = session_records(until_s)
+    now = T0_MS + round(until_s * 1000) + 3_000
+    window = build_context_window(feed, sense, now_ms=now, max_age_ms=120_000)
+    return build_prompt(window, now_ms=now, previous=previous)
+
+
+def test_summarise_reads_the_prompt_of_a_real_window() -> None:
+    prompt = session_prompt(44.0)
+    view = read_prompt(prompt)
+    assert view.active_app == "Terminal"
+    assert view.app_history == ("VS Code", "Terminal")
+    assert [(line.app, line.window) for line in view.screen][:2] == [
+        ("Terminal", "zsh — sinain-relay — 120×40"),
+        ("Terminal", "zsh — sinain-relay — 120×40"),
+    ]
+    assert "AssertionError: assert 'idle' == 'watching'" in view.screen[0].text
+    assert view.screen[0].age_s is not None
+    assert "(seen:" not in view.screen[0].text
+    assert view.heard[0].text == "okay, the paused video test fails, as expected"
+    assert view.earlier == ""
+
+    hud, digest = summarise(prompt)
+    assert hud == (
+        "Terminal: FAILED tests/test_idle.py::test_paused_video_is_not_idle - AssertionError"
+    )
+    assert len(hud.split()) <= 15
+    assert digest.startswith(f"{STAND_IN_MARKER} The user is in Terminal, on ")
+    assert "App history: VS Code → Terminal." in digest
+    assert "test_paused_video_is_not_idle" in digest
+    # (which of the two identical transcripts the window keeps is the window's business)
+    heard = 'ago): "okay, the paused video test fails, as expected".'
+    assert re.search(r"Last heard \(\d+s " + re.escape(heard), digest)
+
+
+PROMPT = """You are an AI monitoring a user's screen and audio in real-time.
+
+Active app: VS Code
+App history: Chrome → VS Code
+
+Screen (OCR text, newest first):
+[2s ago] [VS Code — relay.py — sinain-relay] def tick(self): (seen: the user types)
+[12s ago] [Chrome — MDN] Page Visibility API
+[15s ago] [Chrome] (no text)
+
+Audio transcript (newest first):
+[5s ago] so the tick runs after the debounce
+[40s ago] first remark
+
+Earlier (your previous digest, 40s ago):
+(stand-in, no LLM) The user is in Chrome, on "MDN". More.
+
+Respond with ONLY valid JSON, no markdown:
+Screen (OCR text, newest first):
+[1s ago] [Not — this] ignored
+"""
+
+
+def test_read_prompt_takes_each_section_apart() -> None:
+    assert read_prompt(PROMPT) == PromptView(
+        active_app="VS Code",
+        app_history=("Chrome", "VS Code"),
+        screen=(
+            ScreenLine(2, "VS Code", "relay.py — sinain-relay", "def tick(self):"),
+            ScreenLine(12, "Chrome", "MDN", "Page Visibility API"),
+            ScreenLine(15, "Chrome", "", ""),
+        ),
+        heard=(
+            HeardLine(5, "so the tick runs after the debounce"),
+            HeardLine(40, "first remark"),
+        ),
+        earlier='(stand-in, no LLM) The user is in Chrome, on "MDN". More.',
+    )
+    hud, digest = summarise(PROMPT)
+    assert hud == "Editing relay.py in VS Code"
+    assert digest == (
+        '(stand-in, no LLM) The user is in VS Code, on "relay.py — sinain-relay". '
+        "App history: Chrome → VS Code. "
+        'On screen, newest first: in VS Code "def tick(self):"; in Chrome "Page Visibility API". '
+        'Last heard (5s ago): "so the tick runs after the debounce". '
+        'Before that, the user was in Chrome, on "MDN".'
+    )
+
+
+def test_summarise_carries_the_earlier_digest_when_the_user_moved_on() -> None:
+    _, earlier = summarise(session_prompt(23.0))
+    assert 'The user is in VS Code, on "test_idle.py — sinain-relay".' in earlier
+    hud, digest = summarise(session_prompt(51.0, PreviousDigest(earlier, T0_MS + 26_000)))
+    assert hud == "Reading HTMLMediaElement: paused property in Chrome"
+    assert digest.endswith(
+        'Before that, the user was in VS Code, on "test_idle.py — sinain-relay".'
+    )
+    assert digest.count(STAND_IN_MARKER) == 1
+    # the same place as before: nothing to carry
+    _, again = summarise(session_prompt(58.0, PreviousDigest(digest, T0_MS + 54_000)))
+    assert "Before that" not in again
+
+
+@pytest.mark.parametrize(
+    ("until_s", "hud"),
+    [
+        (0.4, "Editing idle.py in VS Code"),
+        (29.0, "Running python -m pytest tests/test_idle.py -q in Terminal"),
+        (91.0, "Chatting in Slack: sinain-dev (Channel)"),
+        (166.0, "Switched to Terminal"),
+    ],
+)
+def test_summarise_names_what_the_newest_screen_shows(until_s: float, hud: str) -> None:
+    assert summarise(session_prompt(until_s))[0] == hud
+
+
+def test_summarise_of_an_empty_window_is_idle_and_of_sound_alone_is_talk() -> None:
+    empty = ContextWindow("unknown", (), (), (), 0, 0, 120_000)
+    hud, digest = summarise(build_prompt(empty, now_ms=T0_MS))
+    assert hud == "Idle"
+    assert digest == f"{STAND_IN_MARKER} The user is in unknown. Nothing on screen in the window."
+    heard = replace(empty, audio=(AudioEvent(T0_MS - 2_000, "so what about the overlay"),))
+    hud, digest = summarise(build_prompt(replace(heard, audio_count=1), now_ms=T0_MS))
+    assert hud == "Talking: so what about the overlay"
+    assert digest.endswith('Last heard (2s ago): "so what about the overlay".')
+    assert summarise("hi")[0] == "Idle"
+
+
+def test_mode_summarise_answers_over_http_labelled_as_a_stand_in() -> None:
+    prompt = session_prompt(44.0)
+    with FakeLLM(mode="summarise", latency_s=0.2) as llm:
+        body = {"model": "x/y", "messages": [{"role": "user", "content": prompt}]}
+        started = time.monotonic()
+        answer = httpx.post(f"{llm.base_url}/chat/completions", json=body, timeout=5)
+        assert time.monotonic() - started >= 0.2, "latency_s delays the answer"
+        assert answer.status_code == 200
+        data = answer.json()
+        assert data["model"] == STAND_IN_MODEL
+        completion = parse_chat_completion(answer.content)
+        assert completion.tokens_in == len(prompt) // 4 and completion.tokens_out > 0
+        analysis = parse_analysis(completion.content)
+        assert analysis.parsed_ok
+        assert (analysis.hud, analysis.digest) == summarise(prompt)
+        # a body without messages still gets an answer, an idle one
+        idle = httpx.post(f"{llm.base_url}/chat/completions", json={}, timeout=5).json()
+        assert parse_analysis(idle["choices"][0]["message"]["content"]).hud == "Idle"
+        state = httpx.get(f"http://127.0.0.1:{llm.port}/_mode", timeout=5).json()
+        assert state["mode"] == "summarise" and state["latencyS"] == 0.2
+        assert llm.calls == 2
+        # the other modes are as they were
+        llm.mode, llm.latency_s = "ok", 0.0
+        ok = httpx.post(f"{llm.base_url}/chat/completions", json=body, timeout=5).json()
+        assert ok["model"] == "x/y"
+        assert parse_analysis(ok["choices"][0]["message"]["content"]).hud == llm.hud

@@ -1,0 +1,335 @@
+"""The first-run tour: the shipped capture session, its replayer and ``python run.py --demo``."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from actors.clock import FakeClock
+from actors.feed_buffer import validate_feed
+from actors.records import FeedItem, SenseEvent
+from actors.sense_buffer import validate_sense
+from actors.window import extract_audio
+from config.settings import Settings, load_settings
+from run import Relay, prepare_demo, start_relay
+from tests.conftest import LogSink, relay_settings, wait_until
+from tests.test_run import ROOT, free_port
+from transport.demo import (
+    DEMO_SESSION,
+    Replayer,
+    SessionError,
+    SessionEvent,
+    load_session,
+    parse_session,
+)
+from transport.fake_llm import STAND_IN_MARKER, STAND_IN_MODEL
+
+T0_MS = 1_769_901_200_000
+
+
+def session_records(
+    until_s: float, events: tuple[SessionEvent, ...] | None = None
+) -> tuple[list[FeedItem], list[SenseEvent]]:
+    """The shipped session's requests up to ``until_s`` as the buffers would hold them, the
+    session starting at :data:`T0_MS` (server time)."""
+    feed: list[FeedItem] = []
+    sense: list[SenseEvent] = []
+    for n, event in enumerate(events or load_session(), start=1):
+        if event.at > until_s:
+            break
+        at = T0_MS + round(event.at * 1000)
+        if event.path == "/feed":
+            text, priority = validate_feed(event.body)
+            feed.append(FeedItem(id=n, text=text, priority=priority, ts=at))
+        else:
+            s = validate_sense(event.body)
+            sense.append(
+                SenseEvent(
+                    id=n,
+                    received_at=at,
+                    type=s.type,
+                    ts=s.ts,
+                    ocr=s.ocr,
+                    app=s.app,
+                    ssim=s.ssim,
+                    payload=s.payload,
+                )
+            )
+    return feed, sense
+
+
+# -- the session file --------------------------------------------------------------------------
+
+
+def test_every_line_of_the_shipped_session_is_a_request_the_relay_accepts() -> None:
+    lines = DEMO_SESSION.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == len(load_session())
+    for number, line in enumerate(lines, start=1):
+        raw = orjson.loads(line)
+        assert set(raw) == {"at", "path", "body"}, number
+        body = raw["body"]
+        if raw["path"] == "/feed":
+            text, priority = validate_feed(body)
+            assert priority == "normal"
+            assert extract_audio(FeedItem(id=1, text=text, priority=priority, ts=0)), number
+            continue
+        assert raw["path"] == "/sense", number
+        validate_sense(body)
+        # the capture client's own shape, field for field
+        assert body["type"] in ("text", "visual", "context"), number
+        assert isinstance(body["ts"], float), number
+        assert isinstance(body["ocr"], str), number
+        assert set(body["meta"]) == {"ssim", "app", "windowTitle", "screen"}, number
+        assert set(body["observation"]) <= {"title", "subtitle", "facts", "narrative", "concepts"}
+        assert {"title", "subtitle", "facts"} <= set(body["observation"]), number
+        if "roi" in body:
+            assert set(body["roi"]) == {"data", "bbox", "thumb"}, number
+            assert len(body["roi"]["data"]) < 1024, number
+        if body["type"] != "context":
+            assert body["ocr"], number
+
+
+def test_the_shipped_session_tells_five_minutes_with_repeats_and_quiet_spells() -> None:
+    events = load_session()
+    assert 240 <= events[-1].at <= 360
+    gaps = [b.at - a.at for a, b in itertools.pairwise(events)]
+    assert sum(gap >= 30 for gap in gaps) >= 2, "quiet spells"
+    senses = [e.body for e in events if e.path == "/sense"]
+    feeds = [e.body["text"] for e in events if e.path == "/feed"]
+    apps = {s["meta"]["app"] for s in senses}
+    assert {"Code", "Terminal", "Google Chrome", "Slack"} <= apps
+    ocr_repeats = sum(
+        a["ocr"] == b["ocr"] and a["ocr"] != "" for a, b in itertools.pairwise(senses)
+    )
+    assert ocr_repeats >= 3
+    assert len(feeds) > len(set(feeds)), "the same transcript twice"
+    assert any(s["type"] == "context" and s["ocr"] == "" for s in senses)
+    assert events[0].at == 0 and events[2].at <= 1.5, "something to show within seconds"
+
+
+def test_the_session_ships_with_the_package() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "transport" in config["tool"]["setuptools"]["packages"]
+    assert DEMO_SESSION.name in config["tool"]["setuptools"]["package-data"]["transport"]
+    assert DEMO_SESSION.parent == ROOT / "transport"
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        (
+            '{"at": 0, "path": "/feed", "body": {}}\n{"at": 1, "path": "/x", "body": {}}',
+            "s:2: path",
+        ),
+        (
+            '{"at": 2, "path": "/feed", "body": {}}\n\n{"at": 1, "path": "/feed", "body": {}}',
+            "s:3: at 1",
+        ),
+        ('{"at": "soon", "path": "/feed", "body": {}}', "s:1: at must"),
+        ('{"at": 0, "path": "/feed", "body": []}', "s:1: body"),
+        ("[1]", "s:1: not a JSON object"),
+        ("{nope", "s:1: not JSON"),
+        ("\n", "s: no requests"),
+    ],
+)
+def test_a_bad_session_line_is_named(text: str, error: str) -> None:
+    with pytest.raises(SessionError, match=error):
+        parse_session(text, "s")
+
+
+# -- the replayer ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def relay(clock: FakeClock) -> Iterator[Relay]:
+    """A relay with the agent off (no key): ingestion only."""
+    relay = start_relay(relay_settings(), clock)
+    try:
+        yield relay
+    finally:
+        relay.stop(timeout_s=10)
+
+
+def base_url(relay: Relay) -> str:
+    host, port = relay.address()
+    return f"http://{host}:{port}"
+
+
+def test_the_replayer_posts_the_session_in_order_with_current_timestamps(
+    relay: Relay, logs: LogSink
+) -> None:
+    events = load_session()[:12]
+    started_ms = time.time() * 1000
+    with Replayer(base_url(relay), events, speed=200.0) as replayer:
+        assert replayer.wait(10), "the replay did not end"
+    assert replayer.failures == 0 and replayer.passes == 1
+    assert [(p.at, p.path, p.status) for p in replayer.posted] == [
+        (e.at, e.path, 200) for e in events
+    ]
+    sense = httpx.get(f"{base_url(relay)}/sense?after=0", timeout=5).json()["events"]
+    sent = [e.body for e in events if e.path == "/sense"]
+    assert [s["ocr"] for s in sense] == [b["ocr"] for b in sent]
+    assert [s["observation"] for s in sense] == [b["observation"] for b in sent]
+    assert all(started_ms <= s["ts"] <= time.time() * 1000 for s in sense)
+    feed = httpx.get(f"{base_url(relay)}/feed?after=0", timeout=5).json()["messages"]
+    assert [m["text"] for m in feed] == [e.body["text"] for e in events if e.path == "/feed"]
+    assert logs.named("demo.replay_stopped")[0]["posted"] == len(events)
+    assert all(e.get("actor") == "demo" for e in logs.events if e["event"].startswith("demo."))
+
+
+def test_stop_ends_a_looping_replay_at_once(relay: Relay) -> None:
+    replayer = Replayer(base_url(relay), load_session(), loop=True).start()
+    wait_until(lambda: replayer.posted, what="the first post")
+    started = time.monotonic()
+    replayer.stop(timeout_s=5)
+    assert replayer.wait(0), "the replay thread is still running"
+    assert time.monotonic() - started < 5
+    assert replayer.passes == 0 and len(replayer.posted) < len(load_session())
+
+
+def test_the_replayer_counts_a_relay_that_is_not_there() -> None:
+    events = load_session()[:2]
+    replayer = Replayer(f"http://127.0.0.1:{free_port()}", events, speed=100.0).start()
+    assert replayer.wait(15)
+    assert replayer.failures == 2 and [p.status for p in replayer.posted] == [0, 0]
+
+
+# -- python run.py --demo ----------------------------------------------------------------------
+
+
+def test_prepare_demo_points_the_agent_at_a_live_stand_in_and_cleans_up(
+    logs: LogSink, tmp_path: Path
+) -> None:
+    settings = Settings(port=0)
+    with contextlib.ExitStack() as cleanup:
+        demo = prepare_demo(settings, ["--demo"], {}, cleanup)
+        agent = demo.agent
+        assert (agent.model, agent.fallback_models) == (STAND_IN_MODEL, ())
+        assert agent.api_key and agent.active
+        data_dir = Path(demo.data_dir)
+        assert data_dir.is_dir() and data_dir != Path(settings.data_dir)
+        body = {"model": agent.model, "messages": [{"role": "user", "content": "Active app: X"}]}
+        answer = httpx.post(f"{agent.base_url}/chat/completions", json=body, timeout=5).json()
+        assert answer["model"] == STAND_IN_MODEL
+    assert not data_dir.exists(), "the temporary data directory outlived the demo"
+    with pytest.raises(httpx.ConnectError):
+        httpx.post(f"{agent.base_url}/chat/completions", json=body, timeout=5)
+    warning = logs.named("demo.stand_in_llm")[0]
+    assert warning["level"] == "warning" and "stand-in" in warning["note"]
+
+    for argv, environ in (
+        (["--demo", "--data-dir", str(tmp_path / "a")], {}),
+        (["--demo", "--data", str(tmp_path / "b")], {}),
+        (["--demo"], {"RELAY_DATA_DIR": str(tmp_path / "c")}),
+    ):
+        with contextlib.ExitStack() as cleanup:
+            given = load_settings(argv, environ, isatty=False)
+            kept = Path(prepare_demo(given, argv, environ, cleanup).data_dir)
+            kept.mkdir()
+        assert kept.is_dir() and kept.parent == tmp_path, f"{argv} {environ}: not kept"
+
+
+class LogLines:
+    """The JSON log lines of a subprocess, read on a thread as they come."""
+
+    def __init__(self, stream: Any) -> None:
+        self.lines: list[dict[str, Any]] = []
+        self.raw: list[bytes] = []
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: Any) -> None:
+        for line in stream:
+            self.raw.append(line)
+            with contextlib.suppress(orjson.JSONDecodeError):
+                self.lines.append(orjson.loads(line))
+
+    def named(self, name: str) -> list[dict[str, Any]]:
+        return [line for line in list(self.lines) if line.get("event") == name]
+
+    def join(self, timeout_s: float) -> None:
+        self._thread.join(timeout_s)
+
+
+def test_run_py_demo_shows_huds_and_digests_within_seconds_and_stops_clean() -> None:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("RELAY_", "AGENT_")) and k != "OPENROUTER_API_KEY"
+    }
+    # a shorter debounce than the default 3 s keeps the test short; the session does the rest
+    env.update(LOG_FORMAT="json", AGENT_DEBOUNCE_MS="300")
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "run.py", "--demo", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    logs = LogLines(proc.stdout)
+    try:
+        started = wait_until(lambda: logs.named("relay.started"), 15, "relay.started")[0]
+        url = started["url"]
+        assert url == f"http://127.0.0.1:{port}"
+        digest = wait_until(
+            lambda: httpx.get(f"{url}/agent/digest", timeout=2).json()["digest"],
+            15,
+            "a digest",
+        )
+        assert digest["digest"].startswith(STAND_IN_MARKER)
+        assert digest["currentApp"] == "VS Code"
+        last = httpx.get(f"{url}/agent/last", timeout=2).json()["result"]
+        assert last["model"] == STAND_IN_MODEL and last["parsedOk"]
+        feed = wait_until(
+            lambda: [
+                m["text"] for m in httpx.get(f"{url}/feed?after=0", timeout=2).json()["messages"]
+            ],
+            5,
+            "the feed",
+        )
+        assert f"[🧠] {last['hud']}" in feed
+        wait_until(
+            lambda: any(
+                "openrouter]" in m["text"]
+                for m in httpx.get(f"{url}/feed?after=0", timeout=2).json()["messages"]
+            ),
+            5,
+            "the session's first transcript",
+        )
+        wait_until(
+            lambda: any(t.get("hud") == last["hud"] for t in logs.named("tick")),
+            5,
+            "the tick log line with the hud",
+        )
+        warning = logs.named("demo.stand_in_llm")[0]
+        assert warning["level"] == "warning" and "stand-in" in warning["note"]
+        data_dir = Path(logs.named("demo.data_dir")[0]["data_dir"])
+        assert logs.named("demo.data_dir")[0]["removed_at_exit"] is True
+        assert data_dir.is_dir()
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+        logs.join(5)
+    assert proc.returncode == 0, b"".join(logs.raw[-20:]).decode()
+    assert logs.named("demo.replay_stopped") and logs.named("relay.stopped")
+    assert not data_dir.exists(), "the demo's temporary data directory was left behind"
