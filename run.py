@@ -57,11 +57,11 @@ from actors.ticker import ConfigCell, News
 from config import Settings, configure_logging, settings_or_exit
 from config.settings import build_parser
 from transport import HttpTransport, Peers
-from transport.demo import Replayer, load_session
-from transport.fake_llm import STAND_IN_MODEL, FakeLLM
 
 if TYPE_CHECKING:
     import httpx
+
+    from transport.demo import Replayer
 
 EXIT_START_FAILED = 1
 EXIT_ESCALATED = 70
@@ -340,6 +340,8 @@ def prepare_demo(
     What it starts and creates is undone by ``cleanup`` (the LLM stopped, the directory
     removed), after the relay has stopped. A data directory given explicitly is kept.
     """
+    from transport.fake_llm import STAND_IN_MODEL, FakeLLM  # noqa: PLC0415 - the demo's only
+
     data_dir = settings.data_dir
     kept = _data_dir_given(argv, environ)
     if not kept:
@@ -374,6 +376,8 @@ def prepare_demo(
 
 def start_demo_replay(host: str, port: int) -> Replayer:
     """Replay the shipped capture session against the relay, in a loop, at real speed."""
+    from transport.demo import Replayer, load_session  # noqa: PLC0415 - the demo's only
+
     url = _local_url(host, port)
     log.info(
         "demo.tour",
