@@ -194,6 +194,18 @@ class Settings:
     restart_window_s: float = 30.0
     faults: bool = False
     """``RELAY_FAULTS=1``: the ``/debug/fault`` endpoint exists (fault drills)."""
+    allow_insecure: bool = False
+    """``RELAY_ALLOW_INSECURE=1``: serve on a non-loopback address without a token (warned)."""
+    cors_origins: tuple[str, ...] = ()
+    """Origins a browser may call from (``RELAY_CORS_ORIGINS``); none besides same-origin."""
+    redact: bool = True
+    """``RELAY_REDACT=off`` stores and sends secrets as they came (warned at every start)."""
+    exclude_apps: tuple[str, ...] = ()
+    """Sense events of these apps (normalised, case-insensitive) are dropped at ingest."""
+    exclude_titles: str = ""
+    """A regular expression: sense events whose window title matches are dropped at ingest."""
+    prices_file: str = ""
+    """A JSON file of per-model prices that extends the built-in table (``RELAY_PRICES``)."""
     max_streams: int = 32
     """Concurrent ``/feed/stream`` and ``/agent/stream`` clients; more are answered 503."""
     demo: bool = False
@@ -234,6 +246,46 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
         "RELAY_FAULTS",
         "bool",
         "enable POST /debug/fault for fault drills (default false)",
+    ),
+    (
+        "allow_insecure",
+        "RELAY_ALLOW_INSECURE",
+        "bool",
+        "serve on a non-loopback address without RELAY_TOKEN (logged as a warning at every "
+        "start; default false)",
+    ),
+    (
+        "cors_origins",
+        "RELAY_CORS_ORIGINS",
+        "origin_list",
+        "comma-separated origins a browser may call the API from, e.g. "
+        "http://localhost:5173 (default: none besides same-origin)",
+    ),
+    (
+        "redact",
+        "RELAY_REDACT",
+        "bool",
+        "redact secrets (keys, tokens, passwords, card numbers, <private> text) before "
+        "anything is stored or sent; off is logged as a warning (default on)",
+    ),
+    (
+        "exclude_apps",
+        "RELAY_EXCLUDE_APPS",
+        "model_list",
+        "comma-separated app names whose screen events are dropped at ingest (default none)",
+    ),
+    (
+        "exclude_titles",
+        "RELAY_EXCLUDE_TITLES",
+        "regex",
+        "a regular expression on window titles; matching screen events are dropped at ingest "
+        "(default none)",
+    ),
+    (
+        "prices_file",
+        "RELAY_PRICES",
+        "text",
+        "a JSON file of per-model prices, extending the built-in table (default none)",
     ),
     (
         "max_streams",
@@ -322,6 +374,25 @@ _DIGITS = re.compile(r"[0-9]+")
 """ASCII digits only: ``str.isdigit`` accepts "²", which ``int`` then refuses."""
 
 
+def _parse_origins(name: str, value: str) -> tuple[str, ...]:
+    origins = tuple(o.strip().rstrip("/") for o in value.split(",") if o.strip())
+    for origin in origins:
+        if origin != "*" and not re.fullmatch(r"https?://[^/\s]+", origin):
+            raise ConfigError(
+                f"{name} must list origins like http://localhost:5173 (scheme and host, "
+                f"no path), got {origin!r}"
+            )
+    return origins
+
+
+def _parse_regex(name: str, value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ConfigError(f"{name} is not a valid regular expression: {exc}") from None
+    return value
+
+
 def _parse(kind: str, name: str, raw: str) -> Any:
     value = raw.strip()
     if kind in ("text", "host"):
@@ -342,6 +413,10 @@ def _parse(kind: str, name: str, raw: str) -> Any:
         if not _DIGITS.fullmatch(value):
             raise ConfigError(f"{name} must be a whole number of 0 or more, got {raw!r}")
         return int(value)
+    if kind == "origin_list":
+        return _parse_origins(name, value)
+    if kind == "regex":
+        return _parse_regex(name, value)
     if kind == "model_list":
         return tuple(m.strip() for m in value.split(",") if m.strip())
     if kind == "positive_number":
@@ -455,6 +530,12 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
         max_restarts=values.get("max_restarts", 10),
         restart_window_s=values.get("restart_window_s", 30.0),
         faults=values.get("faults", False),
+        allow_insecure=values.get("allow_insecure", False),
+        cors_origins=values.get("cors_origins", ()),
+        redact=values.get("redact", True),
+        exclude_apps=values.get("exclude_apps", ()),
+        exclude_titles=values.get("exclude_titles", ""),
+        prices_file=values.get("prices_file", ""),
         max_streams=values.get("max_streams", 32),
         demo=bool(args.get("demo")),
         agent=agent,

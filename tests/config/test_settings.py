@@ -35,6 +35,12 @@ ENV_VARS = (
     "AGENT_DEBOUNCE_MS",
     "AGENT_COOLDOWN_MS",
     "RELAY_MAX_STREAMS",
+    "RELAY_ALLOW_INSECURE",
+    "RELAY_CORS_ORIGINS",
+    "RELAY_REDACT",
+    "RELAY_EXCLUDE_APPS",
+    "RELAY_EXCLUDE_TITLES",
+    "RELAY_PRICES",
     "AGENT_MAX_AGE_MS",
     "AGENT_MAX_TOKENS",
     "AGENT_TEMPERATURE",
@@ -121,6 +127,12 @@ def test_empty_environment_values_count_as_unset():
         ("AGENT_DEBOUNCE_MS", "1500", lambda s: s.agent.debounce_ms),
         ("AGENT_COOLDOWN_MS", "10000", lambda s: s.agent.cooldown_ms),
         ("RELAY_MAX_STREAMS", "4", lambda s: s.max_streams),
+        ("RELAY_ALLOW_INSECURE", "1", lambda s: s.allow_insecure),
+        ("RELAY_CORS_ORIGINS", "http://a.test:5173/, https://b.test", lambda s: s.cors_origins),
+        ("RELAY_REDACT", "off", lambda s: s.redact),
+        ("RELAY_EXCLUDE_APPS", "1Password, Keychain Access", lambda s: s.exclude_apps),
+        ("RELAY_EXCLUDE_TITLES", "(?i)incognito|private", lambda s: s.exclude_titles),
+        ("RELAY_PRICES", "/etc/relay/prices.json", lambda s: s.prices_file),
         ("AGENT_MAX_AGE_MS", "60000", lambda s: s.agent.max_age_ms),
         ("AGENT_MAX_TOKENS", "400", lambda s: s.agent.max_tokens),
         ("AGENT_TEMPERATURE", "1.25", lambda s: s.agent.temperature),
@@ -145,6 +157,12 @@ def test_each_environment_variable_is_read(var, raw, read):
         "AGENT_DEBOUNCE_MS": 1_500,
         "AGENT_COOLDOWN_MS": 10_000,
         "RELAY_MAX_STREAMS": 4,
+        "RELAY_ALLOW_INSECURE": True,
+        "RELAY_CORS_ORIGINS": ("http://a.test:5173", "https://b.test"),
+        "RELAY_REDACT": False,
+        "RELAY_EXCLUDE_APPS": ("1Password", "Keychain Access"),
+        "RELAY_EXCLUDE_TITLES": "(?i)incognito|private",
+        "RELAY_PRICES": "/etc/relay/prices.json",
         "AGENT_MAX_AGE_MS": 60_000,
         "AGENT_MAX_TOKENS": 400,
         "AGENT_TEMPERATURE": 1.25,
@@ -158,7 +176,7 @@ def test_each_environment_variable_is_read(var, raw, read):
 
 
 def test_every_env_var_is_covered_by_the_parametrised_test():
-    assert len(ENV_VARS) == 20
+    assert len(ENV_VARS) == 26
 
 
 @pytest.mark.parametrize(
@@ -585,3 +603,23 @@ def test_schedule_fields_change_at_runtime():
 
 def test_demo_flag():
     assert load(["--demo"]).demo is True
+
+
+@pytest.mark.parametrize(
+    ("env", "fragment"),
+    [
+        ({"RELAY_CORS_ORIGINS": "localhost:5173"}, "RELAY_CORS_ORIGINS must list origins"),
+        ({"RELAY_CORS_ORIGINS": "http://a.test/app"}, "no path"),
+        ({"RELAY_EXCLUDE_TITLES": "(unclosed"}, "not a valid regular expression"),
+    ],
+)
+def test_bad_privacy_and_cors_settings_stop_start_up(env, fragment):
+    with pytest.raises(ConfigError, match=fragment):
+        load(env=env)
+
+
+def test_privacy_and_exposure_defaults():
+    settings = load()
+    assert settings.redact is True
+    assert (settings.allow_insecure, settings.cors_origins) == (False, ())
+    assert (settings.exclude_apps, settings.exclude_titles, settings.prices_file) == ((), "", "")
