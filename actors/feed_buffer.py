@@ -10,6 +10,7 @@ from actors.base import Reporter
 from actors.clock import Clock
 from actors.durable import DurableActor
 from actors.errors import BadRequest
+from actors.privacy import Redactor
 from actors.published import Published
 from actors.records import EMPTY_FEED, FeedItem, FeedSnapshot
 from actors.storage import Store
@@ -51,6 +52,7 @@ class FeedBuffer(DurableActor):
     Ids only grow, across restarts too. ``activity`` counts what clients post, not the
     agent's own hud lines, so the agent's push never makes the next tick look busy. After
     each commit the ring is published to ``published``, where the HTTP transport reads it.
+    What clients post is redacted by ``redactor`` before it is stored (:mod:`actors.privacy`).
     """
 
     name = "feed"
@@ -62,9 +64,11 @@ class FeedBuffer(DurableActor):
         store: Store,
         published: Published[FeedSnapshot] | None = None,
         report: Reporter | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         super().__init__(store=store, report=report)
         self._clock = clock
+        self._redactor = redactor or Redactor()
         self._published = published or Published(EMPTY_FEED)
         self._items: deque[FeedItem] = deque(maxlen=FEED_RING)
         self._next_id = 1
@@ -117,8 +121,12 @@ class FeedBuffer(DurableActor):
         return self.append_many(((text, priority),))[0]
 
     def append_many(self, messages: tuple[tuple[str, str], ...]) -> tuple[FeedItem, ...]:
-        """Store several clients' messages (``(text, priority)`` pairs), in order, as activity."""
-        items = self._stamp(tuple((text, priority, None) for text, priority in messages))
+        """Store several clients' messages (``(text, priority)`` pairs), in order, as activity.
+
+        Both strings are redacted first: the one place where client text enters the feed.
+        """
+        parts = self._redactor.texts([part for message in messages for part in message])
+        items = self._stamp(tuple((parts[n], parts[n + 1], None) for n in range(0, len(parts), 2)))
         self._activity += len(items)
         return items
 

@@ -1,0 +1,641 @@
+"""Privacy: secrets redacted before anything is stored or sent; excluded apps and windows dropped.
+
+Redaction
+---------
+:func:`redact` (pure) replaces each secret it recognises by a typed marker,
+``[redacted:<kind>]``; :class:`Redactor` applies it as configured (``RELAY_REDACT``) and counts
+what it replaced, by kind:
+
+``private``
+    ``<private>...</private>`` (any case, across lines), tags included. An unterminated
+    ``<private>`` hides everything after it, to the end of the string: whoever typed the tag
+    meant what follows, and an OCR may have cut off the closing one.
+``private-key``
+    A PEM private key block, ``-----BEGIN [RSA |EC |OPENSSH |ENCRYPTED |...]PRIVATE
+    KEY-----`` to its ``-----END ...-----``, or to the end of the string when the end line
+    is missing (a screen that shows half a key). Certificates and public keys stay.
+``api-key``
+    ``sk-...`` (OpenAI, Anthropic, OpenRouter), ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``
+    and ``github_pat_`` (GitHub), ``xoxb-``/``xoxp-``/``xoxa-``/... (Slack).
+``aws-key``
+    AWS access key ids: ``AKIA`` or ``ASIA`` and exactly 16 upper-case letters or digits.
+``token``
+    JWTs (``eyJ...`` ``.`` ``eyJ...`` ``.`` signature) and the credential after ``Bearer``.
+``password``
+    The value after ``password``, ``passwd`` or ``passphrase`` and ``=`` or ``:``
+    (``password=x``, ``DB_PASSWORD: x``, ``"password": "x"``); the name stays.
+``card``
+    13 to 19 digits, in groups split by single spaces or dashes, that start with 2 to 6 (the
+    card networks' first digits) and pass the Luhn check.
+
+What survives, on purpose: a word that merely contains a prefix (``task-list``,
+``sk-learn-compatible``: a key must stand alone, be long enough and hold a digit), ``AKIA``
+with too few characters, a sentence that says "password", a code line that names a password
+without giving one (``password: str``, ``password == other``, ``password = None``), numbers
+that fail Luhn, epoch milliseconds (they start with 1), dates, phone numbers, UUIDs and git
+SHAs (digits glued to letters, dashes or dots are no card). ``pwd`` is not a password name:
+``PWD=/home/me`` is the working directory in every ``env`` listing. Keys of JSON objects are
+kept as sent; only string values are redacted.
+
+A marker never matches again, so redacting redacted text changes nothing (idempotent).
+
+Where: the one choke point
+--------------------------
+The buffers' ``append_many``: ``FeedBuffer`` for the messages clients post, ``SenseBuffer``
+for screen events, on the buffer's own thread, before the item gets its id, its JSON and its
+row. That is the only way client data enters the relay's state, and what is stored is all the
+rest of the relay ever reads: ``GET /feed`` and ``/sense``, the streams, ``/agent/context``
+and every prompt are built from the rings the buffers publish. So nothing unredacted is
+stored, served or sent, whichever path posted it (the HTTP routes, the demo, tests, a future
+ingest route); the event loop does not pay for it; and rows restored at a restart were
+redacted when they were written, so ``restore`` does not redact again. The agent's own hud
+line (``FeedBuffer.push_agent``) is the LLM's answer to a redacted prompt, not client data,
+and is stored as it is.
+
+Cost
+----
+It runs for every post, so the common case (no secret) is a few scans at memchr-like speed,
+never a slow regular expression. Each rule has a cheap test that its pattern implies (a literal
+it must contain, behind a one-character test where one exists: ``J`` for a JWT, ``<`` for
+``<private>``); only the rules that pass run. Each pattern begins with a literal, so the
+regular-expression engine scans for that literal; a pattern that began with a look-behind or a
+character class would be tried at every position, 20 to 40 times slower. Case-insensitive
+names are searched in one lower-cased copy; card numbers in a projection of the text on its
+digits (a Luhn-valid run of 13 or more once spaces and dashes are dropped). The strings of a
+sense event, or of a burst of feed messages, are joined and tested once. Figures:
+``bench/bench_privacy.py``.
+
+Exclusion
+---------
+:class:`ExclusionRule` (``RELAY_EXCLUDE_APPS``, ``RELAY_EXCLUDE_TITLES``) and its counter
+:class:`Exclusions` drop whole screen events of excluded apps or windows. That is the
+transport's decision: ``POST /sense`` answers ``{"ok": true, "dropped": "excluded"}`` before
+anything reaches an actor, so such an event is never stored, served, streamed nor seen by a
+tick.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from actors.records import JSONDict, SenseInput
+from config.app_names import normalize_app_name
+
+KINDS = ("private", "private-key", "api-key", "aws-key", "token", "password", "card")
+"""Every kind of redaction, in the order the rules apply."""
+
+Counts = dict[str, int]
+
+
+def marker(kind: str) -> str:
+    """The text that replaces a secret of ``kind``: ``[redacted:<kind>]``."""
+    return f"[redacted:{kind}]"
+
+
+def _bytes(text: str) -> bytes:
+    """``text`` with one byte per character, where the patterns search.
+
+    Every pattern is ASCII, so a character beyond Latin-1 may stand as ``?`` (it is no letter,
+    digit, space or separator to any pattern, as it was not before). Positions stay those of
+    ``text``; for an ASCII or Latin-1 string this is a copy, and bytes scan faster than the
+    two- or four-byte characters of other strings.
+    """
+    return text.encode("latin-1", "replace")
+
+
+# -- patterns -------------------------------------------------------------------------------
+# Each begins with a literal (see "Cost" above); a word boundary before a key is a look-behind
+# placed after the literal. Those of case-insensitive names are written in lower case and
+# searched in the text's bytes lower-cased (ASCII letters only, as re.ASCII | re.IGNORECASE
+# would match them, but at the speed of a literal scan).
+
+_KEY = "A-Za-z0-9_-"
+"""Characters of base64url-like keys."""
+_CRED = "A-Za-z0-9._~+/-"
+"""Characters of an HTTP credential (RFC 9110 token68, less the trailing ``=``)."""
+_PEM_LINE = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+_NOT_A_VALUE = (
+    r"(?:str|string|bytes|int|bool|none|null|nil|undefined|true|false|optional|secretstr)\b"
+)
+"""What follows ``password:`` in code when it is a type or an empty value, not a password."""
+
+
+def _compile(pattern: str) -> re.Pattern[bytes]:
+    return re.compile(pattern.encode(), re.DOTALL)
+
+
+_PRIVATE = _compile(r"<private>.*?(?:</private>|\Z)")
+_PEM = _compile(rf"-----BEGIN {_PEM_LINE}.*?(?:-----END {_PEM_LINE}|\Z)")
+_SK = _compile(rf"sk-(?<![{_KEY}]sk-)(?=[A-Za-z_-]*[0-9])[{_KEY}]{{20,}}")
+_GITHUB = _compile(r"gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{30,}")
+_GITHUB_PAT = _compile(r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{30,}")
+_SLACK = _compile(r"xox[abprse]-(?<![A-Za-z0-9_-]xox[abprse]-)(?=[A-Za-z-]*[0-9])[A-Za-z0-9-]{10,}")
+_AWS = _compile(r"A[KS]IA(?<![A-Za-z0-9]A[KS]IA)[A-Z0-9]{16}(?![A-Za-z0-9])")
+_JWT = _compile(rf"eyJ(?<![{_KEY}]eyJ)[{_KEY}]{{5,}}\.eyJ[{_KEY}]{{5,}}\.[{_KEY}]*")
+_BEARER = _compile(
+    rf"bearer(?<!\wbearer)[ \t]+(?!\[redacted:)"
+    rf"(?P<value>(?:(?=[{_CRED}]*?[0-9])[{_CRED}]{{8,}}|[{_CRED}]{{20,}})=*)"
+)
+_PASSWORD = _compile(
+    r"pass(?:word|wd|phrase)[\"']?[ \t]*[=:][ \t]*(?P<quote>[\"'])?(?!\[redacted:)"
+    r"(?P<value>(?(quote)(?:(?!(?P=quote))[^\n])+"
+    rf"|(?!{_NOT_A_VALUE})[^\s\"'`,;&=<>][^\s\"'`,;&<>]*))"
+)
+_SK_LITERAL = _compile("sk-")
+_GITHUB_LITERAL = _compile("gh[pousr]_")
+_SLACK_LITERAL = _compile("xox[abprse]-")
+_AWS_LITERAL = _compile("A[KS]IA")
+_JWT_LITERAL = _compile("eyJ")
+_PASSWORD_LITERAL = _compile("pass(?:w|phrase)")
+"""The literals the patterns begin with: a compiled literal scans faster than ``in`` for
+three or four bytes."""
+_CARD = _compile(r"[0-9](?<![\w.-][0-9])[0-9]{3}(?:[ -]?[0-9]){9,15}(?![\w]|\.[0-9])")
+"""A card number's candidate: digits in groups split by single spaces or dashes, not glued to
+a letter, digit, dot or dash (a decimal, an id, a UUID); which part is a card is
+:func:`_card_span`'s to say."""
+
+_ZEROS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x78 for b in range(256))
+"""Turns digits into ``0`` and any other byte into ``x``."""
+_DIGITS = bytes(b if 0x30 <= b <= 0x39 else 0x78 for b in range(256))
+"""Keeps digits and turns any other byte into ``x``."""
+_DOUBLED = bytes(
+    (2 * (b - 0x30) - 9 if b > 0x34 else 2 * (b - 0x30)) if 0x30 <= b <= 0x39 else 0
+    for b in range(256)
+)
+"""A digit's byte to what Luhn adds for it when doubled."""
+_RUNS = bytes(0x30 if 0x30 <= b <= 0x39 or b in b" -" else 0x78 for b in range(256))
+"""Turns digits, spaces and dashes into ``0`` and any other byte into ``x``."""
+_SEPARATORS = b" -"
+_CARD_RUN = b"0" * 13
+_LONG_RUN = 64
+"""A longer run of digits (a table of numbers) is left to the card pattern to sort out."""
+_CARD_BUDGET = 16384
+"""Digits of runs that may hold a card that are read closely in one string, about 20 ms at
+most (see :func:`_redact_cards`)."""
+
+
+# -- rules ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """A pattern and the kind of secret it finds."""
+
+    kind: str
+    pattern: re.Pattern[bytes]
+    folded: bool = False
+    """Searched in the lower-cased bytes (a case-insensitive name)."""
+    keep_head: bool = False
+    """Keep what precedes the ``value`` group (``password=``, ``Bearer ``)."""
+
+    def apply(self, text: str, raw: bytes) -> tuple[str, int]:
+        """``text`` (whose :func:`_bytes` are ``raw``) with this rule's matches replaced, and
+        how many were."""
+        if self.kind == "card":
+            return _redact_cards(text, raw)
+        parts: list[str] = []
+        done = 0
+        for match in self.pattern.finditer(raw.lower() if self.folded else raw):
+            parts += (text[done : match.start("value" if self.keep_head else 0)], self.marker)
+            done = match.end()
+        if not parts:
+            return text, 0
+        parts.append(text[done:])
+        return "".join(parts), len(parts) // 2
+
+    @property
+    def marker(self) -> str:
+        """What replaces a match."""
+        return marker(self.kind)
+
+
+_R_PRIVATE = _Rule("private", _PRIVATE, folded=True)
+_R_PEM = _Rule("private-key", _PEM)
+_R_SK = _Rule("api-key", _SK)
+_R_GITHUB = _Rule("api-key", _GITHUB)
+_R_GITHUB_PAT = _Rule("api-key", _GITHUB_PAT)
+_R_SLACK = _Rule("api-key", _SLACK)
+_R_AWS = _Rule("aws-key", _AWS)
+_R_JWT = _Rule("token", _JWT)
+_R_BEARER = _Rule("token", _BEARER, folded=True, keep_head=True)
+_R_PASSWORD = _Rule("password", _PASSWORD, folded=True, keep_head=True)
+_R_CARD = _Rule("card", _CARD)
+_RULES = (
+    _R_PRIVATE,
+    _R_PEM,
+    _R_SK,
+    _R_GITHUB,
+    _R_GITHUB_PAT,
+    _R_SLACK,
+    _R_AWS,
+    _R_JWT,
+    _R_BEARER,
+    _R_PASSWORD,
+    _R_CARD,
+)
+"""In the order they apply: a secret inside ``<private>`` or a PEM block counts once, as
+that, and a marker is never matched again."""
+
+
+# -- card numbers ----------------------------------------------------------------------------
+
+
+def _luhn(digits: bytes) -> bool:
+    """The Luhn check of ASCII digits: from the right, every second digit doubled."""
+    kept, doubled = digits[-1::-2], digits[-2::-2]
+    total = sum(kept) - 0x30 * len(kept) + sum(doubled.translate(_DOUBLED))
+    return total % 10 == 0
+
+
+def _is_card(digits: bytes) -> bool:
+    return 13 <= len(digits) <= 19 and 0x32 <= digits[0] <= 0x36 and _luhn(digits)
+
+
+def _card_span(candidate: bytes) -> tuple[int, int] | None:
+    """Where in a :data:`_CARD` match the card number is: the longest run of its whole groups
+    that is one (the leftmost of equals), or ``None``.
+
+    ``4111 1111 1111 1111 12/28`` matches as 18 digits, the card and its expiry month.
+    """
+    seps = [n for n, byte in enumerate(candidate) if byte in _SEPARATORS]
+    starts, ends = [0, *(n + 1 for n in seps)], [*seps, len(candidate)]
+    best: tuple[int, int] | None = None
+    for first, start in enumerate(starts):
+        for end in reversed(ends[first:]):
+            digits = candidate[start:end].translate(None, _SEPARATORS)
+            if len(digits) < 13:
+                break
+            if _is_card(digits):
+                if best is None or end - start > best[1] - best[0]:
+                    best = (start, end)
+                break
+    return best
+
+
+def _run_has_card(run: bytes) -> bool:
+    """Whether some 13 to 19 digits of ``run`` start with 2 to 6 and pass Luhn."""
+    for first in range(len(run) - 12):
+        if 0x32 <= run[first] <= 0x36:
+            for last in range(first + 13, min(first + 19, len(run)) + 1):
+                if _luhn(run[first:last]):
+                    return True
+    return False
+
+
+def _may_start_a_card(digits: bytes) -> bool:
+    """Whether a digit that may begin a card (2 to 6) has 12 digits or more after it."""
+    return bool(digits[: len(digits) - 12].translate(None, b"01789"))
+
+
+def _card_possible(raw: bytes) -> bool:
+    """Whether ``raw`` may hold a card number: implied by :func:`_redact_cards` changing it.
+
+    A card's digits, once spaces and dashes are dropped, are 13 to 19 digits of a run that
+    start with 2 to 6 and pass Luhn. One projection of the bytes says whether any run is 13
+    long, with a scan at memchr-like speed; only then are the runs looked at, the way
+    :func:`_redact_cards` looks at them, within the same budget.
+    """
+    zeros = raw.translate(_ZEROS, _SEPARATORS)
+    start = zeros.find(_CARD_RUN)
+    if start == -1:
+        return False
+    digits = raw.translate(_DIGITS, _SEPARATORS)
+    budget = _CARD_BUDGET
+    while start != -1:
+        end = zeros.find(b"x", start + 13)
+        end = len(zeros) if end == -1 else end
+        if end - start == 13 and not 0x32 <= digits[start] <= 0x36:
+            pass  # the usual run: an epoch in milliseconds, which starts with 1
+        elif _may_start_a_card(run := digits[start:end]):
+            budget -= len(run)
+            if budget < 0 or len(run) > _LONG_RUN or _run_has_card(run):
+                return True
+        start = zeros.find(_CARD_RUN, end)
+    return False
+
+
+def _digit_runs(raw: bytes) -> Iterator[tuple[int, int, bytes, bytes]]:
+    """The runs of digits, spaces and dashes in ``raw`` with 13 digits or more, as ``(start,
+    end, the run, its digits)``."""
+    runs = raw.translate(_RUNS)
+    start = runs.find(_CARD_RUN)
+    while start != -1:
+        end = runs.find(b"x", start + 13)
+        end = len(runs) if end == -1 else end
+        separators = raw.count(b" ", start, end) + raw.count(b"-", start, end)
+        if end - start - separators >= 13:  # not mostly spaces (indentation, a date)
+            window = raw[start:end]
+            yield start, end, window, window.translate(None, _SEPARATORS)
+        start = runs.find(_CARD_RUN, end)
+
+
+def _redact_cards(text: str, raw: bytes) -> tuple[str, int]:
+    """``text`` with its card numbers replaced, and how many were.
+
+    The card pattern runs only where the digits are: in each run of digits, spaces and dashes
+    that may hold a card, trying each group in turn. That costs microseconds a group, so a
+    string gets :data:`_CARD_BUDGET` digits of such runs read closely; runs beyond that (a
+    pathological text: many thousands of digits in groups) are replaced whole, one marker
+    each, rather than let through unread.
+    """
+    parts: list[str] = []
+    done = 0
+    budget = _CARD_BUDGET
+    for start, end, window, digits in _digit_runs(raw):
+        if not _may_start_a_card(digits):
+            continue
+        budget -= len(digits)
+        if budget < 0:
+            first = start + len(window) - len(window.lstrip(_SEPARATORS))
+            parts += (text[done:first], marker("card"))
+            done = start + len(window.rstrip(_SEPARATORS))
+        elif len(digits) > _LONG_RUN or _run_has_card(digits):
+            at, stop = start, min(end + 2, len(raw))
+            while (match := _CARD.search(raw, at, stop)) is not None:
+                span = _card_span(match.group())
+                if span is None:  # "1234 4111 1111 1111 1111": again from the next group
+                    at = match.start() + 1
+                    continue
+                parts += (text[done : match.start() + span[0]], marker("card"))
+                done = at = match.start() + span[1]
+    if not parts:
+        return text, 0
+    parts.append(text[done:])
+    return "".join(parts), len(parts) // 2
+
+
+# -- applying the rules ----------------------------------------------------------------------
+
+
+def _rules_for(raw: bytes) -> list[_Rule]:
+    """The rules that may match in ``raw``, in order: those whose literal ``raw`` holds.
+
+    Each pattern begins with its literal, so a rule left out could not have matched; a rule
+    kept may still find nothing. The tests look at no context (no look-behind), and no
+    marker holds the literal of another rule, so what markers change around them
+    (``-----sk-...`` is a key once the PEM block before it is a marker) cannot make a rule
+    left out match: the rules are chosen once, not again after each change.
+    """
+    hits: list[_Rule] = []
+    folded = raw.lower()
+    if b"<" in raw and b"<private>" in folded:
+        hits.append(_R_PRIVATE)
+    if b"-----BEGIN" in raw:
+        hits.append(_R_PEM)
+    dash, underscore = b"-" in raw, b"_" in raw  # memchr: most prose has neither
+    if dash and _SK_LITERAL.search(raw):
+        hits.append(_R_SK)
+    if underscore and _GITHUB_LITERAL.search(raw):
+        hits.append(_R_GITHUB)
+    if underscore and b"github_pat_" in raw:
+        hits.append(_R_GITHUB_PAT)
+    if dash and _SLACK_LITERAL.search(raw):
+        hits.append(_R_SLACK)
+    if _AWS_LITERAL.search(raw):
+        hits.append(_R_AWS)
+    if b"J" in raw and _JWT_LITERAL.search(raw):
+        hits.append(_R_JWT)
+    if b"bearer" in folded:
+        hits.append(_R_BEARER)
+    if _PASSWORD_LITERAL.search(folded):
+        hits.append(_R_PASSWORD)
+    if _card_possible(raw):
+        hits.append(_R_CARD)
+    return hits
+
+
+def _apply(text: str, rules: Sequence[_Rule], counts: Counts, raw: bytes | None = None) -> str:
+    """Apply ``rules`` (those :func:`_rules_for` kept) in order, adding to ``counts``.
+
+    Again until a round changes nothing: a marker can make an earlier rule match (``AKIA...``
+    glued to a JWT stands alone once the JWT is a marker), and redacting the result must
+    change nothing. Each match eats text that is no marker, so the rounds end.
+    """
+    raw = _bytes(text) if raw is None else raw
+    changed, again = True, False
+    while changed:
+        changed = False
+        for rule in rules:
+            if again and rule is _R_CARD and not _card_possible(raw):
+                continue  # its cheap test first: it redacted what it found the first time
+            redacted, n = rule.apply(text, raw)
+            if n:
+                counts[rule.kind] = counts.get(rule.kind, 0) + n
+                text, raw, changed = redacted, _bytes(redacted), True
+        again = True
+    return text
+
+
+def redact(text: str) -> tuple[str, Counts]:
+    """``text`` with every secret replaced by its marker, and how many of each kind.
+
+    Pure and idempotent. ``counts`` has the kinds found only; when it is empty, ``text``
+    itself is returned.
+    """
+    counts: Counts = {}
+    raw = _bytes(text)
+    rules = _rules_for(raw)
+    return (_apply(text, rules, counts, raw) if rules else text), counts
+
+
+# -- JSON payloads ---------------------------------------------------------------------------
+
+_IMAGES = ("roi", "diff")
+"""Top-level objects whose ``data`` is base64 image data: not text, never redacted."""
+
+
+def _collect(value: Any, add: Callable[[str], None]) -> None:
+    """Add the strings in ``value``, a dict or a list, at any depth."""
+    for item in value.values() if type(value) is dict else value:
+        kind = type(item)
+        if kind is str:
+            add(item)
+        elif kind is dict or kind is list:
+            _collect(item, add)
+
+
+def _payload_bytes(payload: JSONDict) -> bytes:
+    """Every string of ``payload`` but the image data, joined by newlines (no pattern spans
+    a newline and a string's edge alike, so a secret is found in the join as on its own)."""
+    strings: list[str] = []
+    add = strings.append
+    for key, value in payload.items():
+        kind = type(value)
+        if kind is str:
+            add(value)
+        elif kind is dict and key in _IMAGES and "data" in value:
+            _collect({k: v for k, v in value.items() if k != "data"}, add)
+        elif kind is dict or kind is list:
+            _collect(value, add)
+    return b"\n".join([_bytes(string) for string in strings])
+
+
+def _rebuild(value: Any, rules: Sequence[_Rule], counts: Counts) -> Any:
+    if isinstance(value, str):
+        return _apply(value, rules, counts)
+    if isinstance(value, dict):
+        return {k: _rebuild(v, rules, counts) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rebuild(v, rules, counts) for v in value]
+    return value
+
+
+def redact_payload(payload: JSONDict) -> tuple[JSONDict, Counts]:
+    """A client's JSON object with every string value redacted (keys and image data kept).
+
+    ``roi.data`` and ``diff.data`` (base64 images) are kept as they are. The object is never
+    changed: when something is redacted, a new one is returned; otherwise ``payload`` itself.
+    """
+    rules = _rules_for(_payload_bytes(payload))
+    if not rules:
+        return payload, {}
+    counts: Counts = {}
+    out: JSONDict = {}
+    for key, value in payload.items():
+        if key in _IMAGES and isinstance(value, dict):
+            out[key] = {
+                k: v if k == "data" else _rebuild(v, rules, counts) for k, v in value.items()
+            }
+        else:
+            out[key] = _rebuild(value, rules, counts)
+    return (out if counts else payload), counts
+
+
+# -- the configured redactor -----------------------------------------------------------------
+
+
+class Redactor:
+    """Redaction as configured (``RELAY_REDACT``), with its counts by kind since start.
+
+    Shared by the buffers, which call it on their own threads, and read by metrics from any
+    thread: the counts are kept under a lock (taken only when something was redacted).
+    """
+
+    def __init__(self, *, enabled: bool = True) -> None:
+        self._enabled = enabled
+        self._lock = threading.Lock()
+        self._counts: Counts = dict.fromkeys(KINDS, 0)
+
+    @property
+    def enabled(self) -> bool:
+        """False with ``RELAY_REDACT=off``: everything is kept as it came."""
+        return self._enabled
+
+    def counts(self) -> Counts:
+        """Secrets replaced since start, by kind (every kind of :data:`KINDS`, zeros too)."""
+        with self._lock:
+            return dict(self._counts)
+
+    def texts(self, texts: Sequence[str]) -> Sequence[str]:
+        """Each of ``texts`` redacted; ``texts`` itself when nothing was (one test for all)."""
+        if not self._enabled or not texts:
+            return texts
+        raws = [_bytes(text) for text in texts]
+        rules = _rules_for(b"\n".join(raws) if len(raws) > 1 else raws[0])
+        if not rules:
+            return texts
+        counts: Counts = {}
+        redacted = [_apply(text, rules, counts, raw) for text, raw in zip(texts, raws, strict=True)]
+        self._add(counts)
+        return redacted if counts else texts
+
+    def payload(self, payload: JSONDict) -> JSONDict:
+        """:func:`redact_payload`, counted; ``payload`` itself when off or nothing was found."""
+        if not self._enabled:
+            return payload
+        redacted, counts = redact_payload(payload)
+        self._add(counts)
+        return redacted
+
+    def _add(self, counts: Counts) -> None:
+        if counts:
+            with self._lock:
+                for kind, n in counts.items():
+                    self._counts[kind] += n
+
+
+# -- exclusion -------------------------------------------------------------------------------
+
+
+def _app_key(app: str) -> str:
+    return app.strip().lower()
+
+
+@dataclass(frozen=True, slots=True)
+class ExclusionRule:
+    """Which screen events are dropped at ingest (``RELAY_EXCLUDE_APPS``/``_TITLES``).
+
+    ``apps``: lower-cased names, each as configured and as :func:`normalize_app_name` shows
+    it, so ``code``, ``Code`` and ``VS Code`` exclude the same events. ``titles``: searched
+    (``re.search``, as written: ``(?i)`` makes it case-insensitive) in ``meta.windowTitle``
+    and in ``observation.subtitle``, where Sinain's capture client repeats the window title.
+    """
+
+    apps: frozenset[str] = frozenset()
+    titles: re.Pattern[str] | None = None
+
+    @classmethod
+    def of(cls, apps: Sequence[str] = (), titles: str = "") -> ExclusionRule:
+        """The rule of the settings' ``exclude_apps`` and ``exclude_titles``."""
+        names = {_app_key(a) for a in apps} | {_app_key(normalize_app_name(a)) for a in apps}
+        names.discard("")
+        return cls(frozenset(names), re.compile(titles) if titles else None)
+
+    @property
+    def active(self) -> bool:
+        """Whether it excludes anything at all."""
+        return bool(self.apps) or self.titles is not None
+
+    def reason(self, event: SenseInput) -> str | None:
+        """``"app"`` or ``"title"`` when ``event`` is excluded, else ``None``."""
+        if self.apps and event.app:
+            if _app_key(event.app) in self.apps:
+                return "app"
+            if _app_key(normalize_app_name(event.app)) in self.apps:
+                return "app"
+        if self.titles is not None:
+            for title in _titles(event.payload):
+                if self.titles.search(title):
+                    return "title"
+        return None
+
+
+def _titles(payload: JSONDict) -> list[str]:
+    found = []
+    for key, inner in (("meta", "windowTitle"), ("observation", "subtitle")):
+        holder = payload.get(key)
+        value = holder.get(inner) if isinstance(holder, dict) else None
+        if isinstance(value, str) and value:
+            found.append(value)
+    return found
+
+
+class Exclusions:
+    """The exclusion rule and how many events it dropped, by reason (``app``, ``title``).
+
+    Checked by the transport on its event loop; the counts may be read from any thread.
+    """
+
+    def __init__(self, rule: ExclusionRule | None = None) -> None:
+        self.rule = rule or ExclusionRule()
+        self._lock = threading.Lock()
+        self._counts: Counts = {"app": 0, "title": 0}
+
+    def check(self, event: SenseInput) -> str | None:
+        """Why ``event`` is excluded (and count it), or ``None`` to keep it."""
+        if not self.rule.active:
+            return None
+        reason = self.rule.reason(event)
+        if reason is not None:
+            with self._lock:
+                self._counts[reason] += 1
+        return reason
+
+    def counts(self) -> Counts:
+        """Events dropped since start, by reason: ``{"app": n, "title": n}``."""
+        with self._lock:
+            return dict(self._counts)

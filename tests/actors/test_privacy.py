@@ -1,0 +1,457 @@
+"""Redaction (actors/privacy.py): every pattern, the near misses, counts, and the choke point.
+
+The choke point is the buffers' append path: what GET /feed, GET /sense, /agent/context and
+the prompt sent to the (fake) LLM show is what the buffers stored, redacted.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from actors import privacy
+from actors.clock import FakeClock
+from actors.feed_buffer import FeedBuffer
+from actors.privacy import KINDS, Redactor, marker, redact, redact_payload
+from actors.sense_buffer import SenseBuffer, validate_sense
+from actors.storage import StorageInfo
+from run import Relay
+from tests.actors.test_agent import tick
+from tests.conftest import LogSink, relay_settings
+from tests.transport.test_capture_client import recorded
+from transport.fake_llm import FakeLLM
+
+SK = "sk-proj-Ab12Cd34Ef56Gh78Ij90KlMnOpQrSt"
+GHP = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5"
+PAT = "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ"
+SLACK = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+AWS = "AKIAIOSFODNN7EXAMPLE"
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+    "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+)
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+    "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n"
+    "-----END RSA PRIVATE KEY-----"
+)
+VISA = "4111 1111 1111 1111"
+"""The classic test number: it passes Luhn."""
+
+P = marker("private")
+K = marker("private-key")
+A = marker("api-key")
+W = marker("aws-key")
+T = marker("token")
+PW = marker("password")
+C = marker("card")
+
+POSITIVES: list[tuple[str, str, str]] = [
+    # (what, text, redacted)
+    ("private", "a <private>my diary</private> b", f"a {P} b"),
+    ("private across lines", "<private>one\ntwo</private>\nthree", f"{P}\nthree"),
+    ("private any case", "x <PRIVATE>y</Private> z", f"x {P} z"),
+    ("private unterminated: to the end", "keep <private>all of\nthis", f"keep {P}"),
+    ("PEM private key", f"key:\n{PEM}\nnext", f"key:\n{K}\nnext"),
+    (
+        "PEM OpenSSH",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==\n-----END OPENSSH PRIVATE KEY-----",
+        K,
+    ),
+    ("PEM unterminated: to the end", "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN", K),
+    ("sk- key", f"key={SK};", f"key={A};"),
+    ("sk-ant key", "sk-ant-api03-Xy7_Ab12Cd34Ef56Gh78Ij90Kl-QQ", A),
+    (
+        "sk-or key",
+        "OPENROUTER_API_KEY=sk-or-v1-" + "0123456789abcdef" * 4,
+        f"OPENROUTER_API_KEY={A}",
+    ),
+    ("ghp_ token", f"token {GHP} ok", f"token {A} ok"),
+    ("gho_ token", "gho_" + "Z" * 29 + "9", A),
+    ("github_pat_", f"({PAT})", f"({A})"),
+    ("slack bot token", f"SLACK={SLACK}", f"SLACK={A}"),
+    ("slack user token", "xoxp-123456789012-1234567890", A),
+    ("AWS AKIA", f"aws_access_key_id = {AWS}", f"aws_access_key_id = {W}"),
+    ("AWS ASIA", "ASIAY34FZKBOKMUTVV7A,", f"{W},"),
+    ("JWT", f"token={JWT}&x=1", f"token={T}&x=1"),
+    ("Bearer", "Authorization: Bearer abc123def456ghi", f"Authorization: Bearer {T}"),
+    ("bearer, long and without digits", "bearer AbCdEfGhIjKlMnOpQrStUv", f"bearer {T}"),
+    ("Bearer JWT", f"Authorization: Bearer {JWT}", f"Authorization: Bearer {T}"),
+    ("password=", "login password=hunter2 ok", f"login password={PW} ok"),
+    ("passwd:", "passwd: s3cr3t!", f"passwd: {PW}"),
+    ("PASSWORD in an env line", "DB_PASSWORD=Tr0ub4dor&3", f"DB_PASSWORD={PW}&3"),
+    ("camelCase name", "userPassword: 'x y z'", f"userPassword: '{PW}'"),
+    ("JSON password", '{"password": "two words"}', f'{{"password": "{PW}"}}'),
+    ("passphrase", "passphrase = correct-horse", f"passphrase = {PW}"),
+    ("Visa, spaced", f"card {VISA} exp", f"card {C} exp"),
+    ("Visa, dashed", "4111-1111-1111-1111", C),
+    ("Mastercard", "5555555555554444.", f"{C}."),
+    ("Amex 4-6-5", "3782 822463 10005", C),
+    ("13 digits", "4222222222222", C),
+    ("19 digits", "6011000400000000003", C),
+    ("card then its expiry", f"{VISA} 12/28", f"{C} 12/28"),
+    ("card after a number", f"qty 1234 {VISA}", f"qty 1234 {C}"),
+    ("two cards", f"{VISA} 5555 5555 5555 4444", f"{C} {C}"),
+]
+
+NEAR_MISSES: list[tuple[str, str]] = [
+    ("15 digits failing Luhn", "378282246310006"),
+    ("16 digits failing Luhn", "4111-1111-1111-1112"),
+    ("epoch milliseconds passing Luhn", "ts=1769901185123"),
+    ("a decimal", "ratio 0.4111111111111111"),
+    ("digits glued to letters", "id4111111111111111 4111111111111111x"),
+    ("dashed id", "order-4111111111111111"),
+    ("date and time", "2026-02-03 12:34:56"),
+    ("phone numbers", "+1 415-555-0100, +44 20 7946 0958"),
+    ("UUID", "550e8400-e29b-41d4-4123-446655440000"),
+    ("git SHA", "commit 3943bf5a1b2c3d4e5f60718293a4b5c6d7e8f901"),
+    ("sk- inside a word", "task-list-of-everything-and-more-1234"),
+    ("sk- words without a digit", "sk-learn-compatible-estimators-everywhere"),
+    ("sk- too short", "sk-abc123"),
+    ("ghp_ too short", "ghp_abc123"),
+    ("xoxo", "xoxo-hugs-and-kisses-to-you-all"),
+    ("AKIA too short", "AKIA1234"),
+    ("AKIA too long", "AKIAIOSFODNN7EXAMPLEX"),
+    ("ASIAN", "ASIAN markets opened"),
+    ("one eyJ segment", "eyJhbGciOiJIUzI1NiJ9 alone"),
+    ("the bearer of bad news", "the bearer of bad news, bearer responsibilities"),
+    ("Bearer placeholder", "Authorization: Bearer <RELAY_TOKEN>"),
+    ("a sentence with password", "Please enter your password to continue."),
+    ("a type annotation", "def login(user: str, password: str) -> None:"),
+    ("a comparison", "if password == confirm:"),
+    ("an empty value", 'password = None; password = ""'),
+    ("a password hash", "password_hash=ab12cd"),
+    ("PWD is a directory", "PWD=/home/me/project"),
+    ("a certificate", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----"),
+    ("a public key", "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----"),
+    ("a closing tag alone", "text </private> more"),
+    ("a marker", f"{A} {PW} {C} Bearer {T} password={PW}"),
+]
+
+
+@pytest.mark.parametrize(("what", "text", "redacted"), POSITIVES, ids=[p[0] for p in POSITIVES])
+def test_each_secret_is_replaced_by_its_typed_marker(what: str, text: str, redacted: str) -> None:
+    out, counts = redact(text)
+    assert out == redacted, what
+    assert sum(counts.values()) == redacted.count("[redacted:")
+    assert set(counts) <= set(KINDS)
+
+
+@pytest.mark.parametrize(("what", "text"), NEAR_MISSES, ids=[n[0] for n in NEAR_MISSES])
+def test_near_misses_survive_unchanged(what: str, text: str) -> None:
+    out, counts = redact(text)
+    assert (out, counts) == (text, {}), what
+    assert out is text  # nothing was built
+
+
+@pytest.mark.parametrize(("what", "text", "redacted"), POSITIVES, ids=[p[0] for p in POSITIVES])
+def test_redacting_redacted_text_changes_nothing(what: str, text: str, redacted: str) -> None:
+    assert redact(redacted) == (redacted, {}), what
+
+
+def test_counts_are_by_kind_and_each_secret_counts_once() -> None:
+    text = (
+        f"{SK} {GHP} {AWS} {JWT} password={SK} Bearer {SK} {VISA} 5555555555554444 "
+        f"<private>{SK} {VISA}</private> {PEM}"
+    )
+    out, counts = redact(text)
+    assert counts == {
+        "private": 1,
+        "private-key": 1,
+        "api-key": 4,  # the key after password= and Bearer counts as a key, once
+        "aws-key": 1,
+        "token": 1,
+        "card": 2,
+    }
+    assert out == f"{A} {A} {W} {T} password={A} Bearer {A} {C} {C} {P} {K}"
+
+
+def test_positions_hold_around_characters_beyond_latin_1() -> None:
+    text = f"— café 日本 password=hunter2 İstanbul {VISA} “{SK}” Bearer abc123def456"
+    assert redact(text)[0] == f"— café 日本 password={PW} İstanbul {C} “{A}” Bearer {T}"
+
+
+def test_a_pathological_run_of_digit_groups_is_replaced_whole() -> None:
+    """Past the budget of digits read closely, runs that may hold a card are not let through."""
+    text = "before " + "4111 " * 5000 + "after"
+    assert redact(text) == (f"before {C} after", {"card": 1})
+    epochs = ", ".join(["1769901185123"] * 5000)  # start with 1: never read closely
+    assert redact(epochs) == (epochs, {})
+
+
+FRAGMENTS = [
+    *(text for _, text, _ in POSITIVES),
+    *(text for _, text in NEAR_MISSES),
+    " ",
+    "\n",
+    "-",
+    "_",
+    "=",
+    ": ",
+    '"',
+    "'",
+    "<",
+    "J",
+    "1",
+    "4111",
+    "PASS",
+    "Bearer ",
+    "x",
+]
+
+
+def every_rule(text: str) -> tuple[str, dict[str, int]]:
+    """Every rule applied in order until nothing changes, none skipped by a cheap test."""
+    counts: dict[str, int] = {}
+    changed = True
+    while changed:
+        changed = False
+        for rule in privacy._RULES:
+            text, n = rule.apply(text, privacy._bytes(text))
+            if n:
+                counts[rule.kind] = counts.get(rule.kind, 0) + n
+                changed = True
+    return text, counts
+
+
+def test_the_cheap_tests_never_skip_a_rule_that_would_match() -> None:
+    """Mixed fragments: redact (rules behind their cheap tests) equals every rule applied, and
+    redacting its result changes nothing."""
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(1, 8)))
+        redacted, counts = redact(text)
+        assert (redacted, counts) == every_rule(text), text
+        assert redact(redacted) == (redacted, {}), text
+
+
+# -- payloads and the Redactor ---------------------------------------------------------------
+
+
+def capture_with_secrets() -> dict[str, Any]:
+    """The capture client's recorded shape with secrets in every kind of field."""
+    body = recorded()[1]
+    return {
+        **body,
+        "ocr": body["ocr"] + f"\nOPENAI_API_KEY={SK}",
+        "meta": {**body["meta"], "windowTitle": f"password=hunter2 — {body['meta']['app']}"},
+        "roi": {**body["roi"], "data": AWS + "/9j/4AAQ", "label": AWS},
+        "observation": {
+            **body["observation"],
+            "facts": [*body["observation"]["facts"], f"card: {VISA}"],
+            "narrative": f"The user pastes {JWT} into a form",
+            "concepts": ["auth", f"<private>{GHP}</private>"],
+        },
+        "extra": {"nested": [{"note": f"Bearer {GHP}"}], "n": 4111111111111111},
+    }
+
+
+def test_every_string_of_a_payload_is_redacted_but_image_data() -> None:
+    body = capture_with_secrets()
+    sent = validate_sense(body).payload
+    redacted, counts = redact_payload(sent)
+    assert redacted["ocr"].endswith(f"\nOPENAI_API_KEY={A}")
+    assert redacted["meta"]["windowTitle"] == f"password={PW} — Code"
+    assert redacted["roi"] == {**body["roi"], "label": W}  # data kept, other strings not
+    assert redacted["observation"]["facts"][-1] == f"card: {C}"
+    assert redacted["observation"]["narrative"] == f"The user pastes {T} into a form"
+    assert redacted["observation"]["concepts"] == ["auth", P]
+    assert redacted["extra"] == {"nested": [{"note": f"Bearer {A}"}], "n": 4111111111111111}
+    assert counts == {
+        "api-key": 2,
+        "password": 1,
+        "aws-key": 1,
+        "card": 1,
+        "token": 1,
+        "private": 1,
+    }
+    assert sent == body  # the client's object is not changed
+
+
+def test_a_clean_payload_is_returned_as_it_is() -> None:
+    for body in recorded():
+        payload = validate_sense(body).payload
+        assert redact_payload(payload) == (payload, {})
+        assert redact_payload(payload)[0] is payload
+
+
+def test_the_redactor_counts_by_kind_across_threads() -> None:
+    redactor = Redactor()
+    assert redactor.counts() == dict.fromkeys(KINDS, 0)
+
+    def work() -> None:
+        for _ in range(200):
+            redactor.texts([f"password=x {SK}", "normal"])
+            redactor.payload({"ocr": VISA})
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert redactor.counts() == {
+        **dict.fromkeys(KINDS, 0),
+        "password": 800,
+        "api-key": 800,
+        "card": 800,
+    }
+
+
+def test_a_redactor_that_is_off_keeps_everything_and_counts_nothing() -> None:
+    redactor = Redactor(enabled=False)
+    texts = [f"password=hunter2 {SK}"]
+    payload = {"ocr": VISA}
+    assert redactor.texts(texts) is texts
+    assert redactor.payload(payload) is payload
+    assert redactor.counts() == dict.fromkeys(KINDS, 0)
+    assert redactor.enabled is False
+
+
+def test_clean_texts_come_back_as_the_same_object() -> None:
+    texts = ("hello", "normal")
+    assert Redactor().texts(texts) is texts
+
+
+# -- the buffers: the one choke point ---------------------------------------------------------
+
+
+def test_the_feed_buffer_stores_client_text_redacted_and_the_hud_as_it_is(
+    clock: FakeClock, storage: StorageInfo
+) -> None:
+    redactor = Redactor()
+    feed = FeedBuffer.start(clock=clock, store=storage.stores["feed"], redactor=redactor).proxy()
+    items = feed.append_many(((f"my key {SK}", "normal"), ("plain", f"x {AWS}"))).get(timeout=5)
+    assert [(i.text, i.priority) for i in items] == [(f"my key {A}", "normal"), ("plain", f"x {W}")]
+    hud = feed.push_agent("Reading sk-docs-page-about-keys-1234567").get(timeout=5)
+    assert hud.text == "[🧠] Reading sk-docs-page-about-keys-1234567"  # the agent's own line
+    assert redactor.counts()["api-key"] == 1
+    assert redactor.counts()["aws-key"] == 1
+
+
+def test_the_sense_buffer_stores_events_redacted_and_their_fields_agree(
+    clock: FakeClock, storage: StorageInfo
+) -> None:
+    redactor = Redactor()
+    sense = SenseBuffer.start(clock=clock, store=storage.stores["sense"], redactor=redactor).proxy()
+    event = validate_sense(
+        {"type": "text", "ts": 1, "ocr": f"key {SK}", "meta": {"app": f"Code {AWS}"}}
+    )
+    (stored,) = sense.append_many((event,)).get(timeout=5)
+    assert stored.ocr == f"key {A}"
+    assert stored.app == f"Code {W}"
+    assert stored.payload == {
+        "type": "text",
+        "ts": 1,
+        "ocr": f"key {A}",
+        "meta": {"app": f"Code {W}"},
+    }
+    assert SK.encode() not in stored.json and SK.encode() not in stored.json_meta_only
+    assert event.payload["ocr"] == f"key {SK}"  # what the transport validated is not changed
+
+
+def test_restored_rows_are_not_redacted_again(clock: FakeClock, storage: StorageInfo) -> None:
+    first = Redactor()
+    sense = SenseBuffer.start(clock=clock, store=storage.stores["sense"], redactor=first)
+    sense.proxy().append(validate_sense({"type": "text", "ts": 1, "ocr": VISA})).get(timeout=5)
+    sense.stop(timeout=5)
+    again = Redactor()
+    restored = SenseBuffer.start(clock=clock, store=storage.stores["sense"], redactor=again)
+    (event,) = restored.proxy().events_after(0).get(timeout=5)
+    assert event.ocr == C
+    assert first.counts()["card"] == 1
+    assert again.counts() == dict.fromkeys(KINDS, 0)
+
+
+# -- end to end over HTTP ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def relay(make_relay: Callable[..., Relay], fake_llm: FakeLLM) -> Relay:
+    return make_relay(relay_settings(fake_llm))
+
+
+@pytest.fixture
+def client(relay: Relay) -> Iterator[httpx.Client]:
+    host, port = relay.address()
+    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as c:
+        yield c
+
+
+SECRETS = (SK, GHP, AWS, JWT, "hunter2", "4111 1111 1111 1111", "my diary", "abc123def456ghi")
+
+
+def assert_no_secret(where: str, text: str) -> None:
+    for secret in SECRETS:
+        assert secret not in text, f"{secret!r} in {where}"
+
+
+def test_no_secret_reaches_the_reads_or_the_prompt(
+    relay: Relay, client: httpx.Client, fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    transcript = (
+        "[PERIODIC] (normal)\nContext (1 entries):\n[2s ago, openrouter] "
+        f"the key is {SK}, password=hunter2 and <private>my diary</private>"
+    )
+    assert client.post("/feed", json={"text": transcript}).json() == {"ok": True, "id": 1}
+    body = capture_with_secrets()
+    assert client.post("/sense", json=body).json() == {"ok": True, "id": 1}
+    client.post(
+        "/sense", json={**body, "ocr": f"curl -H 'Authorization: Bearer abc123def456ghi' {VISA}"}
+    )
+
+    feed = client.get("/feed").text
+    sense = client.get("/sense", params={"meta_only": "true"}).text
+    context = client.get("/agent/context").text
+    assert tick(relay, logs) == "ok"
+    prompt = fake_llm.requests[0].body["messages"][0]["content"]
+
+    for where, text in (("/feed", feed), ("/sense", sense), ("/agent/context", context)):
+        assert_no_secret(where, text)
+    assert_no_secret("the prompt", prompt)
+    assert f"the key is {A}, password={PW} and {P}" in feed
+    assert f"the key is {A}, password={PW} and {P}" in prompt
+    assert f"Authorization: Bearer {T}' {C}" in prompt
+    events = client.get("/sense").json()["events"]
+    assert events[0]["roi"]["data"] == body["roi"]["data"]  # image data as sent, even this
+    assert events[0]["meta"]["windowTitle"] == f"password={PW} — Code"
+
+
+def test_the_recorded_capture_events_are_stored_unchanged(client: httpx.Client) -> None:
+    sent = recorded()
+    for body in sent:
+        client.post("/sense", json=body).raise_for_status()
+    events = client.get("/sense").json()["events"]
+    assert [{k: v for k, v in e.items() if k not in ("id", "receivedAt")} for e in events] == sent
+
+
+def test_redaction_off_keeps_secrets_and_says_so_at_start(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, tmp_path: Path
+) -> None:
+    relay = make_relay(replace(relay_settings(fake_llm), redact=False))
+    (warning,) = logs.named("privacy.redaction_off")
+    assert warning["level"] == "warning"
+    host, port = relay.address()
+    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as client:
+        text = (
+            f"[PERIODIC] (normal)\nContext (1 entries):\n[2s ago, openrouter] password=hunter2 {SK}"
+        )
+        client.post("/feed", json={"text": text})
+        client.post("/sense", json={"type": "text", "ts": 1, "ocr": VISA})
+        assert f"password=hunter2 {SK}" in client.get("/feed").json()["messages"][0]["text"]
+        assert client.get("/sense").json()["events"][0]["ocr"] == VISA
+    assert tick(relay, logs) == "ok"
+    prompt = fake_llm.requests[0].body["messages"][0]["content"]
+    assert SK in prompt
+    assert VISA in prompt
+
+
+def test_redaction_on_logs_no_warning(relay: Relay, logs: LogSink) -> None:
+    assert logs.named("privacy.redaction_off") == []
