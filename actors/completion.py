@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,8 @@ class Completion:
     content: str
     tokens_in: int
     tokens_out: int
+    cost_usd: float | None = None
+    """What the provider says the call cost (OpenRouter's ``usage.cost``, USD), if it says."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +47,18 @@ def _count(usage: Any, key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
+def _cost(usage: Any) -> float | None:
+    value = usage.get("cost") if isinstance(usage, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
+
+
 def parse_chat_completion(body: bytes) -> Completion:
     """Return the first choice's text and the usage of an OpenAI-style chat completion.
+
+    The usage is the token counts and, when the provider reports it (OpenRouter does), the
+    call's cost in USD (``usage.cost``); a cost that is not a number of 0 or more is ignored.
 
     Raises:
         LLMBadResponse: the body is not JSON, not a chat completion, or its text is empty.
@@ -70,6 +83,7 @@ def parse_chat_completion(body: bytes) -> Completion:
         content=content.strip(),
         tokens_in=_count(usage, "prompt_tokens"),
         tokens_out=_count(usage, "completion_tokens"),
+        cost_usd=_cost(usage),
     )
 
 

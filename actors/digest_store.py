@@ -16,13 +16,15 @@ import pykka
 from actors.base import ChildHandle, Reporter
 from actors.clock import Cancel, Clock
 from actors.completion import NO_OUTPUT
-from actors.cost import estimate_cost
+from actors.cost import call_cost, estimate_cost
 from actors.durable import DurableActor, Prune
+from actors.model_stats import ModelStats, models_from_json
 from actors.published import Published
 from actors.records import JSONDict
 from actors.storage import Store
-from actors.ticks import TickResult
+from actors.ticks import LLMAttempt, TickResult
 from config.app_names import normalize_app_name
+from config.prices import PriceTable, load_prices
 
 AGENT_RING = 50
 """Agent entries kept for ``/agent/last`` and ``/agent/history``."""
@@ -147,6 +149,11 @@ def _entry_id(entry: AgentEntry) -> int:
     return entry.id
 
 
+def _sql_int(value: int) -> int:
+    """``value`` within SQLite's integers (a larger Python int raises ``OverflowError``)."""
+    return min(max(value, -(2**63)), 2**63 - 1)
+
+
 EMPTY_AGENT = AgentSnapshot(entries=())
 
 
@@ -165,6 +172,10 @@ class _Counters:
     last_error: str | None = None
     parse_failures: int = 0
     last_pushed_hud: str = ""
+    fallbacks: int = 0
+    """Ticks answered by a model other than the first."""
+    models: dict[str, ModelStats] = field(default_factory=dict)
+    """Per-model requests, latencies, tokens and cost (absent from rows of older relays)."""
 
 
 class DigestStore(DurableActor):
@@ -185,10 +196,12 @@ class DigestStore(DurableActor):
         feed: ChildHandle,
         retention_days: float = 7.0,
         published: Published[AgentSnapshot] | None = None,
+        prices: PriceTable | None = None,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(store=store, report=report)
         self._clock = clock
+        self._prices = prices if prices is not None else load_prices()
         self._feed = feed
         self._published = published or Published(EMPTY_AGENT)
         self._retention_ms = round(retention_days * DAY_MS)
@@ -207,9 +220,11 @@ class DigestStore(DurableActor):
         self._next_id = (last or 0) + 1
         state = db.execute("SELECT value FROM agent_state WHERE key = 'counters'").fetchone()
         if state is not None:
-            known = set(_Counters.__dataclass_fields__)
+            known = set(_Counters.__dataclass_fields__) - {"models"}
+            saved = orjson.loads(state[0])
             self._counters = _Counters(
-                **{k: v for k, v in orjson.loads(state[0]).items() if k in known}
+                **{k: v for k, v in saved.items() if k in known},
+                models=models_from_json(saved.get("models")),
             )
         if rows:
             self._log.info("digest.restored", entries=len(rows), next_id=self._next_id)
@@ -292,13 +307,33 @@ class DigestStore(DurableActor):
         counters.last_analysis_ts = entry.ts
         if not analysis.parsed_ok:
             counters.parse_failures += 1
+        self._count_model_call(result)
         self._save_counters()
         return entry
 
-    def record_failure(self, error: str) -> None:
-        """Count a failed LLM call; nothing else changes."""
+    def _model(self, model: str) -> ModelStats:
+        stats = self._counters.models.get(model)
+        if stats is None:
+            stats = self._counters.models[model] = ModelStats()
+        return stats
+
+    def _count_model_call(self, result: TickResult) -> None:
+        """Count the tick's requests per model, and price the answer."""
+        for attempt in result.attempts:
+            self._model(attempt.model).observe(attempt.seconds, ok=attempt.ok)
+        cost, source = call_cost(
+            result.model, result.tokens_in, result.tokens_out, result.cost_usd, self._prices
+        )
+        self._model(result.model).answered(result.tokens_in, result.tokens_out, cost, source)
+        if result.fallback:
+            self._counters.fallbacks += 1
+
+    def record_failure(self, error: str, attempts: tuple[LLMAttempt, ...] = ()) -> None:
+        """Count a failed tick and its requests per model; nothing else changes."""
         self._counters.failures += 1
         self._counters.last_error = error
+        for attempt in attempts:
+            self._model(attempt.model).observe(attempt.seconds, ok=attempt.ok)
         self._save_counters()
 
     def record_idle_skip(self) -> None:
@@ -335,15 +370,16 @@ class DigestStore(DurableActor):
         """Entries with ``since <= ts < until`` and ``id < before``, newest first.
 
         Returns the page and the ``before`` cursor of the next page (``None`` on the last).
+        Bounds beyond SQLite's 64-bit integers are clamped to them (they select the same rows).
         """
         assert self._db is not None, "started() opened the connection"
         rows = self._db.execute(
             "SELECT entry FROM agent_entries WHERE ts >= ? AND ts < ? AND id < ? "
             "ORDER BY id DESC LIMIT ?",
             (
-                since if since is not None else 0,
-                until if until is not None else 2**62,
-                before if before is not None else 2**62,
+                _sql_int(since) if since is not None else 0,
+                _sql_int(until) if until is not None else 2**62,
+                _sql_int(before) if before is not None else 2**62,
                 limit + 1,
             ),
         ).fetchall()
@@ -376,7 +412,11 @@ class DigestStore(DurableActor):
             "lastDigest": latest.digest[:DIGEST_PREVIEW_CHARS] if latest else None,
             "totalCalls": c.total_calls,
             "totalTokens": {"in": c.tokens_in, "out": c.tokens_out},
-            "estimatedCost": estimate_cost(c.tokens_in, c.tokens_out),
+            "estimatedCost": self._estimated_cost(),
+            "costByModel": {
+                model: stats.to_health() for model, stats in c.models.items() if stats.calls
+            },
+            "fallbacks": c.fallbacks,
             "idleSkips": c.idle_skips,
             "emptySkips": c.empty_skips,
             "unchangedSkips": c.unchanged_skips,
@@ -388,3 +428,37 @@ class DigestStore(DurableActor):
             else None,
             "contextFreshnessMedianMs": round(statistics.median(freshness)) if freshness else None,
         }
+
+    def _estimated_cost(self) -> float:
+        """The known costs of every model, in USD. Tokens counted before per-model counts
+        existed (counters of an older relay) keep the flat estimate that relay showed."""
+        c = self._counters
+        known = sum(stats.cost_usd for stats in c.models.values())
+        older_in = c.tokens_in - sum(stats.tokens_in for stats in c.models.values())
+        older_out = c.tokens_out - sum(stats.tokens_out for stats in c.models.values())
+        return round(known + estimate_cost(max(older_in, 0), max(older_out, 0)), 6)
+
+    def metrics(self) -> AgentMetrics:
+        """What ``GET /metrics`` reads of the agent: tick outcomes and per-model figures."""
+        c = self._counters
+        return AgentMetrics(
+            ticks={
+                "called": c.total_calls,
+                "idle": c.idle_skips,
+                "empty": c.empty_skips,
+                "fingerprint_skip": c.unchanged_skips,
+                "failed": c.failures,
+            },
+            fallbacks=c.fallbacks,
+            models={model: stats.copy() for model, stats in c.models.items()},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AgentMetrics:
+    """A copy of the digest store's counters for one scrape (the store keeps no reference)."""
+
+    ticks: dict[str, int]
+    """Ticks by outcome, as ``relay_ticks_total`` labels them."""
+    fallbacks: int
+    models: dict[str, ModelStats]

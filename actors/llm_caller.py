@@ -38,7 +38,7 @@ from actors.errors import (
     LLMHTTPError,
     LLMTimeout,
 )
-from actors.ticks import LLMRequest, TickDone, TickResult
+from actors.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
 
 MAX_RESPONSE_BYTES = 1024 * 1024
 """A chat completion larger than this is a bad response (a runaway or hostile server)."""
@@ -58,6 +58,8 @@ class _Attempt:
     started: float
     deadline: float
     errors: tuple[str, ...] = ()
+    attempts: tuple[LLMAttempt, ...] = ()
+    """The requests made so far, for the per-model counters."""
 
 
 def retry_after_s(header: str | None) -> float | None:
@@ -156,28 +158,33 @@ class LLMCaller(RelayActor):
         if remaining <= 0:
             self._fail(attempt, "the tick's budget is spent")
             return
+        began = self._clock.monotonic()
         try:
             completion = self._call(request, model, min(config.timeout_ms / 1000, remaining))
         except LLMError as exc:
             errors = (*attempt.errors, f"{model}: {type(exc).__name__}: {exc}"[:300])
             delay = self._retry_delay(exc, attempt.retry)
             now = self._clock.monotonic()
+            failed = replace(
+                attempt,
+                errors=errors,
+                attempts=(*attempt.attempts, LLMAttempt(model, now - began, ok=False)),
+            )
             if delay is not None and now + delay < attempt.deadline:
-                self._schedule(replace(attempt, retry=attempt.retry + 1, errors=errors), delay)
+                self._schedule(replace(failed, retry=attempt.retry + 1), delay)
                 return
             if attempt.model_index + 1 < len(models):
                 self._log.info("llm.fallback", failed=model, next=models[attempt.model_index + 1])
-                self._run(
-                    replace(attempt, model_index=attempt.model_index + 1, retry=0, errors=errors)
-                )
+                self._run(replace(failed, model_index=attempt.model_index + 1, retry=0))
                 return
-            self._fail(replace(attempt, errors=errors), f"{type(exc).__name__}")
+            self._fail(failed, f"{type(exc).__name__}")
             return
         except Exception as exc:
             # A bug, not an LLM failure: finish the tick, then let the supervisor restart us.
             self._fail(attempt, repr(exc))
             raise
-        self._succeed(attempt, model, completion)
+        answered = LLMAttempt(model, self._clock.monotonic() - began, ok=True)
+        self._succeed(replace(attempt, attempts=(*attempt.attempts, answered)), model, completion)
 
     def _retry_delay(self, error: LLMError, retries: int) -> float | None:
         if not is_retryable(error) or retries >= MAX_RETRIES:
@@ -205,7 +212,7 @@ class LLMCaller(RelayActor):
     def _fail(self, attempt: _Attempt, error: str) -> None:
         latency_ms = round((self._clock.monotonic() - attempt.started) * 1000)
         last = attempt.errors[-1] if attempt.errors else error
-        self._tell_peer(self._digest, "record_failure", last)
+        self._tell_peer(self._digest, "record_failure", last, attempt.attempts)
         detail = {
             "error": error,
             "errors": list(attempt.errors),
@@ -230,6 +237,9 @@ class LLMCaller(RelayActor):
             tokens_in=completion.tokens_in,
             tokens_out=completion.tokens_out,
             push_to_feed=config.push_to_feed,
+            cost_usd=completion.cost_usd,
+            fallback=attempt.model_index > 0,
+            attempts=attempt.attempts,
         )
         self._tell_peer(self._digest, "record", result)
         detail: dict[str, Any] = {

@@ -13,6 +13,7 @@ from actors.base import Reporter
 from actors.clock import Clock
 from actors.durable import DurableActor
 from actors.errors import BadRequest
+from actors.privacy import Redactor
 from actors.published import Published
 from actors.records import EMPTY_SENSE, SenseEvent, SenseInput, SenseSnapshot
 from actors.storage import Store
@@ -27,6 +28,29 @@ PRUNE_SLACK = 100
 PRUNE_SLACK_BYTES = 8 * 1024 * 1024
 """...or once this much has been written since the last prune: with 2 MiB events, 100 rows
 beyond a ring of 30 would keep 260 MiB on disk."""
+MAX_NESTING = 100
+"""Levels of objects and arrays a sense event may nest (the capture client's nest 3). The
+relay writes each event back out as JSON, which orjson does to 255 levels at most: a deeper
+event used to fail its whole batch with a 500."""
+
+
+def _nests_deeper(body: dict[str, Any], limit: int) -> bool:
+    """Whether ``body`` nests objects and arrays more than ``limit`` levels (itself: 1).
+
+    Level by level, looking only at containers: about 1 us for a capture client's event.
+    ``type() is`` rather than ``isinstance``: parsed JSON has exact dicts and lists.
+    """
+    level: list[Any] = [body]
+    for _ in range(limit):
+        deeper = []
+        for node in level:
+            for child in node.values() if type(node) is dict else node:
+                if type(child) is dict or type(child) is list:
+                    deeper.append(child)
+        if not deeper:
+            return False
+        level = deeper
+    return True
 
 
 def _is_number(value: Any) -> bool:
@@ -66,6 +90,8 @@ def validate_sense(body: Any) -> SenseInput:
     """
     if not isinstance(body, dict):
         raise BadRequest("body must be a JSON object")
+    if _nests_deeper(body, MAX_NESTING):
+        raise BadRequest(f"body nests objects and arrays deeper than {MAX_NESTING} levels")
     kind = body.get("type")
     if kind is None or "ts" not in body:
         raise BadRequest("missing type or ts")
@@ -115,6 +141,8 @@ class SenseBuffer(DurableActor):
     """The sense ring of :data:`SENSE_RING` events, in memory and in the ``sense`` table.
 
     After each commit the ring is published to ``published``, where the HTTP transport reads it.
+    Every string of an event but its image data is redacted by ``redactor`` before it is
+    stored (:mod:`actors.privacy`); restored rows were redacted when they were written.
     """
 
     name = "sense"
@@ -126,9 +154,11 @@ class SenseBuffer(DurableActor):
         store: Store,
         published: Published[SenseSnapshot] | None = None,
         report: Reporter | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         super().__init__(store=store, report=report)
         self._clock = clock
+        self._redactor = redactor or Redactor()
         self._published = published or Published(EMPTY_SENSE)
         self._events: deque[SenseEvent] = deque(maxlen=SENSE_RING)
         self._next_id = 1
@@ -161,10 +191,12 @@ class SenseBuffer(DurableActor):
         return self.append_many((event,))[0]
 
     def append_many(self, events: tuple[SenseInput, ...]) -> tuple[SenseEvent, ...]:
-        """Store several validated events, in order, written at once."""
+        """Store several validated events, in order, written at once, redacted first."""
         now = self._clock.now_ms()
         first = self._next_id
-        stored = tuple(_stored(first + n, now, event) for n, event in enumerate(events))
+        stored = tuple(
+            _stored(first + n, now, self._redacted(event)) for n, event in enumerate(events)
+        )
         self._insert(
             "sense",
             ("id", "received_at", "payload"),
@@ -178,6 +210,12 @@ class SenseBuffer(DurableActor):
         if beyond > PRUNE_SLACK or (beyond > 0 and self._written > PRUNE_SLACK_BYTES):
             self._request_prune()
         return stored
+
+    def _redacted(self, event: SenseInput) -> SenseInput:
+        """``event`` with its secrets redacted; its fields (``ocr``, ``app``...) are read again
+        from the redacted object, so that they agree with it."""
+        payload = self._redactor.payload(event.payload)
+        return event if payload is event.payload else validate_sense(payload)
 
     def prune(self) -> None:
         """Drop the rows that fell out of the ring (batched: every PRUNE_SLACK events or

@@ -47,6 +47,15 @@ class LLMRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class LLMAttempt:
+    """One chat-completions request of a tick: which model, how long, whether it answered."""
+
+    model: str
+    seconds: float
+    ok: bool
+
+
+@dataclass(frozen=True, slots=True)
 class TickResult:
     """LLMCaller -> DigestStore: what a successful tick produced."""
 
@@ -58,6 +67,12 @@ class TickResult:
     tokens_in: int
     tokens_out: int
     push_to_feed: bool
+    cost_usd: float | None = None
+    """The call's cost as the provider reported it (``usage.cost``), if it did."""
+    fallback: bool = False
+    """Answered by a model other than the first of the tick's models."""
+    attempts: tuple[LLMAttempt, ...] = ()
+    """Every request of the tick, failed ones first, the answering one last."""
 
 
 @dataclass(frozen=True, slots=True)

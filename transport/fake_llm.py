@@ -334,6 +334,8 @@ class FakeLLM:
     retry_after: str = "1"
     latency_s: float = 0.0
     """Every answer but ``hang``'s waits this long first (a real model's latency)."""
+    cost: float | None = None
+    """When set, answers carry it as ``usage.cost`` (USD), as OpenRouter's do."""
     model_modes: dict[str, str] = field(default_factory=dict)
     """A mode per model name, overriding ``mode`` for requests naming that model."""
     requests: list[SeenRequest] = field(default_factory=list)
@@ -396,7 +398,10 @@ class FakeLLM:
         if mode == "nonjson":
             return web.Response(text="<html>Bad gateway</html>", content_type="text/html")
         content = self._content(mode, body)
-        usage = {"prompt_tokens": self.tokens_in, "completion_tokens": self.tokens_out}
+        usage: dict[str, float] = {
+            "prompt_tokens": self.tokens_in,
+            "completion_tokens": self.tokens_out,
+        }
         model = body.get("model", "fake")
         if mode == "summarise":
             # about four characters a token, the usual rule of thumb
@@ -405,6 +410,8 @@ class FakeLLM:
                 "completion_tokens": len(content) // 4,
             }
             model = STAND_IN_MODEL
+        if self.cost is not None:
+            usage["cost"] = self.cost
         return web.json_response(
             {
                 "id": f"fake-{len(self.requests)}",

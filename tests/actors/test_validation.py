@@ -11,7 +11,7 @@ import pytest
 from actors.errors import BadRequest
 from actors.feed_buffer import MAX_PRIORITY_CHARS, validate_feed
 from actors.records import FeedItem, SenseEvent, SenseInput
-from actors.sense_buffer import validate_sense
+from actors.sense_buffer import MAX_NESTING, validate_sense
 
 MULTIBYTE = "Привет 👋 日本語"
 
@@ -308,3 +308,21 @@ def test_feed_item_to_json_with_source():
         "ts": 5,
         "source": "agent",
     }
+
+
+def test_sense_nesting_is_bounded_so_every_stored_event_can_be_written_back():
+    def nested(levels: int) -> dict[str, object]:
+        body: dict[str, object] = {"type": "text", "ts": 1}
+        inner = body
+        for _ in range(levels - 1):
+            child: dict[str, object] = {}
+            inner["x"] = child
+            inner = child
+        return body
+
+    event = validate_sense(nested(MAX_NESTING))
+    assert orjson.dumps(event.payload)
+    with pytest.raises(BadRequest, match="deeper than"):
+        validate_sense(nested(MAX_NESTING + 1))
+    with pytest.raises(BadRequest, match="deeper than"):  # deep inside a list, too
+        validate_sense({"type": "text", "ts": 1, "extra": [1, {"a": [nested(300)]}]})
