@@ -1,7 +1,8 @@
 """sinain-relay: settings -> supervision tree -> serve until SIGINT or SIGTERM.
 
 ``python run.py --help`` lists every flag. Exit codes: 0 after a signal, 1 when the relay
-could not start (the log says why), 2 for an invalid setting, 70 when the root supervisor
+could not start (the log says why), 2 for an invalid setting (or a host beyond loopback
+without RELAY_TOKEN: see :func:`transport.auth.exposure`), 70 when the root supervisor
 gave up (restart intensity exceeded), so that a service manager restarts the process.
 """
 
@@ -42,6 +43,7 @@ from actors import (
 )
 from actors.base import NORMAL_EXIT, Reporter
 from actors.digest_store import EMPTY_AGENT
+from actors.privacy import ExclusionRule, Exclusions, Redactor
 from actors.published import Published
 from actors.records import EMPTY_FEED, EMPTY_SENSE
 from actors.storage import (
@@ -55,8 +57,9 @@ from actors.storage import (
 from actors.supervisor import Backoff, Intensity
 from actors.ticker import ConfigCell, News
 from config import Settings, configure_logging, settings_or_exit
+from config.prices import PriceTable, load_prices, prices_or_exit
 from config.settings import build_parser
-from transport import HttpTransport, Peers
+from transport import HttpTransport, Peers, exposure, refusal, warn_at_start
 
 if TYPE_CHECKING:
     import httpx
@@ -124,16 +127,30 @@ def start_relay(
     on_escalate: Callable[[ChildExited], None] | None = None,
     llm_transport: httpx.AsyncBaseTransport | None = None,
     poll_interval_s: float = 1.0,
+    prices: PriceTable | None = None,
 ) -> Relay:
     """Start the supervision tree of DESIGN.md and wait until every actor answers.
 
+    ``prices``: the price table; by default the built-in one with ``RELAY_PRICES`` applied.
+
     Raises:
         RuntimeError: an actor failed to start (the log has the cause).
+        ConfigError: ``RELAY_PRICES`` is not a valid prices file (only without ``prices``).
     """
+    if prices is None:
+        prices = load_prices(settings.prices_file)
     names = ("feed", "sense", "digest", "context", "llm", "ticker", "agent", "http")
     h = {name: ChildHandle(name) for name in names}
     storage = prepare_storage(settings)
     stores = storage.stores
+    redactor = Redactor(enabled=settings.redact)
+    if not settings.redact:
+        log.warning(
+            "privacy.redaction_off",
+            actor="root",
+            note="RELAY_REDACT=off: keys, tokens, passwords, card numbers and <private> text "
+            "are stored, served and sent to the LLM as they came",
+        )
     config = ConfigCell(settings.agent)
     feed_view = Published(EMPTY_FEED)
     sense_view = Published(EMPTY_SENSE)
@@ -184,12 +201,20 @@ def start_relay(
 
     def feed(report: Reporter) -> pykka.ActorRef[Any]:
         return FeedBuffer.start(
-            clock=clock, store=stores["feed"], published=feed_view, report=report
+            clock=clock,
+            store=stores["feed"],
+            published=feed_view,
+            report=report,
+            redactor=redactor,
         )
 
     def sense(report: Reporter) -> pykka.ActorRef[Any]:
         return SenseBuffer.start(
-            clock=clock, store=stores["sense"], published=sense_view, report=report
+            clock=clock,
+            store=stores["sense"],
+            published=sense_view,
+            report=report,
+            redactor=redactor,
         )
 
     def digest(report: Reporter) -> pykka.ActorRef[Any]:
@@ -199,6 +224,7 @@ def start_relay(
             feed=h["feed"],
             retention_days=settings.retention_days,
             published=agent_view,
+            prices=prices,
             report=report,
         )
 
@@ -228,6 +254,9 @@ def start_relay(
         faults=settings.faults,
         max_streams=settings.max_streams,
         trace_requests=settings.log_level == "debug",
+        cors_origins=settings.cors_origins,
+        exclusions=Exclusions(ExclusionRule.of(settings.exclude_apps, settings.exclude_titles)),
+        redactor=redactor,
     )
 
     def http(report: Reporter) -> pykka.ActorRef[Any]:
@@ -374,7 +403,7 @@ def prepare_demo(
     return replace(settings, data_dir=data_dir, agent=agent)
 
 
-def start_demo_replay(host: str, port: int) -> Replayer:
+def start_demo_replay(host: str, port: int, token: str = "") -> Replayer:
     """Replay the shipped capture session against the relay, in a loop, at real speed."""
     from transport.demo import Replayer, load_session  # noqa: PLC0415 - the demo's only
 
@@ -387,7 +416,7 @@ def start_demo_replay(host: str, port: int) -> Replayer:
         feed=f"curl -s '{url}/feed?after=0'",
         history=f"curl -s '{url}/agent/history?limit=5'",
     )
-    return Replayer(url, load_session(), loop=True).start()
+    return Replayer(url, load_session(), loop=True, token=token).start()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -397,7 +426,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = sys.argv[1:] if argv is None else list(argv)
     settings = settings_or_exit(args, os.environ)
+    prices = prices_or_exit(settings.prices_file)
+    verdict = exposure(settings.host, token=settings.token, allow_insecure=settings.allow_insecure)
+    if verdict == "refused":
+        build_parser().exit(2, f"run.py: error: {refusal(settings.host)}\n")
     configure_logging(settings.log_format, settings.log_level)
+    warn_at_start(
+        verdict, host=settings.host, token=settings.token, cors_origins=settings.cors_origins
+    )
     signal.signal(signal.SIGUSR1, pykka.debug.log_thread_tracebacks)
     limit_malloc_arenas()
 
@@ -428,13 +464,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if settings.demo:
             settings = prepare_demo(settings, args, os.environ, demo)
         try:
-            relay = start_relay(settings, SystemClock(), on_escalate=on_escalate)
+            relay = start_relay(settings, SystemClock(), on_escalate=on_escalate, prices=prices)
         except RuntimeError as exc:
             log.error("relay.start_failed", actor="root", error=str(exc))
             return EXIT_START_FAILED
         host, port = relay.address()
         log.info("relay.started", actor="root", url=f"http://{host}:{port}", pid=os.getpid())
-        replay = start_demo_replay(host, port) if settings.demo else None
+        replay = start_demo_replay(host, port, settings.token) if settings.demo else None
         idle_s = 0.0
         while not stop.wait(timeout=1.0):
             idle_s += 1.0

@@ -19,6 +19,10 @@ class Unauthorized(RelayError):
     """A token is required and was missing or wrong (HTTP 401)."""
 
 
+class Forbidden(RelayError):
+    """The request is refused whoever sends it, and changes nothing (HTTP 403)."""
+
+
 class ActorUnavailable(RelayError):
     """An actor is down (restarting) or did not answer in time (HTTP 503)."""
 

@@ -13,8 +13,9 @@ bench's posts with an epoch, and a ``/health`` of the relay's shape and size;
 ``--feed-body`` and ``--health-body`` name files holding a relay's real answers instead
 (``bench_ingest.py --scenarios floor`` passes those). The server is built as the relay's
 transport builds it: the same event loop (``new_event_loop``: uvloop when installed), ``AppRunner``
-(``access_log=None``) and ``TCPSite`` (``backlog=1024``) settings, ``client_max_size``, CORS
-headers and orjson answers. No middleware, no actors, no storage, no logging per request.
+(``access_log=None``) and ``TCPSite`` (``backlog=1024``) settings, ``client_max_size``, and
+orjson answers (no CORS headers: the relay sends none to a request without ``Origin``, as the
+bench's are). No middleware, no actors, no storage, no logging per request.
 SIGTERM or SIGINT stops it (exit code 0).
 """
 
@@ -43,7 +44,7 @@ from actors.feed_buffer import FEED_RING, validate_feed  # noqa: E402
 from actors.records import FeedItem  # noqa: E402
 from actors.sense_buffer import SENSE_BODY_LIMIT, validate_sense  # noqa: E402
 from transport.http_transport import SHUTDOWN_TIMEOUT_S, new_event_loop  # noqa: E402
-from transport.routes import CORS_HEADERS, FEED_BODY_LIMIT, json_response  # noqa: E402
+from transport.routes import FEED_BODY_LIMIT, json_response  # noqa: E402
 
 FEED_TEXT = (
     "[PERIODIC] status check\n"
@@ -148,7 +149,7 @@ def prebuilt(body: bytes) -> Handler:
     """A GET handler that answers ``body`` as the relay answers JSON."""
 
     async def handler(_request: web.Request) -> web.Response:
-        return web.Response(body=body, content_type="application/json", headers=CORS_HEADERS)
+        return web.Response(body=body, content_type="application/json")
 
     return handler
 

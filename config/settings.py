@@ -377,10 +377,10 @@ _DIGITS = re.compile(r"[0-9]+")
 def _parse_origins(name: str, value: str) -> tuple[str, ...]:
     origins = tuple(o.strip().rstrip("/") for o in value.split(",") if o.strip())
     for origin in origins:
-        if origin != "*" and not re.fullmatch(r"https?://[^/\s]+", origin):
+        if origin not in ("*", "null") and not re.fullmatch(r"https?://[^/\s]+", origin):
             raise ConfigError(
                 f"{name} must list origins like http://localhost:5173 (scheme and host, "
-                f"no path), got {origin!r}"
+                f"no path; or null for file:// pages), got {origin!r}"
             )
     return origins
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import signal
 import sys
 import threading
@@ -128,6 +129,8 @@ class Replayer:
     starts again :data:`LOOP_GAP_S` session seconds after each pass. A request that fails is
     logged and counted, never retried. :attr:`posted` (the newest :data:`POSTED_KEPT`
     requests) is appended on the replay thread; read it after :meth:`wait` or :meth:`stop`.
+    ``token``: the relay's ``RELAY_TOKEN``, sent as ``Authorization: Bearer`` (``python -m
+    transport.demo`` takes it from the environment).
     """
 
     def __init__(
@@ -138,6 +141,7 @@ class Replayer:
         speed: float = 1.0,
         loop: bool = False,
         transport: httpx.BaseTransport | None = None,
+        token: str = "",
     ) -> None:
         if not math.isfinite(speed) or speed <= 0:
             msg = f"speed must be a positive number, got {speed}"
@@ -154,6 +158,8 @@ class Replayer:
         self.passes = 0
         """Passes over the session finished."""
         self._transport = transport
+        self._headers = {**_JSON, "Authorization": f"Bearer {token}"} if token else _JSON
+        """What each post sends: the relay's ``RELAY_TOKEN`` when it has one."""
         self._stop = threading.Event()
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
@@ -236,7 +242,7 @@ class Replayer:
         body = with_current_ts(event.body, sent)
         status = 0
         try:
-            answer = client.post(event.path, content=orjson.dumps(body), headers=_JSON)
+            answer = client.post(event.path, content=orjson.dumps(body), headers=self._headers)
             status = answer.status_code
         except httpx.HTTPError as exc:
             self.failures += 1
@@ -272,7 +278,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     configure_logging("console" if sys.stderr.isatty() else "json", "info")
     try:
-        replayer = Replayer(args.url, load_session(args.session), speed=args.speed, loop=args.loop)
+        replayer = Replayer(
+            args.url,
+            load_session(args.session),
+            speed=args.speed,
+            loop=args.loop,
+            token=os.environ.get("RELAY_TOKEN", "").strip(),
+        )
     except (OSError, SessionError, ValueError) as exc:
         parser.exit(2, f"python -m transport.demo: error: {exc}\n")
     stopping = threading.Event()

@@ -7,12 +7,11 @@ Errors are mapped to statuses here, in one place (:func:`_guarded`): every error
 from __future__ import annotations
 
 import asyncio
-import hmac
 import itertools
 import math
 import time
-from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Hashable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -21,15 +20,19 @@ from aiohttp import web
 
 from actors.base import ChildHandle
 from actors.digest_store import AgentEntry, AgentSnapshot
-from actors.errors import ActorUnavailable, BadRequest, PayloadTooLarge, Unauthorized
+from actors.errors import ActorUnavailable, BadRequest, Forbidden, PayloadTooLarge, Unauthorized
 from actors.feed_buffer import validate_feed
+from actors.privacy import Exclusions, Redactor
 from actors.published import Published
 from actors.records import FeedSnapshot, SenseSnapshot, json_list
 from actors.sense_buffer import SENSE_BODY_LIMIT, validate_sense
 from actors.storage import StorageInfo
 from config.settings import ConfigError
+from transport.auth import ANY_METHOD, Access, Admit, challenge
 from transport.batching import Batcher
 from transport.bridge import ask
+from transport.metrics import UNMATCHED, HttpStats, RouteStats
+from transport.openapi import openapi_json
 from transport.streams import (
     LONG_POLL_MAX_S,
     Event,
@@ -79,6 +82,12 @@ class Peers:
     """Concurrent stream clients at most (``RELAY_MAX_STREAMS``)."""
     trace_requests: bool = False
     """Log every request and give actors its id (``LOG_LEVEL=debug``); errors are always logged."""
+    cors_origins: tuple[str, ...] = ()
+    """Origins browser pages may call from (``RELAY_CORS_ORIGINS``); see :mod:`transport.auth`."""
+    exclusions: Exclusions = field(default_factory=Exclusions)
+    """Which screen events ``POST /sense`` drops (``RELAY_EXCLUDE_*``), and how many it did."""
+    redactor: Redactor = field(default_factory=Redactor)
+    """The buffers' redactor: its ``counts()`` of secrets replaced, by kind (for metrics)."""
 
 
 class ListAnswers:
@@ -121,33 +130,26 @@ FEED_POSTS = web.AppKey("feed_posts", Batcher)
 SENSE_POSTS = web.AppKey("sense_posts", Batcher)
 STREAMS = web.AppKey("streams", Streams)
 REQUEST_ID = web.RequestKey("request_id", str)
-CORS_HEADERS = {
-    "Access-Control-Allow-Origin": "*",
-    "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-    "Access-Control-Allow-Headers": "Content-Type, Authorization, Last-Event-ID",
-}
+HTTP_STATS = web.AppKey("http_stats", HttpStats)
+"""Requests and latencies per route, for ``GET /metrics``."""
+ACCESS = web.AppKey("access", Access)
+"""The token and CORS policy; the guard adds each answer's CORS headers (:func:`_guarded`)."""
 SSE_HEADERS = {
     "Content-Type": "text/event-stream",
     "Cache-Control": "no-cache",
     "X-Accel-Buffering": "no",  # nginx: pass each event on, do not buffer the stream
-    **CORS_HEADERS,
 }
 _request_ids = itertools.count(1)
 
 
 def json_response(body: Any, status: int = 200) -> web.Response:
-    """A JSON answer (orjson) with the CORS header."""
-    return web.Response(
-        body=orjson.dumps(body),
-        status=status,
-        content_type="application/json",
-        headers=CORS_HEADERS,
-    )
+    """A JSON answer (orjson); the route's guard adds the CORS headers."""
+    return web.Response(body=orjson.dumps(body), status=status, content_type="application/json")
 
 
 def raw_json_response(body: bytes) -> web.Response:
     """A 200 whose JSON body is already serialised."""
-    return web.Response(body=body, content_type="application/json", headers=CORS_HEADERS)
+    return web.Response(body=body, content_type="application/json")
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -165,10 +167,22 @@ def _http_error(exc: web.HTTPException) -> web.Response:
     return response
 
 
-def _guarded(handler: Handler, *, trace: bool) -> Handler:
-    """``handler`` with the relay's error mapping and request log, applied route by route.
+def _guarded(
+    handler: Handler,
+    *,
+    trace: bool,
+    access: Access,
+    admit: Admit,
+    stats: RouteStats,
+) -> Handler:
+    """``handler`` with the relay's access rules, error mapping and request log, applied route
+    by route.
 
-    ``trace`` logs every request and gives actors its id (``LOG_LEVEL=debug``).
+    ``trace`` logs every request and gives actors its id (``LOG_LEVEL=debug``). ``admit`` is
+    the route's gate (:meth:`transport.auth.Access.gate`): the token and the origin are checked
+    before the handler runs; every answer, errors included, gets the request's CORS headers.
+    ``stats`` counts the route's requests and latencies for ``GET /metrics`` (a fraction of
+    a microsecond: :mod:`transport.metrics`).
 
     An aiohttp middleware would do the same through two more coroutine calls per request
     (about 1.4 us of a 22 us ``GET /health`` on these machines); requests that match no
@@ -183,10 +197,12 @@ def _guarded(handler: Handler, *, trace: bool) -> Handler:
             request[REQUEST_ID] = request_id  # actors bind it to their log lines
         status = 500
         error: str | None = None
+        response: web.StreamResponse | None = None
+        cors = access.cors(request)  # None: a web page of an origin that is not allowed
         try:
+            admit(request, cors)
             response = await handler(request)
             status = response.status
-            return response
         except PayloadTooLarge as exc:
             status, error = 413, str(exc)
         except BadRequest as exc:
@@ -195,34 +211,46 @@ def _guarded(handler: Handler, *, trace: bool) -> Handler:
             status, error = 400, str(exc)
         except Unauthorized as exc:
             status, error = 401, str(exc)
+            response = _error(status, error)
+            response.headers["WWW-Authenticate"] = challenge(exc)
+        except Forbidden as exc:
+            status, error = 403, str(exc)
         except ActorUnavailable as exc:
             status, error = 503, str(exc)
         except StreamRefused as exc:
             status, error = 503, str(exc)
-            refused = _error(status, error)
-            refused.headers["Retry-After"] = str(exc.retry_after_s)
-            return refused
+            response = _error(status, error)
+            response.headers["Retry-After"] = str(exc.retry_after_s)
         except web.HTTPException as exc:
             status, error = exc.status, _http_message(exc)
-            return _http_error(exc)
+            response = _http_error(exc)
         except Exception as exc:  # keeps the server answering; the traceback goes to the log
             request_id = request_id or f"{next(_request_ids):x}"
             log.exception("http.unhandled", actor="http", request_id=request_id, path=request.path)
             status, error = 500, f"internal error: {type(exc).__name__}"
         finally:
+            stats.observe(status, time.perf_counter() - started)
             if trace or status >= 400:  # a success is logged only when tracing (LOG_LEVEL=debug)
                 _log_request(
                     request, request_id or f"{next(_request_ids):x}", status, error, started
                 )
-        return _error(status, error)
+        if response is None:
+            response = _error(status, error or "")
+        if cors and not response.prepared:  # a stream sent its own (it is under way)
+            response.headers.update(cors)
+        return response
 
     return guarded
 
 
 async def _no_route(request: web.Request) -> web.Response:
-    """Any path and method no route takes: CORS preflight (204), else 405 or 404."""
+    """Any path and method no route takes: CORS preflight (204), else 405 or 404.
+
+    With a token set, the guard has already answered 401 to a caller without it, whatever
+    the path: 404 and 405 (with ``Allow``) would let it map the API.
+    """
     if request.method == "OPTIONS":
-        return web.Response(status=204, headers=CORS_HEADERS)
+        return request.app[ACCESS].preflight(request)
     allowed = request.app[ROUTES].get(request.path)
     if allowed:
         raise web.HTTPMethodNotAllowed(request.method, allowed)
@@ -320,8 +348,16 @@ async def get_feed(request: web.Request) -> web.Response:
 
 
 async def post_sense(request: web.Request) -> web.Response:
-    """``POST /sense``: store a screen event; answers ``{ok, id}``."""
+    """``POST /sense``: store a screen event; answers ``{ok, id}``.
+
+    An event of an excluded app or window (``RELAY_EXCLUDE_APPS``/``_TITLES``) is dropped
+    here, before any actor sees it, and answered ``{ok, dropped: "excluded"}``, without an id.
+    """
     event = validate_sense(await _read_json(request, SENSE_BODY_LIMIT))
+    reason = request.app[PEERS].exclusions.check(event)
+    if reason is not None:  # the title is not logged: it may be what is private
+        log.debug("sense.excluded", actor="http", reason=reason, request_id=request.get(REQUEST_ID))
+        return json_response({"ok": True, "dropped": "excluded"})
     stored = await request.app[SENSE_POSTS].submit(event)
     return json_response({"ok": True, "id": stored.id})
 
@@ -391,9 +427,8 @@ async def _stream(request: web.Request, hub: Hub[Any]) -> web.StreamResponse:
     sub, ring = streams.subscribe(hub, request)
     try:
         replay = [] if resume is None else await hub.replay(resume, ring)
-        return await serve(
-            request, hub, sub, replay=replay, headers=SSE_HEADERS, limits=streams.limits
-        )
+        headers: Mapping[str, str] = {**SSE_HEADERS, **(request.app[ACCESS].cors(request) or {})}
+        return await serve(request, hub, sub, replay=replay, headers=headers, limits=streams.limits)
     finally:
         hub.release(sub)
 
@@ -469,15 +504,23 @@ async def get_config(request: web.Request) -> web.Response:
 
 
 async def post_config(request: web.Request) -> web.Response:
-    """``POST /agent/config``: change fields at runtime; a bad field changes nothing."""
+    """``POST /agent/config``: change fields at runtime; a bad field changes nothing.
+
+    The guard has checked the token. ``openrouterApiKey`` is refused (403) while no token is
+    set: on a relay anyone on this machine (or a web page, were its origin allowed) can
+    call, the key would be theirs to swap, pointing the user's context at their account.
+    """
     peers = request.app[PEERS]
-    if peers.token:
-        given = request.headers.get("Authorization", "")
-        if not hmac.compare_digest(given.encode(), f"Bearer {peers.token}".encode()):
-            raise Unauthorized("this endpoint needs Authorization: Bearer <RELAY_TOKEN>")
     body = await _read_json(request, CONFIG_BODY_LIMIT)
     if not isinstance(body, dict):
         raise BadRequest("body must be a JSON object")
+    if "openrouterApiKey" in body and not peers.token:
+        msg = (
+            "openrouterApiKey can be changed over HTTP only when the relay has a token: set "
+            "RELAY_TOKEN (and send Authorization: Bearer <token>), or set OPENROUTER_API_KEY "
+            "in the relay's environment"
+        )
+        raise Forbidden(msg)
     config = await _ask(request, peers.ticker, "update_config", body)
     return json_response({"ok": True, "config": config.to_public()})
 
@@ -622,9 +665,29 @@ async def get_health(request: web.Request) -> web.Response:
     A snapshot at most 100 ms old, shared by the requests that ask meanwhile.
     """
     status, body = await request.app[HEALTH].get(request)
-    return web.Response(
-        body=body, status=status, content_type="application/json", headers=CORS_HEADERS
+    return web.Response(body=body, status=status, content_type="application/json")
+
+
+async def get_metrics(request: web.Request) -> web.Response:
+    """``GET /metrics``: the Prometheus text format (:mod:`transport.exposition`)."""
+    # imported at the first scrape: prometheus-client costs 2.4 MB and 30 ms to import
+    from transport.exposition import CONTENT_TYPE, render  # noqa: PLC0415
+
+    peers, http = request.app[PEERS], request.app[HTTP_STATS]
+    excluded = sum(peers.exclusions.counts().values()) - http.excluded_before
+    body = await render(
+        peers,
+        http,
+        request.app[STREAMS],
+        excluded={"sense": excluded},
+        redactions=peers.redactor.counts(),
     )
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
+
+
+async def get_openapi(_request: web.Request) -> web.Response:
+    """``GET /openapi.json``: the OpenAPI 3.1 description of this API (:mod:`transport.openapi`)."""
+    return raw_json_response(openapi_json())
 
 
 def _feed_items(snapshot: FeedSnapshot) -> tuple[Event, ...]:
@@ -674,6 +737,9 @@ def build_app(peers: Peers, *, stream_limits: StreamLimits | None = None) -> web
     app[HEALTH] = HealthSnapshot(_sweep_health)
     app[FEED_ANSWERS] = ListAnswers()
     app[SENSE_ANSWERS] = ListAnswers()
+    access = Access(peers.token, peers.cors_origins)
+    app[ACCESS] = access
+    http_stats = app[HTTP_STATS] = HttpStats(sum(peers.exclusions.counts().values()))
     routes: list[tuple[str, str, Handler]] = [
         ("POST", "/feed", post_feed),
         ("GET", "/feed", get_feed),
@@ -688,20 +754,34 @@ def build_app(peers: Peers, *, stream_limits: StreamLimits | None = None) -> web
         ("GET", "/agent/config", get_config),
         ("POST", "/agent/config", post_config),
         ("GET", "/health", get_health),
+        ("GET", "/metrics", get_metrics),
+        ("GET", "/openapi.json", get_openapi),
     ]
     if peers.faults:
         routes.append(("POST", "/debug/fault", post_fault))
     allowed: dict[str, set[str]] = {}
     for method, path, handler in routes:
+        guarded = _guarded(
+            handler,
+            trace=peers.trace_requests,
+            access=access,
+            admit=access.gate(method, path),
+            stats=http_stats.route(method, path),
+        )
         if method == "GET":
-            app.router.add_get(path, _guarded(handler, trace=peers.trace_requests))  # and HEAD
+            app.router.add_get(path, guarded)  # and HEAD
         else:
-            app.router.add_route(method, path, _guarded(handler, trace=peers.trace_requests))
+            app.router.add_route(method, path, guarded)
         allowed.setdefault(path, {"OPTIONS"}).update(
             {method, "HEAD"} if method == "GET" else {method}
         )
     app[ROUTES] = allowed
-    app.router.add_route(
-        "*", "/{path:.*}", _guarded(_no_route, trace=peers.trace_requests)
-    )  # last: only what no route took
+    no_route = _guarded(
+        _no_route,
+        trace=peers.trace_requests,
+        access=access,
+        admit=access.gate(ANY_METHOD, ""),
+        stats=http_stats.route(ANY_METHOD, UNMATCHED),
+    )
+    app.router.add_route("*", "/{path:.*}", no_route)  # last: only what no route took
     return app

@@ -1,0 +1,125 @@
+"""What the access rules (transport/auth.py) cost a request, in microseconds.
+
+Run from the repository root::
+
+    python bench/bench_auth.py [--number 200000]
+
+Each figure is the best of 5 ``timeit`` runs, per call, on a request made with aiohttp's
+``make_mocked_request`` carrying a capture client's headers. ``guard`` runs a whole guarded
+route (:func:`transport.routes._guarded`) around a handler that answers a prebuilt
+response, driven without an event loop (the coroutine finishes at its first ``send``);
+``handler`` is that handler alone, so ``guard - handler`` is the guard's whole cost (the
+metrics' count included).
+``rules`` is the access part only: :meth:`Access.cors` plus the route's gate. ``response``
+builds the JSON answer of ``POST /feed`` with and without the three CORS headers the relay
+sent on every answer before (``Access-Control-Allow-Origin: *`` and the rest).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import timeit
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as ``python bench/bench_auth.py``: make the relay importable
+    sys.path.insert(0, str(ROOT))
+
+import orjson  # noqa: E402
+from aiohttp import web  # noqa: E402
+from aiohttp.test_utils import make_mocked_request  # noqa: E402
+
+from transport.auth import Access, Admit  # noqa: E402
+from transport.metrics import HttpStats  # noqa: E402
+from transport.routes import _guarded  # noqa: E402
+
+TOKEN = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+ORIGIN = "http://localhost:5173"
+CLIENT_HEADERS = {
+    "Host": "127.0.0.1:18791",
+    "User-Agent": "python-httpx/0.28.1",
+    "Accept": "*/*",
+    "Accept-Encoding": "gzip, deflate",
+    "Connection": "keep-alive",
+    "Content-Type": "application/json",
+    "Content-Length": "40",
+}
+OLD_CORS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+    "Access-Control-Allow-Headers": "Content-Type, Authorization, Last-Event-ID",
+}
+CASES: tuple[tuple[str, str, tuple[str, ...], dict[str, str]], ...] = (
+    ("no token, no origins (default)", "", (), {}),
+    ("token, header sent", TOKEN, (), {"Authorization": f"Bearer {TOKEN}"}),
+    (
+        "token + allowed origin",
+        TOKEN,
+        (ORIGIN,),
+        {"Authorization": f"Bearer {TOKEN}", "Origin": ORIGIN},
+    ),
+)
+
+
+def best_us(call: Callable[[], object], number: int) -> float:
+    return min(timeit.repeat(call, number=number, repeat=5)) / number * 1e6
+
+
+def drive(coroutine_function: Callable[[web.Request], object], request: web.Request) -> None:
+    coroutine = coroutine_function(request)
+    try:
+        coroutine.send(None)  # type: ignore[attr-defined]
+    except StopIteration:
+        return
+    msg = "the handler awaited something"
+    raise AssertionError(msg)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--number", type=int, default=200_000, help="calls per run")
+    number = parser.parse_args(argv).number
+    answer = web.Response(body=b'{"ok":true,"id":1}', content_type="application/json")
+
+    async def handler(_request: web.Request) -> web.StreamResponse:
+        return answer
+
+    print(f"{'case':34} {'rules':>7} {'guard':>7} {'handler':>8} {'guard-handler':>14}  (us)")
+    for name, token, origins, extra in CASES:
+        access = Access(token, origins)
+        admit = access.gate("POST", "/feed")
+        stats = HttpStats().route("POST", "/feed")
+        guarded = _guarded(handler, trace=False, access=access, admit=admit, stats=stats)
+        request = make_mocked_request("POST", "/feed", headers={**CLIENT_HEADERS, **extra})
+
+        def rules(
+            access: Access = access, admit: Admit = admit, request: web.Request = request
+        ) -> None:
+            admit(request, access.cors(request))
+
+        rules_us = best_us(rules, number)
+        guard_us = best_us(lambda: drive(guarded, request), number)  # noqa: B023 - used at once
+        handler_us = best_us(lambda: drive(handler, request), number)  # noqa: B023
+        print(
+            f"{name:34} {rules_us:7.3f} {guard_us:7.3f} {handler_us:8.3f} "
+            f"{guard_us - handler_us:14.3f}"
+        )
+
+    body = {"ok": True, "id": 12345}
+    before = best_us(
+        lambda: web.Response(
+            body=orjson.dumps(body), content_type="application/json", headers=OLD_CORS
+        ),
+        number,
+    )
+    after = best_us(
+        lambda: web.Response(body=orjson.dumps(body), content_type="application/json"), number
+    )
+    print(f"response with the old CORS headers {before:.3f} us, without {after:.3f} us")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

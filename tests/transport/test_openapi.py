@@ -1,0 +1,335 @@
+"""``GET /openapi.json`` stays true: the document is valid OpenAPI 3.1, it describes every
+route and no other, every real answer of a relay matches it, and a fuzz of the requests it
+describes finds no 5xx (bounded here; ``bench/fuzz_api.py`` runs a larger one)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from aiohttp import web
+from jsonschema import Draft202012Validator
+from openapi_spec_validator import validate as validate_openapi
+from prometheus_client.parser import text_string_to_metric_families
+
+from run import Relay
+from tests.conftest import LogSink, relay_settings, wait_until
+from tests.transport.openapi_contract import Contract, fuzz
+from transport import http_transport, streams
+from transport.fake_llm import FakeLLM
+from transport.openapi import SSE, openapi_document
+from transport.routes import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT, ROUTES, build_app
+
+TOKEN = "s3cret"
+FUZZ_EXAMPLES = 40
+"""Generated cases per operation in the default run (the fixed corpus comes on top)."""
+FUZZ_SEED = 20260401
+CAPTURE_EVENTS = Path(__file__).parent.parent / "fixtures" / "capture_client_sense.json"
+TRANSCRIPT = "[PERIODIC] (normal)\n[2s ago, openrouter] So the idle detection is wrong"
+
+
+@pytest.fixture(autouse=True)
+def _quick_client_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream whose client left frees its slot within 50 ms, not a second."""
+    monkeypatch.setattr(streams, "CLIENT_CHECK_S", 0.05)
+
+
+@pytest.fixture
+def contract() -> Contract:
+    return Contract(openapi_document())
+
+
+@pytest.fixture
+def served_apps(monkeypatch: pytest.MonkeyPatch) -> list[web.Application]:
+    """The aiohttp applications the relays of the test serve, as built."""
+    apps: list[web.Application] = []
+
+    def recording(*args: Any, **kwargs: Any) -> web.Application:
+        app = build_app(*args, **kwargs)
+        apps.append(app)
+        return app
+
+    monkeypatch.setattr(http_transport, "build_app", recording)
+    return apps
+
+
+def base_url(relay: Relay) -> str:
+    host, port = relay.address()
+    return f"http://{host}:{port}"
+
+
+def tick(relay: Relay, logs: LogSink) -> str:
+    """One tick, run by hand, and its outcome."""
+    before = len(logs.named("tick"))
+    assert relay.handles["ticker"].proxy().tick().get(timeout=5) == "started"
+    wait_until(lambda: len(logs.named("tick")) > before, what="the tick to finish")
+    return str(logs.named("tick")[-1]["outcome"])
+
+
+class CheckedClient:
+    """An httpx client whose every answer is checked against the document.
+
+    Each answer's problems go to :attr:`problems`, and each (method, path, status) to
+    :attr:`seen`. Requests carry the token unless ``auth=False``. A stream is read up to its
+    first block and closed; :meth:`events` reads one's events.
+    """
+
+    def __init__(self, client: httpx.Client, contract: Contract) -> None:
+        self.client = client
+        self.contract = contract
+        self.problems: list[str] = []
+        self.seen: set[tuple[str, str, int]] = set()
+
+    def request(
+        self, method: str, path: str, *, auth: bool = True, **kwargs: Any
+    ) -> httpx.Response:
+        headers = dict(kwargs.pop("headers", {}))
+        if auth:
+            headers.setdefault("Authorization", f"Bearer {TOKEN}")
+        op = self.contract.operation(method, path)
+        streaming = op is not None and SSE in op.spec["responses"].get("200", {}).get("content", {})
+        request = self.client.build_request(method, path, headers=headers, **kwargs)
+        response = self.client.send(request, stream=streaming)
+        try:
+            body = b"" if streaming and _is_stream(response) else response.read()
+        finally:
+            response.close()
+        self._check(method, path, response, body)
+        return response
+
+    def get(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.request("POST", path, **kwargs)
+
+    def _check(self, method: str, path: str, response: httpx.Response, body: bytes) -> None:
+        self.seen.add((method.upper(), path, response.status_code))
+        self.problems.extend(
+            self.contract.check(method, path, response.status_code, response.headers, body)
+        )
+
+    @contextlib.contextmanager
+    def events(self, path: str, **kwargs: Any) -> Iterator[Callable[[], dict[str, Any]]]:
+        """An open stream; yields a function that returns its next event (``event``,
+        ``id``, ``data``), whose data it has checked against the document's ``x-events``."""
+        headers = {"Authorization": f"Bearer {TOKEN}", **kwargs.pop("headers", {})}
+        with self.client.stream("GET", path, headers=headers, **kwargs) as response:
+            self._check("GET", path, response, b"")
+            assert response.status_code == 200, response.read()
+            lines = response.iter_lines()
+            x_events = self.contract.at(
+                f"/paths/{path.replace('/', '~1')}/get/responses/200/content/"
+                f"{SSE.replace('/', '~1')}/x-events"
+            )
+
+            def next_event() -> dict[str, Any]:
+                block: dict[str, Any] = {}
+                for line in lines:
+                    if not line:
+                        if "event" in block:
+                            break
+                        block = {}
+                        continue
+                    name, _, value = line.partition(":")
+                    block[name] = value.removeprefix(" ")
+                data = orjson.loads(block["data"])
+                schema = x_events[block["event"]]["$ref"].removeprefix("#")
+                self.problems.extend(
+                    f"{path} {block['event']} event: {e.message}"
+                    for e in self.contract.validator(schema).iter_errors(data)
+                )
+                return {**block, "data": data}
+
+            yield next_event
+
+
+def _is_stream(response: httpx.Response) -> bool:
+    content_type: str = response.headers.get("content-type", "")
+    return content_type.startswith(SSE)
+
+
+# -- the document -----------------------------------------------------------------------------
+
+
+def test_the_document_is_valid_openapi_3_1_with_valid_2020_12_schemas(
+    contract: Contract,
+) -> None:
+    document = openapi_document()
+    validate_openapi(document)
+    assert document["openapi"].startswith("3.1")
+    for schema in document["components"]["schemas"].values():
+        Draft202012Validator.check_schema(schema)
+    ids = [op.spec["operationId"] for op in contract.operations()]
+    assert len(ids) == len(set(ids))
+    assert json.loads(orjson.dumps(document)) == document  # plain JSON, nothing lost
+    assert openapi_document() is not openapi_document()  # callers get their own copy
+
+
+def test_the_capture_clients_events_are_valid_sense_input(contract: Contract) -> None:
+    events = orjson.loads(CAPTURE_EVENTS.read_bytes())
+    assert events
+    for event in events:
+        assert not list(contract.schema("SenseInput").iter_errors(event))
+
+
+def test_every_route_is_described_and_every_described_path_is_a_route(
+    make_relay: Callable[..., Relay], served_apps: list[web.Application], contract: Contract
+) -> None:
+    make_relay(replace(relay_settings(), faults=True))
+    routes = served_apps[-1][ROUTES]
+    served = {(m.lower(), path) for path, methods in routes.items() for m in methods}
+    served -= {("head", path) for path in routes}  # aiohttp adds HEAD to each GET
+    described = {(op.method, op.path) for op in contract.operations()}
+    assert served - described == set(), "routes missing from transport/openapi.py"
+    assert described - served == set(), "described in transport/openapi.py, not served"
+
+
+# -- real answers ---------------------------------------------------------------------------
+
+
+def test_every_answer_of_a_real_relay_matches_the_document(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, contract: Contract
+) -> None:
+    settings = replace(
+        relay_settings(fake_llm),
+        token=TOKEN,
+        faults=True,
+        max_streams=2,
+        exclude_apps=("1Password",),
+    )
+    relay = make_relay(settings)
+    with httpx.Client(base_url=base_url(relay), timeout=5) as client:
+        api = CheckedClient(client, contract)
+        _exercise(api, relay, logs)
+        for op in contract.operations():  # without the token: 401 where the document says
+            body = b"{}" if "requestBody" in op.spec else None
+            answer = api.request(op.method.upper(), op.path, auth=False, content=body)
+            secured = op.spec.get("security", contract.document["security"]) != []
+            assert (answer.status_code == 401) == secured, (op.method, op.path, answer)
+    assert not api.problems, "\n".join(api.problems)
+    answered = {(m, p) for m, p, status in api.seen if 200 <= status < 300}
+    described = {(op.method.upper(), op.path) for op in contract.operations()}
+    assert described - answered == set(), "operations never answered with a 2xx"
+
+
+def _exercise(api: CheckedClient, relay: Relay, logs: LogSink) -> None:
+    """Every operation, with good and bad input, before and after the first ticks."""
+    assert api.get("/openapi.json").json() == openapi_document()
+    for path in ("/agent/digest", "/agent/last", "/agent/history", "/agent/context"):
+        assert api.get(path).status_code == 200
+
+    assert api.post("/feed", json={"text": "hello", "priority": "high"}).status_code == 200
+    assert api.post("/feed", json={"text": TRANSCRIPT}).status_code == 200
+    assert api.post("/feed", content=b"{").status_code == 400
+    assert api.post("/feed", content=b"x" * (FEED_BODY_LIMIT + 1)).status_code == 413
+    assert api.get("/feed", params={"after": 1}).status_code == 200
+    assert api.get("/feed", params={"after": "x"}).status_code == 400
+
+    for event in orjson.loads(CAPTURE_EVENTS.read_bytes()):
+        assert api.post("/sense", json=event).status_code == 200
+    private = {"type": "text", "ts": 1, "ocr": "vault", "meta": {"app": "1Password"}}
+    assert api.post("/sense", json=private).json() == {"ok": True, "dropped": "excluded"}
+    assert api.post("/sense", json={"type": "text"}).status_code == 400
+    assert api.post("/sense", content=b"[]").status_code == 400
+    assert api.post("/sense", content=b" " * (2 * 1024 * 1024 + 1)).status_code == 413
+    assert api.get("/sense").status_code == 200
+    assert api.get("/sense", params={"after": 1, "meta_only": "true"}).status_code == 200
+    assert api.get("/agent/context").json()["context"]["screenCount"] > 0
+
+    assert tick(relay, logs) == "ok"
+    api.post("/sense", json={"type": "text", "ts": 2, "ocr": "pytest -x", "meta": {"app": "Code"}})
+    assert tick(relay, logs) == "ok"
+
+    latest = api.get("/agent/digest").json()["digest"]["id"]
+    assert api.get("/agent/digest", params={"wait": 5, "after": 0}).json()["digest"]
+    assert api.get("/agent/digest", params={"wait": 0.05, "after": latest}).status_code == 200
+    assert api.get("/agent/digest", params={"wait": 61}).status_code == 400
+    assert api.get("/agent/digest", params={"wait": 1, "after": "x"}).status_code == 400
+    assert api.get("/agent/last").json()["result"]["id"] == latest
+    assert len(api.get("/agent/history", params={"limit": 1}).json()["results"]) == 1
+    page = api.get("/agent/history", params={"since": 0, "limit": 1}).json()
+    assert page["next"] is not None
+    assert api.get("/agent/history", params={"before": page["next"]}).status_code == 200
+    assert api.get("/agent/history", params={"limit": 0}).status_code == 400
+    beyond_64_bits = {"since": -(10**30), "until": 10**30, "before": 10**30}
+    assert len(api.get("/agent/history", params=beyond_64_bits).json()["results"]) == 2
+    assert api.get("/agent/history", params={"since": 5, "until": 1}).status_code == 400
+
+    assert api.get("/agent/config").status_code == 200
+    assert api.post("/agent/config", json={"fallbackModels": ["x/y"]}).status_code == 200
+    assert api.post("/agent/config", json={"temperature": 9}).status_code == 400
+    assert api.post("/agent/config", json={"enabled": False}, auth=False).status_code == 401
+    big = b"{" + b" " * CONFIG_BODY_LIMIT + b"}"
+    assert api.post("/agent/config", content=big).status_code == 413
+
+    with (
+        api.events("/feed/stream", params={"after": 0}) as feed_events,
+        api.events("/agent/stream", headers={"Last-Event-ID": "0"}) as agent_events,
+    ):
+        assert feed_events()["event"] == "feed"
+        assert agent_events()["event"] == "agent"
+        assert api.get("/feed/stream").status_code == 503  # max_streams=2
+    wait_until(lambda: api.get("/health").json()["streams"]["feed"] == 0, what="slot freed")
+    assert api.get("/agent/stream", headers={"Last-Event-ID": "x"}).status_code == 400
+    assert api.get("/feed/stream", params={"after": 10**6}).status_code == 200
+    by_query = {"access_token": TOKEN}  # streamToken: for an EventSource, which sets no headers
+    assert api.get("/agent/stream", params=by_query, auth=False).status_code == 200
+
+    assert api.post("/debug/fault", json={"actor": "nobody", "kind": "crash"}).status_code == 400
+    assert api.post("/debug/fault", json={"actor": "context", "kind": "crash"}).status_code == 200
+    wait_until(lambda: api.get("/agent/context").status_code == 200, what="context back")
+
+    metrics = api.get("/metrics")
+    assert metrics.status_code == 200
+    assert list(text_string_to_metric_families(metrics.text))  # the Prometheus text format
+
+    assert api.get("/nowhere").status_code == 404
+    assert api.request("DELETE", "/feed").status_code == 405
+    assert api.request("PUT", "/health").status_code == 405
+    for path in api.contract.paths:
+        assert api.request("OPTIONS", path, auth=False).status_code == 204
+        if "get" in api.contract.paths[path] and "stream" not in path:
+            assert api.request("HEAD", path).status_code == 200
+
+    # Each request below waits 1 s for the feed (the health snapshot is 100 ms old at most).
+    relay.handles["feed"].proxy().inject_fault.defer("hang", 2.5)
+    assert api.post("/feed", json={"text": "during the hang"}).status_code == 503
+    assert api.get("/health").status_code == 503
+    wait_until(lambda: api.get("/health").status_code == 200, what="the hang to end")
+    assert api.get("/health").json()["ok"] is True
+
+
+# -- the fuzz -------------------------------------------------------------------------------
+
+
+def test_fuzzed_requests_get_no_5xx_and_only_documented_answers(
+    make_relay: Callable[..., Relay],
+    fake_llm: FakeLLM,
+    logs: LogSink,
+    contract: Contract,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    relay = make_relay(replace(relay_settings(fake_llm), token=TOKEN))
+    with httpx.Client(base_url=base_url(relay), timeout=5) as client:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        client.post("/sense", json={"type": "text", "ts": 1, "ocr": "x"}, headers=headers)
+        client.post("/feed", json={"text": TRANSCRIPT}, headers=headers)
+    assert tick(relay, logs) == "ok"  # so that the agent's reads have an entry to show
+
+    report = fuzz(base_url(relay), contract, token=TOKEN, examples=FUZZ_EXAMPLES, seed=FUZZ_SEED)
+
+    with capsys.disabled():
+        sys.stderr.write(f"\n{report.summary()}\n")
+    assert report.server_errors == []
+    assert report.problems == []
+    described = {f"{op.method.upper()} {op.path}" for op in contract.operations()}
+    assert described <= set(report.by_operation)

@@ -1,0 +1,328 @@
+"""``GET /metrics``: the relay's counters in the Prometheus text format, made at scrape time.
+
+Nothing here runs per request. A scrape asks the digest store and the ticker for their
+counters (through the bridge, each bounded by the actor timeout, both at once), reads what
+the event loop keeps itself (requests per route, streams) and what any thread may read
+(each actor's handle), then a collector of our own turns that snapshot into metric families
+on a registry of its own (never prometheus-client's global one), and prometheus-client
+writes the text. An actor that does not answer in time leaves its metrics out of that
+scrape, and ``relay_scrape_source_up{source}`` says which.
+
+The module is imported at the first scrape (see :mod:`transport.metrics`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import queue
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from prometheus_client.exposition import generate_latest
+from prometheus_client.metrics_core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.process_collector import ProcessCollector
+from prometheus_client.registry import CollectorRegistry
+
+from actors.base import ChildHandle
+from actors.digest_store import AgentMetrics
+from actors.errors import ActorUnavailable
+from actors.model_stats import LATENCY_BUCKETS_S
+from transport.bridge import ask
+from transport.metrics import HTTP_BUCKETS_S, HttpStats
+
+if TYPE_CHECKING:
+    from transport.routes import Peers
+    from transport.streams import Streams
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+"""The Prometheus text exposition format, version 0.0.4 (what every scraper reads)."""
+INGEST_ROUTES = {("POST", "/feed"): "feed", ("POST", "/sense"): "sense"}
+"""The routes ``relay_ingested_total`` counts, and their ``endpoint`` label."""
+INGEST_OUTCOMES = ("ok", "bad_request", "too_large", "unavailable", "excluded")
+"""Outcomes always shown (at 0 until they happen), so that rates work from the start."""
+_STATUS_OUTCOMES = {
+    200: "ok",
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    413: "too_large",
+    503: "unavailable",
+}
+"""An ingest request's outcome by status; any other status is ``error``."""
+CIRCUIT_STATES = ("ok", "degraded", "open", "disabled")
+"""``/health.agent.state``: the LLM path's circuit."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scrape:
+    """What one scrape reports; read on the loop before the text is made."""
+
+    http: HttpStats
+    streams: Streams
+    actors: Mapping[str, ChildHandle]
+    agent: AgentMetrics | None
+    """``None`` when the digest store did not answer in time."""
+    ticker: Mapping[str, Any] | None
+    """The ticker's ``status()``; ``None`` when it did not answer in time."""
+    excluded: Mapping[str, int]
+    """Posts answered 200 but dropped by an exclusion rule, by endpoint (counted in ``ok``
+    by status, moved to ``excluded`` here)."""
+    redactions: Mapping[str, int]
+    """Redactions by type, since the start."""
+
+
+def _counter(name: str, doc: str, labels: Sequence[str]) -> CounterMetricFamily:
+    return CounterMetricFamily(name, doc, labels=labels)
+
+
+def _histogram(
+    family: HistogramMetricFamily,
+    labels: Sequence[str],
+    bounds: Sequence[float],
+    buckets: Sequence[int],
+    sum_s: float,
+) -> None:
+    """Add one labelled histogram from non-cumulative bucket counts (the last is +Inf)."""
+    cumulative, total = [], 0
+    for bound, count in zip((*bounds, float("inf")), buckets, strict=True):
+        total += count
+        cumulative.append(("+Inf" if math.isinf(bound) else repr(bound), float(total)))
+    family.add_metric(labels, cumulative, sum_s)
+
+
+class RelayCollector:
+    """Yields the families of one :class:`Scrape` (registered on a registry per scrape)."""
+
+    def __init__(self, scrape: Scrape) -> None:
+        self._scrape = scrape
+
+    def collect(self) -> Iterator[Metric]:
+        scrape = self._scrape
+        yield from self._http(scrape.http, scrape.excluded)
+        if scrape.agent is not None:
+            yield from self._agent(scrape.agent)
+        if scrape.ticker is not None:
+            yield from self._ticker(scrape.ticker)
+        yield from self._actors(scrape.actors)
+        yield from self._streams(scrape.streams)
+        redactions = _counter(
+            "relay_redactions_total", "Secrets redacted before storage, by type.", ["type"]
+        )
+        for kind, count in sorted(scrape.redactions.items()):
+            redactions.add_metric([kind], count)
+        yield redactions
+        up = GaugeMetricFamily(
+            "relay_scrape_source_up",
+            "Whether an actor answered this scrape (0: its metrics are missing from it).",
+            labels=["source"],
+        )
+        up.add_metric(["digest"], 0 if scrape.agent is None else 1)
+        up.add_metric(["ticker"], 0 if scrape.ticker is None else 1)
+        yield up
+
+    @staticmethod
+    def _http(http: HttpStats, excluded: Mapping[str, int]) -> Iterator[Metric]:
+        requests = _counter(
+            "relay_http_requests_total",
+            "HTTP requests answered, by route and status (unmatched: no route took it).",
+            ["method", "route", "status"],
+        )
+        latency = HistogramMetricFamily(
+            "relay_http_request_duration_seconds",
+            "Time from a route's handler being called to its answer (a stream: its life).",
+            labels=["method", "route"],
+        )
+        ingested = _counter(
+            "relay_ingested_total",
+            "POST /feed and POST /sense requests by outcome.",
+            ["endpoint", "outcome"],
+        )
+        for (method, route), stats in sorted(http.routes.items()):
+            for status, count in sorted(stats.statuses.items()):
+                requests.add_metric([method, route, str(status)], count)
+            _histogram(latency, [method, route], HTTP_BUCKETS_S, stats.buckets, stats.sum_s)
+            endpoint = INGEST_ROUTES.get((method, route))
+            if endpoint is None:
+                continue
+            outcomes = dict.fromkeys(INGEST_OUTCOMES, 0)
+            for status, count in stats.statuses.items():
+                outcome = _STATUS_OUTCOMES.get(status, "error")
+                outcomes[outcome] = outcomes.get(outcome, 0) + count
+            dropped = min(excluded.get(endpoint, 0), outcomes["ok"])
+            outcomes["ok"] -= dropped
+            outcomes["excluded"] += dropped
+            for outcome, count in outcomes.items():
+                ingested.add_metric([endpoint, outcome], count)
+        yield requests
+        yield latency
+        yield ingested
+
+    @staticmethod
+    def _agent(agent: AgentMetrics) -> Iterator[Metric]:
+        ticks = _counter(
+            "relay_ticks_total",
+            "Agent ticks by outcome: called (the LLM answered), idle (nothing new), empty "
+            "(empty window), fingerprint_skip (window unchanged), failed.",
+            ["outcome"],
+        )
+        for outcome, count in agent.ticks.items():
+            ticks.add_metric([outcome], count)
+        yield ticks
+        yield CounterMetricFamily(
+            "relay_llm_fallbacks_total",
+            "Ticks answered by a fallback model rather than the first.",
+            value=agent.fallbacks,
+        )
+        latency = HistogramMetricFamily(
+            "relay_llm_request_duration_seconds",
+            "Chat-completions requests by model, answered or failed, retries included.",
+            labels=["model"],
+        )
+        requests = _counter(
+            "relay_llm_requests_total",
+            "Chat-completions requests by model and outcome.",
+            ["model", "outcome"],
+        )
+        tokens = _counter(
+            "relay_llm_tokens_total",
+            "Tokens by model: in (prompt) and out (completion).",
+            ["model", "direction"],
+        )
+        cost = _counter(
+            "relay_llm_cost_usd_total",
+            "Known cost of the answered calls in USD, by model (the provider's usage.cost, "
+            "else the price table); a model with no known cost has no sample.",
+            ["model"],
+        )
+        for model, stats in sorted(agent.models.items()):
+            _histogram(
+                latency, [model], LATENCY_BUCKETS_S, stats.latency_buckets, stats.latency_sum_s
+            )
+            requests.add_metric([model, "ok"], stats.calls)
+            requests.add_metric([model, "error"], stats.errors)
+            tokens.add_metric([model, "in"], stats.tokens_in)
+            tokens.add_metric([model, "out"], stats.tokens_out)
+            if stats.cost_known:
+                cost.add_metric([model], stats.cost_usd)
+        yield latency
+        yield requests
+        yield tokens
+        yield cost
+
+    @staticmethod
+    def _ticker(status: Mapping[str, Any]) -> Iterator[Metric]:
+        circuit = GaugeMetricFamily(
+            "relay_circuit_state",
+            "The LLM path's state: 1 for the current one of ok, degraded (ticks failing), "
+            "open (the breaker cools off), disabled (no key, or turned off).",
+            labels=["state"],
+        )
+        for state in CIRCUIT_STATES:
+            circuit.add_metric([state], 1 if status.get("state") == state else 0)
+        yield circuit
+        yield GaugeMetricFamily(
+            "relay_llm_consecutive_failures",
+            "Failed ticks in a row (3 open the circuit).",
+            value=status.get("consecutiveFailures", 0),
+        )
+        skips = _counter(
+            "relay_tick_skips_total",
+            "Ticks not started: busy (one in flight), circuit_open (since the ticker started).",
+            ["reason"],
+        )
+        skips.add_metric(["busy"], status.get("busySkips", 0))
+        skips.add_metric(["circuit_open"], status.get("circuitSkips", 0))
+        yield skips
+
+    @staticmethod
+    def _actors(actors: Mapping[str, ChildHandle]) -> Iterator[Metric]:
+        restarts = _counter(
+            "relay_actor_restarts_total", "Restarts of each supervised actor.", ["actor"]
+        )
+        up = GaugeMetricFamily(
+            "relay_actor_up", "Whether the actor's current incarnation runs.", labels=["actor"]
+        )
+        depth = GaugeMetricFamily(
+            "relay_actor_mailbox_depth",
+            "Messages waiting in the actor's inbox (a snapshot; a hung actor's grows).",
+            labels=["actor"],
+        )
+        for name, handle in actors.items():
+            restarts.add_metric([name], handle.restarts)
+            up.add_metric([name], 1 if handle.alive else 0)
+            depth.add_metric([name], mailbox_depth(handle))
+        yield restarts
+        yield up
+        yield depth
+
+    @staticmethod
+    def _streams(streams: Streams) -> Iterator[Metric]:
+        clients = GaugeMetricFamily(
+            "relay_stream_clients",
+            "Open /feed/stream and /agent/stream clients.",
+            labels=["stream"],
+        )
+        dropped = _counter(
+            "relay_stream_dropped_total", "Stream clients dropped for falling behind.", ["stream"]
+        )
+        for hub in (streams.feed, streams.agent):
+            clients.add_metric([hub.kind], hub.open)
+            dropped.add_metric([hub.kind], hub.dropped)
+        yield clients
+        yield dropped
+
+
+def mailbox_depth(handle: ChildHandle) -> int:
+    """How many messages wait in the inbox of ``handle``'s current incarnation (0 if none).
+
+    Pykka's ``ActorRef.actor_inbox`` is the actor's ``queue.Queue``: ``qsize()`` takes its
+    lock for a moment and never waits for the actor, so a hung actor's backlog shows. The
+    figure is a snapshot, stale as soon as it is read.
+    """
+    ref = handle.ref
+    if ref is None:
+        return 0
+    return cast("queue.Queue[Any]", ref.actor_inbox).qsize()
+
+
+async def _read(handle: ChildHandle, method: str, timeout_s: float) -> Any:
+    """``method``'s answer, or ``None`` when the actor is down or did not answer in time."""
+    try:
+        return await ask(handle, method, timeout_s=timeout_s)
+    except ActorUnavailable:
+        return None
+
+
+async def render(
+    peers: Peers,
+    http: HttpStats,
+    streams: Streams,
+    *,
+    excluded: Mapping[str, int] | None = None,
+    redactions: Mapping[str, int] | None = None,
+) -> bytes:
+    """The text of one scrape."""
+    agent, ticker = await asyncio.gather(
+        _read(peers.digest, "metrics", peers.timeout_s),
+        _read(peers.ticker, "status", peers.timeout_s),
+    )
+    scrape = Scrape(
+        http=http,
+        streams=streams,
+        actors=peers.actors,
+        agent=agent,
+        ticker=ticker,
+        excluded=excluded or {},
+        redactions=redactions or {},
+    )
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(RelayCollector(scrape))
+    ProcessCollector(namespace="relay", registry=registry)
+    return generate_latest(registry)
