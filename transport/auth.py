@@ -183,6 +183,17 @@ class Access:
         if request.method != hdrs.METH_OPTIONS:
             self._admit(request, cors)
 
+    def authorized(self, request: web.Request) -> bool:
+        """Whether ``request`` carries the token (always true when none is set); for the
+        open ``/health``, which shows callers without it less."""
+        if not self.token_set:
+            return True
+        try:
+            self._verify(request.headers.get(hdrs.AUTHORIZATION))
+        except TokenRefused:
+            return False
+        return True
+
     def _verify(self, header: str | None) -> None:
         if header is None:
             raise TokenRefused("this endpoint needs Authorization: Bearer <RELAY_TOKEN>")

@@ -665,7 +665,39 @@ async def get_health(request: web.Request) -> web.Response:
     A snapshot at most 100 ms old, shared by the requests that ask meanwhile.
     """
     status, body = await request.app[HEALTH].get(request)
+    if not request.app[ACCESS].authorized(request):
+        body = request.app[PUBLIC_HEALTH].of(body)
     return web.Response(body=body, status=status, content_type="application/json")
+
+
+PRIVATE_HEALTH_FIELDS = ("lastDigest", "lastError")
+"""``/health.agent`` fields that say what the user did (the digest's first 200 characters,
+an LLM error that may quote the prompt): ``null`` for callers without the token, since
+``/health`` needs none."""
+
+
+class PublicHealth:
+    """``/health`` as callers without the token see it: :data:`PRIVATE_HEALTH_FIELDS` set
+    to ``null``. The public body of the newest snapshot is kept (used on the loop only)."""
+
+    def __init__(self) -> None:
+        self._full = b""
+        self._public = b""
+
+    def of(self, full: bytes) -> bytes:
+        """The public body of ``full`` (a ``/health`` answer)."""
+        if full is not self._full:
+            data = orjson.loads(full) if full else {}
+            agent = data.get("agent")
+            if isinstance(agent, dict):
+                for key in PRIVATE_HEALTH_FIELDS:
+                    if key in agent:
+                        agent[key] = None
+            self._full, self._public = full, orjson.dumps(data) if full else full
+        return self._public
+
+
+PUBLIC_HEALTH = web.AppKey("public_health", PublicHealth)
 
 
 async def get_metrics(request: web.Request) -> web.Response:
@@ -739,6 +771,7 @@ def build_app(peers: Peers, *, stream_limits: StreamLimits | None = None) -> web
     app[SENSE_ANSWERS] = ListAnswers()
     access = Access(peers.token, peers.cors_origins)
     app[ACCESS] = access
+    app[PUBLIC_HEALTH] = PublicHealth()
     http_stats = app[HTTP_STATS] = HttpStats(sum(peers.exclusions.counts().values()))
     routes: list[tuple[str, str, Handler]] = [
         ("POST", "/feed", post_feed),

@@ -23,6 +23,7 @@ from actors.published import Published
 from actors.records import EMPTY_FEED, EMPTY_SENSE
 from actors.storage import close_storage, open_storage
 from run import Relay
+from tests.actors.test_agent import tick
 from tests.conftest import LogSink, relay_settings
 from tests.test_run import ROOT, free_port, relay_env, wait_healthy
 from transport.auth import Access, TokenRefused, exposure, is_loopback, warn_at_start
@@ -497,3 +498,26 @@ def test_the_insecure_warning_is_logged_for_an_insecure_start_only(logs: LogSink
         warn_at_start(verdict, host="0.0.0.0", token="", cors_origins=())
     (warning,) = logs.named("relay.insecure")
     assert (warning["level"], warning["host"]) == ("warning", "0.0.0.0")
+
+
+def test_a_file_page_is_allowed_when_null_is_listed() -> None:
+    access = Access("", ("null",))
+    request = make_mocked_request("GET", "/feed", headers={"Origin": "null"})
+    assert access.cors(request) == {"Access-Control-Allow-Origin": "null", "Vary": "Origin"}
+    assert Access("", (APP,)).cors(request) is None  # refused unless listed
+
+
+def test_health_without_the_token_hides_what_the_user_did(
+    make_relay: Callable[..., Relay], fake_llm: Any, logs: LogSink
+) -> None:
+    settings = replace(relay_settings(fake_llm), token=TOKEN)
+    relay = make_relay(settings)
+    with httpx.Client(base_url=base_url(relay), timeout=5) as client:
+        body = {"type": "text", "ts": 1, "ocr": "def secret_plan():", "meta": {"app": "code"}}
+        assert client.post("/sense", json=body, headers=AUTHORIZED).status_code == 200
+        assert tick(relay, logs) == "ok"
+        private = client.get("/health", headers=AUTHORIZED).json()["agent"]
+        public = client.get("/health").json()["agent"]
+    assert private["lastDigest"] == fake_llm.digest
+    assert public["lastDigest"] is None
+    assert public["totalCalls"] == private["totalCalls"] == 1
