@@ -5,7 +5,6 @@ from __future__ import annotations
 import bisect
 import contextlib
 import sqlite3
-import statistics
 from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -143,6 +142,18 @@ class AgentSnapshot:
     def after(self, after: int) -> tuple[AgentEntry, ...]:
         """Entries with an id above ``after``, oldest first."""
         return self.entries[bisect.bisect_right(self.entries, after, key=_entry_id) :]
+
+
+def _median(values: list[int]) -> int | None:
+    """The median, rounded; ``None`` of nothing. (``statistics`` would import ``decimal`` and
+    ``fractions``: a megabyte resident for one median.)"""
+    if not values:
+        return None
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return round((ordered[middle - 1] + ordered[middle]) / 2)
 
 
 def _entry_id(entry: AgentEntry) -> int:
@@ -426,7 +437,7 @@ class DigestStore(DurableActor):
             "parseSuccessRate": round((c.total_calls - c.parse_failures) / c.total_calls, 4)
             if c.total_calls
             else None,
-            "contextFreshnessMedianMs": round(statistics.median(freshness)) if freshness else None,
+            "contextFreshnessMedianMs": _median(freshness),
         }
 
     def _estimated_cost(self) -> float:

@@ -32,7 +32,6 @@ from transport.auth import ANY_METHOD, Access, Admit, challenge
 from transport.batching import Batcher
 from transport.bridge import ask
 from transport.metrics import UNMATCHED, HttpStats, RouteStats
-from transport.openapi import openapi_json
 from transport.streams import (
     LONG_POLL_MAX_S,
     Event,
@@ -719,6 +718,9 @@ async def get_metrics(request: web.Request) -> web.Response:
 
 async def get_openapi(_request: web.Request) -> web.Response:
     """``GET /openapi.json``: the OpenAPI 3.1 description of this API (:mod:`transport.openapi`)."""
+    # imported at the first request: the document and importlib.metadata cost 1.5 MB resident
+    from transport.openapi import openapi_json  # noqa: PLC0415
+
     return raw_json_response(openapi_json())
 
 
