@@ -621,13 +621,18 @@ def test_a_hang_drill_gives_503s_then_recovers(drill: tuple[Relay, httpx.Client]
 
 
 def test_a_transport_hang_stalls_requests_then_they_complete(
-    drill: tuple[Relay, httpx.Client],
+    make_relay: Callable[..., Relay],
 ) -> None:
-    _relay, client = drill
-    assert client.post("/debug/fault", json={"actor": "http", "kind": "hang", "seconds": 1})
-    answer = client.post("/feed", json={"text": "waited"})  # client timeout 10 s
-    assert answer.status_code == 200
-    assert client.get("/feed").json()["messages"][-1]["text"] == "waited"
+    # The fault fires after its answer, so the post below may reach the feed before the loop
+    # hangs; the actor timeout must outlast the hang, or its timer (due when the loop wakes)
+    # could win against the reply. (The drill fixture's 500 ms made this flaky under load.)
+    relay = make_relay(replace(relay_settings(), faults=True, actor_timeout_ms=5_000))
+    host, port = relay.address()
+    with httpx.Client(base_url=f"http://{host}:{port}", timeout=10) as client:
+        assert client.post("/debug/fault", json={"actor": "http", "kind": "hang", "seconds": 1})
+        answer = client.post("/feed", json={"text": "waited"})
+        assert answer.status_code == 200
+        assert client.get("/feed").json()["messages"][-1]["text"] == "waited"
 
 
 def test_a_transport_crash_drill_answers_first_then_rebinds(
