@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-import timeit
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,6 +30,7 @@ import orjson  # noqa: E402
 from aiohttp import web  # noqa: E402
 from aiohttp.test_utils import make_mocked_request  # noqa: E402
 
+from bench.microbench import best_us, drive  # noqa: E402
 from transport.auth import Access, Admit  # noqa: E402
 from transport.metrics import HttpStats  # noqa: E402
 from transport.routes import _guarded  # noqa: E402
@@ -61,20 +61,6 @@ CASES: tuple[tuple[str, str, tuple[str, ...], dict[str, str]], ...] = (
         {"Authorization": f"Bearer {TOKEN}", "Origin": ORIGIN},
     ),
 )
-
-
-def best_us(call: Callable[[], object], number: int) -> float:
-    return min(timeit.repeat(call, number=number, repeat=5)) / number * 1e6
-
-
-def drive(coroutine_function: Callable[[web.Request], object], request: web.Request) -> None:
-    coroutine = coroutine_function(request)
-    try:
-        coroutine.send(None)  # type: ignore[attr-defined]
-    except StopIteration:
-        return
-    msg = "the handler awaited something"
-    raise AssertionError(msg)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

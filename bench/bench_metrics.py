@@ -29,8 +29,7 @@ import asyncio
 import statistics
 import sys
 import time
-import timeit
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,6 +41,7 @@ from aiohttp import web  # noqa: E402
 from aiohttp.test_utils import make_mocked_request  # noqa: E402
 from prometheus_client import CollectorRegistry, Counter, Histogram  # noqa: E402
 
+from bench.microbench import best_us, drive  # noqa: E402
 from transport.auth import Access  # noqa: E402
 from transport.metrics import HTTP_BUCKETS_S, RouteStats  # noqa: E402
 from transport.routes import _guarded  # noqa: E402
@@ -54,20 +54,6 @@ class _NoStats(RouteStats):
 
     def observe(self, status: int, seconds: float) -> None:
         pass
-
-
-def best_us(call: Callable[[], object], number: int) -> float:
-    return min(timeit.repeat(call, number=number, repeat=5)) / number * 1e6
-
-
-def drive(handler: Callable[[web.Request], object], request: web.Request) -> None:
-    coroutine = handler(request)
-    try:
-        coroutine.send(None)  # type: ignore[attr-defined]
-    except StopIteration:
-        return
-    msg = "the handler awaited something"
-    raise AssertionError(msg)
 
 
 def per_request(number: int) -> None:
