@@ -1,14 +1,15 @@
 """Per-model LLM counters: requests, latency buckets, tokens and cost.
 
 The digest store owns one :class:`ModelStats` per model and persists them with its other
-counters (one JSON row), so ``/health.agent.costByModel`` and the ``relay_llm_*`` metrics
-survive restarts. Plain data and pure functions; the store is the only writer.
+counters (one JSON row, written with ``dataclasses.asdict``), so
+``/health.agent.costByModel`` and the ``relay_llm_*`` metrics survive restarts. Plain data
+and pure functions; the store is the only writer.
 """
 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from actors.cost import CostSource
@@ -92,17 +93,7 @@ class ModelStats:
 
     def copy(self) -> ModelStats:
         """An independent copy (what a reader on another thread may keep)."""
-        return ModelStats(
-            calls=self.calls,
-            errors=self.errors,
-            tokens_in=self.tokens_in,
-            tokens_out=self.tokens_out,
-            cost_usd=self.cost_usd,
-            provider_priced=self.provider_priced,
-            table_priced=self.table_priced,
-            latency_buckets=list(self.latency_buckets),
-            latency_sum_s=self.latency_sum_s,
-        )
+        return replace(self, latency_buckets=list(self.latency_buckets))
 
     @classmethod
     def from_json(cls, data: Any) -> ModelStats:
@@ -139,21 +130,3 @@ def models_from_json(data: Any) -> dict[str, ModelStats]:
     if not isinstance(data, dict):
         return {}
     return {str(model): ModelStats.from_json(stats) for model, stats in data.items()}
-
-
-def models_to_json(models: dict[str, ModelStats]) -> JSONDict:
-    """The ``models`` of the counters row."""
-    return {
-        model: {
-            "calls": s.calls,
-            "errors": s.errors,
-            "tokens_in": s.tokens_in,
-            "tokens_out": s.tokens_out,
-            "cost_usd": s.cost_usd,
-            "provider_priced": s.provider_priced,
-            "table_priced": s.table_priced,
-            "latency_buckets": s.latency_buckets,
-            "latency_sum_s": s.latency_sum_s,
-        }
-        for model, s in models.items()
-    }

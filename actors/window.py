@@ -141,8 +141,12 @@ def _plain(text: str) -> str:
 def says_more(text: str, *known: str) -> bool:
     """Whether ``text`` adds anything to ``known``: not empty, and not contained (ignoring
     case and spacing) in any of them."""
-    plain = _plain(text)
-    return bool(plain) and not any(plain in _plain(k) for k in known if k)
+    return _adds(_plain(text), [_plain(k) for k in known if k])
+
+
+def _adds(plain: str, known: list[str]) -> bool:
+    """:func:`says_more` of texts already made plain."""
+    return bool(plain) and not any(plain in k for k in known)
 
 
 def screen_event(event: SenseEvent) -> ScreenEvent:
@@ -155,15 +159,18 @@ def screen_event(event: SenseEvent) -> ScreenEvent:
     app = event.app or "unknown"
     window_title = title = narrative = ""
     if "meta" in event.payload or "observation" in event.payload:
+        ocr = _plain(event.ocr)  # once: the OCR can be megabytes, and each test reads it
         window_title = event.window_title
-        if not says_more(window_title, event.ocr):
-            window_title = ""
+        window_plain = _plain(window_title)
+        if not _adds(window_plain, [ocr]):
+            window_title = window_plain = ""
         title = event.title
-        generic = (f"{event.type} in {event.app}", f"{event.type} event", app)
-        if title and not says_more(title, event.ocr, window_title, *generic):
-            title = ""
+        title_plain = _plain(title)
+        generic = [_plain(g) for g in (f"{event.type} in {event.app}", f"{event.type} event", app)]
+        if title and not _adds(title_plain, [ocr, window_plain, *generic]):
+            title = title_plain = ""
         narrative = event.narrative
-        if narrative and not says_more(narrative, event.ocr, title):
+        if narrative and not _adds(_plain(narrative), [ocr, title_plain]):
             narrative = ""
     return ScreenEvent(
         ts=event.ts,
