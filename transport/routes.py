@@ -557,8 +557,13 @@ async def post_fault(request: web.Request) -> web.Response:
     return json_response({"ok": True})
 
 
-async def _sweep_health(request: web.Request) -> tuple[int, bytes]:
-    """Ask every actor for its part of ``/health``; 503 if one does not answer."""
+async def get_health(request: web.Request) -> web.Response:
+    """``GET /health``: counts, agent stats and every actor's state; 503 if one is stuck.
+
+    Each figure is asked of the actor that owns it, after the request arrived, and nothing
+    is cached: a ``/health`` asked after a write's answer shows that write. An actor that
+    does not answer within the actor timeout makes the answer a 503 naming it.
+    """
     peers = request.app[PEERS]
     names = ("messages", "senseEvents", "agent", "config", "ticker")
     results = await asyncio.gather(
@@ -590,6 +595,10 @@ async def _sweep_health(request: web.Request) -> tuple[int, bytes]:
     agent.update(stats)
     if isinstance(answers["ticker"], dict):
         agent.update(answers["ticker"])
+    if not request.app[ACCESS].authorized(request):
+        for key in PRIVATE_HEALTH_FIELDS:
+            if key in agent:
+                agent[key] = None
     body: dict[str, Any] = {
         "ok": not errors,
         "epoch": peers.storage.epoch,
@@ -610,93 +619,13 @@ async def _sweep_health(request: web.Request) -> tuple[int, bytes]:
     }
     if errors:
         body["error"] = "; ".join(errors)
-    return (200 if not errors else 503), orjson.dumps(body)
-
-
-HEALTH_MAX_AGE_S = 0.1
-"""``/health`` is a snapshot at most this old; requests in between share it."""
-
-
-class HealthSnapshot:
-    """Single-flight, short-lived ``/health`` answers (used on the loop only).
-
-    A burst of health checks costs one sweep of the actors, not five actor calls each; a
-    stuck actor still shows within :data:`HEALTH_MAX_AGE_S` (as a 503).
-    """
-
-    def __init__(
-        self,
-        sweep: Callable[[web.Request], Awaitable[tuple[int, bytes]]],
-        now: Callable[[], float] | None = None,
-    ) -> None:
-        self._do_sweep = sweep
-        self._now = now
-        self._at: float | None = None
-        self._answer: tuple[int, bytes] = (503, b"")
-        self._sweep: asyncio.Task[tuple[int, bytes]] | None = None
-
-    def _time(self) -> float:
-        return self._now() if self._now is not None else asyncio.get_running_loop().time()
-
-    async def get(self, request: web.Request) -> tuple[int, bytes]:
-        """The current snapshot, or the one the next (shared) sweep makes."""
-        if self._at is not None and self._time() - self._at < HEALTH_MAX_AGE_S:
-            return self._answer
-        if self._sweep is None:
-            self._sweep = asyncio.get_running_loop().create_task(self._run(request))
-        return await asyncio.shield(self._sweep)
-
-    async def _run(self, request: web.Request) -> tuple[int, bytes]:
-        try:
-            answer = await self._do_sweep(request)
-        finally:
-            self._sweep = None
-        self._answer, self._at = answer, self._time()
-        return answer
-
-
-HEALTH = web.AppKey("health", HealthSnapshot)
-
-
-async def get_health(request: web.Request) -> web.Response:
-    """``GET /health``: counts, agent stats and every actor's state; 503 if one is stuck.
-
-    A snapshot at most 100 ms old, shared by the requests that ask meanwhile.
-    """
-    status, body = await request.app[HEALTH].get(request)
-    if not request.app[ACCESS].authorized(request):
-        body = request.app[PUBLIC_HEALTH].of(body)
-    return web.Response(body=body, status=status, content_type="application/json")
+    return json_response(body, 200 if not errors else 503)
 
 
 PRIVATE_HEALTH_FIELDS = ("lastDigest", "lastError")
 """``/health.agent`` fields that say what the user did (the digest's first 200 characters,
 an LLM error that may quote the prompt): ``null`` for callers without the token, since
 ``/health`` needs none."""
-
-
-class PublicHealth:
-    """``/health`` as callers without the token see it: :data:`PRIVATE_HEALTH_FIELDS` set
-    to ``null``. The public body of the newest snapshot is kept (used on the loop only)."""
-
-    def __init__(self) -> None:
-        self._full = b""
-        self._public = b""
-
-    def of(self, full: bytes) -> bytes:
-        """The public body of ``full`` (a ``/health`` answer)."""
-        if full is not self._full:
-            data = orjson.loads(full) if full else {}
-            agent = data.get("agent")
-            if isinstance(agent, dict):
-                for key in PRIVATE_HEALTH_FIELDS:
-                    if key in agent:
-                        agent[key] = None
-            self._full, self._public = full, orjson.dumps(data) if full else full
-        return self._public
-
-
-PUBLIC_HEALTH = web.AppKey("public_health", PublicHealth)
 
 
 async def get_metrics(request: web.Request) -> web.Response:
@@ -768,12 +697,10 @@ def build_app(peers: Peers, *, stream_limits: StreamLimits | None = None) -> web
     app.on_cleanup.append(streams.on_cleanup)
     app[FEED_POSTS] = Batcher(peers.feed, "append_many", peers.timeout_s)
     app[SENSE_POSTS] = Batcher(peers.sense, "append_many", peers.timeout_s)
-    app[HEALTH] = HealthSnapshot(_sweep_health)
     app[FEED_ANSWERS] = ListAnswers()
     app[SENSE_ANSWERS] = ListAnswers()
     access = Access(peers.token, peers.cors_origins)
     app[ACCESS] = access
-    app[PUBLIC_HEALTH] = PublicHealth()
     http_stats = app[HTTP_STATS] = HttpStats(sum(peers.exclusions.counts().values()))
     routes: list[tuple[str, str, Handler]] = [
         ("POST", "/feed", post_feed),

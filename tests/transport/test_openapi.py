@@ -300,7 +300,7 @@ def _exercise(api: CheckedClient, relay: Relay, logs: LogSink) -> None:
         if "get" in api.contract.paths[path] and "stream" not in path:
             assert api.request("HEAD", path).status_code == 200
 
-    # Each request below waits 1 s for the feed (the health snapshot is 100 ms old at most).
+    # Each request below waits 1 s for the feed.
     relay.handles["feed"].proxy().inject_fault.defer("hang", 2.5)
     assert api.post("/feed", json={"text": "during the hang"}).status_code == 503
     assert api.get("/health").status_code == 503

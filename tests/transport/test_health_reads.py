@@ -1,0 +1,76 @@
+"""``/health`` reflects every write whose answer came before it was asked (read-your-writes).
+
+A monitoring script checks a count right after a write: each test reads ``/health`` before
+the write too, so a shared or cached answer from before the write would be caught.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from run import Relay
+from tests.conftest import relay_settings, wait_until
+from transport.fake_llm import FakeLLM
+
+ROUNDS = 20
+
+
+@pytest.fixture
+def relay(make_relay: Callable[..., Relay], fake_llm: FakeLLM) -> Relay:
+    return make_relay(relay_settings(fake_llm))
+
+
+@pytest.fixture
+def client(relay: Relay) -> Iterator[httpx.Client]:
+    host, port = relay.address()
+    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as c:
+        yield c
+
+
+def health(client: httpx.Client) -> dict[str, Any]:
+    response = client.get("/health")
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def test_health_counts_each_feed_post_answered_before_it(client: httpx.Client) -> None:
+    for n in range(1, ROUNDS + 1):
+        health(client)
+        assert client.post("/feed", json={"text": f"message {n}"}).status_code == 200
+        assert health(client)["messages"] == n
+
+
+def test_health_counts_each_sense_post_answered_before_it(client: httpx.Client) -> None:
+    for n in range(1, ROUNDS + 1):
+        health(client)
+        event = {"type": "text", "ts": 1_000 + n, "ocr": f"screen {n}", "meta": {"app": "code"}}
+        assert client.post("/sense", json=event).status_code == 200
+        assert health(client)["senseEvents"] == n
+
+
+def test_health_shows_a_config_change_at_once(client: httpx.Client) -> None:
+    for n in range(ROUNDS):
+        enabled = n % 2 == 1
+        health(client)
+        assert client.post("/agent/config", json={"enabled": enabled}).status_code == 200
+        assert health(client)["agent"]["enabled"] is enabled
+
+
+def test_health_counts_a_tick_entry_once_it_can_be_read(client: httpx.Client, relay: Relay) -> None:
+    """An entry readable at ``/agent/last`` is counted in ``/health`` asked after it."""
+    ticker = relay.handles["ticker"].proxy()
+    for n in range(1, 6):
+        event = {"type": "text", "ts": n, "ocr": f"def tick_{n}():", "meta": {"app": "code"}}
+        assert client.post("/sense", json=event).status_code == 200
+        health(client)
+        assert ticker.tick().get(timeout=5) == "started"
+        wait_until(
+            lambda n=n: (client.get("/agent/last").json()["result"] or {}).get("id") == n,
+            what=f"entry {n}",
+        )
+        assert health(client)["agent"]["totalCalls"] == n
