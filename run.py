@@ -182,7 +182,12 @@ def start_relay(
 
     def ticker(report: Reporter) -> pykka.ActorRef[Any]:
         return Ticker.start(
-            clock=clock, config=config, context=h["context"], news=news, report=report
+            clock=clock,
+            config=config,
+            context=h["context"],
+            news=news,
+            digest=h["digest"],
+            report=report,
         )
 
     agent_children = [

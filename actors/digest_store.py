@@ -220,6 +220,12 @@ class DigestStore(DurableActor):
         self._next_id = 1
         self._counters = _Counters()
         self._prune_timer: Cancel | None = None
+        self._quiet: tuple[float, float] | None = None
+        """The quiet spell being counted, ``(since, interval_s)`` on the clock's monotonic
+        seconds, or ``None`` (see :meth:`quiet`)."""
+        self._quiet_seen: tuple[float, float] | None = None
+        """The last spell told, counted or not, and how many of its intervals are banked."""
+        self._quiet_banked = 0
 
     def restore(self, db: sqlite3.Connection) -> None:
         """Reload the newest entries and the counters; schedule retention pruning."""
@@ -247,10 +253,12 @@ class DigestStore(DurableActor):
         self._published.publish(AgentSnapshot(entries=tuple(self._entries)))
 
     def stopped(self) -> None:
-        """Disarm the prune timer, then commit and close."""
+        """Disarm the prune timer, bank the quiet spell's idle skips, then commit and close."""
         if self._prune_timer is not None:
             self._prune_timer()
             self._prune_timer = None
+        if self._db is not None and not self._failed:
+            self._bank_idle_beats()
         super().stopped()
 
     def prune(self) -> None:
@@ -348,9 +356,39 @@ class DigestStore(DurableActor):
         self._save_counters()
 
     def record_idle_skip(self) -> None:
-        """Count a tick skipped because nothing new arrived."""
+        """Count a tick that ran and found nothing new (one tried again, or started by hand)."""
         self._counters.idle_skips += 1
         self._save_counters()
+
+    def quiet(self, since: float | None, interval_s: float) -> None:
+        """Ticker -> DigestStore: the agent has been quiet since ``since`` (monotonic
+        seconds), or is not quiet now (``None``).
+
+        Each whole ``interval_s`` of a spell counts one idle skip: what a tick every
+        ``interval_s`` would have skipped, counted without a timer. The intervals that have
+        passed are banked into the stored counter when a spell ends; a spell told again (an
+        empty tick did not end it) goes on from where it was.
+        """
+        self._bank_idle_beats()
+        spell = (since, interval_s) if since is not None and interval_s > 0 else None
+        if spell is not None and spell != self._quiet_seen:
+            self._quiet_seen, self._quiet_banked = spell, 0
+        self._quiet = spell
+
+    def _idle_beats(self) -> int:
+        """Idle skips of the current spell not yet banked."""
+        if self._quiet is None:
+            return 0
+        since, interval_s = self._quiet
+        beats = int((self._clock.monotonic() - since) // interval_s)
+        return max(0, beats - self._quiet_banked)
+
+    def _bank_idle_beats(self) -> None:
+        beats = self._idle_beats()
+        if beats:
+            self._quiet_banked += beats
+            self._counters.idle_skips += beats
+            self._save_counters()
 
     def record_unchanged_skip(self) -> None:
         """Count a tick skipped because the window said what the last call was told."""
@@ -428,7 +466,7 @@ class DigestStore(DurableActor):
                 model: stats.to_health() for model, stats in c.models.items() if stats.calls
             },
             "fallbacks": c.fallbacks,
-            "idleSkips": c.idle_skips,
+            "idleSkips": c.idle_skips + self._idle_beats(),
             "emptySkips": c.empty_skips,
             "unchangedSkips": c.unchanged_skips,
             "failures": c.failures,
@@ -455,7 +493,7 @@ class DigestStore(DurableActor):
         return AgentMetrics(
             ticks={
                 "called": c.total_calls,
-                "idle": c.idle_skips,
+                "idle": c.idle_skips + self._idle_beats(),
                 "empty": c.empty_skips,
                 "fingerprint_skip": c.unchanged_skips,
                 "failed": c.failures,

@@ -20,6 +20,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pykka
+
 from actors.base import RelayActor, Reporter
 from actors.errors import ActorUnavailable
 from actors.storage import Store, connect
@@ -131,7 +133,9 @@ class DurableActor(RelayActor):
         if not self._in_tx:
             db.execute("BEGIN")
             self._in_tx = True
-            self.actor_ref.tell(_Flush())
+            # A write made while stopping has no mailbox to flush it: stopped() commits it.
+            with contextlib.suppress(pykka.ActorDeadError):
+                self.actor_ref.tell(_Flush())
         return db
 
     def _wrote(self, db: sqlite3.Connection, count: int) -> None:  # noqa: ARG002

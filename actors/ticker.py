@@ -15,6 +15,14 @@ hud line does not count). A tick then runs:
 A failed tick is tried again ``intervalMs`` later even when nothing new arrived. With nothing
 new and nothing to retry no timer is armed at all. The Ticker never blocks: a schedule is a
 single timer from the injected clock, re-armed whenever the next due time changes.
+
+Quiet spells. While the agent is on and nothing is new, no tick runs, yet a fixed beat of
+``intervalMs`` would have run one tick per interval and skipped it as idle. The Ticker tells
+the digest store when such a spell begins and ends (:meth:`Ticker._quiet`), and the store
+counts one idle skip per interval of it when its counters are read: no timer runs while idle.
+A spell begins when the agent last looked at the window (the start of the last tick that
+found something to read); a tick that found nothing new, or a window with no transcript and
+no screen event, does not end it.
 """
 
 from __future__ import annotations
@@ -187,10 +195,12 @@ class Ticker(RelayActor):
         config: ConfigCell,
         context: ChildHandle,
         news: News | None = None,
+        digest: ChildHandle | None = None,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(report=report)
         self._clock = clock
+        self._digest = digest
         self._cell = config
         self._config = config.value
         self._context = context
@@ -208,13 +218,18 @@ class Ticker(RelayActor):
         """When the last tick that called the LLM started."""
         self._retry_at: float | None = None
         """When a failed tick is tried again, or None."""
+        self._looked_at = 0.0
+        """When the last tick that found something to read started (or this incarnation)."""
+        self._quiet_told: tuple[float, float] | None = None
+        """The quiet spell the digest store was last told of."""
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def started(self) -> None:
         """Plan (the doorbell may hold news a crashed incarnation had not ticked on), and say
         whether the agent will call the LLM."""
-        self._last_tick_at = self._clock.monotonic()
+        self._last_tick_at = self._looked_at = self._clock.monotonic()
+        self._tell_quiet(self._quiet(), force=True)
         self._reschedule()
         if not self._config.enabled:
             self._log.info("agent.off", reason="AGENT_ENABLED is false")
@@ -289,8 +304,12 @@ class Ticker(RelayActor):
 
         A timer that fires earlier is kept: when it fires, the Ticker plans again. So a stream
         of items, each pushing the debounce further, re-arms the timer once per debounce, not
-        once per item.
+        once per item. Every change of plan passes here, so it also tells the digest store
+        when a quiet spell begins or ends.
         """
+        quiet = self._quiet()
+        if quiet != self._quiet_told:
+            self._tell_quiet(quiet)
         due = self._due()
         if due is None or (
             self._timer is not None and self._timer_due is not None and self._timer_due <= due
@@ -313,6 +332,31 @@ class Ticker(RelayActor):
             self._timer = _NO_TIMER
             return
         self._timer = self._clock.call_later(delay, fire)
+
+    def _quiet(self) -> tuple[float, float] | None:
+        """The quiet spell now, as ``(since, interval_s)``, or ``None``: the agent is on, and
+        nothing is new, in flight or waiting to be tried again."""
+        config = self._config
+        if (
+            not config.active
+            or self._in_flight is not None
+            or self._retry_at is not None
+            or (self._news is not None and self._news.pending)
+        ):
+            return None
+        return self._looked_at, config.interval_ms / 1000
+
+    def _tell_quiet(self, quiet: tuple[float, float] | None, *, force: bool = False) -> None:
+        """Tell the digest store the spell it counts idle skips in (``None``: none now).
+
+        ``force``: tell it even when nothing seems to have changed (a new incarnation does
+        not know what the last one told).
+        """
+        if self._digest is None or (quiet == self._quiet_told and not force):
+            return
+        since, interval_s = quiet if quiet is not None else (None, 0.0)
+        if self._tell_peer(self._digest, "quiet", since, interval_s):
+            self._quiet_told = quiet
 
     def _on_due(self) -> None:
         due = self._due()
@@ -374,6 +418,8 @@ class Ticker(RelayActor):
         now = self._clock.monotonic()
         if done.outcome in ("ok", "failed"):
             self._last_call_at = started_at
+        if done.outcome not in ("idle", "empty"):
+            self._looked_at = started_at
         if done.outcome == "ok" and self._breaker.success():
             self._log.info("agent.circuit_closed", tick_id=done.tick_id)
         elif done.outcome == "failed":
@@ -410,6 +456,9 @@ class Ticker(RelayActor):
             ConfigError: a field is unknown or invalid; nothing changed.
         """
         new = self._config.updated(changes)
+        old = self._config
+        if (new.active, new.interval_ms) != (old.active, old.interval_ms):
+            self._looked_at = self._clock.monotonic()  # a new beat: a new quiet spell
         self._config = new
         self._cell.value = new
         self._reschedule()
