@@ -69,8 +69,9 @@ def test_health_counts_a_tick_entry_once_it_can_be_read(client: httpx.Client, re
         assert client.post("/sense", json=event).status_code == 200
         health(client)
         assert ticker.tick().get(timeout=5) == "started"
-        wait_until(
-            lambda n=n: (client.get("/agent/last").json()["result"] or {}).get("id") == n,
-            what=f"entry {n}",
-        )
+
+        def stored(n: int = n) -> bool:
+            return (client.get("/agent/last").json()["result"] or {}).get("id") == n
+
+        wait_until(stored, what=f"entry {n}")
         assert health(client)["agent"]["totalCalls"] == n
