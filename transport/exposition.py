@@ -168,7 +168,8 @@ class RelayCollector:
     def _agent(agent: AgentMetrics) -> Iterator[Metric]:
         ticks = _counter(
             "relay_ticks_total",
-            "Agent ticks by outcome: called (the LLM answered), idle (nothing new), empty "
+            "Agent ticks by outcome: called (the LLM answered), idle (an interval with nothing "
+            "new, as a fixed beat would have skipped it), empty "
             "(empty window), fingerprint_skip (window unchanged), failed.",
             ["outcome"],
         )

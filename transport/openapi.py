@@ -396,7 +396,7 @@ _SCHEMAS: dict[str, Schema] = {
             "streams": _closed({"feed": INT, "agent": INT, "dropped": INT}),
         },
         "error",
-        description="A snapshot at most 100 ms old.",
+        description="Made for each request: it shows every write answered before it was asked.",
     ),
     "StreamGap": _closed(
         {"after": INT, "oldest": INT},
