@@ -1,9 +1,11 @@
 """sinain-relay: settings -> supervision tree -> serve until SIGINT or SIGTERM.
 
 ``python run.py --help`` lists every flag. Exit codes: 0 after a signal, 1 when the relay
-could not start (the log says why), 2 for an invalid setting (or a host beyond loopback
-without RELAY_TOKEN: see :func:`transport.auth.exposure`), 70 when the root supervisor
-gave up (restart intensity exceeded), so that a service manager restarts the process.
+could not start (one ``relay.start_failed`` line says why: a port in use, a data directory
+another relay holds, an actor that failed its start), 2 for an invalid setting (or a host
+beyond loopback without RELAY_TOKEN: see :func:`transport.auth.exposure`), 70 when the root
+supervisor gave up (restart intensity exceeded), so that a service manager restarts the
+process.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import logging
 import os
 import shutil
 import signal
@@ -18,7 +21,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -60,6 +63,7 @@ from config import Settings, configure_logging, settings_or_exit
 from config.prices import PriceTable, load_prices, prices_or_exit
 from config.settings import build_parser
 from transport import HttpTransport, Peers, exposure, refusal, warn_at_start
+from transport.http_transport import CannotServe, check_port
 
 if TYPE_CHECKING:
     import httpx
@@ -107,7 +111,14 @@ class Relay:
 
 
 def prepare_storage(settings: Settings) -> StorageInfo:
-    """Open the databases; if the data directory is unusable, serve from memory and say so."""
+    """Open the databases; if the data directory is unusable, serve from memory and say so.
+
+    A directory another relay holds is not unusable: its data is being served, so the start
+    stops there.
+
+    Raises:
+        DataDirInUse: another relay (or another open in this process) holds the directory.
+    """
     try:
         return open_storage(settings.data_dir, settings.sync)
     except StorageError as exc:
@@ -118,6 +129,93 @@ def prepare_storage(settings: Settings) -> StorageInfo:
             error=str(exc),
         )
         return with_problem(open_storage(MEMORY, settings.sync), str(exc))
+
+
+def claim_resources(settings: Settings) -> StorageInfo:
+    """What a start needs before any actor starts: the data directory, locked and opened
+    (:func:`prepare_storage`), and the HTTP port, checked free. A start refused here has
+    said nothing else yet, so its one line is all a user reads.
+
+    Raises:
+        DataDirInUse: another relay holds the data directory.
+        CannotServe: the HTTP address cannot be bound.
+    """
+    storage = prepare_storage(settings)
+    try:
+        check_port(settings.host, settings.port)
+    except CannotServe:
+        close_storage(storage)
+        raise
+    return storage
+
+
+class StartFailed(RuntimeError):
+    """The supervision tree did not start; the message is the cause, in one line."""
+
+
+class StartWatch(logging.Filter):
+    """Pykka's failure reports while the tree starts: held, then logged by how the start ended.
+
+    Pykka reports an actor whose start raised to its logger only, as an error with a
+    traceback; the supervisor above it sees a dead child, and its own failed start is reported
+    the same way. Attached to Pykka's logger for the start alone, this holds each such report.
+    After a failed start the first held exception (the deepest actor fails first) is the one
+    line a user reads, and the reports, tracebacks and all, are logged at ``debug``. After a
+    successful start they are logged as they came: a crash the supervisors recovered from is
+    no start failure. Failures after the start never pass through it.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held: list[logging.LogRecord] = []
+        """The error reports with an exception, in order (appended from any actor's thread)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Hold an error report with an exception; pass anything else on."""
+        if record.levelno < logging.ERROR or not record.exc_info or record.exc_info[1] is None:
+            return True
+        self.held.append(record)
+        return False
+
+    def cause(self, failure: BaseException) -> str:
+        """One line on why the start failed; ``failure`` is what the wait for the root raised."""
+        for record in self.held:
+            first = record.exc_info[1] if record.exc_info else None
+            if isinstance(first, RuntimeError):  # ours say what happened in words
+                return str(first)
+            if first is not None:
+                return f"{type(first).__name__}: {first}"
+        if isinstance(failure, pykka.Timeout):
+            return f"the supervision tree did not answer within {START_TIMEOUT_S} s of its start"
+        return f"the supervision tree failed to start: {failure!r}"
+
+    def release(self, *, failed: bool) -> None:
+        """Log the held reports, at ``debug`` after a failed start (call once detached)."""
+        pykka_log = logging.getLogger("pykka")
+        # Pykka's own logger is kept at warning or above: a debug line goes where the root does
+        debug = logging.getLogger().isEnabledFor(logging.DEBUG)
+        for record in self.held:
+            if failed:
+                if not debug:
+                    continue
+                record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            pykka_log.handle(record)
+        self.held.clear()
+
+
+@contextlib.contextmanager
+def watching_start() -> Iterator[StartWatch]:
+    """A :class:`StartWatch` on Pykka's logger for the block; a raise means a failed start."""
+    watch = StartWatch()
+    pykka_log = logging.getLogger("pykka")
+    pykka_log.addFilter(watch)
+    failed = True
+    try:
+        yield watch
+        failed = False
+    finally:
+        pykka_log.removeFilter(watch)
+        watch.release(failed=failed)
 
 
 def start_relay(
@@ -133,15 +231,21 @@ def start_relay(
 
     ``prices``: the price table; by default the built-in one with ``RELAY_PRICES`` applied.
 
+    A failed start is not logged as an error here: the exception says why in one line (the
+    first actor that failed, e.g. ``port 18791 on 127.0.0.1 is in use``), and Pykka's reports
+    with their tracebacks are lowered to ``debug`` (:class:`StartWatch`).
+
     Raises:
-        RuntimeError: an actor failed to start (the log has the cause).
+        DataDirInUse: another relay holds the data directory.
+        CannotServe: the HTTP address cannot be bound (checked before any actor starts).
+        StartFailed: an actor failed to start; the message is its error.
         ConfigError: ``RELAY_PRICES`` is not a valid prices file (only without ``prices``).
     """
     if prices is None:
         prices = load_prices(settings.prices_file)
     names = ("feed", "sense", "digest", "context", "llm", "ticker", "agent", "http")
     h = {name: ChildHandle(name) for name in names}
-    storage = prepare_storage(settings)
+    storage = claim_resources(settings)
     stores = storage.stores
     redactor = Redactor(enabled=settings.redact)
     if not settings.redact:
@@ -279,27 +383,35 @@ def start_relay(
         ChildSpec("http", http, h["http"]),
     ]
 
+    started = threading.Event()
+
     def escalate(exited: ChildExited) -> None:
         if exited.reason == NORMAL_EXIT:
             return  # the root stopped because we asked it to
-        log.critical("relay.root_gave_up", actor="root", reason=exited.reason)
+        if started.is_set():
+            log.critical("relay.root_gave_up", actor="root", reason=exited.reason)
+        else:  # the caller learns it from start_relay's exception
+            log.debug("relay.root_failed_to_start", actor="root", reason=exited.reason)
         if on_escalate is not None:
             on_escalate(exited)
 
-    root = Supervisor.start(
-        name="root",
-        children=root_children,
-        clock=clock,
-        report=escalate,
-        intensity=intensity,
-        poll_interval_s=poll_interval_s,
-    )
-    try:
-        root.proxy().ping().get(timeout=START_TIMEOUT_S)
-    except (pykka.ActorDeadError, pykka.Timeout) as exc:
-        close_storage(storage)
-        msg = "the relay failed to start; see the log lines before this one"
-        raise RuntimeError(msg) from exc
+    with watching_start() as watch:
+        root = Supervisor.start(
+            name="root",
+            children=root_children,
+            clock=clock,
+            report=escalate,
+            intensity=intensity,
+            poll_interval_s=poll_interval_s,
+        )
+        try:
+            root.proxy().ping().get(timeout=START_TIMEOUT_S)
+        except (pykka.ActorDeadError, pykka.Timeout) as exc:
+            with contextlib.suppress(pykka.ActorDeadError):
+                root.stop(block=False)  # a root still starting stops once it is done
+            close_storage(storage)
+            raise StartFailed(watch.cause(exc)) from exc
+        started.set()
     return Relay(root=root, handles=h, storage=storage)
 
 
@@ -470,7 +582,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             settings = prepare_demo(settings, args, os.environ, demo)
         try:
             relay = start_relay(settings, SystemClock(), on_escalate=on_escalate, prices=prices)
-        except RuntimeError as exc:
+        except RuntimeError as exc:  # StartFailed, DataDirInUse, StorageError: a line each
             log.error("relay.start_failed", actor="root", error=str(exc))
             return EXIT_START_FAILED
         host, port = relay.address()

@@ -12,11 +12,21 @@ that restart get their state back all the same.
 
 A file that cannot be read at start is moved aside with a loud log line and a fresh one is
 created, so the relay always serves; ``/health.storage`` says what happened.
+
+One process at a time: :func:`open_storage` takes an exclusive ``flock`` on ``relay.lock`` in
+the directory before it reads a file, and holds it until :func:`close_storage`. Two relays on
+one directory would hand out the same ids and interleave their rows, and a second one could
+move aside a file the first is writing; the second is refused instead (:class:`DataDirInUse`).
+The kernel drops the lock when its process ends, however it ends, so a killed relay never
+leaves a stale lock behind. The lock is per open file: a second open in the same process is
+refused too.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import os
 import secrets
 import shutil
 import sqlite3
@@ -31,6 +41,8 @@ log = structlog.get_logger("relay")
 
 MEMORY = ":memory:"
 SYNC_MODES = ("full", "normal")
+LOCK_FILE = "relay.lock"
+"""The file in the data directory whose ``flock`` marks it in use; it holds the owner's pid."""
 
 _META = "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 MIGRATIONS: dict[str, tuple[tuple[str, ...], ...]] = {
@@ -65,6 +77,81 @@ class StorageError(RuntimeError):
     """The data directory cannot be used (the message says why)."""
 
 
+class DataDirInUse(RuntimeError):
+    """Another process holds the data directory's lock.
+
+    Not a :class:`StorageError`: an unusable directory may be replaced by memory, a directory
+    in use must stop the start, since the holder is serving its data.
+    """
+
+    def __init__(self, directory: str, pid: int | None) -> None:
+        holder = "unknown" if pid is None else str(pid)
+        super().__init__(f"data directory {directory} is in use by another relay (pid {holder})")
+        self.directory = directory
+        self.pid = pid
+        """The holder's pid as it wrote it in the lock file; None if it has not yet."""
+
+
+@dataclass(slots=True, eq=False)
+class DirectoryLock:
+    """The open lock file of a data directory; the ``flock`` lasts while it is open."""
+
+    path: str
+    fd: int | None
+
+    def release(self) -> None:
+        """Close the lock file, which drops the lock (once; later calls do nothing).
+
+        The file stays: removing it would let a newcomer lock a new file while a third
+        process still waits on the old one.
+        """
+        fd, self.fd = self.fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+def _holder(fd: int) -> int | None:
+    """The pid written in a lock file; None while the holder has not written it yet."""
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdecimal() else None
+
+
+def lock_directory(directory: Path) -> DirectoryLock:
+    """Take the exclusive lock of ``directory`` without waiting, and write our pid in it.
+
+    Raises:
+        DataDirInUse: another open file (in any process) holds it.
+        StorageError: the lock file cannot be opened, locked or written.
+    """
+    path = directory / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        msg = f"cannot open the lock file {path}: {exc}"
+        raise StorageError(msg) from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        pid = _holder(fd)
+        os.close(fd)
+        raise DataDirInUse(str(directory), pid) from None
+    except OSError as exc:
+        os.close(fd)
+        msg = f"cannot lock {path}: {exc}"
+        raise StorageError(msg) from exc
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    except OSError as exc:
+        os.close(fd)
+        msg = f"cannot write the lock file {path}: {exc}"
+        raise StorageError(msg) from exc
+    return DirectoryLock(path=str(path), fd=fd)
+
+
 @dataclass(frozen=True, slots=True)
 class Store:
     """How the owning actor reaches its database file; the same for every incarnation."""
@@ -88,6 +175,8 @@ class StorageInfo:
     """Unreadable files moved aside at this start."""
     problem: str | None = None
     """Why ``RELAY_DATA_DIR`` could not be used (the data is then in memory only)."""
+    lock: DirectoryLock | None = field(default=None, repr=False, compare=False)
+    """The data directory's lock, held until :func:`close_storage` (None in memory)."""
 
     def to_json(self) -> dict[str, object]:
         """The ``/health.storage`` object."""
@@ -178,12 +267,17 @@ def _memory_directory() -> Path:
 
 
 def open_storage(data_dir: str, sync: str = "full") -> StorageInfo:
-    """Prepare the three database files in ``data_dir`` (or in memory).
+    """Lock ``data_dir`` and prepare its three database files (or the same in memory).
+
+    The lock is taken before any file is read, and released again if the opening fails;
+    on success it is held until :func:`close_storage`.
 
     Raises:
+        DataDirInUse: another relay (or another open in this process) holds the directory.
         StorageError: the directory cannot be created or written, or a schema is newer.
     """
     in_memory = data_dir == MEMORY
+    lock = None
     if in_memory:
         directory = _memory_directory()
         sync = "off"
@@ -194,7 +288,20 @@ def open_storage(data_dir: str, sync: str = "full") -> StorageInfo:
         except OSError as exc:
             msg = f"cannot create the data directory {directory}: {exc}"
             raise StorageError(msg) from exc
+        lock = lock_directory(directory)
+    try:
+        info = _open_parts(directory, sync)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        if in_memory:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return replace(info, in_memory=in_memory, lock=lock)
 
+
+def _open_parts(directory: Path, sync: str) -> StorageInfo:
+    """Check, migrate (or move aside and recreate) every file of a locked directory."""
     stores: dict[str, Store] = {}
     tokens: list[str] = []
     created: list[str] = []
@@ -231,7 +338,7 @@ def open_storage(data_dir: str, sync: str = "full") -> StorageInfo:
     epoch = hashlib.sha256("|".join(tokens).encode()).hexdigest()[:16]
     return StorageInfo(
         directory=str(directory),
-        in_memory=in_memory,
+        in_memory=False,
         sync=sync,
         epoch=epoch,
         stores=stores,
@@ -246,6 +353,12 @@ def with_problem(info: StorageInfo, problem: str) -> StorageInfo:
 
 
 def close_storage(info: StorageInfo) -> None:
-    """Remove the temporary directory of an in-memory store (files stay otherwise)."""
+    """Release the data directory's lock, or remove an in-memory store's temporary directory.
+
+    The files of a data directory stay. Call it once the actors that write them have stopped;
+    a second call does nothing.
+    """
+    if info.lock is not None:
+        info.lock.release()
     if info.in_memory:
         shutil.rmtree(info.directory, ignore_errors=True)

@@ -15,7 +15,7 @@ import pytest
 import structlog
 
 from actors.clock import FakeClock
-from actors.storage import StorageInfo, open_storage
+from actors.storage import StorageInfo, close_storage, open_storage
 from config.settings import AgentConfig, Settings
 from run import Relay, start_relay
 from transport.fake_llm import FakeLLM
@@ -87,9 +87,11 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def storage(tmp_path: Path) -> StorageInfo:
-    """Real database files in the test's temporary directory."""
-    return open_storage(str(tmp_path / "data"))
+def storage(tmp_path: Path) -> Iterator[StorageInfo]:
+    """Real database files in the test's temporary directory, locked for the test."""
+    info = open_storage(str(tmp_path / "data"))
+    yield info
+    close_storage(info)
 
 
 @pytest.fixture

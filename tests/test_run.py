@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import httpx
 import orjson
+import pykka
 import pytest
+
+from actors.storage import DataDirInUse
+from run import Relay, StartFailed, watching_start
+from tests.conftest import LogSink, relay_settings, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -91,22 +98,186 @@ def test_relay_serves_and_exits_cleanly_on_a_signal(
     assert "OPENROUTER_API_KEY" in off["reason"]
 
 
-def test_a_port_in_use_stops_start_up_with_exit_code_1(tmp_path: Path) -> None:
+def run_relay_once(args: list[str], env: dict[str, str], timeout_s: float = 30) -> tuple[int, str]:
+    """``python run.py ARGS`` to its end (killed after ``timeout_s``): exit code and output."""
+    done = subprocess.run(
+        [sys.executable, "run.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        timeout=timeout_s,
+        check=False,
+    )
+    return done.returncode, (done.stdout + done.stderr).decode()
+
+
+def error_lines(output: str) -> list[str]:
+    """The lines of a relay's output at level error or above, JSON or console."""
+    found = []
+    for line in output.splitlines():
+        if line.startswith("{"):
+            if orjson.loads(line).get("level") in ("error", "critical"):
+                found.append(line)
+        elif "[error" in line or "[critical" in line:
+            found.append(line)
+    return found
+
+
+@pytest.mark.parametrize("fmt", ["json", "console"])
+def test_a_port_in_use_is_one_line_and_exit_code_1(tmp_path: Path, fmt: str) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        proc = subprocess.run(
-            [sys.executable, "run.py", "--port", str(port)],
-            cwd=ROOT,
-            env=relay_env(tmp_path),
-            capture_output=True,
-            timeout=30,
-            check=False,
+        code, output = run_relay_once(
+            ["--port", str(port), "--log-format", fmt], relay_env(tmp_path / "data")
         )
-    assert proc.returncode == 1
-    events = [orjson.loads(line)["event"] for line in proc.stdout.splitlines() if line.strip()]
-    assert "relay.start_failed" in events
+    assert code == 1, output
+    assert "Traceback" not in output
+    (line,) = output.splitlines()  # nothing started, so nothing else was said
+    assert error_lines(output) == [line]
+    assert "relay.start_failed" in line
+    assert f"port {port} on 127.0.0.1 is in use" in line
+
+
+def test_a_second_relay_on_the_same_data_directory_exits_1_naming_the_holder(
+    relay_proc: tuple[subprocess.Popen[bytes], int], tmp_path: Path
+) -> None:
+    first, first_port = relay_proc
+    data = (tmp_path / "data").resolve()
+    code, output = run_relay_once(
+        ["--data-dir", str(data), "--port", str(free_port())], relay_env(tmp_path / "other")
+    )
+    assert code == 1, output
+    assert "Traceback" not in output
+    (line,) = error_lines(output)
+    assert "relay.start_failed" in line
+    assert f"data directory {data} is in use by another relay (pid {first.pid})" in line
+    answer = httpx.post(f"http://127.0.0.1:{first_port}/feed", json={"text": "hi"}, timeout=5)
+    assert answer.json() == {"ok": True, "id": 1}
+
+
+def test_after_a_kill_9_a_new_relay_starts_on_the_same_data_directory(tmp_path: Path) -> None:
+    env = relay_env(tmp_path / "data")
+    port = free_port()
+    first = spawn_relay(port, env)
+    try:
+        wait_healthy(port, first)
+        httpx.post(f"http://127.0.0.1:{port}/feed", json={"text": "a"}, timeout=5)
+        first.kill()  # SIGKILL: no clean-up runs; the kernel drops the lock with the process
+        first.communicate(timeout=10)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate(timeout=10)
+    port = free_port()
+    second = spawn_relay(port, env)
+    try:
+        wait_healthy(port, second)
+        assert (tmp_path / "data" / "relay.lock").read_text().strip() == str(second.pid)
+        answer = httpx.post(f"http://127.0.0.1:{port}/feed", json={"text": "b"}, timeout=5)
+        assert answer.json() == {"ok": True, "id": 2}
+    finally:
+        if second.poll() is None:
+            second.kill()
+        second.communicate(timeout=10)
+
+
+def test_in_process_a_second_start_on_the_directory_is_refused_until_the_first_stops(
+    make_relay: Callable[..., Relay], tmp_path: Path, logs: LogSink
+) -> None:
+    data = (tmp_path / "data").resolve()
+    settings = replace(relay_settings(), data_dir=str(data))
+    first = make_relay(settings)
+
+    with pytest.raises(DataDirInUse) as refused:
+        make_relay(settings)
+
+    assert str(refused.value) == (
+        f"data directory {data} is in use by another relay (pid {os.getpid()})"
+    )
+    assert not logs.named("storage.unusable_serving_from_memory")
+    assert first.handles["feed"].proxy().append("kept", "normal").get(timeout=5).id == 1
+    assert first.stop()
+    again = make_relay(settings)
+    assert again.storage.epoch == first.storage.epoch
+    assert again.handles["feed"].proxy().append("next", "normal").get(timeout=5).id == 2
+
+
+def test_in_process_a_port_in_use_raises_its_cause_and_logs_no_error(
+    make_relay: Callable[..., Relay], logs: LogSink, caplog: pytest.LogCaptureFixture
+) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(RuntimeError) as failed:
+            make_relay(replace(relay_settings(), port=port))
+    assert str(failed.value) == f"port {port} on 127.0.0.1 is in use"
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+    loud = [e for e in logs.events if e["level"] in ("error", "critical")]
+    assert loud == []
+
+
+def report_a_crash(message: str) -> None:
+    """What Pykka logs for an actor that raised: an error with the exception."""
+    try:
+        raise ValueError(message)
+    except ValueError:
+        logging.getLogger("pykka").exception("Unhandled exception in Feed")
+
+
+def pykka_records(caplog: pytest.LogCaptureFixture) -> list[tuple[int, str]]:
+    return [
+        (r.levelno, str(r.exc_info[1]) if r.exc_info else "")
+        for r in caplog.records
+        if r.name == "pykka"
+    ]
+
+
+def test_a_crash_while_the_tree_starts_is_logged_as_an_error_when_the_start_succeeds(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with watching_start() as watch:
+        report_a_crash("recovered")
+        assert pykka_records(caplog) == []  # held until the start ends
+    assert pykka_records(caplog) == [(logging.ERROR, "recovered")]
+    assert watch.held == []
+
+
+@pytest.mark.parametrize(("level", "expected"), [(logging.INFO, []), (logging.DEBUG, ["x"])])
+def test_the_reports_of_a_failed_start_are_debug_lines(
+    caplog: pytest.LogCaptureFixture, level: int, expected: list[str]
+) -> None:
+    caplog.set_level(level)
+
+    def failed_start() -> None:
+        with watching_start() as watch:
+            report_a_crash("x")
+            raise StartFailed(watch.cause(pykka.Timeout()))
+
+    with pytest.raises(StartFailed, match=r"^ValueError: x$"):
+        failed_start()
+    assert pykka_records(caplog) == [(logging.DEBUG, m) for m in expected]
+
+
+def test_the_cause_of_a_failed_start_is_the_first_error_in_words() -> None:
+    with watching_start() as watch:
+        report_a_crash("first")
+        assert watch.cause(pykka.ActorDeadError()) == "ValueError: first"
+        watch.held.clear()
+        assert "did not answer within" in watch.cause(pykka.Timeout())
+
+
+def test_a_crash_after_the_start_still_logs_its_traceback(
+    make_relay: Callable[..., Relay], caplog: pytest.LogCaptureFixture
+) -> None:
+    relay = make_relay()
+    feed = relay.handles["feed"]
+    feed.defer("inject_fault", "crash")
+    wait_until(partial(restarted, feed, 1), what="the feed's restart")
+    crashes = [r for r in caplog.records if r.name == "pykka" and r.levelno == logging.ERROR]
+    assert crashes and crashes[0].exc_info is not None
 
 
 def test_a_signal_delivered_twice_at_once_is_one_clean_stop(
@@ -160,7 +331,6 @@ def test_the_root_escalates_when_a_child_keeps_crashing_and_not_on_a_normal_stop
     make_relay: Any,
 ) -> None:
     from actors.base import ChildExited  # noqa: PLC0415
-    from tests.conftest import wait_until  # noqa: PLC0415
 
     escalations: list[ChildExited] = []
     relay = make_relay(on_escalate=escalations.append)

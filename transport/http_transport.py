@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import errno
+import socket
 import threading
 
 from aiohttp import web
@@ -12,6 +14,47 @@ from transport.routes import Peers, build_app
 
 START_TIMEOUT_S = 10.0
 SHUTDOWN_TIMEOUT_S = 3.0
+
+
+class CannotServe(RuntimeError):
+    """The server could not start listening; the message says why in one line, and
+    ``__cause__`` is the error of the bind (an ``OSError`` for a bind the system refused)."""
+
+
+def bind_failure(host: str, port: int, cause: BaseException) -> str:
+    """One line for a user on why ``host:port`` could not be served."""
+    if isinstance(cause, OSError) and cause.errno == errno.EADDRINUSE:
+        return f"port {port} on {host} is in use"
+    return f"cannot serve on {host}:{port}: {cause}"
+
+
+def check_port(host: str, port: int) -> None:
+    """Bind ``host:port`` once and let it go, as the server will bind it (address reuse on).
+
+    Called before anything starts, so a port in use is one line and nothing else: no actor
+    has started, logged or opened anything yet. The server's own bind still decides (another
+    process may take the port in between); port 0 is any free port and is not checked.
+
+    Raises:
+        CannotServe: the address cannot be bound; the message says why in one line.
+    """
+    if port == 0:
+        return
+    try:
+        addresses = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except OSError as exc:
+        raise CannotServe(bind_failure(host, port, exc)) from exc
+    for family, kind, proto, _, address in addresses:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                raise CannotServe(bind_failure(host, port, exc)) from exc
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:
@@ -47,7 +90,11 @@ class HttpTransport(RelayActor):
         self._address: tuple[str, int] | None = None
 
     def started(self) -> None:
-        """Bind and serve; raise if the port cannot be bound."""
+        """Bind and serve.
+
+        Raises:
+            CannotServe: the address could not be bound (a port in use says just that).
+        """
         loop = new_event_loop()
         self._loop = loop
         bound = threading.Event()
@@ -79,10 +126,9 @@ class HttpTransport(RelayActor):
         self._thread.start()
         if not bound.wait(START_TIMEOUT_S):
             msg = f"HTTP server did not bind {self._host}:{self._port} in {START_TIMEOUT_S} s"
-            raise RuntimeError(msg)
+            raise CannotServe(msg)
         if failure:
-            msg = f"cannot serve on {self._host}:{self._port}: {failure[0]}"
-            raise RuntimeError(msg) from failure[0]
+            raise CannotServe(bind_failure(self._host, self._port, failure[0])) from failure[0]
         self._log.info(
             "http.listening",
             host=self._address[0] if self._address else self._host,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import sqlite3
 from pathlib import Path
 
@@ -9,8 +11,10 @@ import pytest
 
 from actors.storage import (
     CACHE_KIB,
+    LOCK_FILE,
     MEMORY,
     MIGRATIONS,
+    DataDirInUse,
     StorageError,
     close_storage,
     connect,
@@ -49,6 +53,7 @@ def test_a_connection_has_the_relays_settings(tmp_path: Path, sync: str, level: 
 
 def test_reopening_keeps_the_epoch_and_creates_nothing(tmp_path: Path) -> None:
     first = open_storage(str(tmp_path))
+    close_storage(first)
     again = open_storage(str(tmp_path))
     assert again.epoch == first.epoch
     assert again.created == ()
@@ -73,6 +78,7 @@ def test_a_corrupt_file_is_moved_aside_and_only_that_part_starts_fresh(
     for suffix in ("-wal", "-shm"):
         Path(f"{feed_path}{suffix}").unlink(missing_ok=True)
     feed_path.write_bytes(b"this is not a database" * 100)
+    close_storage(first)
 
     again = open_storage(str(tmp_path))
 
@@ -92,8 +98,10 @@ def test_a_newer_schema_is_refused_not_overwritten(tmp_path: Path) -> None:
     db = sqlite3.connect(info.stores["agent"].path)
     db.execute("PRAGMA user_version = 99")
     db.close()
+    close_storage(info)
     with pytest.raises(StorageError, match="newer"):
         open_storage(str(tmp_path))
+    assert lock_is_free(tmp_path)  # a refused start keeps no lock
 
 
 def test_memory_mode_uses_a_private_directory_that_close_removes() -> None:
@@ -119,3 +127,75 @@ def test_an_unusable_data_directory_falls_back_to_memory_and_says_why(
         assert logs.named("storage.unusable_serving_from_memory")
     finally:
         close_storage(info)
+
+
+def lock_is_free(directory: Path) -> bool:
+    """Whether nobody holds the lock of ``directory`` (tried, and released at once)."""
+    fd = os.open(directory / LOCK_FILE, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+def test_a_data_directory_is_opened_by_one_holder_at_a_time(tmp_path: Path) -> None:
+    directory = (tmp_path / "data").resolve()
+    first = open_storage(str(directory))
+    try:
+        assert (directory / LOCK_FILE).read_text() == f"{os.getpid()}\n"
+        with pytest.raises(DataDirInUse) as refused:
+            open_storage(str(directory))
+        assert refused.value.directory == str(directory)
+        assert refused.value.pid == os.getpid()
+        assert str(refused.value) == (
+            f"data directory {directory} is in use by another relay (pid {os.getpid()})"
+        )
+    finally:
+        close_storage(first)
+
+
+def test_closing_releases_the_lock_and_the_directory_opens_again(tmp_path: Path) -> None:
+    first = open_storage(str(tmp_path))
+    assert not lock_is_free(tmp_path)
+    close_storage(first)
+    close_storage(first)  # a second close is harmless
+    assert lock_is_free(tmp_path)
+    again = open_storage(str(tmp_path))
+    try:
+        assert again.epoch == first.epoch
+    finally:
+        close_storage(again)
+
+
+def test_a_holder_whose_pid_is_not_written_yet_is_still_refused(tmp_path: Path) -> None:
+    fd = os.open(tmp_path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(DataDirInUse, match=r"in use by another relay \(pid unknown\)"):
+            open_storage(str(tmp_path))
+    finally:
+        os.close(fd)
+
+
+def test_memory_mode_takes_no_lock() -> None:
+    first, second = open_storage(MEMORY), open_storage(MEMORY)
+    try:
+        assert not (Path(first.directory) / LOCK_FILE).exists()
+    finally:
+        close_storage(first)
+        close_storage(second)
+
+
+def test_a_locked_data_directory_is_refused_not_replaced_by_memory(
+    tmp_path: Path, logs: LogSink
+) -> None:
+    held = open_storage(str(tmp_path))
+    try:
+        with pytest.raises(DataDirInUse):
+            prepare_storage(Settings(data_dir=str(tmp_path)))
+        assert not logs.named("storage.unusable_serving_from_memory")
+    finally:
+        close_storage(held)
