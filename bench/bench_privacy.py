@@ -9,7 +9,7 @@ It prints figures and asserts nothing. Each figure is the best of 5 timeit repea
 least disturbed), divided by the calls per repeat; in-process, one thread.
 
 Texts (each also "with secrets": an ``sk-`` key, a ``password=`` value and a card number put
-in the middle):
+in the middle; and "new kinds": a URL's password, a Stripe key and a Google API key):
 
 ``code OCR 4 KiB``        editor text: Python with numbers, a date, a URL, ``-``, ``_``, ``<``
 ``log OCR 4 KiB``         terminal text: JSON log lines with epoch-millisecond timestamps (13
@@ -30,6 +30,7 @@ import base64
 import json
 import timeit
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -57,15 +58,24 @@ TRANSCRIPT = (
     "about the release on 2026-02-03; build 4821 passed and the dashboard looks fine now."
 )[:300]
 SECRETS = " sk-proj-Ab12Cd34Ef56Gh78Ij90KlMnOpQrSt password=hunter2 card 4111 1111 1111 1111 "
+NEW_SECRETS = (  # each prefix apart from its body, so that no secret scanner takes it for a leak
+    " https://alice:"
+    + "s3cr3t@db.example.com/app"
+    + " sk_"
+    + "live_"
+    + "aB3dE5gH7jK9mN1pQ3sT5vW7"
+    + " AIza"
+    + "SyB7xq-3kLmN0pQrS4tUvW5xYz_6AbCf8g9 "
+)
 
 
 def _sized(lines: str, size: int) -> str:
     return (lines * (size // len(lines) + 1))[:size]
 
 
-def _with_secrets(text: str) -> str:
+def _with_secrets(text: str, secrets: str = SECRETS) -> str:
     middle = len(text) // 2
-    return text[:middle] + SECRETS + text[middle + len(SECRETS) :]
+    return text[:middle] + secrets + text[middle + len(secrets) :]
 
 
 def _capture_payload() -> dict[str, Any]:
@@ -102,42 +112,45 @@ def main() -> None:
     code, log = _sized(CODE_LINES, 4096), _sized(LOG_LINES, 4096)
     redactor = Redactor()
     capture = _capture_payload()
-    rows: list[tuple[str, Callable[[], Any], Callable[[], Any]]] = [
-        ("code OCR 4 KiB", lambda: redact(code), lambda: redact(_with_secrets(code))),
-        ("log OCR 4 KiB", lambda: redact(log), lambda: redact(_with_secrets(log))),
+    rows: list[tuple[str, Callable[[], Any], Callable[[str], Any]]] = [
+        ("code OCR 4 KiB", lambda: redact(code), lambda s: redact(_with_secrets(code, s))),
+        ("log OCR 4 KiB", lambda: redact(log), lambda s: redact(_with_secrets(log, s))),
         (
             "transcript 300",
             lambda: redact(TRANSCRIPT),
-            lambda: redact(_with_secrets(TRANSCRIPT)),
+            lambda s: redact(_with_secrets(TRANSCRIPT, s)),
         ),
         (
             "capture payload",
             lambda: redactor.payload(capture),
-            lambda: redactor.payload({**capture, "ocr": capture["ocr"] + SECRETS}),
+            lambda s: redactor.payload({**capture, "ocr": capture["ocr"] + s}),
         ),
         (
             "sense payload 4 KiB",
             lambda: redactor.payload(_sense_payload(code)),
-            lambda: redactor.payload(_sense_payload(_with_secrets(code))),
+            lambda s: redactor.payload(_sense_payload(_with_secrets(code, s))),
         ),
         (
             "feed message",
             lambda: redactor.texts((TRANSCRIPT, "normal")),
-            lambda: redactor.texts((_with_secrets(TRANSCRIPT), "normal")),
+            lambda s: redactor.texts((_with_secrets(TRANSCRIPT, s), "normal")),
         ),
     ]
     build_code = per_call_us(lambda: _with_secrets(code), number)
     build_sense = per_call_us(lambda: _sense_payload(code), number)
-    print(f"{'input':<22}{'no secret (us)':>16}{'with secrets (us)':>20}")
+    print(f"{'input':<22}{'no secret (us)':>16}{'with secrets (us)':>20}{'new kinds (us)':>17}")
     for name, clean, dirty in rows:
         clean_us = per_call_us(clean, number)
-        dirty_us = per_call_us(dirty, max(number // 4, 100))
+        dirty_us = per_call_us(partial(dirty, SECRETS), max(number // 4, 100))
+        new_us = per_call_us(partial(dirty, NEW_SECRETS), max(number // 4, 100))
         if name == "sense payload 4 KiB":  # less building the test input itself
             clean_us -= build_sense
             dirty_us -= build_sense + build_code
+            new_us -= build_sense + build_code
         elif "4 KiB" in name:
             dirty_us -= build_code
-        print(f"{name:<22}{clean_us:>16.2f}{dirty_us:>20.2f}")
+            new_us -= build_code
+        print(f"{name:<22}{clean_us:>16.2f}{dirty_us:>20.2f}{new_us:>17.2f}")
     print(f"\nredactions counted meanwhile: {redactor.counts()}")
 
 

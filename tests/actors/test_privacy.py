@@ -46,6 +46,34 @@ PEM = (
 VISA = "4111 1111 1111 1111"
 """The classic test number: it passes Luhn."""
 
+# Vendor keys of the right shapes, made up. Each prefix is written apart from its body, so that
+# no secret scanner takes this file for a leak.
+ALNUM = "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5hJ7kL9mP2qR4sT6uV8wX0yZ2aB4cD6eF8gH0"
+HEX = "0123456789abcdef" * 4
+STRIPE = "sk_" + "live_" + ALNUM[:24]
+STRIPE_RESTRICTED = "rk_" + "live_" + (ALNUM * 2)[:99]
+STRIPE_TEST = "sk_" + "test_" + ALNUM[1:33]
+GITLAB = "glpat-" + "xY7_aB3dE5gH7jK9mN1p"
+GITLAB_ROUTABLE = "glpat-" + ALNUM[:27] + ".01" + "0a1b2c3"
+GITLAB_DEPLOY = "gldt-" + ALNUM[5:25]
+NPM = "npm_" + ALNUM[:36]
+GOOGLE = "AIza" + "SyB7xq-3kLmN0pQrS4tUvW5xYz_6AbC" + "f8g9"
+HUGGING_FACE = "hf_" + "abcdefghijklmnopqrstuvwxyzABCDEFGH"
+SLACK_WEBHOOK = "https://hooks.slack.com/services/" + "T0A1B2C3D/B4E5F6G7H/" + ALNUM[:24]
+SENDGRID = "SG." + ALNUM[:22] + "." + ALNUM[22:65]
+TWILIO = "SK" + HEX[:32]
+SHOPIFY = "shpat_" + HEX[3:35]
+SHOPIFY_SECRET = "shpss_" + HEX[7:39]
+DIGITALOCEAN = "dop_" + "v1_" + HEX
+PYPI = "pypi-" + "AgEIcHlwaS5vcmc" + ALNUM[:60]
+DATABRICKS = "dapi" + HEX[:32]
+TELEGRAM = "110201543:" + "AA" + "HdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1"
+LINEAR = "lin_" + "api_" + ALNUM[:40]
+PERPLEXITY = "pplx-" + ALNUM[:48]
+SENTRY = "sntryu_" + HEX
+AGE = "AGE-SECRET-KEY-" + "1QQPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHC"
+URL = "https://alice:" + "s3cr3t-Pa55" + "@db.example.com:5432/app"
+
 P = marker("private")
 K = marker("private-key")
 A = marker("api-key")
@@ -100,6 +128,59 @@ POSITIVES: list[tuple[str, str, str]] = [
     ("card then its expiry", f"{VISA} 12/28", f"{C} 12/28"),
     ("card after a number", f"qty 1234 {VISA}", f"qty 1234 {C}"),
     ("two cards", f"{VISA} 5555 5555 5555 4444", f"{C} {C}"),
+    (
+        "URL credentials",
+        f"DATABASE_URL={URL}",
+        f"DATABASE_URL=https://alice:{PW}@db.example.com:5432/app",
+    ),
+    ("URL credentials, no user", "redis://:hunter2@cache:6379/0", f"redis://:{PW}@cache:6379/0"),
+    (
+        "URL credentials, quoted",
+        "url = 'postgres://app:pw0@db/x'",
+        f"url = 'postgres://app:{PW}@db/x'",
+    ),
+    ("URL password holding @", "https://bob:p@ss@host/x", f"https://bob:{PW}@host/x"),
+    ("URL password, %-encoded", "amqp://guest:g%40st!$@mq", f"amqp://guest:{PW}@mq"),
+    ("Stripe live key", f"STRIPE_SECRET_KEY={STRIPE}", f"STRIPE_SECRET_KEY={A}"),
+    ("Stripe restricted key", f"'{STRIPE_RESTRICTED}'", f"'{A}'"),
+    ("Stripe test key", f"stripe.api_key = {STRIPE_TEST}", f"stripe.api_key = {A}"),
+    ("GitLab token", f"PRIVATE-TOKEN: {GITLAB}", f"PRIVATE-TOKEN: {A}"),
+    ("GitLab routable token", f"{GITLAB_ROUTABLE}.", f"{A}."),
+    ("GitLab deploy token", f"token={GITLAB_DEPLOY}&x", f"token={A}&x"),
+    (
+        "GitLab token in a clone URL",
+        f"https://oauth2:{GITLAB}@gitlab.com/a/b",
+        f"https://oauth2:{A}@gitlab.com/a/b",
+    ),
+    (
+        "npm token",
+        f"//registry.npmjs.org/:_authToken={NPM}",
+        f"//registry.npmjs.org/:_authToken={A}",
+    ),
+    ("Google API key", f"?key={GOOGLE}&q=1", f"?key={A}&q=1"),
+    ("Hugging Face token", f"HF_TOKEN={HUGGING_FACE}", f"HF_TOKEN={A}"),
+    (
+        "Slack webhook",
+        f"curl -X POST {SLACK_WEBHOOK} -d @m",
+        f"curl -X POST https://hooks.slack.com/services/{A} -d @m",
+    ),
+    ("SendGrid key", f'"{SENDGRID}"', f'"{A}"'),
+    ("Twilio API key", f"TWILIO_API_KEY={TWILIO}", f"TWILIO_API_KEY={A}"),
+    ("Shopify access token", f"X-Shopify-Access-Token: {SHOPIFY}", f"X-Shopify-Access-Token: {A}"),
+    ("Shopify shared secret", SHOPIFY_SECRET, A),
+    ("DigitalOcean token", f"DIGITALOCEAN_TOKEN={DIGITALOCEAN}", f"DIGITALOCEAN_TOKEN={A}"),
+    ("PyPI token after password", f"password = {PYPI}", f"password = {A}"),
+    ("PyPI token in twine's env", f"TWINE_TOKEN={PYPI}", f"TWINE_TOKEN={A}"),
+    ("Databricks token", f"{DATABRICKS}-2 and {DATABRICKS}", f"{A} and {A}"),
+    (
+        "Telegram bot token",
+        f"api.telegram.org/bot{TELEGRAM}/getMe",
+        f"api.telegram.org/bot110201543:{A}/getMe",
+    ),
+    ("Linear key", LINEAR, A),
+    ("Perplexity key", f"({PERPLEXITY})", f"({A})"),
+    ("Sentry user token", f"SENTRY_AUTH_TOKEN={SENTRY}", f"SENTRY_AUTH_TOKEN={A}"),
+    ("age secret key", f"# key: {AGE}", f"# key: {K}"),
 ]
 
 NEAR_MISSES: list[tuple[str, str]] = [
@@ -134,6 +215,38 @@ NEAR_MISSES: list[tuple[str, str]] = [
     ("a public key", "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----"),
     ("a closing tag alone", "text </private> more"),
     ("a marker", f"{A} {PW} {C} Bearer {T} password={PW}"),
+    ("code that names a key", "key = config.api_key or settings.stripe_api_key"),
+    ("hf_hub_download", 'path = hf_hub_download("org/model", filename="config.json")'),
+    ("npm_config_cache", "npm_config_cache=/tmp/x npm_config_registry_url_for_the_scope=1"),
+    ("sk_live without a key", "sk_live, rk_live and sk_test_ keys; sk_live_abc123"),
+    ("Stripe prefix and an identifier", "sk_test_" + "connection_pool_timeout_in_seconds_x"),
+    ("Stripe publishable key", "pk_" + "live_" + ALNUM[:24]),
+    ("AIzaSy too short", "AIzaSy and AIzaSyD3asb-2pEZ"),
+    ("a 40-digit git SHA", "HEAD is " + HEX[:40]),
+    ("SK glued to a word", "TASK" + HEX[:32] + " DISK_" + HEX[:32]),
+    ("SK and too few hex digits", "SK" + HEX[:31]),
+    ("Twilio account SID", "AC" + HEX[:32]),
+    ("dapi inside a word", "sandapi" + HEX[:32]),
+    ("glpat- too short", "glpat-abc123 gldt-token"),
+    ("SG. too short", "SG.Abc.Def and e.g. SG.pipeline"),
+    ("hf_ and too few letters", "hf_" + "abcdefghijklmnop"),
+    ("a long identifier", "def test_the_cheap_tests_never_skip_a_rule_that_would_match() -> None:"),
+    ("a long base64 run", "data:image/png;base64," + ALNUM + ALNUM),
+    ("a Stripe docs URL", "see https://docs.stripe.com/keys#obtain-api-keys"),
+    (
+        "Slack docs URLs",
+        "https://api.slack.com/messaging/webhooks https://hooks.slack.com/services/",
+    ),
+    ("a Slack webhook placeholder", "https://hooks.slack.com/services/T000/B000/XXXX"),
+    ("a URL with a user and no password", "https://user@host/path ssh://git@github.com:22/x"),
+    ("an empty URL password", "https://user:@host"),
+    ("a URL with a port", "https://host:8443/path?next=a@b http://localhost:3000/#a@b"),
+    ("@ after the authority", "https://example.com/a:b@c and https://example.com/u/x:y@z"),
+    ("an IPv6 URL", "http://[::1]:8080/ http://[fe80::1]:80/@me"),
+    ("git over SSH", "git@github.com:org/repo.git"),
+    ("e-mail addresses", "bob@example.com, mailto:x@y.z, <alice@mail.example.org>"),
+    ("a time and AA", "12:30:AA and 1234:AAbc"),
+    ("a Telegram id and too short", "110201543:" + "AA" + "HdqTcvCH1vGWJxfSe"),
 ]
 
 
@@ -174,6 +287,49 @@ def test_counts_are_by_kind_and_each_secret_counts_once() -> None:
     assert out == f"{A} {A} {W} {T} password={A} Bearer {A} {C} {C} {P} {K}"
 
 
+def test_vendor_keys_and_url_credentials_count_by_kind() -> None:
+    keys = (STRIPE, GITLAB, NPM, GOOGLE, HUGGING_FACE, SENDGRID, TWILIO, SHOPIFY, DIGITALOCEAN)
+    more = (PYPI, DATABRICKS, LINEAR, PERPLEXITY, SENTRY, SLACK_WEBHOOK)
+    text = " ".join((*keys, *more, URL, f"bot{TELEGRAM}", AGE, f"https://u:{NPM}@h"))
+    out, counts = redact(text)
+    assert counts == {"api-key": 17, "password": 1, "private-key": 1}
+    assert out == " ".join(
+        (
+            *[A] * (len(keys) + len(more) - 1),
+            f"https://hooks.slack.com/services/{A}",
+            f"https://alice:{PW}@db.example.com:5432/app",
+            f"bot110201543:{A}",
+            K,
+            f"https://u:{A}@h",  # a key as the password counts as a key, once
+        )
+    )
+
+
+def test_a_burst_of_texts_is_tested_once_and_each_text_redacted_alone() -> None:
+    redactor = Redactor()
+    texts = (f"npm token {NPM}", "hooks.slack.com/services/", f"T0/B0/{ALNUM[:24]}", URL)
+    assert redactor.texts(texts) == [
+        f"npm token {A}",
+        "hooks.slack.com/services/",
+        f"T0/B0/{ALNUM[:24]}",
+        f"https://alice:{PW}@db.example.com:5432/app",
+    ]
+    assert redactor.counts() == {**dict.fromkeys(KINDS, 0), "api-key": 1, "password": 1}
+
+
+def test_no_marker_holds_the_literal_of_a_rule_or_a_run_of_key_characters() -> None:
+    """What a marker puts in a text cannot make a rule left out by the cheap tests match.
+
+    ``[redacted:password]`` holds the password rule's name, which its pattern needs followed by
+    ``=`` or ``:``; no other rule is chosen for any marker.
+    """
+    for kind in KINDS:
+        raw = marker(kind).encode()
+        assert privacy._key_words(raw) == b"", kind
+        assert {rule.kind for rule in privacy._rules_for(raw)} <= {"password"}, kind
+        assert redact(marker(kind)) == (marker(kind), {}), kind
+
+
 def test_positions_hold_around_characters_beyond_latin_1() -> None:
     text = f"— café 日本 password=hunter2 İstanbul {VISA} “{SK}” Bearer abc123def456"
     assert redact(text)[0] == f"— café 日本 password={PW} İstanbul {C} “{A}” Bearer {T}"
@@ -205,6 +361,15 @@ FRAGMENTS = [
     "PASS",
     "Bearer ",
     "x",
+    "://",
+    "https://u:",
+    "@",
+    ":",
+    "AA",
+    "123456789",
+    "sk_live_",
+    "hooks.slack.com/services/",
+    ALNUM[:24],
 ]
 
 
