@@ -28,12 +28,14 @@ def validate_feed(body: Any) -> tuple[str, str]:
     """Check a ``POST /feed`` body; return ``(text, priority)``.
 
     Raises:
-        BadRequest: the body is not an object, ``text`` is not a non-empty string, or
-            ``priority`` is given and is not a short string.
+        BadRequest: the body is not an object, ``text`` is missing (or ``null``) or is not
+            a non-empty string, or ``priority`` is given and is not a short string.
     """
     if not isinstance(body, dict):
         raise BadRequest("body must be a JSON object")
     text = body.get("text")
+    if text is None:
+        raise BadRequest("text is required")
     if not isinstance(text, str):
         raise BadRequest("text must be a string")
     if not text.strip():

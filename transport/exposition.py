@@ -53,6 +53,8 @@ _STATUS_OUTCOMES = {
     401: "unauthorized",
     403: "forbidden",
     413: "too_large",
+    415: "unsupported_media_type",
+    417: "expectation_failed",
     503: "unavailable",
 }
 """An ingest request's outcome by status; any other status is ``error``."""

@@ -7,7 +7,11 @@ import errno
 import socket
 import threading
 
+import orjson
+import structlog
 from aiohttp import web
+from aiohttp.http_exceptions import BadHttpMethod, InvalidURLError, LineTooLong
+from aiohttp.web_protocol import RequestHandler
 
 from actors.base import RelayActor, Reporter
 from transport.routes import Peers, build_app
@@ -101,7 +105,7 @@ class HttpTransport(RelayActor):
         failure: list[BaseException] = []
 
         async def serve() -> None:
-            runner = web.AppRunner(
+            runner = JsonErrorRunner(
                 build_app(self._peers), access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S
             )
             await runner.setup()
@@ -168,3 +172,88 @@ class HttpTransport(RelayActor):
             msg = "not listening"
             raise RuntimeError(msg)
         return self._address
+
+
+# -- what aiohttp answers before any route ----------------------------------------------------
+
+log = structlog.get_logger("relay")
+
+
+class JsonErrorHandler(RequestHandler):
+    """aiohttp's connection handler, with the API's JSON for the errors it answers itself.
+
+    aiohttp answers a request its HTTP parser refuses (a bad or repeated ``Content-Length``,
+    ``Content-Length`` with ``Transfer-Encoding``, a chunk that arrives broken with the
+    headers, a line over 8190 bytes, a missing ``Host``, bytes that are not HTTP) before any
+    route runs, through
+    :meth:`handle_error`: in plain text, quoting the bytes it refused, with a traceback in the
+    log. Here the answer is ``{"ok": false, "error": "malformed HTTP request: ..."}`` with the
+    same status, saying what was wrong but quoting nothing that was sent (it may be a header
+    with a token), and the log line is one ``http.malformed`` event. aiohttp still closes the
+    connection after it.
+    """
+
+    __slots__ = ()
+
+    def handle_error(
+        self,
+        request: web.BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        """The answer to a request aiohttp could not hand to the application."""
+        if request.writer.output_size > 0:  # as aiohttp: part of an answer is out already
+            msg = "Response is sent already, cannot send another response with the error message"
+            raise ConnectionError(msg)
+        if status >= 500:
+            log.error("http.internal_error", actor="http", status=status, exc_info=exc)
+            error = "internal error"
+        else:
+            error = f"malformed HTTP request: {_parser_refusal(exc, message, self.max_line_size)}"
+            # Bytes that are not HTTP (TLS, a port scan) are not worth more than debug.
+            level = "debug" if isinstance(exc, BadHttpMethod) else "info"
+            getattr(log, level)(
+                "http.malformed", actor="http", status=status, error=error, remote=request.remote
+            )
+        response = web.Response(
+            body=orjson.dumps({"ok": False, "error": error}),
+            status=status,
+            content_type="application/json",
+        )
+        response.force_close()
+        return response
+
+
+def _parser_refusal(exc: BaseException | None, message: str | None, max_line_size: int) -> str:
+    """What aiohttp's parser refused, without what was sent: the first line of its message,
+    cut where it starts quoting the request (``...: b'...'``)."""
+    if isinstance(exc, LineTooLong):
+        return f"the request line or a header is longer than {max_line_size} bytes"
+    if isinstance(exc, InvalidURLError):  # its message is the target itself
+        return "the request target is not a valid URL"
+    text = (message or (str(exc) if exc else "") or "bad request").split("\n", 1)[0]
+    for quote in (": b'", ': b"', " b'", ' b"'):
+        text = text.split(quote, 1)[0]
+    return text.rstrip(" :.") or "bad request"
+
+
+class JsonErrorServer(web.Server):
+    """aiohttp's server, whose connections are :class:`JsonErrorHandler`."""
+
+    def __call__(self) -> RequestHandler:
+        return JsonErrorHandler(self, loop=self._loop, **self._kwargs)
+
+
+class JsonErrorRunner(web.AppRunner):
+    """An ``AppRunner`` serving with :class:`JsonErrorServer`.
+
+    aiohttp builds its server in the application (``Application._make_handler``) with every
+    argument the runner and the application give it; only its class changes here, so each of
+    them still applies.
+    """
+
+    async def _make_server(self) -> web.Server:
+        server = await super()._make_server()
+        server.__class__ = JsonErrorServer
+        return server

@@ -11,7 +11,8 @@ Paths have no templates; every path also answers ``OPTIONS`` (a CORS preflight, 
 for each path) and ``HEAD`` where it answers ``GET`` (not described: the ``GET``'s headers
 without a body). Another method on a described path is a 405 with ``Allow``
 (``components.responses.MethodNotAllowed``); any other path is a 404 (``NotFound``); any
-request may get the 401 and 403 of the access rules (:mod:`transport.auth`).
+request may get the 401 and 403 of the access rules (:mod:`transport.auth`), and the 417 of an
+``Expect`` other than ``100-continue``.
 """
 
 from __future__ import annotations
@@ -419,7 +420,20 @@ _ERROR_ANSWERS: dict[str, tuple[str, str]] = {
     ),
     "NotFound": ("404", "No such path (or the endpoint is not enabled)."),
     "MethodNotAllowed": ("405", "The path does not answer this method; `Allow` says which do."),
-    "PayloadTooLarge": ("413", "The body is larger than the endpoint's limit."),
+    "PayloadTooLarge": (
+        "413",
+        "The body is larger than the endpoint's limit, as sent or, compressed, as decoded.",
+    ),
+    "UnsupportedMediaType": (
+        "415",
+        "The body's `Content-Encoding` is not one the relay reads (it reads gzip, deflate and "
+        "identity, one coding at most; `Accept-Encoding` lists them), or the body is not JSON "
+        "and its `Content-Type` names another media type (a form, plain text). Nothing changed.",
+    ),
+    "ExpectationFailed": (
+        "417",
+        "The request has an `Expect` other than `100-continue`; it was not run.",
+    ),
     "Unavailable": ("503", "An actor is restarting or did not answer in time; try again."),
 }
 
@@ -431,6 +445,13 @@ def _responses() -> dict[str, Schema]:
     }
     answers["Unauthorized"]["headers"] = {
         "WWW-Authenticate": {"schema": STRING, "required": True, "description": "`Bearer ...`"}
+    }
+    answers["UnsupportedMediaType"]["headers"] = {
+        "Accept-Encoding": {
+            "schema": STRING,
+            "description": "When the coding is what is refused: the codings read "
+            "(`gzip, deflate`).",
+        }
     }
     answers["MethodNotAllowed"]["headers"] = {
         "Allow": {"schema": STRING, "required": True, "description": "The methods it answers."}
@@ -462,6 +483,11 @@ def _envelope(key: str, schema: Schema, **more: Schema) -> Schema:
 
 
 AFTER = _query("after", INT, "Only items with an id above this one (0 by default).")
+_BODY_NOTE = (
+    " JSON, read as JSON whatever the `Content-Type` (none, or `text/plain`, are fine). It "
+    "may be compressed (`Content-Encoding: gzip` or `deflate`); the limit then applies to the "
+    "decoded body too."
+)
 _SSE_DESCRIPTION = (
     "Server-Sent Events. The stream starts with `retry: 3000`; each event has `id:` (the "
     "item's id), `event:` and one `data:` line of JSON (the schema in `x-events`). A comment "
@@ -517,12 +543,14 @@ def _paths() -> dict[str, dict[str, Schema]]:
                 "summary": "Store a feed message (what the user hears: transcripts, messages)",
                 "requestBody": {
                     "required": True,
-                    "description": "At most 256 KiB.",
+                    "description": "At most 256 KiB." + _BODY_NOTE,
                     "content": {JSON: {"schema": _ref("FeedInput")}},
                 },
                 "responses": {
                     **_ok(_ref("Accepted"), "Stored (committed) with this id."),
-                    **_errors("BadRequest", "PayloadTooLarge", "Unavailable"),
+                    **_errors(
+                        "BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable"
+                    ),
                 },
             },
             "get": {
@@ -540,7 +568,7 @@ def _paths() -> dict[str, dict[str, Schema]]:
                 "summary": "Store a screen event (what the user sees)",
                 "requestBody": {
                     "required": True,
-                    "description": "At most 2 MiB.",
+                    "description": "At most 2 MiB." + _BODY_NOTE,
                     "content": {JSON: {"schema": _ref("SenseInput")}},
                 },
                 "responses": {
@@ -548,7 +576,9 @@ def _paths() -> dict[str, dict[str, Schema]]:
                         {"oneOf": [_ref("Accepted"), _ref("Dropped")]},
                         "Stored (committed) with this id, or dropped as excluded.",
                     ),
-                    **_errors("BadRequest", "PayloadTooLarge", "Unavailable"),
+                    **_errors(
+                        "BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable"
+                    ),
                 },
             },
             "get": {
@@ -664,12 +694,14 @@ def _paths() -> dict[str, dict[str, Schema]]:
                 "summary": "Change the agent's configuration at runtime",
                 "requestBody": {
                     "required": True,
-                    "description": "At most 16 KiB.",
+                    "description": "At most 16 KiB." + _BODY_NOTE,
                     "content": {JSON: {"schema": _ref("AgentConfigUpdate")}},
                 },
                 "responses": {
                     **_ok(_envelope("config", _ref("AgentConfig")), "The configuration applied."),
-                    **_errors("BadRequest", "PayloadTooLarge", "Unavailable"),
+                    **_errors(
+                        "BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable"
+                    ),
                 },
             },
         },
@@ -685,7 +717,7 @@ def _paths() -> dict[str, dict[str, Schema]]:
                 },
                 "responses": {
                     **_ok(_closed({"ok": {"const": True}}), "The fault is on its way."),
-                    **_errors("BadRequest", "NotFound", "PayloadTooLarge"),
+                    **_errors("BadRequest", "NotFound", "PayloadTooLarge", "UnsupportedMediaType"),
                 },
             },
         },
@@ -735,12 +767,13 @@ def _paths() -> dict[str, dict[str, Schema]]:
             if operation.get("security") != []:
                 answers["401"] = _answer("Unauthorized")
             answers["403"] = _answer("Forbidden")  # a refused origin, whatever the endpoint
+            answers["417"] = _answer("ExpectationFailed")  # whatever the endpoint
             operation["responses"] = dict(sorted(answers.items()))
         operations["options"] = {
             "summary": "CORS preflight",
             "operationId": _operation_id("options", path),
             "security": [],
-            "responses": {"204": _answer("Preflight")},
+            "responses": {"204": _answer("Preflight"), "417": _answer("ExpectationFailed")},
         }
     return paths
 
@@ -773,8 +806,13 @@ def _build() -> dict[str, Any]:
             "(with `Allow`) to other methods; any other path is a 404. With `RELAY_TOKEN` set, "
             "a request without the token gets 401 on any path but `/health` and preflights; "
             "a request from a web page of an origin not in `RELAY_CORS_ORIGINS` gets 403. A "
-            "request line or header longer than 8190 bytes is refused by the HTTP server "
-            "itself, with a plain-text 400, before it reaches the API.",
+            "request body may be gzip or deflate (`Content-Encoding`); another coding is a 415. "
+            "A request with an `Expect` other than `100-continue` gets 417. A request the HTTP "
+            "parser refuses before it reaches the API (a bad or repeated `Content-Length`, "
+            "`Content-Length` with `Transfer-Encoding`, a request line or "
+            "header longer than 8190 bytes, a missing `Host`) gets a JSON 400 whose error "
+            "starts `malformed HTTP request:`, and the connection is closed. Only a `CONNECT` "
+            "(its target is no path) gets the HTTP server's own plain-text 404.",
         },
         "servers": [{"url": "/", "description": "Where this document is served."}],
         "security": [{"bearerAuth": []}],

@@ -7,16 +7,18 @@ Errors are mapped to statuses here, in one place (:func:`_guarded`): every error
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import math
 import time
+import zlib
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 import structlog
-from aiohttp import web
+from aiohttp import HttpVersion11, web
 
 from actors.base import ChildHandle
 from actors.digest_store import AgentEntry, AgentSnapshot
@@ -45,6 +47,13 @@ from transport.streams import (
 FEED_BODY_LIMIT = 256 * 1024
 """Largest ``POST /feed`` body, in bytes (a long transcript batch fits many times over)."""
 CONFIG_BODY_LIMIT = 16 * 1024
+ACCEPTED_ENCODINGS = "gzip, deflate"
+"""The content codings a request body may have besides ``identity`` (the ``Accept-Encoding``
+of a 415 for a coding)."""
+_CODINGS = {"gzip": "gzip", "x-gzip": "gzip", "deflate": "deflate"}
+"""``Content-Encoding`` values (lower case) read, by the coding they name."""
+GZIP_MEMBERS = 16
+"""gzip members a body may have (one, from any client that compresses a body once)."""
 HISTORY_DEFAULT = 10
 HISTORY_MAX = 50
 RANGE_DEFAULT = 50
@@ -52,6 +61,30 @@ RANGE_MAX = 500
 
 log = structlog.get_logger("relay")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+ExpectHandler = Callable[[web.Request], Awaitable[web.StreamResponse | None]]
+
+
+class Refused(BadRequest):
+    """A request refused for how it was sent rather than for what its body says: the status
+    is the class's, and the answer carries :attr:`headers`."""
+
+    status = 400
+
+    def __init__(self, message: str, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.headers: Mapping[str, str] = headers or {}
+
+
+class UnsupportedMediaType(Refused):
+    """The body is in a coding or a media type the relay does not read (HTTP 415)."""
+
+    status = 415
+
+
+class ExpectationFailed(Refused):
+    """An ``Expect`` the relay cannot meet: anything but ``100-continue`` (HTTP 417)."""
+
+    status = 417
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,12 +235,8 @@ def _guarded(
             admit(request, cors)
             response = await handler(request)
             status = response.status
-        except PayloadTooLarge as exc:
-            status, error = 413, str(exc)
-        except BadRequest as exc:
-            status, error = 400, str(exc)
-        except ConfigError as exc:
-            status, error = 400, str(exc)
+        except (BadRequest, ConfigError) as exc:  # 400, 413 (PayloadTooLarge), 415, 417
+            status, error, response = _refusal(exc)
         except Unauthorized as exc:
             status, error = 401, str(exc)
             response = _error(status, error)
@@ -240,6 +269,59 @@ def _guarded(
         return response
 
     return guarded
+
+
+class _AnyTarget(web.DynamicResource):
+    """The resource of :func:`_no_route`: every request target the router asks about.
+
+    A pattern matches targets that start with ``/``; this also takes ``*`` (``OPTIONS *``),
+    which aiohttp would otherwise answer with a plain-text 404 of its own. The router asks it
+    only when no other resource matched. (A ``CONNECT``'s ``host:port`` is no path at all: the
+    router answers it without asking any resource.)
+    """
+
+    def _match(self, path: str) -> dict[str, str] | None:
+        return {"path": path}
+
+
+def _expecting(refuse: Handler) -> ExpectHandler:
+    """A route's ``Expect`` handler, which aiohttp runs before the route's handler when the
+    request has the header.
+
+    ``100-continue`` gets its interim answer, as aiohttp's own handler gives it, and the
+    request goes on. Any other expectation is answered by ``refuse``, the route's guard around
+    :func:`_refuse_expectation`: a JSON 417, with the route's access rules and counts (aiohttp's
+    own is a plain-text 417). HTTP/1.0 has no ``Expect``: it is ignored there.
+    """
+
+    async def expect(request: web.Request) -> web.StreamResponse | None:
+        if request.version != HttpVersion11:
+            return None
+        if request.headers.get("Expect", "").lower() != "100-continue":
+            return await refuse(request)
+        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        request.writer.output_size = 0  # the answer proper is still to come
+        return None
+
+    return expect
+
+
+async def _refuse_expectation(request: web.Request) -> web.Response:
+    """A request whose ``Expect`` is not ``100-continue``: 417, and the request is not run."""
+    expected = request.headers.get("Expect", "")[:100]
+    msg = f"Expect: {expected!r} cannot be met; the only expectation known is 100-continue"
+    raise ExpectationFailed(msg)
+
+
+def _refusal(exc: BadRequest | ConfigError) -> tuple[int, str, web.Response]:
+    """The status, error and answer for a request refused for its input."""
+    status = 413 if isinstance(exc, PayloadTooLarge) else 400
+    error = str(exc)
+    if not isinstance(exc, Refused):
+        return status, error, _error(status, error)
+    response = _error(exc.status, error)
+    response.headers.update(exc.headers)
+    return exc.status, error, response
 
 
 async def _no_route(request: web.Request) -> web.Response:
@@ -275,31 +357,130 @@ def _log_request(
 
 
 async def _read_json(request: web.Request, limit: int) -> Any:
-    """The body as JSON, at most ``limit`` bytes of valid UTF-8."""
+    """The body as JSON: at most ``limit`` bytes, as sent and as decoded, of valid UTF-8.
+
+    A body may be compressed (``Content-Encoding: gzip`` or ``deflate``); :func:`_inflate`
+    decodes it with ``limit`` on the decoded size, so a small body that would inflate to
+    gigabytes stops there (aiohttp's own decompression, which would inflate it before this
+    sees it, is off: :func:`build_app`). Any other coding is a 415 before the body is read.
+
+    The body is parsed as JSON whatever its ``Content-Type`` says: clients post JSON without
+    one, or as ``text/plain`` (a web page spares itself a CORS preflight so). A body that does
+    not parse is a 400 that says where, or a 415 saying that JSON is expected when its
+    ``Content-Type`` names another media type (a form, plain text).
+    """
+    coding = request.headers.get("Content-Encoding")
+    if coding is not None:  # checked once: a plain body costs this lookup and no more
+        coding = _coding(coding)
     declared = request.content_length
     if declared is not None and declared > limit:
-        msg = f"body is larger than {limit} bytes"
-        raise PayloadTooLarge(msg)
+        raise PayloadTooLarge(_too_large(limit))
     body: bytes | bytearray
-    if declared is not None:
-        body = await request.read()  # the common case: one read of a known length
-    else:
-        body = bytearray()  # chunked: count as it comes
-        async for chunk in request.content.iter_any():
-            body += chunk
-            if len(body) > limit:
-                msg = f"body is larger than {limit} bytes"
-                raise PayloadTooLarge(msg)
+    try:
+        if declared is not None:
+            body = await request.read()  # the common case: one read of a known length
+        else:
+            body = bytearray()  # chunked: count as it comes
+            async for chunk in request.content.iter_any():
+                body += chunk
+                if len(body) > limit:
+                    raise PayloadTooLarge(_too_large(limit))
+    except ConnectionResetError:  # nobody reads the answer; the log and metrics see a 4xx
+        raise BadRequest("the connection closed before the whole body arrived") from None
+    except web.RequestPayloadError:  # aiohttp's parser refused the rest of the body
+        raise BadRequest("the body ended early or its chunked coding is broken") from None
     if not body:
         raise BadRequest("body is empty; send a JSON object")
+    if coding is not None:
+        body = _inflate(body, coding, limit)
+        if not body:
+            raise BadRequest("body is empty; send a JSON object")
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
+        raise _not_json(request, body, exc) from None
+
+
+def _too_large(limit: int) -> str:
+    return f"body is larger than {limit} bytes"
+
+
+def _coding(header: str) -> str | None:
+    """The coding a ``Content-Encoding`` names (``gzip`` or ``deflate``), ``None`` for none
+    (``identity``, or empty).
+
+    Raises:
+        UnsupportedMediaType: any other coding (``br``, ``zstd``, ``compress``, unknown), or
+            more than one (stacked codings are not decoded).
+    """
+    codings = [c for c in (part.strip().lower() for part in header.split(",")) if c]
+    codings = [c for c in codings if c != "identity"]
+    if not codings:
+        return None
+    if len(codings) == 1 and codings[0] in _CODINGS:
+        return _CODINGS[codings[0]]
+    msg = (
+        f"Content-Encoding {header[:100]!r} is not supported: send the body as gzip, deflate "
+        "or identity (not compressed), one coding at most"
+    )
+    raise UnsupportedMediaType(msg, {"Accept-Encoding": ACCEPTED_ENCODINGS})
+
+
+def _inflate(body: bytes | bytearray, coding: str, limit: int) -> bytearray:
+    """``body`` decoded from ``coding`` (``gzip``, or ``deflate``: zlib-wrapped as HTTP says,
+    or raw as some clients send it).
+
+    Inflating stops one byte past ``limit``: however much the body would inflate to, this
+    costs at most ``limit`` bytes and the time to make them. Several gzip members in a row are
+    one body, as gzip itself reads them, up to :data:`GZIP_MEMBERS` (each costs a decoder:
+    thousands of empty members must not cost thousands).
+
+    Raises:
+        PayloadTooLarge: the decoded body is larger than ``limit``.
+        BadRequest: the body is not in ``coding``, is cut short, or has bytes after its end.
+    """
+    if coding == "gzip":
+        wbits = zlib.MAX_WBITS | 16
+    elif len(body) > 1 and body[0] & 0x0F == 8 and ((body[0] << 8) | body[1]) % 31 == 0:
+        wbits = zlib.MAX_WBITS  # a zlib header: HTTP's deflate
+    else:
+        wbits = -zlib.MAX_WBITS  # raw deflate
+    out = bytearray()
+    rest: bytes | bytearray = body
+    for _ in range(GZIP_MEMBERS):
+        decoder = zlib.decompressobj(wbits)
         try:
-            body.decode("utf-8")
-        except UnicodeDecodeError:
-            raise BadRequest("body is not valid UTF-8") from None
-        raise BadRequest(f"body is not valid JSON: {exc}") from None
+            # At most one byte past the limit: output stops there, the rest of the input waits.
+            out += decoder.decompress(rest, limit + 1 - len(out))
+        except zlib.error:
+            raise BadRequest(f"body is not valid {coding}") from None
+        if len(out) > limit:
+            raise PayloadTooLarge(_too_large(limit))
+        if not decoder.eof:
+            raise BadRequest(f"body is not valid {coding}: it ends before the compressed data")
+        rest = decoder.unused_data
+        if not rest:
+            return out
+        if coding != "gzip":
+            break
+    msg = f"body is not valid {coding}: there are bytes after its end"
+    raise BadRequest(msg)
+
+
+def _not_json(request: web.Request, body: bytes | bytearray, exc: Exception) -> BadRequest:
+    """The error for a body that does not parse as JSON."""
+    media = request.headers.get("Content-Type", "").partition(";")[0].strip().lower()
+    if media and "json" not in media:  # no type, or any JSON type, reads as JSON
+        msg = (
+            "expected a JSON body (Content-Type: application/json); this one, sent as "
+            f"{media[:100]}, is not JSON"
+        )
+        return UnsupportedMediaType(msg)
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return BadRequest("body is not valid UTF-8")
+    return BadRequest(f"body is not valid JSON: {exc}")
 
 
 def _int_param(request: web.Request, name: str, default: int) -> int:
@@ -688,7 +869,11 @@ def build_app(peers: Peers, *, stream_limits: StreamLimits | None = None) -> web
     ``stream_limits``: the streams' keepalive, timeouts and bounds; by default the constants
     of :mod:`transport.streams` as they are when the app is built.
     """
-    app = web.Application(client_max_size=SENSE_BODY_LIMIT + 1)
+    # Bodies are decoded by _read_json, which bounds the decoded size; aiohttp would inflate
+    # them first, and answer a coding it cannot decode in plain text before any route runs.
+    app = web.Application(
+        client_max_size=SENSE_BODY_LIMIT + 1, handler_args={"auto_decompress": False}
+    )
     app[PEERS] = peers
     streams = _streams(peers, stream_limits or StreamLimits.current())
     app[STREAMS] = streams
@@ -723,27 +908,31 @@ def build_app(peers: Peers, *, stream_limits: StreamLimits | None = None) -> web
         routes.append(("POST", "/debug/fault", post_fault))
     allowed: dict[str, set[str]] = {}
     for method, path, handler in routes:
-        guarded = _guarded(
-            handler,
+        guard = functools.partial(
+            _guarded,
             trace=peers.trace_requests,
             access=access,
             admit=access.gate(method, path),
             stats=http_stats.route(method, path),
         )
+        guarded = guard(handler)
+        expect = _expecting(guard(_refuse_expectation))
         if method == "GET":
-            app.router.add_get(path, guarded)  # and HEAD
+            app.router.add_get(path, guarded, expect_handler=expect)  # and HEAD
         else:
-            app.router.add_route(method, path, guarded)
+            app.router.add_route(method, path, guarded, expect_handler=expect)
         allowed.setdefault(path, {"OPTIONS"}).update(
             {method, "HEAD"} if method == "GET" else {method}
         )
     app[ROUTES] = allowed
-    no_route = _guarded(
-        _no_route,
+    guard = functools.partial(
+        _guarded,
         trace=peers.trace_requests,
         access=access,
         admit=access.gate(ANY_METHOD, ""),
         stats=http_stats.route(ANY_METHOD, UNMATCHED),
     )
-    app.router.add_route("*", "/{path:.*}", no_route)  # last: only what no route took
+    anywhere = _AnyTarget("/{path:.*}")
+    app.router.register_resource(anywhere)  # last: only what no route took
+    anywhere.add_route("*", guard(_no_route), expect_handler=_expecting(guard(_refuse_expectation)))
     return app

@@ -56,7 +56,13 @@ def test_feed_body_not_an_object_is_rejected(body):
         validate_feed(body)
 
 
-@pytest.mark.parametrize("body", [{}, {"text": None}, {"text": 5}, {"text": ["a"]}, {"text": True}])
+@pytest.mark.parametrize("body", [{}, {"text": None}, {"priority": "high"}])
+def test_feed_text_missing_is_required(body):
+    with pytest.raises(BadRequest, match="text is required"):
+        validate_feed(body)
+
+
+@pytest.mark.parametrize("body", [{"text": 5}, {"text": ["a"]}, {"text": True}])
 def test_feed_text_not_a_string_is_rejected(body):
     with pytest.raises(BadRequest, match="text must be a string"):
         validate_feed(body)

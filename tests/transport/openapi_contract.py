@@ -22,9 +22,14 @@ invalid -> 4xx.
 from __future__ import annotations
 
 import copy
+import gzip
 import json
+import re
+import socket
+import struct
+import zlib
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -390,16 +395,62 @@ class Case:
     params: dict[str, str] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes | None = None
+    """The body as the relay reads it (decoded): what the schema verdict is about."""
     chunked: bool = False
     kind: str = "schema"
     """How it was made: ``schema``, ``mutated``, ``arbitrary``, ``raw``, ``corpus``, ..."""
+    wire: bytes | None = None
+    """What is sent when it is not ``body`` as it is: compressed, or mislabelled."""
+    expect: int | None = None
+    """The status it must get, when its headers decide it rather than its body's schema."""
 
     def describe(self) -> str:
-        shown = self.body if self.body is None or len(self.body) < 300 else self.body[:300]
+        sent = self.body if self.wire is None else self.wire
+        shown = sent if sent is None or len(sent) < 300 else sent[:300]
         return (
             f"{self.method.upper()} {self.path} params={self.params} headers={self.headers} "
             f"body={shown!r} chunked={self.chunked} ({self.kind})"
         )
+
+
+GENERATED_CONTENT_TYPES: tuple[str | None, ...] = (
+    JSON,
+    JSON,
+    JSON,
+    None,
+    "application/json; charset=utf-8",
+    "text/plain",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data; boundary=x",
+)
+"""``Content-Type`` of a generated body (``None``: no header). A body is read as JSON whatever
+it says; one that is not JSON under a type that is not JSON is a 415 (a 4xx, as the verdict
+wants of an invalid body)."""
+GENERATED_CODINGS: tuple[str | None, ...] = (
+    *(None,) * 8,
+    "gzip",
+    "deflate",
+    "identity",
+    "br",
+    "mislabelled",
+)
+"""``Content-Encoding`` of a generated body: none most of the time; a coding it really has
+(the verdict is the decoded body's); one the relay does not read (415); or ``gzip`` on a
+body that is not (400)."""
+
+
+def _coded(coding: str, body: bytes) -> tuple[str, bytes, int | None]:
+    """The ``Content-Encoding``, the bytes sent and the status due (``None``: the body's
+    verdict decides) for a generated body in ``coding``."""
+    if coding == "gzip":
+        return "gzip", gzip.compress(body), None
+    if coding == "deflate":
+        return "deflate", zlib.compress(body), None
+    if coding == "identity":
+        return "identity", body, None
+    if coding == "br":
+        return "br", body, 415
+    return "gzip", body, 400  # not gzip at all (an empty body: "empty", a 400 as well)
 
 
 def _to_param(value: Json) -> str:
@@ -481,10 +532,16 @@ def case_strategy(op: Operation, contract: Contract, token: str) -> st.SearchStr
     def build(draw: st.DrawFn) -> Case:
         kind, body = draw(bodies)
         headers = {**draw(header_params), **draw(_auth(token))}
+        wire: bytes | None = None
+        expect: int | None = None
         if body is not None:
-            headers["Content-Type"] = draw(
-                st.sampled_from([JSON, JSON, JSON, "text/plain", "application/x-www-form"])
-            )
+            content_type = draw(st.sampled_from(GENERATED_CONTENT_TYPES))
+            if content_type is not None:
+                headers["Content-Type"] = content_type
+            coding = draw(st.sampled_from(GENERATED_CODINGS))
+            if coding is not None:
+                label, wire, expect = _coded(coding, body)
+                headers["Content-Encoding"] = label
         return Case(
             method=op.method,
             path=op.path,
@@ -493,6 +550,8 @@ def case_strategy(op: Operation, contract: Contract, token: str) -> st.SearchStr
             body=body,
             chunked=body is not None and draw(st.sampled_from((False, False, False, True))),
             kind=kind,
+            wire=wire,
+            expect=expect,
         )
 
     return build()
@@ -512,7 +571,9 @@ class FuzzReport:
     server_errors: list[str] = field(default_factory=list)
     """Answers with a 5xx (503 included: nothing here should make an actor slow)."""
     problems: list[str] = field(default_factory=list)
-    """Answers the document does not describe, or a body verdict against the schema."""
+    """Answers the document does not describe, a body verdict against the schema, a status
+    other than the one a header case is due, a non-JSON answer to a raw HTTP case, a refused
+    request that changed something, or a ``/health`` that is not 200 after one."""
     unsendable: int = 0
     """Cases the client could not put into an HTTP request (not counted in ``cases``)."""
 
@@ -538,9 +599,10 @@ class Fuzzer:
 
     def send(self, case: Case) -> None:
         """One request; its answer checked and counted."""
-        content: bytes | Iterator[bytes] | None = case.body
-        if case.body is not None and case.chunked:
-            content = _chunks(case.body)
+        sent = case.body if case.wire is None else case.wire
+        content: bytes | Iterator[bytes] | None = sent
+        if sent is not None and case.chunked:
+            content = _chunks(sent)
         request = self.client.build_request(
             case.method.upper(),
             case.path,
@@ -562,6 +624,61 @@ class Fuzzer:
             response.close()
         self._record(replace(case, path=path), response.status_code, response.headers, body)
 
+    def send_refusal(self, case: Case) -> None:
+        """:meth:`send`, and when ``case`` is due a 4xx, check that it changed nothing."""
+        before = self.state() if case.expect is not None and case.expect >= 400 else None
+        self.send(case)
+        if before is not None:
+            self._unchanged(before, case.describe())
+
+    def send_raw(self, host: str, port: int, case: RawCase) -> None:
+        """A :class:`RawCase` over a socket: its answers are counted and checked (JSON, a
+        status it may get, no 5xx); a refused one must change nothing."""
+        before = self.state() if case.refused else None
+        answers = raw_exchange(
+            host, port, case.data, then=case.then, answers=case.answers, timeout_s=case.timeout_s
+        )
+        report = self.report
+        report.cases += 1
+        report.by_operation["raw HTTP"] += 1
+        report.by_kind["raw-http"] += 1
+        what = f"raw {case.name!r}"
+        for answer in answers:
+            report.by_status[answer.status] += 1
+            if answer.status >= 500:
+                report.server_errors.append(f"{answer.status} {answer.body[:200]!r} for {what}")
+            if answer.status >= 200 and answer.status != 204 and not answer.is_json:
+                report.problems.append(f"{what}: not JSON: {answer.headers} {answer.body[:80]!r}")
+        statuses = [a.status for a in answers if a.status >= 200]
+        if case.then == "read" and not statuses:
+            report.problems.append(f"{what}: no answer")
+        elif any(status not in case.expect for status in statuses):
+            report.problems.append(f"{what}: got {statuses}, expected one of {case.expect}")
+        if before is not None:
+            self._unchanged(before, what)
+
+    def state(self) -> tuple[Any, ...]:
+        """What a refused request must not change: the newest feed and sense ids, and the
+        agent's configuration."""
+        auth = {"Authorization": f"Bearer {self.token}"}
+        feed = self.client.get("/feed", headers=auth).json()["messages"]
+        sense = self.client.get("/sense?meta_only=true", headers=auth).json()["events"]
+        config = self.client.get("/agent/config", headers=auth).json()["config"]
+        return (feed[-1]["id"] if feed else 0, sense[-1]["id"] if sense else 0, config)
+
+    def _unchanged(self, before: tuple[Any, ...], what: str) -> None:
+        if self.state() != before:
+            self.report.problems.append(f"refused, yet it changed what is stored: {what}")
+        health = self.client.get("/health").status_code
+        if health != 200:
+            self.report.problems.append(f"/health answered {health} after {what}")
+
+    def server_side_5xx(self) -> int:
+        """Requests the relay counted with a 5xx (``GET /metrics``), answered or not: a client
+        that left mid-body gets no answer, but its request is counted."""
+        text = self.client.get("/metrics", headers={"Authorization": f"Bearer {self.token}"})
+        return sum(int(float(n)) for n in _SERVER_ERRORS.findall(text.text))
+
     def _record(self, case: Case, status: int, headers: Mapping[str, str], body: bytes) -> None:
         report = self.report
         report.cases += 1
@@ -577,9 +694,13 @@ class Fuzzer:
     def _verdict(self, case: Case, status: int) -> list[str]:
         """A body the schema accepts must be accepted, one it refuses refused."""
         op = self.contract.operation(case.method, case.path)
-        if op is None or case.body is None or status in (401, 403, 404, 413) or status >= 500:
+        if op is None or case.body is None or status in (401, 403, 404) or status >= 500:
             return []
         if case.headers.get("Authorization") != f"Bearer {self.token}":
+            return []
+        if case.expect is not None:
+            return [] if status == case.expect else [f"expected {case.expect}, got {status}"]
+        if status == 413:
             return []
         try:
             value = orjson.loads(case.body)  # what the relay sees, exactly as it parses it
@@ -597,6 +718,9 @@ class Fuzzer:
         if not valid and 200 <= status < 300:
             return [f"schema-invalid body accepted with {status}"]
         return []
+
+
+_SERVER_ERRORS = re.compile(r'^relay_http_requests_total\{[^}]*status="5\d\d"[^}]*\} (\S+)$', re.M)
 
 
 def _nests_deeper(value: Json, limit: int) -> bool:
@@ -692,6 +816,220 @@ _EXAMPLES: dict[str, dict[str, Json]] = {
 }
 
 
+# -- headers -----------------------------------------------------------------------------------
+
+HEADER_PATHS = ("/feed", "/sense", "/agent/config")
+"""Where :func:`header_cases` posts (not ``/debug/fault``: a valid drill crashes an actor)."""
+CONTENT_TYPES: tuple[str | None, ...] = (
+    None,
+    "",
+    JSON,
+    "application/json; charset=utf-8",
+    "APPLICATION/JSON",
+    "application/vnd.api+json",
+    "text/plain",
+    "text/plain;charset=UTF-8",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data; boundary=x",
+    "application/octet-stream",
+    "text/html",
+    "garbage/;;;",
+)
+"""``Content-Type`` values sent with a JSON body (read, whatever the type) and with a form
+body (a 400 under no type or a JSON type, else a 415)."""
+
+
+def _same(body: bytes) -> bytes:
+    return body
+
+
+def _raw_deflate(body: bytes) -> bytes:
+    compressor = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    return compressor.compress(body) + compressor.flush()
+
+
+def _cut_gzip(body: bytes) -> bytes:
+    return gzip.compress(body)[:-12]
+
+
+def _gzip_and_junk(body: bytes) -> bytes:
+    return gzip.compress(body) + b"junk"
+
+
+def _gzip_twice(body: bytes) -> bytes:
+    return gzip.compress(gzip.compress(body))
+
+
+CODINGS: tuple[tuple[str, Callable[[bytes], bytes], int], ...] = (
+    ("gzip", gzip.compress, 200),
+    ("x-gzip", gzip.compress, 200),
+    ("GZIP", gzip.compress, 200),
+    ("deflate", zlib.compress, 200),
+    ("deflate", _raw_deflate, 200),
+    ("identity", _same, 200),
+    ("", _same, 200),
+    ("gzip, identity", gzip.compress, 200),
+    ("gzip", _same, 400),
+    ("deflate", _same, 400),
+    ("gzip", _cut_gzip, 400),
+    ("gzip", _gzip_and_junk, 400),
+    ("gzip", zlib.compress, 400),
+    ("deflate", gzip.compress, 400),
+    ("br", _same, 415),
+    ("br", gzip.compress, 415),
+    ("zstd", _same, 415),
+    ("compress", _same, 415),
+    ("x-compress", _same, 415),
+    ("unknown-coding", _same, 415),
+    ("gzip, gzip", _gzip_twice, 415),
+    ("gzip, br", _same, 415),
+    ("deflate, gzip", _same, 415),
+)
+"""``Content-Encoding``, how the body is really encoded, and the status due."""
+
+
+def _media_is_json(content_type: str | None) -> bool:
+    media = (content_type or "").partition(";")[0].strip().lower()
+    return not media or "json" in media
+
+
+def header_cases(contract: Contract, token: str) -> list[Case]:
+    """Requests whose headers decide the answer, each with the status it is due: every
+    :data:`CONTENT_TYPES` value with a JSON body and with a form body; every :data:`CODINGS`
+    entry; a gzip bomb (a gibibyte of zeros in a megabyte: 413); chunked compressed bodies;
+    ``Expect``. For the operations of :data:`HEADER_PATHS`."""
+    auth = {"Authorization": f"Bearer {token}"}
+    bomb = gzip_bomb(1024)
+    cases: list[Case] = []
+    for op in contract.operations():
+        if op.method != "post" or op.path not in HEADER_PATHS:
+            continue
+        valid = json.dumps(_EXAMPLES[op.path]).encode()
+        sent: list[tuple[dict[str, str], bytes, bytes | None, int, bool]] = []
+        for content_type in CONTENT_TYPES:
+            typed = {} if content_type is None else {"Content-Type": content_type}
+            form = 400 if _media_is_json(content_type) else 415
+            sent += [(typed, valid, None, 200, False), (typed, b"text=hello", None, form, False)]
+        for label, encode, status in CODINGS:
+            sent.append(({"Content-Encoding": label}, valid, encode(valid), status, False))
+        sent += [
+            ({"Content-Encoding": "gzip"}, valid, bomb, 413, False),
+            ({"Content-Encoding": "gzip"}, valid, gzip.compress(valid), 200, True),
+            ({"Content-Encoding": "br"}, valid, valid, 415, True),
+            ({}, valid, None, 200, True),
+            ({"Expect": "100-continue"}, valid, None, 200, False),
+            ({"Expect": "100-continue", "Content-Encoding": "gzip"}, valid, bomb, 413, False),
+            ({"Expect": "something-else"}, valid, None, 417, False),
+        ]
+        cases += [
+            Case(
+                op.method,
+                op.path,
+                headers={**auth, **headers},
+                body=body,
+                wire=wire,
+                chunked=is_chunked,
+                kind="header",
+                expect=status,
+            )
+            for headers, body, wire, status, is_chunked in sent
+        ]
+    return cases
+
+
+@dataclass(frozen=True, slots=True)
+class RawCase:
+    """Bytes no HTTP client library would send, and what may come back."""
+
+    name: str
+    data: bytes
+    expect: tuple[int, ...] = (400,)
+    """The statuses its final answers may have."""
+    then: str = "read"
+    """How the client ends (:data:`RAW_ENDINGS`)."""
+    answers: int = 1
+    timeout_s: float = 2.0
+
+    @property
+    def refused(self) -> bool:
+        return all(status >= 400 for status in self.expect)
+
+
+def raw_cases(token: str) -> list[RawCase]:
+    """Requests over a plain socket, with the token: lengths that are wrong, repeated or not
+    numbers; ``Content-Length`` with ``Transfer-Encoding``; broken and odd chunks; lines too
+    long; no ``Host``; bytes that are not HTTP; ``Expect``; a body shorter than its length,
+    then the client closes, resets, or only stops sending; a client that closes mid-chunk.
+    Every answer must be JSON (a 100 and a 204 have no body), none a 5xx."""
+    auth = ("Authorization", f"Bearer {token}")
+    body = b'{"text": "raw"}'
+    size = str(len(body))
+
+    def feed(headers: list[tuple[str, str]], payload: bytes = body) -> bytes:
+        return raw_request("POST", "/feed", [auth, *headers], payload)
+
+    cut = feed([("Content-Length", "100")])  # 100 announced, 15 sent
+    return [
+        RawCase("two equal lengths", feed([("Content-Length", size), ("Content-Length", size)])),
+        RawCase("two lengths", feed([("Content-Length", size), ("Content-Length", "3")])),
+        RawCase("length not a number", feed([("Content-Length", "abc")])),
+        RawCase("negative length", feed([("Content-Length", "-1")])),
+        RawCase("length with a sign", feed([("Content-Length", "+" + size)])),
+        RawCase("length list", feed([("Content-Length", f"{size}, {size}")])),
+        RawCase("length overflow", feed([("Content-Length", "9" * 30)])),
+        RawCase(
+            "length and chunked",
+            feed([("Content-Length", size), ("Transfer-Encoding", "chunked")], chunked(body)),
+        ),
+        RawCase("transfer-encoding gzip", feed([("Transfer-Encoding", "gzip")])),
+        RawCase("bad chunk size", feed([("Transfer-Encoding", "chunked")], b"zz\r\n" + body)),
+        RawCase(
+            "chunk extension",
+            feed(
+                [("Transfer-Encoding", "chunked")], chunked(body).replace(b"\r\n", b";x=1\r\n", 1)
+            ),
+            expect=(200,),
+        ),
+        RawCase(
+            "trailer",
+            feed([("Transfer-Encoding", "chunked")], chunked(body)[:-2] + b"X-Trailer: 1\r\n\r\n"),
+            expect=(200,),
+        ),
+        RawCase(
+            "chunked gzip",
+            feed(
+                [("Transfer-Encoding", "chunked"), ("Content-Encoding", "gzip")],
+                chunked(gzip.compress(body)),
+            ),
+            expect=(200,),
+        ),
+        RawCase("header too long", feed([("X-Long", "a" * 9000), ("Content-Length", size)])),
+        RawCase("too many headers", feed([(f"X-{n}", "v") for n in range(200)])),
+        RawCase("NUL in a header", feed([("X-Nul", "a\x00b"), ("Content-Length", size)])),
+        RawCase("no Host", raw_request("GET", "/health", host=False)),
+        RawCase("bare LF", b"GET /health HTTP/1.1\nHost: relay\n\n"),
+        RawCase("not HTTP", b"GARBAGE\r\n\r\n"),
+        RawCase("TLS hello", b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(40)),
+        RawCase("request target *", raw_request("GET", "*")),
+        RawCase("OPTIONS *", raw_request("OPTIONS", "*"), expect=(204,)),
+        RawCase(
+            "expect 100-continue",
+            feed([("Content-Length", size), ("Expect", "100-continue")]),
+            expect=(200,),
+        ),
+        RawCase("expect other", feed([("Content-Length", size), ("Expect", "x")]), expect=(417,)),
+        RawCase("length shorter than the body", feed([("Content-Length", "5")]) + b"\r\n\r\n"),
+        RawCase("cut short, then close", cut, then="close"),
+        RawCase("cut short, then reset", cut, then="reset"),
+        RawCase("cut short, then half-close", cut, then="half-close", timeout_s=0.3),
+        RawCase(
+            "closed mid-chunk",
+            feed([("Transfer-Encoding", "chunked")], b"40\r\n" + body),
+            then="close",
+        ),
+    ]
+
+
 def fuzz(
     base_url: str,
     contract: Contract,
@@ -702,14 +1040,23 @@ def fuzz(
     skip: frozenset[tuple[str, str]] = frozenset(),
 ) -> FuzzReport:
     """Fuzz every operation of ``contract`` but ``skip`` ((method, path) pairs) on the relay at
-    ``base_url``: :func:`fixed_cases`, then ``examples`` generated cases per operation,
-    deterministic for a ``seed``."""
+    ``base_url``: :func:`fixed_cases`, :func:`header_cases`, :func:`raw_cases`, then
+    ``examples`` generated cases per operation, deterministic for a ``seed``. At the end, the
+    relay's own count of 5xx answers (``GET /metrics``) must be 0 too: it includes requests
+    whose client left before the answer."""
     report = FuzzReport()
+    url = httpx.URL(base_url)
+    host, port = url.host, url.port or 80
     with httpx.Client(base_url=base_url, timeout=10) as client:
         fuzzer = Fuzzer(client, contract, token, report)
         for case in fixed_cases(contract, token):
             if (case.method, case.path) not in skip:
                 fuzzer.send(case)
+        for case in header_cases(contract, token):
+            if (case.method, case.path) not in skip:
+                fuzzer.send_refusal(case)
+        for raw in raw_cases(token):
+            fuzzer.send_raw(host, port, raw)
         for op in contract.operations():
             if op.method == "options" or (op.method, op.path) in skip:
                 continue
@@ -717,6 +1064,9 @@ def fuzz(
         for op in contract.operations():  # the preflights take no input worth generating
             if op.method == "options":
                 fuzzer.send(Case("options", op.path, kind="preflight"))
+        counted = fuzzer.server_side_5xx()
+        if counted:
+            report.server_errors.append(f"/metrics counts {counted} requests with a 5xx")
     return report
 
 
@@ -733,3 +1083,134 @@ def _generate(fuzzer: Fuzzer, cases: st.SearchStrategy[Case], examples: int, see
         fuzzer.send(case)
 
     hypothesis_seed(seed)(run)()
+
+
+# -- raw HTTP/1.1 ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RawAnswer:
+    """One HTTP answer as it came off the socket (header names in lower case)."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def is_json(self) -> bool:
+        return self.headers.get("content-type", "").split(";")[0].strip() == JSON
+
+
+RAW_ENDINGS = ("read", "half-close", "close", "reset")
+"""How :func:`raw_exchange` ends its side: read the answers; shut down its sending side,
+then read; close at once; or close with a TCP reset (``SO_LINGER`` 0)."""
+
+
+def raw_exchange(
+    host: str,
+    port: int,
+    data: bytes,
+    *,
+    then: str = "read",
+    answers: int = 1,
+    timeout_s: float = 2.0,
+) -> list[RawAnswer]:
+    """Send ``data`` exactly as given over a new connection and return the answers read.
+
+    An HTTP client library would refuse to send what this is for (two ``Content-Length``
+    headers, a length the body does not have, a broken chunk), so this speaks HTTP/1.1 over a
+    plain socket. Reading stops at ``answers`` final (non-1xx) answers, when the server closes
+    the connection, or after ``timeout_s`` without data; ``then`` is one of
+    :data:`RAW_ENDINGS`.
+    """
+    with socket.create_connection((host, port), timeout=timeout_s) as conn:
+        conn.sendall(data)
+        if then in ("close", "reset"):
+            if then == "reset":
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            return []
+        if then == "half-close":
+            conn.shutdown(socket.SHUT_WR)
+        received = b""
+        parsed: list[RawAnswer] = []
+        while sum(1 for a in parsed if a.status >= 200) < answers:
+            try:
+                chunk = conn.recv(65536)
+            except (TimeoutError, ConnectionResetError):
+                break
+            if not chunk:
+                break
+            received += chunk
+            parsed = parse_answers(received)
+        return parse_answers(received)
+
+
+def parse_answers(data: bytes) -> list[RawAnswer]:
+    """The complete answers at the start of ``data`` (an incomplete last one is left out).
+
+    A body is read by ``Content-Length`` (the relay's answers always have one); without it,
+    to the end of ``data``.
+    """
+    answers: list[RawAnswer] = []
+    while data:
+        head, sep, rest = data.partition(b"\r\n\r\n")
+        if not sep:
+            break
+        status_line, *lines = head.decode("latin-1").split("\r\n")
+        parts = status_line.split(" ", 2)
+        if len(parts) < 2 or not parts[1].isdigit():
+            break
+        headers: dict[str, str] = {}
+        for line in lines:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        status = int(parts[1])
+        length = 0 if status < 200 else int(headers.get("content-length", len(rest)))
+        if len(rest) < length:
+            break
+        answers.append(RawAnswer(status, headers, rest[:length]))
+        data = rest[length:]
+    return answers
+
+
+def raw_request(
+    method: str,
+    target: str,
+    headers: list[tuple[str, str]] | None = None,
+    body: bytes = b"",
+    *,
+    host: bool = True,
+) -> bytes:
+    """The bytes of a request: the request line, ``Host`` (unless ``host`` is false), the
+    headers as given (repeats and odd values included), a blank line and ``body``."""
+    lines = [f"{method} {target} HTTP/1.1", *(["Host: relay"] if host else [])]
+    lines += [f"{name}: {value}" for name, value in headers or []]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+def chunked(body: bytes, size: int = 7) -> bytes:
+    """``body`` in the chunked transfer coding, ``size`` bytes a chunk."""
+    out = b"".join(
+        f"{len(body[i : i + size]):x}\r\n".encode() + body[i : i + size] + b"\r\n"
+        for i in range(0, len(body), size)
+    )
+    return out + b"0\r\n\r\n"
+
+
+def gzip_bomb(inflated_mib: int) -> bytes:
+    """A valid gzip stream of ``inflated_mib`` MiB of zeros, about a thousandth of that.
+
+    Each MiB is compressed after a full flush, which leaves the compressor with no history
+    and the output byte-aligned, so every MiB after the first compresses to the same bytes:
+    one is repeated, instead of compressing a gibibyte for each test run.
+    """
+    zeros = bytes(1 << 20)
+    compressor = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    first = compressor.compress(zeros) + compressor.flush(zlib.Z_FULL_FLUSH)
+    again = compressor.compress(zeros) + compressor.flush(zlib.Z_FULL_FLUSH)
+    end = compressor.flush()[:-8]  # the last block; the trailer is made for the whole below
+    crc = 0
+    for _ in range(inflated_mib):
+        crc = zlib.crc32(zeros, crc)
+    trailer = struct.pack("<II", crc, (inflated_mib << 20) & 0xFFFFFFFF)
+    return first + again * (inflated_mib - 1) + end + trailer

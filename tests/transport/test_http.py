@@ -75,7 +75,7 @@ def test_feed_ring_keeps_the_newest_100(client: httpx.Client) -> None:
         (b"{not json", "not valid JSON"),
         (b"[1, 2]", "JSON object"),
         (b'"text"', "JSON object"),
-        (b'{"priority": "high"}', "text must be a string"),
+        (b'{"priority": "high"}', "text is required"),
         (b'{"text": 42}', "text must be a string"),
         (b'{"text": "   "}', "text must not be empty"),
         (b'{"text": "x", "priority": 5}', "priority"),

@@ -105,6 +105,24 @@ def test_posts_are_counted_by_endpoint_and_outcome(relay: Relay, client: httpx.C
     assert 0 < (value(samples, "relay_http_request_duration_seconds_sum", **feed) or 0) < 5
 
 
+def test_refused_codings_and_expectations_are_counted_by_name(client: httpx.Client) -> None:
+    brotli = {"Content-Encoding": "br"}
+    assert client.post("/feed", content=b"{}", headers=brotli).status_code == 415
+    assert (
+        client.post(
+            "/sense", content=b"a=1", headers={"Content-Type": "application/x-www-form-urlencoded"}
+        ).status_code
+        == 415
+    )
+    samples = scrape(client)
+    for endpoint in ("feed", "sense"):
+        counted = value(
+            samples, "relay_ingested_total", endpoint=endpoint, outcome="unsupported_media_type"
+        )
+        assert counted == 1
+        assert value(samples, "relay_ingested_total", endpoint=endpoint, outcome="error") is None
+
+
 def test_unknown_paths_are_one_bounded_label_not_their_raw_path(client: httpx.Client) -> None:
     for n in range(3):
         assert client.get(f"/no/such/path/{n}").status_code == 404
