@@ -8,10 +8,10 @@ Run from the repository root, with the other checkout made by ``git worktree``::
 
 Both relays run as ``python run.py`` subprocesses of their own checkout, on free loopback
 ports, with ``--data-dir :memory:`` (no fsync: what is compared is the code, not the disk)
-and no LLM key. ``wrk`` (``apt-get install wrk``) drives ``POST /feed`` (a transcript line)
-and ``POST /sense`` (4 KiB of OCR) at 16 and 64 connections; within each row the two relays
-take turns, the first of a round alternating, so that what the shared machine does meanwhile
-falls on both alike. It prints, per row, the median requests per second and p99 of each
+and no LLM key. ``wrk`` (``apt-get install wrk``) drives ``POST /feed`` and ``POST /sense``
+(4 KiB of code-like OCR), the bodies of the ingest bench, at 16 and 64 connections. Within
+each row the two relays take turns, the first of a round alternating, so that what the
+shared machine does meanwhile falls on both alike. It prints, per row, the median requests per second and p99 of each
 checkout, and the ratio after/before of the medians. It asserts nothing.
 """
 
@@ -28,18 +28,14 @@ import time
 from pathlib import Path
 
 import httpx
-import orjson
 
+from bench.bench_ingest import feed_body, sense_body
 from bench.wrk import run_wrk
 
 START_TIMEOUT_S = 30.0
-FEED_BODY = orjson.dumps({"text": "so what we need to fix is the idle detection"})
-SENSE_BODY = orjson.dumps(
-    {"type": "text", "ts": 1769901200000, "ocr": "def tick():\n" * 341, "meta": {"app": "code"}}
-)
 ROWS = [
     (path, body, conns)
-    for path, body in (("/feed", FEED_BODY), ("/sense", SENSE_BODY))
+    for path, body in (("/feed", feed_body()), ("/sense", sense_body()))
     for conns in (16, 64)
 ]
 
