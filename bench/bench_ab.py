@@ -11,8 +11,9 @@ ports, with ``--data-dir :memory:`` (no fsync: what is compared is the code, not
 and no LLM key. ``wrk`` (``apt-get install wrk``) drives ``POST /feed`` and ``POST /sense``
 (4 KiB of code-like OCR), the bodies of the ingest bench, at 16 and 64 connections. Within
 each row the two relays take turns, the first of a round alternating, so that what the
-shared machine does meanwhile falls on both alike. It prints, per row, the median requests per second and p99 of each
-checkout, and the ratio after/before of the medians. It asserts nothing.
+shared machine does meanwhile falls on both alike. It prints, per row, the median requests
+per second and p99 of each checkout, and the ratio after/before of the medians. It asserts
+nothing.
 """
 
 from __future__ import annotations
