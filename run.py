@@ -227,7 +227,7 @@ def start_relay(
     poll_interval_s: float = 1.0,
     prices: PriceTable | None = None,
 ) -> Relay:
-    """Start the supervision tree of DESIGN.md and wait until every actor answers.
+    """Start the supervision tree and wait until every actor answers.
 
     ``prices``: the price table; by default the built-in one with ``RELAY_PRICES`` applied.
 
