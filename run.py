@@ -44,12 +44,13 @@ from actors import (
     SystemClock,
     Ticker,
 )
-from actors.base import NORMAL_EXIT, Reporter
-from actors.digest_store import EMPTY_AGENT
-from actors.privacy import ExclusionRule, Exclusions, Redactor
-from actors.published import Published
-from actors.records import EMPTY_FEED, EMPTY_SENSE
-from actors.storage import (
+from actors.core.entries import EMPTY_AGENT
+from actors.core.exclusion import ExclusionRule, Exclusions
+from actors.core.records import EMPTY_FEED, EMPTY_SENSE
+from actors.core.redaction import Redactor
+from actors.kernel.base import NORMAL_EXIT, Reporter
+from actors.kernel.published import Published
+from actors.kernel.storage import (
     MEMORY,
     StorageError,
     StorageInfo,
@@ -57,8 +58,8 @@ from actors.storage import (
     open_storage,
     with_problem,
 )
-from actors.supervisor import Backoff, Intensity
-from actors.ticker import ConfigCell, News
+from actors.kernel.supervisor import Backoff, Intensity
+from actors.ticker_cells import ConfigCell, News
 from config import Settings, configure_logging, settings_or_exit
 from config.prices import PriceTable, load_prices, prices_or_exit
 from config.settings import build_parser

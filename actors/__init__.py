@@ -9,11 +9,8 @@ import sys
 # anything of ours imports httpx.
 sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]  # None blocks an import
 
-from actors.base import Call, ChildExited, ChildHandle, RelayActor
-from actors.clock import Clock, FakeClock, SystemClock
 from actors.context_builder import ContextBuilder
-from actors.digest_store import DigestStore
-from actors.errors import (
+from actors.core.errors import (
     ActorUnavailable,
     BadRequest,
     LLMBadResponse,
@@ -23,10 +20,13 @@ from actors.errors import (
     PayloadTooLarge,
     RelayError,
 )
+from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
+from actors.kernel.base import Call, ChildExited, ChildHandle, RelayActor
+from actors.kernel.clock import Clock, FakeClock, SystemClock
+from actors.kernel.supervisor import Backoff, ChildSpec, Intensity, Supervisor
 from actors.llm_caller import LLMCaller
 from actors.sense_buffer import SenseBuffer
-from actors.supervisor import Backoff, ChildSpec, Intensity, Supervisor
 from actors.ticker import Ticker
 
 __all__ = [

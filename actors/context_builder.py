@@ -1,7 +1,7 @@
 """ContextBuilder: turns snapshots of both buffers into a window and a prompt.
 
 It owns no state of its own: each tick reads the rings the buffers last published (see
-:mod:`actors.published`: committed data, read without a message, so a tick never queues in
+:mod:`actors.kernel.published`: committed data, read without a message, so a tick never queues in
 a buffer's mailbox behind ingestion, nor waits for a buffer that hangs), decides whether
 anything is new and whether the window says anything the last LLM call was not told (its
 fingerprint), and hands the prompt on, with the previous digest the digest store published.
@@ -9,14 +9,14 @@ fingerprint), and hands the prompt on, with the previous digest the digest store
 
 from __future__ import annotations
 
-from actors.base import ChildHandle, RelayActor, Reporter
-from actors.clock import Clock
-from actors.digest_store import EMPTY_AGENT, AgentSnapshot
-from actors.prompt import PreviousDigest, build_prompt, fingerprint
-from actors.published import Published
-from actors.records import FeedSnapshot, SenseSnapshot
-from actors.ticks import LLMRequest, TickDone, TickRequest
-from actors.window import ContextWindow, build_context_window
+from actors.core.entries import EMPTY_AGENT, AgentSnapshot
+from actors.core.prompt import PreviousDigest, build_prompt, fingerprint
+from actors.core.records import FeedSnapshot, SenseSnapshot
+from actors.core.ticks import LLMRequest, TickDone, TickRequest
+from actors.core.window import ContextWindow, build_context_window
+from actors.kernel.base import ChildHandle, RelayActor, Reporter
+from actors.kernel.clock import Clock
+from actors.kernel.published import Published
 
 
 class ContextBuilder(RelayActor):

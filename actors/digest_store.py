@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import sqlite3
 from collections import deque
@@ -12,16 +11,17 @@ from typing import Any
 import orjson
 import pykka
 
-from actors.base import ChildHandle, Reporter
-from actors.clock import Cancel, Clock
-from actors.completion import NO_OUTPUT
-from actors.cost import call_cost, estimate_cost
-from actors.durable import DurableActor, Prune
-from actors.model_stats import ModelStats, models_from_json
-from actors.published import Published
-from actors.records import JSONDict
-from actors.storage import Store
-from actors.ticks import LLMAttempt, TickResult
+from actors.core.completion import NO_OUTPUT
+from actors.core.cost import call_cost, estimate_cost
+from actors.core.entries import EMPTY_AGENT, AgentEntry, AgentSnapshot
+from actors.core.model_stats import ModelStats, models_from_json
+from actors.core.records import JSONDict
+from actors.core.ticks import LLMAttempt, TickResult
+from actors.kernel.base import ChildHandle, Reporter
+from actors.kernel.clock import Cancel, Clock
+from actors.kernel.durable import DurableActor, Prune
+from actors.kernel.published import Published
+from actors.kernel.storage import Store
 from config.app_names import normalize_app_name
 from config.prices import PriceTable, load_prices
 
@@ -33,115 +33,6 @@ _NOT_PUSHED = (NO_OUTPUT, "Idle")
 DAY_MS = 86_400_000
 PRUNE_INTERVAL_S = 3600.0
 """How often entries older than the retention are deleted."""
-
-
-@dataclass(frozen=True, slots=True)
-class AgentEntry:
-    """One successful tick."""
-
-    id: int
-    ts: int
-    hud: str
-    digest: str
-    current_app: str
-    app_history: tuple[tuple[str, float], ...]
-    audio_count: int
-    screen_count: int
-    pushed: bool
-    model: str
-    latency_ms: int
-    tokens_in: int
-    tokens_out: int
-    parsed_ok: bool
-    context_freshness_ms: int | None = None
-    """From the newest event in the tick's window to the answer; ``None`` in entries stored
-    before it was recorded."""
-    json: bytes = field(default=b"", compare=False, repr=False)
-    """:meth:`to_json` serialised, made once (streams send these bytes)."""
-
-    def __post_init__(self) -> None:
-        if not self.json:
-            object.__setattr__(self, "json", orjson.dumps(self.to_json()))
-
-    def to_json(self) -> JSONDict:
-        """The shape of ``/agent/last``'s ``result`` in the v2 spec, plus
-        ``contextFreshnessMs``."""
-        return {
-            "id": self.id,
-            "ts": self.ts,
-            "hud": self.hud,
-            "digest": self.digest,
-            "context": {
-                "currentApp": self.current_app,
-                "appHistory": [app for app, _ in self.app_history],
-                "audioCount": self.audio_count,
-                "screenCount": self.screen_count,
-            },
-            "pushed": self.pushed,
-            "model": self.model,
-            "latencyMs": self.latency_ms,
-            "tokensIn": self.tokens_in,
-            "tokensOut": self.tokens_out,
-            "parsedOk": self.parsed_ok,
-            "contextFreshnessMs": self.context_freshness_ms,
-        }
-
-    def to_record(self) -> bytes:
-        """The row stored in ``agent_entries.entry``."""
-        return orjson.dumps(
-            {**self.to_json(), "appHistory": [list(pair) for pair in self.app_history]}
-        )
-
-    @classmethod
-    def from_record(cls, raw: bytes) -> AgentEntry:
-        """Rebuild an entry from :meth:`to_record`'s bytes."""
-        data = orjson.loads(raw)
-        context = data["context"]
-        return cls(
-            id=data["id"],
-            ts=data["ts"],
-            hud=data["hud"],
-            digest=data["digest"],
-            current_app=context["currentApp"],
-            app_history=tuple((app, ts) for app, ts in data["appHistory"]),
-            audio_count=context["audioCount"],
-            screen_count=context["screenCount"],
-            pushed=data["pushed"],
-            model=data["model"],
-            latency_ms=data["latencyMs"],
-            tokens_in=data["tokensIn"],
-            tokens_out=data["tokensOut"],
-            parsed_ok=data["parsedOk"],
-            context_freshness_ms=data.get("contextFreshnessMs"),
-        )
-
-    def digest_json(self) -> JSONDict:
-        """The shape of ``/agent/digest``'s ``digest`` in the v2 spec."""
-        return {
-            "id": self.id,
-            "ts": self.ts,
-            "digest": self.digest,
-            "currentApp": self.current_app,
-            "appHistory": [{"app": app, "ts": ts} for app, ts in self.app_history],
-            "latencyMs": self.latency_ms,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class AgentSnapshot:
-    """The newest agent entries at one moment, as the digest store last committed them."""
-
-    entries: tuple[AgentEntry, ...]
-    """Oldest first; ids ascending; at most :data:`AGENT_RING`."""
-
-    @property
-    def latest(self) -> AgentEntry | None:
-        """The newest entry, or ``None`` before the first successful tick."""
-        return self.entries[-1] if self.entries else None
-
-    def after(self, after: int) -> tuple[AgentEntry, ...]:
-        """Entries with an id above ``after``, oldest first."""
-        return self.entries[bisect.bisect_right(self.entries, after, key=_entry_id) :]
 
 
 def _median(values: list[int]) -> int | None:
@@ -156,16 +47,9 @@ def _median(values: list[int]) -> int | None:
     return round((ordered[middle - 1] + ordered[middle]) / 2)
 
 
-def _entry_id(entry: AgentEntry) -> int:
-    return entry.id
-
-
 def _sql_int(value: int) -> int:
     """``value`` within SQLite's integers (a larger Python int raises ``OverflowError``)."""
     return min(max(value, -(2**63)), 2**63 - 1)
-
-
-EMPTY_AGENT = AgentSnapshot(entries=())
 
 
 @dataclass(slots=True)

@@ -4,48 +4,21 @@ from __future__ import annotations
 
 import sqlite3
 from collections import deque
-from typing import Any
 
-from actors.base import Reporter
-from actors.clock import Clock
-from actors.durable import DurableActor
-from actors.errors import BadRequest
-from actors.privacy import Redactor
-from actors.published import Published
-from actors.records import EMPTY_FEED, FeedItem, FeedSnapshot
-from actors.storage import Store
+from actors.core.records import EMPTY_FEED, FeedItem, FeedSnapshot
+from actors.core.redaction import Redactor
+from actors.kernel.base import Reporter
+from actors.kernel.clock import Clock
+from actors.kernel.durable import DurableActor
+from actors.kernel.published import Published
+from actors.kernel.storage import Store
 
 FEED_RING = 100
 """Items the feed keeps (the newest)."""
-MAX_PRIORITY_CHARS = 32
 PRUNE_SLACK = 1000
 """Rows beyond the ring are deleted in batches of about this many."""
 
 AGENT_SOURCE = "agent"
-
-
-def validate_feed(body: Any) -> tuple[str, str]:
-    """Check a ``POST /feed`` body; return ``(text, priority)``.
-
-    Raises:
-        BadRequest: the body is not an object, ``text`` is missing (or ``null``) or is not
-            a non-empty string, or ``priority`` is given and is not a short string.
-    """
-    if not isinstance(body, dict):
-        raise BadRequest("body must be a JSON object")
-    text = body.get("text")
-    if text is None:
-        raise BadRequest("text is required")
-    if not isinstance(text, str):
-        raise BadRequest("text must be a string")
-    if not text.strip():
-        raise BadRequest("text must not be empty")
-    priority = body.get("priority")
-    if priority is None:
-        priority = "normal"
-    elif not isinstance(priority, str) or not priority or len(priority) > MAX_PRIORITY_CHARS:
-        raise BadRequest(f"priority must be a string of 1 to {MAX_PRIORITY_CHARS} characters")
-    return text, priority
 
 
 class FeedBuffer(DurableActor):
@@ -54,7 +27,8 @@ class FeedBuffer(DurableActor):
     Ids only grow, across restarts too. ``activity`` counts what clients post, not the
     agent's own hud lines, so the agent's push never makes the next tick look busy. After
     each commit the ring is published to ``published``, where the HTTP transport reads it.
-    What clients post is redacted by ``redactor`` before it is stored (:mod:`actors.privacy`).
+    What clients post is redacted by ``redactor`` before it is stored
+    (:mod:`actors.core.redaction`).
     """
 
     name = "feed"

@@ -28,17 +28,17 @@ from typing import Any
 import httpx
 import pykka
 
-from actors.base import ChildHandle, RelayActor, Reporter
-from actors.clock import Clock
-from actors.completion import Completion, parse_analysis, parse_chat_completion
-from actors.errors import (
+from actors.core.completion import Completion, parse_analysis, parse_chat_completion
+from actors.core.errors import (
     LLMBadResponse,
     LLMConnectionError,
     LLMError,
     LLMHTTPError,
     LLMTimeout,
 )
-from actors.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
+from actors.core.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
+from actors.kernel.base import ChildHandle, RelayActor, Reporter
+from actors.kernel.clock import Clock
 
 MAX_RESPONSE_BYTES = 1024 * 1024
 """A chat completion larger than this is a bad response (a runaway or hostile server)."""

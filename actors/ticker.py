@@ -28,144 +28,20 @@ no screen event, does not end it.
 from __future__ import annotations
 
 import contextlib
-import random
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pykka
 
-from actors.base import ChildHandle, RelayActor, Reporter
-from actors.clock import Cancel, Clock
-from actors.errors import ActorUnavailable
-from actors.published import Published
-from actors.records import FeedSnapshot, SenseSnapshot
-from actors.ticks import Marks, TickDone, TickRequest
+from actors.core.breaker import Breaker
+from actors.core.ticks import TickDone, TickRequest
+from actors.kernel.base import ChildHandle, RelayActor, Reporter
+from actors.kernel.clock import Cancel, Clock
+from actors.ticker_cells import ConfigCell, NewActivity, News
 from config.settings import AgentConfig
 
 LOST_TICK_GRACE_S = 5.0
 """A tick still in flight this long after its budget is given up as lost."""
-BREAKER_THRESHOLD = 3
-"""Consecutive failed ticks that open the circuit."""
-COOL_OFF_MIN_S = 30.0
-"""The first cooling-off period; it doubles each time a probe fails."""
-COOL_OFF_MAX_S = 600.0
-COOL_OFF_JITTER = 0.2
-"""Up to this fraction is added at random, so many relays do not probe in step."""
-
-
-@dataclass(slots=True)
-class Breaker:
-    """The circuit breaker of the LLM path (owned by the Ticker).
-
-    After :data:`BREAKER_THRESHOLD` failed ticks in a row the circuit opens: no LLM calls for a
-    cooling-off period, then one probe tick. A failed probe opens it again for twice as long
-    (capped); a success closes it and resets the period.
-    """
-
-    consecutive_failures: int = 0
-    open_until: float | None = None
-    cool_off_s: float = 0.0
-    skipped: int = 0
-
-    def is_open(self, now: float) -> bool:
-        """Whether ticks must not call the LLM now."""
-        return self.open_until is not None and now < self.open_until
-
-    def failure(self, now: float, rng: Callable[[], float] = random.random) -> bool:
-        """Count a failed tick; True if that opened the circuit."""
-        self.consecutive_failures += 1
-        if self.consecutive_failures < BREAKER_THRESHOLD:
-            return False
-        was_probing = self.open_until is not None
-        base = min(self.cool_off_s * 2, COOL_OFF_MAX_S) if was_probing else COOL_OFF_MIN_S
-        self.cool_off_s = base
-        self.open_until = now + base * (1 + rng() * COOL_OFF_JITTER)
-        return True
-
-    def success(self) -> bool:
-        """Count a successful tick; True if that closed an open (probing) circuit."""
-        closed = self.open_until is not None
-        self.consecutive_failures = 0
-        self.open_until = None
-        self.cool_off_s = 0.0
-        return closed
-
-    def state(self, now: float) -> str:
-        """``open``, ``degraded`` (failing, not yet open) or ``ok``."""
-        if self.is_open(now):
-            return "open"
-        return "degraded" if self.consecutive_failures else "ok"
-
-
-class ConfigCell:
-    """The agent configuration and the Ticker's memory, kept where a new Ticker incarnation
-    finds them.
-
-    Only the Ticker writes it, so runtime changes made with ``POST /agent/config``, and the
-    marks and fingerprint of the last tick, survive a crash of the Ticker. Each attribute is
-    assigned one immutable value at a time, so readers need no lock.
-    """
-
-    def __init__(self, config: AgentConfig) -> None:
-        self.value = config
-        self.marks: Marks | None = None
-        """The activity marks of the last tick that did not fail."""
-        self.fingerprint: str | None = None
-        """The window fingerprint of the last successful LLM call."""
-
-
-@dataclass(frozen=True, slots=True)
-class NewActivity:
-    """News -> Ticker: a buffer published; its activity counter may have moved."""
-
-
-class News:
-    """The doorbell between the buffers' published rings and the Ticker.
-
-    Subscribed once to both cells, it notes when a client's item arrived (an activity counter
-    moved; the agent's own hud line does not move it) and rings the Ticker (through its
-    stable handle, so it serves every incarnation) only for the first news after a tick
-    started: under a flood of posts the Ticker gets one message per tick, not one per commit,
-    and a buffer's commit pays a comparison, a clock read and two assignments. The Ticker
-    reads :attr:`pending` and :attr:`last_at` when it plans, and :meth:`take` when a tick
-    starts.
-    """
-
-    def __init__(
-        self,
-        feed: Published[FeedSnapshot],
-        sense: Published[SenseSnapshot],
-        ticker: ChildHandle,
-        clock: Clock,
-    ) -> None:
-        self._ticker = ticker
-        self._clock = clock
-        self._activity = [feed.value.activity, sense.value.activity]
-        self.pending = False
-        """Something arrived that no tick has started on yet."""
-        self.last_at = 0.0
-        """When the newest item arrived (the clock's monotonic seconds)."""
-        feed.subscribe(lambda snapshot: self._published(0, snapshot.activity))
-        sense.subscribe(lambda snapshot: self._published(1, snapshot.activity))
-
-    def _published(self, source: int, activity: int) -> None:
-        """On the publishing buffer's thread, after each commit."""
-        if activity == self._activity[source]:
-            return
-        self._activity[source] = activity
-        self.last_at = self._clock.monotonic()
-        if self.pending:
-            return
-        self.pending = True
-        with contextlib.suppress(ActorUnavailable):  # a restarting Ticker looks when it starts
-            self._ticker.tell(NewActivity())
-
-    def take(self) -> None:
-        """A tick starts: what arrived so far is its to cover. Anything published after this
-        rings again (a publish sets the cell before it calls its listeners, and the tick
-        reads the cells after this)."""
-        self.pending = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,10 +39,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as ``python bench/bare_app.py``: make the relay importable
     sys.path.insert(0, str(ROOT))
 
-from actors.errors import BadRequest, PayloadTooLarge  # noqa: E402
-from actors.feed_buffer import FEED_RING, validate_feed  # noqa: E402
-from actors.records import FeedItem  # noqa: E402
-from actors.sense_buffer import SENSE_BODY_LIMIT, validate_sense  # noqa: E402
+from actors.core.errors import BadRequest, PayloadTooLarge  # noqa: E402
+from actors.core.records import FeedItem  # noqa: E402
+from actors.core.validation import SENSE_BODY_LIMIT, validate_feed, validate_sense  # noqa: E402
+from actors.feed_buffer import FEED_RING  # noqa: E402
 from transport.http_transport import SHUTDOWN_TIMEOUT_S, new_event_loop  # noqa: E402
 from transport.routes import FEED_BODY_LIMIT, json_response  # noqa: E402
 

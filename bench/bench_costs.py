@@ -80,13 +80,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as ``python bench/bench_costs.py``: make packages importable
     sys.path.insert(0, str(ROOT))
 
-from actors.clock import SystemClock  # noqa: E402
-from actors.completion import Analysis  # noqa: E402
-from actors.prompt import PreviousDigest, build_prompt, fingerprint  # noqa: E402
-from actors.records import FeedSnapshot, SenseSnapshot  # noqa: E402
-from actors.sense_buffer import validate_sense  # noqa: E402
-from actors.ticks import TickResult  # noqa: E402
-from actors.window import ContextWindow, build_context_window  # noqa: E402
+from actors.core.completion import Analysis  # noqa: E402
+from actors.core.prompt import PreviousDigest, build_prompt, fingerprint  # noqa: E402
+from actors.core.records import FeedSnapshot, SenseSnapshot  # noqa: E402
+from actors.core.ticks import TickResult  # noqa: E402
+from actors.core.validation import validate_sense  # noqa: E402
+from actors.core.window import ContextWindow, build_context_window  # noqa: E402
+from actors.kernel.clock import SystemClock  # noqa: E402
 from bench.bench_ingest import (  # noqa: E402
     HOST,
     MEMORY,

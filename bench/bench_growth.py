@@ -143,9 +143,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as ``python bench/bench_growth.py``: make packages importable
     sys.path.insert(0, str(ROOT))
 
+from actors.core.validation import SENSE_BODY_LIMIT  # noqa: E402
 from actors.feed_buffer import FEED_RING  # noqa: E402
-from actors.sense_buffer import PRUNE_SLACK, SENSE_BODY_LIMIT, SENSE_RING  # noqa: E402
-from actors.storage import MIGRATIONS  # noqa: E402
+from actors.kernel.storage import MIGRATIONS  # noqa: E402
+from actors.sense_buffer import PRUNE_SLACK, SENSE_RING  # noqa: E402
 from bench import wrk  # noqa: E402
 from bench.bare_app import FEED_TEXT  # noqa: E402
 from bench.bench_ingest import (  # noqa: E402

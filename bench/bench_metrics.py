@@ -102,10 +102,10 @@ def per_request(number: int) -> None:
 
 
 def scrape_ms(scrapes: int = 50) -> None:
-    from actors.clock import SystemClock  # noqa: PLC0415
-    from actors.digest_store import EMPTY_AGENT  # noqa: PLC0415
-    from actors.published import Published  # noqa: PLC0415
-    from actors.records import EMPTY_FEED, EMPTY_SENSE  # noqa: PLC0415
+    from actors.core.entries import EMPTY_AGENT  # noqa: PLC0415
+    from actors.core.records import EMPTY_FEED, EMPTY_SENSE  # noqa: PLC0415
+    from actors.kernel.clock import SystemClock  # noqa: PLC0415
+    from actors.kernel.published import Published  # noqa: PLC0415
     from config.settings import AgentConfig, Settings  # noqa: PLC0415
     from run import start_relay  # noqa: PLC0415
     from transport.exposition import render  # noqa: PLC0415
@@ -161,7 +161,7 @@ def scrape_ms(scrapes: int = 50) -> None:
 
 
 def _sense(n: int) -> object:
-    from actors.sense_buffer import validate_sense  # noqa: PLC0415
+    from actors.core.validation import validate_sense  # noqa: PLC0415
 
     return validate_sense({"type": "text", "ts": n, "ocr": f"screen {n}", "meta": {"app": "idea"}})
 

@@ -1,4 +1,4 @@
-"""Cost of redaction on the ingest path (``actors/privacy.py``), in microseconds per call.
+"""Cost of redaction on the ingest path (``actors/core/redaction.py``), in microseconds per call.
 
 Run from the repository root::
 
@@ -34,7 +34,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from actors.privacy import Redactor, redact
+from actors.core.redaction import Redactor, redact
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE_LINES = (

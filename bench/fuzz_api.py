@@ -44,7 +44,7 @@ if str(ROOT) not in sys.path:  # run as ``python bench/fuzz_api.py``: make packa
 
 import httpx  # noqa: E402
 
-from actors.clock import FakeClock  # noqa: E402
+from actors.kernel.clock import FakeClock  # noqa: E402
 from config.logs import configure_logging  # noqa: E402
 from config.settings import AgentConfig, Settings  # noqa: E402
 from run import Relay, start_relay  # noqa: E402

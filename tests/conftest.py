@@ -14,8 +14,8 @@ import pykka
 import pytest
 import structlog
 
-from actors.clock import FakeClock
-from actors.storage import StorageInfo, close_storage, open_storage
+from actors.kernel.clock import FakeClock
+from actors.kernel.storage import StorageInfo, close_storage, open_storage
 from config.settings import AgentConfig, Settings
 from run import Relay, start_relay
 from transport.fake_llm import FakeLLM

@@ -19,11 +19,10 @@ import httpx
 import orjson
 import pytest
 
-from actors.clock import FakeClock
-from actors.feed_buffer import validate_feed
-from actors.records import FeedItem, SenseEvent
-from actors.sense_buffer import validate_sense
-from actors.window import extract_audio
+from actors.core.records import FeedItem, SenseEvent
+from actors.core.validation import validate_feed, validate_sense
+from actors.core.window import extract_audio
+from actors.kernel.clock import FakeClock
 from config.settings import Settings, load_settings
 from run import Relay, prepare_demo, start_relay
 from tests.conftest import LogSink, relay_settings, wait_until

@@ -20,7 +20,7 @@ import orjson
 import pykka
 import pytest
 
-from actors.storage import DataDirInUse
+from actors.kernel.storage import DataDirInUse
 from run import Relay, StartFailed, watching_start
 from tests.conftest import LogSink, relay_settings, wait_until
 
@@ -330,7 +330,7 @@ def restarted(handle: Any, count: int) -> bool:
 def test_the_root_escalates_when_a_child_keeps_crashing_and_not_on_a_normal_stop(
     make_relay: Any,
 ) -> None:
-    from actors.base import ChildExited  # noqa: PLC0415
+    from actors.kernel.base import ChildExited  # noqa: PLC0415
 
     escalations: list[ChildExited] = []
     relay = make_relay(on_escalate=escalations.append)

@@ -36,7 +36,7 @@ from typing import Literal
 import structlog
 from aiohttp import hdrs, web
 
-from actors.errors import Forbidden, Unauthorized
+from actors.core.errors import Forbidden, Unauthorized
 
 REALM = "sinain-relay"
 STREAM_TOKEN_PARAM = "access_token"  # noqa: S105 - a parameter name, not a secret

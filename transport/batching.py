@@ -15,8 +15,8 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any
 
-from actors.base import ChildHandle
-from actors.errors import ActorUnavailable
+from actors.core.errors import ActorUnavailable
+from actors.kernel.base import ChildHandle
 
 MAX_BATCH = 256
 """Items in one call at most; a larger burst goes in several calls."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from actors.base import ChildHandle
-from actors.errors import ActorUnavailable
+from actors.core.errors import ActorUnavailable
+from actors.kernel.base import ChildHandle
 
 
 async def ask(

@@ -30,10 +30,10 @@ from prometheus_client.metrics_core import (
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import CollectorRegistry
 
-from actors.base import ChildHandle
+from actors.core.errors import ActorUnavailable
+from actors.core.model_stats import LATENCY_BUCKETS_S
 from actors.digest_store import AgentMetrics
-from actors.errors import ActorUnavailable
-from actors.model_stats import LATENCY_BUCKETS_S
+from actors.kernel.base import ChildHandle
 from transport.bridge import ask
 from transport.metrics import HTTP_BUCKETS_S, HttpStats
 

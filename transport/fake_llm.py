@@ -122,7 +122,7 @@ class HeardLine:
 
 @dataclass(frozen=True, slots=True)
 class PromptView:
-    """What :func:`read_prompt` finds in the relay's prompt (``actors/prompt.py``)."""
+    """What :func:`read_prompt` finds in the relay's prompt (``actors/core/prompt.py``)."""
 
     active_app: str = "unknown"
     app_history: tuple[str, ...] = ()

@@ -13,7 +13,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMethod, InvalidURLError, LineTooLong
 from aiohttp.web_protocol import RequestHandler
 
-from actors.base import RelayActor, Reporter
+from actors.kernel.base import RelayActor, Reporter
 from transport.routes import Peers, build_app
 
 START_TIMEOUT_S = 10.0

@@ -20,15 +20,21 @@ import orjson
 import structlog
 from aiohttp import HttpVersion11, web
 
-from actors.base import ChildHandle
-from actors.digest_store import AgentEntry, AgentSnapshot
-from actors.errors import ActorUnavailable, BadRequest, Forbidden, PayloadTooLarge, Unauthorized
-from actors.feed_buffer import validate_feed
-from actors.privacy import Exclusions, Redactor
-from actors.published import Published
-from actors.records import FeedSnapshot, SenseSnapshot, json_list
-from actors.sense_buffer import SENSE_BODY_LIMIT, validate_sense
-from actors.storage import StorageInfo
+from actors.core.entries import AgentEntry, AgentSnapshot
+from actors.core.errors import (
+    ActorUnavailable,
+    BadRequest,
+    Forbidden,
+    PayloadTooLarge,
+    Unauthorized,
+)
+from actors.core.exclusion import Exclusions
+from actors.core.records import FeedSnapshot, SenseSnapshot, json_list
+from actors.core.redaction import Redactor
+from actors.core.validation import SENSE_BODY_LIMIT, validate_feed, validate_sense
+from actors.kernel.base import ChildHandle
+from actors.kernel.published import Published
+from actors.kernel.storage import StorageInfo
 from config.settings import ConfigError
 from transport.auth import ANY_METHOD, Access, Admit, challenge
 from transport.batching import Batcher

@@ -1,7 +1,7 @@
 """Server-Sent Events and digest long-polls: the transport's fan-out of what actors publish.
 
 The feed buffer and the digest store publish a snapshot after each commit
-(:mod:`actors.published`). A :class:`Hub` per source listens to that cell and does almost
+(:mod:`actors.kernel.published`). A :class:`Hub` per source listens to that cell and does almost
 nothing on the publisher's thread, which is inside ingestion's commit: unless a stream or a
 long-poll is waiting it returns at once, and otherwise it schedules one wake-up on the
 transport's event loop, into which later publishes coalesce. On the loop the hub reads the
@@ -33,10 +33,10 @@ import orjson
 import structlog
 from aiohttp import web
 
-from actors.digest_store import AgentEntry, AgentSnapshot
-from actors.errors import RelayError
-from actors.published import Published
-from actors.records import FeedSnapshot
+from actors.core.entries import AgentEntry, AgentSnapshot
+from actors.core.errors import RelayError
+from actors.core.records import FeedSnapshot
+from actors.kernel.published import Published
 
 KEEPALIVE_S = 15.0
 """A stream that has sent nothing for this long sends a comment line (``: keepalive``), so

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from actors.clock import FakeClock
-from actors.records import SenseInput
-from actors.sense_buffer import validate_sense
+from actors.core.records import SenseInput
+from actors.core.validation import validate_sense
+from actors.kernel.clock import FakeClock
 from run import Relay
 from tests.conftest import LogSink, relay_settings, wait_until
 from transport.fake_llm import FakeLLM

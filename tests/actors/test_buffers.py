@@ -7,10 +7,11 @@ from typing import Any
 
 import pykka
 
-from actors.clock import FakeClock
+from actors.core.validation import validate_sense
 from actors.feed_buffer import FeedBuffer
-from actors.sense_buffer import SenseBuffer, validate_sense
-from actors.storage import StorageInfo
+from actors.kernel.clock import FakeClock
+from actors.kernel.storage import StorageInfo
+from actors.sense_buffer import SenseBuffer
 
 
 def start(cls: Any, clock: FakeClock, storage: StorageInfo) -> Any:

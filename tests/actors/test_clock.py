@@ -7,7 +7,7 @@ import time
 
 from freezegun import freeze_time
 
-from actors.clock import FakeClock, SystemClock
+from actors.kernel.clock import FakeClock, SystemClock
 
 
 def test_fake_clock_runs_due_timers_in_deadline_order_and_moves_wall_time() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from actors.completion import (
+from actors.core.completion import (
     HUD_FALLBACK_CHARS,
     NO_OUTPUT,
     Analysis,
@@ -13,7 +13,7 @@ from actors.completion import (
     parse_analysis,
     parse_chat_completion,
 )
-from actors.errors import LLMBadResponse, LLMError
+from actors.core.errors import LLMBadResponse, LLMError
 
 
 def body(content: object = "hi", usage: object = None, **extra: object) -> bytes:

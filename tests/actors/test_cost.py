@@ -13,15 +13,15 @@ import pykka
 import pytest
 
 import run
-from actors.base import ChildHandle
-from actors.clock import FakeClock
-from actors.completion import Analysis, parse_chat_completion
-from actors.cost import PRICE_IN_PER_TOKEN, PRICE_OUT_PER_TOKEN, call_cost, estimate_cost
+from actors.core.completion import Analysis, parse_chat_completion
+from actors.core.cost import PRICE_IN_PER_TOKEN, PRICE_OUT_PER_TOKEN, call_cost, estimate_cost
+from actors.core.model_stats import LATENCY_BUCKETS_S, ModelStats, models_from_json
+from actors.core.ticks import LLMAttempt, TickResult
+from actors.core.window import build_context_window
 from actors.digest_store import DigestStore
-from actors.model_stats import LATENCY_BUCKETS_S, ModelStats, models_from_json
-from actors.storage import StorageInfo
-from actors.ticks import LLMAttempt, TickResult
-from actors.window import build_context_window
+from actors.kernel.base import ChildHandle
+from actors.kernel.clock import FakeClock
+from actors.kernel.storage import StorageInfo
 from config.prices import BUILT_IN, Price, load_prices
 from config.settings import ConfigError
 from tests.conftest import relay_settings

@@ -11,13 +11,13 @@ from typing import Any, cast
 
 import pytest
 
-from actors.base import Call, ChildHandle
-from actors.clock import FakeClock
-from actors.durable import MAX_BATCH, DurableActor
-from actors.errors import ActorUnavailable
-from actors.published import Published
-from actors.storage import Store
-from actors.supervisor import ChildSpec, Supervisor
+from actors.core.errors import ActorUnavailable
+from actors.kernel.base import Call, ChildHandle
+from actors.kernel.clock import FakeClock
+from actors.kernel.durable import MAX_BATCH, DurableActor
+from actors.kernel.published import Published
+from actors.kernel.storage import Store
+from actors.kernel.supervisor import ChildSpec, Supervisor
 from tests.conftest import wait_until
 
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from actors.clock import FakeClock
+from actors.kernel.clock import FakeClock
 from run import Relay
 from tests.conftest import LogSink, relay_settings, wait_until
 from transport.fake_llm import FakeLLM

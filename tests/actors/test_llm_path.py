@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from actors.clock import FakeClock
+from actors.core.breaker import BREAKER_THRESHOLD, COOL_OFF_JITTER, COOL_OFF_MIN_S, Breaker
+from actors.kernel.clock import FakeClock
 from actors.llm_caller import retry_after_s
-from actors.ticker import BREAKER_THRESHOLD, COOL_OFF_JITTER, COOL_OFF_MIN_S, Breaker
 from run import Relay
 from tests.actors.test_agent import ask, sense, tick
 from tests.conftest import LogSink, relay_settings, wait_until

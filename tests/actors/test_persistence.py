@@ -11,15 +11,16 @@ from typing import Any
 
 import orjson
 
-from actors.base import ChildHandle
-from actors.clock import FakeClock
-from actors.completion import Analysis
+from actors.core.completion import Analysis
+from actors.core.ticks import TickResult
+from actors.core.validation import validate_sense
+from actors.core.window import build_context_window
 from actors.digest_store import AGENT_RING, DigestStore
 from actors.feed_buffer import FEED_RING, PRUNE_SLACK
-from actors.sense_buffer import PRUNE_SLACK_BYTES, SENSE_RING, SenseBuffer, validate_sense
-from actors.storage import StorageInfo
-from actors.ticks import TickResult
-from actors.window import build_context_window
+from actors.kernel.base import ChildHandle
+from actors.kernel.clock import FakeClock
+from actors.kernel.storage import StorageInfo
+from actors.sense_buffer import PRUNE_SLACK_BYTES, SENSE_RING, SenseBuffer
 from run import Relay
 from tests.actors.test_agent import TRANSCRIPT, ask, sense, tick
 from tests.conftest import LogSink, relay_settings, wait_until

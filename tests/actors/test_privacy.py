@@ -1,4 +1,4 @@
-"""Redaction (actors/privacy.py): every pattern, the near misses, counts, and the choke point.
+"""Redaction: every pattern, the near misses, counts, and the choke point.
 
 The choke point is the buffers' append path: what GET /feed, GET /sense, /agent/context and
 the prompt sent to the (fake) LLM show is what the buffers stored, redacted.
@@ -16,12 +16,13 @@ from typing import Any
 import httpx
 import pytest
 
-from actors import privacy
-from actors.clock import FakeClock
+from actors.core import redaction
+from actors.core.redaction import KINDS, Redactor, marker, redact, redact_payload
+from actors.core.validation import validate_sense
 from actors.feed_buffer import FeedBuffer
-from actors.privacy import KINDS, Redactor, marker, redact, redact_payload
-from actors.sense_buffer import SenseBuffer, validate_sense
-from actors.storage import StorageInfo
+from actors.kernel.clock import FakeClock
+from actors.kernel.storage import StorageInfo
+from actors.sense_buffer import SenseBuffer
 from run import Relay
 from tests.actors.test_agent import tick
 from tests.conftest import LogSink, relay_settings
@@ -325,8 +326,8 @@ def test_no_marker_holds_the_literal_of_a_rule_or_a_run_of_key_characters() -> N
     """
     for kind in KINDS:
         raw = marker(kind).encode()
-        assert privacy._key_words(raw) == b"", kind
-        assert {rule.kind for rule in privacy._rules_for(raw)} <= {"password"}, kind
+        assert redaction._key_words(raw) == b"", kind
+        assert {rule.kind for rule in redaction._rules_for(raw)} <= {"password"}, kind
         assert redact(marker(kind)) == (marker(kind), {}), kind
 
 
@@ -379,8 +380,8 @@ def every_rule(text: str) -> tuple[str, dict[str, int]]:
     changed = True
     while changed:
         changed = False
-        for rule in privacy._RULES:
-            text, n = rule.apply(text, privacy._bytes(text))
+        for rule in redaction._RULES:
+            text, n = rule.apply(text, redaction._bytes(text))
             if n:
                 counts[rule.kind] = counts.get(rule.kind, 0) + n
                 changed = True

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from actors.prompt import PREVIOUS_DIGEST_CHARS, PreviousDigest, build_prompt, fingerprint
-from actors.window import AppSwitch, AudioEvent, ContextWindow, ScreenEvent
+from actors.core.prompt import PREVIOUS_DIGEST_CHARS, PreviousDigest, build_prompt, fingerprint
+from actors.core.window import AppSwitch, AudioEvent, ContextWindow, ScreenEvent
 
 NOW = 1_769_901_200_000
 SCREEN = "Screen (OCR text, newest first):"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from actors.records import FeedItem, FeedSnapshot, SenseEvent, json_list
-from actors.sense_buffer import validate_sense
+from actors.core.records import FeedItem, FeedSnapshot, SenseEvent, json_list
+from actors.core.validation import validate_sense
 
 
 @pytest.mark.parametrize("source", [None, "agent"])

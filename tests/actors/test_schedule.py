@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from actors.clock import FakeClock
+from actors.kernel.clock import FakeClock
 from run import Relay
 from tests.actors.test_agent import TRANSCRIPT, ask, sense
 from tests.conftest import LogSink, relay_settings, wait_until

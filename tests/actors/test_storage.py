@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.storage import (
+from actors.kernel.storage import (
     CACHE_KIB,
     LOCK_FILE,
     MEMORY,

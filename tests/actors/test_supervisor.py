@@ -10,10 +10,10 @@ from typing import Any
 import pykka
 import pytest
 
-from actors.base import Call, ChildHandle, RelayActor, Reporter
-from actors.clock import FakeClock
-from actors.errors import ActorUnavailable
-from actors.supervisor import Backoff, ChildSpec, Intensity, Supervisor
+from actors.core.errors import ActorUnavailable
+from actors.kernel.base import Call, ChildHandle, RelayActor, Reporter
+from actors.kernel.clock import FakeClock
+from actors.kernel.supervisor import Backoff, ChildSpec, Intensity, Supervisor
 from tests.conftest import LogSink, wait_until
 
 

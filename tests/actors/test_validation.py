@@ -8,10 +8,9 @@ import math
 import orjson
 import pytest
 
-from actors.errors import BadRequest
-from actors.feed_buffer import MAX_PRIORITY_CHARS, validate_feed
-from actors.records import FeedItem, SenseEvent, SenseInput
-from actors.sense_buffer import MAX_NESTING, validate_sense
+from actors.core.errors import BadRequest
+from actors.core.records import FeedItem, SenseEvent, SenseInput
+from actors.core.validation import MAX_NESTING, MAX_PRIORITY_CHARS, validate_feed, validate_sense
 
 MULTIBYTE = "Привет 👋 日本語"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from actors.records import FeedItem, SenseEvent
-from actors.window import (
+from actors.core.records import FeedItem, SenseEvent
+from actors.core.window import (
     MAX_AUDIO,
     MAX_SCREEN,
     AppSwitch,

@@ -43,7 +43,7 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from actors.sense_buffer import MAX_NESTING
+from actors.core.validation import MAX_NESTING
 from transport.openapi import JSON, SSE
 
 URI = "urn:sinain-relay:openapi"

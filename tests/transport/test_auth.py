@@ -16,12 +16,12 @@ import orjson
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from actors.base import ChildHandle
-from actors.digest_store import EMPTY_AGENT
-from actors.errors import Forbidden
-from actors.published import Published
-from actors.records import EMPTY_FEED, EMPTY_SENSE
-from actors.storage import close_storage, open_storage
+from actors.core.entries import EMPTY_AGENT
+from actors.core.errors import Forbidden
+from actors.core.records import EMPTY_FEED, EMPTY_SENSE
+from actors.kernel.base import ChildHandle
+from actors.kernel.published import Published
+from actors.kernel.storage import close_storage, open_storage
 from run import Relay
 from tests.actors.test_agent import tick
 from tests.conftest import LogSink, relay_settings

@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
-from actors.base import ChildHandle, RelayActor, Reporter
-from actors.clock import FakeClock
-from actors.errors import ActorUnavailable
-from actors.supervisor import ChildSpec, Supervisor
+from actors.core.errors import ActorUnavailable
+from actors.kernel.base import ChildHandle, RelayActor, Reporter
+from actors.kernel.clock import FakeClock
+from actors.kernel.supervisor import ChildSpec, Supervisor
 from run import Relay
 from transport.batching import MAX_BATCH, Batcher
 

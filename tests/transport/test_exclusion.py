@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from actors.privacy import ExclusionRule, Exclusions
-from actors.sense_buffer import validate_sense
+from actors.core.exclusion import ExclusionRule, Exclusions
+from actors.core.validation import validate_sense
 from config.settings import load_settings
 from run import Relay
 from tests.actors.test_agent import ask, tick

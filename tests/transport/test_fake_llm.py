@@ -13,9 +13,9 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from actors.completion import parse_analysis, parse_chat_completion
-from actors.prompt import PreviousDigest, build_prompt
-from actors.window import AudioEvent, ContextWindow, build_context_window
+from actors.core.completion import parse_analysis, parse_chat_completion
+from actors.core.prompt import PreviousDigest, build_prompt
+from actors.core.window import AudioEvent, ContextWindow, build_context_window
 from tests.test_demo import T0_MS, session_records
 from tests.test_run import ROOT, free_port
 from transport.fake_llm import (

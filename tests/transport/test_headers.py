@@ -19,7 +19,7 @@ import httpx
 import orjson
 import pytest
 
-from actors.sense_buffer import SENSE_BODY_LIMIT
+from actors.core.validation import SENSE_BODY_LIMIT
 from run import Relay
 from tests.conftest import LogSink, wait_until
 from tests.transport.openapi_contract import (

@@ -13,7 +13,7 @@ import httpx
 import orjson
 import pytest
 
-from actors.clock import FakeClock
+from actors.kernel.clock import FakeClock
 from run import Relay
 from tests.conftest import LogSink, relay_settings, wait_until
 from transport.fake_llm import FakeLLM

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from actors.records import FeedSnapshot
+from actors.core.records import FeedSnapshot
 from transport.routes import ListAnswers
 
 

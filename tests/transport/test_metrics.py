@@ -14,7 +14,7 @@ import pytest
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from actors.clock import FakeClock
+from actors.kernel.clock import FakeClock
 from run import Relay
 from tests.actors.test_agent import tick
 from tests.conftest import LogSink, relay_settings, wait_until

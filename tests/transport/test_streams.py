@@ -15,7 +15,7 @@ import httpx
 import orjson
 import pytest
 
-from actors.published import Published
+from actors.kernel.published import Published
 from run import Relay
 from tests.conftest import LogSink, relay_settings, wait_until
 from transport import streams

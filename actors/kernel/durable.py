@@ -4,7 +4,7 @@ A write opens a transaction and tells the actor itself to flush. That message qu
 everything already in the mailbox, so one commit covers a whole burst of writes: durability
 costs one commit (and, with ``RELAY_SYNC=full``, one fsync) per burst, not per request.
 
-While a transaction is open, the answers to :class:`~actors.base.Call` messages (what the
+While a transaction is open, the answers to :class:`~actors.kernel.base.Call` messages (what the
 HTTP transport waits for) are held and released only after the commit: an HTTP 200 means
 the data is on disk. If the commit fails, the held callers get the error (HTTP 503) and the
 actor dies, so that its supervisor restarts it from what the database really holds.
@@ -22,9 +22,9 @@ from typing import Any
 
 import pykka
 
-from actors.base import RelayActor, Reporter
-from actors.errors import ActorUnavailable
-from actors.storage import Store, connect
+from actors.core.errors import ActorUnavailable
+from actors.kernel.base import RelayActor, Reporter
+from actors.kernel.storage import Store, connect
 
 MAX_BATCH = 512
 """Writes in one transaction, about: the call that reaches it commits when it has finished,
@@ -71,7 +71,8 @@ class DurableActor(RelayActor):
 
     def committed(self) -> None:
         """Runs after :meth:`restore` and after each commit, before the held answers go out:
-        the place to publish a snapshot that readers may see (see :mod:`actors.published`)."""
+        the place to publish a snapshot that readers may see
+        (:mod:`actors.kernel.published`)."""
 
     def stopped(self) -> None:
         """Commit what is pending (or, after a crash, drop it) and close the connection."""

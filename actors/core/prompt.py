@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from actors.window import AudioEvent, ContextWindow, ScreenEvent
+from actors.core.window import AudioEvent, ContextWindow, ScreenEvent
 from config.app_names import normalize_app_name
 
 OCR_CHARS = 200

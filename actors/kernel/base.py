@@ -25,7 +25,7 @@ import structlog
 from pykka.messages import ProxyCall
 from structlog.contextvars import bound_contextvars
 
-from actors.errors import ActorUnavailable
+from actors.core.errors import ActorUnavailable
 
 
 class InjectedFault(Exception):

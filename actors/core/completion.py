@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from actors.errors import LLMBadResponse
+from actors.core.errors import LLMBadResponse
 
 NO_OUTPUT = "—"
 """What the spec stores when the model gave no hud or no digest."""

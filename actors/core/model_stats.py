@@ -12,8 +12,8 @@ import bisect
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from actors.cost import CostSource
-from actors.records import JSONDict
+from actors.core.cost import CostSource
+from actors.core.records import JSONDict
 
 LATENCY_BUCKETS_S = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 20.0, 30.0, 60.0)
 """Upper bounds of the LLM request latency histogram, in seconds (``+Inf`` follows)."""

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from actors.records import FeedItem, JSONDict, SenseEvent
+from actors.core.records import FeedItem, JSONDict, SenseEvent
 
 MAX_AUDIO = 5
 """Transcript chunks the window keeps (the newest)."""

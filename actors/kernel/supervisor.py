@@ -22,8 +22,8 @@ from typing import Any, Literal
 import pykka
 from pykka.messages import ProxyCall
 
-from actors.base import NORMAL_EXIT, ChildExited, ChildHandle, RelayActor, Reporter
-from actors.clock import Cancel, Clock
+from actors.kernel.base import NORMAL_EXIT, ChildExited, ChildHandle, RelayActor, Reporter
+from actors.kernel.clock import Cancel, Clock
 
 RestartType = Literal["permanent", "transient", "temporary"]
 """OTP's restart types: ``permanent`` always restarts, ``transient`` only after a failure

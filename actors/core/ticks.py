@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from actors.completion import Analysis
-from actors.window import ContextWindow
+from actors.core.completion import Analysis
+from actors.core.window import ContextWindow
 from config.settings import AgentConfig
 
 Marks = tuple[int, int]
