@@ -12,7 +12,7 @@ Parts, in the order they run:
 
 ``idle``     ``python run.py`` as a subprocess (``--port <free port> --data-dir <temp dir>``,
              the agent on: ``OPENROUTER_API_KEY=x``, ``AGENT_BASE_URL`` at a ``python -m
-             transport.fake_llm`` subprocess, every other setting its default, so a tick every
+             transport.demo.fake_llm`` subprocess, every other setting its default, so a tick every
              30 s). Once ``GET /health`` answers, 5 s to settle, then nothing arrives for
              ``--idle-seconds`` (60): the relay's CPU over that window from ``/proc/<pid>/stat``
              (utime + stime, all threads) as a share of one core (target < 0.5 %), and its
@@ -87,6 +87,8 @@ from actors.core.ticks import TickResult  # noqa: E402
 from actors.core.validation import validate_sense  # noqa: E402
 from actors.core.window import ContextWindow, build_context_window  # noqa: E402
 from actors.kernel.clock import SystemClock  # noqa: E402
+from actors.tree import Relay as RelayTree  # noqa: E402
+from actors.tree import start_relay  # noqa: E402
 from bench.bench_ingest import (  # noqa: E402
     HOST,
     MEMORY,
@@ -106,9 +108,7 @@ from bench.bench_ingest import (  # noqa: E402
 from bench.chaos import stop_process, wait_answering  # noqa: E402
 from config import Settings, configure_logging  # noqa: E402
 from config.settings import AgentConfig  # noqa: E402
-from run import Relay as RelayTree  # noqa: E402
-from run import start_relay  # noqa: E402
-from transport.fake_llm import FakeLLM  # noqa: E402
+from transport.demo.fake_llm import FakeLLM  # noqa: E402
 
 PARTS = ("idle", "startup", "tick")
 COMMAND = "python bench/bench_costs.py --only {part}"
@@ -261,10 +261,10 @@ def busy_during(part: str, attempt: int, other: float) -> bool:
 
 @contextlib.contextmanager
 def fake_llm_process(log: IO[bytes]) -> Iterator[tuple[str, int]]:
-    """``python -m transport.fake_llm`` on a free port: its ``AGENT_BASE_URL`` and its pid."""
+    """``python -m transport.demo.fake_llm`` on a free port: its ``AGENT_BASE_URL`` and its pid."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "transport.fake_llm", "--port", str(port)],
+        [sys.executable, "-m", "transport.demo.fake_llm", "--port", str(port)],
         cwd=ROOT,
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -8,12 +8,12 @@ Run from the repository root::
 
 It prints figures and asserts nothing.
 
-What runs. The shipped capture session (``transport/demo_session.jsonl``: about five minutes
+What runs. The shipped capture session (``transport/demo/session.jsonl``: about five minutes
 of editing, a failing test, a web search, a chat, spoken remarks, repeats and two quiet
 spells) is replayed over HTTP (``transport.demo.Replayer``, ``ts`` rewritten to now) against
 two relays at once, each ``python run.py --port <free port> --data-dir <temp dir>`` as a
 subprocess with ``LOG_FORMAT=json`` (its log in the temp dir), and each pointed at its own
-fake LLM on a thread of this script (``transport.fake_llm.FakeLLM``, mode ``summarise``: a
+fake LLM on a thread of this script (``transport.demo.fake_llm.FakeLLM``, mode ``summarise``: a
 hud and digest made from the prompt), which answers after ``--llm-delay-s`` (1 s) to stand
 in for a model's latency:
 
@@ -80,8 +80,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from config.logs import configure_logging  # noqa: E402
-from transport.demo import DEMO_SESSION, Posted, Replayer, SessionEvent, load_session  # noqa: E402
-from transport.fake_llm import FakeLLM  # noqa: E402
+from transport.demo.fake_llm import FakeLLM  # noqa: E402
+from transport.demo.replay import DEMO_SESSION, Posted, Replayer, SessionEvent, load_session  # noqa: E402
 
 HOST = "127.0.0.1"
 HEALTH_TIMEOUT_S = 20.0

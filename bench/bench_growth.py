@@ -16,7 +16,7 @@ The relay. Each sweep starts its own relay, exactly as ``bench_ingest.py`` does
 (``bench_ingest.relay_process``): ``python run.py --port <free port> --log-level warning
 --data-dir <fresh temporary directory>`` with the default ``RELAY_SYNC=full`` (a 200 means
 fsynced; the directory's filesystem is printed), pointed at an in-process fake LLM
-(``transport/fake_llm.py``, mode ``ok``) with ``AGENT_INTERVAL_MS=1000``, so the agent ticks
+(``transport/demo/fake_llm.py``, mode ``ok``) with ``AGENT_INTERVAL_MS=1000``, so the agent ticks
 every second while data is new and its CPU is part of the relay's. A fresh relay per sweep
 keeps one sweep's leftovers (a sense ring of 1 MiB events, a WAL grown by them) out of the
 next sweep's figures. Each sweep starts with a 1 s ``wrk`` warm-up that is not recorded.
@@ -165,7 +165,7 @@ from bench.bench_ingest import (  # noqa: E402
     relay_process,
     rss_mb,
 )
-from transport.fake_llm import FakeLLM  # noqa: E402
+from transport.demo.fake_llm import FakeLLM  # noqa: E402
 
 SWEEPS = ("ocr", "conns", "hour")
 OCR_KIB = (1, 4, 16, 64, 256, 1024)

@@ -17,7 +17,7 @@ Scenarios. ``--scenarios`` takes a comma-separated list of the names below (defa
 them, in this order); ``--storage`` is short for ``--scenarios storage,shutdown`` (giving both
 flags is an error). Each relay is ``python run.py --port <free port> --log-level warning
 --data-dir <dir>`` as a subprocess, pointed at a fake OpenAI-compatible LLM
-(``transport/fake_llm.py``, on a thread of this script) with ``AGENT_INTERVAL_MS=1000`` and
+(``transport/demo/fake_llm.py``, on a thread of this script) with ``AGENT_INTERVAL_MS=1000`` and
 ``AGENT_TIMEOUT_MS=5000``, so the agent ticks every second and the LLM path runs during the
 measurements. ``<dir>`` is a fresh temporary directory (under ``$TMPDIR``, removed at the end;
 its filesystem is printed, since fsync costs depend on it) and ``RELAY_SYNC=full`` (the
@@ -194,7 +194,7 @@ from actors.feed_buffer import FEED_RING  # noqa: E402
 from bench.bare_app import FEED_TEXT  # noqa: E402
 from bench.wrk import INSTALL_HINT, run_wrk  # noqa: E402
 from bench.wrk import available as wrk_available  # noqa: E402
-from transport.fake_llm import FakeLLM  # noqa: E402
+from transport.demo.fake_llm import FakeLLM  # noqa: E402
 
 HOST = "127.0.0.1"
 CONNECTIONS = (1, 16, 64)

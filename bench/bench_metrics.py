@@ -106,10 +106,10 @@ def scrape_ms(scrapes: int = 50) -> None:
     from actors.core.records import EMPTY_FEED, EMPTY_SENSE  # noqa: PLC0415
     from actors.kernel.clock import SystemClock  # noqa: PLC0415
     from actors.kernel.published import Published  # noqa: PLC0415
+    from actors.tree import start_relay  # noqa: PLC0415
     from config.settings import AgentConfig, Settings  # noqa: PLC0415
-    from run import start_relay  # noqa: PLC0415
+    from transport.demo.fake_llm import FakeLLM  # noqa: PLC0415
     from transport.exposition import render  # noqa: PLC0415
-    from transport.fake_llm import FakeLLM  # noqa: PLC0415
     from transport.metrics import HttpStats  # noqa: PLC0415
     from transport.routes import Peers, _streams  # noqa: PLC0415
     from transport.streams import StreamLimits  # noqa: PLC0415

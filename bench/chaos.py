@@ -8,7 +8,7 @@ Run from the repository root::
 
 It prints figures and asserts nothing about speed.
 
-Set-up. The fake LLM runs as ``python -m transport.fake_llm --port <free port>`` and the
+Set-up. The fake LLM runs as ``python -m transport.demo.fake_llm --port <free port>`` and the
 relay as ``python run.py --port <free port>`` with ``RELAY_FAULTS=1``, its own temporary
 data directory, ``OPENROUTER_API_KEY=unused``, ``AGENT_BASE_URL`` pointing at the fake,
 ``AGENT_INTERVAL_MS=1000`` and ``AGENT_TIMEOUT_MS=5000`` (both subprocesses log to files
@@ -82,7 +82,7 @@ if str(ROOT) not in sys.path:  # run as ``python bench/chaos.py``: make the pack
 from actors.feed_buffer import FEED_RING  # noqa: E402
 from actors.sense_buffer import SENSE_RING  # noqa: E402
 from bench.bench_ingest import free_port, rss_mb  # noqa: E402
-from transport.fake_llm import MODES  # noqa: E402
+from transport.demo.fake_llm import MODES  # noqa: E402
 
 HOST = "127.0.0.1"
 ENDPOINTS = ("/feed", "/sense")
@@ -502,7 +502,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         llm_url, base_url = f"http://{HOST}:{llm_port}", f"http://{HOST}:{relay_port}"
         with llm_log.open("wb") as out:
             llm = subprocess.Popen(
-                [sys.executable, "-m", "transport.fake_llm", "--port", str(llm_port)],
+                [sys.executable, "-m", "transport.demo.fake_llm", "--port", str(llm_port)],
                 cwd=ROOT,
                 stdout=out,
                 stderr=subprocess.STDOUT,

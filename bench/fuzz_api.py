@@ -7,7 +7,7 @@ Run from the repository root::
     python bench/fuzz_api.py --quick              # 50 per operation: a smoke run
 
 A relay starts in this process on a free loopback port, in memory, with a token and the
-fake LLM (``transport/fake_llm.py``) on another loopback port, and runs two ticks so that
+fake LLM (``transport/demo/fake_llm.py``) on another loopback port, and runs two ticks so that
 the agent's reads have entries to show. Then ``tests/transport/openapi_contract.py`` sends
 the fixed corpus (nasty bodies, field by field; methods a path does not answer; unknown
 paths), the header corpus (``Content-Type`` and ``Content-Encoding`` variants, a gzip bomb,
@@ -45,12 +45,12 @@ if str(ROOT) not in sys.path:  # run as ``python bench/fuzz_api.py``: make packa
 import httpx  # noqa: E402
 
 from actors.kernel.clock import FakeClock  # noqa: E402
+from actors.tree import Relay, start_relay  # noqa: E402
 from config.logs import configure_logging  # noqa: E402
 from config.settings import AgentConfig, Settings  # noqa: E402
-from run import Relay, start_relay  # noqa: E402
 from tests.transport.openapi_contract import Contract, fuzz  # noqa: E402
 from transport import streams  # noqa: E402
-from transport.fake_llm import FakeLLM  # noqa: E402
+from transport.demo.fake_llm import FakeLLM  # noqa: E402
 from transport.openapi import openapi_document  # noqa: E402
 
 TOKEN = "fuzz-token"  # the throwaway relay's token

@@ -16,9 +16,9 @@ import structlog
 
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo, close_storage, open_storage
+from actors.tree import Relay, start_relay
 from config.settings import AgentConfig, Settings
-from run import Relay, start_relay
-from transport.fake_llm import FakeLLM
+from transport.demo.fake_llm import FakeLLM
 
 HOUR_MS = 3_600_000
 

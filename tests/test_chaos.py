@@ -27,7 +27,7 @@ import pytest
 from actors.feed_buffer import FEED_RING
 from actors.sense_buffer import SENSE_RING
 from tests.test_run import ROOT, free_port, relay_env, wait_healthy
-from transport.fake_llm import FakeLLM
+from transport.demo.fake_llm import FakeLLM
 
 ENDPOINTS = ("/feed", "/sense")
 RING = {"/feed": FEED_RING, "/sense": SENSE_RING}

@@ -23,11 +23,13 @@ from actors.core.records import FeedItem, SenseEvent
 from actors.core.validation import validate_feed, validate_sense
 from actors.core.window import extract_audio
 from actors.kernel.clock import FakeClock
+from actors.tree import Relay, start_relay
 from config.settings import Settings, load_settings
-from run import Relay, prepare_demo, start_relay
 from tests.conftest import LogSink, relay_settings, wait_until
 from tests.test_run import ROOT, free_port
-from transport.demo import (
+from transport.demo import prepare_demo
+from transport.demo.fake_llm import STAND_IN_MARKER, STAND_IN_MODEL
+from transport.demo.replay import (
     DEMO_SESSION,
     Replayer,
     SessionError,
@@ -35,7 +37,6 @@ from transport.demo import (
     load_session,
     parse_session,
 )
-from transport.fake_llm import STAND_IN_MARKER, STAND_IN_MODEL
 
 T0_MS = 1_769_901_200_000
 
@@ -122,9 +123,9 @@ def test_the_shipped_session_tells_five_minutes_with_repeats_and_quiet_spells() 
 
 def test_the_session_ships_with_the_package() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert "transport" in config["tool"]["setuptools"]["packages"]
-    assert DEMO_SESSION.name in config["tool"]["setuptools"]["package-data"]["transport"]
-    assert DEMO_SESSION.parent == ROOT / "transport"
+    assert "transport*" in config["tool"]["setuptools"]["packages"]["find"]["include"]
+    assert DEMO_SESSION.name in config["tool"]["setuptools"]["package-data"]["transport.demo"]
+    assert DEMO_SESSION.parent == ROOT / "transport" / "demo"
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ import pytest
 
 from tests.conftest import wait_until
 from tests.test_run import ROOT, free_port, relay_env, wait_healthy
-from transport.fake_llm import FakeLLM
+from transport.demo.fake_llm import FakeLLM
 
 FEED_RING = 100
 SENSE_RING = 30

@@ -21,7 +21,7 @@ import pykka
 import pytest
 
 from actors.kernel.storage import DataDirInUse
-from run import Relay, StartFailed, watching_start
+from actors.tree import Relay, StartFailed, watching_start
 from tests.conftest import LogSink, relay_settings, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -292,7 +292,7 @@ def test_a_signal_delivered_twice_at_once_is_one_clean_stop(
 
 
 def test_a_hung_llm_request_does_not_hold_up_shutdown(tmp_path: Path) -> None:
-    from transport.fake_llm import FakeLLM  # noqa: PLC0415
+    from transport.demo.fake_llm import FakeLLM  # noqa: PLC0415
 
     with FakeLLM(mode="hang") as llm:
         port = free_port()

@@ -11,9 +11,9 @@ import pytest
 from actors.core.records import SenseInput
 from actors.core.validation import validate_sense
 from actors.kernel.clock import FakeClock
-from run import Relay
+from actors.tree import Relay
 from tests.conftest import LogSink, relay_settings, wait_until
-from transport.fake_llm import FakeLLM
+from transport.demo.fake_llm import FakeLLM
 
 TRANSCRIPT = (
     "[PERIODIC] (normal)\nContext (1 entries):\n"

@@ -17,9 +17,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from actors.kernel.clock import FakeClock
-from run import Relay
+from actors.tree import Relay
 from tests.conftest import LogSink, relay_settings, wait_until
-from transport.fake_llm import FakeLLM
+from transport.demo.fake_llm import FakeLLM
 
 INTERVAL_S = 30.0
 DEBOUNCE_S = 3.0

@@ -10,10 +10,10 @@ import pytest
 from actors.core.breaker import BREAKER_THRESHOLD, COOL_OFF_JITTER, COOL_OFF_MIN_S, Breaker
 from actors.kernel.clock import FakeClock
 from actors.llm_caller import retry_after_s
-from run import Relay
+from actors.tree import Relay
 from tests.actors.test_agent import ask, sense, tick
 from tests.conftest import LogSink, relay_settings, wait_until
-from transport.fake_llm import FakeLLM
+from transport.demo.fake_llm import FakeLLM
 
 PRIMARY = "google/gemini-2.5-flash-lite"
 FALLBACK = "anthropic/claude-3.5-haiku"

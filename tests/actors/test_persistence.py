@@ -21,10 +21,10 @@ from actors.kernel.base import ChildHandle
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo
 from actors.sense_buffer import PRUNE_SLACK_BYTES, SENSE_RING, SenseBuffer
-from run import Relay
+from actors.tree import Relay
 from tests.actors.test_agent import TRANSCRIPT, ask, sense, tick
 from tests.conftest import LogSink, relay_settings, wait_until
-from transport.fake_llm import FakeLLM
+from transport.demo.fake_llm import FakeLLM
 
 
 def everything(relay: Relay) -> dict[str, Any]:

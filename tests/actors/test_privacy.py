@@ -23,11 +23,11 @@ from actors.feed_buffer import FeedBuffer
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo
 from actors.sense_buffer import SenseBuffer
-from run import Relay
+from actors.tree import Relay
 from tests.actors.test_agent import tick
 from tests.conftest import LogSink, relay_settings
 from tests.transport.test_capture_client import recorded
-from transport.fake_llm import FakeLLM
+from transport.demo.fake_llm import FakeLLM
 
 SK = "sk-proj-Ab12Cd34Ef56Gh78Ij90KlMnOpQrSt"
 GHP = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5"

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from actors.kernel.clock import FakeClock
-from run import Relay
+from actors.tree import Relay
 from tests.actors.test_agent import TRANSCRIPT, ask, sense
 from tests.conftest import LogSink, relay_settings, wait_until
-from transport.fake_llm import FakeLLM
+from transport.demo.fake_llm import FakeLLM
 
 
 def status(relay: Relay) -> dict[str, Any]:

@@ -20,8 +20,8 @@ from actors.kernel.storage import (
     connect,
     open_storage,
 )
+from actors.tree import prepare_storage
 from config.settings import Settings
-from run import prepare_storage
 from tests.conftest import LogSink
 
 

@@ -22,7 +22,7 @@ from actors.core.records import EMPTY_FEED, EMPTY_SENSE
 from actors.kernel.base import ChildHandle
 from actors.kernel.published import Published
 from actors.kernel.storage import close_storage, open_storage
-from run import Relay
+from actors.tree import Relay
 from tests.actors.test_agent import tick
 from tests.conftest import LogSink, relay_settings
 from tests.test_run import ROOT, free_port, relay_env, wait_healthy

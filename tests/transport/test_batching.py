@@ -14,7 +14,7 @@ from actors.core.errors import ActorUnavailable
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import FakeClock
 from actors.kernel.supervisor import ChildSpec, Supervisor
-from run import Relay
+from actors.tree import Relay
 from transport.batching import MAX_BATCH, Batcher
 
 

@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
-from run import Relay
+from actors.tree import Relay
 from tests.actors.test_agent import tick
 from tests.conftest import LogSink, relay_settings
-from transport.fake_llm import FakeLLM
+from transport.demo.fake_llm import FakeLLM
 
 RECORDED = Path(__file__).parent.parent / "fixtures" / "capture_client_sense.json"
 

@@ -12,12 +12,12 @@ import pytest
 
 from actors.core.exclusion import ExclusionRule, Exclusions
 from actors.core.validation import validate_sense
+from actors.tree import Relay
 from config.settings import load_settings
-from run import Relay
 from tests.actors.test_agent import ask, tick
 from tests.conftest import LogSink, relay_settings
 from tests.transport.test_capture_client import recorded
-from transport.fake_llm import FakeLLM
+from transport.demo.fake_llm import FakeLLM
 
 DROPPED = {"ok": True, "dropped": "excluded"}
 TITLES = r"(?i)incognito|private browsing"

@@ -1,4 +1,4 @@
-"""The shipped fake LLM: run as users run it (``python -m transport.fake_llm``), and its
+"""The shipped fake LLM: run as users run it (``python -m transport.demo.fake_llm``), and its
 ``summarise`` mode, the stand-in of ``python run.py --demo``."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from actors.core.prompt import PreviousDigest, build_prompt
 from actors.core.window import AudioEvent, ContextWindow, build_context_window
 from tests.test_demo import T0_MS, session_records
 from tests.test_run import ROOT, free_port
-from transport.fake_llm import (
+from transport.demo.fake_llm import (
     STAND_IN_MARKER,
     STAND_IN_MODEL,
     FakeLLM,
@@ -33,7 +33,7 @@ from transport.fake_llm import (
 def test_the_fake_llm_serves_completions_and_switches_modes_over_http() -> None:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "transport.fake_llm", "--port", str(port)],
+        [sys.executable, "-m", "transport.demo.fake_llm", "--port", str(port)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

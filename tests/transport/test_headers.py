@@ -20,7 +20,7 @@ import orjson
 import pytest
 
 from actors.core.validation import SENSE_BODY_LIMIT
-from run import Relay
+from actors.tree import Relay
 from tests.conftest import LogSink, wait_until
 from tests.transport.openapi_contract import (
     RawAnswer,

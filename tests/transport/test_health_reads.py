@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
-from run import Relay
+from actors.tree import Relay
 from tests.conftest import relay_settings, wait_until
-from transport.fake_llm import FakeLLM
+from transport.demo.fake_llm import FakeLLM
 
 ROUNDS = 20
 

@@ -14,9 +14,9 @@ import orjson
 import pytest
 
 from actors.kernel.clock import FakeClock
-from run import Relay
+from actors.tree import Relay
 from tests.conftest import LogSink, relay_settings, wait_until
-from transport.fake_llm import FakeLLM
+from transport.demo.fake_llm import FakeLLM
 
 
 @pytest.fixture

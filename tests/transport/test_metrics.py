@@ -15,11 +15,11 @@ from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from actors.kernel.clock import FakeClock
-from run import Relay
+from actors.tree import Relay
 from tests.actors.test_agent import tick
 from tests.conftest import LogSink, relay_settings, wait_until
+from transport.demo.fake_llm import FakeLLM
 from transport.exposition import RelayCollector, Scrape
-from transport.fake_llm import FakeLLM
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, RouteStats
 
 PRIMARY = "google/gemini-2.5-flash-lite"

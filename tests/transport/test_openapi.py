@@ -20,11 +20,11 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate as validate_openapi
 from prometheus_client.parser import text_string_to_metric_families
 
-from run import Relay
+from actors.tree import Relay
 from tests.conftest import LogSink, relay_settings, wait_until
 from tests.transport.openapi_contract import Contract, fuzz
 from transport import http_transport, streams
-from transport.fake_llm import FakeLLM
+from transport.demo.fake_llm import FakeLLM
 from transport.openapi import SSE, openapi_document
 from transport.routes import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT, ROUTES, build_app
 

@@ -16,10 +16,10 @@ import orjson
 import pytest
 
 from actors.kernel.published import Published
-from run import Relay
+from actors.tree import Relay
 from tests.conftest import LogSink, relay_settings, wait_until
 from transport import streams
-from transport.fake_llm import FakeLLM
+from transport.demo.fake_llm import FakeLLM
 
 Block = dict[str, str]
 

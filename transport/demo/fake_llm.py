@@ -3,7 +3,7 @@ the first-run tour.
 
 Run it beside the relay to rehearse LLM outages without a key or a network::
 
-    python -m transport.fake_llm --port 18900
+    python -m transport.demo.fake_llm --port 18900
     AGENT_BASE_URL=http://127.0.0.1:18900/v1 OPENROUTER_API_KEY=unused python run.py
     curl -X POST localhost:18900/_mode -d '{"mode": "hang"}'
 
@@ -524,7 +524,7 @@ class FakeLLM:
 def main(argv: list[str] | None = None) -> int:
     """Serve until SIGINT or SIGTERM."""
     parser = argparse.ArgumentParser(
-        prog="python -m transport.fake_llm",
+        prog="python -m transport.demo.fake_llm",
         description="A fake OpenAI-compatible LLM with fault modes, to rehearse outages. "
         "Point the relay at it with AGENT_BASE_URL=http://HOST:PORT/v1.",
     )

@@ -1,6 +1,6 @@
 """A capture-client stand-in: replays a recorded session of ``/sense`` and ``/feed`` posts.
 
-A session file (``demo_session.jsonl`` beside this module is the shipped one: about five
+A session file (``session.jsonl`` beside this module is the shipped one: about five
 minutes of editing code, a failing test, a web search, a chat message and spoken remarks)
 holds one request a line::
 
@@ -11,7 +11,7 @@ relay over real HTTP at its time (divided by ``speed``), with a ``ts`` rewritten
 current time, on a thread of its own that :meth:`Replayer.stop` ends at once. ``python run.py
 --demo`` runs it against its own relay; to replay against a relay already running::
 
-    python -m transport.demo --url http://127.0.0.1:18791 --speed 2 --loop
+    python -m transport.demo.replay --url http://127.0.0.1:18791 --speed 2 --loop
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from config.logs import configure_logging
 
 log = structlog.get_logger("demo", actor="demo")
 
-DEMO_SESSION = Path(__file__).with_name("demo_session.jsonl")
+DEMO_SESSION = Path(__file__).with_name("session.jsonl")
 """The shipped session: a synthetic capture session of about five minutes."""
 PATHS = ("/sense", "/feed")
 LOOP_GAP_S = 10.0
@@ -130,7 +130,7 @@ class Replayer:
     logged and counted, never retried. :attr:`posted` (the newest :data:`POSTED_KEPT`
     requests) is appended on the replay thread; read it after :meth:`wait` or :meth:`stop`.
     ``token``: the relay's ``RELAY_TOKEN``, sent as ``Authorization: Bearer`` (``python -m
-    transport.demo`` takes it from the environment).
+    transport.demo.replay`` takes it from the environment).
     """
 
     def __init__(
@@ -268,7 +268,7 @@ _JSON = {"Content-Type": "application/json"}
 def main(argv: Sequence[str] | None = None) -> int:
     """Replay a session against a running relay until it ends (or SIGINT/SIGTERM)."""
     parser = argparse.ArgumentParser(
-        prog="python -m transport.demo",
+        prog="python -m transport.demo.replay",
         description="Replay a recorded capture session (POST /sense and /feed) against a relay.",
     )
     parser.add_argument("--url", default="http://127.0.0.1:18791", help="the relay's base URL")
@@ -286,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             token=os.environ.get("RELAY_TOKEN", "").strip(),
         )
     except (OSError, SessionError, ValueError) as exc:
-        parser.exit(2, f"python -m transport.demo: error: {exc}\n")
+        parser.exit(2, f"python -m transport.demo.replay: error: {exc}\n")
     stopping = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopping.set())

@@ -1,0 +1,98 @@
+"""``python run.py --demo``: a stand-in LLM and a recorded capture session, replayed.
+
+The stand-in LLM (:mod:`transport.demo.fake_llm`) is also the tests' fake LLM and the LLM
+outage rehearsal tool; the replay (:mod:`transport.demo.replay`) is also a capture stand-in
+for a real model (``python -m transport.demo.replay``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+import structlog
+
+from config import Settings
+from config.settings import build_parser
+from transport.demo.replay import Replayer
+
+log = structlog.get_logger("relay")
+
+DEMO_API_KEY = "demo-stand-in"
+"""The placeholder key of ``--demo``: the stand-in LLM asks for none."""
+
+
+def _data_dir_given(argv: Sequence[str], environ: Mapping[str, str]) -> bool:
+    """Whether ``--data-dir`` or ``RELAY_DATA_DIR`` was given (argparse's abbreviations too)."""
+    given = build_parser().parse_args(list(argv)).data_dir is not None
+    return given or bool(environ.get("RELAY_DATA_DIR", "").strip())
+
+
+def _local_url(host: str, port: int) -> str:
+    """A URL that reaches a server bound to ``host`` from this machine."""
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)  # noqa: S104
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def prepare_demo(
+    settings: Settings,
+    argv: Sequence[str],
+    environ: Mapping[str, str],
+    cleanup: contextlib.ExitStack,
+) -> Settings:
+    """Start the stand-in LLM and point the agent at it; state in a temporary directory.
+
+    What it starts and creates is undone by ``cleanup`` (the LLM stopped, the directory
+    removed), after the relay has stopped. A data directory given explicitly is kept.
+    """
+    from transport.demo.fake_llm import STAND_IN_MODEL, FakeLLM  # noqa: PLC0415 - the demo's only
+
+    data_dir = settings.data_dir
+    kept = _data_dir_given(argv, environ)
+    if not kept:
+        data_dir = tempfile.mkdtemp(prefix="sinain-relay-demo-")
+        cleanup.callback(shutil.rmtree, data_dir, ignore_errors=True)
+    llm = FakeLLM(mode="summarise").start()
+    cleanup.callback(llm.stop)
+    agent = replace(
+        settings.agent,
+        base_url=llm.base_url,
+        api_key=DEMO_API_KEY,
+        model=STAND_IN_MODEL,
+        fallback_models=(),
+    )
+    log.warning(
+        "demo.stand_in_llm",
+        actor="root",
+        llm=llm.base_url,
+        model=STAND_IN_MODEL,
+        note="demo mode: the LLM is a stand-in that summarises the prompt heuristically "
+        "(no model, no key, no network); huds and digests show the relay's plumbing, "
+        "not a model's judgement",
+    )
+    log.info(
+        "demo.data_dir",
+        actor="root",
+        data_dir=data_dir,
+        removed_at_exit=not kept,
+    )
+    return replace(settings, data_dir=data_dir, agent=agent)
+
+
+def start_demo_replay(host: str, port: int, token: str = "") -> Replayer:
+    """Replay the shipped capture session against the relay, in a loop, at real speed."""
+    from transport.demo.replay import load_session  # noqa: PLC0415 - the demo's only
+
+    url = _local_url(host, port)
+    log.info(
+        "demo.tour",
+        actor="root",
+        session="transport/demo/session.jsonl",
+        watch=f"curl -s {url}/agent/digest",
+        feed=f"curl -s '{url}/feed?after=0'",
+        history=f"curl -s '{url}/agent/history?limit=5'",
+    )
+    return Replayer(url, load_session(), loop=True, token=token).start()
