@@ -14,9 +14,11 @@ from actors.core.prompt import PreviousDigest, build_prompt, fingerprint
 from actors.core.records import FeedSnapshot, SenseSnapshot
 from actors.core.ticks import LLMRequest, TickDone, TickRequest
 from actors.core.window import ContextWindow, build_context_window
+from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Clock
 from actors.kernel.published import Published
+from actors.llm_caller import LLMCaller
 
 
 class ContextBuilder(RelayActor):
@@ -30,9 +32,8 @@ class ContextBuilder(RelayActor):
         clock: Clock,
         feed: Published[FeedSnapshot],
         sense: Published[SenseSnapshot],
-        llm: ChildHandle,
-        digest: ChildHandle,
-        ticker: ChildHandle,
+        llm: ChildHandle[LLMCaller],
+        digest: ChildHandle[DigestStore],
         agent: Published[AgentSnapshot] | None = None,
         report: Reporter | None = None,
     ) -> None:
@@ -43,7 +44,6 @@ class ContextBuilder(RelayActor):
         self._agent = agent or Published(EMPTY_AGENT)
         self._llm = llm
         self._digest = digest
-        self._ticker = ticker
 
     def _snapshots(self) -> tuple[FeedSnapshot, SenseSnapshot]:
         return self._feed.value, self._sense.value
@@ -61,8 +61,8 @@ class ContextBuilder(RelayActor):
         feed, sense = self._snapshots()
         marks = (feed.activity, sense.activity)
         if marks == request.last_marks:
-            self._tell_peer(self._digest, "record_idle_skip")
-            self._done(TickDone(request.tick_id, "idle", marks))
+            self._tell_peer(self._digest, DigestStore.record_idle_skip)
+            self._done(request, TickDone(request.tick_id, "idle", marks))
             return
         config = request.config
         now_ms = self._clock.now_ms()
@@ -70,13 +70,14 @@ class ContextBuilder(RelayActor):
             feed.items, sense.events, now_ms=now_ms, max_age_ms=config.max_age_ms
         )
         if window.is_empty:
-            self._tell_peer(self._digest, "record_empty_skip")
-            self._done(TickDone(request.tick_id, "empty", marks))
+            self._tell_peer(self._digest, DigestStore.record_empty_skip)
+            self._done(request, TickDone(request.tick_id, "empty", marks))
             return
         window_print = fingerprint(window)
         if window_print == request.last_fingerprint:
-            self._tell_peer(self._digest, "record_unchanged_skip")
-            self._done(TickDone(request.tick_id, "unchanged", marks, fingerprint=window_print))
+            self._tell_peer(self._digest, DigestStore.record_unchanged_skip)
+            done = TickDone(request.tick_id, "unchanged", marks, fingerprint=window_print)
+            self._done(request, done)
             return
         latest = self._agent.value.latest
         previous = PreviousDigest(latest.digest, latest.ts) if latest is not None else None
@@ -86,10 +87,12 @@ class ContextBuilder(RelayActor):
             prompt=build_prompt(window, now_ms=now_ms, previous=previous),
             window=window,
             marks=marks,
+            reply_to=request.reply_to,
             fingerprint=window_print,
         )
-        if not self._tell_peer(self._llm, "complete", llm_request):
-            self._done(TickDone(request.tick_id, "failed", detail={"error": "llm restarting"}))
+        if not self._tell_peer(self._llm, LLMCaller.complete, llm_request):
+            failed = TickDone(request.tick_id, "failed", detail={"error": "llm restarting"})
+            self._done(request, failed)
 
-    def _done(self, done: TickDone) -> None:
-        self._tell_peer(self._ticker, "tick_done", done)
+    def _done(self, request: TickRequest, done: TickDone) -> None:
+        self._reply(request.reply_to, done)

@@ -17,6 +17,7 @@ from actors.core.entries import EMPTY_AGENT, AgentEntry, AgentSnapshot
 from actors.core.model_stats import ModelStats, models_from_json
 from actors.core.records import JSONDict
 from actors.core.ticks import LLMAttempt, TickResult
+from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle, Reporter
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.durable import DurableActor, Prune
@@ -88,7 +89,7 @@ class DigestStore(DurableActor):
         *,
         clock: Clock,
         store: Store,
-        feed: ChildHandle,
+        feed: ChildHandle[FeedBuffer],
         retention_days: float = 7.0,
         published: Published[AgentSnapshot] | None = None,
         prices: PriceTable | None = None,
@@ -174,7 +175,7 @@ class DigestStore(DurableActor):
             and analysis.hud != counters.last_pushed_hud
         )
         if push:
-            push = self._tell_peer(self._feed, "push_agent", analysis.hud)
+            push = self._tell_peer(self._feed, FeedBuffer.push_agent, analysis.hud)
             if push:
                 counters.last_pushed_hud = analysis.hud
         window = result.window

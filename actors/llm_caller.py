@@ -37,6 +37,7 @@ from actors.core.errors import (
     LLMTimeout,
 )
 from actors.core.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
+from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Clock
 
@@ -104,15 +105,13 @@ class LLMCaller(RelayActor):
         self,
         *,
         clock: Clock,
-        digest: ChildHandle,
-        ticker: ChildHandle,
+        digest: ChildHandle[DigestStore],
         transport: httpx.AsyncBaseTransport | None = None,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(report=report)
         self._clock = clock
         self._digest = digest
-        self._ticker = ticker
         self._transport = transport
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client: httpx.AsyncClient | None = None
@@ -212,16 +211,15 @@ class LLMCaller(RelayActor):
     def _fail(self, attempt: _Attempt, error: str) -> None:
         latency_ms = round((self._clock.monotonic() - attempt.started) * 1000)
         last = attempt.errors[-1] if attempt.errors else error
-        self._tell_peer(self._digest, "record_failure", last, attempt.attempts)
+        self._tell_peer(self._digest, DigestStore.record_failure, last, attempt.attempts)
         detail = {
             "error": error,
             "errors": list(attempt.errors),
             "latencyMs": latency_ms,
             "model": attempt.request.config.model,
         }
-        self._tell_peer(
-            self._ticker, "tick_done", TickDone(attempt.request.tick_id, "failed", detail=detail)
-        )
+        failed = TickDone(attempt.request.tick_id, "failed", detail=detail)
+        self._reply(attempt.request.reply_to, failed)
 
     def _succeed(self, attempt: _Attempt, model: str, completion: Completion) -> None:
         request = attempt.request
@@ -241,7 +239,7 @@ class LLMCaller(RelayActor):
             fallback=attempt.model_index > 0,
             attempts=attempt.attempts,
         )
-        self._tell_peer(self._digest, "record", result)
+        self._tell_peer(self._digest, DigestStore.record, result)
         detail: dict[str, Any] = {
             "model": model,
             "latencyMs": latency_ms,
@@ -254,9 +252,8 @@ class LLMCaller(RelayActor):
             detail["errors"] = list(attempt.errors)
         if config.log_verbose:
             detail["digest"] = analysis.digest[:300]
-        self._tell_peer(
-            self._ticker,
-            "tick_done",
+        self._reply(
+            request.reply_to,
             TickDone(request.tick_id, "ok", request.marks, detail, fingerprint=request.fingerprint),
         )
 

@@ -33,8 +33,10 @@ from typing import Any
 
 import pykka
 
+from actors.context_builder import ContextBuilder
 from actors.core.breaker import Breaker
 from actors.core.ticks import TickDone, TickRequest
+from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
 from actors.ticker_cells import ConfigCell, NewActivity, News
@@ -69,13 +71,16 @@ class Ticker(RelayActor):
         *,
         clock: Clock,
         config: ConfigCell,
-        context: ChildHandle,
+        context: ChildHandle[ContextBuilder],
+        me: ChildHandle[Ticker],
         news: News | None = None,
-        digest: ChildHandle | None = None,
+        digest: ChildHandle[DigestStore] | None = None,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(report=report)
         self._clock = clock
+        self._me = me
+        """This Ticker's own stable address, where a tick's last step replies."""
         self._digest = digest
         self._cell = config
         self._config = config.value
@@ -231,7 +236,7 @@ class Ticker(RelayActor):
         if self._digest is None or (quiet == self._quiet_told and not force):
             return
         since, interval_s = quiet if quiet is not None else (None, 0.0)
-        if self._tell_peer(self._digest, "quiet", since, interval_s):
+        if self._tell_peer(self._digest, DigestStore.quiet, since, interval_s):
             self._quiet_told = quiet
 
     def _on_due(self) -> None:
@@ -267,8 +272,10 @@ class Ticker(RelayActor):
         pending = self._news is not None and self._news.pending
         if self._news is not None:
             self._news.take()
-        request = TickRequest(tick_id, config, self._cell.marks, self._cell.fingerprint)
-        if not self._tell_peer(self._context, "run_tick", request):
+        request = TickRequest(
+            tick_id, config, self._cell.marks, self._tick_done_reply, self._cell.fingerprint
+        )
+        if not self._tell_peer(self._context, ContextBuilder.run_tick, request):
             if pending and self._news is not None:
                 self._news.pending = True  # still to cover
             self._retry_at = now + UNAVAILABLE_RETRY_S
@@ -280,6 +287,11 @@ class Ticker(RelayActor):
         self._retry_at = None
         self._reschedule()
         return "started"
+
+    def _tick_done_reply(self, done: TickDone) -> None:
+        """A tick's ``reply_to``: runs on the thread of its last step, and tells this Ticker
+        (whichever incarnation is running then) through its stable address."""
+        self._me.tell(Ticker.tick_done, done)
 
     def tick_done(self, done: TickDone) -> None:
         """A tick ended: free the slot, remember its marks and fingerprint, count it for the

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from actors.core.errors import ActorUnavailable
 from actors.core.records import FeedSnapshot, SenseSnapshot
@@ -16,6 +17,9 @@ from actors.kernel.base import ChildHandle
 from actors.kernel.clock import Clock
 from actors.kernel.published import Published
 from config.settings import AgentConfig
+
+if TYPE_CHECKING:
+    from actors.ticker import Ticker
 
 
 class ConfigCell:
@@ -56,7 +60,7 @@ class News:
         self,
         feed: Published[FeedSnapshot],
         sense: Published[SenseSnapshot],
-        ticker: ChildHandle,
+        ticker: ChildHandle[Ticker],
         clock: Clock,
     ) -> None:
         self._ticker = ticker
@@ -79,7 +83,7 @@ class News:
             return
         self.pending = True
         with contextlib.suppress(ActorUnavailable):  # a restarting Ticker looks when it starts
-            self._ticker.tell(NewActivity())
+            self._ticker.send(NewActivity())
 
     def take(self) -> None:
         """A tick starts: what arrived so far is its to cover. Anything published after this

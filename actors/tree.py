@@ -25,7 +25,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pykka
@@ -86,13 +86,13 @@ class Relay:
     """A running relay: the root supervisor, every actor's stable handle, the storage."""
 
     root: pykka.ActorRef[Any]
-    handles: dict[str, ChildHandle]
+    handles: dict[str, ChildHandle[Any]]
     storage: StorageInfo
 
     def address(self, timeout_s: float = 5.0) -> tuple[str, int]:
         """Where the HTTP transport listens."""
-        result: tuple[str, int] = self.handles["http"].proxy().address().get(timeout=timeout_s)
-        return result
+        http: ChildHandle[HttpTransport] = self.handles["http"]
+        return http.ask(HttpTransport.address).result(timeout=timeout_s)
 
     def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> bool:
         """Stop the tree (children in reverse start order); False if it did not finish in time."""
@@ -214,6 +214,25 @@ def watching_start() -> Iterator[StartWatch]:
         watch.release(failed=failed)
 
 
+@dataclass(frozen=True, slots=True)
+class Handles:
+    """The stable address of every actor of the tree, typed by its actor class."""
+
+    feed: ChildHandle[FeedBuffer] = field(default_factory=lambda: ChildHandle("feed"))
+    sense: ChildHandle[SenseBuffer] = field(default_factory=lambda: ChildHandle("sense"))
+    digest: ChildHandle[DigestStore] = field(default_factory=lambda: ChildHandle("digest"))
+    context: ChildHandle[ContextBuilder] = field(default_factory=lambda: ChildHandle("context"))
+    llm: ChildHandle[LLMCaller] = field(default_factory=lambda: ChildHandle("llm"))
+    ticker: ChildHandle[Ticker] = field(default_factory=lambda: ChildHandle("ticker"))
+    agent: ChildHandle[Supervisor] = field(default_factory=lambda: ChildHandle("agent"))
+    http: ChildHandle[HttpTransport] = field(default_factory=lambda: ChildHandle("http"))
+
+    def by_name(self) -> dict[str, ChildHandle[Any]]:
+        """Every handle by its actor's short name, in start order."""
+        handles = (self.feed, self.sense, self.digest, self.context, self.llm, self.ticker)
+        return {handle.name: handle for handle in (*handles, self.agent, self.http)}
+
+
 def start_relay(
     settings: Settings,
     clock: Clock,
@@ -239,8 +258,10 @@ def start_relay(
     """
     if prices is None:
         prices = load_prices(settings.prices_file)
-    names = ("feed", "sense", "digest", "context", "llm", "ticker", "agent", "http")
-    h = {name: ChildHandle(name) for name in names}
+    hs = Handles()
+    feed_h, sense_h, digest_h, context_h = hs.feed, hs.sense, hs.digest, hs.context
+    llm_h, ticker_h, agent_h, http_h = hs.llm, hs.ticker, hs.agent, hs.http
+    h = hs.by_name()
     storage = claim_resources(settings)
     stores = storage.stores
     redactor = Redactor(enabled=settings.redact)
@@ -255,7 +276,7 @@ def start_relay(
     feed_view = Published(EMPTY_FEED)
     sense_view = Published(EMPTY_SENSE)
     agent_view = Published(EMPTY_AGENT)
-    news = News(feed_view, sense_view, h["ticker"], clock)
+    news = News(feed_view, sense_view, ticker_h, clock)
     intensity = Intensity(settings.max_restarts, settings.restart_window_s)
     llm_ping_s = settings.agent.timeout_ms / 1000 + PING_TIMEOUT_S
 
@@ -265,17 +286,15 @@ def start_relay(
             feed=feed_view,
             sense=sense_view,
             agent=agent_view,
-            llm=h["llm"],
-            digest=h["digest"],
-            ticker=h["ticker"],
+            llm=llm_h,
+            digest=digest_h,
             report=report,
         )
 
     def llm(report: Reporter) -> pykka.ActorRef[Any]:
         return LLMCaller.start(
             clock=clock,
-            digest=h["digest"],
-            ticker=h["ticker"],
+            digest=digest_h,
             transport=llm_transport,
             report=report,
         )
@@ -284,24 +303,25 @@ def start_relay(
         return Ticker.start(
             clock=clock,
             config=config,
-            context=h["context"],
+            context=context_h,
+            me=ticker_h,
             news=news,
-            digest=h["digest"],
+            digest=digest_h,
             report=report,
         )
 
     agent_children = [
-        ChildSpec("context", context, h["context"], ping_timeout_s=PING_TIMEOUT_S),
+        ChildSpec("context", context, context_h, ping_timeout_s=PING_TIMEOUT_S),
         # Holds nothing to flush: a stop behind a hung request abandons its thread after 1 s.
         ChildSpec(
             "llm",
             llm,
-            h["llm"],
+            llm_h,
             backoff=LLM_BACKOFF,
             shutdown_timeout_s=1.0,
             ping_timeout_s=llm_ping_s,
         ),
-        ChildSpec("ticker", ticker, h["ticker"], ping_timeout_s=PING_TIMEOUT_S),
+        ChildSpec("ticker", ticker, ticker_h, ping_timeout_s=PING_TIMEOUT_S),
     ]
 
     def feed(report: Reporter) -> pykka.ActorRef[Any]:
@@ -326,7 +346,7 @@ def start_relay(
         return DigestStore.start(
             clock=clock,
             store=stores["agent"],
-            feed=h["feed"],
+            feed=feed_h,
             retention_days=settings.retention_days,
             published=agent_view,
             prices=prices,
@@ -344,14 +364,14 @@ def start_relay(
         )
 
     peers = Peers(
-        feed=h["feed"],
-        sense=h["sense"],
+        feed=feed_h,
+        sense=sense_h,
         feed_view=feed_view,
         sense_view=sense_view,
         agent_view=agent_view,
-        digest=h["digest"],
-        context=h["context"],
-        ticker=h["ticker"],
+        digest=digest_h,
+        context=context_h,
+        ticker=ticker_h,
         actors=h,
         timeout_s=settings.actor_timeout_ms / 1000,
         token=settings.token,
@@ -370,13 +390,13 @@ def start_relay(
         )
 
     root_children = [
-        ChildSpec("feed", feed, h["feed"], ping_timeout_s=PING_TIMEOUT_S),
-        ChildSpec("sense", sense, h["sense"], ping_timeout_s=PING_TIMEOUT_S),
-        ChildSpec("digest", digest, h["digest"], ping_timeout_s=PING_TIMEOUT_S),
-        ChildSpec("agent", agent, h["agent"], shutdown_timeout_s=STOP_TIMEOUT_S),
+        ChildSpec("feed", feed, feed_h, ping_timeout_s=PING_TIMEOUT_S),
+        ChildSpec("sense", sense, sense_h, ping_timeout_s=PING_TIMEOUT_S),
+        ChildSpec("digest", digest, digest_h, ping_timeout_s=PING_TIMEOUT_S),
+        ChildSpec("agent", agent, agent_h, shutdown_timeout_s=STOP_TIMEOUT_S),
         # The transport's actor thread only starts and stops the server; its event loop runs
         # on a thread of its own, so a ping of the actor says nothing of the loop.
-        ChildSpec("http", http, h["http"]),
+        ChildSpec("http", http, http_h),
     ]
 
     started = threading.Event()

@@ -108,6 +108,7 @@ def scrape_ms(scrapes: int = 50) -> None:
     from actors.kernel.published import Published  # noqa: PLC0415
     from actors.tree import start_relay  # noqa: PLC0415
     from config.settings import AgentConfig, Settings  # noqa: PLC0415
+    from transport.bridge import Asker  # noqa: PLC0415
     from transport.demo.fake_llm import FakeLLM  # noqa: PLC0415
     from transport.exposition import render  # noqa: PLC0415
     from transport.metrics import HttpStats  # noqa: PLC0415
@@ -144,11 +145,13 @@ def scrape_ms(scrapes: int = 50) -> None:
             )
 
             async def run() -> tuple[list[float], int]:
-                streams = _streams(peers, StreamLimits.current())  # a scrape reads its counts
+                streams = _streams(
+                    peers, Asker(peers.timeout_s), StreamLimits.current()
+                )  # a scrape reads its counts
                 times, size = [], 0
                 for _ in range(scrapes):
                     started = time.perf_counter()
-                    body = await render(peers, http, streams)
+                    body = await render(peers, Asker(peers.timeout_s), http, streams)
                     times.append(time.perf_counter() - started)
                     size = len(body)
                 return times, size

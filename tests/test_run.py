@@ -20,6 +20,7 @@ import orjson
 import pykka
 import pytest
 
+from actors.kernel.base import RelayActor
 from actors.kernel.storage import DataDirInUse
 from actors.tree import Relay, StartFailed, watching_start
 from tests.conftest import LogSink, relay_settings, wait_until
@@ -274,7 +275,7 @@ def test_a_crash_after_the_start_still_logs_its_traceback(
 ) -> None:
     relay = make_relay()
     feed = relay.handles["feed"]
-    feed.defer("inject_fault", "crash")
+    feed.tell(RelayActor.inject_fault, "crash")
     wait_until(partial(restarted, feed, 1), what="the feed's restart")
     crashes = [r for r in caplog.records if r.name == "pykka" and r.levelno == logging.ERROR]
     assert crashes and crashes[0].exc_info is not None
@@ -336,11 +337,11 @@ def test_the_root_escalates_when_a_child_keeps_crashing_and_not_on_a_normal_stop
     relay = make_relay(on_escalate=escalations.append)
     feed = relay.handles["feed"]
     for n in range(1, 11):  # the root allows 10 restarts in 30 s
-        feed.defer("inject_fault", "crash")
+        feed.tell(RelayActor.inject_fault, "crash")
         wait_until(partial(restarted, feed, n), what=f"restart {n}")
     assert escalations == []
 
-    feed.defer("inject_fault", "crash")
+    feed.tell(RelayActor.inject_fault, "crash")
 
     wait_until(lambda: escalations, what="the escalation")
     assert "intensity" in escalations[0].reason

@@ -12,27 +12,36 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
 
 from actors.core.errors import ActorUnavailable
-from actors.kernel.base import ChildHandle
+from actors.kernel.base import ChildHandle, RelayActor
+
+A = TypeVar("A", bound=RelayActor)
+T = TypeVar("T")
+R = TypeVar("R")
 
 MAX_BATCH = 256
 """Items in one call at most; a larger burst goes in several calls."""
 
 
-class Batcher:
+class Batcher(Generic[A, T, R]):
     """Submit items to ``handle``'s ``method(items) -> results``; call it from the loop only."""
 
-    def __init__(self, handle: ChildHandle, method: str, timeout_s: float) -> None:
+    def __init__(
+        self,
+        handle: ChildHandle[A],
+        method: Callable[[A, tuple[T, ...]], tuple[R, ...]],
+        timeout_s: float,
+    ) -> None:
         self._handle = handle
         self._method = method
         self._timeout_s = timeout_s
-        self._pending: list[tuple[Any, asyncio.Future[Any]]] = []
+        self._pending: list[tuple[T, asyncio.Future[R]]] = []
         self._scheduled = False
 
-    def submit(self, item: Any) -> asyncio.Future[Any]:
+    def submit(self, item: T) -> asyncio.Future[R]:
         """A future of the actor's result for ``item``; await it on the loop.
 
         A plain method, not a coroutine: the handler awaits the future itself, so resuming a
@@ -42,7 +51,7 @@ class Batcher:
             ActorUnavailable: the actor is down, failed the batch, or did not answer in time.
         """
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
+        future: asyncio.Future[R] = loop.create_future()
         self._pending.append((item, future))
         if len(self._pending) >= MAX_BATCH:
             self._flush()
@@ -58,7 +67,7 @@ class Batcher:
             return
         loop = asyncio.get_running_loop()
         try:
-            reply = self._handle.call(self._method, tuple(item for item, _ in batch))
+            reply = self._handle.ask(self._method, tuple(item for item, _ in batch))
         except ActorUnavailable as exc:
             _settle(batch, error=exc)
             return

@@ -16,9 +16,9 @@ from __future__ import annotations
 import asyncio
 import math
 import queue
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from prometheus_client.exposition import generate_latest
 from prometheus_client.metrics_core import (
@@ -32,14 +32,18 @@ from prometheus_client.registry import CollectorRegistry
 
 from actors.core.errors import ActorUnavailable
 from actors.core.model_stats import LATENCY_BUCKETS_S
-from actors.digest_store import AgentMetrics
-from actors.kernel.base import ChildHandle
-from transport.bridge import ask
+from actors.digest_store import AgentMetrics, DigestStore
+from actors.kernel.base import ChildHandle, RelayActor
+from actors.ticker import Ticker
+from transport.bridge import Asker
 from transport.metrics import HTTP_BUCKETS_S, HttpStats
 
 if TYPE_CHECKING:
     from transport.routes import Peers
     from transport.streams import Streams
+
+A = TypeVar("A", bound=RelayActor)
+R = TypeVar("R")
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The Prometheus text exposition format, version 0.0.4 (what every scraper reads)."""
@@ -68,7 +72,7 @@ class Scrape:
 
     http: HttpStats
     streams: Streams
-    actors: Mapping[str, ChildHandle]
+    actors: Mapping[str, ChildHandle[Any]]
     agent: AgentMetrics | None
     """``None`` when the digest store did not answer in time."""
     ticker: Mapping[str, Any] | None
@@ -245,7 +249,7 @@ class RelayCollector:
         yield skips
 
     @staticmethod
-    def _actors(actors: Mapping[str, ChildHandle]) -> Iterator[Metric]:
+    def _actors(actors: Mapping[str, ChildHandle[Any]]) -> Iterator[Metric]:
         restarts = _counter(
             "relay_actor_restarts_total", "Restarts of each supervised actor.", ["actor"]
         )
@@ -282,7 +286,7 @@ class RelayCollector:
         yield dropped
 
 
-def mailbox_depth(handle: ChildHandle) -> int:
+def mailbox_depth(handle: ChildHandle[Any]) -> int:
     """How many messages wait in the inbox of ``handle``'s current incarnation (0 if none).
 
     Pykka's ``ActorRef.actor_inbox`` is the actor's ``queue.Queue``: ``qsize()`` takes its
@@ -295,16 +299,17 @@ def mailbox_depth(handle: ChildHandle) -> int:
     return cast("queue.Queue[Any]", ref.actor_inbox).qsize()
 
 
-async def _read(handle: ChildHandle, method: str, timeout_s: float) -> Any:
+async def _read(ask: Asker, handle: ChildHandle[A], method: Callable[[A], R]) -> R | None:
     """``method``'s answer, or ``None`` when the actor is down or did not answer in time."""
     try:
-        return await ask(handle, method, timeout_s=timeout_s)
+        return await ask(handle, method)
     except ActorUnavailable:
         return None
 
 
 async def render(
     peers: Peers,
+    ask: Asker,
     http: HttpStats,
     streams: Streams,
     *,
@@ -313,8 +318,8 @@ async def render(
 ) -> bytes:
     """The text of one scrape."""
     agent, ticker = await asyncio.gather(
-        _read(peers.digest, "metrics", peers.timeout_s),
-        _read(peers.ticker, "status", peers.timeout_s),
+        _read(ask, peers.digest, DigestStore.metrics),
+        _read(ask, peers.ticker, Ticker.status),
     )
     scrape = Scrape(
         http=http,

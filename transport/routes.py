@@ -20,7 +20,8 @@ import orjson
 import structlog
 from aiohttp import HttpVersion11, web
 
-from actors.core.entries import AgentEntry, AgentSnapshot
+from actors.context_builder import ContextBuilder
+from actors.core.entries import AgentSnapshot
 from actors.core.errors import (
     ActorUnavailable,
     BadRequest,
@@ -32,13 +33,17 @@ from actors.core.exclusion import Exclusions
 from actors.core.records import FeedSnapshot, SenseSnapshot, json_list
 from actors.core.redaction import Redactor
 from actors.core.validation import SENSE_BODY_LIMIT, validate_feed, validate_sense
-from actors.kernel.base import ChildHandle
+from actors.digest_store import DigestStore
+from actors.feed_buffer import FeedBuffer
+from actors.kernel.base import CURRENT_REQUEST, ChildHandle, RelayActor
 from actors.kernel.published import Published
 from actors.kernel.storage import StorageInfo
+from actors.sense_buffer import SenseBuffer
+from actors.ticker import Ticker
 from config.settings import ConfigError
 from transport.auth import ANY_METHOD, Access, Admit, challenge
 from transport.batching import Batcher
-from transport.bridge import ask
+from transport.bridge import Asker
 from transport.metrics import UNMATCHED, HttpStats, RouteStats
 from transport.streams import (
     LONG_POLL_MAX_S,
@@ -97,18 +102,18 @@ class ExpectationFailed(Refused):
 class Peers:
     """The handles the transport may talk to, and how long it waits for them."""
 
-    feed: ChildHandle
-    sense: ChildHandle
+    feed: ChildHandle[FeedBuffer]
+    sense: ChildHandle[SenseBuffer]
     feed_view: Published[FeedSnapshot]
     """What the feed buffer last committed: ``GET /feed`` reads it without a message."""
     sense_view: Published[SenseSnapshot]
     """What the sense buffer last committed, for ``GET /sense``."""
     agent_view: Published[AgentSnapshot]
     """The newest agent entries the digest store committed: streams and long-polls."""
-    digest: ChildHandle
-    context: ChildHandle
-    ticker: ChildHandle
-    actors: dict[str, ChildHandle]
+    digest: ChildHandle[DigestStore]
+    context: ChildHandle[ContextBuilder]
+    ticker: ChildHandle[Ticker]
+    actors: dict[str, ChildHandle[Any]]
     """Every supervised actor by short name, for ``/health.actors``."""
     timeout_s: float
     token: str
@@ -160,6 +165,8 @@ class ListAnswers:
 
 
 PEERS = web.AppKey("peers", Peers)
+ASK = web.AppKey("ask", Asker)
+"""Asks the actors, each answer awaited for the actor timeout."""
 FEED_ANSWERS = web.AppKey("feed_answers", ListAnswers)
 SENSE_ANSWERS = web.AppKey("sense_answers", ListAnswers)
 ROUTES = web.AppKey("routes", dict[str, set[str]])
@@ -230,9 +237,11 @@ def _guarded(
     async def guarded(request: web.Request) -> web.StreamResponse:
         started = time.perf_counter()
         request_id = ""
+        traced = None
         if trace:
             request_id = f"{next(_request_ids):x}"
-            request[REQUEST_ID] = request_id  # actors bind it to their log lines
+            request[REQUEST_ID] = request_id
+            traced = CURRENT_REQUEST.set(request_id)  # asks carry it to the actors' log lines
         status = 500
         error: str | None = None
         response: web.StreamResponse | None = None
@@ -263,6 +272,8 @@ def _guarded(
             log.exception("http.unhandled", actor="http", request_id=request_id, path=request.path)
             status, error = 500, f"internal error: {type(exc).__name__}"
         finally:
+            if traced is not None:
+                CURRENT_REQUEST.reset(traced)
             stats.observe(status, time.perf_counter() - started)
             if trace or status >= 400:  # a success is logged only when tracing (LOG_LEVEL=debug)
                 _log_request(
@@ -500,16 +511,6 @@ def _int_param(request: web.Request, name: str, default: int) -> int:
         raise BadRequest(msg) from None
 
 
-async def _ask(request: web.Request, handle: ChildHandle, method: str, *args: Any) -> Any:
-    return await ask(
-        handle,
-        method,
-        *args,
-        timeout_s=request.app[PEERS].timeout_s,
-        request_id=request.get(REQUEST_ID),
-    )
-
-
 # -- handlers -------------------------------------------------------------------------------
 
 
@@ -571,7 +572,7 @@ async def get_digest(request: web.Request) -> web.Response:
     null) once ``wait`` has passed. It reads what the digest store last committed.
     """
     if not request.query.get("wait"):
-        digest = await _ask(request, request.app[PEERS].digest, "latest_digest")
+        digest = await request.app[ASK](request.app[PEERS].digest, DigestStore.latest_digest)
         return json_response({"ok": True, "digest": digest})
     wait_s = _wait_param(request)
     after = _int_param(request, "after", 0)
@@ -634,7 +635,7 @@ def _resume_point(request: web.Request) -> int | None:
 
 async def get_last(request: web.Request) -> web.Response:
     """``GET /agent/last``: the newest agent entry, or null."""
-    result = await _ask(request, request.app[PEERS].digest, "last")
+    result = await request.app[ASK](request.app[PEERS].digest, DigestStore.last)
     return json_response({"ok": True, "result": result})
 
 
@@ -653,7 +654,7 @@ async def get_history(request: web.Request) -> web.Response:
         msg = f"limit must be at least 1, got {limit}"
         raise BadRequest(msg)
     if not ranged:
-        results = await _ask(request, peers.digest, "history", min(limit, HISTORY_MAX))
+        results = await request.app[ASK](peers.digest, DigestStore.history, min(limit, HISTORY_MAX))
         return json_response({"ok": True, "results": results, "epoch": peers.storage.epoch})
     since = _optional_int(request, "since")
     until = _optional_int(request, "until")
@@ -661,8 +662,8 @@ async def get_history(request: web.Request) -> web.Response:
     if since is not None and until is not None and until < since:
         msg = "until must not be before since"
         raise BadRequest(msg)
-    results, cursor = await _ask(
-        request, peers.digest, "history_range", since, until, before, min(limit, RANGE_MAX)
+    results, cursor = await request.app[ASK](
+        peers.digest, DigestStore.history_range, since, until, before, min(limit, RANGE_MAX)
     )
     return json_response(
         {"ok": True, "results": results, "next": cursor, "epoch": peers.storage.epoch}
@@ -678,14 +679,14 @@ def _optional_int(request: web.Request, name: str) -> int | None:
 async def get_context(request: web.Request) -> web.Response:
     """``GET /agent/context``: the context window as the next tick would see it."""
     peers = request.app[PEERS]
-    config = await _ask(request, peers.ticker, "config")
-    window = await _ask(request, peers.context, "window", config.max_age_ms)
+    config = await request.app[ASK](peers.ticker, Ticker.config)
+    window = await request.app[ASK](peers.context, ContextBuilder.window, config.max_age_ms)
     return json_response({"ok": True, "context": window.to_json()})
 
 
 async def get_config(request: web.Request) -> web.Response:
     """``GET /agent/config``: the runtime configuration; ``hasApiKey``, never the key."""
-    config = await _ask(request, request.app[PEERS].ticker, "config")
+    config = await request.app[ASK](request.app[PEERS].ticker, Ticker.config)
     return json_response({"ok": True, "config": config.to_public()})
 
 
@@ -707,7 +708,7 @@ async def post_config(request: web.Request) -> web.Response:
             "in the relay's environment"
         )
         raise Forbidden(msg)
-    config = await _ask(request, peers.ticker, "update_config", body)
+    config = await request.app[ASK](peers.ticker, Ticker.update_config, body)
     return json_response({"ok": True, "config": config.to_public()})
 
 
@@ -739,7 +740,7 @@ async def post_fault(request: web.Request) -> web.Response:
         msg = f"seconds must be a number above 0 and at most {MAX_HANG_S} for a hang"
         raise BadRequest(msg)
     peers = request.app[PEERS]
-    peers.actors[actor].defer("inject_fault", kind, float(seconds))
+    peers.actors[actor].tell(RelayActor.inject_fault, kind, float(seconds))
     log.warning("debug.fault", actor="http", target=actor, kind=kind, seconds=seconds)
     return json_response({"ok": True})
 
@@ -751,14 +752,14 @@ async def get_health(request: web.Request) -> web.Response:
     is cached: a ``/health`` asked after a write's answer shows that write. An actor that
     does not answer within the actor timeout makes the answer a 503 naming it.
     """
-    peers = request.app[PEERS]
+    peers, ask = request.app[PEERS], request.app[ASK]
     names = ("messages", "senseEvents", "agent", "config", "ticker")
     results = await asyncio.gather(
-        _ask(request, peers.feed, "count"),
-        _ask(request, peers.sense, "count"),
-        _ask(request, peers.digest, "stats"),
-        _ask(request, peers.ticker, "config"),
-        _ask(request, peers.ticker, "status"),
+        ask(peers.feed, FeedBuffer.count),
+        ask(peers.sense, SenseBuffer.count),
+        ask(peers.digest, DigestStore.stats),
+        ask(peers.ticker, Ticker.config),
+        ask(peers.ticker, Ticker.status),
         return_exceptions=True,
     )
     answers = dict(zip(names, results, strict=True))
@@ -824,6 +825,7 @@ async def get_metrics(request: web.Request) -> web.Response:
     excluded = sum(peers.exclusions.counts().values()) - http.excluded_before
     body = await render(
         peers,
+        request.app[ASK],
         http,
         request.app[STREAMS],
         excluded={"sense": excluded},
@@ -848,18 +850,12 @@ def _agent_entries(snapshot: AgentSnapshot) -> tuple[Event, ...]:
     return snapshot.entries
 
 
-def _streams(peers: Peers, limits: StreamLimits) -> Streams:
+def _streams(peers: Peers, ask: Asker, limits: StreamLimits) -> Streams:
     async def stored_feed(after: int, limit: int) -> tuple[Event, ...]:
-        items: tuple[Event, ...] = await ask(
-            peers.feed, "stored_after", after, limit, timeout_s=peers.timeout_s
-        )
-        return items
+        return await ask(peers.feed, FeedBuffer.stored_after, after, limit)
 
     async def stored_entries(after: int, limit: int) -> tuple[Event, ...]:
-        entries: tuple[AgentEntry, ...] = await ask(
-            peers.digest, "entries_after", after, limit, timeout_s=peers.timeout_s
-        )
-        return entries
+        return await ask(peers.digest, DigestStore.entries_after, after, limit)
 
     return Streams(
         feed=Hub("feed", peers.feed_view, _feed_items, stored_feed, limits),
@@ -881,13 +877,14 @@ def build_app(peers: Peers, *, stream_limits: StreamLimits | None = None) -> web
         client_max_size=SENSE_BODY_LIMIT + 1, handler_args={"auto_decompress": False}
     )
     app[PEERS] = peers
-    streams = _streams(peers, stream_limits or StreamLimits.current())
+    app[ASK] = ask = Asker(peers.timeout_s)
+    streams = _streams(peers, ask, stream_limits or StreamLimits.current())
     app[STREAMS] = streams
     app.on_startup.append(streams.on_startup)
     app.on_shutdown.append(streams.on_shutdown)  # before the server waits for its handlers
     app.on_cleanup.append(streams.on_cleanup)
-    app[FEED_POSTS] = Batcher(peers.feed, "append_many", peers.timeout_s)
-    app[SENSE_POSTS] = Batcher(peers.sense, "append_many", peers.timeout_s)
+    app[FEED_POSTS] = Batcher(peers.feed, FeedBuffer.append_many, peers.timeout_s)
+    app[SENSE_POSTS] = Batcher(peers.sense, SenseBuffer.append_many, peers.timeout_s)
     app[FEED_ANSWERS] = ListAnswers()
     app[SENSE_ANSWERS] = ListAnswers()
     access = Access(peers.token, peers.cors_origins)

@@ -1,11 +1,13 @@
 """The messages of one agent tick: Ticker -> ContextBuilder -> LLMCaller -> DigestStore.
 
 A tick is a chain of ``tell``s, never a blocking call chain, so no actor waits on the LLM.
-Each step ends by telling the Ticker how the tick went (:class:`TickDone`).
+The step that ends it tells the Ticker how it went: each request carries ``reply_to``, which
+sends a :class:`TickDone` to the Ticker (the steps need not know the Ticker).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -15,6 +17,10 @@ from config.settings import AgentConfig
 
 Marks = tuple[int, int]
 """The feed and sense activity counters a tick saw: equal marks mean nothing new arrived."""
+
+ReplyTo = Callable[["TickDone"], None]
+"""How the last step of a tick tells the Ticker; raises ``ActorUnavailable`` while the Ticker
+restarts."""
 
 Outcome = Literal["ok", "idle", "empty", "unchanged", "failed"]
 """``ok``: the LLM answered; ``idle``: nothing arrived since the last tick; ``empty``: nothing
@@ -30,6 +36,8 @@ class TickRequest:
     config: AgentConfig
     last_marks: Marks | None
     """The marks of the last tick that did not fail; ``None`` before the first."""
+    reply_to: ReplyTo
+    """Tells the Ticker that the tick ended."""
     last_fingerprint: str | None = None
     """The fingerprint of the window of the last successful LLM call."""
 
@@ -43,6 +51,8 @@ class LLMRequest:
     prompt: str
     window: ContextWindow
     marks: Marks
+    reply_to: ReplyTo
+    """Tells the Ticker that the tick ended."""
     fingerprint: str = ""
 
 

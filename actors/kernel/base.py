@@ -8,6 +8,11 @@
   would block it).
 * :class:`ChildHandle` is the stable address of a supervised child: peers keep the handle,
   never a ref, and the supervisor points it at each new incarnation.
+
+Messages between actors are typed: ``handle.tell(FeedBuffer.push_agent, hud)`` runs a method
+of the actor without waiting, ``handle.ask(DigestStore.stats)`` runs it and answers in a
+:class:`Reply`. Both take the actor class's own method, so mypy checks its name, its
+arguments and its result; a renamed method fails the type check, not a request.
 """
 
 from __future__ import annotations
@@ -16,9 +21,10 @@ import concurrent.futures
 import queue
 import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Concatenate, Generic, ParamSpec, TypeVar, cast
 
 import pykka
 import structlog
@@ -26,6 +32,15 @@ from pykka.messages import ProxyCall
 from structlog.contextvars import bound_contextvars
 
 from actors.core.errors import ActorUnavailable
+
+P = ParamSpec("P")
+R = TypeVar("R")
+A = TypeVar("A", bound="RelayActor")
+M = TypeVar("M")
+
+CURRENT_REQUEST: ContextVar[str | None] = ContextVar("relay_request_id", default=None)
+"""The id of the HTTP request being handled, when the transport traces requests: an ask made
+meanwhile carries it, and the actor binds it to its log lines while it answers."""
 
 
 class InjectedFault(Exception):
@@ -38,6 +53,7 @@ class Call:
 
     method: str
     args: tuple[Any, ...]
+    kwargs: dict[str, Any]
     reply: concurrent.futures.Future[Any]
     request_id: str | None = None
 
@@ -116,12 +132,29 @@ class RelayActor(pykka.ThreadingActor):
     def stopped(self) -> None:
         """Release what :meth:`started` took; runs after a normal stop and after a crash."""
 
-    def _tell_peer(self, peer: ChildHandle, method: str, *args: Any) -> bool:
-        """``peer.defer(method, *args)``; False (and a log line) if the peer is restarting."""
+    def _tell_peer(
+        self,
+        peer: ChildHandle[A],
+        method: Callable[Concatenate[A, P], object],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> bool:
+        """``peer.tell(method, ...)``; False (and a log line) if the peer is restarting."""
         try:
-            peer.defer(method, *args)
+            peer.tell(method, *args, **kwargs)
         except ActorUnavailable:
-            self._log.warning("actor.peer_unavailable", peer=peer.name, method=method)
+            self._log.warning("actor.peer_unavailable", peer=peer.name, method=method.__name__)
+            return False
+        return True
+
+    def _reply(self, reply_to: Callable[[M], object], message: M) -> bool:
+        """``reply_to(message)``, a reply a request carried; False (and a log line) if the
+        actor waiting for it is restarting."""
+        try:
+            reply_to(message)
+        except ActorUnavailable:
+            self._log.warning("actor.reply_undelivered", message=type(message).__name__)
             return False
         return True
 
@@ -195,10 +228,10 @@ class RelayActor(pykka.ThreadingActor):
             return
         try:
             if call.request_id is None:
-                result = getattr(self, call.method)(*call.args)
+                result = getattr(self, call.method)(*call.args, **call.kwargs)
             else:
                 with bound_contextvars(request_id=call.request_id):
-                    result = getattr(self, call.method)(*call.args)
+                    result = getattr(self, call.method)(*call.args, **call.kwargs)
         except Exception as exc:  # the caller gets the error; this actor keeps serving
             call.reply.set_exception(exc)
         else:
@@ -215,7 +248,20 @@ class _Current:
     proxy: Any
 
 
-class ChildHandle:
+class Reply(concurrent.futures.Future[R]):
+    """The answer of :meth:`ChildHandle.ask`, completed by the actor from its thread.
+
+    A ``concurrent.futures.Future``: a thread waits with ``result(timeout)``, the event loop
+    with ``asyncio.wrap_future`` (see ``transport.bridge``) without parking its thread.
+    """
+
+    def __init__(self, actor: str) -> None:
+        super().__init__()
+        self.actor = actor
+        """The name of the actor asked (for the message of a timeout)."""
+
+
+class ChildHandle(Generic[A]):
     """The stable address of a supervised child, whatever incarnation is running.
 
     Only the supervisor writes it (:meth:`bind`, the counters); any thread may read it.
@@ -253,7 +299,8 @@ class ChildHandle:
         return ref is not None and ref.is_alive()
 
     def proxy(self) -> Any:
-        """A Pykka proxy of the current incarnation, for actor-to-actor calls.
+        """A Pykka proxy of the current incarnation: for tests and a debugging console. The
+        relay's own code sends with :meth:`tell` and :meth:`ask`, which mypy checks.
 
         Raises:
             ActorUnavailable: no incarnation is running.
@@ -263,8 +310,8 @@ class ChildHandle:
             raise ActorUnavailable(f"actor {self.name} is not running")
         return current.proxy
 
-    def tell(self, message: Any) -> None:
-        """Send ``message`` without waiting.
+    def send(self, message: object) -> None:
+        """Send a message object the actor handles in ``on_receive``, without waiting.
 
         Raises:
             ActorUnavailable: no incarnation is running.
@@ -277,22 +324,28 @@ class ChildHandle:
         except pykka.ActorDeadError as exc:
             raise ActorUnavailable(f"actor {self.name} is not running") from exc
 
-    def defer(self, method: str, *args: Any) -> None:
-        """Run ``method(*args)`` on the actor without waiting (a tell: an error kills it).
+    def tell(
+        self, method: Callable[Concatenate[A, P], object], /, *args: P.args, **kwargs: P.kwargs
+    ) -> None:
+        """Run ``method`` (the actor class's own) on the actor without waiting.
+
+        An error in it kills the incarnation, and its supervisor restarts it.
 
         Raises:
             ActorUnavailable: no incarnation is running.
         """
-        self.tell(ProxyCall(attr_path=(method,), args=args, kwargs={}))
+        self.send(ProxyCall(attr_path=(method.__name__,), args=args, kwargs=kwargs))
 
-    def call(
-        self, method: str, *args: Any, request_id: str | None = None
-    ) -> concurrent.futures.Future[Any]:
-        """Ask ``method(*args)`` without blocking; the answer arrives in the returned future.
+    def ask(
+        self, method: Callable[Concatenate[A, P], R], /, *args: P.args, **kwargs: P.kwargs
+    ) -> Reply[R]:
+        """Run ``method`` (the actor class's own) on the actor; its answer, or its error,
+        arrives in the returned :class:`Reply`. An error goes to the asker; the actor lives on.
 
         Raises:
             ActorUnavailable: no incarnation is running.
         """
-        reply: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self.tell(Call(method=method, args=args, reply=reply, request_id=request_id))
+        reply: Reply[R] = Reply(self.name)
+        call = Call(method.__name__, args, kwargs, reply, CURRENT_REQUEST.get())
+        self.send(call)
         return reply

@@ -63,7 +63,7 @@ class ChildSpec:
     name: str
     start: Callable[[Reporter], pykka.ActorRef[Any]]
     """Starts a new incarnation; the reporter is how it announces its death."""
-    handle: ChildHandle
+    handle: ChildHandle[Any]
     restart: RestartType = "permanent"
     backoff: Backoff = IMMEDIATE
     shutdown_timeout_s: float = 5.0

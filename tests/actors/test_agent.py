@@ -10,6 +10,7 @@ import pytest
 
 from actors.core.records import SenseInput
 from actors.core.validation import validate_sense
+from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from tests.conftest import LogSink, relay_settings, wait_until
@@ -141,8 +142,8 @@ def test_a_tick_reads_the_published_rings_and_never_waits_for_a_buffer(
     relay: Relay, fake_llm: FakeLLM, logs: LogSink
 ) -> None:
     ask(relay, "sense", "append", sense(ocr="committed before the hang"))
-    relay.handles["sense"].defer("inject_fault", "hang", 3.0)
-    relay.handles["feed"].defer("inject_fault", "hang", 3.0)
+    relay.handles["sense"].tell(RelayActor.inject_fault, "hang", 3.0)
+    relay.handles["feed"].tell(RelayActor.inject_fault, "hang", 3.0)
     started = time.monotonic()
     assert tick(relay, logs) == "ok"
     assert time.monotonic() - started < 2.5  # it did not wait out the hangs
@@ -304,7 +305,7 @@ def test_a_crashed_llm_caller_is_restarted_and_the_agent_carries_on(
 
 def test_runtime_config_survives_a_ticker_crash(relay: Relay) -> None:
     ask(relay, "ticker", "update_config", {"intervalMs": 7_000, "model": "other/model"})
-    relay.handles["ticker"].defer("inject_fault", "crash")
+    relay.handles["ticker"].tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: relay.handles["ticker"].restarts == 1, what="ticker restart")
     config = ask(relay, "ticker", "config")
     assert (config.interval_ms, config.model) == (7_000, "other/model")

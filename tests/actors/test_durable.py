@@ -78,7 +78,7 @@ def committed(store: Store) -> list[int]:
 
 def call(ref: Any, method: str, *args: Any) -> concurrent.futures.Future[Any]:
     reply: concurrent.futures.Future[Any] = concurrent.futures.Future()
-    ref.tell(Call(method, args, reply))
+    ref.tell(Call(method, args, {}, reply))
     return reply
 
 
@@ -178,7 +178,7 @@ def test_a_full_batch_commits_after_the_call_that_filled_it_not_inside_it(store:
 def test_a_failed_commit_fails_the_held_answers_and_the_actor_restarts(
     store: Store, clock: FakeClock
 ) -> None:
-    handle = ChildHandle("ledger")
+    handle: ChildHandle[Ledger] = ChildHandle("ledger")
     published: Published[tuple[int, ...]] = Published(())
     spec = ChildSpec(
         "ledger",
@@ -187,10 +187,10 @@ def test_a_failed_commit_fails_the_held_answers_and_the_actor_restarts(
     )
     Supervisor.start(name="test", children=[spec], clock=clock).proxy().ping().get(timeout=5)
     entered, release = threading.Event(), threading.Event()
-    handle.defer("block", entered, release)
+    handle.tell(Ledger.block, entered, release)
     assert entered.wait(5)
-    reply = handle.call("add", 1)
-    handle.defer("break_disk")  # runs before the flush queued by the write
+    reply = handle.ask(Ledger.add, 1)
+    handle.tell(Ledger.break_disk)  # runs before the flush queued by the write
     release.set()
 
     with pytest.raises(ActorUnavailable, match="could not store"):
@@ -198,7 +198,7 @@ def test_a_failed_commit_fails_the_held_answers_and_the_actor_restarts(
     wait_until(lambda: handle.restarts == 1 and handle.alive, what="restart")
     assert committed(store) == []
     assert published.value == ()  # the failed write was never visible
-    assert handle.call("add", 2).result(timeout=5) == 2
+    assert handle.ask(Ledger.add, 2).result(timeout=5) == 2
     assert committed(store) == [2]
     assert list(published.value) == [2]  # (a list: mypy narrowed the value above)
 

@@ -16,8 +16,8 @@ from actors.core.ticks import TickResult
 from actors.core.validation import validate_sense
 from actors.core.window import build_context_window
 from actors.digest_store import AGENT_RING, DigestStore
-from actors.feed_buffer import FEED_RING, PRUNE_SLACK
-from actors.kernel.base import ChildHandle
+from actors.feed_buffer import FEED_RING, PRUNE_SLACK, FeedBuffer
+from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo
 from actors.sense_buffer import PRUNE_SLACK_BYTES, SENSE_RING, SenseBuffer
@@ -76,7 +76,7 @@ def test_the_last_pushed_hud_survives_so_a_restart_does_not_repeat_it(
     assert ask(again, "digest", "last")["pushed"] is False
 
 
-def restarted_once(handle: ChildHandle) -> bool:
+def restarted_once(handle: ChildHandle[Any]) -> bool:
     return handle.restarts == 1 and handle.alive
 
 
@@ -89,7 +89,7 @@ def test_a_crashed_buffer_comes_back_with_everything_it_acknowledged(
         ask(relay, "sense", "append", sense(ocr=f"o{n}"))
     before = everything(relay)
     for name in ("feed", "sense"):
-        relay.handles[name].defer("inject_fault", "crash")
+        relay.handles[name].tell(RelayActor.inject_fault, "crash")
         handle = relay.handles[name]
         wait_until(partial(restarted_once, handle), what=f"{name} restart")
     after = everything(relay)
@@ -100,7 +100,7 @@ def test_a_crashed_buffer_comes_back_with_everything_it_acknowledged(
 def test_memory_mode_also_survives_an_actor_crash(make_relay: Callable[..., Relay]) -> None:
     relay = make_relay()
     ask(relay, "feed", "append", "kept", "normal")
-    relay.handles["feed"].defer("inject_fault", "crash")
+    relay.handles["feed"].tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: relay.handles["feed"].restarts == 1, what="feed restart")
     assert [i.text for i in ask(relay, "feed", "items_after", 0)] == ["kept"]
 
@@ -119,9 +119,9 @@ def test_rows_beyond_the_rings_are_pruned_in_batches(
 ) -> None:
     relay = make_relay(replace(relay_settings(), data_dir=str(tmp_path / "data")))
     for n in range(FEED_RING + PRUNE_SLACK + 50):
-        relay.handles["feed"].defer("append", f"m{n}")
+        relay.handles["feed"].tell(FeedBuffer.append, f"m{n}")
     for n in range(300):
-        relay.handles["sense"].defer("append", validate_sense({"type": "t", "ts": n}))
+        relay.handles["sense"].tell(SenseBuffer.append, validate_sense({"type": "t", "ts": n}))
     assert ask(relay, "feed", "count") == FEED_RING
     feed_db = relay.storage.stores["feed"].path
     sense_db = relay.storage.stores["sense"].path
@@ -139,7 +139,9 @@ def test_large_sense_events_are_pruned_by_bytes_too(
     relay = make_relay(replace(relay_settings(), data_dir=str(tmp_path / "data")))
     ocr = "x" * (1024 * 1024)  # 1 MiB events: 100 rows of slack would be 100 MiB on disk
     for n in range(SENSE_RING + 20):
-        relay.handles["sense"].defer("append", validate_sense({"type": "t", "ts": n, "ocr": ocr}))
+        relay.handles["sense"].tell(
+            SenseBuffer.append, validate_sense({"type": "t", "ts": n, "ocr": ocr})
+        )
     assert ask(relay, "sense", "count") == SENSE_RING
     sense_db = relay.storage.stores["sense"].path
     most = SENSE_RING + PRUNE_SLACK_BYTES // len(ocr) + 1

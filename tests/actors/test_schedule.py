@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from tests.actors.test_agent import TRANSCRIPT, ask, sense
@@ -244,7 +245,7 @@ def test_pending_news_survives_a_ticker_crash(
 ) -> None:
     relay = start()
     post(relay)
-    relay.handles["ticker"].defer("inject_fault", "crash")
+    relay.handles["ticker"].tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: relay.handles["ticker"].restarts == 1, what="ticker restart")
     assert status(relay)["pending"] is True
     advance(relay, clock, 3)

@@ -140,7 +140,7 @@ def test_an_error_in_an_asked_call_goes_to_the_caller_and_the_actor_lives(
     start_sup([child], clock)
     with pytest.raises(ValueError, match="unknown fault kind"):
         child.handle.proxy().inject_fault("melt").get(timeout=5)
-    reply = child.handle.call("inject_fault", "crash")
+    reply = child.handle.ask(RelayActor.inject_fault, "crash")
     with pytest.raises(Exception, match="injected crash"):
         reply.result(timeout=5)
     assert child.handle.alive
@@ -152,7 +152,7 @@ def test_cancelled_reply_skips_the_work_and_does_not_kill_the_actor(clock: FakeC
     start_sup([child], clock)
     reply: concurrent.futures.Future[Any] = concurrent.futures.Future()
     reply.cancel()
-    child.handle.tell(Call("inject_fault", ("crash",), reply))
+    child.handle.send(Call("inject_fault", ("crash",), {}, reply))
     assert child.handle.proxy().ping().get(timeout=5) == "pong"
     assert child.handle.restarts == 0
 
@@ -166,7 +166,7 @@ def test_temporary_child_is_not_restarted(clock: FakeClock) -> None:
     assert not child.handle.alive
     assert child.handle.restarts == 0
     with pytest.raises(ActorUnavailable):
-        child.handle.tell("anything")
+        child.handle.send("anything")
 
 
 def test_poll_finds_a_child_that_died_without_reporting(clock: FakeClock) -> None:
@@ -326,7 +326,7 @@ def test_a_hung_child_is_abandoned_and_replaced(clock: FakeClock, logs: LogSink)
     old = child.handle.ref
     assert old is not None
     release = threading.Event()
-    child.handle.defer("block", release)
+    child.handle.tell(Worker.block, release)
     queued = old.proxy().mark("late")  # waits behind the hang
 
     for _ in range(3):  # ping sent at 1 s; unanswered for 1 s, then 2 s: not yet too long
@@ -358,28 +358,28 @@ def test_calls_queued_behind_a_crash_fail_at_once_instead_of_timing_out(
     child = spec("a", [])
     start_sup([child], clock)
     release = threading.Event()
-    child.handle.defer("block", release)
-    child.handle.defer("inject_fault", "crash")
-    queued = [child.handle.call("ping") for _ in range(3)]
+    child.handle.tell(Worker.block, release)
+    child.handle.tell(RelayActor.inject_fault, "crash")
+    queued = [child.handle.ask(RelayActor.ping) for _ in range(3)]
     release.set()
     for reply in queued:
         with pytest.raises(ActorUnavailable, match="stopped before answering"):
             reply.result(timeout=2)
     wait_until(lambda: child.handle.restarts == 1, what="restart")
-    assert child.handle.call("ping").result(timeout=5) == "pong"
+    assert child.handle.ask(RelayActor.ping).result(timeout=5) == "pong"
 
 
 def test_calls_queued_behind_a_stop_fail_at_once(clock: FakeClock) -> None:
     child = spec("a", [])
     start_sup([child], clock)
     release = threading.Event()
-    child.handle.defer("block", release)
+    child.handle.tell(Worker.block, release)
     ref = child.handle.ref
     assert ref is not None
     stopping = threading.Thread(target=ref.stop)
     stopping.start()
     wait_until(lambda: ref.actor_inbox.qsize() >= 1, what="the stop to be queued")  # type: ignore[attr-defined]
-    late = child.handle.call("ping")
+    late = child.handle.ask(RelayActor.ping)
     release.set()
     stopping.join(5)
     with pytest.raises(ActorUnavailable):

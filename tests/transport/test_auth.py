@@ -41,7 +41,9 @@ STREAMS = {"/feed/stream", "/agent/stream"}
 def served_routes() -> list[tuple[str, str]]:
     """(method, path) of every route of the app (``RELAY_FAULTS=1``), from its router: a
     route added later is covered without touching this file."""
-    handles = {n: ChildHandle(n) for n in ("feed", "sense", "digest", "context", "ticker")}
+    handles: dict[str, ChildHandle[Any]] = {
+        n: ChildHandle(n) for n in ("feed", "sense", "digest", "context", "ticker")
+    }
     storage = open_storage(":memory:")
     try:
         peers = Peers(

@@ -38,8 +38,8 @@ class Doubler(RelayActor):
         release.wait(10)
 
 
-def doubler(clock: FakeClock, calls: list[int]) -> ChildHandle:
-    handle = ChildHandle("doubler")
+def doubler(clock: FakeClock, calls: list[int]) -> ChildHandle[Doubler]:
+    handle: ChildHandle[Doubler] = ChildHandle("doubler")
     spec = ChildSpec("doubler", lambda r: Doubler.start(calls=calls, report=r), handle)
     Supervisor.start(name="t", children=[spec], clock=clock).proxy().ping().get(timeout=5)
     return handle
@@ -50,7 +50,7 @@ def test_submissions_of_one_loop_iteration_share_one_call(clock: FakeClock) -> N
     handle = doubler(clock, calls)
 
     async def go() -> list[Any]:
-        batcher = Batcher(handle, "append_many", timeout_s=5)
+        batcher = Batcher(handle, Doubler.append_many, timeout_s=5)
         return await asyncio.gather(*(batcher.submit(n) for n in range(100)))
 
     assert asyncio.run(go()) == [2 * n for n in range(100)]
@@ -62,7 +62,7 @@ def test_a_burst_larger_than_the_batch_is_split(clock: FakeClock) -> None:
     handle = doubler(clock, calls)
 
     async def go() -> list[Any]:
-        batcher = Batcher(handle, "append_many", timeout_s=5)
+        batcher = Batcher(handle, Doubler.append_many, timeout_s=5)
         return await asyncio.gather(*(batcher.submit(n) for n in range(MAX_BATCH + 5)))
 
     assert asyncio.run(go()) == [2 * n for n in range(MAX_BATCH + 5)]
@@ -74,7 +74,7 @@ def test_a_failed_batch_fails_each_of_its_callers_and_only_them(clock: FakeClock
     handle = doubler(clock, calls)
 
     async def go() -> tuple[list[Any], int]:
-        batcher = Batcher(handle, "append_many", timeout_s=5)
+        batcher = Batcher(handle, Doubler.append_many, timeout_s=5)
         failed = await asyncio.gather(
             *(batcher.submit(n) for n in (1, -1, 3)), return_exceptions=True
         )
@@ -88,10 +88,10 @@ def test_a_failed_batch_fails_each_of_its_callers_and_only_them(clock: FakeClock
 def test_an_actor_that_does_not_answer_fails_the_batch_in_time(clock: FakeClock) -> None:
     handle = doubler(clock, [])
     release = threading.Event()
-    handle.defer("block", release)
+    handle.tell(Doubler.block, release)
 
     async def go() -> None:
-        batcher = Batcher(handle, "append_many", timeout_s=0.2)
+        batcher = Batcher(handle, Doubler.append_many, timeout_s=0.2)
         await asyncio.gather(batcher.submit(1), batcher.submit(2))
 
     with pytest.raises(ActorUnavailable, match="did not answer"):

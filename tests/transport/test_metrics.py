@@ -14,6 +14,7 @@ import pytest
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from tests.actors.test_agent import tick
@@ -135,7 +136,7 @@ def test_unknown_paths_are_one_bounded_label_not_their_raw_path(client: httpx.Cl
 def test_a_post_the_buffer_cannot_take_in_time_is_unavailable_and_its_mailbox_shows(
     relay: Relay, client: httpx.Client
 ) -> None:
-    relay.handles["feed"].defer("inject_fault", "hang", 3.0)
+    relay.handles["feed"].tell(RelayActor.inject_fault, "hang", 3.0)
     assert client.post("/feed", json={"text": "stuck"}).status_code == 503  # after 1 s
 
     samples = scrape(client)
@@ -278,7 +279,7 @@ def test_a_user_prices_file_overrides_the_built_in_price(
 def test_a_crashed_actor_shows_its_restart(relay: Relay, client: httpx.Client) -> None:
     before = scrape(client)
     assert value(before, "relay_actor_restarts_total", actor="feed") == 0
-    relay.handles["feed"].defer("inject_fault", "crash")
+    relay.handles["feed"].tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: relay.handles["feed"].restarts == 1 and relay.handles["feed"].alive)
 
     samples = scrape(client)
@@ -292,7 +293,7 @@ def test_a_crashed_actor_shows_its_restart(relay: Relay, client: httpx.Client) -
 
 
 def test_a_hung_actor_does_not_hang_the_scrape(relay: Relay, client: httpx.Client) -> None:
-    relay.handles["digest"].defer("inject_fault", "hang", 3.0)
+    relay.handles["digest"].tell(RelayActor.inject_fault, "hang", 3.0)
     started = time.monotonic()
 
     samples = scrape(client)

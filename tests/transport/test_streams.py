@@ -15,6 +15,7 @@ import httpx
 import orjson
 import pytest
 
+from actors.kernel.base import RelayActor
 from actors.kernel.published import Published
 from actors.tree import Relay
 from tests.conftest import LogSink, relay_settings, wait_until
@@ -456,7 +457,7 @@ def test_a_restarted_transport_listens_anew_without_leaking_listeners(relay: Rel
     assert transport is not None
     peers = transport._peers
     before = (listeners(peers.feed_view), listeners(peers.agent_view))
-    relay.handles["http"].defer("inject_fault", "crash")
+    relay.handles["http"].tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: relay.handles["http"].restarts == 1 and relay.handles["http"].alive)
     assert (listeners(peers.feed_view), listeners(peers.agent_view)) == before
     with (
