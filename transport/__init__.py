@@ -1,7 +1,8 @@
-"""The HTTP transport actor and its routes."""
+"""The HTTP transport: its actor, the aiohttp app, its routes, streams, auth and metrics."""
 
+from transport.app import build_app
 from transport.auth import exposure, refusal, warn_at_start
 from transport.http_transport import HttpTransport
-from transport.routes import Peers, build_app
+from transport.state import Peers
 
 __all__ = ["HttpTransport", "Peers", "build_app", "exposure", "refusal", "warn_at_start"]

@@ -1,7 +1,7 @@
 """Who may call the relay: the bearer token, the browser origins, and where it may listen.
 
 Three rules, all decided once at start and applied per request by the route guard
-(:func:`transport.routes._guarded`) at the cost of a header look-up or two:
+(:func:`transport.guard.guarded`) at the cost of a header look-up or two:
 
 - **The token** (``RELAY_TOKEN``). When set, every request needs
   ``Authorization: Bearer <token>``, except ``GET``/``HEAD /health`` and CORS preflights;

@@ -39,7 +39,7 @@ from transport.bridge import Asker
 from transport.metrics import HTTP_BUCKETS_S, HttpStats
 
 if TYPE_CHECKING:
-    from transport.routes import Peers
+    from transport.state import Peers
     from transport.streams import Streams
 
 A = TypeVar("A", bound=RelayActor)

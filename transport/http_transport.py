@@ -14,7 +14,8 @@ from aiohttp.http_exceptions import BadHttpMethod, InvalidURLError, LineTooLong
 from aiohttp.web_protocol import RequestHandler
 
 from actors.kernel.base import RelayActor, Reporter
-from transport.routes import Peers, build_app
+from transport.app import build_app
+from transport.state import Peers
 
 START_TIMEOUT_S = 10.0
 SHUTDOWN_TIMEOUT_S = 3.0

@@ -1,6 +1,6 @@
 """Request counts and latencies per route, kept on the transport's event loop for ``/metrics``.
 
-Each route's guard (:func:`transport.routes._guarded`) counts its request here with
+Each route's guard (:func:`transport.guard.guarded`) counts its request here with
 :meth:`RouteStats.observe`: a bisect, two additions and a dict update on the loop's thread,
 the only thread that writes or reads these, so no lock. A prometheus-client ``Histogram``
 would take a lock and walk its buckets on every request of the relay's busiest thread; here

@@ -26,8 +26,9 @@ from actors.tree import Relay
 from tests.actors.test_agent import tick
 from tests.conftest import LogSink, relay_settings
 from tests.test_run import ROOT, free_port, relay_env, wait_healthy
+from transport.app import build_app
 from transport.auth import Access, TokenRefused, exposure, is_loopback, warn_at_start
-from transport.routes import Peers, build_app
+from transport.state import Peers
 
 TOKEN = "s3cret-token"
 APP = "http://app.test:5173"

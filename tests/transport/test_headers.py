@@ -30,7 +30,7 @@ from tests.transport.openapi_contract import (
     raw_exchange,
     raw_request,
 )
-from transport.routes import FEED_BODY_LIMIT
+from transport.inputs import FEED_BODY_LIMIT
 
 FEED = orjson.dumps({"text": "hello"})
 ACCEPTED = "gzip, deflate"

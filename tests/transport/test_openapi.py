@@ -24,9 +24,11 @@ from actors.tree import Relay
 from tests.conftest import LogSink, relay_settings, wait_until
 from tests.transport.openapi_contract import Contract, fuzz
 from transport import http_transport, streams
+from transport.app import build_app
 from transport.demo.fake_llm import FakeLLM
+from transport.inputs import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT
 from transport.openapi import SSE, openapi_document
-from transport.routes import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT, ROUTES, build_app
+from transport.state import ROUTES
 
 TOKEN = "s3cret"
 FUZZ_EXAMPLES = 40

@@ -1,0 +1,158 @@
+"""The aiohttp application: its routes, each behind its guard, and its shared objects.
+
+Handlers only validate, ask actors and render (:mod:`transport.handlers`); the guard maps
+errors to statuses in one place (:mod:`transport.guard`).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import structlog
+from aiohttp import web
+
+from actors.core.entries import AgentSnapshot
+from actors.core.records import FeedSnapshot
+from actors.core.validation import SENSE_BODY_LIMIT
+from actors.digest_store import DigestStore
+from actors.feed_buffer import FeedBuffer
+from actors.sense_buffer import SenseBuffer
+from transport.auth import ANY_METHOD, Access
+from transport.batching import Batcher
+from transport.bridge import Asker
+from transport.guard import AnyTarget, Handler, expecting, guarded, no_route, refuse_expectation
+from transport.handlers.agent import (
+    get_agent_stream,
+    get_config,
+    get_context,
+    get_digest,
+    get_feed_stream,
+    get_history,
+    get_last,
+    post_config,
+)
+from transport.handlers.health import get_health
+from transport.handlers.ingest import get_feed, get_sense, post_feed, post_sense
+from transport.handlers.meta import get_metrics, get_openapi, post_fault
+from transport.metrics import UNMATCHED, HttpStats
+from transport.state import (
+    ACCESS,
+    ASK,
+    FEED_ANSWERS,
+    FEED_POSTS,
+    HTTP_STATS,
+    PEERS,
+    ROUTES,
+    SENSE_ANSWERS,
+    SENSE_POSTS,
+    STREAMS,
+    ListAnswers,
+    Peers,
+)
+from transport.streams import (
+    Event,
+    Hub,
+    StreamLimits,
+    Streams,
+)
+
+log = structlog.get_logger("relay")
+
+
+def _feed_items(snapshot: FeedSnapshot) -> tuple[Event, ...]:
+    return snapshot.items
+
+
+def _agent_entries(snapshot: AgentSnapshot) -> tuple[Event, ...]:
+    return snapshot.entries
+
+
+def streams_of(peers: Peers, ask: Asker, limits: StreamLimits) -> Streams:
+    async def stored_feed(after: int, limit: int) -> tuple[Event, ...]:
+        return await ask(peers.feed, FeedBuffer.stored_after, after, limit)
+
+    async def stored_entries(after: int, limit: int) -> tuple[Event, ...]:
+        return await ask(peers.digest, DigestStore.entries_after, after, limit)
+
+    return Streams(
+        feed=Hub("feed", peers.feed_view, _feed_items, stored_feed, limits),
+        agent=Hub("agent", peers.agent_view, _agent_entries, stored_entries, limits),
+        max_streams=peers.max_streams,
+        limits=limits,
+    )
+
+
+def build_app(peers: Peers, *, stream_limits: StreamLimits | None = None) -> web.Application:
+    """The aiohttp application with every route of the v2 spec, and the streams.
+
+    ``stream_limits``: the streams' keepalive, timeouts and bounds; by default the constants
+    of :mod:`transport.streams` as they are when the app is built.
+    """
+    # Bodies are decoded by read_json, which bounds the decoded size; aiohttp would inflate
+    # them first, and answer a coding it cannot decode in plain text before any route runs.
+    app = web.Application(
+        client_max_size=SENSE_BODY_LIMIT + 1, handler_args={"auto_decompress": False}
+    )
+    app[PEERS] = peers
+    app[ASK] = ask = Asker(peers.timeout_s)
+    streams = streams_of(peers, ask, stream_limits or StreamLimits.current())
+    app[STREAMS] = streams
+    app.on_startup.append(streams.on_startup)
+    app.on_shutdown.append(streams.on_shutdown)  # before the server waits for its handlers
+    app.on_cleanup.append(streams.on_cleanup)
+    app[FEED_POSTS] = Batcher(peers.feed, FeedBuffer.append_many, peers.timeout_s)
+    app[SENSE_POSTS] = Batcher(peers.sense, SenseBuffer.append_many, peers.timeout_s)
+    app[FEED_ANSWERS] = ListAnswers()
+    app[SENSE_ANSWERS] = ListAnswers()
+    access = Access(peers.token, peers.cors_origins)
+    app[ACCESS] = access
+    http_stats = app[HTTP_STATS] = HttpStats(sum(peers.exclusions.counts().values()))
+    routes: list[tuple[str, str, Handler]] = [
+        ("POST", "/feed", post_feed),
+        ("GET", "/feed", get_feed),
+        ("GET", "/feed/stream", get_feed_stream),
+        ("POST", "/sense", post_sense),
+        ("GET", "/sense", get_sense),
+        ("GET", "/agent/digest", get_digest),
+        ("GET", "/agent/stream", get_agent_stream),
+        ("GET", "/agent/last", get_last),
+        ("GET", "/agent/history", get_history),
+        ("GET", "/agent/context", get_context),
+        ("GET", "/agent/config", get_config),
+        ("POST", "/agent/config", post_config),
+        ("GET", "/health", get_health),
+        ("GET", "/metrics", get_metrics),
+        ("GET", "/openapi.json", get_openapi),
+    ]
+    if peers.faults:
+        routes.append(("POST", "/debug/fault", post_fault))
+    allowed: dict[str, set[str]] = {}
+    for method, path, handler in routes:
+        guard = functools.partial(
+            guarded,
+            trace=peers.trace_requests,
+            access=access,
+            admit=access.gate(method, path),
+            stats=http_stats.route(method, path),
+        )
+        route = guard(handler)
+        expect = expecting(guard(refuse_expectation))
+        if method == "GET":
+            app.router.add_get(path, route, expect_handler=expect)  # and HEAD
+        else:
+            app.router.add_route(method, path, route, expect_handler=expect)
+        allowed.setdefault(path, {"OPTIONS"}).update(
+            {method, "HEAD"} if method == "GET" else {method}
+        )
+    app[ROUTES] = allowed
+    guard = functools.partial(
+        guarded,
+        trace=peers.trace_requests,
+        access=access,
+        admit=access.gate(ANY_METHOD, ""),
+        stats=http_stats.route(ANY_METHOD, UNMATCHED),
+    )
+    anywhere = AnyTarget("/{path:.*}")
+    app.router.register_resource(anywhere)  # last: only what no route took
+    anywhere.add_route("*", guard(no_route), expect_handler=expecting(guard(refuse_expectation)))
+    return app

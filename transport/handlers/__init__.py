@@ -1,0 +1,1 @@
+"""The HTTP handlers, by resource: ingest, agent, health, meta."""

@@ -1,0 +1,92 @@
+"""``GET /health``: counts, agent figures and every actor's state."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import structlog
+from aiohttp import web
+
+from actors.core.errors import (
+    ActorUnavailable,
+)
+from actors.digest_store import DigestStore
+from actors.feed_buffer import FeedBuffer
+from actors.sense_buffer import SenseBuffer
+from actors.ticker import Ticker
+from transport.guard import json_response
+from transport.state import ACCESS, ASK, PEERS, STREAMS
+
+log = structlog.get_logger("relay")
+
+
+async def get_health(request: web.Request) -> web.Response:
+    """``GET /health``: counts, agent stats and every actor's state; 503 if one is stuck.
+
+    Each figure is asked of the actor that owns it, after the request arrived, and nothing
+    is cached: a ``/health`` asked after a write's answer shows that write. An actor that
+    does not answer within the actor timeout makes the answer a 503 naming it.
+    """
+    peers, ask = request.app[PEERS], request.app[ASK]
+    names = ("messages", "senseEvents", "agent", "config", "ticker")
+    results = await asyncio.gather(
+        ask(peers.feed, FeedBuffer.count),
+        ask(peers.sense, SenseBuffer.count),
+        ask(peers.digest, DigestStore.stats),
+        ask(peers.ticker, Ticker.config),
+        ask(peers.ticker, Ticker.status),
+        return_exceptions=True,
+    )
+    answers = dict(zip(names, results, strict=True))
+    errors = [str(v) for v in answers.values() if isinstance(v, BaseException)]
+    for value in answers.values():
+        if isinstance(value, BaseException) and not isinstance(value, ActorUnavailable):
+            raise value
+    stats = answers["agent"] if isinstance(answers["agent"], dict) else {}
+    config = answers["config"]
+    agent: dict[str, Any] = {}
+    if not isinstance(config, BaseException):
+        agent.update(
+            enabled=config.enabled,
+            active=config.active,
+            hasApiKey=bool(config.api_key),
+            model=config.model,
+            intervalMs=config.interval_ms,
+            debounceMs=config.effective_debounce_ms,
+            cooldownMs=config.cooldown_ms,
+        )
+    agent.update(stats)
+    if isinstance(answers["ticker"], dict):
+        agent.update(answers["ticker"])
+    if not request.app[ACCESS].authorized(request):
+        for key in PRIVATE_HEALTH_FIELDS:
+            if key in agent:
+                agent[key] = None
+    body: dict[str, Any] = {
+        "ok": not errors,
+        "epoch": peers.storage.epoch,
+        "messages": answers["messages"] if isinstance(answers["messages"], int) else None,
+        "senseEvents": answers["senseEvents"] if isinstance(answers["senseEvents"], int) else None,
+        "agent": agent,
+        "actors": {
+            name: {
+                "alive": handle.alive,
+                "restarts": handle.restarts,
+                "lastRestart": handle.last_restart_ms,
+                "state": handle.state,
+            }
+            for name, handle in peers.actors.items()
+        },
+        "storage": peers.storage.to_json(),
+        "streams": request.app[STREAMS].health(),
+    }
+    if errors:
+        body["error"] = "; ".join(errors)
+    return json_response(body, 200 if not errors else 503)
+
+
+PRIVATE_HEALTH_FIELDS = ("lastDigest", "lastError")
+"""``/health.agent`` fields that say what the user did (the digest's first 200 characters,
+an LLM error that may quote the prompt): ``null`` for callers without the token, since
+``/health`` needs none."""

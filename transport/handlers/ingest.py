@@ -1,0 +1,64 @@
+"""``POST``/``GET /feed`` and ``/sense``: what clients post, and the rings as last committed."""
+
+from __future__ import annotations
+
+import structlog
+from aiohttp import web
+
+from actors.core.records import json_list
+from actors.core.validation import SENSE_BODY_LIMIT, validate_feed, validate_sense
+from transport.guard import json_response, raw_json_response
+from transport.inputs import FEED_BODY_LIMIT, int_param, read_json
+from transport.state import FEED_ANSWERS, FEED_POSTS, PEERS, REQUEST_ID, SENSE_ANSWERS, SENSE_POSTS
+
+log = structlog.get_logger("relay")
+
+
+async def post_feed(request: web.Request) -> web.Response:
+    """``POST /feed``: store a message; answers ``{ok, id}``."""
+    text, priority = validate_feed(await read_json(request, FEED_BODY_LIMIT))
+    item = await request.app[FEED_POSTS].submit((text, priority))
+    return json_response({"ok": True, "id": item.id})
+
+
+async def get_feed(request: web.Request) -> web.Response:
+    """``GET /feed?after=N``: messages with an id above N, oldest first."""
+    after = int_param(request, "after", 0)
+    peers = request.app[PEERS]
+    snapshot = peers.feed_view.value
+    body = request.app[FEED_ANSWERS].get(
+        snapshot,
+        after,
+        lambda: json_list("messages", [i.json for i in snapshot.after(after)], peers.storage.epoch),
+    )
+    return raw_json_response(body)
+
+
+async def post_sense(request: web.Request) -> web.Response:
+    """``POST /sense``: store a screen event; answers ``{ok, id}``.
+
+    An event of an excluded app or window (``RELAY_EXCLUDE_APPS``/``_TITLES``) is dropped
+    here, before any actor sees it, and answered ``{ok, dropped: "excluded"}``, without an id.
+    """
+    event = validate_sense(await read_json(request, SENSE_BODY_LIMIT))
+    reason = request.app[PEERS].exclusions.check(event)
+    if reason is not None:  # the title is not logged: it may be what is private
+        log.debug("sense.excluded", actor="http", reason=reason, request_id=request.get(REQUEST_ID))
+        return json_response({"ok": True, "dropped": "excluded"})
+    stored = await request.app[SENSE_POSTS].submit(event)
+    return json_response({"ok": True, "id": stored.id})
+
+
+async def get_sense(request: web.Request) -> web.Response:
+    """``GET /sense?after=N&meta_only=true``: events above N; meta_only drops image data."""
+    after = int_param(request, "after", 0)
+    meta_only = request.query.get("meta_only", "").lower() in ("true", "1")
+    peers = request.app[PEERS]
+    snapshot = peers.sense_view.value
+
+    def build() -> bytes:
+        events = snapshot.after(after)
+        bodies = [e.json_meta_only if meta_only else e.json for e in events]
+        return json_list("events", bodies, peers.storage.epoch)
+
+    return raw_json_response(request.app[SENSE_ANSWERS].get(snapshot, (after, meta_only), build))

@@ -1,0 +1,79 @@
+"""``GET /metrics``, ``GET /openapi.json`` and the fault drills' ``POST /debug/fault``."""
+
+from __future__ import annotations
+
+import structlog
+from aiohttp import web
+
+from actors.core.errors import (
+    BadRequest,
+)
+from actors.kernel.base import RelayActor
+from transport.guard import json_response, raw_json_response
+from transport.inputs import CONFIG_BODY_LIMIT, read_json
+from transport.state import ASK, HTTP_STATS, PEERS, STREAMS
+
+log = structlog.get_logger("relay")
+
+
+async def get_metrics(request: web.Request) -> web.Response:
+    """``GET /metrics``: the Prometheus text format (:mod:`transport.exposition`)."""
+    # imported at the first scrape: prometheus-client costs 2.4 MB and 30 ms to import
+    from transport.exposition import CONTENT_TYPE, render  # noqa: PLC0415
+
+    peers, http = request.app[PEERS], request.app[HTTP_STATS]
+    excluded = sum(peers.exclusions.counts().values()) - http.excluded_before
+    body = await render(
+        peers,
+        request.app[ASK],
+        http,
+        request.app[STREAMS],
+        excluded={"sense": excluded},
+        redactions=peers.redactor.counts(),
+    )
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
+
+
+async def get_openapi(_request: web.Request) -> web.Response:
+    """``GET /openapi.json``: the OpenAPI 3.1 description of this API (:mod:`transport.openapi`)."""
+    # imported at the first request: the document and importlib.metadata cost 1.5 MB resident
+    from transport.openapi import openapi_json  # noqa: PLC0415
+
+    return raw_json_response(openapi_json())
+
+
+FAULT_ACTORS = ("feed", "sense", "context", "llm", "digest", "ticker", "http")
+
+
+FAULT_KINDS = ("crash", "hang")
+
+
+MAX_HANG_S = 3600
+
+
+async def post_fault(request: web.Request) -> web.Response:
+    """``POST /debug/fault``: make an actor crash on its next message or hang for N seconds.
+
+    Only with ``RELAY_FAULTS=1``. Answers before the fault fires.
+    """
+    body = await read_json(request, CONFIG_BODY_LIMIT)
+    if not isinstance(body, dict):
+        raise BadRequest("body must be a JSON object")
+    actor, kind, seconds = body.get("actor"), body.get("kind"), body.get("seconds", 0)
+    if actor not in FAULT_ACTORS:
+        msg = f"actor must be one of {', '.join(FAULT_ACTORS)}"
+        raise BadRequest(msg)
+    if kind not in FAULT_KINDS:
+        msg = f"kind must be one of {', '.join(FAULT_KINDS)}"
+        raise BadRequest(msg)
+    if kind == "hang" and (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, int | float)
+        or not 0 < seconds <= MAX_HANG_S
+    ):
+        msg = f"seconds must be a number above 0 and at most {MAX_HANG_S} for a hang"
+        raise BadRequest(msg)
+    peers = request.app[PEERS]
+    peers.actors[actor].tell(RelayActor.inject_fault, kind, float(seconds))
+    log.warning("debug.fault", actor="http", target=actor, kind=kind, seconds=seconds)
+    return json_response({"ok": True})

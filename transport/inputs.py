@@ -1,0 +1,200 @@
+"""What a request brings: its JSON body, decoded and bounded, and its query parameters."""
+
+from __future__ import annotations
+
+import math
+import zlib
+from typing import Any
+
+import orjson
+import structlog
+from aiohttp import web
+
+from actors.core.errors import (
+    BadRequest,
+    PayloadTooLarge,
+)
+from transport.guard import UnsupportedMediaType
+from transport.streams import (
+    LONG_POLL_MAX_S,
+)
+
+log = structlog.get_logger("relay")
+
+
+FEED_BODY_LIMIT = 256 * 1024
+"""Largest ``POST /feed`` body, in bytes (a long transcript batch fits many times over)."""
+
+
+CONFIG_BODY_LIMIT = 16 * 1024
+
+
+ACCEPTED_ENCODINGS = "gzip, deflate"
+"""The content codings a request body may have besides ``identity`` (the ``Accept-Encoding``
+of a 415 for a coding)."""
+
+
+_CODINGS = {"gzip": "gzip", "x-gzip": "gzip", "deflate": "deflate"}
+"""``Content-Encoding`` values (lower case) read, by the coding they name."""
+
+
+GZIP_MEMBERS = 16
+"""gzip members a body may have (one, from any client that compresses a body once)."""
+
+
+async def read_json(request: web.Request, limit: int) -> Any:
+    """The body as JSON: at most ``limit`` bytes, as sent and as decoded, of valid UTF-8.
+
+    A body may be compressed (``Content-Encoding: gzip`` or ``deflate``); :func:`_inflate`
+    decodes it with ``limit`` on the decoded size, so a small body that would inflate to
+    gigabytes stops there (aiohttp's own decompression, which would inflate it before this
+    sees it, is off: :func:`build_app`). Any other coding is a 415 before the body is read.
+
+    The body is parsed as JSON whatever its ``Content-Type`` says: clients post JSON without
+    one, or as ``text/plain`` (a web page spares itself a CORS preflight so). A body that does
+    not parse is a 400 that says where, or a 415 saying that JSON is expected when its
+    ``Content-Type`` names another media type (a form, plain text).
+    """
+    coding = request.headers.get("Content-Encoding")
+    if coding is not None:  # checked once: a plain body costs this lookup and no more
+        coding = _coding(coding)
+    declared = request.content_length
+    if declared is not None and declared > limit:
+        raise PayloadTooLarge(_too_large(limit))
+    body: bytes | bytearray
+    try:
+        if declared is not None:
+            body = await request.read()  # the common case: one read of a known length
+        else:
+            body = bytearray()  # chunked: count as it comes
+            async for chunk in request.content.iter_any():
+                body += chunk
+                if len(body) > limit:
+                    raise PayloadTooLarge(_too_large(limit))
+    except ConnectionResetError:  # nobody reads the answer; the log and metrics see a 4xx
+        raise BadRequest("the connection closed before the whole body arrived") from None
+    except web.RequestPayloadError:  # aiohttp's parser refused the rest of the body
+        raise BadRequest("the body ended early or its chunked coding is broken") from None
+    if not body:
+        raise BadRequest("body is empty; send a JSON object")
+    if coding is not None:
+        body = _inflate(body, coding, limit)
+        if not body:
+            raise BadRequest("body is empty; send a JSON object")
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise _not_json(request, body, exc) from None
+
+
+def _too_large(limit: int) -> str:
+    return f"body is larger than {limit} bytes"
+
+
+def _coding(header: str) -> str | None:
+    """The coding a ``Content-Encoding`` names (``gzip`` or ``deflate``), ``None`` for none
+    (``identity``, or empty).
+
+    Raises:
+        UnsupportedMediaType: any other coding (``br``, ``zstd``, ``compress``, unknown), or
+            more than one (stacked codings are not decoded).
+    """
+    codings = [c for c in (part.strip().lower() for part in header.split(",")) if c]
+    codings = [c for c in codings if c != "identity"]
+    if not codings:
+        return None
+    if len(codings) == 1 and codings[0] in _CODINGS:
+        return _CODINGS[codings[0]]
+    msg = (
+        f"Content-Encoding {header[:100]!r} is not supported: send the body as gzip, deflate "
+        "or identity (not compressed), one coding at most"
+    )
+    raise UnsupportedMediaType(msg, {"Accept-Encoding": ACCEPTED_ENCODINGS})
+
+
+def _inflate(body: bytes | bytearray, coding: str, limit: int) -> bytearray:
+    """``body`` decoded from ``coding`` (``gzip``, or ``deflate``: zlib-wrapped as HTTP says,
+    or raw as some clients send it).
+
+    Inflating stops one byte past ``limit``: however much the body would inflate to, this
+    costs at most ``limit`` bytes and the time to make them. Several gzip members in a row are
+    one body, as gzip itself reads them, up to :data:`GZIP_MEMBERS` (each costs a decoder:
+    thousands of empty members must not cost thousands).
+
+    Raises:
+        PayloadTooLarge: the decoded body is larger than ``limit``.
+        BadRequest: the body is not in ``coding``, is cut short, or has bytes after its end.
+    """
+    if coding == "gzip":
+        wbits = zlib.MAX_WBITS | 16
+    elif len(body) > 1 and body[0] & 0x0F == 8 and ((body[0] << 8) | body[1]) % 31 == 0:
+        wbits = zlib.MAX_WBITS  # a zlib header: HTTP's deflate
+    else:
+        wbits = -zlib.MAX_WBITS  # raw deflate
+    out = bytearray()
+    rest: bytes | bytearray = body
+    for _ in range(GZIP_MEMBERS):
+        decoder = zlib.decompressobj(wbits)
+        try:
+            # At most one byte past the limit: output stops there, the rest of the input waits.
+            out += decoder.decompress(rest, limit + 1 - len(out))
+        except zlib.error:
+            raise BadRequest(f"body is not valid {coding}") from None
+        if len(out) > limit:
+            raise PayloadTooLarge(_too_large(limit))
+        if not decoder.eof:
+            raise BadRequest(f"body is not valid {coding}: it ends before the compressed data")
+        rest = decoder.unused_data
+        if not rest:
+            return out
+        if coding != "gzip":
+            break
+    msg = f"body is not valid {coding}: there are bytes after its end"
+    raise BadRequest(msg)
+
+
+def _not_json(request: web.Request, body: bytes | bytearray, exc: Exception) -> BadRequest:
+    """The error for a body that does not parse as JSON."""
+    media = request.headers.get("Content-Type", "").partition(";")[0].strip().lower()
+    if media and "json" not in media:  # no type, or any JSON type, reads as JSON
+        msg = (
+            "expected a JSON body (Content-Type: application/json); this one, sent as "
+            f"{media[:100]}, is not JSON"
+        )
+        return UnsupportedMediaType(msg)
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return BadRequest("body is not valid UTF-8")
+    return BadRequest(f"body is not valid JSON: {exc}")
+
+
+def int_param(request: web.Request, name: str, default: int) -> int:
+    raw = request.query.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        msg = f"{name} must be a whole number, got {raw!r}"
+        raise BadRequest(msg) from None
+
+
+def optional_int(request: web.Request, name: str) -> int | None:
+    if not request.query.get(name):
+        return None
+    return int_param(request, name, 0)
+
+
+def wait_param(request: web.Request) -> float:
+    raw = request.query["wait"]
+    try:
+        wait_s = float(raw)
+    except ValueError:
+        wait_s = math.nan
+    if not 0 < wait_s <= LONG_POLL_MAX_S:  # also refuses nan
+        msg = (
+            f"wait must be a number of seconds above 0 and at most {LONG_POLL_MAX_S:g}, got {raw!r}"
+        )
+        raise BadRequest(msg)
+    return wait_s

@@ -1,0 +1,140 @@
+"""What the HTTP app holds: the actors it talks to, and the objects its handlers share.
+
+:class:`Peers` are the actor handles and published cells, with the policy the app applies
+(token, CORS, faults, tracing, stream limit, exclusion, redaction counts); the app keys name
+each shared object (``request.app[PEERS]``, ``request.app[ASK]``, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from aiohttp import web
+
+from actors.context_builder import ContextBuilder
+from actors.core.entries import AgentSnapshot
+from actors.core.exclusion import Exclusions
+from actors.core.records import FeedSnapshot, SenseSnapshot
+from actors.core.redaction import Redactor
+from actors.digest_store import DigestStore
+from actors.feed_buffer import FeedBuffer
+from actors.kernel.base import ChildHandle
+from actors.kernel.published import Published
+from actors.kernel.storage import StorageInfo
+from actors.sense_buffer import SenseBuffer
+from actors.ticker import Ticker
+from transport.auth import Access
+from transport.batching import Batcher
+from transport.bridge import Asker
+from transport.metrics import HttpStats
+from transport.streams import (
+    Streams,
+)
+
+log = structlog.get_logger("relay")
+
+
+@dataclass(frozen=True, slots=True)
+class Peers:
+    """The handles the transport may talk to, and how long it waits for them."""
+
+    feed: ChildHandle[FeedBuffer]
+    sense: ChildHandle[SenseBuffer]
+    feed_view: Published[FeedSnapshot]
+    """What the feed buffer last committed: ``GET /feed`` reads it without a message."""
+    sense_view: Published[SenseSnapshot]
+    """What the sense buffer last committed, for ``GET /sense``."""
+    agent_view: Published[AgentSnapshot]
+    """The newest agent entries the digest store committed: streams and long-polls."""
+    digest: ChildHandle[DigestStore]
+    context: ChildHandle[ContextBuilder]
+    ticker: ChildHandle[Ticker]
+    actors: dict[str, ChildHandle[Any]]
+    """Every supervised actor by short name, for ``/health.actors``."""
+    timeout_s: float
+    token: str
+    storage: StorageInfo
+    """Static for the process: the epoch and where the data lives."""
+    faults: bool = False
+    """Whether ``POST /debug/fault`` exists."""
+    max_streams: int = 32
+    """Concurrent stream clients at most (``RELAY_MAX_STREAMS``)."""
+    trace_requests: bool = False
+    """Log every request and give actors its id (``LOG_LEVEL=debug``); errors are always logged."""
+    cors_origins: tuple[str, ...] = ()
+    """Origins browser pages may call from (``RELAY_CORS_ORIGINS``); see :mod:`transport.auth`."""
+    exclusions: Exclusions = field(default_factory=Exclusions)
+    """Which screen events ``POST /sense`` drops (``RELAY_EXCLUDE_*``), and how many it did."""
+    redactor: Redactor = field(default_factory=Redactor)
+    """The buffers' redactor: its ``counts()`` of secrets replaced, by kind (for metrics)."""
+
+
+class ListAnswers:
+    """The answers of one list endpoint for the newest snapshot, reused while nothing changed.
+
+    Pollers and dashboards ask the same question of the same snapshot many times between two
+    posts. Answers are kept for one snapshot only, recognised by identity (hashing it would
+    hash the whole ring): the first request that sees a newer one drops them. At most
+    :attr:`SIZE` answers and :attr:`BUDGET` bytes are kept; a larger answer (a ring of
+    megabyte screen events) is built for each request. Used on the loop only.
+    """
+
+    SIZE = 8
+    BUDGET = 1024 * 1024
+
+    def __init__(self) -> None:
+        self._snapshot: object = None
+        self._answers: dict[Hashable, bytes] = {}
+        self._bytes = 0
+
+    def get(self, snapshot: object, query: Hashable, build: Callable[[], bytes]) -> bytes:
+        """The answer to ``query`` over ``snapshot``, built by ``build`` on a miss."""
+        if snapshot is not self._snapshot:
+            self._snapshot, self._answers, self._bytes = snapshot, {}, 0
+        body = self._answers.get(query)
+        if body is None:
+            body = build()
+            if len(self._answers) < self.SIZE and self._bytes + len(body) <= self.BUDGET:
+                self._answers[query] = body
+                self._bytes += len(body)
+        return body
+
+
+PEERS = web.AppKey("peers", Peers)
+
+
+ASK = web.AppKey("ask", Asker)
+"""Asks the actors, each answer awaited for the actor timeout."""
+
+
+FEED_ANSWERS = web.AppKey("feed_answers", ListAnswers)
+
+
+SENSE_ANSWERS = web.AppKey("sense_answers", ListAnswers)
+
+
+ROUTES = web.AppKey("routes", dict[str, set[str]])
+"""The methods each path answers, for the ``Allow`` header of a 405."""
+
+
+FEED_POSTS = web.AppKey("feed_posts", Batcher)
+
+
+SENSE_POSTS = web.AppKey("sense_posts", Batcher)
+
+
+STREAMS = web.AppKey("streams", Streams)
+
+
+REQUEST_ID = web.RequestKey("request_id", str)
+
+
+HTTP_STATS = web.AppKey("http_stats", HttpStats)
+"""Requests and latencies per route, for ``GET /metrics``."""
+
+
+ACCESS = web.AppKey("access", Access)
+"""The token and CORS policy; the guard adds each answer's CORS headers (:func:`guarded`)."""
