@@ -16,8 +16,9 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import FrameType
+from typing import NoReturn
 
 import pykka
 import pykka.debug
@@ -26,17 +27,39 @@ import structlog
 from actors import ChildExited, SystemClock
 from actors.kernel.malloc import TRIM_INTERVAL_S, limit_malloc_arenas, release_free_memory
 from actors.tree import start_relay
-from config import configure_logging, settings_or_exit
-from config.prices import prices_or_exit
+from config import ConfigError, Settings, configure_logging, load_settings
+from config.prices import PriceTable, load_prices
 from config.settings import build_parser
 from transport import exposure, refusal, warn_at_start
 
 EXIT_START_FAILED = 1
+EXIT_INVALID = 2
 EXIT_ESCALATED = 70
 DUPLICATE_SIGNAL_S = 0.1
 """``timeout`` and some supervisors signal the process and its group: one stop, not two."""
 
 log = structlog.get_logger("relay")
+
+
+def settings_or_exit(argv: Sequence[str], environ: Mapping[str, str]) -> Settings:
+    """:func:`load_settings`, or one message on stderr and exit code 2."""
+    try:
+        return load_settings(argv, environ, isatty=sys.stderr.isatty())
+    except ConfigError as exc:
+        _exit_invalid(str(exc))
+
+
+def prices_or_exit(user_file: str) -> PriceTable:
+    """:func:`load_prices`, or one message on stderr and exit code 2, as for any setting."""
+    try:
+        return load_prices(user_file)
+    except ConfigError as exc:
+        _exit_invalid(str(exc))
+
+
+def _exit_invalid(message: str) -> NoReturn:
+    parser = build_parser()
+    parser.exit(EXIT_INVALID, f"{parser.prog}: error: {message}\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     prices = prices_or_exit(settings.prices_file)
     verdict = exposure(settings.host, token=settings.token, allow_insecure=settings.allow_insecure)
     if verdict == "refused":
-        build_parser().exit(2, f"run.py: error: {refusal(settings.host)}\n")
+        _exit_invalid(refusal(settings.host))
     configure_logging(settings.log_format, settings.log_level)
     warn_at_start(
         verdict, host=settings.host, token=settings.token, cors_origins=settings.cors_origins

@@ -1,4 +1,7 @@
-"""Settings from the environment and the command line, the app-name table, logging set-up."""
+"""Settings from the environment and the command line, the app-name table, logging set-up.
+
+Nothing here exits the process: a caller decides what an invalid setting means.
+"""
 
 from config.app_names import APP_NAMES, normalize_app_name
 from config.logs import configure_logging
@@ -8,7 +11,6 @@ from config.settings import (
     Settings,
     build_parser,
     load_settings,
-    settings_or_exit,
 )
 
 __all__ = [
@@ -20,5 +22,4 @@ __all__ = [
     "configure_logging",
     "load_settings",
     "normalize_app_name",
-    "settings_or_exit",
 ]

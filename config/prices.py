@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from config.settings import ConfigError, build_parser
+from config.settings import ConfigError
 
 BUILT_IN = Path(__file__).with_name("prices.json")
 """The table that ships with the relay."""
@@ -101,11 +101,3 @@ def load_prices(user_file: str = "") -> PriceTable:
             raise ConfigError(f"RELAY_PRICES: cannot read {user_file}: {exc.strerror}") from None
         table.update(parse_prices(raw, f"RELAY_PRICES ({user_file})"))
     return MappingProxyType(table)
-
-
-def prices_or_exit(user_file: str) -> PriceTable:
-    """:func:`load_prices`, or one message on stderr and exit code 2 (as for any setting)."""
-    try:
-        return load_prices(user_file)
-    except ConfigError as exc:
-        build_parser().exit(2, f"run.py: error: {exc}\n")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import math
 import re
-import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -213,161 +213,237 @@ class Settings:
     agent: AgentConfig = AgentConfig()
 
 
-# name of the flag's dest, environment variable, parser, help
-_OPTIONS: tuple[tuple[str, str, str, str], ...] = (
-    ("host", "RELAY_HOST", "host", "address to listen on (default 127.0.0.1)"),
-    ("port", "RELAY_PORT", "port", "TCP port to listen on (default 18791)"),
-    (
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One setting: its environment variable, its flag, how it is parsed, what it means.
+
+    Its default is the field's own in :class:`Settings` (or :class:`AgentConfig` for the
+    agent's settings): ``--help`` and the configuration document show that value, so a
+    default is written once.
+    """
+
+    name: str
+    """The flag, ``--`` and the name with dashes; also the field, unless ``field`` says."""
+    env: str
+    parse: str
+    """How a value is read (a key of :func:`_parse`)."""
+    help: str
+    agent: bool = False
+    """The field is :class:`AgentConfig`'s, not :class:`Settings`'."""
+    field: str = ""
+    """The field's name when it differs from :attr:`name`."""
+    secret: bool = False
+    """Read from the environment only, never from a flag (a flag shows in a process list)."""
+    default_text: str = ""
+    """How ``--help`` states the default when the field's value does not say it well."""
+
+    @property
+    def attr(self) -> str:
+        """The field of :class:`Settings` or :class:`AgentConfig` this option sets."""
+        return self.field or self.name
+
+    @property
+    def flag(self) -> str | None:
+        """``--<name>``, or ``None`` for a secret."""
+        return None if self.secret else "--" + self.name.replace("_", "-")
+
+    @property
+    def default(self) -> Any:
+        """The field's default."""
+        owner = AgentConfig if self.agent else Settings
+        return next(f.default for f in fields(owner) if f.name == self.attr)
+
+    def default_shown(self) -> str:
+        """The default as ``--help`` and the configuration document state it."""
+        if self.default_text:
+            return self.default_text
+        value = self.default
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if value in ("", ()):
+            return "none"
+        if isinstance(value, float) and value.is_integer():
+            return str(int(value))
+        return str(value)
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("host", "RELAY_HOST", "host", "address to listen on"),
+    Option("port", "RELAY_PORT", "port", "TCP port to listen on"),
+    Option(
         "data_dir",
         "RELAY_DATA_DIR",
         "text",
-        "where state persists; :memory: keeps it in memory only (default: data/ beside run.py)",
+        "where state persists; :memory: keeps it in memory only",
+        default_text="data/ beside run.py",
     ),
-    (
+    Option(
         "retention_days",
         "RELAY_RETENTION_DAYS",
         "positive_number",
-        "days to keep agent entries beyond the newest 50 (default 7)",
+        "days to keep agent entries beyond the newest 50",
     ),
-    (
+    Option(
         "max_restarts",
         "RELAY_MAX_RESTARTS",
         "positive_int",
-        "restarts a supervisor allows within the window before it escalates (default 10)",
+        "restarts a supervisor allows within the window before it escalates",
     ),
-    (
+    Option(
         "restart_window_s",
         "RELAY_RESTART_WINDOW_S",
         "positive_number",
-        "the window of RELAY_MAX_RESTARTS, in seconds (default 30)",
+        "the window of RELAY_MAX_RESTARTS, in seconds",
     ),
-    (
-        "faults",
-        "RELAY_FAULTS",
-        "bool",
-        "enable POST /debug/fault for fault drills (default false)",
-    ),
-    (
+    Option("faults", "RELAY_FAULTS", "bool", "enable POST /debug/fault for fault drills"),
+    Option(
         "allow_insecure",
         "RELAY_ALLOW_INSECURE",
         "bool",
-        "serve on a non-loopback address without RELAY_TOKEN (logged as a warning at every "
-        "start; default false)",
+        "serve on a non-loopback address without RELAY_TOKEN (logged as a warning at every start)",
     ),
-    (
+    Option(
         "cors_origins",
         "RELAY_CORS_ORIGINS",
         "origin_list",
-        "comma-separated origins a browser may call the API from, e.g. "
-        "http://localhost:5173 (default: none besides same-origin)",
+        "comma-separated origins a browser may call the API from, e.g. http://localhost:5173",
     ),
-    (
+    Option(
         "redact",
         "RELAY_REDACT",
         "bool",
         "redact secrets (keys, tokens, passwords, card numbers, <private> text) before "
-        "anything is stored or sent; off is logged as a warning (default on)",
+        "anything is stored or sent; off is logged as a warning",
     ),
-    (
+    Option(
         "exclude_apps",
         "RELAY_EXCLUDE_APPS",
         "model_list",
-        "comma-separated app names whose screen events are dropped at ingest (default none)",
+        "comma-separated app names whose screen events are dropped at ingest",
     ),
-    (
+    Option(
         "exclude_titles",
         "RELAY_EXCLUDE_TITLES",
         "regex",
-        "a regular expression on window titles; matching screen events are dropped at ingest "
-        "(default none)",
+        "a regular expression on window titles; matching screen events are dropped at ingest",
     ),
-    (
+    Option(
         "prices_file",
         "RELAY_PRICES",
         "text",
-        "a JSON file of per-model prices, extending the built-in table (default none)",
+        "a JSON file of per-model prices, extending the built-in table",
     ),
-    (
+    Option(
         "max_streams",
         "RELAY_MAX_STREAMS",
         "positive_int",
-        "concurrent /feed/stream and /agent/stream clients; more get 503 (default 32)",
+        "concurrent /feed/stream and /agent/stream clients; more get 503",
     ),
-    (
+    Option(
         "sync",
         "RELAY_SYNC",
         "sync",
         "full: an acknowledged POST is fsynced; normal: faster, survives a crash of the "
-        "relay but not a power cut (default full)",
+        "relay but not a power cut",
     ),
-    (
+    Option(
         "log_format",
         "LOG_FORMAT",
         "log_format",
-        "console or json (default: console on a TTY, else json)",
+        "console or json",
+        default_text="console on a TTY, else json",
     ),
-    ("log_level", "LOG_LEVEL", "log_level", "debug, info, warning or error (default info)"),
-    (
+    Option("log_level", "LOG_LEVEL", "log_level", "debug, info, warning or error"),
+    Option(
         "actor_timeout_ms",
         "RELAY_ACTOR_TIMEOUT_MS",
         "positive_int",
-        "how long a request waits for an actor before answering 503 (default 2000)",
+        "how long a request waits for an actor before answering 503, in ms",
     ),
-    ("agent_enabled", "AGENT_ENABLED", "bool", "run the agent loop: true or false (default true)"),
-    (
-        "base_url",
-        "AGENT_BASE_URL",
-        "url",
-        f"OpenAI-compatible API root (default {DEFAULT_BASE_URL})",
+    Option(
+        "token",
+        "RELAY_TOKEN",
+        "text",
+        "the bearer token every endpoint but /health needs; needed to listen beyond loopback",
+        secret=True,
     ),
-    ("model", "AGENT_MODEL", "text", f"model to ask (default {DEFAULT_MODEL})"),
-    (
+    Option(
+        "openrouter_api_key",
+        "OPENROUTER_API_KEY",
+        "text",
+        "the LLM key; without it the agent is off",
+        agent=True,
+        field="api_key",
+        secret=True,
+    ),
+    Option(
+        "agent_enabled", "AGENT_ENABLED", "bool", "run the agent loop", agent=True, field="enabled"
+    ),
+    Option("base_url", "AGENT_BASE_URL", "url", "OpenAI-compatible API root", agent=True),
+    Option("model", "AGENT_MODEL", "text", "model to ask", agent=True),
+    Option(
         "fallback_models",
         "AGENT_FALLBACK_MODELS",
         "model_list",
-        "comma-separated models tried in order when the model fails (default none)",
+        "comma-separated models tried in order when the model fails",
+        agent=True,
     ),
-    (
+    Option(
         "interval_ms",
         "AGENT_INTERVAL_MS",
         "positive_int",
-        "the longest time between two ticks while anything is new, in ms (default 30000)",
+        "the longest time between two ticks while anything is new, in ms",
+        agent=True,
     ),
-    (
+    Option(
         "debounce_ms",
         "AGENT_DEBOUNCE_MS",
         "non_negative_int",
         "a tick runs this long after the last new feed or sense item, in ms; capped at the "
-        "interval (default 3000)",
+        "interval",
+        agent=True,
     ),
-    (
+    Option(
         "cooldown_ms",
         "AGENT_COOLDOWN_MS",
         "non_negative_int",
-        "the least time between two LLM calls, in ms (default 0)",
+        "the least time between two LLM calls, in ms",
+        agent=True,
     ),
-    ("max_age_ms", "AGENT_MAX_AGE_MS", "positive_int", "context window in ms (default 120000)"),
-    ("max_tokens", "AGENT_MAX_TOKENS", "positive_int", "max_tokens of each request (default 200)"),
-    (
+    Option("max_age_ms", "AGENT_MAX_AGE_MS", "positive_int", "context window in ms", agent=True),
+    Option(
+        "max_tokens", "AGENT_MAX_TOKENS", "positive_int", "max_tokens of each request", agent=True
+    ),
+    Option(
         "temperature",
         "AGENT_TEMPERATURE",
         "temperature",
-        "sampling temperature, 0 to 2 (default 0.3)",
+        "sampling temperature, 0 to 2",
+        agent=True,
     ),
-    (
+    Option(
         "timeout_ms",
         "AGENT_TIMEOUT_MS",
         "positive_int",
-        "bound on one LLM request, end to end, in ms (default 15000)",
+        "bound on one LLM request, end to end, in ms",
+        agent=True,
     ),
-    (
+    Option(
         "push_to_feed",
         "AGENT_PUSH_TO_FEED",
         "bool",
-        "push each new hud line to /feed (default true)",
+        "push each new hud line to /feed",
+        agent=True,
     ),
-    ("log_verbose", "AGENT_LOG_VERBOSE", "bool", "log every tick, idle ones too (default false)"),
+    Option(
+        "log_verbose",
+        "AGENT_LOG_VERBOSE",
+        "bool",
+        "log every tick, idle ones too",
+        agent=True,
+    ),
 )
+"""Every setting, in the order ``--help`` lists them."""
 
 
 _DIGITS = re.compile(r"[0-9]+")
@@ -462,9 +538,8 @@ def _parse(kind: str, name: str, raw: str) -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``run.py`` command line; each flag overrides its environment variable."""
+    """The command line; each flag overrides its environment variable."""
     parser = argparse.ArgumentParser(
-        prog="run.py",
         description=(
             "sinain-relay: ingest /feed and /sense, ask an LLM what the user is doing, "
             "serve a hud line and a digest. Each flag overrides the environment variable "
@@ -472,9 +547,22 @@ def build_parser() -> argparse.ArgumentParser:
             "the environment only, so they never show in a process list."
         ),
     )
-    for dest, env, _kind, help_text in _OPTIONS:
-        flag = "--" + dest.replace("_", "-")
-        parser.add_argument(flag, dest=dest, metavar=env, help=f"{help_text} [{env}]")
+    parser.add_argument("--version", action="version", version=f"sinain-relay {version()}")
+    for option in OPTIONS:
+        if option.flag is None:
+            continue
+        help_text = f"{option.help} (default {option.default_shown()}) [{option.env}]"
+        if option.parse == "bool":  # --faults alone means true
+            parser.add_argument(
+                option.flag,
+                dest=option.name,
+                metavar="BOOL",
+                nargs="?",
+                const="true",
+                help=help_text,
+            )
+        else:
+            parser.add_argument(option.flag, dest=option.name, metavar=option.env, help=help_text)
     parser.add_argument(
         "--demo",
         action="store_true",
@@ -484,6 +572,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def version() -> str:
+    """The installed package's version."""
+    try:
+        return metadata.version("sinain-relay")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bool) -> Settings:
     """Read and validate every setting; flags win over the environment.
 
@@ -491,60 +587,17 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
         ConfigError: the first invalid setting, named as the user wrote it.
     """
     args = vars(build_parser().parse_args(list(argv)))
-    values: dict[str, Any] = {}
-    for dest, env, kind, _help in _OPTIONS:
-        if args.get(dest) is not None:
-            values[dest] = _parse(kind, "--" + dest.replace("_", "-"), args[dest])
-        elif environ.get(env, "").strip():
-            values[dest] = _parse(kind, env, environ[env])
-
-    agent_keys = {
-        "agent_enabled": "enabled",
-        "base_url": "base_url",
-        "model": "model",
-        "fallback_models": "fallback_models",
-        "interval_ms": "interval_ms",
-        "debounce_ms": "debounce_ms",
-        "cooldown_ms": "cooldown_ms",
-        "max_age_ms": "max_age_ms",
-        "max_tokens": "max_tokens",
-        "temperature": "temperature",
-        "timeout_ms": "timeout_ms",
-        "push_to_feed": "push_to_feed",
-        "log_verbose": "log_verbose",
-    }
-    agent = AgentConfig(
-        api_key=environ.get("OPENROUTER_API_KEY", "").strip(),
-        **{attr: values[key] for key, attr in agent_keys.items() if key in values},
-    )
-    return Settings(
-        host=values.get("host", "127.0.0.1"),
-        port=values.get("port", 18791),
-        token=environ.get("RELAY_TOKEN", "").strip(),
-        log_format=values.get("log_format", "console" if isatty else "json"),
-        log_level=values.get("log_level", "info"),
-        actor_timeout_ms=values.get("actor_timeout_ms", 2_000),
-        data_dir=values.get("data_dir", DEFAULT_DATA_DIR),
-        retention_days=values.get("retention_days", 7.0),
-        sync=values.get("sync", "full"),
-        max_restarts=values.get("max_restarts", 10),
-        restart_window_s=values.get("restart_window_s", 30.0),
-        faults=values.get("faults", False),
-        allow_insecure=values.get("allow_insecure", False),
-        cors_origins=values.get("cors_origins", ()),
-        redact=values.get("redact", True),
-        exclude_apps=values.get("exclude_apps", ()),
-        exclude_titles=values.get("exclude_titles", ""),
-        prices_file=values.get("prices_file", ""),
-        max_streams=values.get("max_streams", 32),
-        demo=bool(args.get("demo")),
-        agent=agent,
-    )
-
-
-def settings_or_exit(argv: Sequence[str], environ: Mapping[str, str]) -> Settings:
-    """:func:`load_settings`, or one message on stderr and exit code 2."""
-    try:
-        return load_settings(argv, environ, isatty=sys.stderr.isatty())
-    except ConfigError as exc:
-        build_parser().exit(2, f"run.py: error: {exc}\n")
+    settings: dict[str, Any] = {}
+    agent: dict[str, Any] = {}
+    for option in OPTIONS:
+        given = args.get(option.name) if option.flag is not None else None
+        if given is not None:
+            value = _parse(option.parse, option.flag or option.env, given)
+        elif environ.get(option.env, "").strip():
+            value = _parse(option.parse, option.env, environ[option.env])
+        else:
+            continue
+        (agent if option.agent else settings)[option.attr] = value
+    if "log_format" not in settings:
+        settings["log_format"] = "console" if isatty else "json"
+    return Settings(**settings, demo=bool(args.get("demo")), agent=AgentConfig(**agent))

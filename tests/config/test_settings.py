@@ -17,8 +17,8 @@ from config.settings import (
     ConfigError,
     Settings,
     load_settings,
-    settings_or_exit,
 )
+from run import settings_or_exit
 
 REPO = Path(__file__).resolve().parents[2]
 

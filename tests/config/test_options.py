@@ -1,0 +1,52 @@
+"""The table of options: one default per setting, flags that need no value, ``--version``."""
+
+from __future__ import annotations
+
+import pytest
+
+from config.settings import OPTIONS, AgentConfig, Settings, build_parser, load_settings
+
+
+def test_every_option_names_a_field_and_an_environment_variable_of_its_own() -> None:
+    envs = [o.env for o in OPTIONS]
+    assert len(envs) == len(set(envs))
+    for option in OPTIONS:
+        owner = AgentConfig if option.agent else Settings
+        assert option.attr in owner.__dataclass_fields__, option
+
+
+def test_the_defaults_are_the_fields_own() -> None:
+    settings = load_settings([], {}, isatty=False)
+    for option in OPTIONS:
+        owner = settings.agent if option.agent else settings
+        assert getattr(owner, option.attr) == option.default, option.name
+
+
+def test_help_states_each_default_once_from_the_table() -> None:
+    text = " ".join(build_parser().format_help().split())
+    for option in OPTIONS:
+        if option.flag is None:
+            assert f"[{option.env}]" not in text
+            continue
+        assert f"(default {option.default_shown()}) [{option.env}]" in text, option.name
+
+
+def test_secrets_have_no_flag() -> None:
+    secret = {o.env for o in OPTIONS if o.secret}
+    assert secret == {"RELAY_TOKEN", "OPENROUTER_API_KEY"}
+    settings = load_settings([], {"RELAY_TOKEN": "t", "OPENROUTER_API_KEY": "k"}, isatty=False)
+    assert (settings.token, settings.agent.api_key) == ("t", "k")
+
+
+@pytest.mark.parametrize("flag", ["--faults", "--redact", "--agent-enabled", "--log-verbose"])
+def test_a_boolean_flag_alone_means_true(flag: str) -> None:
+    settings = load_settings([flag], {"RELAY_REDACT": "off", "AGENT_ENABLED": "0"}, isatty=False)
+    option = next(o for o in OPTIONS if o.flag == flag)
+    assert getattr(settings.agent if option.agent else settings, option.attr) is True
+
+
+def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.startswith("sinain-relay ")
