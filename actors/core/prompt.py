@@ -1,9 +1,11 @@
-"""The LLM prompt (v2 spec, section 4) and the fingerprint of what it would send.
+"""The LLM prompt and the fingerprint of what it would send.
 
-Two changes from the spec's template, both from the original relay's own history: events
-are listed newest first, each labelled with its age (``[12s ago]``), because the model
-weighted stale events too heavily; and the previous digest comes along (bounded), so that a
-digest can say what the user was doing before the window, as the spec's example does.
+Events are listed newest first, each labelled with its age (``[12s ago]``), so that the
+model weighs what the user does now above what is still in the window; the previous digest
+comes along (bounded), so that a digest can say what the user was doing before the window.
+
+The prompt's labels are constants here: whatever reads a prompt back (the demo's stand-in
+LLM) takes them from this module, so the format is written once.
 """
 
 from __future__ import annotations
@@ -26,6 +28,24 @@ NARRATIVE_CHARS = 200
 PREVIOUS_DIGEST_CHARS = 600
 """Characters of the previous digest in the prompt."""
 
+ACTIVE_APP = "Active app:"
+APP_HISTORY = "App history:"
+APP_SEPARATOR = " → "
+NO_APPS = "(none)"
+SCREEN_HEADER = "Screen (OCR text, newest first):"
+NO_SCREEN = "(no screen data)"
+AUDIO_HEADER = "Audio transcript (newest first):"
+NO_AUDIO = "(silence)"
+EARLIER_HEADER = "Earlier (your previous digest, {age}):"
+"""The previous digest's heading; ``{age}`` is like ``40s ago``."""
+ANSWER_HEADER = "Respond with ONLY valid JSON, no markdown:"
+TITLE_SEPARATOR = " — "
+"""Between the app and the window title in a screen line's ``[...]``."""
+NO_TEXT = "(no text)"
+SEEN = "(seen: {narrative})"
+"""The capture client's narrative, after the OCR of the same event."""
+AGE = "[{seconds}s ago] "
+
 
 @dataclass(frozen=True, slots=True)
 class PreviousDigest:
@@ -36,14 +56,14 @@ class PreviousDigest:
 
 
 def _age(now_ms: int, at_ms: int) -> str:
-    return f"[{max(0, round((now_ms - at_ms) / 1000))}s ago] "
+    return AGE.format(seconds=max(0, round((now_ms - at_ms) / 1000)))
 
 
 def screen_line(event: ScreenEvent) -> str:
     """One screen event as the prompt shows it, without its age."""
     where = normalize_app_name(event.app)
     if event.window_title:
-        where += f" — {_one_line(event.window_title)[:TITLE_CHARS]}"
+        where += TITLE_SEPARATOR + _one_line(event.window_title)[:TITLE_CHARS]
     parts = [f"[{where}]"]
     if event.title:
         parts.append(f"{_one_line(event.title)[:TITLE_CHARS]}:")
@@ -51,9 +71,9 @@ def screen_line(event: ScreenEvent) -> str:
         parts.append(_one_line(event.ocr)[:OCR_CHARS])
     if event.narrative:
         narrative = _one_line(event.narrative)[:NARRATIVE_CHARS]
-        parts.append(f"(seen: {narrative})" if event.ocr else narrative)
+        parts.append(SEEN.format(narrative=narrative) if event.ocr else narrative)
     if not event.ocr and not event.narrative:
-        parts.append("(no text)")
+        parts.append(NO_TEXT)
     return " ".join(parts)
 
 
@@ -79,30 +99,31 @@ def build_prompt(ctx: ContextWindow, *, now_ms: int, previous: PreviousDigest | 
         ((e.received_at, screen_line(e)) for e in reversed(ctx.screen)), now_ms
     )
     audio_lines = _labelled(((a.ts, audio_line(a)) for a in reversed(ctx.audio)), now_ms)
-    app_switches = " → ".join(normalize_app_name(a.app) for a in ctx.app_history)
+    app_switches = APP_SEPARATOR.join(normalize_app_name(a.app) for a in ctx.app_history)
     earlier = ""
     if previous is not None and previous.text.strip():
         text = _one_line(previous.text.strip())
         if len(text) > PREVIOUS_DIGEST_CHARS:
             text = text[: PREVIOUS_DIGEST_CHARS - 1] + "…"
+        heading = EARLIER_HEADER.format(age=_age(now_ms, previous.ts).strip()[1:-1])
         earlier = f"""
 
-Earlier (your previous digest, {_age(now_ms, previous.ts).strip()[1:-1]}):
+{heading}
 {text}"""
 
     return f"""You are an AI monitoring a user's screen and audio in real-time.
 You produce TWO outputs as JSON.
 
-Active app: {normalize_app_name(ctx.current_app)}
-App history: {app_switches or "(none)"}
+{ACTIVE_APP} {normalize_app_name(ctx.current_app)}
+{APP_HISTORY} {app_switches or NO_APPS}
 
-Screen (OCR text, newest first):
-{screen_lines or "(no screen data)"}
+{SCREEN_HEADER}
+{screen_lines or NO_SCREEN}
 
-Audio transcript (newest first):
-{audio_lines or "(silence)"}{earlier}
+{AUDIO_HEADER}
+{audio_lines or NO_AUDIO}{earlier}
 
-Respond with ONLY valid JSON, no markdown:
+{ANSWER_HEADER}
 {{
   "hud": "<max 15 words: what user is doing NOW. Terse. No filler.>",
   "digest": "<3-5 sentences: detailed description of user activity, what's on screen, \
@@ -130,7 +151,7 @@ def fingerprint(ctx: ContextWindow) -> str:
     """
     parts = [
         normalize_app_name(ctx.current_app),
-        " → ".join(normalize_app_name(a.app) for a in ctx.app_history),
+        APP_SEPARATOR.join(normalize_app_name(a.app) for a in ctx.app_history),
         "\x1e".join(_collapsed(screen_line(e) for e in ctx.screen)),
         "\x1e".join(_collapsed(audio_line(a) for a in ctx.audio)),
     ]

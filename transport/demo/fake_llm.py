@@ -50,6 +50,7 @@ import orjson
 import structlog
 from aiohttp import web
 
+from actors.core import prompt as labels
 from config.logs import configure_logging
 
 log = structlog.get_logger("fake_llm")
@@ -80,9 +81,10 @@ QUOTE_CHARS = 110
 RECENT_SCREEN_LINES = 3
 """The newest screen lines in which a ``summarise`` digest looks for an error."""
 
-_AGE = re.compile(r"^\[(\d+)s ago\]\s*")
+_AGE = re.compile("^" + re.escape(labels.AGE).replace(re.escape("{seconds}"), r"(\d+)"))
 _WHERE = re.compile(r"^\[([^\]]*)\]\s*")
-_SEEN = re.compile(r"\s*\(seen: .*\)$")
+_SEEN = re.compile(r"\s*" + re.escape(labels.SEEN).replace(re.escape("{narrative}"), ".*") + "$")
+_EARLIER = labels.EARLIER_HEADER.partition("{age}")[0]
 _ERROR = (
     re.compile(r"\bFAILED\b"),
     re.compile(r"\b\w*(?:Error|Exception)\b"),
@@ -145,9 +147,9 @@ def _screen_line(line: str) -> ScreenLine:
     age, rest = _aged(line)
     match = _WHERE.match(rest)
     where, text = (match.group(1), rest[match.end() :]) if match else ("", rest)
-    app, _, window = where.partition(" — ")
+    app, _, window = where.partition(labels.TITLE_SEPARATOR)
     text = _SEEN.sub("", text).strip()
-    return ScreenLine(age, app.strip(), window.strip(), "" if text == "(no text)" else text)
+    return ScreenLine(age, app.strip(), window.strip(), "" if text == labels.NO_TEXT else text)
 
 
 def read_prompt(prompt: str) -> PromptView:
@@ -160,24 +162,26 @@ def read_prompt(prompt: str) -> PromptView:
     section = ""
     for raw in prompt.split("\n"):
         line = raw.strip()
-        if line.startswith("Respond with"):
+        if line == labels.ANSWER_HEADER:
             break
         if not line:
             section = ""
-        elif line.startswith("Active app:"):
-            active = line.removeprefix("Active app:").strip() or "unknown"
-        elif line.startswith("App history:"):
-            apps = line.removeprefix("App history:").strip()
-            history = () if apps in ("", "(none)") else tuple(apps.split(" → "))
-        elif line.startswith("Screen (") and line.endswith(":"):
+        elif line.startswith(labels.ACTIVE_APP):
+            active = line.removeprefix(labels.ACTIVE_APP).strip() or "unknown"
+        elif line.startswith(labels.APP_HISTORY):
+            apps = line.removeprefix(labels.APP_HISTORY).strip()
+            history = (
+                () if apps in ("", labels.NO_APPS) else tuple(apps.split(labels.APP_SEPARATOR))
+            )
+        elif line == labels.SCREEN_HEADER:
             section = "screen"
-        elif line.startswith("Audio transcript (") and line.endswith(":"):
+        elif line == labels.AUDIO_HEADER:
             section = "audio"
-        elif line.startswith("Earlier (") and line.endswith(":"):
+        elif line.startswith(_EARLIER):
             section = "earlier"
-        elif section == "screen" and line != "(no screen data)":
+        elif section == "screen" and line != labels.NO_SCREEN:
             screen.append(_screen_line(line))
-        elif section == "audio" and line != "(silence)":
+        elif section == "audio" and line != labels.NO_AUDIO:
             age, text = _aged(line)
             heard.append(HeardLine(age, text))
         elif section == "earlier":
