@@ -3,7 +3,7 @@
 import sys
 
 # httpx imports its optional command-line client at import time, which imports click and
-# pygments whenever they are installed (pytest brings pygments, Flask brings click): 4.7 MB
+# pygments whenever they are installed (pytest brings pygments, Flask brings click): megabytes
 # resident that the relay never uses. A None in sys.modules makes that one import fail at
 # once, and httpx then behaves as it does without them. This package is imported before
 # anything of ours imports httpx.

@@ -89,9 +89,8 @@ def is_retryable(error: LLMError) -> bool:
 def _tls_context() -> ssl.SSLContext:
     """One TLS context for every incarnation of the caller (httpx's defaults: certifi's CAs).
 
-    Building one loads the CA bundle: about 15 ms of CPU (70 ms the first time), most of it
-    holding the GIL that ingestion needs. A caller that crashes in a loop paid it at every
-    restart, and ``POST /feed`` p99 rose by a quarter to a half meanwhile.
+    Building one loads the CA bundle: milliseconds of CPU, most of it holding the GIL that
+    ingestion needs, which a caller that crashes in a loop would pay at every restart.
     """
     return httpx.create_ssl_context()
 

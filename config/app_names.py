@@ -1,4 +1,4 @@
-"""The app-name table of the v2 spec, and its normalisation."""
+"""The app-name table, and its normalisation: the names capture clients send, as people say them."""
 
 from __future__ import annotations
 

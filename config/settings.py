@@ -94,7 +94,7 @@ class AgentConfig:
         """Return this config with a ``POST /agent/config`` body applied.
 
         Every field is checked before anything changes: one bad field rejects the whole body.
-        ``intervalMs`` is raised to 5000 and ``maxAge`` to 10000 at least, as in the spec.
+        ``intervalMs`` is raised to 5000 and ``maxAge`` to 10000 at least.
 
         Raises:
             ConfigError: an unknown field or a value of the wrong type or range.

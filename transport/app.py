@@ -83,7 +83,7 @@ def streams_of(peers: Peers, ask: Asker, limits: StreamLimits) -> Streams:
 
 
 def build_app(peers: Peers, *, stream_limits: StreamLimits | None = None) -> web.Application:
-    """The aiohttp application with every route of the v2 spec, and the streams.
+    """The aiohttp application with every route of the API, and the streams.
 
     ``stream_limits``: the streams' keepalive, timeouts and bounds; by default the constants
     of :mod:`transport.streams` as they are when the app is built.

@@ -5,7 +5,8 @@ Each route's guard (:func:`transport.guard.guarded`) counts its request here wit
 the only thread that writes or reads these, so no lock. A prometheus-client ``Histogram``
 would take a lock and walk its buckets on every request of the relay's busiest thread; here
 nothing of prometheus-client runs until a scrape, when :mod:`transport.exposition` (imported
-then, not before: it costs 2.4 MB and 30 ms) turns these and the actors' counters into text.
+then, not before: it weighs on the relay's start and size) turns these and the actors'
+counters into text.
 
 The figures belong to one transport incarnation: a restart of the transport starts them from
 zero, which Prometheus reads as a counter reset.

@@ -12,7 +12,7 @@ import orjson
 from actors.core.errors import LLMBadResponse
 
 NO_OUTPUT = "—"
-"""What the spec stores when the model gave no hud or no digest."""
+"""What is stored when the model gave no hud or no digest."""
 HUD_FALLBACK_CHARS = 80
 """When the answer is not JSON, the hud is its first characters."""
 

@@ -1,6 +1,6 @@
 """What an LLM call cost: the provider's figure, else the price table's, else unknown.
 
-``/health.agent.estimatedCost`` (the v2 spec's) is the sum of the known costs of every model;
+``/health.agent.estimatedCost`` is the sum of the known costs of every model;
 ``/health.agent.costByModel`` says, per model, where its figure came from.
 """
 

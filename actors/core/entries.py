@@ -39,7 +39,7 @@ class AgentEntry:
             object.__setattr__(self, "json", orjson.dumps(self.to_json()))
 
     def to_json(self) -> JSONDict:
-        """The shape of ``/agent/last``'s ``result`` in the v2 spec, plus
+        """The shape of ``/agent/last``'s ``result`` that Sinain's clients read, plus
         ``contextFreshnessMs``."""
         return {
             "id": self.id,
@@ -91,7 +91,7 @@ class AgentEntry:
         )
 
     def digest_json(self) -> JSONDict:
-        """The shape of ``/agent/digest``'s ``digest`` in the v2 spec."""
+        """The shape of ``/agent/digest``'s ``digest`` that Sinain's clients read."""
         return {
             "id": self.id,
             "ts": self.ts,

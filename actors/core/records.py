@@ -30,7 +30,7 @@ class FeedItem:
             object.__setattr__(self, "json", orjson.dumps(self.to_json()))
 
     def to_json(self) -> JSONDict:
-        """The wire shape of the v2 spec: ``{id, text, priority, ts}`` (+ ``source``)."""
+        """The wire shape Sinain's clients read: ``{id, text, priority, ts}`` (+ ``source``)."""
         out: JSONDict = {"id": self.id, "text": self.text, "priority": self.priority, "ts": self.ts}
         if self.source is not None:
             out["source"] = self.source

@@ -238,8 +238,8 @@ _CARD_RUN = b"0" * 13
 _LONG_RUN = 64
 """A longer run of digits (a table of numbers) is left to the card pattern to sort out."""
 _CARD_BUDGET = 16384
-"""Digits of runs that may hold a card that are read closely in one string, about 20 ms at
-most (see :func:`_redact_cards`)."""
+"""Digits of runs that may hold a card that are read closely in one string: a bound on the
+time one string can take (see :func:`_redact_cards`)."""
 _KEY_BYTES = f"{string.ascii_letters}{string.digits}_-".encode()
 _SHAPES = bytes(
     0x61 if b in _KEY_BYTES else 0x20 if b in b" \t\n\r\f\v" else 0x2E for b in range(256)

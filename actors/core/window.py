@@ -1,6 +1,7 @@
-"""The context window (v2 spec, section 3): a pure function over buffer snapshots.
+"""The context window: a pure function over buffer snapshots.
 
-Beyond the spec: a screen event also carries what the capture client says of the window
+The window holds the newest screen events and transcript chunks within ``maxAgeMs``, and the
+app history. A screen event also carries what the capture client says of the window
 (``meta.windowTitle``) and of the moment (``observation.title``, ``observation.narrative``)
 when that says more than its OCR; repeated transcripts are kept once; and the window knows
 when its newest event arrived (``newest_ms``), from which each agent entry's freshness is
@@ -103,7 +104,7 @@ class ContextWindow:
         return self.audio_count == 0 and self.screen_count == 0
 
     def to_json(self) -> JSONDict:
-        """The spec's shape, as ``/agent/context`` serves it."""
+        """The shape ``/agent/context`` serves."""
         return {
             "currentApp": self.current_app,
             "appHistory": [a.to_json() for a in self.app_history],
@@ -236,7 +237,7 @@ def build_context_window(
                 continue
             last_ocr = (event.ocr, event.window_title)
         elif event.type == "context":
-            pass  # an app switch: always kept (the spec)
+            pass  # an app switch: always kept
         elif not (event.title or event.narrative):
             continue
         deduped.append(event)

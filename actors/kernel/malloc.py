@@ -27,8 +27,7 @@ _M_ARENA_MAX = -8
 """glibc's ``mallopt`` parameter for the number of malloc arenas."""
 ARENAS = 2
 """glibc makes up to 8 arenas per core for a process's threads; the relay's dozen threads
-allocate little, and two arenas keep about 1 MB less resident (53.0 against 53.9 MB at start,
-58.0 against 59.1 MB after a burst of posts)."""
+allocate little, and two arenas keep the resident size lower."""
 
 
 def limit_malloc_arenas() -> None:
@@ -41,9 +40,8 @@ def release_free_memory() -> None:
     """Give the C allocator's free pages back to the system (glibc's ``malloc_trim``).
 
     A burst of requests leaves freed memory in glibc's arenas, counted in the resident size
-    for as long as the process lives: about 2.4 MB after 64 connections of posts (61.5 MB
-    against 59.1 MB). The main thread, idle otherwise, calls it every
-    :data:`TRIM_INTERVAL_S`; a call takes about a millisecond and releases the GIL.
+    for as long as the process lives. The main thread, idle otherwise, calls it every
+    :data:`TRIM_INTERVAL_S`; a call is short and releases the GIL.
     """
     if _LIBC is not None:
         _LIBC.malloc_trim(0)

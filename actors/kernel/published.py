@@ -1,12 +1,12 @@
 """Published: the newest committed snapshot of an actor's state, readable from any thread.
 
-A read of the rings from the HTTP transport used to be a message: a crossing from the event
-loop into the buffer's thread and back for every ``GET /feed``, which cost more than the rest
-of the request. Instead the owning buffer publishes an immutable snapshot after each commit,
-and readers take the newest one. Ownership does not change: the buffer is the only writer,
-its state is still touched only on its thread, and a snapshot is a frozen value that no one
-can change. Rebinding one attribute is atomic in Python, so a reader sees either the old
-snapshot or the new one, whole.
+A read of the rings as a message would cross from the event loop into the buffer's thread and
+back for every ``GET /feed``, and cost more than the rest of the request. Instead the owning
+buffer publishes an immutable snapshot after each commit, and readers take the newest one.
+Ownership does not change: the buffer is the only writer, its state is still touched only
+on its thread, and a snapshot is a frozen value that no one can change. Rebinding one
+attribute is atomic in Python, so a reader sees either the old snapshot or the new one,
+whole.
 
 Order: the buffer publishes before it answers the writes that the commit made durable, so a
 client that got its ``200`` and then reads sees its own item. A snapshot holds committed data

@@ -194,7 +194,7 @@ class StorageInfo:
 CACHE_KIB = 256
 """SQLite's page cache per connection, in KiB (its default is 2000). The rings live in
 memory and the files are read only at start and for history ranges, so a small cache costs
-no speed; it keeps about 1 MB less resident over the three files."""
+no speed and keeps the resident size down."""
 
 
 def connect(store: Store) -> sqlite3.Connection:
@@ -204,8 +204,8 @@ def connect(store: Store) -> sqlite3.Connection:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={store.sync.upper()}")
         # Builds differ (Debian's SQLite overwrites every deleted byte, upstream's none); FAST
-        # zeroes what it can without extra writes. Pruning the sense ring with ON wrote each
-        # 4 KiB payload twice more: 5.9 against 3.8 us per stored event. Deleted text can stay
+        # zeroes what it can without extra writes (ON writes each pruned payload again, twice).
+        # Deleted text can stay
         # in free pages and in old WAL frames, with either setting, until they are reused.
         db.execute("PRAGMA secure_delete=FAST")
         db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")

@@ -110,7 +110,7 @@ async def get_last(request: web.Request) -> web.Response:
 async def get_history(request: web.Request) -> web.Response:
     """``GET /agent/history``: the newest entries, or a time range page by page.
 
-    Without ``since``/``until``: the spec's behaviour, newest first, ``limit`` 10 by default
+    Without ``since``/``until``: newest first, ``limit`` 10 by default
     and 50 at most. With either: entries with ``since <= ts < until`` (epoch ms) from the
     whole retention, newest first, ``limit`` 50 by default and 500 at most; ``next`` is the
     ``before`` cursor of the next page, or null on the last.
