@@ -102,10 +102,11 @@ from __future__ import annotations
 import re
 import string
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from actors.core.cards import CARD_CANDIDATE, card_possible, redact_cards
 from actors.core.records import JSONDict
 
 KINDS = ("private", "private-key", "api-key", "aws-key", "token", "password", "card")
@@ -217,29 +218,6 @@ _PASSWORD_LITERAL = _compile("pass(?:w|phrase)")
 _URL_LITERAL = _compile("://")
 """The literals the patterns begin with: a compiled literal scans faster than ``in`` for
 three or four bytes."""
-_CARD = _compile(r"[0-9](?<![\w.-][0-9])[0-9]{3}(?:[ -]?[0-9]){9,15}(?![\w]|\.[0-9])")
-"""A card number's candidate: digits in groups split by single spaces or dashes, not glued to
-a letter, digit, dot or dash (a decimal, an id, a UUID); which part is a card is
-:func:`_card_span`'s to say."""
-
-_ZEROS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x78 for b in range(256))
-"""Turns digits into ``0`` and any other byte into ``x``."""
-_DIGITS = bytes(b if 0x30 <= b <= 0x39 else 0x78 for b in range(256))
-"""Keeps digits and turns any other byte into ``x``."""
-_DOUBLED = bytes(
-    (2 * (b - 0x30) - 9 if b > 0x34 else 2 * (b - 0x30)) if 0x30 <= b <= 0x39 else 0
-    for b in range(256)
-)
-"""A digit's byte to what Luhn adds for it when doubled."""
-_RUNS = bytes(0x30 if 0x30 <= b <= 0x39 or b in b" -" else 0x78 for b in range(256))
-"""Turns digits, spaces and dashes into ``0`` and any other byte into ``x``."""
-_SEPARATORS = b" -"
-_CARD_RUN = b"0" * 13
-_LONG_RUN = 64
-"""A longer run of digits (a table of numbers) is left to the card pattern to sort out."""
-_CARD_BUDGET = 16384
-"""Digits of runs that may hold a card that are read closely in one string: a bound on the
-time one string can take (see :func:`_redact_cards`)."""
 _KEY_BYTES = f"{string.ascii_letters}{string.digits}_-".encode()
 _SHAPES = bytes(
     0x61 if b in _KEY_BYTES else 0x20 if b in b" \t\n\r\f\v" else 0x2E for b in range(256)
@@ -270,7 +248,7 @@ class _Rule:
         """``text`` (whose :func:`_bytes` are ``raw``) with this rule's matches replaced, and
         how many were."""
         if self.kind == "card":
-            return _redact_cards(text, raw)
+            return redact_cards(text, raw)
         parts: list[str] = []
         done = 0
         for match in self.pattern.finditer(raw.lower() if self.folded else raw):
@@ -298,7 +276,7 @@ _R_JWT = _Rule("token", _JWT)
 _R_BEARER = _Rule("token", _BEARER, folded=True, keep_head=True)
 _R_URL_PASSWORD = _Rule("password", _URL_PASSWORD, keep_head=True)
 _R_PASSWORD = _Rule("password", _PASSWORD, folded=True, keep_head=True)
-_R_CARD = _Rule("card", _CARD)
+_R_CARD = _Rule("card", CARD_CANDIDATE)
 
 _KEYS_BEFORE_SLACK = (
     (_R_SK, _SK_LITERAL),
@@ -345,133 +323,6 @@ _RULES = (
 """In the order they apply: a secret inside ``<private>`` or a PEM block counts once, as
 that, a key given as a password or a Bearer credential counts as a key, and a marker is never
 matched again."""
-
-
-# -- card numbers ----------------------------------------------------------------------------
-
-
-def _luhn(digits: bytes) -> bool:
-    """The Luhn check of ASCII digits: from the right, every second digit doubled."""
-    kept, doubled = digits[-1::-2], digits[-2::-2]
-    total = sum(kept) - 0x30 * len(kept) + sum(doubled.translate(_DOUBLED))
-    return total % 10 == 0
-
-
-def _is_card(digits: bytes) -> bool:
-    return 13 <= len(digits) <= 19 and 0x32 <= digits[0] <= 0x36 and _luhn(digits)
-
-
-def _card_span(candidate: bytes) -> tuple[int, int] | None:
-    """Where in a :data:`_CARD` match the card number is: the longest run of its whole groups
-    that is one (the leftmost of equals), or ``None``.
-
-    ``4111 1111 1111 1111 12/28`` matches as 18 digits, the card and its expiry month.
-    """
-    seps = [n for n, byte in enumerate(candidate) if byte in _SEPARATORS]
-    starts, ends = [0, *(n + 1 for n in seps)], [*seps, len(candidate)]
-    best: tuple[int, int] | None = None
-    for first, start in enumerate(starts):
-        for end in reversed(ends[first:]):
-            digits = candidate[start:end].translate(None, _SEPARATORS)
-            if len(digits) < 13:
-                break
-            if _is_card(digits):
-                if best is None or end - start > best[1] - best[0]:
-                    best = (start, end)
-                break
-    return best
-
-
-def _run_has_card(run: bytes) -> bool:
-    """Whether some 13 to 19 digits of ``run`` start with 2 to 6 and pass Luhn."""
-    for first in range(len(run) - 12):
-        if 0x32 <= run[first] <= 0x36:
-            for last in range(first + 13, min(first + 19, len(run)) + 1):
-                if _luhn(run[first:last]):
-                    return True
-    return False
-
-
-def _may_start_a_card(digits: bytes) -> bool:
-    """Whether a digit that may begin a card (2 to 6) has 12 digits or more after it."""
-    return bool(digits[: len(digits) - 12].translate(None, b"01789"))
-
-
-def _card_possible(raw: bytes) -> bool:
-    """Whether ``raw`` may hold a card number: implied by :func:`_redact_cards` changing it.
-
-    A card's digits, once spaces and dashes are dropped, are 13 to 19 digits of a run that
-    start with 2 to 6 and pass Luhn. One projection of the bytes says whether any run is 13
-    long, with a scan at memchr-like speed; only then are the runs looked at, the way
-    :func:`_redact_cards` looks at them, within the same budget.
-    """
-    zeros = raw.translate(_ZEROS, _SEPARATORS)
-    start = zeros.find(_CARD_RUN)
-    if start == -1:
-        return False
-    digits = raw.translate(_DIGITS, _SEPARATORS)
-    budget = _CARD_BUDGET
-    while start != -1:
-        end = zeros.find(b"x", start + 13)
-        end = len(zeros) if end == -1 else end
-        if end - start == 13 and not 0x32 <= digits[start] <= 0x36:
-            pass  # the usual run: an epoch in milliseconds, which starts with 1
-        elif _may_start_a_card(run := digits[start:end]):
-            budget -= len(run)
-            if budget < 0 or len(run) > _LONG_RUN or _run_has_card(run):
-                return True
-        start = zeros.find(_CARD_RUN, end)
-    return False
-
-
-def _digit_runs(raw: bytes) -> Iterator[tuple[int, int, bytes, bytes]]:
-    """The runs of digits, spaces and dashes in ``raw`` with 13 digits or more, as ``(start,
-    end, the run, its digits)``."""
-    runs = raw.translate(_RUNS)
-    start = runs.find(_CARD_RUN)
-    while start != -1:
-        end = runs.find(b"x", start + 13)
-        end = len(runs) if end == -1 else end
-        separators = raw.count(b" ", start, end) + raw.count(b"-", start, end)
-        if end - start - separators >= 13:  # not mostly spaces (indentation, a date)
-            window = raw[start:end]
-            yield start, end, window, window.translate(None, _SEPARATORS)
-        start = runs.find(_CARD_RUN, end)
-
-
-def _redact_cards(text: str, raw: bytes) -> tuple[str, int]:
-    """``text`` with its card numbers replaced, and how many were.
-
-    The card pattern runs only where the digits are: in each run of digits, spaces and dashes
-    that may hold a card, trying each group in turn. That costs microseconds a group, so a
-    string gets :data:`_CARD_BUDGET` digits of such runs read closely; runs beyond that (a
-    pathological text: many thousands of digits in groups) are replaced whole, one marker
-    each, rather than let through unread.
-    """
-    parts: list[str] = []
-    done = 0
-    budget = _CARD_BUDGET
-    for start, end, window, digits in _digit_runs(raw):
-        if not _may_start_a_card(digits):
-            continue
-        budget -= len(digits)
-        if budget < 0:
-            first = start + len(window) - len(window.lstrip(_SEPARATORS))
-            parts += (text[done:first], marker("card"))
-            done = start + len(window.rstrip(_SEPARATORS))
-        elif len(digits) > _LONG_RUN or _run_has_card(digits):
-            at, stop = start, min(end + 2, len(raw))
-            while (match := _CARD.search(raw, at, stop)) is not None:
-                span = _card_span(match.group())
-                if span is None:  # "1234 4111 1111 1111 1111": again from the next group
-                    at = match.start() + 1
-                    continue
-                parts += (text[done : match.start() + span[0]], marker("card"))
-                done = at = match.start() + span[1]
-    if not parts:
-        return text, 0
-    parts.append(text[done:])
-    return "".join(parts), len(parts) // 2
 
 
 # -- applying the rules ----------------------------------------------------------------------
@@ -533,7 +384,7 @@ def _rules_for(raw: bytes) -> list[_Rule]:
         hits.append(_R_URL_PASSWORD)
     if _PASSWORD_LITERAL.search(folded):
         hits.append(_R_PASSWORD)
-    if _card_possible(raw):
+    if card_possible(raw):
         hits.append(_R_CARD)
     return hits
 
@@ -550,7 +401,7 @@ def _apply(text: str, rules: Sequence[_Rule], counts: Counts, raw: bytes | None 
     while changed:
         changed = False
         for rule in rules:
-            if again and rule is _R_CARD and not _card_possible(raw):
+            if again and rule is _R_CARD and not card_possible(raw):
                 continue  # its cheap test first: it redacted what it found the first time
             redacted, n = rule.apply(text, raw)
             if n:
