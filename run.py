@@ -28,8 +28,8 @@ from actors import ChildExited, SystemClock
 from actors.kernel.malloc import TRIM_INTERVAL_S, limit_malloc_arenas, release_free_memory
 from actors.tree import start_relay
 from config import ConfigError, Settings, configure_logging, load_settings
+from config.options import build_parser
 from config.prices import PriceTable, load_prices
-from config.settings import build_parser
 from transport import exposure, refusal, warn_at_start
 
 EXIT_START_FAILED = 1

@@ -5,13 +5,8 @@ Nothing here exits the process: a caller decides what an invalid setting means.
 
 from config.app_names import APP_NAMES, normalize_app_name
 from config.logs import configure_logging
-from config.settings import (
-    AgentConfig,
-    ConfigError,
-    Settings,
-    build_parser,
-    load_settings,
-)
+from config.options import build_parser, load_settings
+from config.settings import AgentConfig, ConfigError, Settings
 
 __all__ = [
     "APP_NAMES",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from config.settings import OPTIONS, AgentConfig, Settings, build_parser, load_settings
+from config.options import OPTIONS, build_parser, load_settings
+from config.settings import AgentConfig, Settings
 
 
 def test_every_option_names_a_field_and_an_environment_variable_of_its_own() -> None:

@@ -10,13 +10,13 @@ from pathlib import Path
 import orjson
 import pytest
 
+from config.options import load_settings
 from config.settings import (
     DEFAULT_BASE_URL,
     DEFAULT_MODEL,
     AgentConfig,
     ConfigError,
     Settings,
-    load_settings,
 )
 from run import settings_or_exit
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 import structlog
 
 from config import Settings
-from config.settings import build_parser
+from config.options import build_parser
 from transport.demo.replay import Replayer
 
 log = structlog.get_logger("relay")
