@@ -15,7 +15,8 @@ as such (the completion's ``model`` is ``stand-in/heuristic`` and the digest beg
 ``(stand-in, no LLM)``). ``python run.py --demo`` runs it. Modes:
 
 ``ok``        a chat completion whose content is ``{"hud": ..., "digest": ...}``
-``summarise`` the same shape, hud and digest made from the prompt by :func:`summarise`
+``summarise`` the same shape, hud and digest made from the prompt by
+              :func:`transport.demo.stand_in.summarise`
 ``fenced``    the same JSON inside a Markdown code fence
 ``plain``     plain text content, not JSON
 ``nonjson``   HTTP 200 with a body that is not JSON at all
@@ -38,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
 import signal
 import sys
 import threading
@@ -50,8 +50,10 @@ import orjson
 import structlog
 from aiohttp import web
 
-from actors.core import prompt as labels
 from config.logs import configure_logging
+from transport.demo.stand_in import STAND_IN_MARKER, STAND_IN_MODEL, summarise
+
+__all__ = ["MODES", "STAND_IN_MARKER", "STAND_IN_MODEL", "FakeLLM", "SeenRequest", "main"]
 
 log = structlog.get_logger("fake_llm")
 
@@ -68,241 +70,6 @@ MODES = (
     "slow",
     "hang",
 )
-
-
-STAND_IN_MODEL = "stand-in/heuristic"
-"""The ``model`` of every ``summarise`` completion: no model wrote it."""
-STAND_IN_MARKER = "(stand-in, no LLM)"
-"""How every ``summarise`` digest begins."""
-HUD_WORDS = 15
-"""The prompt asks for a hud of at most this many words."""
-QUOTE_CHARS = 110
-"""Characters of one screen text or transcript quoted in a ``summarise`` digest."""
-RECENT_SCREEN_LINES = 3
-"""The newest screen lines in which a ``summarise`` digest looks for an error."""
-
-_AGE = re.compile("^" + re.escape(labels.AGE).replace(re.escape("{seconds}"), r"(\d+)"))
-_WHERE = re.compile(r"^\[([^\]]*)\]\s*")
-_SEEN = re.compile(r"\s*" + re.escape(labels.SEEN).replace(re.escape("{narrative}"), ".*") + "$")
-_EARLIER = labels.EARLIER_HEADER.partition("{age}")[0]
-_ERROR = (
-    re.compile(r"\bFAILED\b"),
-    re.compile(r"\b\w*(?:Error|Exception)\b"),
-    re.compile(r"\bTraceback\b"),
-    re.compile(r"\b(?:failed|error)\b", re.IGNORECASE),
-)
-"""What an error on screen looks like, the most telling first."""
-_TITLE_SEPARATORS = re.compile(r" [—|·] | - ")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
-_APP_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("editor", ("code", "idea", "pycharm", "webstorm", "xcode", "vim", "cursor", "sublime")),
-    ("terminal", ("terminal", "iterm", "warp", "kitty", "alacritty", "ghostty")),
-    ("browser", ("chrome", "safari", "firefox", "arc", "edge", "brave")),
-    ("chat", ("slack", "telegram", "discord", "teams", "messages", "whatsapp", "zoom")),
-)
-
-
-@dataclass(frozen=True, slots=True)
-class ScreenLine:
-    """One line of the prompt's screen section."""
-
-    age_s: int | None
-    app: str
-    window: str
-    """The window title, when the line shows one."""
-    text: str
-    """The rest of the line: observation title, OCR, narrative."""
-
-
-@dataclass(frozen=True, slots=True)
-class HeardLine:
-    """One line of the prompt's transcript section."""
-
-    age_s: int | None
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class PromptView:
-    """What :func:`read_prompt` finds in the relay's prompt (``actors/core/prompt.py``)."""
-
-    active_app: str = "unknown"
-    app_history: tuple[str, ...] = ()
-    screen: tuple[ScreenLine, ...] = ()
-    """Newest first, as the prompt lists them."""
-    heard: tuple[HeardLine, ...] = ()
-    """Newest first."""
-    earlier: str = ""
-    """The previous digest, when the prompt carries one."""
-
-
-def _aged(line: str) -> tuple[int | None, str]:
-    match = _AGE.match(line)
-    if match is None:
-        return None, line
-    return int(match.group(1)), line[match.end() :]
-
-
-def _screen_line(line: str) -> ScreenLine:
-    age, rest = _aged(line)
-    match = _WHERE.match(rest)
-    where, text = (match.group(1), rest[match.end() :]) if match else ("", rest)
-    app, _, window = where.partition(labels.TITLE_SEPARATOR)
-    text = _SEEN.sub("", text).strip()
-    return ScreenLine(age, app.strip(), window.strip(), "" if text == labels.NO_TEXT else text)
-
-
-def read_prompt(prompt: str) -> PromptView:
-    """Read the sections of the relay's prompt; whatever is missing stays empty."""
-    active = "unknown"
-    history: tuple[str, ...] = ()
-    screen: list[ScreenLine] = []
-    heard: list[HeardLine] = []
-    earlier: list[str] = []
-    section = ""
-    for raw in prompt.split("\n"):
-        line = raw.strip()
-        if line == labels.ANSWER_HEADER:
-            break
-        if not line:
-            section = ""
-        elif line.startswith(labels.ACTIVE_APP):
-            active = line.removeprefix(labels.ACTIVE_APP).strip() or "unknown"
-        elif line.startswith(labels.APP_HISTORY):
-            apps = line.removeprefix(labels.APP_HISTORY).strip()
-            history = (
-                () if apps in ("", labels.NO_APPS) else tuple(apps.split(labels.APP_SEPARATOR))
-            )
-        elif line == labels.SCREEN_HEADER:
-            section = "screen"
-        elif line == labels.AUDIO_HEADER:
-            section = "audio"
-        elif line.startswith(_EARLIER):
-            section = "earlier"
-        elif section == "screen" and line != labels.NO_SCREEN:
-            screen.append(_screen_line(line))
-        elif section == "audio" and line != labels.NO_AUDIO:
-            age, text = _aged(line)
-            heard.append(HeardLine(age, text))
-        elif section == "earlier":
-            earlier.append(line)
-    return PromptView(active, history, tuple(screen), tuple(heard), " ".join(earlier))
-
-
-def _words(text: str, count: int, *, more: str = " …") -> str:
-    """The first ``count`` words of ``text``, then ``more`` if there were more."""
-    words = text.split()
-    return " ".join(words[:count]) + (more if len(words) > count else "")
-
-
-def _quote(text: str, chars: int = QUOTE_CHARS) -> str:
-    text = " ".join(text.split())
-    return f'"{text if len(text) <= chars else text[: chars - 1].rstrip() + "…"}"'
-
-
-def _kind(app: str) -> str:
-    lowered = app.lower()
-    for kind, names in _APP_KINDS:
-        if any(name in lowered for name in names):
-            return kind
-    return ""
-
-
-def _error(text: str, words: int = 8) -> str:
-    """The words from the most telling error in ``text``, or empty."""
-    for pattern in _ERROR:
-        match = pattern.search(text)
-        if match is not None:
-            return _words(text[match.start() :], words, more="")
-    return ""
-
-
-def _command(text: str) -> str:
-    """The last shell command in a terminal's text (after ``$ ``), or empty."""
-    _, prompt, command = text.rpartition("$ ")
-    return _words(command, 5, more="") if prompt else ""
-
-
-def _subject(line: ScreenLine) -> str:
-    """What the screen line is about: the window title's first part, else its first words."""
-    if line.window:
-        return _TITLE_SEPARATORS.split(line.window, maxsplit=1)[0].strip()
-    return _words(line.text, 6)
-
-
-def _hud(view: PromptView) -> str:
-    if not view.screen:
-        if view.heard:
-            return f"Talking: {_words(view.heard[0].text, 8)}"
-        return "Idle"
-    newest = view.screen[0]
-    app = newest.app or view.active_app
-    error = _error(newest.text, 4)
-    if error:
-        return f"{app}: {error}"
-    subject = _subject(newest)
-    kind = _kind(app)
-    if kind == "terminal":
-        command = _command(newest.text)
-        if command:
-            return f"Running {command} in {app}"
-        subject = _words(newest.text, 8, more="")
-    if not subject:
-        return f"Switched to {app}"
-    if kind == "editor":
-        return f"Editing {subject} in {app}"
-    if kind == "browser":
-        return f"Reading {subject} in {app}"
-    if kind == "chat":
-        return f"Chatting in {app}: {subject}"
-    return f"{app}: {subject}"
-
-
-def _sentences(text: str) -> list[str]:
-    return [s for s in _SENTENCE_END.split(text.strip()) if s]
-
-
-def _now_sentence(view: PromptView) -> str:
-    if view.screen and view.screen[0].window:
-        return f"The user is in {view.active_app}, on {_quote(view.screen[0].window, 80)}."
-    return f"The user is in {view.active_app}."
-
-
-def summarise(prompt: str) -> tuple[str, str]:
-    """Return a ``(hud, digest)`` made from the prompt's lines by rules of thumb, not a model.
-
-    The hud names the newest screen line's app and what it shows (an error first, else the
-    window title or the first words); the digest names the active app and the app history,
-    quotes the newest screen texts and the newest transcript, and carries the first sentence
-    of the previous digest when that differs from now. The digest begins with
-    :data:`STAND_IN_MARKER`.
-    """
-    view = read_prompt(prompt)
-    hud = _words(_hud(view), HUD_WORDS, more="")
-    now = _now_sentence(view)
-    parts = [STAND_IN_MARKER, now]
-    if len(view.app_history) > 1:
-        parts.append(f"App history: {' → '.join(view.app_history)}.")
-    texts = [f"in {line.app} {_quote(line.text)}" for line in view.screen if line.text][:2]
-    if texts:
-        parts.append(f"On screen, newest first: {'; '.join(texts)}.")
-    recent = view.screen[:RECENT_SCREEN_LINES]
-    errors = [(line.app, e) for line in recent if (e := _error(line.text))]
-    if errors:
-        app, error = errors[0]
-        parts.append(f"An error on screen in {app}: {_quote(error, 80)}.")
-    if not view.screen:
-        parts.append("Nothing on screen in the window.")
-    if view.heard:
-        newest = view.heard[0]
-        when = f" ({newest.age_s}s ago)" if newest.age_s is not None else ""
-        parts.append(f"Last heard{when}: {_quote(newest.text)}.")
-    earlier = _sentences(view.earlier.removeprefix(STAND_IN_MARKER))
-    if earlier and earlier[0] != now:
-        before = earlier[0].removeprefix("The user is in ")
-        carried = f"the user was in {before}" if before != earlier[0] else before
-        parts.append(f"Before that, {carried}")
-    return hud, " ".join(parts)
 
 
 @dataclass
