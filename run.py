@@ -62,6 +62,36 @@ def _exit_invalid(message: str) -> NoReturn:
     parser.exit(EXIT_INVALID, f"{parser.prog}: error: {message}\n")
 
 
+def _stop_on_signals(stop: threading.Event) -> None:
+    """SIGINT or SIGTERM sets ``stop``; a second, different or later, exits at once."""
+    first_signal: list[tuple[int, float]] = []
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        now = time.monotonic()
+        if first_signal:
+            first, at = first_signal[0]
+            if signum == first and now - at < DUPLICATE_SIGNAL_S:
+                return  # one signal delivered twice (to the process and to its group)
+            log.warning("relay.forced_exit", actor="root", signal=signal.Signals(signum).name)
+            os._exit(128 + signum)
+        first_signal.append((signum, now))
+        log.info("relay.stopping", actor="root", signal=signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
+
+def _serve_until(stop: threading.Event) -> None:
+    """Wait for ``stop``; meanwhile hand the allocator's free pages back now and then."""
+    idle_s = 0.0
+    while not stop.wait(timeout=1.0):
+        idle_s += 1.0
+        if idle_s >= TRIM_INTERVAL_S:
+            idle_s = 0.0
+            release_free_memory()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the relay until SIGINT or SIGTERM; a second signal exits at once.
 
@@ -82,26 +112,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     stop = threading.Event()
     exit_code = [0]
-    first_signal: list[tuple[int, float]] = []
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        now = time.monotonic()
-        if first_signal:
-            first, at = first_signal[0]
-            if signum == first and now - at < DUPLICATE_SIGNAL_S:
-                return  # one signal delivered twice (to the process and to its group)
-            log.warning("relay.forced_exit", actor="root", signal=signal.Signals(signum).name)
-            os._exit(128 + signum)
-        first_signal.append((signum, now))
-        log.info("relay.stopping", actor="root", signal=signal.Signals(signum).name)
-        stop.set()
+    _stop_on_signals(stop)
 
     def on_escalate(_exited: ChildExited) -> None:
         exit_code[0] = EXIT_ESCALATED
         stop.set()
 
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
     # the demo's stand-in LLM and temporary directory outlive the relay: undone last
     with contextlib.ExitStack() as demo:
         if settings.demo:  # the demo's modules are loaded only for it
@@ -114,14 +130,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             log.error("relay.start_failed", actor="root", error=str(exc))
             return EXIT_START_FAILED
         host, port = relay.address()
-        log.info("relay.started", actor="root", url=f"http://{host}:{port}", pid=os.getpid())
+        url = f"http://{host}:{port}"
+        log.info(
+            "relay.started",
+            actor="root",
+            url=url,
+            pid=os.getpid(),
+            data_dir=relay.storage.directory,
+            try_it=f"curl -s {url}/health",
+        )
         replay = start_demo_replay(host, port, settings.token) if settings.demo else None
-        idle_s = 0.0
-        while not stop.wait(timeout=1.0):
-            idle_s += 1.0
-            if idle_s >= TRIM_INTERVAL_S:
-                idle_s = 0.0
-                release_free_memory()
+        _serve_until(stop)
         if replay is not None:
             replay.stop()
         relay.stop()

@@ -116,7 +116,10 @@ class Ticker(RelayActor):
             self._log.info("agent.off", reason="AGENT_ENABLED is false")
         elif not self._config.api_key:
             self._log.warning(
-                "agent.off", reason="no OPENROUTER_API_KEY; set it or POST /agent/config"
+                "agent.off",
+                reason="no OPENROUTER_API_KEY: set it in the environment (or, with RELAY_TOKEN "
+                "set, send openrouterApiKey to POST /agent/config); python run.py --demo shows "
+                "the agent with a stand-in LLM",
             )
         else:
             self._log.info(

@@ -179,6 +179,7 @@ OPTIONS: tuple[Option, ...] = (
         "text",
         "the bearer token every endpoint but /health needs; needed to listen beyond loopback",
         secret=True,
+        default_text="unset",
     ),
     Option(
         "openrouter_api_key",
@@ -188,6 +189,7 @@ OPTIONS: tuple[Option, ...] = (
         agent=True,
         field="api_key",
         secret=True,
+        default_text="unset",
     ),
     Option(
         "agent_enabled", "AGENT_ENABLED", "bool", "run the agent loop", agent=True, field="enabled"

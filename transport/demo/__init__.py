@@ -12,12 +12,15 @@ import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import structlog
 
 from config import Settings
 from config.options import build_parser
-from transport.demo.replay import Replayer
+
+if TYPE_CHECKING:
+    from transport.demo.replay import Replayer
 
 log = structlog.get_logger("relay")
 
@@ -84,7 +87,8 @@ def prepare_demo(
 
 def start_demo_replay(host: str, port: int, token: str = "") -> Replayer:
     """Replay the shipped capture session against the relay, in a loop, at real speed."""
-    from transport.demo.replay import load_session  # noqa: PLC0415 - the demo's only
+    # imported here: ``python -m transport.demo.replay`` runs that module as __main__
+    from transport.demo.replay import Replayer, load_session  # noqa: PLC0415
 
     url = _local_url(host, port)
     log.info(
