@@ -1,15 +1,14 @@
-"""Shared fixtures: a log sink, a fake clock, the fake LLM, a whole relay on a free port."""
+"""Shared fixtures: a log sink, a fake clock, storage, the fake LLM, a whole relay on a free
+port and an HTTP client of it. Plain helpers are in :mod:`tests.helpers`."""
 
 from __future__ import annotations
 
 import contextlib
-import threading
-import time
-from collections.abc import Callable, Iterator, MutableMapping
-from dataclasses import replace
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pykka
 import pytest
 import structlog
@@ -17,33 +16,10 @@ import structlog
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo, close_storage, open_storage
 from actors.tree import Relay, start_relay
-from config.settings import AgentConfig, Settings
+from config.settings import Settings
+from tests.helpers import LogSink, client_for, relay_settings
+from transport import streams
 from transport.demo.fake_llm import FakeLLM
-
-HOUR_MS = 3_600_000
-
-
-class LogSink:
-    """Every structlog event of the test, as dicts (thread-safe, unlike capture_logs)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.events: list[dict[str, Any]] = []
-
-    def __call__(self, _logger: Any, method: str, event: MutableMapping[str, Any]) -> Any:
-        with self._lock:
-            self.events.append({**event, "level": method})
-        raise structlog.DropEvent
-
-    def named(self, name: str) -> list[dict[str, Any]]:
-        """Events whose name is ``name``."""
-        with self._lock:
-            return [e for e in self.events if e.get("event") == name]
-
-    def clear(self) -> None:
-        with self._lock:
-            self.events.clear()
-
 
 SINK = LogSink()
 
@@ -69,18 +45,6 @@ def _stop_all_actors() -> Iterator[None]:
             ref.stop(block=True, timeout=5)
 
 
-def wait_until(predicate: Callable[[], Any], timeout_s: float = 5.0, what: str = "") -> Any:
-    """Poll ``predicate`` until it returns something truthy; fail the test after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout_s} s waiting for {what or predicate}")
-        time.sleep(0.01)
-
-
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
@@ -100,17 +64,6 @@ def fake_llm() -> Iterator[FakeLLM]:
         yield llm
 
 
-def relay_settings(fake_llm: FakeLLM | None = None, **agent: Any) -> Settings:
-    """Settings for a test relay: a free port, an hour-long interval and debounce (tests tick
-    by hand, or set ``interval_ms``/``debounce_ms`` to test the schedule)."""
-    config = AgentConfig(interval_ms=HOUR_MS, debounce_ms=HOUR_MS, timeout_ms=2_000)
-    if fake_llm is not None:
-        config = replace(config, base_url=fake_llm.base_url, api_key="test-key")
-    return Settings(
-        port=0, actor_timeout_ms=1_000, data_dir=":memory:", agent=replace(config, **agent)
-    )
-
-
 @pytest.fixture
 def make_relay(clock: FakeClock) -> Iterator[Callable[..., Relay]]:
     """Start a whole relay on the fake clock; it is stopped after the test."""
@@ -124,3 +77,25 @@ def make_relay(clock: FakeClock) -> Iterator[Callable[..., Relay]]:
     yield make
     for relay in started:
         relay.stop(timeout_s=10)
+
+
+@pytest.fixture
+def relay(make_relay: Callable[..., Relay], fake_llm: FakeLLM) -> Relay:
+    """A whole relay whose agent calls the fake LLM; it ticks only when a test asks (see
+    :func:`tests.helpers.relay_settings`). A module that wants the agent off overrides this
+    fixture with ``make_relay()``; :func:`client` then talks to that relay."""
+    return make_relay(relay_settings(fake_llm))
+
+
+@pytest.fixture
+def client(relay: Relay) -> Iterator[httpx.Client]:
+    """An HTTP client of :func:`relay` (5 s timeout)."""
+    with client_for(relay) as c:
+        yield c
+
+
+@pytest.fixture
+def quick_stream_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream whose client left frees its slot within 50 ms, not a second (use it with
+    ``pytestmark = pytest.mark.usefixtures("quick_stream_checks")``)."""
+    monkeypatch.setattr(streams, "CLIENT_CHECK_S", 0.05)

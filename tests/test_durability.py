@@ -6,7 +6,6 @@ import itertools
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,8 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import wait_until
-from tests.test_run import ROOT, free_port, relay_env, wait_healthy
+from bench.harness import free_port
+from tests.helpers import relay_env, spawn_relay, wait_healthy, wait_until
 from transport.demo.fake_llm import FakeLLM
 
 FEED_RING = 100
@@ -69,13 +68,7 @@ def relay(data_dir: Path, **env: str) -> Iterator[Relay]:
     port = free_port()
     log = data_dir.parent / f"relay-{port}.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "run.py", "--port", str(port)],
-            cwd=ROOT,
-            env=relay_env(data_dir, **env),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+        proc = spawn_relay(port, relay_env(data_dir, **env), stdout=out, stderr=subprocess.STDOUT)
     try:
         wait_healthy(port, proc)
         yield Relay(proc, f"http://127.0.0.1:{port}", log)

@@ -2,68 +2,19 @@
 
 from __future__ import annotations
 
-import logging
-import os
 import signal
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import replace
-from functools import partial
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import orjson
-import pykka
 import pytest
 
-from actors.kernel.base import RelayActor
-from actors.kernel.storage import DataDirInUse
-from actors.tree import Relay, StartFailed, watching_start
-from tests.conftest import LogSink, relay_settings, wait_until
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def wait_healthy(port: int, proc: subprocess.Popen[bytes], timeout_s: float = 15) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"relay exited early with {proc.returncode}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.05)
-    pytest.fail("relay did not become healthy")
-
-
-def relay_env(data_dir: Path, **extra: str) -> dict[str, str]:
-    """The environment of a test relay: no key or token from outside, its own data."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENROUTER_API_KEY", "RELAY_TOKEN")}
-    return {**env, "RELAY_DATA_DIR": str(data_dir), **extra}
-
-
-def spawn_relay(port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    """``python run.py --port PORT`` from the repository, its output piped."""
-    return subprocess.Popen(
-        [sys.executable, "run.py", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+from bench.harness import ROOT, free_port
+from tests.helpers import relay_env, spawn_relay, wait_healthy, wait_until
 
 
 @pytest.fixture
@@ -184,103 +135,6 @@ def test_after_a_kill_9_a_new_relay_starts_on_the_same_data_directory(tmp_path: 
         second.communicate(timeout=10)
 
 
-def test_in_process_a_second_start_on_the_directory_is_refused_until_the_first_stops(
-    make_relay: Callable[..., Relay], tmp_path: Path, logs: LogSink
-) -> None:
-    data = (tmp_path / "data").resolve()
-    settings = replace(relay_settings(), data_dir=str(data))
-    first = make_relay(settings)
-
-    with pytest.raises(DataDirInUse) as refused:
-        make_relay(settings)
-
-    assert str(refused.value) == (
-        f"data directory {data} is in use by another relay (pid {os.getpid()})"
-    )
-    assert not logs.named("storage.unusable_serving_from_memory")
-    assert first.handles["feed"].proxy().append("kept", "normal").get(timeout=5).id == 1
-    assert first.stop()
-    again = make_relay(settings)
-    assert again.storage.epoch == first.storage.epoch
-    assert again.handles["feed"].proxy().append("next", "normal").get(timeout=5).id == 2
-
-
-def test_in_process_a_port_in_use_raises_its_cause_and_logs_no_error(
-    make_relay: Callable[..., Relay], logs: LogSink, caplog: pytest.LogCaptureFixture
-) -> None:
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
-        with pytest.raises(RuntimeError) as failed:
-            make_relay(replace(relay_settings(), port=port))
-    assert str(failed.value) == f"port {port} on 127.0.0.1 is in use"
-    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
-    loud = [e for e in logs.events if e["level"] in ("error", "critical")]
-    assert loud == []
-
-
-def report_a_crash(message: str) -> None:
-    """What Pykka logs for an actor that raised: an error with the exception."""
-    try:
-        raise ValueError(message)
-    except ValueError:
-        logging.getLogger("pykka").exception("Unhandled exception in Feed")
-
-
-def pykka_records(caplog: pytest.LogCaptureFixture) -> list[tuple[int, str]]:
-    return [
-        (r.levelno, str(r.exc_info[1]) if r.exc_info else "")
-        for r in caplog.records
-        if r.name == "pykka"
-    ]
-
-
-def test_a_crash_while_the_tree_starts_is_logged_as_an_error_when_the_start_succeeds(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    with watching_start() as watch:
-        report_a_crash("recovered")
-        assert pykka_records(caplog) == []  # held until the start ends
-    assert pykka_records(caplog) == [(logging.ERROR, "recovered")]
-    assert watch.held == []
-
-
-@pytest.mark.parametrize(("level", "expected"), [(logging.INFO, []), (logging.DEBUG, ["x"])])
-def test_the_reports_of_a_failed_start_are_debug_lines(
-    caplog: pytest.LogCaptureFixture, level: int, expected: list[str]
-) -> None:
-    caplog.set_level(level)
-
-    def failed_start() -> None:
-        with watching_start() as watch:
-            report_a_crash("x")
-            raise StartFailed(watch.cause(pykka.Timeout()))
-
-    with pytest.raises(StartFailed, match=r"^ValueError: x$"):
-        failed_start()
-    assert pykka_records(caplog) == [(logging.DEBUG, m) for m in expected]
-
-
-def test_the_cause_of_a_failed_start_is_the_first_error_in_words() -> None:
-    with watching_start() as watch:
-        report_a_crash("first")
-        assert watch.cause(pykka.ActorDeadError()) == "ValueError: first"
-        watch.held.clear()
-        assert "did not answer within" in watch.cause(pykka.Timeout())
-
-
-def test_a_crash_after_the_start_still_logs_its_traceback(
-    make_relay: Callable[..., Relay], caplog: pytest.LogCaptureFixture
-) -> None:
-    relay = make_relay()
-    feed = relay.handles["feed"]
-    feed.tell(RelayActor.inject_fault, "crash")
-    wait_until(partial(restarted, feed, 1), what="the feed's restart")
-    crashes = [r for r in caplog.records if r.name == "pykka" and r.levelno == logging.ERROR]
-    assert crashes and crashes[0].exc_info is not None
-
-
 def test_a_signal_delivered_twice_at_once_is_one_clean_stop(
     relay_proc: tuple[subprocess.Popen[bytes], int],
 ) -> None:
@@ -310,9 +164,7 @@ def test_a_hung_llm_request_does_not_hold_up_shutdown(tmp_path: Path) -> None:
             httpx.post(
                 f"http://127.0.0.1:{port}/feed", json={"text": "[PERIODIC]\n[x openrouter] hi"}
             )
-            deadline = time.monotonic() + 10
-            while llm.calls == 0 and time.monotonic() < deadline:
-                time.sleep(0.05)
+            wait_until(lambda: llm.calls, 10, "the LLM call")
             assert llm.calls == 1
             proc.send_signal(signal.SIGTERM)
             # Well under the 60 s LLM timeout: the stuck caller is abandoned, not awaited.
@@ -324,44 +176,12 @@ def test_a_hung_llm_request_does_not_hold_up_shutdown(tmp_path: Path) -> None:
                 proc.wait(timeout=10)
 
 
-def restarted(handle: Any, count: int) -> bool:
-    return bool(handle.restarts == count and handle.alive)
-
-
-def test_the_root_escalates_when_a_child_keeps_crashing_and_not_on_a_normal_stop(
-    make_relay: Any,
-) -> None:
-    from actors.kernel.base import ChildExited  # noqa: PLC0415
-
-    escalations: list[ChildExited] = []
-    relay = make_relay(on_escalate=escalations.append)
-    feed = relay.handles["feed"]
-    for n in range(1, 11):  # the root allows 10 restarts in 30 s
-        feed.tell(RelayActor.inject_fault, "crash")
-        wait_until(partial(restarted, feed, n), what=f"restart {n}")
-    assert escalations == []
-
-    feed.tell(RelayActor.inject_fault, "crash")
-
-    wait_until(lambda: escalations, what="the escalation")
-    assert "intensity" in escalations[0].reason
-    wait_until(lambda: not relay.root.is_alive(), what="the root to stop")
-    assert not relay.handles["http"].alive
-
-
-def test_a_normal_stop_does_not_escalate(make_relay: Any) -> None:
-    escalations: list[Any] = []
-    relay = make_relay(on_escalate=escalations.append)
-    assert relay.stop()
-    assert escalations == []
-
-
 def test_the_relay_does_not_load_httpxs_command_line_client() -> None:
     # pytest itself brings pygments, so this environment has what httpx's CLI would import
     code = "import run, sys; print(sorted({'click', 'pygments'} & set(sys.modules)))"
     done = subprocess.run(
         [sys.executable, "-c", code],
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=60,

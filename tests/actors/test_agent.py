@@ -4,57 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 
-from actors.core.records import SenseInput
-from actors.core.validation import validate_sense
 from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.conftest import LogSink, relay_settings, wait_until
+from tests.helpers import TRANSCRIPT, LogSink, ask, relay_settings, sense, tick, wait_until
 from transport.demo.fake_llm import FakeLLM
-
-TRANSCRIPT = (
-    "[PERIODIC] (normal)\nContext (1 entries):\n"
-    "[2s ago, openrouter] So what we need to fix is the idle detection"
-)
-
-
-def sense(ocr: str = "def build_context_window():", app: str = "idea", ts: int = 1) -> SenseInput:
-    return validate_sense(
-        {"type": "text", "ts": ts, "ocr": ocr, "meta": {"app": app, "ssim": 0.85}}
-    )
-
-
-def ask(relay: Relay, actor: str, method: str, *args: Any) -> Any:
-    """Call ``method`` on ``actor``; for a buffer, also wait until what it wrote is published.
-
-    A proxy's answer comes before the commit (only the transport's calls wait for it), and
-    ticks read what the buffers published after their commits: a ping queues behind the
-    commit, so once it is answered the write is there.
-    """
-    proxy = relay.handles[actor].proxy()
-    result = getattr(proxy, method)(*args).get(timeout=5)
-    if actor in ("feed", "sense"):
-        proxy.ping().get(timeout=5)
-    return result
-
-
-def tick(relay: Relay, logs: LogSink) -> str:
-    """Run one tick by hand and return its outcome (``inactive``/``busy`` if none ran)."""
-    before = len(logs.named("tick"))
-    started = ask(relay, "ticker", "tick")
-    if started != "started":
-        return str(started)
-    wait_until(lambda: len(logs.named("tick")) > before, what="the tick to finish")
-    return str(logs.named("tick")[-1]["outcome"])
-
-
-@pytest.fixture
-def relay(make_relay: Callable[..., Relay], fake_llm: FakeLLM) -> Relay:
-    return make_relay(relay_settings(fake_llm))
 
 
 def test_tick_sends_the_prompt_and_stores_hud_and_digest(

@@ -8,7 +8,7 @@ injected clock.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.conftest import LogSink, relay_settings, wait_until
+from tests.helpers import LogSink, client_for, relay_settings, ticker_status, wait_until
 from transport.demo.fake_llm import FakeLLM
 
 INTERVAL_S = 30.0
@@ -34,19 +34,6 @@ def relay(make_relay: Callable[..., Relay], fake_llm: FakeLLM) -> Relay:
     return make_relay(settings)
 
 
-@pytest.fixture
-def client(relay: Relay) -> Iterator[httpx.Client]:
-    host, port = relay.address()
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as c:
-        yield c
-
-
-def status(relay: Relay) -> dict[str, Any]:
-    """The Ticker's status: answered once it has handled everything already sent to it."""
-    result: dict[str, Any] = relay.handles["ticker"].proxy().status().get(timeout=5)
-    return result
-
-
 def idle_skips(client: httpx.Client) -> int:
     """``/health.agent.idleSkips``, checked against ``relay_ticks_total{outcome="idle"}``."""
     health = client.get("/health").json()["agent"]["idleSkips"]
@@ -60,7 +47,7 @@ def idle_skips(client: httpx.Client) -> int:
 def post_screen(client: httpx.Client, relay: Relay, ocr: str) -> None:
     event = {"type": "text", "ts": 1, "ocr": ocr, "meta": {"app": "code"}}
     assert client.post("/sense", json=event).status_code == 200
-    status(relay)
+    ticker_status(relay)
 
 
 def run_tick(relay: Relay, clock: FakeClock, logs: LogSink, outcome: str) -> None:
@@ -69,7 +56,7 @@ def run_tick(relay: Relay, clock: FakeClock, logs: LogSink, outcome: str) -> Non
     clock.advance(DEBOUNCE_S)
     wait_until(lambda: len(logs.named("tick")) > before, what="the tick to end")
     assert logs.named("tick")[-1]["outcome"] == outcome
-    wait_until(lambda: not status(relay)["inFlight"], what="the tick slot to free")
+    wait_until(lambda: not ticker_status(relay)["inFlight"], what="the tick slot to free")
 
 
 def test_each_quiet_interval_counts_one_idle_skip_without_a_timer(
@@ -83,7 +70,7 @@ def test_each_quiet_interval_counts_one_idle_skip_without_a_timer(
     assert idle_skips(client) == 0
     clock.advance(0.5)
     assert idle_skips(client) == 1  # the spec's check: a beat with nothing new
-    assert status(relay)["nextTickInMs"] is None  # and still no timer armed
+    assert ticker_status(relay)["nextTickInMs"] is None  # and still no timer armed
     clock.advance(2 * INTERVAL_S + 1)
     assert idle_skips(client) == 3
 
@@ -106,7 +93,7 @@ def test_a_window_without_audio_or_screen_keeps_the_spell_idle(
     """A note posted to the feed is news, but the spec's tick would find its window empty."""
     clock.advance(INTERVAL_S * 0.5)
     assert client.post("/feed", json={"text": "a note, not a transcript"}).status_code == 200
-    status(relay)
+    ticker_status(relay)
     run_tick(relay, clock, logs, "empty")
     clock.advance(INTERVAL_S * 0.5 - DEBOUNCE_S)
     assert idle_skips(client) == 1  # counted from the start, across the empty tick
@@ -129,14 +116,12 @@ def test_idle_skips_survive_a_restart_of_the_relay(
     settings = relay_settings(fake_llm, interval_ms=round(INTERVAL_S * 1000))
     settings = replace(settings, data_dir=str(tmp_path / "data"))
     first = make_relay(settings)
-    host, port = first.address()
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as c:
+    with client_for(first) as c:
         clock.advance(2 * INTERVAL_S)
         assert idle_skips(c) == 2
     assert first.stop()
     second = make_relay(settings)
-    host, port = second.address()
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as c:
+    with client_for(second) as c:
         assert idle_skips(c) == 2
         clock.advance(INTERVAL_S)
         assert idle_skips(c) == 3

@@ -11,8 +11,7 @@ from actors.core.breaker import BREAKER_THRESHOLD, COOL_OFF_JITTER, COOL_OFF_MIN
 from actors.kernel.clock import FakeClock
 from actors.llm_caller import retry_after_s
 from actors.tree import Relay
-from tests.actors.test_agent import ask, sense, tick
-from tests.conftest import LogSink, relay_settings, wait_until
+from tests.helpers import LogSink, ask, relay_settings, sense, tick, ticker_status, wait_until
 from transport.demo.fake_llm import FakeLLM
 
 PRIMARY = "google/gemini-2.5-flash-lite"
@@ -119,11 +118,6 @@ def test_retry_after_reads_seconds_and_dates() -> None:
     assert retry_after_s("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
 
 
-def status(relay: Relay) -> dict[str, Any]:
-    result: dict[str, Any] = ask(relay, "ticker", "status")
-    return result
-
-
 def test_the_circuit_opens_after_repeated_failures_cools_off_and_probes(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM, clock: FakeClock, logs: LogSink
 ) -> None:
@@ -131,10 +125,10 @@ def test_the_circuit_opens_after_repeated_failures_cools_off_and_probes(
     relay = start(make_relay, fake_llm)
     for n in range(1, BREAKER_THRESHOLD):
         assert tick(relay, logs) == "failed"
-        assert status(relay)["state"] == "degraded"
-        assert status(relay)["consecutiveFailures"] == n
+        assert ticker_status(relay)["state"] == "degraded"
+        assert ticker_status(relay)["consecutiveFailures"] == n
     assert tick(relay, logs) == "failed"
-    assert status(relay)["state"] == "open"
+    assert ticker_status(relay)["state"] == "open"
     assert logs.named("agent.circuit_open")
 
     assert tick(relay, logs) == "open"  # cooling off: no call
@@ -142,17 +136,17 @@ def test_the_circuit_opens_after_repeated_failures_cools_off_and_probes(
     clock.advance(COOL_OFF_MIN_S * (1 + COOL_OFF_JITTER) + 0.1)
 
     assert tick(relay, logs) == "failed"  # the probe, which fails: open for longer
-    assert status(relay)["state"] == "open"
-    assert status(relay)["circuitOpenForMs"] >= 2 * COOL_OFF_MIN_S * 1000 - 1
+    assert ticker_status(relay)["state"] == "open"
+    assert ticker_status(relay)["circuitOpenForMs"] >= 2 * COOL_OFF_MIN_S * 1000 - 1
     assert tick(relay, logs) == "open"
 
     fake_llm.mode = "ok"
     clock.advance(2 * COOL_OFF_MIN_S * (1 + COOL_OFF_JITTER) + 0.1)
     assert tick(relay, logs) == "ok"
-    assert status(relay)["state"] == "ok"
-    assert status(relay)["consecutiveFailures"] == 0
+    assert ticker_status(relay)["state"] == "ok"
+    assert ticker_status(relay)["consecutiveFailures"] == 0
     assert logs.named("agent.circuit_closed")
-    assert status(relay)["circuitSkips"] == 2
+    assert ticker_status(relay)["circuitSkips"] == 2
 
 
 def test_breaker_cool_off_doubles_up_to_its_cap_and_resets_on_success() -> None:
@@ -174,6 +168,6 @@ def test_health_shows_the_llm_path_state(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM
 ) -> None:
     relay = make_relay(relay_settings(fake_llm, api_key=""))
-    assert status(relay)["state"] == "disabled"
+    assert ticker_status(relay)["state"] == "disabled"
     ask(relay, "ticker", "update_config", {"openrouterApiKey": "k"})
-    assert status(relay)["state"] == "ok"
+    assert ticker_status(relay)["state"] == "ok"

@@ -22,8 +22,16 @@ from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo
 from actors.sense_buffer import PRUNE_SLACK_BYTES, SENSE_RING, SenseBuffer
 from actors.tree import Relay
-from tests.actors.test_agent import TRANSCRIPT, ask, sense, tick
-from tests.conftest import LogSink, relay_settings, wait_until
+from tests.helpers import (
+    TRANSCRIPT,
+    LogSink,
+    ask,
+    relay_settings,
+    restarted,
+    sense,
+    tick,
+    wait_until,
+)
 from transport.demo.fake_llm import FakeLLM
 
 
@@ -76,10 +84,6 @@ def test_the_last_pushed_hud_survives_so_a_restart_does_not_repeat_it(
     assert ask(again, "digest", "last")["pushed"] is False
 
 
-def restarted_once(handle: ChildHandle[Any]) -> bool:
-    return handle.restarts == 1 and handle.alive
-
-
 def test_a_crashed_buffer_comes_back_with_everything_it_acknowledged(
     make_relay: Callable[..., Relay], tmp_path: Path
 ) -> None:
@@ -91,7 +95,7 @@ def test_a_crashed_buffer_comes_back_with_everything_it_acknowledged(
     for name in ("feed", "sense"):
         relay.handles[name].tell(RelayActor.inject_fault, "crash")
         handle = relay.handles[name]
-        wait_until(partial(restarted_once, handle), what=f"{name} restart")
+        wait_until(partial(restarted, handle, 1), what=f"{name} restart")
     after = everything(relay)
     assert (after["feed"], after["sense"]) == (before["feed"], before["sense"])
     assert ask(relay, "feed", "append", "m5", "normal").id == 6

@@ -1,7 +1,7 @@
 """The agent's schedule: debounce, max interval, cooldown and the fingerprint skip.
 
 Real actors and the real fake LLM on loopback; time is the injected fake clock, which moves
-only when a test advances it. ``post`` waits until the Ticker has seen the item, so a test's
+only when a test advances it. ``show`` waits until the Ticker has seen the item, so a test's
 clock steps line up with the schedule.
 """
 
@@ -15,40 +15,18 @@ import pytest
 from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.actors.test_agent import TRANSCRIPT, ask, sense
-from tests.conftest import LogSink, relay_settings, wait_until
+from tests.helpers import (
+    LogSink,
+    advance,
+    ask,
+    hear,
+    relay_settings,
+    settled,
+    show,
+    ticker_status,
+    wait_until,
+)
 from transport.demo.fake_llm import FakeLLM
-
-
-def status(relay: Relay) -> dict[str, Any]:
-    """The Ticker's status, answered after every message already in its mailbox."""
-    result: dict[str, Any] = ask(relay, "ticker", "status")
-    return result
-
-
-def post(relay: Relay, ocr: str = "def tick():", app: str = "code") -> None:
-    """A screen event, stored, published and seen by the Ticker."""
-    ask(relay, "sense", "append", sense(ocr=ocr, app=app))
-    status(relay)
-
-
-def hear(relay: Relay) -> None:
-    """A transcript, stored, published and seen by the Ticker."""
-    ask(relay, "feed", "append", TRANSCRIPT, "normal")
-    status(relay)
-
-
-def advance(relay: Relay, clock: FakeClock, seconds: float) -> dict[str, Any]:
-    """Move the clock; return the Ticker's status once it has handled what came due."""
-    clock.advance(seconds)
-    return status(relay)
-
-
-def settled(relay: Relay, logs: LogSink, ticks: int) -> list[dict[str, Any]]:
-    """Wait until ``ticks`` ticks have ended; return their log lines."""
-    wait_until(lambda: len(logs.named("tick")) >= ticks, what=f"{ticks} tick(s) to end")
-    wait_until(lambda: not status(relay)["inFlight"], what="the tick slot to free")
-    return logs.named("tick")
 
 
 @pytest.fixture
@@ -62,7 +40,7 @@ def start(make_relay: Callable[..., Relay], fake_llm: FakeLLM) -> Callable[..., 
 
 def test_nothing_new_arms_no_timer(start: Callable[..., Relay], clock: FakeClock) -> None:
     relay = start()
-    assert status(relay)["nextTickInMs"] is None
+    assert ticker_status(relay)["nextTickInMs"] is None
     assert advance(relay, clock, 3_600)["nextTickInMs"] is None
 
 
@@ -70,8 +48,8 @@ def test_a_tick_runs_the_debounce_after_the_last_item(
     start: Callable[..., Relay], clock: FakeClock, fake_llm: FakeLLM, logs: LogSink
 ) -> None:
     relay = start()
-    post(relay)
-    assert status(relay)["nextTickInMs"] == 3_000
+    show(relay)
+    assert ticker_status(relay)["nextTickInMs"] == 3_000
     assert advance(relay, clock, 2.9)["inFlight"] is False
     assert fake_llm.calls == 0
     advance(relay, clock, 0.1)
@@ -83,11 +61,11 @@ def test_each_new_item_restarts_the_debounce(
     start: Callable[..., Relay], clock: FakeClock, fake_llm: FakeLLM, logs: LogSink
 ) -> None:
     relay = start()
-    post(relay, "one")
+    show(relay, "one")
     advance(relay, clock, 2)
-    post(relay, "two")
+    show(relay, "two")
     advance(relay, clock, 2)
-    post(relay, "three")
+    show(relay, "three")
     assert advance(relay, clock, 2.9)["pending"] is True
     assert fake_llm.calls == 0
     advance(relay, clock, 0.1)
@@ -102,15 +80,15 @@ def test_a_steady_stream_ticks_at_the_latest_one_interval_after_the_previous_tic
 ) -> None:
     relay = start()
     for n in range(15):  # an item every 2 s: never 3 s of quiet
-        post(relay, f"line {n}")
+        show(relay, f"line {n}")
         advance(relay, clock, 2)
     settled(relay, logs, 1)  # at 30 s after the Ticker started
     assert fake_llm.calls == 1
     for n in range(14):
-        post(relay, f"more {n}")
+        show(relay, f"more {n}")
         advance(relay, clock, 2)
     assert fake_llm.calls == 1  # 28 s after the first tick
-    post(relay, "last")
+    show(relay, "last")
     advance(relay, clock, 2)
     settled(relay, logs, 2)
     assert fake_llm.calls == 2
@@ -121,7 +99,7 @@ def test_after_a_quiet_spell_longer_than_the_interval_the_first_item_ticks_at_on
 ) -> None:
     relay = start()
     advance(relay, clock, 31)
-    post(relay)
+    show(relay)
     settled(relay, logs, 1)  # no clock step needed
     assert fake_llm.calls == 1
 
@@ -130,8 +108,8 @@ def test_a_debounce_longer_than_the_interval_is_capped(
     start: Callable[..., Relay], clock: FakeClock, fake_llm: FakeLLM, logs: LogSink
 ) -> None:
     relay = start(debounce_ms=60_000, interval_ms=10_000)
-    post(relay)
-    assert status(relay)["nextTickInMs"] == 10_000
+    show(relay)
+    assert ticker_status(relay)["nextTickInMs"] == 10_000
     advance(relay, clock, 10)
     settled(relay, logs, 1)
     assert fake_llm.calls == 1
@@ -141,11 +119,11 @@ def test_the_cooldown_keeps_llm_calls_apart(
     start: Callable[..., Relay], clock: FakeClock, fake_llm: FakeLLM, logs: LogSink
 ) -> None:
     relay = start(cooldown_ms=20_000)
-    post(relay, "first")
+    show(relay, "first")
     advance(relay, clock, 3)
     settled(relay, logs, 1)
-    post(relay, "second")
-    assert status(relay)["nextTickInMs"] == 20_000  # 20 s after the first call began
+    show(relay, "second")
+    assert ticker_status(relay)["nextTickInMs"] == 20_000  # 20 s after the first call began
     advance(relay, clock, 19.9)
     assert fake_llm.calls == 1
     advance(relay, clock, 0.1)
@@ -157,18 +135,18 @@ def test_the_same_window_again_makes_no_llm_call(
     start: Callable[..., Relay], clock: FakeClock, fake_llm: FakeLLM, logs: LogSink
 ) -> None:
     relay = start()
-    post(relay, "def tick():")
+    show(relay, "def tick():")
     hear(relay)
     advance(relay, clock, 3)
     settled(relay, logs, 1)
-    post(relay, "def tick():")  # the same OCR again...
+    show(relay, "def tick():")  # the same OCR again...
     hear(relay)  # ...and the same transcript
     advance(relay, clock, 3)
     assert [t["outcome"] for t in settled(relay, logs, 2)] == ["ok", "unchanged"]
     assert fake_llm.calls == 1
     assert ask(relay, "digest", "stats")["unchangedSkips"] == 1
 
-    post(relay, "def tock():")
+    show(relay, "def tock():")
     advance(relay, clock, 3)
     assert [t["outcome"] for t in settled(relay, logs, 3)][-1] == "ok"
     assert fake_llm.calls == 2
@@ -178,11 +156,11 @@ def test_the_agents_own_hud_line_schedules_nothing(
     start: Callable[..., Relay], clock: FakeClock, logs: LogSink
 ) -> None:
     relay = start()
-    post(relay)
+    show(relay)
     advance(relay, clock, 3)
     settled(relay, logs, 1)
     assert ask(relay, "digest", "last")["pushed"] is True
-    after = status(relay)
+    after = ticker_status(relay)
     assert (after["pending"], after["nextTickInMs"]) == (False, None)
 
 
@@ -191,11 +169,11 @@ def test_a_failed_tick_is_tried_again_one_interval_later_without_news(
 ) -> None:
     relay = start()
     fake_llm.mode = "http401"  # not retried within the tick
-    post(relay)
+    show(relay)
     advance(relay, clock, 3)
     assert [t["outcome"] for t in settled(relay, logs, 1)] == ["failed"]
     fake_llm.mode = "ok"
-    assert status(relay)["nextTickInMs"] == 30_000
+    assert ticker_status(relay)["nextTickInMs"] == 30_000
     advance(relay, clock, 30)
     assert [t["outcome"] for t in settled(relay, logs, 2)][-1] == "ok"
 
@@ -205,10 +183,10 @@ def test_news_during_a_tick_runs_a_tick_when_it_ends(
 ) -> None:
     relay = start()
     fake_llm.mode, fake_llm.delay_s = "slow", 0.3
-    post(relay, "first")
+    show(relay, "first")
     advance(relay, clock, 3)
     wait_until(lambda: fake_llm.calls == 1, what="the first call")
-    post(relay, "second")
+    show(relay, "second")
     assert advance(relay, clock, 3)["inFlight"] is True  # due, but one is in flight
     settled(relay, logs, 2)
     assert fake_llm.calls == 2
@@ -219,9 +197,9 @@ def test_the_schedule_follows_a_runtime_change(
     start: Callable[..., Relay], clock: FakeClock, fake_llm: FakeLLM, logs: LogSink
 ) -> None:
     relay = start()
-    post(relay)
+    show(relay)
     ask(relay, "ticker", "update_config", {"debounceMs": 500})
-    assert status(relay)["nextTickInMs"] == 500
+    assert ticker_status(relay)["nextTickInMs"] == 500
     advance(relay, clock, 0.5)
     settled(relay, logs, 1)
     assert fake_llm.calls == 1
@@ -232,8 +210,8 @@ def test_an_inactive_agent_waits_and_ticks_once_it_has_a_key(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM, clock: FakeClock, logs: LogSink
 ) -> None:
     relay = make_relay(relay_settings(fake_llm, api_key="", debounce_ms=3_000))
-    post(relay)
-    assert status(relay)["nextTickInMs"] is None
+    show(relay)
+    assert ticker_status(relay)["nextTickInMs"] is None
     ask(relay, "ticker", "update_config", {"openrouterApiKey": "late-key"})
     advance(relay, clock, 3)
     settled(relay, logs, 1)
@@ -244,10 +222,10 @@ def test_pending_news_survives_a_ticker_crash(
     start: Callable[..., Relay], clock: FakeClock, fake_llm: FakeLLM, logs: LogSink
 ) -> None:
     relay = start()
-    post(relay)
+    show(relay)
     relay.handles["ticker"].tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: relay.handles["ticker"].restarts == 1, what="ticker restart")
-    assert status(relay)["pending"] is True
+    assert ticker_status(relay)["pending"] is True
     advance(relay, clock, 3)
     settled(relay, logs, 1)
     assert fake_llm.calls == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from config.options import OPTIONS, build_parser, load_settings
@@ -51,3 +53,18 @@ def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) 
         build_parser().parse_args(["--version"])
     assert exited.value.code == 0
     assert capsys.readouterr().out.startswith("sinain-relay ")
+
+
+def test_the_configuration_document_states_every_option_as_the_table_does() -> None:
+    """docs/configuration.md lists each option once, with its flag and its default."""
+    doc = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+    rows: dict[str, tuple[str, str]] = {}
+    for line in doc.read_text().splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) >= 4 and cells[0].startswith("`") and cells[0].endswith("`"):
+            env = cells[0].strip("`")
+            assert env not in rows, f"{env} listed twice"
+            rows[env] = (cells[1].strip("`"), cells[2].replace("`", ""))
+    assert set(rows) == {o.env for o in OPTIONS}
+    for option in OPTIONS:
+        assert rows[option.env] == (option.flag or "", option.default_shown()), option.env

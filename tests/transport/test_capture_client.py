@@ -2,37 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from actors.tree import Relay
-from tests.actors.test_agent import tick
-from tests.conftest import LogSink, relay_settings
+from tests.helpers import LogSink, recorded, tick
 from transport.demo.fake_llm import FakeLLM
-
-RECORDED = Path(__file__).parent.parent / "fixtures" / "capture_client_sense.json"
-
-
-def recorded() -> list[dict[str, Any]]:
-    events: list[dict[str, Any]] = json.loads(RECORDED.read_text(encoding="utf-8"))
-    return events
-
-
-@pytest.fixture
-def relay(make_relay: Callable[..., Relay], fake_llm: FakeLLM) -> Relay:
-    return make_relay(relay_settings(fake_llm))
-
-
-@pytest.fixture
-def client(relay: Relay) -> Iterator[httpx.Client]:
-    host, port = relay.address()
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as c:
-        yield c
 
 
 def test_each_recorded_event_is_answered_as_the_client_expects(client: httpx.Client) -> None:

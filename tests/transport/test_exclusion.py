@@ -3,7 +3,7 @@ and never stored, served or ticked on (RELAY_EXCLUDE_APPS, RELAY_EXCLUDE_TITLES)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -13,10 +13,8 @@ import pytest
 from actors.core.exclusion import ExclusionRule, Exclusions
 from actors.core.validation import validate_sense
 from actors.tree import Relay
-from config.settings import load_settings
-from tests.actors.test_agent import ask, tick
-from tests.conftest import LogSink, relay_settings
-from tests.transport.test_capture_client import recorded
+from config.options import load_settings
+from tests.helpers import LogSink, ask, client_for, recorded, relay_settings, tick
 from transport.demo.fake_llm import FakeLLM
 
 DROPPED = {"ok": True, "dropped": "excluded"}
@@ -106,13 +104,6 @@ def relay(make_relay: Callable[..., Relay], fake_llm: FakeLLM) -> Relay:
     )
 
 
-@pytest.fixture
-def client(relay: Relay) -> Iterator[httpx.Client]:
-    host, port = relay.address()
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as c:
-        yield c
-
-
 EXCLUDED = [
     event("Code"),
     event("VS Code"),
@@ -173,7 +164,6 @@ def test_without_exclusions_every_app_is_stored(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM
 ) -> None:
     relay = make_relay(relay_settings(fake_llm))
-    host, port = relay.address()
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as client:
+    with client_for(relay) as client:
         for n, body in enumerate(EXCLUDED, start=1):
             assert client.post("/sense", json=body).json() == {"ok": True, "id": n}

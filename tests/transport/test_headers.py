@@ -21,7 +21,8 @@ import pytest
 
 from actors.core.validation import SENSE_BODY_LIMIT
 from actors.tree import Relay
-from tests.conftest import LogSink, wait_until
+from tests.helpers import LogSink, client_for, wait_until
+from tests.helpers import assert_error as assert_json_error
 from tests.transport.openapi_contract import (
     RawAnswer,
     chunked,
@@ -38,25 +39,25 @@ ACCEPTED = "gzip, deflate"
 
 @pytest.fixture
 def relay(make_relay: Callable[..., Relay]) -> Relay:
+    """The agent off (no key): requests alone."""
     return make_relay()
 
 
 @pytest.fixture
 def client(relay: Relay) -> Iterator[httpx.Client]:
-    host, port = relay.address()
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=10) as c:
+    """The shared ``client``, with a 10 s timeout."""
+    with client_for(relay, timeout=10) as c:
         yield c
 
 
 def assert_error(response: httpx.Response | RawAnswer, status: int, fragment: str) -> None:
-    if isinstance(response, RawAnswer):
-        assert response.status == status, response
-        assert response.is_json, response
-        body = orjson.loads(response.body)
-    else:
-        assert response.status_code == status, response.text
-        assert response.headers["content-type"].startswith("application/json")
-        body = response.json()
+    """:func:`tests.helpers.assert_error`, for an answer read off a raw socket too."""
+    if isinstance(response, httpx.Response):
+        assert_json_error(response, status, fragment)
+        return
+    assert response.status == status, response
+    assert response.is_json, response
+    body = orjson.loads(response.body)
     assert body["ok"] is False
     assert fragment in body["error"], body
 
@@ -94,15 +95,18 @@ def raw_deflate(body: bytes) -> bytes:
 @pytest.mark.parametrize(
     ("encoding", "wire"),
     [
-        ("gzip", gzip.compress(FEED)),
-        ("x-gzip", gzip.compress(FEED)),
-        ("GZip", gzip.compress(FEED)),
+        ("gzip", gzip.compress(FEED, mtime=0)),
+        ("x-gzip", gzip.compress(FEED, mtime=0)),
+        ("GZip", gzip.compress(FEED, mtime=0)),
         ("deflate", zlib.compress(FEED)),
         ("deflate", raw_deflate(FEED)),
         ("identity", FEED),
-        ("gzip, identity", gzip.compress(FEED)),
+        ("gzip, identity", gzip.compress(FEED, mtime=0)),
         ("", FEED),
-        ("gzip", gzip.compress(FEED[:5]) + gzip.compress(FEED[5:])),  # two gzip members
+        (
+            "gzip",
+            gzip.compress(FEED[:5], mtime=0) + gzip.compress(FEED[5:], mtime=0),
+        ),  # two gzip members
     ],
 )
 def test_a_gzip_or_deflate_body_is_read(client: httpx.Client, encoding: str, wire: bytes) -> None:
@@ -122,7 +126,7 @@ def test_a_compressed_sense_event_and_config_are_read(client: httpx.Client) -> N
 
 
 def test_a_chunked_compressed_body_is_read(client: httpx.Client) -> None:
-    wire = gzip.compress(FEED)
+    wire = gzip.compress(FEED, mtime=0)
 
     def pieces() -> Iterator[bytes]:
         for i in range(0, len(wire), 3):
@@ -138,13 +142,13 @@ def test_a_chunked_compressed_body_is_read(client: httpx.Client) -> None:
         ("gzip", FEED, "body is not valid gzip"),
         ("x-gzip", FEED, "body is not valid gzip"),
         ("deflate", FEED, "body is not valid deflate"),
-        ("gzip", gzip.compress(FEED)[:-12], "body is not valid gzip"),  # cut short
-        ("gzip", gzip.compress(FEED) + b"junk", "body is not valid gzip"),
+        ("gzip", gzip.compress(FEED, mtime=0)[:-12], "body is not valid gzip"),  # cut short
+        ("gzip", gzip.compress(FEED, mtime=0) + b"junk", "body is not valid gzip"),
         ("deflate", zlib.compress(FEED) + b"junk", "body is not valid deflate"),
         ("gzip", zlib.compress(FEED), "body is not valid gzip"),
-        ("gzip", gzip.compress(b"{not json"), "body is not valid JSON"),
-        ("gzip", gzip.compress(b'{"text": "\xff"}'), "UTF-8"),
-        ("gzip", gzip.compress(b""), "body is empty"),
+        ("gzip", gzip.compress(b"{not json", mtime=0), "body is not valid JSON"),
+        ("gzip", gzip.compress(b'{"text": "\xff"}', mtime=0), "UTF-8"),
+        ("gzip", gzip.compress(b"", mtime=0), "body is empty"),
         ("gzip", b"", "body is empty"),
     ],
 )

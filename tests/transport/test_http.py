@@ -15,28 +15,21 @@ import pytest
 
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.conftest import LogSink, relay_settings, wait_until
+from tests.helpers import (
+    LogSink,
+    assert_error,
+    client_for,
+    refused_config_change,
+    relay_settings,
+    wait_until,
+)
 from transport.demo.fake_llm import FakeLLM
 
 
 @pytest.fixture
 def relay(make_relay: Callable[..., Relay]) -> Relay:
+    """The agent off (no key): the API alone; ``client`` talks to this relay."""
     return make_relay()
-
-
-@pytest.fixture
-def client(relay: Relay) -> Iterator[httpx.Client]:
-    host, port = relay.address()
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as c:
-        yield c
-
-
-def assert_error(response: httpx.Response, status: int, fragment: str) -> None:
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"].startswith("application/json")
-    body = response.json()
-    assert body["ok"] is False
-    assert fragment in body["error"], body
 
 
 def feed_ids(client: httpx.Client) -> list[int]:
@@ -227,8 +220,7 @@ def run_ticks(
 
 def test_agent_endpoints_after_ticks(make_relay: Callable[..., Relay], fake_llm: FakeLLM) -> None:
     relay = make_relay(relay_settings(fake_llm))
-    host, port = relay.address()
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as client:
+    with client_for(relay) as client:
         run_ticks(relay, client, fake_llm, 12)
 
         history = client.get("/agent/history").json()["results"]
@@ -310,18 +302,13 @@ def test_agent_config_get_and_post(client: httpx.Client) -> None:
 def test_bad_agent_config_is_a_400_and_changes_nothing(
     client: httpx.Client, body: dict[str, Any]
 ) -> None:
-    before = client.get("/agent/config").json()
-    response = client.post("/agent/config", json=body)
-    assert response.status_code == 400
-    assert response.json()["ok"] is False
-    assert client.get("/agent/config").json() == before
+    refused_config_change(client, body, 400)
 
 
 def test_agent_config_needs_the_token_when_one_is_set(make_relay: Callable[..., Relay]) -> None:
     settings = relay_settings()
     relay = make_relay(replace(settings, token="s3cret"))
-    host, port = relay.address()
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as client:
+    with client_for(relay) as client:
         assert_error(client.post("/agent/config", json={"enabled": False}), 401, "Bearer")
         assert_error(
             client.post(
@@ -482,9 +469,8 @@ def test_ingestion_answers_promptly_while_the_llm_hangs(
 ) -> None:
     relay = make_relay(relay_settings(fake_llm, timeout_ms=60_000))
     fake_llm.mode = "hang"
-    host, port = relay.address()
     # A 2 s client timeout: a request that waited on the hung LLM would fail, not pass slowly.
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=2) as client:
+    with client_for(relay, timeout=2) as client:
         client.post("/sense", json=sense_body())
         assert relay.handles["ticker"].proxy().tick().get(timeout=5) == "started"
         wait_until(lambda: fake_llm.calls == 1, what="the LLM request to hang")
@@ -535,8 +521,7 @@ def test_history_by_time_range_pages_through_the_retention(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM, clock: FakeClock
 ) -> None:
     relay = make_relay(relay_settings(fake_llm))
-    host, port = relay.address()
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as client:
+    with client_for(relay) as client:
         run_ticks(relay, client, fake_llm, 60, clock)
 
         seen: list[str] = []
@@ -565,8 +550,7 @@ def test_history_by_time_range_pages_through_the_retention(
 @pytest.fixture
 def drill(make_relay: Callable[..., Relay]) -> Iterator[tuple[Relay, httpx.Client]]:
     relay = make_relay(replace(relay_settings(), faults=True, actor_timeout_ms=500))
-    host, port = relay.address()
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=10) as client:
+    with client_for(relay, timeout=10) as client:
         yield relay, client
 
 
@@ -627,8 +611,7 @@ def test_a_transport_hang_stalls_requests_then_they_complete(
     # hangs; the actor timeout must outlast the hang, or its timer (due when the loop wakes)
     # could win against the reply. (The drill fixture's 500 ms made this flaky under load.)
     relay = make_relay(replace(relay_settings(), faults=True, actor_timeout_ms=5_000))
-    host, port = relay.address()
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=10) as client:
+    with client_for(relay, timeout=10) as client:
         assert client.post("/debug/fault", json={"actor": "http", "kind": "hang", "seconds": 1})
         answer = client.post("/feed", json={"text": "waited"})
         assert answer.status_code == 200
@@ -659,8 +642,7 @@ def test_successes_are_logged_only_when_tracing_errors_always(
 ) -> None:
     settings = replace(relay_settings(), log_level="debug" if trace else "info")
     relay = make_relay(settings)
-    host, port = relay.address()
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as client:
+    with client_for(relay) as client:
         client.post("/feed", json={"text": "fine"})
         client.post("/feed", json={"text": 3})
     lines = logs.named("http.request")

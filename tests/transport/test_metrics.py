@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,8 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.actors.test_agent import tick
-from tests.conftest import LogSink, relay_settings, wait_until
+from tests.helpers import LogSink, client_for, relay_settings, tick, wait_until
 from transport.demo.fake_llm import FakeLLM
 from transport.exposition import RelayCollector, Scrape
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, RouteStats
@@ -46,22 +45,6 @@ def scrape(client: httpx.Client, **kwargs: Any) -> Samples:
 def value(samples: Samples, name: str, **labels: str) -> float | None:
     """The sample ``name{labels}``, or ``None`` if the scrape has none."""
     return samples.get((name, tuple(sorted(labels.items()))))
-
-
-def client_for(relay: Relay) -> httpx.Client:
-    host, port = relay.address()
-    return httpx.Client(base_url=f"http://{host}:{port}", timeout=5)
-
-
-@pytest.fixture
-def relay(make_relay: Callable[..., Relay], fake_llm: FakeLLM) -> Relay:
-    return make_relay(relay_settings(fake_llm))
-
-
-@pytest.fixture
-def client(relay: Relay) -> Iterator[httpx.Client]:
-    with client_for(relay) as c:
-        yield c
 
 
 def test_posts_are_counted_by_endpoint_and_outcome(relay: Relay, client: httpx.Client) -> None:
@@ -307,9 +290,8 @@ def test_a_hung_actor_does_not_hang_the_scrape(relay: Relay, client: httpx.Clien
 
 
 def test_open_streams_are_counted(client: httpx.Client, relay: Relay) -> None:
-    host, port = relay.address()
     with (
-        httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as streamer,
+        client_for(relay) as streamer,
         streamer.stream("GET", "/feed/stream") as stream,
     ):
         assert stream.status_code == 200

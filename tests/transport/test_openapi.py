@@ -9,7 +9,6 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,9 +20,9 @@ from openapi_spec_validator import validate as validate_openapi
 from prometheus_client.parser import text_string_to_metric_families
 
 from actors.tree import Relay
-from tests.conftest import LogSink, relay_settings, wait_until
+from tests.helpers import RECORDED, LogSink, base_url, client_for, relay_settings, tick, wait_until
 from tests.transport.openapi_contract import Contract, fuzz
-from transport import http_transport, streams
+from transport import http_transport
 from transport.app import build_app
 from transport.demo.fake_llm import FakeLLM
 from transport.inputs import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT
@@ -34,14 +33,10 @@ TOKEN = "s3cret"
 FUZZ_EXAMPLES = 40
 """Generated cases per operation in the default run (the fixed corpus comes on top)."""
 FUZZ_SEED = 20260401
-CAPTURE_EVENTS = Path(__file__).parent.parent / "fixtures" / "capture_client_sense.json"
 TRANSCRIPT = "[PERIODIC] (normal)\n[2s ago, openrouter] So the idle detection is wrong"
 
 
-@pytest.fixture(autouse=True)
-def _quick_client_checks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A stream whose client left frees its slot within 50 ms, not a second."""
-    monkeypatch.setattr(streams, "CLIENT_CHECK_S", 0.05)
+pytestmark = pytest.mark.usefixtures("quick_stream_checks")
 
 
 @pytest.fixture
@@ -61,19 +56,6 @@ def served_apps(monkeypatch: pytest.MonkeyPatch) -> list[web.Application]:
 
     monkeypatch.setattr(http_transport, "build_app", recording)
     return apps
-
-
-def base_url(relay: Relay) -> str:
-    host, port = relay.address()
-    return f"http://{host}:{port}"
-
-
-def tick(relay: Relay, logs: LogSink) -> str:
-    """One tick, run by hand, and its outcome."""
-    before = len(logs.named("tick"))
-    assert relay.handles["ticker"].proxy().tick().get(timeout=5) == "started"
-    wait_until(lambda: len(logs.named("tick")) > before, what="the tick to finish")
-    return str(logs.named("tick")[-1]["outcome"])
 
 
 class CheckedClient:
@@ -177,7 +159,7 @@ def test_the_document_is_valid_openapi_3_1_with_valid_2020_12_schemas(
 
 
 def test_the_capture_clients_events_are_valid_sense_input(contract: Contract) -> None:
-    events = orjson.loads(CAPTURE_EVENTS.read_bytes())
+    events = orjson.loads(RECORDED.read_bytes())
     assert events
     for event in events:
         assert not list(contract.schema("SenseInput").iter_errors(event))
@@ -209,7 +191,7 @@ def test_every_answer_of_a_real_relay_matches_the_document(
         exclude_apps=("1Password",),
     )
     relay = make_relay(settings)
-    with httpx.Client(base_url=base_url(relay), timeout=5) as client:
+    with client_for(relay) as client:
         api = CheckedClient(client, contract)
         _exercise(api, relay, logs)
         for op in contract.operations():  # without the token: 401 where the document says
@@ -236,7 +218,7 @@ def _exercise(api: CheckedClient, relay: Relay, logs: LogSink) -> None:
     assert api.get("/feed", params={"after": 1}).status_code == 200
     assert api.get("/feed", params={"after": "x"}).status_code == 400
 
-    for event in orjson.loads(CAPTURE_EVENTS.read_bytes()):
+    for event in orjson.loads(RECORDED.read_bytes()):
         assert api.post("/sense", json=event).status_code == 200
     private = {"type": "text", "ts": 1, "ocr": "vault", "meta": {"app": "1Password"}}
     assert api.post("/sense", json=private).json() == {"ok": True, "dropped": "excluded"}
@@ -321,7 +303,7 @@ def test_fuzzed_requests_get_no_5xx_and_only_documented_answers(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     relay = make_relay(replace(relay_settings(fake_llm), token=TOKEN))
-    with httpx.Client(base_url=base_url(relay), timeout=5) as client:
+    with client_for(relay) as client:
         headers = {"Authorization": f"Bearer {TOKEN}"}
         client.post("/sense", json={"type": "text", "ts": 1, "ocr": "x"}, headers=headers)
         client.post("/feed", json={"text": TRANSCRIPT}, headers=headers)

@@ -18,33 +18,14 @@ import pytest
 from actors.kernel.base import RelayActor
 from actors.kernel.published import Published
 from actors.tree import Relay
-from tests.conftest import LogSink, relay_settings, wait_until
+from tests.helpers import LogSink, client_for, relay_settings, tick, wait_until
 from transport import streams
 from transport.demo.fake_llm import FakeLLM
 
 Block = dict[str, str]
 
 
-@pytest.fixture(autouse=True)
-def _quick_client_checks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A stream whose client left frees its slot within 50 ms, not a second."""
-    monkeypatch.setattr(streams, "CLIENT_CHECK_S", 0.05)
-
-
-@pytest.fixture
-def relay(make_relay: Callable[..., Relay], fake_llm: FakeLLM) -> Relay:
-    return make_relay(relay_settings(fake_llm))
-
-
-def base_url(relay: Relay) -> str:
-    host, port = relay.address()
-    return f"http://{host}:{port}"
-
-
-@pytest.fixture
-def client(relay: Relay) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=base_url(relay), timeout=5) as c:
-        yield c
+pytestmark = pytest.mark.usefixtures("quick_stream_checks")
 
 
 class SSE:
@@ -121,14 +102,6 @@ def append_directly(relay: Relay, count: int) -> None:
 
 def sense_event(ocr: str) -> dict[str, Any]:
     return {"type": "text", "ts": 1, "ocr": ocr, "meta": {"app": "idea"}}
-
-
-def tick(relay: Relay, logs: LogSink) -> str:
-    """One tick, run by hand, and its outcome."""
-    before = len(logs.named("tick"))
-    assert relay.handles["ticker"].proxy().tick().get(timeout=5) == "started"
-    wait_until(lambda: len(logs.named("tick")) > before, what="the tick to finish")
-    return str(logs.named("tick")[-1]["outcome"])
 
 
 def health_streams(client: httpx.Client) -> dict[str, int]:
@@ -253,7 +226,7 @@ def test_keepalive_comments_fill_the_silence(
     monkeypatch.setattr(streams, "KEEPALIVE_S", 0.1)
     relay = make_relay()
     with (
-        httpx.Client(base_url=base_url(relay), timeout=5) as client,
+        client_for(relay) as client,
         sse(client, "/feed/stream") as stream,
     ):
         assert stream.block() == {"comment": "keepalive"}
@@ -300,7 +273,7 @@ def test_streams_beyond_the_cap_get_a_503_and_a_leaving_client_frees_its_slot(
 ) -> None:
     relay = make_relay(replace(relay_settings(), max_streams=2))
     with (
-        httpx.Client(base_url=base_url(relay), timeout=5) as client,
+        client_for(relay) as client,
         sse(client, "/feed/stream"),
         sse(client, "/agent/stream") as agent,
     ):
@@ -337,7 +310,7 @@ def test_a_slow_client_is_dropped_and_ingestion_stays_fast(
     relay = make_relay()
     host, port = relay.address()
     with (
-        httpx.Client(base_url=base_url(relay), timeout=5) as client,
+        client_for(relay) as client,
         socket.socket() as reader,
     ):
         reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -368,7 +341,7 @@ def test_a_slow_client_is_dropped_and_ingestion_stays_fast(
 
 
 def long_poll(relay: Relay, query: str) -> httpx.Response:
-    with httpx.Client(base_url=base_url(relay), timeout=10) as client:
+    with client_for(relay, timeout=10) as client:
         return client.get(f"/agent/digest?{query}")
 
 
@@ -461,7 +434,7 @@ def test_a_restarted_transport_listens_anew_without_leaking_listeners(relay: Rel
     wait_until(lambda: relay.handles["http"].restarts == 1 and relay.handles["http"].alive)
     assert (listeners(peers.feed_view), listeners(peers.agent_view)) == before
     with (
-        httpx.Client(base_url=base_url(relay), timeout=5) as again,
+        client_for(relay) as again,
         sse(again, "/feed/stream") as stream,
     ):
         post_feed(again, "after the restart")

@@ -7,8 +7,9 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from actors.core.records import FeedItem, FeedSnapshot, SenseEvent, json_list
+from actors.core.records import FeedItem, FeedSnapshot, json_list
 from actors.core.validation import validate_sense
+from tests.helpers import stored
 
 
 @pytest.mark.parametrize("source", [None, "agent"])
@@ -27,19 +28,9 @@ def test_a_feed_items_bytes_are_its_json(source: str | None) -> None:
     ],
 )
 def test_a_sense_events_bytes_are_its_json_full_and_meta_only(body: dict[str, object]) -> None:
-    event = validate_sense(body)
-    stored = SenseEvent(
-        id=4,
-        received_at=9,
-        type=event.type,
-        ts=event.ts,
-        ocr=event.ocr,
-        app=event.app,
-        ssim=event.ssim,
-        payload=event.payload,
-    )
-    assert orjson.loads(stored.json) == stored.to_json()
-    assert orjson.loads(stored.json_meta_only) == stored.to_json(meta_only=True)
+    event = stored(4, 9, validate_sense(body))
+    assert orjson.loads(event.json) == event.to_json()
+    assert orjson.loads(event.json_meta_only) == event.to_json(meta_only=True)
 
 
 def test_a_list_body_is_built_from_the_items_bytes() -> None:

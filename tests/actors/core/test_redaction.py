@@ -1,51 +1,42 @@
-"""Redaction: every pattern, the near misses, counts, and the choke point.
+"""Redaction: every pattern, the near misses, counts, payloads and the Redactor.
 
-The choke point is the buffers' append path: what GET /feed, GET /sense, /agent/context and
-the prompt sent to the (fake) LLM show is what the buffers stored, redacted.
+Where it is applied (the buffers' append path) is tested in ``tests/actors/test_privacy.py``.
 """
 
 from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import replace
-from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
 from actors.core import redaction
 from actors.core.redaction import KINDS, Redactor, marker, redact, redact_payload
 from actors.core.validation import validate_sense
-from actors.feed_buffer import FeedBuffer
-from actors.kernel.clock import FakeClock
-from actors.kernel.storage import StorageInfo
-from actors.sense_buffer import SenseBuffer
-from actors.tree import Relay
-from tests.actors.test_agent import tick
-from tests.conftest import LogSink, relay_settings
-from tests.transport.test_capture_client import recorded
-from transport.demo.fake_llm import FakeLLM
+from tests.helpers import (
+    AWS,
+    GHP,
+    JWT,
+    PW,
+    SK,
+    VISA,
+    A,
+    C,
+    P,
+    T,
+    W,
+    capture_with_secrets,
+    recorded,
+)
 
-SK = "sk-proj-Ab12Cd34Ef56Gh78Ij90KlMnOpQrSt"
-GHP = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5"
 PAT = "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ"
 SLACK = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
-AWS = "AKIAIOSFODNN7EXAMPLE"
-JWT = (
-    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
-    "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
-)
 PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\n"
     "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
     "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n"
     "-----END RSA PRIVATE KEY-----"
 )
-VISA = "4111 1111 1111 1111"
-"""The classic test number: it passes Luhn."""
 
 # Vendor keys of the right shapes, made up. Each prefix is written apart from its body, so that
 # no secret scanner takes this file for a leak.
@@ -75,13 +66,7 @@ SENTRY = "sntryu_" + HEX
 AGE = "AGE-SECRET-KEY-" + "1QQPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHC"
 URL = "https://alice:" + "s3cr3t-Pa55" + "@db.example.com:5432/app"
 
-P = marker("private")
 K = marker("private-key")
-A = marker("api-key")
-W = marker("aws-key")
-T = marker("token")
-PW = marker("password")
-C = marker("card")
 
 POSITIVES: list[tuple[str, str, str]] = [
     # (what, text, redacted)
@@ -402,24 +387,6 @@ def test_the_cheap_tests_never_skip_a_rule_that_would_match() -> None:
 # -- payloads and the Redactor ---------------------------------------------------------------
 
 
-def capture_with_secrets() -> dict[str, Any]:
-    """The capture client's recorded shape with secrets in every kind of field."""
-    body = recorded()[1]
-    return {
-        **body,
-        "ocr": body["ocr"] + f"\nOPENAI_API_KEY={SK}",
-        "meta": {**body["meta"], "windowTitle": f"password=hunter2 — {body['meta']['app']}"},
-        "roi": {**body["roi"], "data": AWS + "/9j/4AAQ", "label": AWS},
-        "observation": {
-            **body["observation"],
-            "facts": [*body["observation"]["facts"], f"card: {VISA}"],
-            "narrative": f"The user pastes {JWT} into a form",
-            "concepts": ["auth", f"<private>{GHP}</private>"],
-        },
-        "extra": {"nested": [{"note": f"Bearer {GHP}"}], "n": 4111111111111111},
-    }
-
-
 def test_every_string_of_a_payload_is_redacted_but_image_data() -> None:
     body = capture_with_secrets()
     sent = validate_sense(body).payload
@@ -484,140 +451,3 @@ def test_a_redactor_that_is_off_keeps_everything_and_counts_nothing() -> None:
 def test_clean_texts_come_back_as_the_same_object() -> None:
     texts = ("hello", "normal")
     assert Redactor().texts(texts) is texts
-
-
-# -- the buffers: the one choke point ---------------------------------------------------------
-
-
-def test_the_feed_buffer_stores_client_text_redacted_and_the_hud_as_it_is(
-    clock: FakeClock, storage: StorageInfo
-) -> None:
-    redactor = Redactor()
-    feed = FeedBuffer.start(clock=clock, store=storage.stores["feed"], redactor=redactor).proxy()
-    items = feed.append_many(((f"my key {SK}", "normal"), ("plain", f"x {AWS}"))).get(timeout=5)
-    assert [(i.text, i.priority) for i in items] == [(f"my key {A}", "normal"), ("plain", f"x {W}")]
-    hud = feed.push_agent("Reading sk-docs-page-about-keys-1234567").get(timeout=5)
-    assert hud.text == "[🧠] Reading sk-docs-page-about-keys-1234567"  # the agent's own line
-    assert redactor.counts()["api-key"] == 1
-    assert redactor.counts()["aws-key"] == 1
-
-
-def test_the_sense_buffer_stores_events_redacted_and_their_fields_agree(
-    clock: FakeClock, storage: StorageInfo
-) -> None:
-    redactor = Redactor()
-    sense = SenseBuffer.start(clock=clock, store=storage.stores["sense"], redactor=redactor).proxy()
-    event = validate_sense(
-        {"type": "text", "ts": 1, "ocr": f"key {SK}", "meta": {"app": f"Code {AWS}"}}
-    )
-    (stored,) = sense.append_many((event,)).get(timeout=5)
-    assert stored.ocr == f"key {A}"
-    assert stored.app == f"Code {W}"
-    assert stored.payload == {
-        "type": "text",
-        "ts": 1,
-        "ocr": f"key {A}",
-        "meta": {"app": f"Code {W}"},
-    }
-    assert SK.encode() not in stored.json and SK.encode() not in stored.json_meta_only
-    assert event.payload["ocr"] == f"key {SK}"  # what the transport validated is not changed
-
-
-def test_restored_rows_are_not_redacted_again(clock: FakeClock, storage: StorageInfo) -> None:
-    first = Redactor()
-    sense = SenseBuffer.start(clock=clock, store=storage.stores["sense"], redactor=first)
-    sense.proxy().append(validate_sense({"type": "text", "ts": 1, "ocr": VISA})).get(timeout=5)
-    sense.stop(timeout=5)
-    again = Redactor()
-    restored = SenseBuffer.start(clock=clock, store=storage.stores["sense"], redactor=again)
-    (event,) = restored.proxy().events_after(0).get(timeout=5)
-    assert event.ocr == C
-    assert first.counts()["card"] == 1
-    assert again.counts() == dict.fromkeys(KINDS, 0)
-
-
-# -- end to end over HTTP ---------------------------------------------------------------------
-
-
-@pytest.fixture
-def relay(make_relay: Callable[..., Relay], fake_llm: FakeLLM) -> Relay:
-    return make_relay(relay_settings(fake_llm))
-
-
-@pytest.fixture
-def client(relay: Relay) -> Iterator[httpx.Client]:
-    host, port = relay.address()
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as c:
-        yield c
-
-
-SECRETS = (SK, GHP, AWS, JWT, "hunter2", "4111 1111 1111 1111", "my diary", "abc123def456ghi")
-
-
-def assert_no_secret(where: str, text: str) -> None:
-    for secret in SECRETS:
-        assert secret not in text, f"{secret!r} in {where}"
-
-
-def test_no_secret_reaches_the_reads_or_the_prompt(
-    relay: Relay, client: httpx.Client, fake_llm: FakeLLM, logs: LogSink
-) -> None:
-    transcript = (
-        "[PERIODIC] (normal)\nContext (1 entries):\n[2s ago, openrouter] "
-        f"the key is {SK}, password=hunter2 and <private>my diary</private>"
-    )
-    assert client.post("/feed", json={"text": transcript}).json() == {"ok": True, "id": 1}
-    body = capture_with_secrets()
-    assert client.post("/sense", json=body).json() == {"ok": True, "id": 1}
-    client.post(
-        "/sense", json={**body, "ocr": f"curl -H 'Authorization: Bearer abc123def456ghi' {VISA}"}
-    )
-
-    feed = client.get("/feed").text
-    sense = client.get("/sense", params={"meta_only": "true"}).text
-    context = client.get("/agent/context").text
-    assert tick(relay, logs) == "ok"
-    prompt = fake_llm.requests[0].body["messages"][0]["content"]
-
-    for where, text in (("/feed", feed), ("/sense", sense), ("/agent/context", context)):
-        assert_no_secret(where, text)
-    assert_no_secret("the prompt", prompt)
-    assert f"the key is {A}, password={PW} and {P}" in feed
-    assert f"the key is {A}, password={PW} and {P}" in prompt
-    assert f"Authorization: Bearer {T}' {C}" in prompt
-    events = client.get("/sense").json()["events"]
-    assert events[0]["roi"]["data"] == body["roi"]["data"]  # image data as sent, even this
-    assert events[0]["meta"]["windowTitle"] == f"password={PW} — Code"
-
-
-def test_the_recorded_capture_events_are_stored_unchanged(client: httpx.Client) -> None:
-    sent = recorded()
-    for body in sent:
-        client.post("/sense", json=body).raise_for_status()
-    events = client.get("/sense").json()["events"]
-    assert [{k: v for k, v in e.items() if k not in ("id", "receivedAt")} for e in events] == sent
-
-
-def test_redaction_off_keeps_secrets_and_says_so_at_start(
-    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, tmp_path: Path
-) -> None:
-    relay = make_relay(replace(relay_settings(fake_llm), redact=False))
-    (warning,) = logs.named("privacy.redaction_off")
-    assert warning["level"] == "warning"
-    host, port = relay.address()
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as client:
-        text = (
-            f"[PERIODIC] (normal)\nContext (1 entries):\n[2s ago, openrouter] password=hunter2 {SK}"
-        )
-        client.post("/feed", json={"text": text})
-        client.post("/sense", json={"type": "text", "ts": 1, "ocr": VISA})
-        assert f"password=hunter2 {SK}" in client.get("/feed").json()["messages"][0]["text"]
-        assert client.get("/sense").json()["events"][0]["ocr"] == VISA
-    assert tick(relay, logs) == "ok"
-    prompt = fake_llm.requests[0].body["messages"][0]["content"]
-    assert SK in prompt
-    assert VISA in prompt
-
-
-def test_redaction_on_logs_no_warning(relay: Relay, logs: LogSink) -> None:
-    assert logs.named("privacy.redaction_off") == []

@@ -14,7 +14,7 @@ from actors.core.errors import ActorUnavailable
 from actors.kernel.base import Call, ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import FakeClock
 from actors.kernel.supervisor import Backoff, ChildSpec, Intensity, Supervisor
-from tests.conftest import LogSink, wait_until
+from tests.helpers import LogSink, wait_until
 
 
 class Worker(RelayActor):

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,58 +17,24 @@ import httpx
 import orjson
 import pytest
 
-from actors.core.records import FeedItem, SenseEvent
+from actors.core.records import FeedItem
 from actors.core.validation import validate_feed, validate_sense
 from actors.core.window import extract_audio
-from actors.kernel.clock import FakeClock
-from actors.tree import Relay, start_relay
-from config.settings import Settings, load_settings
-from tests.conftest import LogSink, relay_settings, wait_until
-from tests.test_run import ROOT, free_port
+from actors.tree import Relay
+from bench import harness
+from bench.harness import ROOT, free_port
+from config.options import load_settings
+from config.settings import Settings
+from tests.helpers import LogSink, base_url, spawn_relay, wait_until
 from transport.demo import prepare_demo
 from transport.demo.fake_llm import STAND_IN_MARKER, STAND_IN_MODEL
 from transport.demo.replay import (
     DEMO_SESSION,
     Replayer,
     SessionError,
-    SessionEvent,
     load_session,
     parse_session,
 )
-
-T0_MS = 1_769_901_200_000
-
-
-def session_records(
-    until_s: float, events: tuple[SessionEvent, ...] | None = None
-) -> tuple[list[FeedItem], list[SenseEvent]]:
-    """The shipped session's requests up to ``until_s`` as the buffers would hold them, the
-    session starting at :data:`T0_MS` (server time)."""
-    feed: list[FeedItem] = []
-    sense: list[SenseEvent] = []
-    for n, event in enumerate(events or load_session(), start=1):
-        if event.at > until_s:
-            break
-        at = T0_MS + round(event.at * 1000)
-        if event.path == "/feed":
-            text, priority = validate_feed(event.body)
-            feed.append(FeedItem(id=n, text=text, priority=priority, ts=at))
-        else:
-            s = validate_sense(event.body)
-            sense.append(
-                SenseEvent(
-                    id=n,
-                    received_at=at,
-                    type=s.type,
-                    ts=s.ts,
-                    ocr=s.ocr,
-                    app=s.app,
-                    ssim=s.ssim,
-                    payload=s.payload,
-                )
-            )
-    return feed, sense
-
 
 # -- the session file --------------------------------------------------------------------------
 
@@ -155,18 +119,9 @@ def test_a_bad_session_line_is_named(text: str, error: str) -> None:
 
 
 @pytest.fixture
-def relay(clock: FakeClock) -> Iterator[Relay]:
+def relay(make_relay: Callable[..., Relay]) -> Relay:
     """A relay with the agent off (no key): ingestion only."""
-    relay = start_relay(relay_settings(), clock)
-    try:
-        yield relay
-    finally:
-        relay.stop(timeout_s=10)
-
-
-def base_url(relay: Relay) -> str:
-    host, port = relay.address()
-    return f"http://{host}:{port}"
+    return make_relay()
 
 
 def test_the_replayer_posts_the_session_in_order_with_current_timestamps(
@@ -266,21 +221,10 @@ class LogLines:
 
 
 def test_run_py_demo_shows_huds_and_digests_within_seconds_and_stops_clean() -> None:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("RELAY_", "AGENT_")) and k != "OPENROUTER_API_KEY"
-    }
     # a shorter debounce than the default 3 s keeps the test short; the session does the rest
-    env.update(LOG_FORMAT="json", AGENT_DEBOUNCE_MS="300")
+    env = harness.relay_env(LOG_FORMAT="json", AGENT_DEBOUNCE_MS="300")
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "run.py", "--demo", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    proc = spawn_relay(port, env, "--demo", stderr=subprocess.STDOUT)
     logs = LogLines(proc.stdout)
     try:
         started = wait_until(lambda: logs.named("relay.started"), 15, "relay.started")[0]

@@ -1,82 +1,23 @@
-"""The shipped fake LLM: run as users run it (``python -m transport.demo.fake_llm``), and its
-``summarise`` mode, the stand-in of ``python run.py --demo``."""
+"""The stand-in of ``python run.py --demo``: a summary read from the prompt alone, no LLM."""
 
 from __future__ import annotations
 
 import re
-import signal
-import subprocess
-import sys
-import time
 from dataclasses import replace
 
-import httpx
 import pytest
 
-from actors.core.completion import parse_analysis, parse_chat_completion
 from actors.core.prompt import PreviousDigest, build_prompt
-from actors.core.window import AudioEvent, ContextWindow, build_context_window
-from tests.test_demo import T0_MS, session_records
-from tests.test_run import ROOT, free_port
-from transport.demo.fake_llm import (
+from actors.core.window import AudioEvent, ContextWindow
+from tests.helpers import T0_MS, session_prompt
+from transport.demo.stand_in import (
     STAND_IN_MARKER,
-    STAND_IN_MODEL,
-    FakeLLM,
     HeardLine,
     PromptView,
     ScreenLine,
     read_prompt,
     summarise,
 )
-
-
-def test_the_fake_llm_serves_completions_and_switches_modes_over_http() -> None:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "transport.demo.fake_llm", "--port", str(port)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                state = httpx.get(f"{base}/_mode", timeout=1).json()
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    pytest.fail("the fake LLM did not start")
-                time.sleep(0.05)
-        assert state["mode"] == "ok"
-        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
-        ok = httpx.post(f"{base}/v1/chat/completions", json=body, timeout=5).json()
-        assert '"hud"' in ok["choices"][0]["message"]["content"]
-
-        assert httpx.post(f"{base}/_mode", json={"mode": "http500"}, timeout=5).json()["ok"]
-        assert httpx.post(f"{base}/v1/chat/completions", json=body, timeout=5).status_code == 500
-        one = httpx.post(f"{base}/_mode", json={"mode": "ok", "model": "m"}, timeout=5).json()
-        assert one["modelModes"] == {"m": "ok"} and one["mode"] == "http500"
-        assert httpx.post(f"{base}/v1/chat/completions", json=body, timeout=5).status_code == 200
-        bad = httpx.post(f"{base}/_mode", json={"mode": "melt"}, timeout=5)
-        assert bad.status_code == 400 and "hang" in bad.json()["error"]
-        assert httpx.get(f"{base}/_mode", timeout=5).json()["requests"] == 3
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=15)
-    assert proc.returncode == 0
-
-
-# -- mode summarise: the stand-in of ``python run.py --demo`` ---------------------------------
-
-
-def session_prompt(until_s: float, previous: PreviousDigest | None = None) -> str:
-    """The prompt a tick 3 s after ``until_s`` of the shipped session would send."""
-    feed, sense = session_records(until_s)
-    now = T0_MS + round(until_s * 1000) + 3_000
-    window = build_context_window(feed, sense, now_ms=now, max_age_ms=120_000)
-    return build_prompt(window, now_ms=now, previous=previous)
 
 
 def test_summarise_reads_the_prompt_of_a_real_window() -> None:
@@ -193,31 +134,3 @@ def test_summarise_of_an_empty_window_is_idle_and_of_sound_alone_is_talk() -> No
     assert hud == "Talking: so what about the overlay"
     assert digest.endswith('Last heard (2s ago): "so what about the overlay".')
     assert summarise("hi")[0] == "Idle"
-
-
-def test_mode_summarise_answers_over_http_labelled_as_a_stand_in() -> None:
-    prompt = session_prompt(44.0)
-    with FakeLLM(mode="summarise", latency_s=0.2) as llm:
-        body = {"model": "x/y", "messages": [{"role": "user", "content": prompt}]}
-        started = time.monotonic()
-        answer = httpx.post(f"{llm.base_url}/chat/completions", json=body, timeout=5)
-        assert time.monotonic() - started >= 0.2, "latency_s delays the answer"
-        assert answer.status_code == 200
-        data = answer.json()
-        assert data["model"] == STAND_IN_MODEL
-        completion = parse_chat_completion(answer.content)
-        assert completion.tokens_in == len(prompt) // 4 and completion.tokens_out > 0
-        analysis = parse_analysis(completion.content)
-        assert analysis.parsed_ok
-        assert (analysis.hud, analysis.digest) == summarise(prompt)
-        # a body without messages still gets an answer, an idle one
-        idle = httpx.post(f"{llm.base_url}/chat/completions", json={}, timeout=5).json()
-        assert parse_analysis(idle["choices"][0]["message"]["content"]).hud == "Idle"
-        state = httpx.get(f"http://127.0.0.1:{llm.port}/_mode", timeout=5).json()
-        assert state["mode"] == "summarise" and state["latencyS"] == 0.2
-        assert llm.calls == 2
-        # the other modes are as they were
-        llm.mode, llm.latency_s = "ok", 0.0
-        ok = httpx.post(f"{llm.base_url}/chat/completions", json=body, timeout=5).json()
-        assert ok["model"] == "x/y"
-        assert parse_analysis(ok["choices"][0]["message"]["content"]).hud == llm.hud

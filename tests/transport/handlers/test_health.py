@@ -6,29 +6,14 @@ the write too, so a shared or cached answer from before the write would be caugh
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
-import pytest
 
 from actors.tree import Relay
-from tests.conftest import relay_settings, wait_until
-from transport.demo.fake_llm import FakeLLM
+from tests.helpers import wait_until
 
 ROUNDS = 20
-
-
-@pytest.fixture
-def relay(make_relay: Callable[..., Relay], fake_llm: FakeLLM) -> Relay:
-    return make_relay(relay_settings(fake_llm))
-
-
-@pytest.fixture
-def client(relay: Relay) -> Iterator[httpx.Client]:
-    host, port = relay.address()
-    with httpx.Client(base_url=f"http://{host}:{port}", timeout=5) as c:
-        yield c
 
 
 def health(client: httpx.Client) -> dict[str, Any]:

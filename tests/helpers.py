@@ -1,0 +1,336 @@
+"""What the tests share besides fixtures: waits, the log sink, a test relay's settings and the
+calls tests make into it, shared test data, and ``python run.py`` subprocesses.
+
+Fixtures are in ``tests/conftest.py`` (found by name); test modules import plain functions,
+classes and constants from here and never from one another. The process helpers build on
+:mod:`bench.harness` (a free port, the relay's environment, waiting for an answer); import
+``ROOT`` and ``free_port`` from there.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, MutableMapping
+from dataclasses import replace
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+import pytest
+import structlog
+
+from actors.core.prompt import PreviousDigest, build_prompt
+from actors.core.records import FeedItem, SenseEvent, SenseInput
+from actors.core.redaction import marker
+from actors.core.validation import validate_feed, validate_sense
+from actors.core.window import build_context_window
+from actors.kernel.base import ChildHandle
+from actors.kernel.clock import FakeClock
+from actors.tree import Relay
+from bench import harness
+from bench.harness import HOST, ROOT
+from config.settings import AgentConfig, Settings
+from transport.demo.fake_llm import FakeLLM
+from transport.demo.replay import SessionEvent, load_session
+
+# -- waiting and logs ----------------------------------------------------------------------------
+
+
+def wait_until(predicate: Callable[[], Any], timeout_s: float = 5.0, what: str = "") -> Any:
+    """Poll ``predicate`` until it returns something truthy; fail the test after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout_s} s waiting for {what or predicate}")
+        time.sleep(0.01)
+
+
+class LogSink:
+    """Every structlog event of the test, as dicts (thread-safe, unlike capture_logs)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.events: list[dict[str, Any]] = []
+
+    def __call__(self, _logger: Any, method: str, event: MutableMapping[str, Any]) -> Any:
+        with self._lock:
+            self.events.append({**event, "level": method})
+        raise structlog.DropEvent
+
+    def named(self, name: str) -> list[dict[str, Any]]:
+        """Events whose name is ``name``."""
+        with self._lock:
+            return [e for e in self.events if e.get("event") == name]
+
+    def clear(self) -> None:
+        with self._lock:
+            self.events.clear()
+
+
+# -- a test relay --------------------------------------------------------------------------------
+
+HOUR_MS = 3_600_000
+
+
+def relay_settings(fake_llm: FakeLLM | None = None, **agent: Any) -> Settings:
+    """Settings for a test relay: a free port, an hour-long interval and debounce (tests tick
+    by hand, or set ``interval_ms``/``debounce_ms`` to test the schedule)."""
+    config = AgentConfig(interval_ms=HOUR_MS, debounce_ms=HOUR_MS, timeout_ms=2_000)
+    if fake_llm is not None:
+        config = replace(config, base_url=fake_llm.base_url, api_key="test-key")
+    return Settings(
+        port=0, actor_timeout_ms=1_000, data_dir=":memory:", agent=replace(config, **agent)
+    )
+
+
+def base_url(relay: Relay) -> str:
+    """Where a relay started in the test listens, as ``http://host:port``."""
+    host, port = relay.address()
+    return f"http://{host}:{port}"
+
+
+def client_for(relay: Relay, timeout: float = 5) -> httpx.Client:
+    """An HTTP client of ``relay`` (close it, or use it in a ``with``)."""
+    return httpx.Client(base_url=base_url(relay), timeout=timeout)
+
+
+def assert_error(response: httpx.Response, status: int, fragment: str) -> None:
+    """``response`` is a JSON error answer ``{ok: false, error}`` of ``status`` whose error holds
+    ``fragment``."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    body = response.json()
+    assert body["ok"] is False
+    assert fragment in body["error"], body
+
+
+def refused_config_change(client: httpx.Client, body: dict[str, Any], status: int) -> str:
+    """``POST /agent/config`` of ``body``, which must be refused with ``status`` and change
+    nothing ``GET /agent/config`` shows; the error."""
+    before = client.get("/agent/config").json()
+    refused = client.post("/agent/config", json=body)
+    assert refused.status_code == status
+    assert refused.json()["ok"] is False
+    assert client.get("/agent/config").json() == before
+    return str(refused.json()["error"])
+
+
+TRANSCRIPT = (
+    "[PERIODIC] (normal)\nContext (1 entries):\n"
+    "[2s ago, openrouter] So what we need to fix is the idle detection"
+)
+"""A feed message the context builder reads as heard audio."""
+
+
+def sense(ocr: str = "def build_context_window():", app: str = "idea", ts: int = 1) -> SenseInput:
+    """A validated screen event, as the transport hands it to the sense buffer."""
+    return validate_sense(
+        {"type": "text", "ts": ts, "ocr": ocr, "meta": {"app": app, "ssim": 0.85}}
+    )
+
+
+def ask(relay: Relay, actor: str, method: str, *args: Any) -> Any:
+    """Call ``method`` on ``actor``; for a buffer, also wait until what it wrote is published.
+
+    A proxy's answer comes before the commit (only the transport's calls wait for it), and
+    ticks read what the buffers published after their commits: a ping queues behind the
+    commit, so once it is answered the write is there.
+    """
+    proxy = relay.handles[actor].proxy()
+    result = getattr(proxy, method)(*args).get(timeout=5)
+    if actor in ("feed", "sense"):
+        proxy.ping().get(timeout=5)
+    return result
+
+
+def tick(relay: Relay, logs: LogSink) -> str:
+    """Run one tick by hand and return its outcome (``inactive``/``busy`` if none ran)."""
+    before = len(logs.named("tick"))
+    started = ask(relay, "ticker", "tick")
+    if started != "started":
+        return str(started)
+    wait_until(lambda: len(logs.named("tick")) > before, what="the tick to finish")
+    return str(logs.named("tick")[-1]["outcome"])
+
+
+def restarted(handle: ChildHandle[Any], count: int) -> bool:
+    """Whether the child behind ``handle`` was restarted ``count`` times and is up again."""
+    return bool(handle.restarts == count and handle.alive)
+
+
+# -- the agent's schedule ------------------------------------------------------------------------
+
+
+def ticker_status(relay: Relay) -> dict[str, Any]:
+    """The Ticker's status, answered after every message already in its mailbox."""
+    result: dict[str, Any] = ask(relay, "ticker", "status")
+    return result
+
+
+def show(relay: Relay, ocr: str = "def tick():", app: str = "code") -> None:
+    """A screen event, stored, published and seen by the Ticker."""
+    ask(relay, "sense", "append", sense(ocr=ocr, app=app))
+    ticker_status(relay)
+
+
+def hear(relay: Relay) -> None:
+    """A transcript, stored, published and seen by the Ticker."""
+    ask(relay, "feed", "append", TRANSCRIPT, "normal")
+    ticker_status(relay)
+
+
+def advance(relay: Relay, clock: FakeClock, seconds: float) -> dict[str, Any]:
+    """Move the clock; return the Ticker's status once it has handled what came due."""
+    clock.advance(seconds)
+    return ticker_status(relay)
+
+
+def settled(relay: Relay, logs: LogSink, ticks: int) -> list[dict[str, Any]]:
+    """Wait until ``ticks`` ticks have ended and the tick slot is free; their log lines."""
+    wait_until(lambda: len(logs.named("tick")) >= ticks, what=f"{ticks} tick(s) to end")
+    wait_until(lambda: not ticker_status(relay)["inFlight"], what="the tick slot to free")
+    return logs.named("tick")
+
+
+# -- test data -----------------------------------------------------------------------------------
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+RECORDED = FIXTURES / "capture_client_sense.json"
+"""``POST /sense`` bodies as sinain's capture client really sent them."""
+
+
+def recorded() -> list[dict[str, Any]]:
+    """The capture client's recorded ``POST /sense`` bodies (a new list each call)."""
+    events: list[dict[str, Any]] = json.loads(RECORDED.read_text(encoding="utf-8"))
+    return events
+
+
+def stored(event_id: int, received_at: int, event: SenseInput) -> SenseEvent:
+    """``event`` as the sense buffer stores it."""
+    return SenseEvent(
+        id=event_id,
+        received_at=received_at,
+        type=event.type,
+        ts=event.ts,
+        ocr=event.ocr,
+        app=event.app,
+        ssim=event.ssim,
+        payload=event.payload,
+    )
+
+
+T0_MS = 1_769_901_200_000
+"""Server time of the start of the shipped demo session in :func:`session_records`."""
+
+
+def session_records(
+    until_s: float, events: tuple[SessionEvent, ...] | None = None
+) -> tuple[list[FeedItem], list[SenseEvent]]:
+    """The shipped session's requests up to ``until_s`` as the buffers would hold them, the
+    session starting at :data:`T0_MS` (server time)."""
+    feed: list[FeedItem] = []
+    sense_events: list[SenseEvent] = []
+    for n, event in enumerate(events or load_session(), start=1):
+        if event.at > until_s:
+            break
+        at = T0_MS + round(event.at * 1000)
+        if event.path == "/feed":
+            text, priority = validate_feed(event.body)
+            feed.append(FeedItem(id=n, text=text, priority=priority, ts=at))
+        else:
+            sense_events.append(stored(n, at, validate_sense(event.body)))
+    return feed, sense_events
+
+
+def session_prompt(until_s: float, previous: PreviousDigest | None = None) -> str:
+    """The prompt a tick 3 s after ``until_s`` of the shipped session would send."""
+    feed, sense_events = session_records(until_s)
+    now = T0_MS + round(until_s * 1000) + 3_000
+    window = build_context_window(feed, sense_events, now_ms=now, max_age_ms=120_000)
+    return build_prompt(window, now_ms=now, previous=previous)
+
+
+# Secrets the redaction tests post, and the markers that replace them.
+SK = "sk-proj-Ab12Cd34Ef56Gh78Ij90KlMnOpQrSt"
+GHP = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5"
+AWS = "AKIAIOSFODNN7EXAMPLE"
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+    "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+)
+VISA = "4111 1111 1111 1111"
+"""The classic test number: it passes Luhn."""
+P = marker("private")
+A = marker("api-key")
+W = marker("aws-key")
+T = marker("token")
+PW = marker("password")
+C = marker("card")
+
+
+def capture_with_secrets() -> dict[str, Any]:
+    """The capture client's recorded shape with secrets in every kind of field."""
+    body = recorded()[1]
+    return {
+        **body,
+        "ocr": body["ocr"] + f"\nOPENAI_API_KEY={SK}",
+        "meta": {**body["meta"], "windowTitle": f"password=hunter2 — {body['meta']['app']}"},
+        "roi": {**body["roi"], "data": AWS + "/9j/4AAQ", "label": AWS},
+        "observation": {
+            **body["observation"],
+            "facts": [*body["observation"]["facts"], f"card: {VISA}"],
+            "narrative": f"The user pastes {JWT} into a form",
+            "concepts": ["auth", f"<private>{GHP}</private>"],
+        },
+        "extra": {"nested": [{"note": f"Bearer {GHP}"}], "n": 4111111111111111},
+    }
+
+
+# -- python run.py -------------------------------------------------------------------------------
+
+
+def relay_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    """The environment of a test relay: none of the relay's own settings from outside (no key,
+    no token; see :func:`bench.harness.relay_env`), its own data directory, and ``extra``."""
+    return harness.relay_env(RELAY_DATA_DIR=str(data_dir), **extra)
+
+
+def spawn_relay(
+    port: int,
+    env: dict[str, str],
+    *args: str,
+    stdout: int | IO[bytes] = subprocess.PIPE,
+    stderr: int | IO[bytes] = subprocess.PIPE,
+) -> subprocess.Popen[bytes]:
+    """``python run.py ARGS --port PORT`` from the repository, its output piped by default."""
+    return subprocess.Popen(
+        [sys.executable, "run.py", *args, "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=stdout,
+        stderr=stderr,
+    )
+
+
+def wait_answering(
+    url: str, proc: subprocess.Popen[bytes], what: str = "relay", timeout_s: float = 15
+) -> None:
+    """Wait until ``GET url`` answers 200 (:func:`bench.harness.wait_answering`); fail the test
+    if ``proc`` exits first or ``timeout_s`` goes by."""
+    try:
+        harness.wait_answering(url, proc, what, timeout_s=timeout_s)
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+
+
+def wait_healthy(port: int, proc: subprocess.Popen[bytes], timeout_s: float = 15) -> None:
+    """Wait until the relay on ``port`` answers ``GET /health``; fail the test if it exits or
+    is late."""
+    wait_answering(f"http://{HOST}:{port}/health", proc, timeout_s=timeout_s)
