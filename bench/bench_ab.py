@@ -19,57 +19,20 @@ nothing.
 from __future__ import annotations
 
 import argparse
-import os
-import signal
-import socket
+import contextlib
 import statistics
-import subprocess
 import sys
-import time
+import tempfile
 from pathlib import Path
 
-import httpx
+from bench.harness import feed_body, relay_env, relay_process, sense_body
+from bench.load import run_wrk
 
-from bench.bench_ingest import feed_body, sense_body
-from bench.wrk import run_wrk
-
-START_TIMEOUT_S = 30.0
 ROWS = [
     (path, body, conns)
     for path, body in (("/feed", feed_body()), ("/sense", sense_body()))
     for conns in (16, 64)
 ]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _start(root: Path, port: int) -> subprocess.Popen[bytes]:
-    """``python run.py`` of the checkout at ``root``, once its ``/health`` answers."""
-    env = {**os.environ, "PYTHONPATH": str(root), "LOG_LEVEL": "warning"}
-    env.pop("OPENROUTER_API_KEY", None)
-    proc = subprocess.Popen(
-        [sys.executable, "run.py", "--port", str(port), "--data-dir", ":memory:"],
-        cwd=root,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
-        except httpx.HTTPError:
-            time.sleep(0.1)
-            continue
-        return proc
-    proc.kill()
-    msg = f"the relay of {root} did not answer /health within {START_TIMEOUT_S} s"
-    raise SystemExit(msg)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,10 +42,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="turns of each relay per row")
     parser.add_argument("--seconds", type=int, default=2, help="wrk's window per turn")
     args = parser.parse_args(argv)
-    roots = {"before": args.before.resolve(), "after": args.after.resolve()}
-    ports = {name: _free_port() for name in roots}
-    procs = {name: _start(root, ports[name]) for name, root in roots.items()}
-    try:
+    with contextlib.ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="relay-ab-")))
+        urls = {}
+        for name in ("before", "after"):
+            root = getattr(args, name).resolve()
+            env = relay_env(PYTHONPATH=str(root), LOG_LEVEL="warning")
+            relay = stack.enter_context(
+                relay_process(":memory:", tmp / f"{name}.log", env, log_level=None, cwd=root)
+            )
+            urls[name] = relay.base_url
         header = ("row", "before req/s", "p99 ms", "after req/s", "p99 ms")
         print("{:14} {:>12} {:>7} {:>12} {:>7}  ratio".format(*header))
         for path, body, conns in ROWS:
@@ -90,9 +59,12 @@ def main(argv: list[str] | None = None) -> int:
             p99s: dict[str, list[float]] = {"before": [], "after": []}
             for turn in range(args.rounds):
                 for name in ("before", "after") if turn % 2 == 0 else ("after", "before"):
-                    url = f"http://127.0.0.1:{ports[name]}{path}"
                     result = run_wrk(
-                        url, conns=conns, seconds=args.seconds, method="POST", body=body
+                        urls[name] + path,
+                        conns=conns,
+                        seconds=args.seconds,
+                        method="POST",
+                        body=body,
                     )
                     rates[name].append(result.requests / result.seconds)
                     p99s[name].append(result.p99_ms)
@@ -103,13 +75,6 @@ def main(argv: list[str] | None = None) -> int:
                 f"{row:14} {before:12.0f} {p99_before:7.2f} {after:12.0f} {p99_after:7.2f}"
                 f"  {after / before:.3f}"
             )
-    finally:
-        for proc in procs.values():
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
     return 0
 
 

@@ -2,11 +2,11 @@
 
 Run from the repository root::
 
-    python bench/bench_metrics.py [--number 200000]
+    python -m bench.bench_metrics [--number 200000]
 
 Each per-request figure is the best of 5 ``timeit`` runs, per call:
 
-``observe``    the statement the route guard runs per request (:func:`transport.routes._guarded`):
+``observe``    the statement the route guard runs per request (:func:`transport.guard.guarded`):
                ``stats.observe(status, time.perf_counter() - started)``, on a
                :class:`transport.metrics.RouteStats`.
 ``guard``      a whole guarded ``POST /feed`` route around a handler that answers a prebuilt
@@ -30,21 +30,17 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # run as ``python bench/bench_metrics.py``: make the relay importable
-    sys.path.insert(0, str(ROOT))
+import orjson
+from aiohttp import web
+from aiohttp.test_utils import make_mocked_request
+from prometheus_client import CollectorRegistry, Counter, Histogram
 
-import orjson  # noqa: E402
-from aiohttp import web  # noqa: E402
-from aiohttp.test_utils import make_mocked_request  # noqa: E402
-from prometheus_client import CollectorRegistry, Counter, Histogram  # noqa: E402
-
-from bench.microbench import best_us, drive  # noqa: E402
-from transport.auth import Access  # noqa: E402
-from transport.metrics import HTTP_BUCKETS_S, RouteStats  # noqa: E402
-from transport.routes import _guarded  # noqa: E402
+from bench.harness import best_us, drive
+from transport.auth import Access
+from transport.guard import guarded as _guarded
+from transport.metrics import HTTP_BUCKETS_S, RouteStats
 
 
 class _NoStats(RouteStats):
@@ -108,11 +104,12 @@ def scrape_ms(scrapes: int = 50) -> None:
     from actors.kernel.published import Published  # noqa: PLC0415
     from actors.tree import start_relay  # noqa: PLC0415
     from config.settings import AgentConfig, Settings  # noqa: PLC0415
+    from transport.app import streams_of as _streams  # noqa: PLC0415
     from transport.bridge import Asker  # noqa: PLC0415
     from transport.demo.fake_llm import FakeLLM  # noqa: PLC0415
     from transport.exposition import render  # noqa: PLC0415
     from transport.metrics import HttpStats  # noqa: PLC0415
-    from transport.routes import Peers, _streams  # noqa: PLC0415
+    from transport.state import Peers  # noqa: PLC0415
     from transport.streams import StreamLimits  # noqa: PLC0415
 
     with FakeLLM() as llm:
@@ -128,17 +125,17 @@ def scrape_ms(scrapes: int = 50) -> None:
                 stats = http.route(method, route)
                 for n in range(1000):
                     stats.observe(200 if n % 50 else 400, n / 100_000)
-            h = relay.handles
+            handles: dict[str, Any] = {
+                name: relay.handles[name]
+                for name in ("feed", "sense", "digest", "context", "ticker")
+            }
+            views = (Published(EMPTY_FEED), Published(EMPTY_SENSE), Published(EMPTY_AGENT))
             peers = Peers(
-                feed=h["feed"],
-                sense=h["sense"],
-                feed_view=Published(EMPTY_FEED),
-                sense_view=Published(EMPTY_SENSE),
-                agent_view=Published(EMPTY_AGENT),
-                digest=h["digest"],
-                context=h["context"],
-                ticker=h["ticker"],
-                actors=h,
+                **handles,
+                feed_view=views[0],
+                sense_view=views[1],
+                agent_view=views[2],
+                actors=relay.handles,
                 timeout_s=2.0,
                 token="",
                 storage=relay.storage,

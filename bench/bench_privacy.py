@@ -2,8 +2,8 @@
 
 Run from the repository root::
 
-    python bench/bench_privacy.py            # about 10 s
-    python bench/bench_privacy.py --quick    # fewer repetitions
+    python -m bench.bench_privacy            # about 10 s
+    python -m bench.bench_privacy --quick    # fewer repetitions
 
 It prints figures and asserts nothing. Each figure is the best of 5 timeit repeats (the
 least disturbed), divided by the calls per repeat; in-process, one thread.
@@ -28,15 +28,13 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import timeit
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from actors.core.redaction import Redactor, redact
+from bench.harness import ROOT, best_us
 
-ROOT = Path(__file__).resolve().parent.parent
 CODE_LINES = (
     "def _due(self) -> float | None:\n"
     "    config = self._config  # see https://example.com/docs/ticker?id=42\n"
@@ -99,11 +97,6 @@ def _sense_payload(ocr: str) -> dict[str, Any]:
     }
 
 
-def per_call_us(call: Callable[[], Any], number: int) -> float:
-    """Microseconds per call: the best of 5 repeats."""
-    return min(timeit.repeat(call, number=number, repeat=5)) / number * 1e6
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
@@ -136,13 +129,13 @@ def main() -> None:
             lambda s: redactor.texts((_with_secrets(TRANSCRIPT, s), "normal")),
         ),
     ]
-    build_code = per_call_us(lambda: _with_secrets(code), number)
-    build_sense = per_call_us(lambda: _sense_payload(code), number)
+    build_code = best_us(lambda: _with_secrets(code), number)
+    build_sense = best_us(lambda: _sense_payload(code), number)
     print(f"{'input':<22}{'no secret (us)':>16}{'with secrets (us)':>20}{'new kinds (us)':>17}")
     for name, clean, dirty in rows:
-        clean_us = per_call_us(clean, number)
-        dirty_us = per_call_us(partial(dirty, SECRETS), max(number // 4, 100))
-        new_us = per_call_us(partial(dirty, NEW_SECRETS), max(number // 4, 100))
+        clean_us = best_us(clean, number)
+        dirty_us = best_us(partial(dirty, SECRETS), max(number // 4, 100))
+        new_us = best_us(partial(dirty, NEW_SECRETS), max(number // 4, 100))
         if name == "sense payload 4 KiB":  # less building the test input itself
             clean_us -= build_sense
             dirty_us -= build_sense + build_code

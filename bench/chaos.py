@@ -1,49 +1,29 @@
-"""Chaos soak of sinain-relay: steady ingestion while every actor crashes or hangs at random.
+"""Chaos soak: steady ingestion while every actor crashes or hangs at random; nothing is lost.
 
 Run from the repository root::
 
-    python bench/chaos.py               # 10 minutes
-    python bench/chaos.py --quick       # 1 minute: a smoke run
-    python bench/chaos.py --minutes 3 --seed 7
+    python -m bench.chaos               # 10 minutes
+    python -m bench.chaos --quick       # 1 minute: a smoke run
+    python -m bench.chaos --minutes 3 --seed 7
 
-It prints figures and asserts nothing about speed.
+A fake LLM (``python -m transport.demo.fake_llm``) and a relay (``python run.py`` with
+``RELAY_FAULTS=1``, the agent ticking every second) run as subprocesses on a temporary data
+directory (``--keep`` keeps it, with both logs). A spawned process posts to ``/feed`` and
+``/sense`` at ``--rate`` per second each (8 coroutines per endpoint on a shared schedule: an
+outage is never followed by a burst); every attempt is recorded, never retried. After a
+fault-free ``--baseline`` share of the run, every 5 to 8 s ``POST /debug/fault`` makes a random
+actor crash (70 %) or hang for 0.5 to 3 s, until 8 s before the end; meanwhile the fake LLM
+changes mode every 20 s. Three poller threads per endpoint read ``GET <endpoint>?after=<last
+id seen>`` throughout and check each answer: ids above ``after``, increasing, no gap unless a
+whole ring went by ("behind", a limit of the pollers), and an id seen twice never changes.
 
-Set-up. The fake LLM runs as ``python -m transport.demo.fake_llm --port <free port>`` and the
-relay as ``python run.py --port <free port>`` with ``RELAY_FAULTS=1``, its own temporary
-data directory, ``OPENROUTER_API_KEY=unused``, ``AGENT_BASE_URL`` pointing at the fake,
-``AGENT_INTERVAL_MS=1000`` and ``AGENT_TIMEOUT_MS=5000`` (both subprocesses log to files
-in that directory; ``--keep`` keeps it). Only 127.0.0.1 is used.
+It prints posts sent and acknowledged, acknowledged posts never seen or seen changed (must be
+0), the rings re-read after the run against what was acknowledged, ingestion p50/p99 during
+the baseline and during the faults, errors by status, the longest run of failed posts, the
+restarts per actor beside the crashes injected, the relay's RSS, whether it is still alive and
+its exit code after SIGTERM. Exit code 1 on any correctness problem.
 
-Load. A spawned process (asyncio, one ``aiohttp.ClientSession``) posts to ``/feed`` and
-``/sense`` at a fixed rate each (``--rate``, 200/s by default), from ``WORKERS`` coroutines
-per endpoint on a shared schedule; a coroutine that was held up resumes at once and then
-keeps its spacing, so an outage is never followed by a burst above the rate. Each request
-has a 5 s timeout and is never retried; every attempt is recorded with its start time,
-latency and outcome (the HTTP status, or the client-side exception's name).
-
-Phases. The first 10 % of the run (``--baseline``) is fault-free. Then, every 5 to 8 s
-(uniformly at random), ``POST /debug/fault`` makes a random actor (feed, sense, context,
-llm, digest, ticker, http) crash (70 %) or hang for 0.5 to 3 s (30 %): at most 7 faults in
-any 30 s, under the restart intensity of 10 per 30 s per supervisor, and hangs stay well
-under the 10 s ping deadline, so only crashes should restart anything. Faults stop 8 s
-before the end so that the last one has recovered. Meanwhile the fake LLM changes mode
-every 20 s (``POST /_mode``), cycling through all of its modes (``slow`` with a 2 s delay).
-
-Checks. For each endpoint, three staggered poller threads (several, because a request
-queued at an actor that crashes waits for the actor timeout) poll ``GET /feed?after=<last
-id seen>`` and ``GET /sense?after=...`` continuously and keep a fingerprint of every item.
-Each answer must hold ids above its ``after``, strictly increasing, with no gap unless a
-whole ring went by, and an id seen twice must not change. At the end: acknowledged posts
-never seen or seen with other content (must be 0), order violations, the id ranges the
-pollers all missed because a whole ring went by (a limit of this script, not of the relay:
-"behind"), and the rings re-read after the run compared with what was acknowledged.
-
-Figures. Posts sent and acknowledged, ingestion p50/p99 (ms, successful posts, nearest rank)
-during the baseline and during the faults, errors by status per phase, the longest run of
-consecutive failures per endpoint, restarts per actor from ``/health`` beside the crashes
-injected, faults per actor and kind, the relay's VmRSS at start and end, whether the relay
-is still alive, and its exit code after SIGTERM. Every loop and wait is bounded; both
-subprocesses are stopped (SIGTERM, then SIGKILL) in a ``finally``.
+``tests/test_chaos.py`` uses the load, the reader and the checks of this module.
 """
 
 from __future__ import annotations
@@ -55,18 +35,14 @@ import contextlib
 import hashlib
 import itertools
 import multiprocessing
-import os
 import random
-import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -75,56 +51,49 @@ import aiohttp
 import httpx
 import orjson
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # run as ``python bench/chaos.py``: make the packages importable
-    sys.path.insert(0, str(ROOT))
+from actors.feed_buffer import FEED_RING
+from actors.sense_buffer import SENSE_RING
+from bench.harness import (
+    JSON_HEADERS,
+    fake_llm_process,
+    percentile,
+    print_log_summary,
+    relay_env,
+    rss_mb,
+    server_process,
+    timed_stop,
+)
+from transport.demo.fake_llm import MODES
 
-from actors.feed_buffer import FEED_RING  # noqa: E402
-from actors.sense_buffer import SENSE_RING  # noqa: E402
-from bench.bench_ingest import free_port, rss_mb  # noqa: E402
-from transport.demo.fake_llm import MODES  # noqa: E402
-
-HOST = "127.0.0.1"
 ENDPOINTS = ("/feed", "/sense")
 RING = {"/feed": FEED_RING, "/sense": SENSE_RING}
 ITEMS_KEY = {"/feed": "messages", "/sense": "events"}
 FAULT_ACTORS = ("feed", "sense", "context", "llm", "digest", "ticker", "http")
-HEALTH_ACTORS = ("feed", "sense", "digest", "context", "llm", "ticker", "agent", "http")
+ACTORS = ("feed", "sense", "digest", "context", "llm", "ticker", "agent", "http")
 WORKERS = 8
-"""Coroutines per endpoint in the load process."""
 REQUEST_TIMEOUT_S = 5.0
-READER_TIMEOUT_S = 5.0
-READER_PAUSE_S = 0.02
 POLLERS = 3
-"""Concurrent pollers per endpoint."""
+READER_PAUSE_S = 0.02
 START_TIMEOUT_S = 20.0
-TERM_TIMEOUT_S = 15.0
 LEAD_S = 1.0
-"""How far ahead the load process is told to start (it has to spawn and import first)."""
 FAULT_GAP_S = (5.0, 8.0)
 HANG_S = (0.5, 3.0)
 CRASH_SHARE = 0.7
 QUIET_END_S = 8.0
-"""No fault is injected in the last seconds of the run, so that the last one recovers."""
 MODE_EVERY_S = 20.0
 SLOW_DELAY_S = 2.0
 CATCH_UP_S = 10.0
 OCR_CHARS = 256
-JSON_HEADERS = {"Content-Type": "application/json"}
-
-
-# -- payloads (the load process and the checks build the same ones) -------------------------
 
 
 def payload(endpoint: str, seq: int) -> dict[str, Any]:
     """The body of post number ``seq`` to ``endpoint``: unique and deterministic."""
     if endpoint == "/feed":
         return {"text": f"chaos feed #{seq}", "priority": "high" if seq % 3 == 0 else "normal"}
-    ocr = f"chaos sense #{seq} " + "x" * OCR_CHARS
     return {
         "type": "text",
         "ts": 1_769_901_200_000 + seq,
-        "ocr": ocr[:OCR_CHARS],
+        "ocr": (f"chaos sense #{seq} " + "x" * OCR_CHARS)[:OCR_CHARS],
         "meta": {"app": "idea", "ssim": round(0.5 + (seq % 50) / 100, 2)},
         "seq": seq,
     }
@@ -141,11 +110,11 @@ def as_posted(endpoint: str, item: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in item.items() if k not in server_fields}
 
 
-# -- the load process -----------------------------------------------------------------------
+# -- the load ------------------------------------------------------------------------------------
 
 
 class Record(NamedTuple):
-    """One POST of the load process."""
+    """One POST."""
 
     endpoint: str
     seq: int
@@ -158,140 +127,160 @@ class Record(NamedTuple):
     """The id the relay gave, or -1."""
 
 
-def run_load(base_url: str, rate: float, start_at: float, end_at: float) -> list[Record]:
-    """Post to both endpoints at ``rate`` per second each from ``start_at`` to ``end_at``."""
-    return asyncio.run(_load(base_url, rate, start_at, end_at))
+def run_load(
+    base_url: str,
+    rates: Mapping[str, float],
+    start_at: float,
+    end_at: float,
+    stop: threading.Event | None = None,
+) -> list[Record]:
+    """Post to each endpoint at its rate per second, from ``start_at`` to ``end_at`` (or
+    ``stop``), from :data:`WORKERS` coroutines per endpoint on a shared schedule."""
+    return asyncio.run(_load(base_url, rates, start_at, end_at, stop))
 
 
-async def _load(base_url: str, rate: float, start_at: float, end_at: float) -> list[Record]:
+async def _load(
+    base_url: str,
+    rates: Mapping[str, float],
+    start_at: float,
+    end_at: float,
+    stop: threading.Event | None,
+) -> list[Record]:
     records: list[Record] = []
     timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_S)
-    connector = aiohttp.TCPConnector(limit=2 * WORKERS)
-    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
-        seqs = {endpoint: itertools.count(1) for endpoint in ENDPOINTS}
+    connector = aiohttp.TCPConnector(limit=len(rates) * WORKERS)
+    seqs = {endpoint: itertools.count(1) for endpoint in rates}
 
-        async def worker(endpoint: str, index: int) -> None:
-            period = WORKERS / rate
-            next_at = start_at + index / rate
-            url = f"{base_url}{endpoint}"
-            while True:
-                delay = next_at - time.monotonic()
-                if delay > 0:
-                    await asyncio.sleep(delay)
-                if time.monotonic() >= end_at:
-                    return
-                seq = next(seqs[endpoint])
+    async def worker(session: aiohttp.ClientSession, endpoint: str, index: int) -> None:
+        period = WORKERS / rates[endpoint]
+        next_at = start_at + index / rates[endpoint]
+        while True:
+            await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+            if time.monotonic() >= end_at or (stop is not None and stop.is_set()):
+                return
+            seq = next(seqs[endpoint])
+            started = time.monotonic()
+            item_id = -1
+            try:
                 body = orjson.dumps(payload(endpoint, seq))
-                started = time.monotonic()
-                item_id = -1
-                try:
-                    async with session.post(url, data=body, headers=JSON_HEADERS) as answer:
-                        raw = await answer.read()
-                        status = str(answer.status)
-                        if answer.status == 200:
-                            data = orjson.loads(raw)
-                            if data.get("ok") is True and isinstance(data.get("id"), int):
-                                item_id = data["id"]
-                            else:
-                                status = "200-bad-body"
-                except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as exc:
-                    status = type(exc).__name__
-                ended = time.monotonic()
-                records.append(
-                    Record(endpoint, seq, started, (ended - started) * 1000, status, item_id)
-                )
-                next_at = max(next_at + period, ended)
+                async with session.post(
+                    base_url + endpoint, data=body, headers=JSON_HEADERS
+                ) as answer:
+                    raw = await answer.read()
+                    status = str(answer.status)
+                    if answer.status == 200:
+                        data = orjson.loads(raw)
+                        ok = data.get("ok") is True and isinstance(data.get("id"), int)
+                        item_id, status = (data["id"], status) if ok else (-1, "200-bad-body")
+            except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as exc:
+                status = type(exc).__name__
+            ended = time.monotonic()
+            records.append(
+                Record(endpoint, seq, started, (ended - started) * 1000, status, item_id)
+            )
+            next_at = max(next_at + period, ended)
 
-        await asyncio.gather(
-            *(worker(endpoint, i) for endpoint in ENDPOINTS for i in range(WORKERS))
-        )
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+        await asyncio.gather(*(worker(session, e, i) for e in rates for i in range(WORKERS)))
     return records
 
 
-# -- the reader -----------------------------------------------------------------------------
+# -- the reader and the checks ---------------------------------------------------------------------
+
+
+class Seen(NamedTuple):
+    whole: bytes
+    """Fingerprint of the item as served."""
+    posted: bytes
+    """Fingerprint of what the client posted (:func:`as_posted`)."""
+    label: str
 
 
 @dataclass
 class ReaderState:
-    """What one reader saw: a fingerprint and a label per id, and what went wrong."""
-
-    seen: dict[int, tuple[bytes, str]] = field(default_factory=dict)
+    seen: dict[int, Seen] = field(default_factory=dict)
     last_id: int = 0
     epochs: set[str] = field(default_factory=set)
     violations: list[str] = field(default_factory=list)
     behind: list[tuple[int, int]] = field(default_factory=list)
-    """Id ranges the reader missed because a whole ring went by between two polls."""
+    """Id ranges missed because a whole ring went by between two polls."""
     polls: int = 0
     failures: Counter[str] = field(default_factory=Counter)
 
 
 class Reader:
-    """:data:`POLLERS` threads polling ``GET <endpoint>?after=<last id seen>`` until stopped.
+    """``pollers`` threads polling ``GET <endpoint>?after=<last id seen>`` until ``stop``.
 
-    Several pollers, not one: a request queued at an actor that crashes is not answered
-    until the actor timeout (2 s), and one blind poller would let a whole sense ring go by.
-    Each answer is checked against the ``after`` it was asked with: ids above it, strictly
-    increasing, no gap unless a whole ring went by, and an id seen twice never changes.
+    Several pollers, not one: a read queued at an actor that crashes waits for the actor
+    timeout, and one blind poller would let a whole sense ring go by.
     """
 
-    def __init__(self, base_url: str, endpoint: str, stop: threading.Event) -> None:
-        self.base_url = base_url
-        self.endpoint = endpoint
-        self.stop = stop
+    def __init__(
+        self,
+        base_url: str,
+        endpoint: str,
+        stop: threading.Event,
+        *,
+        pollers: int = POLLERS,
+        pause_s: float = READER_PAUSE_S,
+        timeout_s: float = REQUEST_TIMEOUT_S,
+    ) -> None:
+        self.base_url, self.endpoint, self.stop = base_url, endpoint, stop
+        self.pause_s, self.timeout_s = pause_s, timeout_s
         self.state = ReaderState()
         self.lock = threading.Lock()
         self.errors: list[BaseException] = []
+        name = f"reader{endpoint.replace('/', '-')}"
         self.threads = [
-            threading.Thread(
-                target=self._run,
-                args=(i,),
-                name=f"reader{endpoint.replace('/', '-')}-{i}",
-                daemon=True,
-            )
-            for i in range(POLLERS)
+            threading.Thread(target=self._run, args=(i, pollers), name=f"{name}-{i}", daemon=True)
+            for i in range(pollers)
         ]
 
-    def start(self) -> None:
+    def start(self) -> Reader:
         for thread in self.threads:
             thread.start()
+        return self
 
     def join(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
         for thread in self.threads:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
-    def _run(self, index: int) -> None:
+    def _run(self, index: int, pollers: int) -> None:
         try:
-            self.stop.wait(index * READER_PAUSE_S / POLLERS)  # staggered
-            with httpx.Client(base_url=self.base_url, timeout=READER_TIMEOUT_S) as client:
+            self.stop.wait(index * self.pause_s / pollers)  # staggered
+            with httpx.Client(base_url=self.base_url, timeout=self.timeout_s) as client:
                 while not self.stop.is_set():
                     self.poll(client)
-                    self.stop.wait(READER_PAUSE_S)
-        except BaseException as exc:  # printed at the end, never lost with the thread
+                    self.stop.wait(self.pause_s)
+        except BaseException as exc:  # reported at the end, never lost with the thread
             with self.lock:
                 self.errors.append(exc)
 
     def poll(self, client: httpx.Client) -> None:
-        state = self.state
         with self.lock:
-            after = state.last_id
+            after = self.state.last_id
         try:
             answer = client.get(self.endpoint, params={"after": after})
         except httpx.HTTPError as exc:
             with self.lock:
-                state.failures[type(exc).__name__] += 1
+                self.state.failures[type(exc).__name__] += 1
             return
         if answer.status_code != 200:
             with self.lock:
-                state.failures[str(answer.status_code)] += 1
+                self.state.failures[str(answer.status_code)] += 1
             return
         data = answer.json()
         items: list[dict[str, Any]] = data[ITEMS_KEY[self.endpoint]]
-        seen = [(item["id"], digest_of(as_posted(self.endpoint, item)), item) for item in items]
+        seen = [(item["id"], self.fingerprint(item)) for item in items]
         with self.lock:
             self._check(after, str(data.get("epoch")), seen)
 
-    def _check(self, after: int, epoch: str, seen: list[tuple[int, bytes, dict[str, Any]]]) -> None:
+    def fingerprint(self, item: dict[str, Any]) -> Seen:
+        label = str(item["text"])[:60] if "text" in item else f"seq={item.get('seq')}"
+        return Seen(digest_of(item), digest_of(as_posted(self.endpoint, item)), label)
+
+    def _check(self, after: int, epoch: str, seen: list[tuple[int, Seen]]) -> None:
         state = self.state
         state.polls += 1
         state.epochs.add(epoch)
@@ -305,7 +294,7 @@ class Reader:
                     f"({len(seen)} items, ring {RING[self.endpoint]})"
                 )
         previous = after
-        for item_id, digest, item in seen:
+        for item_id, fingerprint in seen:
             if item_id <= previous:
                 state.violations.append(
                     f"after={after} returned id {item_id} after id {previous} "
@@ -314,130 +303,79 @@ class Reader:
                 continue
             previous = item_id
             known = state.seen.get(item_id)
-            if known is not None and known[0] != digest:
+            if known is not None and known.whole != fingerprint.whole:
                 state.violations.append(
-                    f"id {item_id} changed: first {known[1]!r}, now {_label(item)!r}"
+                    f"id {item_id} changed: first {known.label!r}, now {fingerprint.label!r}"
                 )
-            state.seen[item_id] = (digest, _label(item))
+            state.seen[item_id] = fingerprint
             state.last_id = max(state.last_id, item_id)
 
+    def unseen_and_changed(self, acked: Mapping[int, Record]) -> tuple[list[Record], list[Record]]:
+        """The acknowledged posts the reader never saw, and those it saw with other content."""
+        seen = self.state.seen
+        unseen = [r for r in acked.values() if r.id not in seen]
+        changed = [
+            r
+            for r in acked.values()
+            if r.id in seen and seen[r.id].posted != digest_of(payload(self.endpoint, r.seq))
+        ]
+        return unseen, changed
 
-def _label(item: dict[str, Any]) -> str:
-    if "text" in item:
-        return str(item["text"])[:60]
-    return f"seq={item.get('seq')} type={item.get('type')}"
-
-
-# -- the fake LLM's mode cycle --------------------------------------------------------------
-
-
-class ModeCycler(threading.Thread):
-    """Every :data:`MODE_EVERY_S`, the next fault mode of the fake LLM (then ``ok`` again)."""
-
-    def __init__(self, llm_url: str, start_at: float, stop: threading.Event) -> None:
-        super().__init__(name="mode-cycler", daemon=True)
-        self.llm_url = llm_url
-        self.start_at = start_at
-        self.stop = stop
-        self.changes: list[tuple[float, str, str]] = []
-        """(time, mode, outcome)."""
-
-    def run(self) -> None:
-        order = [m for m in MODES if m != "ok"] + ["ok"]
-        if self.stop.wait(max(0.0, self.start_at - time.monotonic())):
-            return
-        with httpx.Client(timeout=5.0) as client:
-            for mode in itertools.cycle(order):
-                try:
-                    answer = client.post(
-                        f"{self.llm_url}/_mode", json={"mode": mode, "delay_s": SLOW_DELAY_S}
-                    )
-                    outcome = str(answer.status_code)
-                except httpx.HTTPError as exc:
-                    outcome = type(exc).__name__
-                self.changes.append((time.monotonic(), mode, outcome))
-                if self.stop.wait(MODE_EVERY_S):
-                    return
+    def ring_differences(
+        self, ring: Sequence[dict[str, Any]], acked: Mapping[int, Record]
+    ) -> tuple[list[int], list[int], list[int]]:
+        """A ring re-read at the end against what was acknowledged and what was read: the
+        acknowledged ids absent from it, its items with content other than what was posted,
+        and its items not as the reader saw them (or never seen)."""
+        if not ring:
+            return list(acked), [], []
+        in_ring = {item["id"]: self.fingerprint(item) for item in ring}
+        absent = [i for i in acked if i >= ring[0]["id"] and i not in in_ring]
+        other = [
+            i
+            for i, f in in_ring.items()
+            if i in acked and f.posted != digest_of(payload(self.endpoint, acked[i].seq))
+        ]
+        not_as_read = [i for i, f in in_ring.items() if self.state.seen.get(i) != f]
+        return absent, other, not_as_read
 
 
-# -- processes ------------------------------------------------------------------------------
-
-
-def wait_answering(url: str, proc: subprocess.Popen[bytes], what: str) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            msg = f"{what} exited with {proc.returncode} before answering"
-            raise RuntimeError(msg)
-        try:
-            if httpx.get(url, timeout=1.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
+def catch_up(
+    readers: Mapping[str, Reader], acked: Mapping[str, Mapping[int, Record]], seconds: float
+) -> None:
+    """Wait (``seconds`` at most) until each reader saw the last id acknowledged; stop them."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(
+        reader.state.last_id < max(acked[e], default=0) for e, reader in readers.items()
+    ):
         time.sleep(0.05)
-    msg = f"{what} did not answer {url} within {START_TIMEOUT_S} s"
-    raise RuntimeError(msg)
+    for reader in readers.values():
+        reader.stop.set()
+        reader.join(reader.timeout_s + 2)
 
 
-def stop_process(proc: subprocess.Popen[bytes] | None) -> int | None:
-    """SIGTERM, then SIGKILL after :data:`TERM_TIMEOUT_S`; the exit code (None if unknown)."""
-    if proc is None:
-        return None
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=TERM_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            print(f"  pid {proc.pid} still running {TERM_TIMEOUT_S} s after SIGTERM: killed")
-            proc.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=5)
-    return proc.returncode
+def acked_by_id(records: Sequence[Record], endpoint: str) -> dict[int, Record]:
+    return {r.id: r for r in records if r.endpoint == endpoint and r.id >= 0}
 
 
-# -- figures --------------------------------------------------------------------------------
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """Nearest rank; NaN for no values."""
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(q / 100 * len(ordered) + 0.5)))
-    return ordered[rank - 1]
-
-
-def longest_failing_run(records: list[Record]) -> tuple[float, int]:
-    """Longest run of consecutive failed posts (by start time), in seconds and posts."""
-    best = (0.0, 0)
-    first: Record | None = None
-    last_end = 0.0
-    count = 0
+def longest_failing_run(records: Sequence[Record]) -> tuple[float, int, str]:
+    """Longest run of consecutive failed posts (by start time): seconds, posts, statuses."""
+    best = (0.0, 0, "")
+    run: list[Record] = []
     for record in [*sorted(records, key=lambda r: r.started), None]:
         if record is not None and record.id < 0:
-            if first is None:
-                first, count = record, 0
-            count += 1
-            last_end = max(last_end, record.started + record.latency_ms / 1000)
+            run.append(record)
             continue
-        if first is not None:
-            span = last_end - first.started
+        if run:
+            span = max(r.started + r.latency_ms / 1000 for r in run) - run[0].started
             if span > best[0]:
-                best = (span, count)
-        first, last_end = None, 0.0
+                best = (span, len(run), ",".join(sorted({r.status for r in run})))
+        run = []
     return best
 
 
-@dataclass(frozen=True, slots=True)
-class Fault:
-    at: float
-    actor: str
-    kind: str
-    seconds: float
-    outcome: str
-
-
-def inject(client: httpx.Client, actor: str, kind: str, seconds: float) -> str:
+def inject(client: httpx.Client, actor: str, kind: str, seconds: float = 0.0) -> str:
+    """``POST /debug/fault``: ``ok``, another status, or the client-side exception's name."""
     body: dict[str, Any] = {"actor": actor, "kind": kind}
     if kind == "hang":
         body["seconds"] = round(seconds, 2)
@@ -448,33 +386,66 @@ def inject(client: httpx.Client, actor: str, kind: str, seconds: float) -> str:
     return "ok" if answer.status_code == 200 else str(answer.status_code)
 
 
-_URN = re.compile(r"\(urn:uuid:[0-9a-f-]+\)")
+# -- the soak ------------------------------------------------------------------------------------
 
 
-def log_events(path: Path) -> Counter[str]:
-    """``level event`` of the relay's warning-and-worse log lines."""
-    counts: Counter[str] = Counter()
-    try:
-        lines = path.read_bytes().splitlines()
-    except OSError:
-        return counts
-    for line in lines:
-        try:
-            entry = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            counts["(not JSON) " + line[:60].decode(errors="replace")] += 1
-            continue
-        if isinstance(entry, dict) and entry.get("level") in ("warning", "error", "critical"):
-            event = _URN.sub("(urn)", str(entry.get("event")))
-            counts[f"{entry['level']} {event}"] += 1
-    return counts
+class ModeCycler(threading.Thread):
+    """Every :data:`MODE_EVERY_S`, the next fault mode of the fake LLM (then ``ok`` again)."""
+
+    def __init__(self, llm_url: str, start_at: float, stop: threading.Event) -> None:
+        super().__init__(name="mode-cycler", daemon=True)
+        self.llm_url, self.start_at, self.stop = llm_url, start_at, stop
+        self.modes: Counter[str] = Counter()
+        """Modes set (answered 200)."""
+
+    def run(self) -> None:
+        if self.stop.wait(max(0.0, self.start_at - time.monotonic())):
+            return
+        with httpx.Client(timeout=5.0) as client:
+            for mode in itertools.cycle([m for m in MODES if m != "ok"] + ["ok"]):
+                with contextlib.suppress(httpx.HTTPError):
+                    answer = client.post(
+                        f"{self.llm_url}/_mode", json={"mode": mode, "delay_s": SLOW_DELAY_S}
+                    )
+                    if answer.status_code == 200:
+                        self.modes[mode] += 1
+                if self.stop.wait(MODE_EVERY_S):
+                    return
 
 
-# -- the run --------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Fault:
+    actor: str
+    kind: str
+    seconds: float
+    outcome: str
+
+
+def inject_faults(
+    base_url: str,
+    relay_alive: Callable[[], bool],
+    rng: random.Random,
+    faults_at: float,
+    until: float,
+) -> list[Fault]:
+    """A random fault every 5 to 8 s from ``faults_at`` to ``until``."""
+    faults: list[Fault] = []
+    with httpx.Client(base_url=base_url, timeout=5.0) as client:
+        next_fault = faults_at + rng.uniform(*FAULT_GAP_S) / 2
+        while time.monotonic() < until and relay_alive():
+            if time.monotonic() < next_fault:
+                time.sleep(min(0.1, next_fault - time.monotonic()))
+                continue
+            actor = rng.choice(FAULT_ACTORS)
+            kind = "crash" if rng.random() < CRASH_SHARE else "hang"
+            seconds = rng.uniform(*HANG_S) if kind == "hang" else 0.0
+            faults.append(Fault(actor, kind, seconds, inject(client, actor, kind, seconds)))
+            next_fault = time.monotonic() + rng.uniform(*FAULT_GAP_S)
+    return faults
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--minutes", type=float, default=10.0, help="length of the run")
     parser.add_argument("--quick", action="store_true", help="a 1-minute run")
     parser.add_argument("--rate", type=float, default=200.0, help="posts/s to each endpoint")
@@ -485,127 +456,81 @@ def main(argv: Sequence[str] | None = None) -> int:
     minutes = 1.0 if args.quick else args.minutes
     duration_s = minutes * 60
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
-    rng = random.Random(seed)
-
     workdir = Path(tempfile.mkdtemp(prefix="sinain-chaos-"))
-    relay_log, llm_log = workdir / "relay.log", workdir / "fake_llm.log"
-    relay: subprocess.Popen[bytes] | None = None
-    llm: subprocess.Popen[bytes] | None = None
-    stop_reading, stop_cycling = threading.Event(), threading.Event()
-    readers: dict[str, Reader] = {}
-    cycler: ModeCycler | None = None
+    stop_reading = threading.Event()
     pool = concurrent.futures.ProcessPoolExecutor(
-        max_workers=1, mp_context=multiprocessing.get_context("spawn")
+        1, mp_context=multiprocessing.get_context("spawn")
     )
     try:
-        llm_port, relay_port = free_port(), free_port()
-        llm_url, base_url = f"http://{HOST}:{llm_port}", f"http://{HOST}:{relay_port}"
-        with llm_log.open("wb") as out:
-            llm = subprocess.Popen(
-                [sys.executable, "-m", "transport.demo.fake_llm", "--port", str(llm_port)],
-                cwd=ROOT,
-                stdout=out,
-                stderr=subprocess.STDOUT,
+        with contextlib.ExitStack() as stack:
+            llm = stack.enter_context(fake_llm_process(workdir / "fake_llm.log"))
+            env = relay_env(
+                RELAY_FAULTS="1",
+                RELAY_DATA_DIR=str(workdir / "data"),
+                OPENROUTER_API_KEY="unused",
+                AGENT_BASE_URL=f"{llm.base_url}/v1",
+                AGENT_INTERVAL_MS="1000",
+                AGENT_TIMEOUT_MS="5000",
+                LOG_FORMAT="json",
             )
-        wait_answering(f"{llm_url}/_mode", llm, "the fake LLM")
-        env = {
-            **{k: v for k, v in os.environ.items() if k != "RELAY_TOKEN"},
-            "RELAY_FAULTS": "1",
-            "RELAY_DATA_DIR": str(workdir / "data"),
-            "OPENROUTER_API_KEY": "unused",
-            "AGENT_BASE_URL": f"{llm_url}/v1",
-            "AGENT_INTERVAL_MS": "1000",
-            "AGENT_TIMEOUT_MS": "5000",
-            "LOG_FORMAT": "json",
-        }
-        with relay_log.open("wb") as out:
-            relay = subprocess.Popen(
-                [sys.executable, "run.py", "--port", str(relay_port)],
-                cwd=ROOT,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
+            relay = stack.enter_context(server_process(["run.py"], workdir / "relay.log", env=env))
+            rss_start = rss_mb(relay.pid)
+            print(
+                f"chaos: {minutes:g} min, {args.rate:g} posts/s to each of /feed and /sense, "
+                f"baseline {args.baseline:.0%}, seed {seed}"
             )
-        wait_answering(f"{base_url}/health", relay, "the relay")
-        rss_start = rss_mb(relay.pid)
-        print(
-            f"chaos: {minutes:g} min, {args.rate:g} posts/s to each of /feed and /sense, "
-            f"baseline {args.baseline:.0%}, seed {seed}"
-        )
-        print(f"  relay pid {relay.pid} on {base_url}, fake LLM on {llm_url}, data in {workdir}")
+            print(
+                f"  relay pid {relay.pid} on {relay.base_url}, fake LLM on {llm.base_url}, "
+                f"data in {workdir}"
+            )
+            pool.submit(time.monotonic).result(timeout=START_TIMEOUT_S)  # the worker is up
+            start_at = time.monotonic() + LEAD_S
+            end_at = start_at + duration_s
+            faults_at = start_at + duration_s * args.baseline
+            rates = dict.fromkeys(ENDPOINTS, args.rate)
+            load = pool.submit(run_load, relay.base_url, rates, start_at, end_at)
+            readers = {e: Reader(relay.base_url, e, stop_reading).start() for e in ENDPOINTS}
+            cycler = ModeCycler(llm.base_url, faults_at, stop_reading)
+            cycler.start()
 
-        # Warm the spawn up (import time) before the schedule starts.
-        pool.submit(time.monotonic).result(timeout=START_TIMEOUT_S)
-        start_at = time.monotonic() + LEAD_S
-        end_at = start_at + duration_s
-        faults_at = start_at + duration_s * args.baseline
-        load = pool.submit(run_load, base_url, args.rate, start_at, end_at)
-        readers = {e: Reader(base_url, e, stop_reading) for e in ENDPOINTS}
-        for reader in readers.values():
-            reader.start()
-        cycler = ModeCycler(llm_url, faults_at, stop_cycling)
-        cycler.start()
+            def alive() -> bool:
+                return relay.proc.poll() is None
 
-        faults: list[Fault] = []
-        with httpx.Client(base_url=base_url, timeout=5.0) as client:
-            next_fault = faults_at + rng.uniform(*FAULT_GAP_S) / 2
-            while time.monotonic() < end_at - QUIET_END_S:
-                if relay.poll() is not None:
-                    print(f"  the relay exited with {relay.returncode} during the run")
-                    break
-                if time.monotonic() < next_fault:
-                    time.sleep(min(0.1, next_fault - time.monotonic()))
-                    continue
-                actor = rng.choice(FAULT_ACTORS)
-                kind = "crash" if rng.random() < CRASH_SHARE else "hang"
-                seconds = rng.uniform(*HANG_S) if kind == "hang" else 0.0
-                outcome = inject(client, actor, kind, seconds)
-                faults.append(Fault(time.monotonic(), actor, kind, seconds, outcome))
-                next_fault = time.monotonic() + rng.uniform(*FAULT_GAP_S)
-
-        records = load.result(timeout=duration_s + LEAD_S + REQUEST_TIMEOUT_S + 60)
-        acked = {e: {r.id: r for r in records if r.endpoint == e and r.id >= 0} for e in ENDPOINTS}
-        deadline = time.monotonic() + CATCH_UP_S
-        while time.monotonic() < deadline and any(
-            readers[e].state.last_id < max(acked[e], default=0) for e in ENDPOINTS
-        ):
-            time.sleep(0.05)
-        stop_reading.set()
-        stop_cycling.set()
-        for reader in readers.values():
-            reader.join(READER_TIMEOUT_S + 2)
-        cycler.join(timeout=READER_TIMEOUT_S + 2)
-
-        alive = relay.poll() is None
-        health: dict[str, Any] | None = None
-        rings: dict[str, list[dict[str, Any]] | None] = dict.fromkeys(ENDPOINTS)
-        with httpx.Client(base_url=base_url, timeout=5.0) as client:
-            with contextlib.suppress(httpx.HTTPError, ValueError):
-                answer = client.get("/health")
-                health = answer.json()
-                if answer.status_code != 200:
-                    print(f"  final /health answered {answer.status_code}: {health}")
-            for e in ENDPOINTS:
-                with contextlib.suppress(httpx.HTTPError, ValueError, KeyError):
-                    rings[e] = client.get(e, params={"after": 0}).json()[ITEMS_KEY[e]]
-        rss_end = rss_mb(relay.pid)
-
-        problems = report(records, acked, readers, rings, faults, cycler, health, faults_at)
-        print(f"relay RSS: {rss_start:.1f} MB at start, {rss_end:.1f} MB at the end")
-        print(f"relay alive at the end: {'yes' if alive else f'NO (exit {relay.returncode})'}")
-        code = stop_process(relay)
-        print(f"relay exit code after SIGTERM: {code}")
-        events = log_events(relay_log)
-        print("relay warning/error log lines:")
-        for name, count in sorted(events.items()):
-            print(f"  {count:6d}  {name}")
+            faults = inject_faults(
+                relay.base_url, alive, random.Random(seed), faults_at, end_at - QUIET_END_S
+            )
+            if not alive():
+                print(f"  the relay exited with {relay.proc.returncode} during the run")
+            records = load.result(timeout=duration_s + LEAD_S + REQUEST_TIMEOUT_S + 60)
+            acked = {e: acked_by_id(records, e) for e in ENDPOINTS}
+            catch_up(readers, acked, CATCH_UP_S)
+            cycler.join(timeout=REQUEST_TIMEOUT_S + 2)
+            was_alive = alive()
+            health: dict[str, Any] = {}
+            rings: dict[str, list[dict[str, Any]] | None] = dict.fromkeys(ENDPOINTS)
+            with httpx.Client(base_url=relay.base_url, timeout=5.0) as client:
+                with contextlib.suppress(httpx.HTTPError, ValueError):
+                    answer = client.get("/health")
+                    health = answer.json()
+                    if answer.status_code != 200:
+                        print(f"  final /health answered {answer.status_code}: {health}")
+                for e in ENDPOINTS:
+                    with contextlib.suppress(httpx.HTTPError, ValueError, KeyError):
+                        rings[e] = client.get(e, params={"after": 0}).json()[ITEMS_KEY[e]]
+            rss_end = rss_mb(relay.pid)
+            problems = report(records, acked, readers, rings, faults_at)
+            print_faults(faults, cycler, health)
+            print(f"relay RSS: {rss_start:.1f} MB at start, {rss_end:.1f} MB at the end")
+            state = "yes" if was_alive else f"NO (exit {relay.proc.returncode})"
+            print(f"relay alive at the end: {state}")
+            _took, code = timed_stop(relay)
+            print(f"relay exit code after SIGTERM: {code}")
+        lines = (workdir / "relay.log").read_text(errors="replace").splitlines()
+        print_log_summary(lines, "relay log", 50, above_info=True, first_lines=False)
         print(f"correctness problems: {problems}")
-        return 0 if alive and problems == 0 and code == 0 else 1
+        return 0 if was_alive and problems == 0 and code == 0 else 1
     finally:
         stop_reading.set()
-        stop_cycling.set()
-        stop_process(relay)
-        stop_process(llm)
         pool.shutdown(wait=False, cancel_futures=True)
         for proc in multiprocessing.active_children():
             proc.kill()
@@ -620,64 +545,62 @@ def report(
     acked: dict[str, dict[int, Record]],
     readers: dict[str, Reader],
     rings: dict[str, list[dict[str, Any]] | None],
-    faults: list[Fault],
-    cycler: ModeCycler,
-    health: dict[str, Any] | None,
     faults_at: float,
 ) -> int:
-    """Print the figures; return the number of correctness problems found."""
+    """Print the ingestion figures; the number of correctness problems found."""
     problems = 0
-    print()
-    print("ingestion")
-    header = f"  {'endpoint':9} {'sent':>8} {'acked':>8} {'missing':>8} {'changed':>8}"
-    print(header + f" {'behind':>7} {'longest failing run':>22}")
+    print("\ningestion")
+    print(
+        f"  {'endpoint':9} {'sent':>8} {'acked':>8} {'missing':>8} {'changed':>8} {'behind':>7} "
+        f"{'longest failing run':>22}"
+    )
     for e in ENDPOINTS:
         sent = [r for r in records if r.endpoint == e]
-        state = readers[e].state
-        missing = [r for r in acked[e].values() if r.id not in state.seen]
-        changed = [
-            r
-            for r in acked[e].values()
-            if r.id in state.seen and state.seen[r.id][0] != digest_of(payload(e, r.seq))
-        ]
-        in_gap = [r for r in missing if any(a <= r.id <= b for a, b in state.behind)]
+        reader = readers[e]
+        state = reader.state
+        missing, changed = reader.unseen_and_changed(acked[e])
         behind = [
             (a, b) for a, b in state.behind if any(i not in state.seen for i in range(a, b + 1))
         ]
-        span, count = longest_failing_run(sent)
+        span, count, _statuses = longest_failing_run(sent)
         print(
             f"  {e:9} {len(sent):8d} {len(acked[e]):8d} {len(missing):8d} {len(changed):8d}"
             f" {len(behind):7d} {span:14.2f} s ({count:3d})"
         )
-        problems += len(missing) + len(changed) + len(state.violations)
-        problems += len(state.epochs) != 1
+        problems += len(missing) + len(changed) + len(state.violations) + (len(state.epochs) != 1)
         if missing:
+            in_gap = [r for r in missing if any(a <= r.id <= b for a, b in state.behind)]
             print(f"    MISSING acknowledged ids (first 10): {sorted(r.id for r in missing)[:10]}")
-            if in_gap:
-                print(f"    of which {len(in_gap)} in ranges the reader fell behind on")
+            print(f"    of which {len(in_gap)} in ranges the reader fell behind on")
         for r in changed[:10]:
-            print(f"    CHANGED id {r.id}: posted seq {r.seq}, seen {state.seen[r.id][1]!r}")
+            print(f"    CHANGED id {r.id}: posted seq {r.seq}, seen {state.seen[r.id].label!r}")
         for v in state.violations[:10]:
             print(f"    ORDER {e}: {v}")
         if len(state.violations) > 10:
             print(f"    ... {len(state.violations)} order violations in all")
         if len(state.epochs) != 1:
             print(f"    EPOCH changed: {sorted(state.epochs)}")
-        if readers[e].errors:
+        if reader.errors:
             problems += 1
-            print(f"    a poller died: {readers[e].errors!r}")
+            print(f"    a poller died: {reader.errors!r}")
         ring = rings[e]
         if ring is None:
             print("    the ring could not be re-read after the run")
         else:
-            problems += check_ring(e, ring, acked[e])
+            absent, other, not_as_read = reader.ring_differences(ring, acked[e])
+            verdict = "matches" if not absent and not other else "DIFFERS"
+            ids = f"ids {ring[0]['id']}..{ring[-1]['id']}" if ring else "empty"
+            print(
+                f"    final ring: {ids} ({len(ring)} items) {verdict}: {len(absent)} acknowledged "
+                f"ids absent, {len(other)} with other content ({len(not_as_read)} not as read)"
+            )
+            problems += len(absent) + len(other)
         failures = ", ".join(f"{k} {v}" for k, v in sorted(state.failures.items()))
         print(
             f"    reader: {state.polls} polls, {len(state.seen)} items, failures: {failures or '0'}"
         )
 
-    print()
-    print("ingestion latency of acknowledged posts (ms)")
+    print("\ningestion latency of acknowledged posts (ms)")
     print(
         f"  {'endpoint':9} {'phase':9} {'n':>7} {'p50':>8} {'p99':>8} {'max':>8}  errors by status"
     )
@@ -693,59 +616,34 @@ def report(
                 f"  {e:9} {phase:9} {len(ok):7d} {percentile(ok, 50):8.2f} "
                 f"{percentile(ok, 99):8.2f} {max(ok, default=float('nan')):8.2f}  {shown}"
             )
+    return problems
 
-    print()
-    print("faults injected (actor: kind count)")
-    by_actor: Counter[tuple[str, str]] = Counter(
-        (f.actor, f.kind) for f in faults if f.outcome == "ok"
-    )
-    undelivered = [f for f in faults if f.outcome != "ok"]
-    actors = health.get("actors", {}) if health else {}
+
+def print_faults(faults: list[Fault], cycler: ModeCycler, health: dict[str, Any]) -> None:
+    print("\nfaults injected (actor: kind count)")
+    by_actor = Counter((f.actor, f.kind) for f in faults if f.outcome == "ok")
+    actors = health.get("actors", {})
     print(f"  {'actor':8} {'crash':>6} {'hang':>6} {'restarts':>9} {'alive':>6}  state")
-    for name in HEALTH_ACTORS:
+    for name in ACTORS:
         info = actors.get(name, {})
-        crashes = by_actor[(name, "crash")]
+        crashes = by_actor[name, "crash"]
         restarts = info.get("restarts")
         flag = "" if restarts == crashes else "   <- restarts differ from crashes injected"
         print(
-            f"  {name:8} {crashes:6d} {by_actor[(name, 'hang')]:6d} {restarts!s:>9} "
+            f"  {name:8} {crashes:6d} {by_actor[name, 'hang']:6d} {restarts!s:>9} "
             f"{info.get('alive')!s:>6}  {info.get('state')}{flag}"
         )
-    print(f"  {sum(by_actor.values())} faults delivered, {len(undelivered)} not delivered")
+    undelivered = [f for f in faults if f.outcome != "ok"]
+    print(f"  {by_actor.total()} faults delivered, {len(undelivered)} not delivered")
     for f in undelivered:
         print(f"    not delivered: {f.actor} {f.kind} ({f.outcome})")
     hangs = [f.seconds for f in faults if f.kind == "hang" and f.outcome == "ok"]
     if hangs:
         print(f"  hangs: {min(hangs):.2f} to {max(hangs):.2f} s, {sum(hangs):.1f} s in all")
-    modes = Counter(mode for _, mode, outcome in cycler.changes if outcome == "200")
-    print(f"  fake LLM modes set: {dict(modes)}")
-    if health and "agent" in health:
-        agent = health["agent"]
+    print(f"  fake LLM modes set: {dict(cycler.modes)}")
+    if "agent" in health:
         keys = ("totalCalls", "failures", "parseFailures", "busySkips", "idleSkips", "state")
-        print("  agent: " + ", ".join(f"{k} {agent.get(k)}" for k in keys))
-    return problems
-
-
-def check_ring(endpoint: str, ring: list[dict[str, Any]], acked: dict[int, Record]) -> int:
-    """The ring after the run against what was acknowledged; the number of differences."""
-    if not ring:
-        print(f"    final ring of {endpoint} is empty")
-        return int(bool(acked))
-    oldest = ring[0]["id"]
-    in_ring = {item["id"]: item for item in ring}
-    absent = [i for i in acked if i >= oldest and i not in in_ring]
-    wrong = [
-        i
-        for i, item in in_ring.items()
-        if i in acked
-        and digest_of(as_posted(endpoint, item)) != digest_of(payload(endpoint, acked[i].seq))
-    ]
-    verdict = "matches" if not absent and not wrong else "DIFFERS"
-    print(
-        f"    final ring: ids {oldest}..{ring[-1]['id']} ({len(ring)} items) {verdict}: "
-        f"{len(absent)} acknowledged ids absent, {len(wrong)} with other content"
-    )
-    return len(absent) + len(wrong)
+        print("  agent: " + ", ".join(f"{k} {health['agent'].get(k)}" for k in keys))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,522 @@
+"""What the benches share: ``python run.py`` subprocesses, ``/proc`` readings, bodies, numbers.
+
+It imports nothing from ``tests``, so the tests' process helpers may use it too. Only
+127.0.0.1 is used; every wait is bounded; a process is stopped with SIGTERM, then SIGKILL
+after :data:`TERM_TIMEOUT_S`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import re
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import timeit
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+from transport.demo.fake_llm import FakeLLM
+
+ROOT = Path(__file__).resolve().parent.parent
+HOST = "127.0.0.1"
+MEMORY = ":memory:"
+"""``--data-dir :memory:``: the same SQLite files in ``/dev/shm``, no sync."""
+JSON_HEADERS = {"Content-Type": "application/json"}
+REQUEST_TIMEOUT_S = 10.0
+HEALTH_TIMEOUT_S = 20.0
+TERM_TIMEOUT_S = 15.0
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+# -- request bodies ------------------------------------------------------------------------------
+
+FEED_TEXT = (
+    "[PERIODIC] status check\n"
+    "[2s ago, openrouter] so the relay keeps the last messages and the agent reads them"
+)
+"""The text of the benches' ``POST /feed`` body."""
+OCR_LINE = "def handle(request): return json_response({'ok': True})  # editor text\n"
+OCR_BYTES = 4096
+APPS = ("code", "idea", "chrome", "slack", "terminal")
+
+
+def feed_body(n: int = 0) -> bytes:
+    """A ``POST /feed`` body like the sinain overlay's; ``n`` above 0 numbers the text."""
+    text = f"[{n}] {FEED_TEXT}" if n else FEED_TEXT
+    return orjson.dumps({"text": text, "priority": "normal"})
+
+
+def sense_body(ocr_bytes: int = OCR_BYTES, n: int = 0, ts: int | None = None) -> bytes:
+    """A ``POST /sense`` text event with ``ocr_bytes`` of code-like OCR; ``n`` varies text, app."""
+    prefix = f"# screen {n}\n" if n else ""
+    ocr = (prefix + OCR_LINE * (ocr_bytes // len(OCR_LINE) + 1))[:ocr_bytes]
+    body = {
+        "type": "text",
+        "ts": ts if ts is not None else int(time.time() * 1000),
+        "ocr": ocr,
+        "meta": {"app": APPS[n % len(APPS)], "ssim": 0.9},
+    }
+    return orjson.dumps(body)
+
+
+def post_body(path: str) -> bytes:
+    """The benches' body for ``POST /feed`` or ``POST /sense``."""
+    return feed_body() if path == "/feed" else sense_body()
+
+
+# -- numbers -------------------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (NaN for no values)."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+def best_us(call: Callable[[], object], number: int) -> float:
+    """Microseconds per call of ``call``: the best of five runs of ``number`` calls."""
+    return min(timeit.repeat(call, number=number, repeat=5)) / number * 1e6
+
+
+def drive(handler: Callable[[Any], Any], request: object) -> None:
+    """Run an aiohttp handler that never awaits to its end, without an event loop."""
+    coroutine = handler(request)
+    try:
+        coroutine.send(None)
+    except StopIteration:
+        return
+    msg = "the handler awaited something"
+    raise AssertionError(msg)
+
+
+# -- /proc ---------------------------------------------------------------------------------------
+
+
+def rss_mb(pid: int) -> float:
+    """VmRSS of a process, in MB (NaN when it is gone)."""
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def cpu_s(pid: int) -> float:
+    """utime + stime of a process (all its threads), in seconds."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return float("nan")
+    fields = raw[raw.rindex(")") + 2 :].split()  # fields from 3 (state) on
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def machine_busy_s() -> float:
+    """CPU seconds all CPUs spent busy since boot (``/proc/stat``: all but idle and iowait)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = values
+    return (user + nice + system + irq + softirq + steal) / CLK_TCK
+
+
+def children_cpu_s() -> float:
+    """CPU seconds of this process's waited-for children (a finished ``wrk`` run counts)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def load_1min() -> float:
+    return float(Path("/proc/loadavg").read_text().split()[0])
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """CPU seconds used over a window, and the window's length (``wall``)."""
+
+    server: float
+    me: float
+    """This process (its threads: a fake LLM, the sampling)."""
+    children: float
+    """This process's children waited for meanwhile (a ``wrk`` run)."""
+    idle: float
+    """The bench's other servers, idle meanwhile."""
+    machine: float
+    wall: float
+
+    def other(self, gen: float) -> float:
+        """The rest of the machine, as a share of one core (``gen``: the load generator's s).
+
+        Within about +-0.08 of 0 is the 10 ms granularity of the counters; more is another
+        process on the machine.
+        """
+        return (self.machine - self.server - gen - self.me - self.idle) / self.wall
+
+
+class Meter:
+    """Reads the CPU of a server, of ``idle`` processes, of this process and of the machine."""
+
+    def __init__(self, server: int | None = None, idle: Sequence[int] = ()) -> None:
+        self.server, self.idle = server, tuple(idle)
+        self.start = self._read()
+
+    def _read(self) -> tuple[float, ...]:
+        return (
+            cpu_s(self.server) if self.server is not None else 0.0,
+            time.process_time(),
+            children_cpu_s(),
+            sum(cpu_s(pid) for pid in self.idle),
+            machine_busy_s(),
+            time.monotonic(),
+        )
+
+    def read(self) -> Usage:
+        """What was used since the meter was made."""
+        return Usage(*(b - a for a, b in zip(self.start, self._read(), strict=True)))
+
+
+# -- processes -----------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    """A TCP port that was free on loopback a moment ago."""
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def log_tail(path: Path | None, lines: int = 15) -> str:
+    if path is None:
+        return ""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def wait_answering(
+    url: str,
+    proc: subprocess.Popen[bytes],
+    what: str = "relay",
+    log_path: Path | None = None,
+    timeout_s: float = HEALTH_TIMEOUT_S,
+) -> None:
+    """Poll ``GET url`` every 50 ms until it answers 200.
+
+    Raises:
+        RuntimeError: the process exited, or ``timeout_s`` went by.
+    """
+    deadline = time.monotonic() + timeout_s
+    last = "no answer yet"
+    with httpx.Client(timeout=2.0) as client:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                msg = f"{what} exited with code {proc.returncode}:\n{log_tail(log_path)}"
+                raise RuntimeError(msg)
+            try:
+                status = client.get(url).status_code
+                if status == 200:
+                    return
+                last = f"HTTP {status}"
+            except httpx.HTTPError as exc:
+                last = type(exc).__name__
+            time.sleep(0.05)
+    msg = f"{what} not answering {url} after {timeout_s:g} s ({last}):\n{log_tail(log_path)}"
+    raise RuntimeError(msg)
+
+
+def stop_process(proc: subprocess.Popen[bytes] | None, name: str | None = None) -> int | None:
+    """SIGTERM, then SIGKILL after :data:`TERM_TIMEOUT_S`; the exit code. A ``name`` says so."""
+    if proc is None:
+        return None
+    if proc.poll() is not None:
+        if name:
+            print(f"  [{name}] had already exited with code {proc.returncode}")
+        return proc.returncode
+    took, code = _terminate(proc, name or f"pid {proc.pid}")
+    if name:
+        print(f"  [{name}] exited with code {code} {took:.2f} s after SIGTERM")
+    return code
+
+
+def _terminate(proc: subprocess.Popen[bytes], name: str) -> tuple[float, int | None]:
+    """SIGTERM; the seconds until the process exited (a thread blocks in ``waitpid``, so the
+    time is exact) and its exit code (``None``: killed after :data:`TERM_TIMEOUT_S`)."""
+    exited: list[float] = []
+
+    def wait() -> None:
+        proc.wait()
+        exited.append(time.monotonic())
+
+    waiter = threading.Thread(target=wait, name="server-exit", daemon=True)
+    waiter.start()
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    waiter.join(timeout=TERM_TIMEOUT_S)
+    if exited:
+        return exited[0] - started, proc.returncode
+    print(f"  [{name}] did not exit {TERM_TIMEOUT_S:g} s after SIGTERM; sending SIGKILL")
+    proc.kill()
+    proc.wait(timeout=TERM_TIMEOUT_S)
+    return TERM_TIMEOUT_S, None
+
+
+@dataclass(slots=True)
+class Server:
+    """A server subprocess (a relay, the bare app, the fake LLM) and where it listens."""
+
+    proc: subprocess.Popen[bytes]
+    base_url: str
+    log_path: Path
+    ready_s: float = float("nan")
+    """From spawning the process to its first 200."""
+    stopped: bool = False
+    """Stopped by :func:`timed_stop`: :func:`server_process` has nothing left to stop."""
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+
+def timed_stop(server: Server) -> tuple[float, int | None]:
+    """SIGTERM; seconds until the process exited, and its exit code (``None``: killed)."""
+    server.stopped = True
+    return _terminate(server.proc, "relay")
+
+
+@contextlib.contextmanager
+def server_process(
+    args: Sequence[str],
+    log_path: Path,
+    *,
+    env: dict[str, str] | None = None,
+    name: str = "relay",
+    ready_path: str = "/health",
+    cwd: Path = ROOT,
+) -> Iterator[Server]:
+    """``python <args> --port <free port>``, its output appended to ``log_path``.
+
+    Yields once ``GET <ready_path>`` answers 200; stops the process on exit.
+    """
+    port = free_port()
+    spawned = time.monotonic()
+    with log_path.open("ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, *args, "--port", str(port)],
+            cwd=cwd,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    server = Server(proc, f"http://{HOST}:{port}", log_path)
+    try:
+        wait_answering(server.base_url + ready_path, proc, name, log_path)
+        server.ready_s = time.monotonic() - spawned
+        yield server
+    finally:
+        if not server.stopped:
+            stop_process(proc, name)
+
+
+def relay_env(**settings: str) -> dict[str, str]:
+    """This environment without the relay's own settings (``RELAY_``, ``AGENT_``, ``LOG_``,
+    ``OPENROUTER_``), plus ``settings``."""
+    prefixes = ("RELAY_", "AGENT_", "LOG_", "OPENROUTER_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
+    env.update(settings)
+    return env
+
+
+def agent_env(llm_url: str, sync: str = "full", **extra: str) -> dict[str, str]:
+    """A relay pointed at a fake LLM, ticking every second (a tick times out after 5 s)."""
+    return relay_env(
+        OPENROUTER_API_KEY="bench-key",
+        AGENT_BASE_URL=llm_url,
+        AGENT_INTERVAL_MS="1000",
+        AGENT_TIMEOUT_MS="5000",
+        RELAY_SYNC=sync,
+        **extra,
+    )
+
+
+@contextlib.contextmanager
+def relay_process(
+    data_dir: str,
+    log_path: Path,
+    env: dict[str, str],
+    log_level: str | None = "warning",
+    cwd: Path = ROOT,
+) -> Iterator[Server]:
+    """``python run.py --data-dir <data_dir> [--log-level <log_level>] --port <free port>``,
+    ``run.py`` that of the checkout at ``cwd``."""
+    args = ["run.py", "--data-dir", data_dir]
+    if log_level:
+        args += ["--log-level", log_level]
+    with server_process(args, log_path, env=env, cwd=cwd) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def fake_llm_process(log_path: Path) -> Iterator[Server]:
+    """``python -m transport.demo.fake_llm`` on a free port (its API is ``base_url + "/v1"``)."""
+    args = ["-m", "transport.demo.fake_llm"]
+    with server_process(args, log_path, name="the fake LLM", ready_path="/_mode") as server:
+        yield server
+
+
+# -- data directories, logs, /health -------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def data_directory(path: str | None = None, prefix: str = "relay-bench-") -> Iterator[str]:
+    """``path`` itself, or a fresh temporary directory removed on exit."""
+    if path is not None:
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        yield tmp
+
+
+def filesystem(path: str) -> str:
+    """The type and mount point of the filesystem holding ``path`` (fsync costs depend on it)."""
+    best = ("?", "")
+    real = os.path.realpath(path)
+    for line in Path("/proc/mounts").read_text().splitlines():
+        fields = line.split()
+        point = fields[1] if len(fields) > 2 else ""
+        inside = real == point or real.startswith(point.rstrip("/") + "/")
+        if point and inside and len(point) >= len(best[1]):
+            best = (fields[2], point)
+    return f"{best[0]} on {best[1]}"
+
+
+def where(data_dir: str, sync: str = "full") -> str:
+    """How a relay keeps its state, for a scenario's header."""
+    if data_dir == MEMORY:
+        return "data dir :memory: (/dev/shm, no sync)"
+    return f"data dir {data_dir} ({filesystem(data_dir)}), RELAY_SYNC={sync}"
+
+
+@contextlib.contextmanager
+def agent_setup(
+    name: str, data_dir: str | None = None, mode: str = "ok", delay_s: float = 1.0
+) -> Iterator[tuple[FakeLLM, str, Path]]:
+    """A fake LLM (on a thread of this process), a data directory and a log file."""
+    with (
+        data_directory(data_dir, f"relay-bench-{name}-") as path,
+        log_file(name) as log_path,
+        FakeLLM(mode=mode, delay_s=delay_s) as llm,
+    ):
+        yield llm, path, log_path
+
+
+@contextlib.contextmanager
+def log_file(name: str, label: str = "relay log (level warning)") -> Iterator[Path]:
+    """A temporary log file; a summary of it is printed on exit."""
+    with tempfile.TemporaryDirectory(prefix=f"relay-{name}-") as tmp:
+        path = Path(tmp) / f"{name}.log"
+        path.touch()
+        try:
+            yield path
+        finally:
+            print_log_summary(path.read_text(errors="replace").splitlines(), label)
+
+
+_URN = re.compile(r"\(urn:uuid:[0-9a-f-]+\)")
+
+
+def summarize_log(
+    lines: Sequence[str], limit: int = 8, *, above_info: bool = False, first_lines: bool = True
+) -> list[str]:
+    """Counts of a relay's log events (``level event``), each with its first line (truncated).
+
+    ``above_info``: warnings and worse only.
+    """
+    events: Counter[str] = Counter()
+    first: dict[str, str] = {}
+    for line in lines:
+        try:
+            record = orjson.loads(line)
+            level = record.get("level")
+            key = f"{level} {_URN.sub('(urn)', str(record.get('event')))}"
+        except (orjson.JSONDecodeError, AttributeError):
+            level, key = None, line[:80]
+        if above_info and level in ("debug", "info"):
+            continue
+        events[key] += 1
+        first.setdefault(key, line)
+    out: list[str] = []
+    for key, n in events.most_common(limit):
+        out.append(f"{n:6d} x {key}")
+        out += [f"         first: {first[key][:400]}"] if first_lines else []
+    return out
+
+
+def print_log_summary(lines: Sequence[str], label: str, limit: int = 8, **options: bool) -> None:
+    """``options``: those of :func:`summarize_log`."""
+    below = " (warnings and worse below)" if options.get("above_info") else ""
+    print(f"  {label}: {len(lines)} lines{below}")
+    for line in summarize_log(lines, limit, **options):
+        print(f"    {line}")
+
+
+def fill_defaults(args: argparse.Namespace, **pairs: tuple[float, float]) -> None:
+    """Each option of ``pairs`` not given gets its ``(quick, full)`` default, by ``--quick``."""
+    for name, pair in pairs.items():
+        if getattr(args, name) is None:
+            setattr(args, name, pair[0] if args.quick else pair[1])
+
+
+def choose(parser: argparse.ArgumentParser, text: str | None, names: Sequence[str]) -> list[str]:
+    """The names a comma-separated option gives (all when ``None``), in ``names``' order."""
+    wanted = {n.strip() for n in (text or ",".join(names)).split(",") if n.strip()}
+    if not wanted or wanted - set(names):
+        parser.error(f"takes a comma-separated list of {', '.join(names)}, not {text!r}")
+    return [name for name in names if name in wanted]
+
+
+def post_many(server: Server, feed_posts: int, sense_posts: int) -> None:
+    """``feed_posts`` ``POST /feed`` and ``sense_posts`` ``POST /sense`` (4 KiB OCR), in turn."""
+    with httpx.Client(timeout=REQUEST_TIMEOUT_S, headers=JSON_HEADERS) as client:
+        for path, count in (("/feed", feed_posts), ("/sense", sense_posts)):
+            body = post_body(path)
+            for _ in range(count):
+                client.post(server.base_url + path, content=body).raise_for_status()
+
+
+def health(server: Server) -> tuple[int, dict[str, Any]]:
+    """``GET /health``: status and body (status 0 when it did not answer)."""
+    try:
+        resp = httpx.get(server.base_url + "/health", timeout=5.0)
+        body: dict[str, Any] = resp.json()
+    except (httpx.HTTPError, ValueError) as exc:
+        return 0, {"error": repr(exc)}
+    return resp.status_code, body
+
+
+def print_health(server: Server, prefix: str = "") -> None:
+    """The relay's ``/health.agent`` and the actors that restarted."""
+    status, body = health(server)
+    print(f"  {prefix}GET /health -> {status}: agent={body.get('agent')}")
+    actors = body.get("actors")
+    restarts = {
+        name: a.get("restarts")
+        for name, a in (actors.items() if isinstance(actors, dict) else ())
+        if isinstance(a, dict) and a.get("restarts")
+    }
+    print(f"  {prefix}actor restarts: {restarts or 'none'}")

@@ -1,0 +1,494 @@
+"""The benches' load: ``wrk`` for measured rounds, an asyncio client for counted posts; tables.
+
+``wrk`` (``apt-get install wrk``; C, a few microseconds per request; a Python client costs as
+much CPU per request as the relay and caps it) runs one thread on keep-alive connections with
+the bench's body for a POST. A round is a 1 s warm-up run (wrk runs whole seconds), then the
+measured run: p50 and p99 are wrk's percentiles, req/s its completed requests less its non-2xx
+answers over its duration. Around the measured run the CPU of the server, of wrk
+(``RUSAGE_CHILDREN``), of this script and of the machine is read: ``other cpu`` is the
+machine's busy time less all of those, as a share of one core (see
+:meth:`bench.harness.Usage.other`). Posts that must be counted, or stop at the first failure,
+are sent by :func:`post` from this process. Each request has a 10 s timeout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+import httpx
+import orjson
+
+from bench.harness import (
+    JSON_HEADERS,
+    REQUEST_TIMEOUT_S,
+    Meter,
+    Server,
+    agent_env,
+    agent_setup,
+    fill_defaults,
+    post_body,
+    print_health,
+    relay_process,
+    rss_mb,
+    where,
+)
+
+CONNECTIONS = (1, 16, 64)
+ENDPOINTS = ("/feed", "/sense")
+WRK_WARMUP_S = 1
+POSTS_MAX_S = 600.0
+"""Bound on one counted posting job."""
+
+# -- wrk -----------------------------------------------------------------------------------------
+
+WRK_INSTALL_HINT = "wrk is not installed: apt-get install wrk (Debian's package)"
+_LUA = """
+wrk.method = {method}
+wrk.headers["Content-Type"] = "application/json"
+{body}
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    "\\nWRK-JSON {{\\"requests\\": %d, \\"duration_us\\": %d, \\"p50_us\\": %d, "
+    .. "\\"p99_us\\": %d, \\"status\\": %d, \\"connect\\": %d, "
+    .. "\\"read\\": %d, \\"write\\": %d, \\"timeout\\": %d}}\\n",
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    e.status, e.connect, e.read, e.write, e.timeout))
+end
+"""
+_BODY = """
+local f = assert(io.open({path}, "rb"))
+wrk.body = f:read("*a")
+f:close()
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class WrkResult:
+    requests: int
+    seconds: float
+    p50_ms: float
+    p99_ms: float
+    errors: dict[str, int]
+    """Non-2xx answers (``status``) and socket errors by kind; zero counts left out."""
+
+    @property
+    def ok(self) -> int:
+        return self.requests - self.errors.get("status", 0)
+
+
+def wrk_available() -> bool:
+    return shutil.which("wrk") is not None
+
+
+def run_wrk(
+    url: str, *, conns: int, seconds: float, method: str = "GET", body: bytes | None = None
+) -> WrkResult:
+    """Drive ``url`` with ``conns`` keep-alive connections for ``seconds`` (one wrk thread).
+
+    Raises:
+        RuntimeError: wrk is missing, failed, or printed no result.
+    """
+    if not wrk_available():
+        raise RuntimeError(WRK_INSTALL_HINT)
+    with tempfile.TemporaryDirectory(prefix="relay-wrk-") as tmp:
+        body_lua = ""
+        if body is not None:
+            (Path(tmp) / "body").write_bytes(body)
+            body_lua = _BODY.format(path=json.dumps(str(Path(tmp) / "body")))
+        script = Path(tmp) / "load.lua"
+        script.write_text(_LUA.format(method=json.dumps(method), body=body_lua))
+        command = ["wrk", "-t1", f"-c{conns}", f"-d{max(1, round(seconds))}s", "-s", str(script)]
+        done = subprocess.run(
+            [*command, "--timeout", "10s", url],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=seconds + 60,
+        )
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("WRK-JSON ")]
+    if done.returncode != 0 or not lines:
+        msg = f"wrk failed (exit {done.returncode}): {done.stderr.strip() or done.stdout[-500:]}"
+        raise RuntimeError(msg)
+    raw = json.loads(lines[-1].removeprefix("WRK-JSON "))
+    kinds = ("status", "connect", "read", "write", "timeout")
+    return WrkResult(
+        requests=raw["requests"],
+        seconds=raw["duration_us"] / 1e6,
+        p50_ms=raw["p50_us"] / 1000,
+        p99_ms=raw["p99_us"] / 1000,
+        errors={kind: raw[kind] for kind in kinds if raw[kind]},
+    )
+
+
+# -- rounds and rows -----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Round:
+    """One measurement of one row."""
+
+    rps: float
+    """200 answers per second."""
+    p50: float
+    p99: float
+    errors: Counter[str]
+    relay_cpu: float
+    """The server's CPU over the window, as a share of one core."""
+    gen_cpu: float
+    other_cpu: float
+    requests: int
+    seconds: float
+
+    @property
+    def cpu_us(self) -> float:
+        """The server's CPU per request, in microseconds."""
+        return 1e6 * self.relay_cpu * self.seconds / self.requests if self.requests else 0.0
+
+
+@dataclass(slots=True)
+class Row:
+    """All rounds of one (scenario, endpoint, connections)."""
+
+    scenario: str
+    endpoint: str
+    conns: int
+    rounds: list[Round] = field(default_factory=list)
+
+    def median(self, attr: str) -> float:
+        return statistics.median(float(getattr(r, attr)) for r in self.rounds)
+
+    def errors(self) -> Counter[str]:
+        total: Counter[str] = Counter()
+        for r in self.rounds:
+            total.update(r.errors)
+        return total
+
+
+def keyed(path: str, errors: Mapping[str, int]) -> Counter[str]:
+    """Error counts keyed ``feed:status``, ``sense:read``, ..."""
+    name = path.rsplit("/", 1)[-1]
+    return Counter({f"{name}:{kind}": n for kind, n in errors.items()})
+
+
+def wrk_round(
+    server: Server,
+    path: str,
+    conns: int,
+    seconds: float,
+    *,
+    body: bytes | None = None,
+    idle: Sequence[int] = (),
+    warmup_s: int = WRK_WARMUP_S,
+) -> Round:
+    """A wrk warm-up run (when ``warmup_s``), then one measured run: ``POST body`` or ``GET``.
+
+    ``idle``: the pids of the bench's other servers, whose CPU is not counted as ``other``.
+    """
+    method = "GET" if body is None else "POST"
+    url = server.base_url + path
+    if warmup_s:
+        run_wrk(url, conns=conns, seconds=warmup_s, method=method, body=body)
+    meter = Meter(server.pid, idle)
+    result = run_wrk(url, conns=conns, seconds=seconds, method=method, body=body)
+    used = meter.read()
+    status = result.errors.get("status", 0)
+    return Round(
+        rps=result.ok / result.seconds,
+        p50=result.p50_ms,
+        p99=result.p99_ms,
+        errors=keyed(path, result.errors),
+        relay_cpu=used.server / used.wall,
+        gen_cpu=used.children / used.wall,
+        other_cpu=used.other(used.children),
+        requests=result.requests + sum(result.errors.values()) - status,
+        seconds=used.wall,
+    )
+
+
+def measure(
+    server: Server,
+    path: str,
+    conns: int,
+    seconds: float,
+    *,
+    method: str = "POST",
+    idle: Sequence[int] = (),
+) -> Round:
+    """One round of one row: ``POST`` the bench's body for ``path``, or ``GET`` it."""
+    body = post_body(path) if method == "POST" else None
+    return wrk_round(server, path, conns, seconds, body=body, idle=idle)
+
+
+# -- counted posts -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Posted:
+    latencies_ms: list[float] = field(default_factory=list)
+    ok: Counter[str] = field(default_factory=Counter)
+    """200 answers by path."""
+    errors: Counter[str] = field(default_factory=Counter)
+    wall_s: float = 0.0
+
+
+def post(
+    base_url: str,
+    posts: Iterable[tuple[str, bytes]],
+    conns: int,
+    *,
+    stop_on_error: bool = False,
+    max_s: float = POSTS_MAX_S,
+) -> Posted:
+    """Send ``posts`` (path, body) in order over ``conns`` keep-alive connections, each as soon
+    as a connection is free (``stop_on_error``: a connection stops at its first failure)."""
+    return asyncio.run(_post(base_url, iter(posts), conns, stop_on_error, max_s))
+
+
+async def _post(
+    base_url: str, todo: Iterator[tuple[str, bytes]], conns: int, stop_on_error: bool, max_s: float
+) -> Posted:
+    result = Posted()
+
+    async def sender(session: aiohttp.ClientSession) -> None:
+        for path, body in todo:
+            started = time.monotonic()
+            status: int | str
+            try:
+                async with session.post(base_url + path, data=body, headers=JSON_HEADERS) as resp:
+                    await resp.read()
+                    status = resp.status
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                status = type(exc).__name__
+            if status == 200:
+                result.latencies_ms.append((time.monotonic() - started) * 1000)
+                result.ok[path] += 1
+            else:
+                result.errors[f"{path}:{status}"] += 1
+                if stop_on_error:
+                    return
+
+    started = time.monotonic()
+    connector = aiohttp.TCPConnector(limit=conns)
+    timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_S)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+        senders = asyncio.gather(*(sender(session) for _ in range(conns)))
+        await asyncio.wait_for(senders, max_s)
+    result.wall_s = time.monotonic() - started
+    return result
+
+
+# -- a scenario: one relay, every row ------------------------------------------------------------
+
+CRASH_EVERY_S = 0.5
+CRASH_FAULT = {"actor": "llm", "kind": "crash"}
+CRASH_MAX_RESTARTS = 1_000_000
+"""``RELAY_MAX_RESTARTS`` of a crash-looped relay, so that no supervisor escalates."""
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """One relay to measure: the fake LLM's mode, where the relay keeps its state, its rows."""
+
+    name: str
+    mode: str = "ok"
+    data_dir: str | None = None
+    """``--data-dir``; ``None``: a fresh temporary directory."""
+    sync: str = "full"
+    conns: tuple[int, ...] = CONNECTIONS
+    delay_s: float = 1.0
+    """How long the fake LLM waits in mode ``slow``."""
+    crash_loop: bool = False
+    """Crash the LLM caller every :data:`CRASH_EVERY_S` over the whole scenario."""
+
+    def header(self, data_dir: str) -> str:
+        text = f"fake LLM mode {self.mode!r}"
+        if self.mode == "slow":
+            text += f", answering after {self.delay_s:g} s"
+        if self.crash_loop:
+            text += (
+                f"; RELAY_FAULTS=1 and RELAY_MAX_RESTARTS={CRASH_MAX_RESTARTS} (so no supervisor "
+                f"escalates), a thread POSTs /debug/fault {orjson.dumps(CRASH_FAULT).decode()} "
+                f"every {CRASH_EVERY_S:g} s for the whole scenario"
+            )
+        return f"{text}; {where(data_dir, self.sync)}"
+
+
+@contextlib.contextmanager
+def crash_loop(server: Server) -> Iterator[Counter[str]]:
+    """A thread that POSTs :data:`CRASH_FAULT` every :data:`CRASH_EVERY_S` until exit.
+
+    Yields the answers by status (200: crash sent; 503: the LLM caller was waiting out its
+    restart backoff) or failure.
+    """
+    outcomes: Counter[str] = Counter()
+    stop = threading.Event()
+
+    def run() -> None:
+        with httpx.Client(timeout=REQUEST_TIMEOUT_S) as client:
+            while not stop.is_set():
+                try:
+                    resp = client.post(server.base_url + "/debug/fault", json=CRASH_FAULT)
+                    outcomes[str(resp.status_code)] += 1
+                except httpx.HTTPError as exc:
+                    outcomes[type(exc).__name__] += 1
+                stop.wait(CRASH_EVERY_S)
+
+    thread = threading.Thread(target=run, name="llm-crash-loop", daemon=True)
+    thread.start()
+    try:
+        yield outcomes
+    finally:
+        stop.set()
+        thread.join(timeout=REQUEST_TIMEOUT_S + 1)
+
+
+def run_scenario(setup: Setup, rounds: int, seconds: float) -> tuple[list[Row], dict[str, float]]:
+    """A fake LLM and a relay; every row of ``setup``; the relay's RSS at start and at the end."""
+    rows: list[Row] = []
+    rss: dict[str, float] = {}
+    env = {"RELAY_FAULTS": "1", "RELAY_MAX_RESTARTS": str(CRASH_MAX_RESTARTS)}
+    with agent_setup(setup.name, setup.data_dir, setup.mode, setup.delay_s) as (llm, data_dir, log):
+        print(f"\n== scenario {setup.name} ({setup.header(data_dir)})")
+        env = agent_env(llm.base_url, setup.sync, **(env if setup.crash_loop else {}))
+        with relay_process(data_dir, log, env) as relay:
+            rss["start"] = rss_mb(relay.pid)
+            start = f"RSS after start {rss['start']:.1f} MB"
+            print(f"  relay pid {relay.pid} at {relay.base_url}; {start}")
+            faulting: contextlib.AbstractContextManager[Counter[str]] = (
+                crash_loop(relay) if setup.crash_loop else contextlib.nullcontext(Counter())
+            )
+            with faulting as faults:
+                for endpoint in ENDPOINTS:
+                    for conns in setup.conns:
+                        row = Row(setup.name, endpoint, conns)
+                        for _ in range(rounds):
+                            row.rounds.append(measure(relay, endpoint, conns, seconds))
+                        rows.append(row)
+                        print_progress(row)
+            if setup.crash_loop:
+                code = relay.proc.poll()
+                state = "still running" if code is None else f"EXITED with code {code}"
+                print(f"  POST /debug/fault answers: {dict(faults) or 'none'}; relay {state}")
+            rss["end"] = rss_mb(relay.pid)
+            print(f"  RSS at the end {rss['end']:.1f} MB; fake LLM got {llm.calls} calls")
+            print_health(relay)
+    return rows, rss
+
+
+# -- output and arguments ------------------------------------------------------------------------
+
+
+def print_progress(row: Row, prefix: str = "") -> None:
+    """One measured row, with each round's req/s, p99 and other cpu."""
+    print(
+        f"  {prefix}{row.endpoint:<6} {row.conns:>3} conns: {row.median('rps'):8.0f} req/s "
+        f"p50 {row.median('p50'):7.2f} ms p99 {row.median('p99'):7.2f} ms "
+        f"errors {sum(row.errors().values())}; per round req/s "
+        f"{[round(r.rps) for r in row.rounds]} p99 {[round(r.p99, 1) for r in row.rounds]} "
+        f"other cpu {[round(r.other_cpu, 2) for r in row.rounds]}"
+    )
+
+
+def print_table(title: str, rows: Sequence[Row]) -> None:
+    """Median req/s, p50, p99, errors and CPU of each row."""
+    print(f"\n{title}")
+    width = max([8, *(len(row.endpoint) for row in rows)])
+    header = (
+        f"{'scenario':<9} {'endpoint':<{width}} {'conns':>5} {'req/s':>8} {'p50 ms':>8} "
+        f"{'p99 ms':>8} {'errors':>6}  {'relay cpu':>9} {'gen cpu':>7} {'other cpu':>9}"
+    )
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        print(
+            f"{row.scenario:<9} {row.endpoint:<{width}} {row.conns:>5} {row.median('rps'):>8.0f} "
+            f"{row.median('p50'):>8.2f} {row.median('p99'):>8.2f} "
+            f"{sum(row.errors().values()):>6}  {row.median('relay_cpu'):>9.2f} "
+            f"{row.median('gen_cpu'):>7.2f} {row.median('other_cpu'):>9.2f}"
+        )
+    for row in rows:
+        if row.errors():
+            print(f"errors {row.scenario} {row.endpoint} {row.conns}: {dict(row.errors())}")
+
+
+def print_ratios(
+    rows: Sequence[Row],
+    base: str,
+    others: Sequence[str],
+    group: str,
+    cell: Callable[[Row, Row], str],
+    extra: tuple[str, str, Callable[[Row, list[Row]], str]] | None = None,
+) -> None:
+    """Per row of ``base``: ``cell(row, base_row)`` for the same row of each of ``others``
+    (``group`` is their column heads); ``extra``: a title, column heads and cells at the end."""
+    by_key = {(r.scenario, r.endpoint, r.conns): r for r in rows}
+    names = [name for name in others if any(r.scenario == name for r in rows)]
+    width = max([8, *(len(row.endpoint) for row in rows)])
+    titles = [f"{name + ' / ' + base:^{len(group)}}" for name in names]
+    heads = [group] * len(names)
+    if extra:
+        titles.append(f"{extra[0]:^{len(extra[1])}}")
+        heads.append(extra[1])
+    print((" " * (width + 7) + "   ".join(titles)).rstrip())
+    head = f"{'endpoint':<{width}} {'conns':>5} " + "   ".join(heads)
+    print(f"{head}\n{'-' * len(head)}")
+    for ref in (r for r in rows if r.scenario == base):
+        same = [by_key.get((name, ref.endpoint, ref.conns)) for name in names]
+        if not any(same):
+            continue
+        cells = [" " * len(group) if row is None else cell(row, ref) for row in same]
+        if extra:
+            cells.append(extra[2](ref, [row for row in same if row is not None]))
+        print(f"{ref.endpoint:<{width}} {ref.conns:>5} " + "   ".join(cells))
+
+
+def print_rss(rss: Mapping[str, Mapping[str, float]]) -> None:
+    print("\nRelay RSS (MB):")
+    for scenario, values in rss.items():
+        print(f"  {scenario:<9} " + ", ".join(f"{k} {v:.1f}" for k, v in values.items()))
+
+
+def parser_with_rows(description: str, quick: str) -> argparse.ArgumentParser:
+    """The options of a bench of rows: ``--seconds``, ``--rounds``, ``--quick``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--seconds", type=int, help="measured window per round (default 3)")
+    parser.add_argument("--rounds", type=int, help="rounds per row; medians shown (default 3)")
+    parser.add_argument("--quick", action="store_true", help=f"smoke run: {quick}")
+    return parser
+
+
+def parse_rows_args(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None, **quick: tuple[int, int]
+) -> argparse.Namespace:
+    """Parse; fill the defaults not given from ``(quick, full)`` pairs (``--seconds`` and
+    ``--rounds``: 1 and 3)."""
+    args = parser.parse_args(argv)
+    fill_defaults(args, seconds=(1, 3), rounds=(1, 3), **quick)
+    if args.seconds < 1 or args.rounds < 1:
+        parser.error("--seconds and --rounds must be at least 1")
+    if not wrk_available():
+        parser.error(WRK_INSTALL_HINT)
+    return args
+
+
+def header(name: str, args: argparse.Namespace, extra: str = "") -> str:
+    return (
+        f"sinain-relay {name}: {args.seconds:g} s x {args.rounds} rounds per row, wrk warm-up "
+        f"{WRK_WARMUP_S:g} s, {os.cpu_count()} CPUs{extra}"
+    )
