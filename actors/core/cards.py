@@ -51,8 +51,8 @@ def _is_card(digits: bytes) -> bool:
 
 
 def _card_span(candidate: bytes) -> tuple[int, int] | None:
-    """Where in a :data:`CARD_CANDIDATE` match the card number is: the longest run of its whole groups
-    that is one (the leftmost of equals), or ``None``.
+    """Where in a :data:`CARD_CANDIDATE` match the card number is: the longest run of its
+    whole groups that is one (the leftmost of equals), or ``None``.
 
     ``4111 1111 1111 1111 12/28`` matches as 18 digits, the card and its expiry month.
     """
