@@ -43,7 +43,6 @@ import signal
 import sys
 import threading
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any
 
 import orjson
@@ -51,6 +50,7 @@ import structlog
 from aiohttp import web
 
 from config.logs import configure_logging
+from transport.demo.background import Background
 from transport.demo.stand_in import STAND_IN_MARKER, STAND_IN_MODEL, summarise
 
 __all__ = ["MODES", "STAND_IN_MARKER", "STAND_IN_MODEL", "FakeLLM", "SeenRequest", "main"]
@@ -93,7 +93,7 @@ def _prompt_of(body: dict[str, Any]) -> str:
 
 
 @dataclass
-class FakeLLM:
+class FakeLLM(Background):
     """Start with ``with FakeLLM() as llm:``; point the relay at ``llm.base_url``."""
 
     mode: str = "ok"
@@ -279,17 +279,6 @@ class FakeLLM:
         thread.join(timeout=5)
         loop.close()
         self._loop = None
-
-    def __enter__(self) -> FakeLLM:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,7 +27,6 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import httpx
@@ -35,6 +34,7 @@ import orjson
 import structlog
 
 from config.logs import configure_logging
+from transport.demo.background import Background
 
 log = structlog.get_logger("demo", actor="demo")
 
@@ -122,7 +122,7 @@ def with_current_ts(body: dict[str, Any], now_ms: float) -> dict[str, Any]:
     return {**body, "ts": now_ms} if "ts" in body else body
 
 
-class Replayer:
+class Replayer(Background):
     """Replays a session against a relay on a daemon thread.
 
     ``speed`` divides the session's times (2.0 plays it twice as fast); with ``loop`` it
@@ -187,17 +187,6 @@ class Replayer:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout_s)
-
-    def __enter__(self) -> Replayer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def _run(self) -> None:
         log.info(
