@@ -3,15 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
-from collections import deque
 
 from actors.core.records import EMPTY_FEED, FeedItem, FeedSnapshot
-from actors.core.redaction import Redactor
-from actors.kernel.base import Reporter
-from actors.kernel.clock import Clock
-from actors.kernel.durable import DurableActor
-from actors.kernel.published import Published
-from actors.kernel.storage import Store
+from actors.ring_buffer import RingBuffer
 
 FEED_RING = 100
 """Items the feed keeps (the newest)."""
@@ -21,7 +15,7 @@ PRUNE_SLACK = 1000
 AGENT_SOURCE = "agent"
 
 
-class FeedBuffer(DurableActor):
+class FeedBuffer(RingBuffer[FeedItem, FeedSnapshot]):
     """The feed ring of :data:`FEED_RING` items, kept in memory and in the ``feed`` table.
 
     Ids only grow, across restarts too. ``activity`` counts what clients post, not the
@@ -32,32 +26,15 @@ class FeedBuffer(DurableActor):
     """
 
     name = "feed"
-
-    def __init__(
-        self,
-        *,
-        clock: Clock,
-        store: Store,
-        published: Published[FeedSnapshot] | None = None,
-        report: Reporter | None = None,
-        redactor: Redactor | None = None,
-    ) -> None:
-        super().__init__(store=store, report=report)
-        self._clock = clock
-        self._redactor = redactor or Redactor()
-        self._published = published or Published(EMPTY_FEED)
-        self._items: deque[FeedItem] = deque(maxlen=FEED_RING)
-        self._next_id = 1
-        self._activity = 0
-        self._kept_from = 1
-        """Rows with a lower id have been pruned."""
+    ring_size = FEED_RING
+    empty = EMPTY_FEED
 
     def restore(self, db: sqlite3.Connection) -> None:
         """Reload the ring; continue the ids after the highest ever stored."""
         rows = db.execute(
             "SELECT id, ts, text, priority, source FROM feed ORDER BY id DESC LIMIT ?", (FEED_RING,)
         ).fetchall()
-        self._items.extend(
+        self._ring.extend(
             FeedItem(id=i, ts=ts, text=text, priority=priority, source=source)
             for i, ts, text, priority, source in reversed(rows)
         )
@@ -81,7 +58,7 @@ class FeedBuffer(DurableActor):
             [(i.id, i.ts, i.text, i.priority, i.source) for i in items],
         )
         self._next_id += len(items)
-        self._items.extend(items)
+        self._ring.extend(items)
         if self._next_id - self._kept_from > FEED_RING + PRUNE_SLACK:
             self._request_prune()
         return items
@@ -138,8 +115,8 @@ class FeedBuffer(DurableActor):
 
     def snapshot(self) -> FeedSnapshot:
         """The whole ring and the activity counter, for the context builder."""
-        return FeedSnapshot(items=tuple(self._items), activity=self._activity)
+        return FeedSnapshot(items=tuple(self._ring), activity=self._activity)
 
     def count(self) -> int:
         """Items in the ring."""
-        return len(self._items)
+        return len(self._ring)

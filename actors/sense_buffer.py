@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
-from collections import deque
 
 import orjson
 
 from actors.core.records import EMPTY_SENSE, SenseEvent, SenseInput, SenseSnapshot
-from actors.core.redaction import Redactor
 from actors.core.validation import validate_sense
-from actors.kernel.base import Reporter
-from actors.kernel.clock import Clock
-from actors.kernel.durable import DurableActor
-from actors.kernel.published import Published
-from actors.kernel.storage import Store
+from actors.ring_buffer import RingBuffer
 
 SENSE_RING = 30
 """Events the sense ring keeps (the newest)."""
@@ -25,7 +19,7 @@ PRUNE_SLACK_BYTES = 8 * 1024 * 1024
 beyond a ring of 30 would keep 260 MiB on disk."""
 
 
-class SenseBuffer(DurableActor):
+class SenseBuffer(RingBuffer[SenseEvent, SenseSnapshot]):
     """The sense ring of :data:`SENSE_RING` events, in memory and in the ``sense`` table.
 
     After each commit the ring is published to ``published``, where the HTTP transport reads it.
@@ -34,26 +28,10 @@ class SenseBuffer(DurableActor):
     """
 
     name = "sense"
-
-    def __init__(
-        self,
-        *,
-        clock: Clock,
-        store: Store,
-        published: Published[SenseSnapshot] | None = None,
-        report: Reporter | None = None,
-        redactor: Redactor | None = None,
-    ) -> None:
-        super().__init__(store=store, report=report)
-        self._clock = clock
-        self._redactor = redactor or Redactor()
-        self._published = published or Published(EMPTY_SENSE)
-        self._events: deque[SenseEvent] = deque(maxlen=SENSE_RING)
-        self._next_id = 1
-        self._activity = 0
-        self._kept_from = 1
-        self._written = 0
-        """Bytes of events stored since the last prune."""
+    ring_size = SENSE_RING
+    empty = EMPTY_SENSE
+    _written = 0
+    """Bytes of events stored since the last prune (set on the instance once it writes)."""
 
     def restore(self, db: sqlite3.Connection) -> None:
         """Reload the ring; continue the ids after the highest ever stored.
@@ -65,9 +43,7 @@ class SenseBuffer(DurableActor):
             "SELECT id, received_at, payload FROM sense ORDER BY id DESC LIMIT ?", (SENSE_RING,)
         ).fetchall()
         for event_id, received_at, payload in reversed(rows):
-            self._events.append(
-                _stored(event_id, received_at, validate_sense(orjson.loads(payload)))
-            )
+            self._ring.append(_stored(event_id, received_at, validate_sense(orjson.loads(payload))))
         first, last = db.execute("SELECT MIN(id), MAX(id) FROM sense").fetchone()
         self._next_id = (last or 0) + 1
         self._kept_from = first or self._next_id
@@ -92,7 +68,7 @@ class SenseBuffer(DurableActor):
         )
         self._next_id += len(stored)
         self._activity += len(stored)
-        self._events.extend(stored)
+        self._ring.extend(stored)
         self._written += sum(len(e.json) for e in stored)
         beyond = self._next_id - self._kept_from - SENSE_RING
         if beyond > PRUNE_SLACK or (beyond > 0 and self._written > PRUNE_SLACK_BYTES):
@@ -123,11 +99,11 @@ class SenseBuffer(DurableActor):
 
     def snapshot(self) -> SenseSnapshot:
         """The whole ring and the activity counter, for the context builder."""
-        return SenseSnapshot(events=tuple(self._events), activity=self._activity)
+        return SenseSnapshot(events=tuple(self._ring), activity=self._activity)
 
     def count(self) -> int:
         """Events in the ring."""
-        return len(self._events)
+        return len(self._ring)
 
 
 def _stored(event_id: int, received_at: int, event: SenseInput) -> SenseEvent:
