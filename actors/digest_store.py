@@ -111,6 +111,8 @@ class DigestStore(DurableActor):
         self._quiet_seen: tuple[float, float] | None = None
         """The last spell told, counted or not, and how many of its intervals are banked."""
         self._quiet_banked = 0
+        self._quiet_shown = 0
+        """The most intervals of the spell a reader was shown (the count never goes back)."""
 
     def restore(self, db: sqlite3.Connection) -> None:
         """Reload the newest entries and the counters; schedule retention pruning."""
@@ -143,7 +145,7 @@ class DigestStore(DurableActor):
             self._prune_timer()
             self._prune_timer = None
         if self._db is not None and not self._failed:
-            self._bank_idle_beats()
+            self._bank_idle_beats(self._clock.monotonic())
         super().stopped()
 
     def prune(self) -> None:
@@ -245,32 +247,38 @@ class DigestStore(DurableActor):
         self._counters.idle_skips += 1
         self._save_counters()
 
-    def quiet(self, since: float | None, interval_s: float) -> None:
-        """Ticker -> DigestStore: the agent has been quiet since ``since`` (monotonic
-        seconds), or is not quiet now (``None``).
+    def quiet(self, since: float | None, interval_s: float, at: float) -> None:
+        """Ticker -> DigestStore: at ``at`` (monotonic seconds), the agent has been quiet since
+        ``since``, or is not quiet (``None``).
 
         Each whole ``interval_s`` of a spell counts one idle skip: what a tick every
-        ``interval_s`` would have skipped, counted without a timer. The intervals that have
-        passed are banked into the stored counter when a spell ends; a spell told again (an
-        empty tick did not end it) goes on from where it was.
+        ``interval_s`` would have skipped, counted without a timer. The intervals that passed
+        before ``at`` are banked into the stored counter when a spell ends (never fewer than
+        a reader was already shown: the counter only grows); a spell told again (an empty
+        tick did not end it) goes on from where it was.
         """
-        self._bank_idle_beats()
+        self._bank_idle_beats(at)
         spell = (since, interval_s) if since is not None and interval_s > 0 else None
         if spell is not None and spell != self._quiet_seen:
-            self._quiet_seen, self._quiet_banked = spell, 0
+            self._quiet_seen, self._quiet_banked, self._quiet_shown = spell, 0, 0
         self._quiet = spell
 
-    def _idle_beats(self) -> int:
-        """Idle skips of the current spell not yet banked."""
+    def _beats(self, at: float) -> int:
+        """Whole intervals of the current spell by ``at``, never fewer than were shown."""
         if self._quiet is None:
-            return 0
+            return self._quiet_banked
         since, interval_s = self._quiet
-        beats = int((self._clock.monotonic() - since) // interval_s)
-        return max(0, beats - self._quiet_banked)
+        return max(int((at - since) // interval_s), self._quiet_shown, self._quiet_banked)
 
-    def _bank_idle_beats(self) -> None:
-        beats = self._idle_beats()
-        if beats:
+    def _idle_beats(self) -> int:
+        """Idle skips of the current spell not yet banked, as of now (what readers see)."""
+        beats = self._beats(self._clock.monotonic())
+        self._quiet_shown = beats
+        return beats - self._quiet_banked
+
+    def _bank_idle_beats(self, at: float) -> None:
+        beats = self._beats(at) - self._quiet_banked
+        if beats > 0:
             self._quiet_banked += beats
             self._counters.idle_skips += beats
             self._save_counters()

@@ -239,7 +239,8 @@ class Ticker(RelayActor):
         if self._digest is None or (quiet == self._quiet_told and not force):
             return
         since, interval_s = quiet if quiet is not None else (None, 0.0)
-        if self._tell_peer(self._digest, DigestStore.quiet, since, interval_s):
+        now = self._clock.monotonic()
+        if self._tell_peer(self._digest, DigestStore.quiet, since, interval_s, now):
             self._quiet_told = quiet
 
     def _on_due(self) -> None:
