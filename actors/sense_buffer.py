@@ -43,7 +43,9 @@ class SenseBuffer(RingBuffer[SenseEvent, SenseSnapshot]):
             "SELECT id, received_at, payload FROM sense ORDER BY id DESC LIMIT ?", (SENSE_RING,)
         ).fetchall()
         for event_id, received_at, payload in reversed(rows):
-            self._ring.append(_stored(event_id, received_at, validate_sense(orjson.loads(payload))))
+            self._ring.append(
+                SenseEvent.stored(event_id, received_at, validate_sense(orjson.loads(payload)))
+            )
         first, last = db.execute("SELECT MIN(id), MAX(id) FROM sense").fetchone()
         self._next_id = (last or 0) + 1
         self._kept_from = first or self._next_id
@@ -59,7 +61,8 @@ class SenseBuffer(RingBuffer[SenseEvent, SenseSnapshot]):
         now = self._clock.now_ms()
         first = self._next_id
         stored = tuple(
-            _stored(first + n, now, self._redacted(event)) for n, event in enumerate(events)
+            SenseEvent.stored(first + n, now, self._redacted(event))
+            for n, event in enumerate(events)
         )
         self._insert(
             "sense",
@@ -104,16 +107,3 @@ class SenseBuffer(RingBuffer[SenseEvent, SenseSnapshot]):
     def count(self) -> int:
         """Events in the ring."""
         return len(self._ring)
-
-
-def _stored(event_id: int, received_at: int, event: SenseInput) -> SenseEvent:
-    return SenseEvent(
-        id=event_id,
-        received_at=received_at,
-        type=event.type,
-        ts=event.ts,
-        ocr=event.ocr,
-        app=event.app,
-        ssim=event.ssim,
-        payload=event.payload,
-    )

@@ -212,20 +212,6 @@ def recorded() -> list[dict[str, Any]]:
     return events
 
 
-def stored(event_id: int, received_at: int, event: SenseInput) -> SenseEvent:
-    """``event`` as the sense buffer stores it."""
-    return SenseEvent(
-        id=event_id,
-        received_at=received_at,
-        type=event.type,
-        ts=event.ts,
-        ocr=event.ocr,
-        app=event.app,
-        ssim=event.ssim,
-        payload=event.payload,
-    )
-
-
 T0_MS = 1_769_901_200_000
 """Server time of the start of the shipped demo session in :func:`session_records`."""
 
@@ -245,7 +231,7 @@ def session_records(
             text, priority = validate_feed(event.body)
             feed.append(FeedItem(id=n, text=text, priority=priority, ts=at))
         else:
-            sense_events.append(stored(n, at, validate_sense(event.body)))
+            sense_events.append(SenseEvent.stored(n, at, validate_sense(event.body)))
     return feed, sense_events
 
 

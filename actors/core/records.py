@@ -85,6 +85,20 @@ class SenseEvent:
             object.__setattr__(self, "json", full)
             object.__setattr__(self, "json_meta_only", meta)
 
+    @classmethod
+    def stored(cls, event_id: int, received_at: int, event: SenseInput) -> SenseEvent:
+        """``event`` (validated) as the sense buffer stores it, with its id and arrival."""
+        return cls(
+            id=event_id,
+            received_at=received_at,
+            type=event.type,
+            ts=event.ts,
+            ocr=event.ocr,
+            app=event.app,
+            ssim=event.ssim,
+            payload=event.payload,
+        )
+
     @property
     def window_title(self) -> str:
         """``meta.windowTitle`` as the capture client sent it, or empty."""
