@@ -63,7 +63,7 @@ from actors.kernel.supervisor import Backoff, Intensity
 from actors.ticker_cells import ConfigCell, News
 from config import Settings
 from config.prices import PriceTable, load_prices
-from transport import HttpTransport, Peers
+from transport import HttpTransport, Peers, Policy
 from transport.http_transport import CannotServe, check_port
 
 if TYPE_CHECKING:
@@ -374,8 +374,10 @@ def start_relay(
         ticker=ticker_h,
         actors=h,
         timeout_s=settings.actor_timeout_ms / 1000,
-        token=settings.token,
         storage=storage,
+    )
+    policy = Policy(
+        token=settings.token,
         faults=settings.faults,
         max_streams=settings.max_streams,
         trace_requests=settings.log_level == "debug",
@@ -386,7 +388,7 @@ def start_relay(
 
     def http(report: Reporter) -> pykka.ActorRef[Any]:
         return HttpTransport.start(
-            host=settings.host, port=settings.port, peers=peers, report=report
+            host=settings.host, port=settings.port, peers=peers, policy=policy, report=report
         )
 
     root_children = [

@@ -137,14 +137,12 @@ def scrape_ms(scrapes: int = 50) -> None:
                 agent_view=views[2],
                 actors=relay.handles,
                 timeout_s=2.0,
-                token="",
                 storage=relay.storage,
             )
 
             async def run() -> tuple[list[float], int]:
-                streams = _streams(
-                    peers, Asker(peers.timeout_s), StreamLimits.current()
-                )  # a scrape reads its counts
+                # a scrape reads the streams' counts
+                streams = _streams(peers, Asker(peers.timeout_s), StreamLimits.current(), 32)
                 times, size = [], 0
                 for _ in range(scrapes):
                     started = time.perf_counter()

@@ -3,6 +3,6 @@
 from transport.app import build_app
 from transport.auth import exposure, refusal, warn_at_start
 from transport.http_transport import HttpTransport
-from transport.state import Peers
+from transport.state import Peers, Policy
 
-__all__ = ["HttpTransport", "Peers", "build_app", "exposure", "refusal", "warn_at_start"]
+__all__ = ["HttpTransport", "Peers", "Policy", "build_app", "exposure", "refusal", "warn_at_start"]

@@ -42,12 +42,14 @@ from transport.state import (
     FEED_POSTS,
     HTTP_STATS,
     PEERS,
+    POLICY,
     ROUTES,
     SENSE_ANSWERS,
     SENSE_POSTS,
     STREAMS,
     ListAnswers,
     Peers,
+    Policy,
 )
 from transport.streams import (
     Event,
@@ -67,7 +69,9 @@ def _agent_entries(snapshot: AgentSnapshot) -> tuple[Event, ...]:
     return snapshot.entries
 
 
-def streams_of(peers: Peers, ask: Asker, limits: StreamLimits) -> Streams:
+def streams_of(peers: Peers, ask: Asker, limits: StreamLimits, max_streams: int) -> Streams:
+    """The feed and agent hubs over the actors' cells, and the streams' bounds."""
+
     async def stored_feed(after: int, limit: int) -> tuple[Event, ...]:
         return await ask(peers.feed, FeedBuffer.stored_after, after, limit)
 
@@ -77,12 +81,14 @@ def streams_of(peers: Peers, ask: Asker, limits: StreamLimits) -> Streams:
     return Streams(
         feed=Hub("feed", peers.feed_view, _feed_items, stored_feed, limits),
         agent=Hub("agent", peers.agent_view, _agent_entries, stored_entries, limits),
-        max_streams=peers.max_streams,
+        max_streams=max_streams,
         limits=limits,
     )
 
 
-def build_app(peers: Peers, *, stream_limits: StreamLimits | None = None) -> web.Application:
+def build_app(
+    peers: Peers, policy: Policy, *, stream_limits: StreamLimits | None = None
+) -> web.Application:
     """The aiohttp application with every route of the API, and the streams.
 
     ``stream_limits``: the streams' keepalive, timeouts and bounds; by default the constants
@@ -94,8 +100,10 @@ def build_app(peers: Peers, *, stream_limits: StreamLimits | None = None) -> web
         client_max_size=SENSE_BODY_LIMIT + 1, handler_args={"auto_decompress": False}
     )
     app[PEERS] = peers
+    app[POLICY] = policy
     app[ASK] = ask = Asker(peers.timeout_s)
-    streams = streams_of(peers, ask, stream_limits or StreamLimits.current())
+    limits = stream_limits or StreamLimits.current()
+    streams = streams_of(peers, ask, limits, policy.max_streams)
     app[STREAMS] = streams
     app.on_startup.append(streams.on_startup)
     app.on_shutdown.append(streams.on_shutdown)  # before the server waits for its handlers
@@ -104,9 +112,9 @@ def build_app(peers: Peers, *, stream_limits: StreamLimits | None = None) -> web
     app[SENSE_POSTS] = Batcher(peers.sense, SenseBuffer.append_many, peers.timeout_s)
     app[FEED_ANSWERS] = ListAnswers()
     app[SENSE_ANSWERS] = ListAnswers()
-    access = Access(peers.token, peers.cors_origins)
+    access = Access(policy.token, policy.cors_origins)
     app[ACCESS] = access
-    http_stats = app[HTTP_STATS] = HttpStats(sum(peers.exclusions.counts().values()))
+    http_stats = app[HTTP_STATS] = HttpStats(sum(policy.exclusions.counts().values()))
     routes: list[tuple[str, str, Handler]] = [
         ("POST", "/feed", post_feed),
         ("GET", "/feed", get_feed),
@@ -124,13 +132,13 @@ def build_app(peers: Peers, *, stream_limits: StreamLimits | None = None) -> web
         ("GET", "/metrics", get_metrics),
         ("GET", "/openapi.json", get_openapi),
     ]
-    if peers.faults:
+    if policy.faults:
         routes.append(("POST", "/debug/fault", post_fault))
     allowed: dict[str, set[str]] = {}
     for method, path, handler in routes:
         guard = functools.partial(
             guarded,
-            trace=peers.trace_requests,
+            trace=policy.trace_requests,
             access=access,
             admit=access.gate(method, path),
             stats=http_stats.route(method, path),
@@ -147,7 +155,7 @@ def build_app(peers: Peers, *, stream_limits: StreamLimits | None = None) -> web
     app[ROUTES] = allowed
     guard = functools.partial(
         guarded,
-        trace=peers.trace_requests,
+        trace=policy.trace_requests,
         access=access,
         admit=access.gate(ANY_METHOD, ""),
         stats=http_stats.route(ANY_METHOD, UNMATCHED),

@@ -15,7 +15,7 @@ from aiohttp.web_protocol import RequestHandler
 
 from actors.kernel.base import RelayActor, Reporter
 from transport.app import build_app
-from transport.state import Peers
+from transport.state import Peers, Policy
 
 START_TIMEOUT_S = 10.0
 SHUTDOWN_TIMEOUT_S = 3.0
@@ -83,12 +83,19 @@ class HttpTransport(RelayActor):
     name = "http"
 
     def __init__(
-        self, *, host: str, port: int, peers: Peers, report: Reporter | None = None
+        self,
+        *,
+        host: str,
+        port: int,
+        peers: Peers,
+        policy: Policy,
+        report: Reporter | None = None,
     ) -> None:
         super().__init__(report=report)
         self._host = host
         self._port = port
         self._peers = peers
+        self._policy = policy
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -107,7 +114,9 @@ class HttpTransport(RelayActor):
 
         async def serve() -> None:
             runner = JsonErrorRunner(
-                build_app(self._peers), access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S
+                build_app(self._peers, self._policy),
+                access_log=None,
+                shutdown_timeout=SHUTDOWN_TIMEOUT_S,
             )
             await runner.setup()
             site = web.TCPSite(runner, self._host, self._port, backlog=1024)

@@ -1,8 +1,8 @@
-"""What the HTTP app holds: the actors it talks to, and the objects its handlers share.
+"""What the HTTP app holds: the actors it talks to, its policy, and what its handlers share.
 
-:class:`Peers` are the actor handles and published cells, with the policy the app applies
-(token, CORS, faults, tracing, stream limit, exclusion, redaction counts); the app keys name
-each shared object (``request.app[PEERS]``, ``request.app[ASK]``, ...).
+:class:`Peers` are the actor handles and the cells the actors publish; :class:`Policy` is
+what the app applies to requests (token, CORS, faults, tracing, stream limit, exclusion,
+redaction counts); the app keys name each shared object (``request.app[PEERS]``, ...).
 """
 
 from __future__ import annotations
@@ -55,9 +55,16 @@ class Peers:
     actors: dict[str, ChildHandle[Any]]
     """Every supervised actor by short name, for ``/health.actors``."""
     timeout_s: float
-    token: str
     storage: StorageInfo
     """Static for the process: the epoch and where the data lives."""
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What the HTTP app applies to requests: access, routes, limits, tracing, privacy."""
+
+    token: str = ""
+    """``RELAY_TOKEN``: when set, every endpoint but ``/health`` needs it."""
     faults: bool = False
     """Whether ``POST /debug/fault`` exists."""
     max_streams: int = 32
@@ -104,6 +111,7 @@ class ListAnswers:
 
 
 PEERS = web.AppKey("peers", Peers)
+POLICY = web.AppKey("policy", Policy)
 
 
 ASK = web.AppKey("ask", Asker)

@@ -36,7 +36,7 @@ from tests.helpers import (
 )
 from transport.app import build_app
 from transport.auth import Access, TokenRefused, exposure, is_loopback, warn_at_start
-from transport.state import Peers
+from transport.state import Peers, Policy
 
 TOKEN = "s3cret-token"
 APP = "http://app.test:5173"
@@ -66,11 +66,9 @@ def served_routes() -> list[tuple[str, str]]:
             ticker=handles["ticker"],
             actors=handles,
             timeout_s=1.0,
-            token=TOKEN,
             storage=storage,
-            faults=True,
         )
-        routes = build_app(peers).router.routes()
+        routes = build_app(peers, Policy(token=TOKEN, faults=True)).router.routes()
         return sorted(
             {(r.method, r.resource.canonical) for r in routes if r.resource and r.method != "*"}
         )

@@ -18,7 +18,7 @@ from actors.digest_store import DigestStore
 from actors.ticker import Ticker
 from transport.guard import json_response
 from transport.inputs import CONFIG_BODY_LIMIT, int_param, optional_int, read_json, wait_param
-from transport.state import ACCESS, ASK, PEERS, STREAMS
+from transport.state import ACCESS, ASK, PEERS, POLICY, STREAMS
 from transport.streams import (
     Hub,
     serve,
@@ -163,7 +163,7 @@ async def post_config(request: web.Request) -> web.Response:
     body = await read_json(request, CONFIG_BODY_LIMIT)
     if not isinstance(body, dict):
         raise BadRequest("body must be a JSON object")
-    if "openrouterApiKey" in body and not peers.token:
+    if "openrouterApiKey" in body and not request.app[POLICY].token:
         msg = (
             "openrouterApiKey can be changed over HTTP only when the relay has a token: set "
             "RELAY_TOKEN (and send Authorization: Bearer <token>), or set OPENROUTER_API_KEY "

@@ -9,7 +9,15 @@ from actors.core.records import json_list
 from actors.core.validation import SENSE_BODY_LIMIT, validate_feed, validate_sense
 from transport.guard import json_response, raw_json_response
 from transport.inputs import FEED_BODY_LIMIT, int_param, read_json
-from transport.state import FEED_ANSWERS, FEED_POSTS, PEERS, REQUEST_ID, SENSE_ANSWERS, SENSE_POSTS
+from transport.state import (
+    FEED_ANSWERS,
+    FEED_POSTS,
+    PEERS,
+    POLICY,
+    REQUEST_ID,
+    SENSE_ANSWERS,
+    SENSE_POSTS,
+)
 
 log = structlog.get_logger("relay")
 
@@ -41,7 +49,7 @@ async def post_sense(request: web.Request) -> web.Response:
     here, before any actor sees it, and answered ``{ok, dropped: "excluded"}``, without an id.
     """
     event = validate_sense(await read_json(request, SENSE_BODY_LIMIT))
-    reason = request.app[PEERS].exclusions.check(event)
+    reason = request.app[POLICY].exclusions.check(event)
     if reason is not None:  # the title is not logged: it may be what is private
         log.debug("sense.excluded", actor="http", reason=reason, request_id=request.get(REQUEST_ID))
         return json_response({"ok": True, "dropped": "excluded"})

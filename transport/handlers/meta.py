@@ -11,7 +11,7 @@ from actors.core.errors import (
 from actors.kernel.base import RelayActor
 from transport.guard import json_response, raw_json_response
 from transport.inputs import CONFIG_BODY_LIMIT, read_json
-from transport.state import ASK, HTTP_STATS, PEERS, STREAMS
+from transport.state import ASK, HTTP_STATS, PEERS, POLICY, STREAMS
 
 log = structlog.get_logger("relay")
 
@@ -22,14 +22,15 @@ async def get_metrics(request: web.Request) -> web.Response:
     from transport.exposition import CONTENT_TYPE, render  # noqa: PLC0415
 
     peers, http = request.app[PEERS], request.app[HTTP_STATS]
-    excluded = sum(peers.exclusions.counts().values()) - http.excluded_before
+    policy = request.app[POLICY]
+    excluded = sum(policy.exclusions.counts().values()) - http.excluded_before
     body = await render(
         peers,
         request.app[ASK],
         http,
         request.app[STREAMS],
         excluded={"sense": excluded},
-        redactions=peers.redactor.counts(),
+        redactions=policy.redactor.counts(),
     )
     return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
 
