@@ -1,0 +1,430 @@
+"""The component schemas of the OpenAPI description, and the helpers that write them.
+
+JSON Schema 2020-12 (the dialect of OpenAPI 3.1). Objects the relay makes are closed
+(``additionalProperties: false``); what clients send may carry more, as each schema says.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from actors.digest_store import DIGEST_PREVIEW_CHARS
+from transport.handlers.meta import MAX_HANG_S
+
+JSON = "application/json"
+SSE = "text/event-stream"
+TEXT = "text/plain"
+
+Schema = dict[str, Any]
+
+
+def kib(size: int) -> str:
+    """``256 KiB``, ``2 MiB``: a byte limit as the description says it."""
+    return f"{size // 1024 // 1024} MiB" if size % (1024 * 1024) == 0 else f"{size // 1024} KiB"
+
+
+def ref(name: str) -> Schema:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def answer(name: str) -> Schema:
+    return {"$ref": f"#/components/responses/{name}"}
+
+
+def nullable(schema: Schema) -> Schema:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def closed(properties: dict[str, Schema], *optional: str, **extra: Any) -> Schema:
+    """An object with exactly these properties; all required but ``optional``."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": [name for name in properties if name not in optional],
+        "additionalProperties": False,
+        **extra,
+    }
+
+
+def json_body(schema: Schema, description: str) -> Schema:
+    return {"description": description, "content": {JSON: {"schema": schema}}}
+
+
+def query(name: str, schema: Schema, description: str) -> Schema:
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "schema": schema,
+        "description": description,
+    }
+
+
+INT: Schema = {"type": "integer"}
+ID: Schema = {"type": "integer", "minimum": 1, "description": "Monotonic, also across restarts."}
+MS: Schema = {"type": "integer", "description": "Epoch milliseconds."}
+STRING: Schema = {"type": "string"}
+NOT_BLANK: Schema = {"type": "string", "pattern": r"\S", "description": "Not only whitespace."}
+NUMBER: Schema = {"type": "number"}
+BOOL: Schema = {"type": "boolean"}
+EPOCH: Schema = {
+    "type": "string",
+    "description": "Changes only when the data is new: a client that sees a new epoch resets "
+    "its `after` cursor.",
+}
+
+_AGENT_HEALTH: dict[str, Schema] = {
+    "enabled": BOOL,
+    "active": {"type": "boolean", "description": "Enabled and keyed."},
+    "hasApiKey": BOOL,
+    "model": STRING,
+    "intervalMs": INT,
+    "debounceMs": {"type": "integer", "description": "As applied: capped at the interval."},
+    "cooldownMs": INT,
+    "lastAnalysis": nullable(MS),
+    "lastDigest": nullable({"type": "string", "maxLength": DIGEST_PREVIEW_CHARS}),
+    "totalCalls": INT,
+    "totalTokens": closed({"in": INT, "out": INT}),
+    "estimatedCost": {"type": "number", "description": "USD, every model's known cost."},
+    "costByModel": {
+        "type": "object",
+        "additionalProperties": ref("ModelCost"),
+        "description": "By model, those that answered at least once.",
+    },
+    "fallbacks": {"type": "integer", "description": "Ticks a fallback model answered."},
+    "idleSkips": INT,
+    "emptySkips": INT,
+    "unchangedSkips": INT,
+    "failures": INT,
+    "lastError": nullable(STRING),
+    "parseFailures": INT,
+    "parseSuccessRate": nullable({"type": "number", "minimum": 0, "maximum": 1}),
+    "contextFreshnessMedianMs": nullable(INT),
+    "state": {"enum": ["ok", "degraded", "open", "disabled"]},
+    "consecutiveFailures": INT,
+    "circuitOpenForMs": INT,
+    "circuitSkips": INT,
+    "inFlight": BOOL,
+    "busySkips": INT,
+    "pending": BOOL,
+    "nextTickInMs": nullable(INT),
+}
+
+SCHEMAS: dict[str, Schema] = {
+    "Error": closed(
+        {"ok": {"const": False}, "error": {"type": "string", "description": "What is wrong."}},
+        description="Every error answer: a 4xx for bad input (which changes nothing), 503 when "
+        "an actor is restarting or did not answer in time.",
+    ),
+    "Accepted": closed(
+        {"ok": {"const": True}, "id": ID},
+        description="A stored item and its id.",
+    ),
+    "Dropped": closed(
+        {"ok": {"const": True}, "dropped": {"const": "excluded"}},
+        description="Not stored, by design: the event's app or window is excluded "
+        "(`RELAY_EXCLUDE_APPS`, `RELAY_EXCLUDE_TITLES`). No id.",
+    ),
+    "FeedInput": {
+        "type": "object",
+        "properties": {
+            "text": NOT_BLANK,
+            "priority": nullable({"type": "string", "minLength": 1, "maxLength": 32}),
+        },
+        "required": ["text"],
+        "additionalProperties": True,
+        "description": "`priority` defaults to `normal` (`null` counts as absent). Other fields "
+        "are ignored.",
+    },
+    "FeedItem": closed(
+        {
+            "id": ID,
+            "text": STRING,
+            "priority": STRING,
+            "ts": MS,
+            "source": {
+                "const": "agent",
+                "description": "Only on the agent's own lines, whose text is `[🧠] <hud>`.",
+            },
+        },
+        "source",
+    ),
+    "FeedList": closed(
+        {"messages": {"type": "array", "items": ref("FeedItem")}, "epoch": EPOCH},
+        description="Oldest first; the ring keeps the newest 100.",
+    ),
+    "SenseMeta": {
+        "type": "object",
+        "properties": {
+            "app": nullable(STRING),
+            "windowTitle": nullable(STRING),
+            "ssim": nullable(NUMBER),
+            "screen": nullable({"type": ["number", "string"]}),
+        },
+        "additionalProperties": True,
+    },
+    "Observation": {
+        "type": "object",
+        "properties": {
+            "title": nullable(STRING),
+            "subtitle": nullable(STRING),
+            "narrative": nullable(STRING),
+            "facts": nullable({"type": "array", "items": STRING}),
+            "concepts": nullable({"type": "array", "items": STRING}),
+        },
+        "additionalProperties": True,
+        "description": "What the capture client says of the moment.",
+    },
+    "SenseInput": {
+        "type": "object",
+        "properties": {
+            "type": {"type": "string", "minLength": 1, "examples": ["text", "context"]},
+            "ts": {"type": "number", "description": "The client's clock, epoch milliseconds."},
+            "ocr": nullable(STRING),
+            "meta": nullable(ref("SenseMeta")),
+            "roi": nullable({"type": "object", "description": "`data`: the image, base64."}),
+            "diff": nullable({"type": "object", "description": "`data`: the image, base64."}),
+            "observation": nullable(ref("Observation")),
+        },
+        "required": ["type", "ts"],
+        "additionalProperties": True,
+        "description": "A screen event as Sinain's capture client sends it. `null` counts as "
+        "absent; other fields are kept as sent; `id` and `receivedAt` are the server's and "
+        "are dropped. Objects and arrays may nest 100 levels deep at most (the body is the "
+        "first).",
+    },
+    "SenseEvent": {
+        "allOf": [ref("SenseInput")],
+        "type": "object",
+        "properties": {"id": ID, "receivedAt": MS},
+        "required": ["id", "receivedAt"],
+        "description": "The event as sent, between its `id` and the server's `receivedAt`.",
+    },
+    "SenseList": closed(
+        {"events": {"type": "array", "items": ref("SenseEvent")}, "epoch": EPOCH},
+        description="Oldest first; the ring keeps the newest 30.",
+    ),
+    "AppSwitch": closed({"app": STRING, "ts": NUMBER}),
+    "Digest": closed(
+        {
+            "id": ID,
+            "ts": MS,
+            "digest": STRING,
+            "currentApp": STRING,
+            "appHistory": {"type": "array", "items": ref("AppSwitch")},
+            "latencyMs": INT,
+        },
+        description="The latest tick's digest.",
+    ),
+    "AgentEntry": closed(
+        {
+            "id": ID,
+            "ts": MS,
+            "hud": STRING,
+            "digest": STRING,
+            "context": closed(
+                {
+                    "currentApp": STRING,
+                    "appHistory": {"type": "array", "items": STRING},
+                    "audioCount": INT,
+                    "screenCount": INT,
+                }
+            ),
+            "pushed": {"type": "boolean", "description": "Whether the hud went to the feed."},
+            "model": {"type": "string", "description": "The model that answered."},
+            "latencyMs": INT,
+            "tokensIn": INT,
+            "tokensOut": INT,
+            "parsedOk": {"type": "boolean", "description": "Whether the answer was JSON."},
+            "contextFreshnessMs": nullable(
+                {
+                    "type": "integer",
+                    "description": "From the arrival of the newest event in the window to the "
+                    "answer.",
+                }
+            ),
+        },
+        description="One successful tick.",
+    ),
+    "ContextWindow": closed(
+        {
+            "currentApp": STRING,
+            "appHistory": {"type": "array", "items": ref("AppSwitch")},
+            "audio": {
+                "type": "array",
+                "items": closed({"ts": MS, "text": STRING}),
+                "description": "Transcript chunks, newest last.",
+            },
+            "screen": {
+                "type": "array",
+                "items": closed(
+                    {
+                        "ts": NUMBER,
+                        "type": STRING,
+                        "app": STRING,
+                        "ocr": STRING,
+                        "ssim": NUMBER,
+                        "windowTitle": STRING,
+                        "title": STRING,
+                        "narrative": STRING,
+                    },
+                    "ssim",
+                    "windowTitle",
+                    "title",
+                    "narrative",
+                ),
+                "description": "Unique screen events, newest last; `windowTitle`, `title` and "
+                "`narrative` when they say more than the OCR.",
+            },
+            "audioCount": INT,
+            "screenCount": INT,
+            "windowMs": INT,
+            "newestEventTs": nullable(MS),
+        },
+        description="The window the next tick would see.",
+    ),
+    "AgentConfig": closed(
+        {
+            "enabled": BOOL,
+            "intervalMs": INT,
+            "debounceMs": INT,
+            "cooldownMs": INT,
+            "model": STRING,
+            "maxAgeMs": INT,
+            "maxTokens": INT,
+            "temperature": NUMBER,
+            "pushToFeed": BOOL,
+            "logVerbose": BOOL,
+            "timeoutMs": INT,
+            "fallbackModels": {"type": "array", "items": STRING},
+            "baseUrl": STRING,
+            "hasApiKey": {"type": "boolean", "description": "The key itself is never shown."},
+        },
+        description="The agent's runtime configuration.",
+    ),
+    "AgentConfigUpdate": {
+        "type": "object",
+        "properties": {
+            "enabled": BOOL,
+            "intervalMs": {"type": "integer", "description": "Raised to 5000 at least."},
+            "debounceMs": {"type": "integer", "description": "Clamped to 0..86400000."},
+            "cooldownMs": {"type": "integer", "description": "Clamped to 0..86400000."},
+            "model": NOT_BLANK,
+            "fallbackModels": {"type": "array", "items": NOT_BLANK},
+            "maxAge": {"type": "integer", "description": "Milliseconds, raised to 10000."},
+            "maxAgeMs": {"type": "integer", "description": "Raised to 10000 at least."},
+            "maxTokens": {"type": "integer", "minimum": 1, "maximum": 32000},
+            "temperature": {"type": "number", "minimum": 0, "maximum": 2},
+            "pushToFeed": BOOL,
+            "logVerbose": BOOL,
+            "openrouterApiKey": {"type": "string", "description": "Never shown back."},
+        },
+        "additionalProperties": False,
+        "description": "Any subset of the fields. An unknown field or a wrong type rejects "
+        "the whole body.",
+    },
+    "Fault": {
+        "type": "object",
+        "properties": {
+            "actor": {"enum": ["feed", "sense", "context", "llm", "digest", "ticker", "http"]},
+            "kind": {"enum": ["crash", "hang"]},
+            "seconds": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": MAX_HANG_S,
+                "description": "Required for a hang.",
+            },
+        },
+        "required": ["actor", "kind"],
+        "additionalProperties": True,
+    },
+    "ModelCost": closed(
+        {
+            "calls": INT,
+            "tokensIn": INT,
+            "tokensOut": INT,
+            "costUsd": nullable({"type": "number", "description": "`null` when not known."}),
+            "costSource": {
+                "enum": ["provider", "table", "mixed", "unknown"],
+                "description": "Where the prices came from: the provider's answers, the price "
+                "table, both, or neither.",
+            },
+            "unpricedCalls": INT,
+        }
+    ),
+    "ActorState": closed(
+        {
+            "alive": BOOL,
+            "restarts": INT,
+            "lastRestart": nullable(MS),
+            "state": {"enum": ["running", "backoff", "stopped"]},
+        }
+    ),
+    "AgentHealth": closed(
+        _AGENT_HEALTH,
+        # Each part comes from one actor; one that does not answer leaves its part out.
+        *_AGENT_HEALTH,
+        description="The agent's settings, counters and LLM path.",
+    ),
+    "Health": closed(
+        {
+            "ok": BOOL,
+            "error": {"type": "string", "description": "On a 503: which actors did not answer."},
+            "epoch": EPOCH,
+            "messages": nullable(INT),
+            "senseEvents": nullable(INT),
+            "agent": ref("AgentHealth"),
+            "actors": {"type": "object", "additionalProperties": ref("ActorState")},
+            "storage": closed(
+                {
+                    "path": STRING,
+                    "epoch": EPOCH,
+                    "sync": {"enum": ["full", "normal", "off"], "description": "`off` in memory."},
+                    "schemaVersions": {"type": "object", "additionalProperties": INT},
+                    "recovered": BOOL,
+                    "movedAside": {"type": "array", "items": STRING},
+                    "problem": nullable(STRING),
+                }
+            ),
+            "streams": closed({"feed": INT, "agent": INT, "dropped": INT}),
+        },
+        "error",
+        description="Made for each request: it shows every write answered before it was asked.",
+    ),
+    "StreamGap": closed(
+        {"after": INT, "oldest": INT},
+        description="Items after `after` and before `oldest` are gone.",
+    ),
+}
+
+ERROR_ANSWERS: dict[str, tuple[str, str]] = {
+    # name: (status, description)
+    "BadRequest": ("400", "Bad input: a bad body, field or parameter. Nothing changed."),
+    "Unauthorized": (
+        "401",
+        "The relay runs with `RELAY_TOKEN` and the request has no `Authorization: Bearer "
+        "<token>`, or a wrong one.",
+    ),
+    "Forbidden": (
+        "403",
+        "A web page of an origin not in `RELAY_CORS_ORIGINS` sent it (any endpoint); or, at "
+        "`POST /agent/config`, `openrouterApiKey` while the relay has no token.",
+    ),
+    "NotFound": ("404", "No such path (or the endpoint is not enabled)."),
+    "MethodNotAllowed": ("405", "The path does not answer this method; `Allow` says which do."),
+    "PayloadTooLarge": (
+        "413",
+        "The body is larger than the endpoint's limit, as sent or, compressed, as decoded.",
+    ),
+    "UnsupportedMediaType": (
+        "415",
+        "The body's `Content-Encoding` is not one the relay reads (it reads gzip, deflate and "
+        "identity, one coding at most; `Accept-Encoding` lists them), or the body is not JSON "
+        "and its `Content-Type` names another media type (a form, plain text). Nothing changed.",
+    ),
+    "ExpectationFailed": (
+        "417",
+        "The request has an `Expect` other than `100-continue`; it was not run.",
+    ),
+    "Unavailable": ("503", "An actor is restarting or did not answer in time; try again."),
+}
