@@ -100,12 +100,12 @@ tick.
 from __future__ import annotations
 
 import re
-import string
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from actors.core import secret_patterns as patterns
 from actors.core.cards import CARD_CANDIDATE, card_possible, redact_cards
 from actors.core.records import JSONDict
 
@@ -129,105 +129,6 @@ def _bytes(text: str) -> bytes:
     two- or four-byte characters of other strings.
     """
     return text.encode("latin-1", "replace")
-
-
-# -- patterns -------------------------------------------------------------------------------
-# Each begins with a literal (see "Cost" above); a word boundary before a key is a look-behind
-# placed after the literal. Those of case-insensitive names are written in lower case and
-# searched in the text's bytes lower-cased (ASCII letters only, as re.ASCII | re.IGNORECASE
-# would match them, but at the speed of a literal scan).
-
-_KEY = "A-Za-z0-9_-"
-"""Characters of base64url-like keys."""
-_CRED = "A-Za-z0-9._~+/-"
-"""Characters of an HTTP credential (RFC 9110 token68, less the trailing ``=``)."""
-_PEM_LINE = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-_NOT_A_VALUE = (
-    r"(?:str|string|bytes|int|bool|none|null|nil|undefined|true|false|optional|secretstr)\b"
-)
-"""What follows ``password:`` in code when it is a type or an empty value, not a password."""
-
-
-def _compile(pattern: str) -> re.Pattern[bytes]:
-    return re.compile(pattern.encode(), re.DOTALL)
-
-
-_PRIVATE = _compile(r"<private>.*?(?:</private>|\Z)")
-_PEM = _compile(rf"-----BEGIN {_PEM_LINE}.*?(?:-----END {_PEM_LINE}|\Z)")
-_SK = _compile(rf"sk-(?<![{_KEY}]sk-)(?=[A-Za-z_-]*[0-9])[{_KEY}]{{20,}}")
-_GITHUB = _compile(r"gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{30,}")
-_GITHUB_PAT = _compile(r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{30,}")
-_SLACK = _compile(r"xox[abprse]-(?<![A-Za-z0-9_-]xox[abprse]-)(?=[A-Za-z-]*[0-9])[A-Za-z0-9-]{10,}")
-_AWS = _compile(r"A[KS]IA(?<![A-Za-z0-9]A[KS]IA)[A-Z0-9]{16}(?![A-Za-z0-9])")
-_JWT = _compile(rf"eyJ(?<![{_KEY}]eyJ)[{_KEY}]{{5,}}\.eyJ[{_KEY}]{{5,}}\.[{_KEY}]*")
-_BEARER = _compile(
-    rf"bearer(?<!\wbearer)[ \t]+(?!\[redacted:)"
-    rf"(?P<value>(?:(?=[{_CRED}]*?[0-9])[{_CRED}]{{8,}}|[{_CRED}]{{20,}})=*)"
-)
-_PASSWORD = _compile(
-    r"pass(?:word|wd|phrase)[\"']?[ \t]*[=:][ \t]*(?P<quote>[\"'])?(?!\[redacted:)"
-    r"(?P<value>(?(quote)(?:(?!(?P=quote))[^\n])+"
-    rf"|(?!{_NOT_A_VALUE})[^\s\"'`,;&=<>][^\s\"'`,;&<>]*))"
-)
-# Keys that vendors issue behind a prefix of their own, with the length and alphabet they give
-# them (as gitleaks' and detect-secrets' rules have them); like ``sk-`` above, a key stands
-# alone: no key character glued before its prefix, and none after its last character.
-_STRIPE = _compile(r"sk_(?<![A-Za-z0-9_]sk_)(?:live|test|prod)_[A-Za-z0-9]{24,}(?![A-Za-z0-9_])")
-_STRIPE_RESTRICTED = _compile(
-    r"rk_(?<![A-Za-z0-9_]rk_)(?:live|test|prod)_[A-Za-z0-9]{24,}(?![A-Za-z0-9_])"
-)
-_GITLAB = _compile(
-    rf"gl(?<![{_KEY}]gl)(?:pat|dt|rt|ptt|cbt|ft|imt|agent|oas|soat|ffct)-[{_KEY}]{{20,}}"
-    rf"(?:\.[0-9a-z]{{9}}(?![{_KEY}]))?"
-)
-_NPM = _compile(r"npm_(?<![A-Za-z0-9_]npm_)[A-Za-z0-9]{36}(?![A-Za-z0-9_])")
-_GOOGLE = _compile(rf"AIza(?<![{_KEY}]AIza)[{_KEY}]{{35}}(?![{_KEY}])")
-_HUGGING_FACE = _compile(r"hf_(?<![A-Za-z0-9_]hf_)[A-Za-z0-9]{34,}(?![A-Za-z0-9_])")
-_SLACK_WEBHOOK = _compile(
-    r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<value>[A-Za-z0-9/]*[A-Za-z0-9]{24,})"
-)
-"""A Slack webhook's path, which is its credential: ``T.../B.../`` and a secret of 24 letters
-or digits or more; the host stays."""
-_SENDGRID = _compile(rf"SG\.(?<![.{_KEY}]SG\.)[{_KEY}]{{22}}\.[{_KEY}]{{43}}(?![{_KEY}])")
-_TWILIO = _compile(r"SK(?<![A-Za-z0-9_]SK)[0-9a-fA-F]{32}(?![A-Za-z0-9_])")
-_SHOPIFY = _compile(r"shp(?<![A-Za-z0-9_]shp)(?:at|ss|ca|pa)_[0-9a-fA-F]{32}(?![A-Za-z0-9_])")
-_DIGITALOCEAN = _compile(r"do[opr]_v1_(?<![A-Za-z0-9_]do[opr]_v1_)[0-9a-f]{64}(?![A-Za-z0-9_])")
-_PYPI = _compile(rf"pypi-AgE(?<![{_KEY}]pypi-AgE)[{_KEY}]{{50,}}")
-_DATABRICKS = _compile(r"dapi(?<![A-Za-z0-9_]dapi)[0-9a-f]{32}(?:-[0-9])?(?![A-Za-z0-9_])")
-_TELEGRAM = _compile(rf":(?<=[0-9]{{8}}:)(?P<value>AA[{_KEY}]{{32,33}})(?![{_KEY}])")
-"""A Telegram bot's token, ``<bot id>:AA...``: what follows the colon (which Telegram begins
-with ``AA``) is the secret; the id before it stays."""
-_LINEAR = _compile(r"lin_api_(?<![A-Za-z0-9_]lin_api_)[A-Za-z0-9]{40}(?![A-Za-z0-9_])")
-_PERPLEXITY = _compile(rf"pplx-(?<![{_KEY}]pplx-)[A-Za-z0-9]{{48}}(?![{_KEY}])")
-_SENTRY = _compile(r"sntryu_(?<![A-Za-z0-9_]sntryu_)[0-9a-f]{64}(?![A-Za-z0-9_])")
-_AGE = _compile(rf"AGE-SECRET-KEY-1(?<![{_KEY}]AGE-SECRET-KEY-1)[02-9AC-HJ-NP-Z]{{58}}(?![{_KEY}])")
-_URL_USERINFO = "A-Za-z0-9._~%!$&()*+,;="
-"""Characters of a URL's user name or password as written (RFC 3986, less ``'``, which is
-more often a quote around the URL)."""
-_URL_PASSWORD = _compile(
-    rf"://[{_URL_USERINFO}-]*:(?P<value>[{_URL_USERINFO}:@-]*[{_URL_USERINFO}:-])(?=@)"
-)
-"""The password of ``scheme://user:password@host``, up to the last ``@`` before the path (the
-way browsers read ``user:p@ss@host``); the scheme, the user and the host stay."""
-_SK_LITERAL = _compile("sk-")
-_GITHUB_LITERAL = _compile("gh[pousr]_")
-_SLACK_LITERAL = _compile("xox[abprse]-")
-_AWS_LITERAL = _compile("A[KS]IA")
-_JWT_LITERAL = _compile("eyJ")
-_PASSWORD_LITERAL = _compile("pass(?:w|phrase)")
-_URL_LITERAL = _compile("://")
-"""The literals the patterns begin with: a compiled literal scans faster than ``in`` for
-three or four bytes."""
-_KEY_BYTES = f"{string.ascii_letters}{string.digits}_-".encode()
-_SHAPES = bytes(
-    0x61 if b in _KEY_BYTES else 0x20 if b in b" \t\n\r\f\v" else 0x2E for b in range(256)
-)
-"""Turns key characters (ASCII letters, digits, ``_``, ``-``) into ``a``, whitespace (what
-``\\s`` matches in bytes) into a space and any other byte into ``.``."""
-_KEY_RUN = 20
-"""The fewest key characters in a row that every key in a word of its own holds (an AWS key
-id has exactly 20; the others more): see :func:`_key_words`."""
-_KEY_RUN_SHAPE = b"a" * _KEY_RUN
 
 
 # -- rules ----------------------------------------------------------------------------------
@@ -265,44 +166,53 @@ class _Rule:
         return marker(self.kind)
 
 
-_R_PRIVATE = _Rule("private", _PRIVATE, folded=True)
-_R_PEM = _Rule("private-key", _PEM)
-_R_SK = _Rule("api-key", _SK)
-_R_GITHUB = _Rule("api-key", _GITHUB)
-_R_GITHUB_PAT = _Rule("api-key", _GITHUB_PAT)
-_R_SLACK = _Rule("api-key", _SLACK)
-_R_AWS = _Rule("aws-key", _AWS)
-_R_JWT = _Rule("token", _JWT)
-_R_BEARER = _Rule("token", _BEARER, folded=True, keep_head=True)
-_R_URL_PASSWORD = _Rule("password", _URL_PASSWORD, keep_head=True)
-_R_PASSWORD = _Rule("password", _PASSWORD, folded=True, keep_head=True)
+_R_PRIVATE = _Rule("private", patterns.PRIVATE, folded=True)
+_R_PEM = _Rule("private-key", patterns.PEM)
+_R_SK = _Rule("api-key", patterns.SK)
+_R_GITHUB = _Rule("api-key", patterns.GITHUB)
+_R_GITHUB_PAT = _Rule("api-key", patterns.GITHUB_PAT)
+_R_SLACK = _Rule("api-key", patterns.SLACK)
+_R_AWS = _Rule("aws-key", patterns.AWS)
+_R_JWT = _Rule("token", patterns.JWT)
+_R_BEARER = _Rule("token", patterns.BEARER, folded=True, keep_head=True)
+_R_URL_PASSWORD = _Rule("password", patterns.URL_PASSWORD, keep_head=True)
+_R_PASSWORD = _Rule("password", patterns.PASSWORD, folded=True, keep_head=True)
 _R_CARD = _Rule("card", CARD_CANDIDATE)
 
 _KEYS_BEFORE_SLACK = (
-    (_R_SK, _SK_LITERAL),
-    (_R_GITHUB, _GITHUB_LITERAL),
-    (_R_GITHUB_PAT, _compile("github_pat_")),
+    (_R_SK, patterns.SK_LITERAL),
+    (_R_GITHUB, patterns.GITHUB_LITERAL),
+    (_R_GITHUB_PAT, patterns.compiled("github_pat_")),
 )
 _KEYS_AFTER_SLACK = (
-    (_Rule("api-key", _STRIPE), _compile("sk_(?:live|test|prod)_")),
-    (_Rule("api-key", _STRIPE_RESTRICTED), _compile("rk_(?:live|test|prod)_")),
-    (_Rule("api-key", _GITLAB), _compile("gl(?:pat|dt|rt|ptt|cbt|ft|imt|agent|oas|soat|ffct)-")),
-    (_Rule("api-key", _NPM), _compile("npm_")),
-    (_Rule("api-key", _GOOGLE), _compile("AIza")),
-    (_Rule("api-key", _HUGGING_FACE), _compile("hf_")),
-    (_Rule("api-key", _SLACK_WEBHOOK, keep_head=True), _compile(r"hooks\.slack\.com/")),
-    (_Rule("api-key", _SENDGRID), _compile(r"SG\.")),
-    (_Rule("api-key", _TWILIO), _compile("SK")),
-    (_Rule("api-key", _SHOPIFY), _compile("shp(?:at|ss|ca|pa)_")),
-    (_Rule("api-key", _DIGITALOCEAN), _compile("do[opr]_v1_")),
-    (_Rule("api-key", _PYPI), _compile("pypi-AgE")),
-    (_Rule("api-key", _DATABRICKS), _compile("dapi")),
-    (_Rule("api-key", _TELEGRAM, keep_head=True), _compile(":AA")),
-    (_Rule("api-key", _LINEAR), _compile("lin_api_")),
-    (_Rule("api-key", _PERPLEXITY), _compile("pplx-")),
-    (_Rule("api-key", _SENTRY), _compile("sntryu_")),
-    (_Rule("private-key", _AGE), _compile("AGE-SECRET-KEY-1")),
-    (_R_AWS, _AWS_LITERAL),
+    (_Rule("api-key", patterns.STRIPE), patterns.compiled("sk_(?:live|test|prod)_")),
+    (
+        _Rule("api-key", patterns.STRIPE_RESTRICTED),
+        patterns.compiled("rk_(?:live|test|prod)_"),
+    ),
+    (
+        _Rule("api-key", patterns.GITLAB),
+        patterns.compiled("gl(?:pat|dt|rt|ptt|cbt|ft|imt|agent|oas|soat|ffct)-"),
+    ),
+    (_Rule("api-key", patterns.NPM), patterns.compiled("npm_")),
+    (_Rule("api-key", patterns.GOOGLE), patterns.compiled("AIza")),
+    (_Rule("api-key", patterns.HUGGING_FACE), patterns.compiled("hf_")),
+    (
+        _Rule("api-key", patterns.SLACK_WEBHOOK, keep_head=True),
+        patterns.compiled(r"hooks\.slack\.com/"),
+    ),
+    (_Rule("api-key", patterns.SENDGRID), patterns.compiled(r"SG\.")),
+    (_Rule("api-key", patterns.TWILIO), patterns.compiled("SK")),
+    (_Rule("api-key", patterns.SHOPIFY), patterns.compiled("shp(?:at|ss|ca|pa)_")),
+    (_Rule("api-key", patterns.DIGITALOCEAN), patterns.compiled("do[opr]_v1_")),
+    (_Rule("api-key", patterns.PYPI), patterns.compiled("pypi-AgE")),
+    (_Rule("api-key", patterns.DATABRICKS), patterns.compiled("dapi")),
+    (_Rule("api-key", patterns.TELEGRAM, keep_head=True), patterns.compiled(":AA")),
+    (_Rule("api-key", patterns.LINEAR), patterns.compiled("lin_api_")),
+    (_Rule("api-key", patterns.PERPLEXITY), patterns.compiled("pplx-")),
+    (_Rule("api-key", patterns.SENTRY), patterns.compiled("sntryu_")),
+    (_Rule("private-key", patterns.AGE), patterns.compiled("AGE-SECRET-KEY-1")),
+    (_R_AWS, patterns.AWS_LITERAL),
 )
 """The rules of keys, which stand in a word of their own (see :func:`_key_words`), each with
 the literal its pattern begins with or must hold (``:AA`` for Telegram), in the order they
@@ -329,7 +239,7 @@ matched again."""
 
 
 def _key_words(raw: bytes) -> bytes:
-    """The words of ``raw`` (split at whitespace) that hold a run of :data:`_KEY_RUN` key
+    """The words of ``raw`` (split at whitespace) that hold a run of :data:`patterns.KEY_RUN` key
     characters (letters, digits, ``_``, ``-``) or more, joined by newlines; ``b""`` if none.
 
     Every key of :data:`_KEYS_BEFORE_SLACK` and :data:`_KEYS_AFTER_SLACK` holds such a run
@@ -337,17 +247,17 @@ def _key_words(raw: bytes) -> bytes:
     identifier of 20 characters, a UUID, a hash): one projection of the bytes and one search
     then stand for the literal scans of all those rules.
     """
-    shape = raw.translate(_SHAPES)
-    start = shape.find(_KEY_RUN_SHAPE)
+    shape = raw.translate(patterns.SHAPES)
+    start = shape.find(patterns.KEY_RUN_SHAPE)
     if start == -1:
         return b""
     words: list[bytes] = []
     while start != -1:
         first = shape.rfind(b" ", 0, start) + 1
-        end = shape.find(b" ", start + _KEY_RUN)
+        end = shape.find(b" ", start + patterns.KEY_RUN)
         end = len(shape) if end == -1 else end
         words.append(raw[first:end])
-        start = shape.find(_KEY_RUN_SHAPE, end)
+        start = shape.find(patterns.KEY_RUN_SHAPE, end)
     return b"\n".join(words)
 
 
@@ -372,17 +282,17 @@ def _rules_for(raw: bytes) -> list[_Rule]:
     words = _key_words(raw)
     if words:
         hits += [rule for rule, literal in _KEYS_BEFORE_SLACK if literal.search(words)]
-    if b"-" in raw and _SLACK_LITERAL.search(raw):  # memchr: most prose has no dash
+    if b"-" in raw and patterns.SLACK_LITERAL.search(raw):  # memchr: most prose has no dash
         hits.append(_R_SLACK)
     if words:
         hits += [rule for rule, literal in _KEYS_AFTER_SLACK if literal.search(words)]
-    if b"J" in raw and _JWT_LITERAL.search(raw):
+    if b"J" in raw and patterns.JWT_LITERAL.search(raw):
         hits.append(_R_JWT)
     if b"bearer" in folded:
         hits.append(_R_BEARER)
-    if b"@" in raw and _URL_LITERAL.search(raw):
+    if b"@" in raw and patterns.URL_LITERAL.search(raw):
         hits.append(_R_URL_PASSWORD)
-    if _PASSWORD_LITERAL.search(folded):
+    if patterns.PASSWORD_LITERAL.search(folded):
         hits.append(_R_PASSWORD)
     if card_possible(raw):
         hits.append(_R_CARD)
