@@ -25,7 +25,7 @@ import asyncio
 import bisect
 import contextlib
 import functools
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -58,17 +58,11 @@ REPLAY_MAX = 1000
 """Events a reconnecting client is sent at most; older ones are announced by a ``gap``."""
 REPLAY_MAX_BYTES = 4 * 1024 * 1024
 """Bytes of replayed events at most; the newest are kept."""
-WRITE_CHUNK_BYTES = 256 * 1024
-"""Queued events are written in pieces of about this size, each with its own timeout."""
-RETRY_MS = 3000
-"""The ``retry:`` an ``EventSource`` waits before it reconnects."""
 RETRY_AFTER_S = 5
 """The ``Retry-After`` of a 503 for a stream refused because all slots are taken."""
 LONG_POLL_MAX_S = 60.0
 """The longest ``wait`` a ``GET /agent/digest`` long-poll may ask for."""
 
-RETRY_FRAME = b"retry: %d\n\n" % RETRY_MS
-KEEPALIVE_FRAME = b": keepalive\n\n"
 DROPPED = "dropped"
 SHUTDOWN = "shutdown"
 
@@ -459,7 +453,7 @@ class Streams:
         if taken >= self.max_streams:
             msg = f"too many streams ({taken} open, at most {self.max_streams}); retry later"
             raise StreamRefused(msg)
-        return hub.subscribe(functools.partial(_abort, request), request.remote or "")
+        return hub.subscribe(functools.partial(abort, request), request.remote or "")
 
     async def newer_entry(self, after: int, wait_s: float) -> AgentEntry | None:
         """The newest agent entry once its id is above ``after``, or after ``wait_s``."""
@@ -503,84 +497,7 @@ class Streams:
         self.agent.detach()
 
 
-class _WriteTimeout(Exception):
-    """A write to a client did not go out in time."""
-
-
-async def serve(
-    request: web.Request,
-    hub: Hub[Any],
-    sub: Subscriber,
-    *,
-    replay: list[bytes],
-    headers: Mapping[str, str],
-    limits: StreamLimits,
-) -> web.StreamResponse:
-    """Write ``retry:``, the replay, then the live events of ``sub`` until the stream ends.
-
-    It ends when the client leaves, when it is dropped (too far behind, or a write timed
-    out), or when the transport stops.
-    """
-    response = web.StreamResponse(headers=headers)
-    loop = asyncio.get_running_loop()
-    try:
-        await response.prepare(request)
-        await _send(response, sub, [RETRY_FRAME, *replay], limits.write_timeout_s)
-        last_write = loop.time()
-        while True:
-            frames = sub.take()
-            if sub.closed == DROPPED:
-                break
-            if frames:
-                await _send(response, sub, frames, limits.write_timeout_s)
-                last_write = loop.time()
-                continue
-            if sub.closed is not None or request.transport is None:  # stopping, or client gone
-                break
-            idle = loop.time() - last_write
-            if idle >= limits.keepalive_s:
-                await _send(response, sub, [KEEPALIVE_FRAME], limits.write_timeout_s)
-                last_write = loop.time()
-                continue
-            await sub.wait(min(limits.client_check_s, limits.keepalive_s - idle))
-        if sub.closed == SHUTDOWN and _behind(request):
-            _abort(request)  # the end of the stream would wait for a client that is behind
-    except _WriteTimeout:
-        hub.drop(sub, "write_timeout")
-    except ConnectionError:
-        pass  # the client left in the middle of a write
-    except Exception:  # keeps the server serving: only this stream ends
-        log.exception("stream.failed", actor="http", stream=hub.kind, peer=sub.peer)
-        _abort(request)
-    return response
-
-
-async def _send(
-    response: web.StreamResponse, sub: Subscriber, frames: list[bytes], timeout_s: float
-) -> None:
-    chunk: list[bytes] = []
-    size = 0
-    for n, frame in enumerate(frames):
-        chunk.append(frame)
-        size += len(frame)
-        if size >= WRITE_CHUNK_BYTES or n == len(frames) - 1:
-            sub.writing = True
-            try:
-                async with asyncio.timeout(timeout_s):
-                    await response.write(b"".join(chunk))
-            except TimeoutError:
-                raise _WriteTimeout from None
-            finally:
-                sub.writing = False
-            chunk, size = [], 0
-
-
-def _behind(request: web.Request) -> bool:
-    protocol = request.protocol
-    return protocol is not None and protocol.writing_paused
-
-
-def _abort(request: web.Request) -> None:
+def abort(request: web.Request) -> None:
     """Close the connection now, discarding what it has buffered."""
     transport = request.transport
     if transport is not None:

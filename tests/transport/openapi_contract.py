@@ -44,7 +44,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from actors.core.validation import MAX_NESTING
-from transport.openapi import JSON, SSE
+from transport.openapi_schemas import JSON, SSE
 
 URI = "urn:sinain-relay:openapi"
 METHODS = ("get", "post", "put", "patch", "delete", "head", "options")

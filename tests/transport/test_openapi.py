@@ -26,7 +26,8 @@ from transport import http_transport
 from transport.app import build_app
 from transport.demo.fake_llm import FakeLLM
 from transport.inputs import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT
-from transport.openapi import SSE, openapi_document
+from transport.openapi import openapi_document
+from transport.openapi_schemas import SSE
 from transport.state import ROUTES
 
 TOKEN = "s3cret"
