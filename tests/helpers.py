@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, MutableMapping
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Concatenate, ParamSpec, TypeVar
 
 import httpx
 import pytest
@@ -28,8 +28,12 @@ from actors.core.records import FeedItem, SenseEvent, SenseInput
 from actors.core.redaction import marker
 from actors.core.validation import validate_feed, validate_sense
 from actors.core.window import build_context_window
-from actors.kernel.base import ChildHandle
+from actors.digest_store import DigestStore
+from actors.feed_buffer import FeedBuffer
+from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.clock import FakeClock
+from actors.sense_buffer import SenseBuffer
+from actors.ticker import Ticker
 from actors.tree import Relay
 from bench import harness
 from bench.harness import HOST, ROOT
@@ -136,24 +140,43 @@ def sense(ocr: str = "def build_context_window():", app: str = "idea", ts: int =
     )
 
 
-def ask(relay: Relay, actor: str, method: str, *args: Any) -> Any:
-    """Call ``method`` on ``actor``; for a buffer, also wait until what it wrote is published.
+Act = TypeVar("Act", bound=RelayActor)
+Params = ParamSpec("Params")
+Result = TypeVar("Result")
 
-    A proxy's answer comes before the commit (only the transport's calls wait for it), and
-    ticks read what the buffers published after their commits: a ping queues behind the
-    commit, so once it is answered the write is there.
+
+def asked(
+    handle: ChildHandle[Act],
+    method: Callable[Concatenate[Act, Params], Result],
+    /,
+    *args: Params.args,
+    **kwargs: Params.kwargs,
+) -> Result:
+    """``handle.ask(method, ...)``, its answer waited for; for a buffer, also wait until what
+    it wrote is published.
+
+    Ticks read what the buffers published after their commits. An ask's answer is already
+    held until the commit that publishes it
+    (:meth:`~actors.kernel.durable.DurableActor._deliver`); the ping, which queues behind that
+    commit, keeps the wait explicit should a write ever answer before it.
     """
-    proxy = relay.handles[actor].proxy()
-    result = getattr(proxy, method)(*args).get(timeout=5)
-    if actor in ("feed", "sense"):
-        proxy.ping().get(timeout=5)
+    result = handle.ask(method, *args, **kwargs).result(timeout=5)
+    if handle.name in ("feed", "sense"):
+        handle.ask(RelayActor.ping).result(timeout=5)
     return result
+
+
+def last_entry(relay: Relay) -> dict[str, Any]:
+    """The digest store's newest entry (``/agent/last``'s ``result``); fails if there is none."""
+    last = asked(relay.handles["digest"], DigestStore.last)
+    assert last is not None, "the digest store has no entry yet"
+    return last
 
 
 def tick(relay: Relay, logs: LogSink) -> str:
     """Run one tick by hand and return its outcome (``inactive``/``busy`` if none ran)."""
     before = len(logs.named("tick"))
-    started = ask(relay, "ticker", "tick")
+    started = asked(relay.handles["ticker"], Ticker.tick)
     if started != "started":
         return str(started)
     wait_until(lambda: len(logs.named("tick")) > before, what="the tick to finish")
@@ -170,19 +193,18 @@ def restarted(handle: ChildHandle[Any], count: int) -> bool:
 
 def ticker_status(relay: Relay) -> dict[str, Any]:
     """The Ticker's status, answered after every message already in its mailbox."""
-    result: dict[str, Any] = ask(relay, "ticker", "status")
-    return result
+    return asked(relay.handles["ticker"], Ticker.status)
 
 
 def show(relay: Relay, ocr: str = "def tick():", app: str = "code") -> None:
     """A screen event, stored, published and seen by the Ticker."""
-    ask(relay, "sense", "append", sense(ocr=ocr, app=app))
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr=ocr, app=app))
     ticker_status(relay)
 
 
 def hear(relay: Relay) -> None:
     """A transcript, stored, published and seen by the Ticker."""
-    ask(relay, "feed", "append", TRANSCRIPT, "normal")
+    asked(relay.handles["feed"], FeedBuffer.append, TRANSCRIPT, "normal")
     ticker_status(relay)
 
 

@@ -7,18 +7,31 @@ from collections.abc import Callable
 
 import pytest
 
+from actors.digest_store import DigestStore
+from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
+from actors.sense_buffer import SenseBuffer
+from actors.ticker import Ticker
 from actors.tree import Relay
-from tests.helpers import TRANSCRIPT, LogSink, ask, relay_settings, sense, tick, wait_until
+from tests.helpers import (
+    TRANSCRIPT,
+    LogSink,
+    asked,
+    last_entry,
+    relay_settings,
+    sense,
+    tick,
+    wait_until,
+)
 from transport.demo.fake_llm import FakeLLM
 
 
 def test_tick_sends_the_prompt_and_stores_hud_and_digest(
     relay: Relay, fake_llm: FakeLLM, logs: LogSink
 ) -> None:
-    ask(relay, "sense", "append", sense(ocr="TODO: fix idle detection"))
-    ask(relay, "feed", "append", TRANSCRIPT, "normal")
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="TODO: fix idle detection"))
+    asked(relay.handles["feed"], FeedBuffer.append, TRANSCRIPT, "normal")
 
     assert tick(relay, logs) == "ok"
 
@@ -32,7 +45,7 @@ def test_tick_sends_the_prompt_and_stores_hud_and_digest(
     assert "[IntelliJ IDEA] TODO: fix idle detection" in prompt
     assert "So what we need to fix is the idle detection" in prompt
 
-    last = ask(relay, "digest", "last")
+    last = last_entry(relay)
     assert last["hud"] == fake_llm.hud
     assert last["digest"] == fake_llm.digest
     assert last["pushed"] is True
@@ -43,15 +56,16 @@ def test_tick_sends_the_prompt_and_stores_hud_and_digest(
         "audioCount": 1,
         "screenCount": 1,
     }
-    digest = ask(relay, "digest", "latest_digest")
+    digest = asked(relay.handles["digest"], DigestStore.latest_digest)
+    assert digest is not None
     assert digest["id"] == last["id"]
     assert digest["digest"] == fake_llm.digest
     assert digest["appHistory"] == [{"app": "IntelliJ IDEA", "ts": 1}]
 
-    feed = ask(relay, "feed", "items_after", 0)
+    feed = asked(relay.handles["feed"], FeedBuffer.items_after, 0)
     assert feed[-1].text == f"[🧠] {fake_llm.hud}"
     assert feed[-1].source == "agent"
-    stats = ask(relay, "digest", "stats")
+    stats = asked(relay.handles["digest"], DigestStore.stats)
     assert stats["totalCalls"] == 1
     assert stats["totalTokens"] == {"in": 310, "out": 85}
     assert stats["lastDigest"] == fake_llm.digest
@@ -60,20 +74,20 @@ def test_tick_sends_the_prompt_and_stores_hud_and_digest(
 def test_no_new_events_means_no_llm_call_and_an_idle_skip(
     relay: Relay, fake_llm: FakeLLM, logs: LogSink
 ) -> None:
-    ask(relay, "sense", "append", sense())
+    asked(relay.handles["sense"], SenseBuffer.append, sense())
     assert tick(relay, logs) == "ok"
     assert tick(relay, logs) == "idle"
     assert tick(relay, logs) == "idle"
     assert fake_llm.calls == 1
-    assert ask(relay, "digest", "stats")["idleSkips"] == 2
+    assert asked(relay.handles["digest"], DigestStore.stats)["idleSkips"] == 2
 
 
 def test_the_agents_own_hud_push_is_not_new_activity(
     relay: Relay, fake_llm: FakeLLM, logs: LogSink
 ) -> None:
-    ask(relay, "feed", "append", TRANSCRIPT, "normal")
+    asked(relay.handles["feed"], FeedBuffer.append, TRANSCRIPT, "normal")
     assert tick(relay, logs) == "ok"
-    assert ask(relay, "digest", "last")["pushed"] is True
+    assert last_entry(relay)["pushed"] is True
     assert tick(relay, logs) == "idle"
     assert fake_llm.calls == 1
 
@@ -82,14 +96,15 @@ def test_news_is_seen_when_the_rings_are_full(
     relay: Relay, fake_llm: FakeLLM, logs: LogSink
 ) -> None:
     for n in range(120):
-        ask(relay, "feed", "append", f"{TRANSCRIPT} {n}", "normal")
+        asked(relay.handles["feed"], FeedBuffer.append, f"{TRANSCRIPT} {n}", "normal")
     for n in range(40):
-        ask(relay, "sense", "append", sense(ocr=f"screen {n}"))
+        asked(relay.handles["sense"], SenseBuffer.append, sense(ocr=f"screen {n}"))
     assert tick(relay, logs) == "ok"
-    assert ask(relay, "feed", "count") == 100
-    assert ask(relay, "sense", "count") == 30
+    assert asked(relay.handles["feed"], FeedBuffer.count) == 100
+    assert asked(relay.handles["sense"], SenseBuffer.count) == 30
 
-    ask(relay, "sense", "append", sense(ocr="one more"))  # the ring length stays 30
+    # the ring length stays 30
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="one more"))
 
     assert tick(relay, logs) == "ok"
     assert fake_llm.calls == 2
@@ -98,7 +113,7 @@ def test_news_is_seen_when_the_rings_are_full(
 def test_a_tick_reads_the_published_rings_and_never_waits_for_a_buffer(
     relay: Relay, fake_llm: FakeLLM, logs: LogSink
 ) -> None:
-    ask(relay, "sense", "append", sense(ocr="committed before the hang"))
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="committed before the hang"))
     relay.handles["sense"].tell(RelayActor.inject_fault, "hang", 3.0)
     relay.handles["feed"].tell(RelayActor.inject_fault, "hang", 3.0)
     started = time.monotonic()
@@ -110,29 +125,31 @@ def test_a_tick_reads_the_published_rings_and_never_waits_for_a_buffer(
 def test_an_empty_window_makes_no_call(
     relay: Relay, fake_llm: FakeLLM, clock: FakeClock, logs: LogSink
 ) -> None:
-    ask(relay, "feed", "append", "a message that is no transcript", "normal")
+    asked(relay.handles["feed"], FeedBuffer.append, "a message that is no transcript", "normal")
     assert tick(relay, logs) == "empty"
-    ask(relay, "sense", "append", sense())
+    asked(relay.handles["sense"], SenseBuffer.append, sense())
     clock.advance(121)  # older than the 2-minute window
     assert tick(relay, logs) == "empty"
     assert fake_llm.calls == 0
-    assert ask(relay, "digest", "stats")["emptySkips"] == 2
+    assert asked(relay.handles["digest"], DigestStore.stats)["emptySkips"] == 2
 
 
 def test_the_same_hud_is_not_pushed_twice_and_idle_is_never_pushed(
     relay: Relay, fake_llm: FakeLLM, logs: LogSink
 ) -> None:
-    ask(relay, "sense", "append", sense(ocr="a"))
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="a"))
     assert tick(relay, logs) == "ok"
-    ask(relay, "sense", "append", sense(ocr="b"))
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="b"))
     assert tick(relay, logs) == "ok"
     fake_llm.hud = "Idle"
-    ask(relay, "sense", "append", sense(ocr="c"))
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="c"))
     assert tick(relay, logs) == "ok"
 
-    pushed = [e["pushed"] for e in ask(relay, "digest", "history", 10)]
+    pushed = [e["pushed"] for e in asked(relay.handles["digest"], DigestStore.history, 10)]
     assert pushed == [False, False, True]  # newest first
-    agent_items = [i for i in ask(relay, "feed", "items_after", 0) if i.source == "agent"]
+    agent_items = [
+        i for i in asked(relay.handles["feed"], FeedBuffer.items_after, 0) if i.source == "agent"
+    ]
     assert len(agent_items) == 1
 
 
@@ -140,10 +157,10 @@ def test_push_to_feed_off_stores_but_does_not_push(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
 ) -> None:
     relay = make_relay(relay_settings(fake_llm, push_to_feed=False))
-    ask(relay, "sense", "append", sense())
+    asked(relay.handles["sense"], SenseBuffer.append, sense())
     assert tick(relay, logs) == "ok"
-    assert ask(relay, "digest", "last")["pushed"] is False
-    assert all(i.source is None for i in ask(relay, "feed", "items_after", 0))
+    assert last_entry(relay)["pushed"] is False
+    assert all(i.source is None for i in asked(relay.handles["feed"], FeedBuffer.items_after, 0))
 
 
 PLAIN = (
@@ -169,9 +186,9 @@ def test_fenced_and_plain_text_answers_are_read_as_the_spec_says(
     parsed_ok: bool,
 ) -> None:
     fake_llm.mode = mode
-    ask(relay, "sense", "append", sense())
+    asked(relay.handles["sense"], SenseBuffer.append, sense())
     assert tick(relay, logs) == "ok"
-    last = ask(relay, "digest", "last")
+    last = last_entry(relay)
     assert last["hud"] == hud
     assert last["digest"] == (digest or fake_llm.digest)
     assert last["parsedOk"] is parsed_ok
@@ -182,21 +199,29 @@ def test_an_llm_failure_keeps_the_stored_outputs_and_the_next_tick_retries(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, mode: str
 ) -> None:
     relay = make_relay(relay_settings(fake_llm, timeout_ms=300))
-    ask(relay, "sense", "append", sense(ocr="first"))
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="first"))
     assert tick(relay, logs) == "ok"
-    before = (ask(relay, "digest", "latest_digest"), ask(relay, "digest", "history", 50))
+    before = (
+        asked(relay.handles["digest"], DigestStore.latest_digest),
+        asked(relay.handles["digest"], DigestStore.history, 50),
+    )
 
     fake_llm.mode = mode
     fake_llm.hud = "must never be stored"
-    ask(relay, "sense", "append", sense(ocr="second"))
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="second"))
     assert tick(relay, logs) == "failed"
 
-    assert (ask(relay, "digest", "latest_digest"), ask(relay, "digest", "history", 50)) == before
-    stats = ask(relay, "digest", "stats")
+    assert (
+        asked(relay.handles["digest"], DigestStore.latest_digest),
+        asked(relay.handles["digest"], DigestStore.history, 50),
+    ) == before
+    stats = asked(relay.handles["digest"], DigestStore.stats)
     assert stats["failures"] == 1
     assert stats["totalCalls"] == 1
     assert stats["lastError"]
-    assert not any("must never" in i.text for i in ask(relay, "feed", "items_after", 0))
+    assert not any(
+        "must never" in i.text for i in asked(relay.handles["feed"], FeedBuffer.items_after, 0)
+    )
 
     assert tick(relay, logs) == "failed"  # nothing new, but a failed tick is tried again
     assert fake_llm.calls == 3
@@ -204,7 +229,7 @@ def test_an_llm_failure_keeps_the_stored_outputs_and_the_next_tick_retries(
     fake_llm.mode = "ok"
     fake_llm.hud = "Back in business"
     assert tick(relay, logs) == "ok"
-    assert ask(relay, "digest", "last")["hud"] == "Back in business"
+    assert last_entry(relay)["hud"] == "Back in business"
 
 
 def test_a_hung_llm_is_cut_off_at_the_timeout(
@@ -212,11 +237,11 @@ def test_a_hung_llm_is_cut_off_at_the_timeout(
 ) -> None:
     relay = make_relay(relay_settings(fake_llm, timeout_ms=200))
     fake_llm.mode = "hang"
-    ask(relay, "sense", "append", sense())
+    asked(relay.handles["sense"], SenseBuffer.append, sense())
     assert tick(relay, logs) == "failed"
     failed = logs.named("tick")[-1]
     assert failed["error"] == "LLMTimeout"
-    assert ask(relay, "llm", "ping") == "pong"
+    assert asked(relay.handles["llm"], RelayActor.ping) == "pong"
 
 
 def test_only_one_llm_request_is_in_flight(
@@ -225,27 +250,27 @@ def test_only_one_llm_request_is_in_flight(
     relay = make_relay(relay_settings(fake_llm, timeout_ms=5_000))
     fake_llm.mode = "slow"
     fake_llm.delay_s = 0.5
-    ask(relay, "sense", "append", sense())
-    assert ask(relay, "ticker", "tick") == "started"
+    asked(relay.handles["sense"], SenseBuffer.append, sense())
+    assert asked(relay.handles["ticker"], Ticker.tick) == "started"
     wait_until(lambda: fake_llm.calls == 1, what="the request to arrive")
-    ask(relay, "sense", "append", sense(ocr="more news"))
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="more news"))
 
-    assert ask(relay, "ticker", "tick") == "busy"
-    assert ask(relay, "ticker", "tick") == "busy"
+    assert asked(relay.handles["ticker"], Ticker.tick) == "busy"
+    assert asked(relay.handles["ticker"], Ticker.tick) == "busy"
 
     wait_until(lambda: logs.named("tick"), what="the slow tick to finish")
     assert fake_llm.calls == 1
-    assert ask(relay, "ticker", "status")["busySkips"] == 2
+    assert asked(relay.handles["ticker"], Ticker.status)["busySkips"] == 2
 
 
 def test_without_a_key_the_agent_makes_no_calls_until_one_is_set(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
 ) -> None:
     relay = make_relay(relay_settings(fake_llm, api_key=""))
-    ask(relay, "sense", "append", sense())
+    asked(relay.handles["sense"], SenseBuffer.append, sense())
     assert tick(relay, logs) == "inactive"
     assert logs.named("agent.off")
-    ask(relay, "ticker", "update_config", {"openrouterApiKey": "new-key"})
+    asked(relay.handles["ticker"], Ticker.update_config, {"openrouterApiKey": "new-key"})
     assert tick(relay, logs) == "ok"
     assert fake_llm.requests[0].authorization == "Bearer new-key"
 
@@ -253,36 +278,38 @@ def test_without_a_key_the_agent_makes_no_calls_until_one_is_set(
 def test_a_crashed_llm_caller_is_restarted_and_the_agent_carries_on(
     relay: Relay, fake_llm: FakeLLM, logs: LogSink
 ) -> None:
-    relay.handles["llm"].proxy().inject_fault.defer("crash")
+    relay.handles["llm"].tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: relay.handles["llm"].restarts == 1, what="llm restart")
-    ask(relay, "sense", "append", sense())
+    asked(relay.handles["sense"], SenseBuffer.append, sense())
     assert tick(relay, logs) == "ok"
     assert fake_llm.calls == 1
 
 
 def test_runtime_config_survives_a_ticker_crash(relay: Relay) -> None:
-    ask(relay, "ticker", "update_config", {"intervalMs": 7_000, "model": "other/model"})
+    asked(
+        relay.handles["ticker"], Ticker.update_config, {"intervalMs": 7_000, "model": "other/model"}
+    )
     relay.handles["ticker"].tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: relay.handles["ticker"].restarts == 1, what="ticker restart")
-    config = ask(relay, "ticker", "config")
+    config = asked(relay.handles["ticker"], Ticker.config)
     assert (config.interval_ms, config.model) == (7_000, "other/model")
 
 
 def test_an_entry_records_how_fresh_its_window_was(
     relay: Relay, clock: FakeClock, logs: LogSink
 ) -> None:
-    ask(relay, "sense", "append", sense(ocr="older"))
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="older"))
     clock.advance(5)
-    ask(relay, "sense", "append", sense(ocr="newest"))
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="newest"))
     clock.advance(2)
     assert tick(relay, logs) == "ok"
-    assert ask(relay, "digest", "last")["contextFreshnessMs"] == 2_000
+    assert last_entry(relay)["contextFreshnessMs"] == 2_000
 
-    ask(relay, "sense", "append", sense(ocr="another"))
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="another"))
     clock.advance(10)
     assert tick(relay, logs) == "ok"
-    assert ask(relay, "digest", "last")["contextFreshnessMs"] == 10_000
-    stats = ask(relay, "digest", "stats")
+    assert last_entry(relay)["contextFreshnessMs"] == 10_000
+    stats = asked(relay.handles["digest"], DigestStore.stats)
     assert stats["contextFreshnessMedianMs"] == 6_000
     assert stats["parseSuccessRate"] == 1.0
 
@@ -290,26 +317,26 @@ def test_an_entry_records_how_fresh_its_window_was(
 def test_the_parse_success_rate_counts_every_answer(
     relay: Relay, fake_llm: FakeLLM, logs: LogSink
 ) -> None:
-    assert ask(relay, "digest", "stats")["parseSuccessRate"] is None
-    ask(relay, "sense", "append", sense(ocr="one"))
+    assert asked(relay.handles["digest"], DigestStore.stats)["parseSuccessRate"] is None
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="one"))
     assert tick(relay, logs) == "ok"
     fake_llm.mode = "plain"  # not JSON: kept as a raw-text fallback, counted as a parse failure
-    ask(relay, "sense", "append", sense(ocr="two"))
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="two"))
     assert tick(relay, logs) == "ok"
-    stats = ask(relay, "digest", "stats")
+    stats = asked(relay.handles["digest"], DigestStore.stats)
     assert (stats["totalCalls"], stats["parseFailures"], stats["parseSuccessRate"]) == (2, 1, 0.5)
 
 
 def test_the_next_prompt_carries_the_previous_digest(
     relay: Relay, fake_llm: FakeLLM, clock: FakeClock, logs: LogSink
 ) -> None:
-    ask(relay, "sense", "append", sense(ocr="first screen"))
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="first screen"))
     assert tick(relay, logs) == "ok"
     first_prompt = fake_llm.requests[0].body["messages"][0]["content"]
     assert "Earlier (" not in first_prompt
 
     clock.advance(40)
-    ask(relay, "sense", "append", sense(ocr="second screen"))
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="second screen"))
     assert tick(relay, logs) == "ok"
     second_prompt = fake_llm.requests[1].body["messages"][0]["content"]
     assert f"Earlier (your previous digest, 40s ago):\n{fake_llm.digest}\n" in second_prompt

@@ -10,8 +10,19 @@ import pytest
 from actors.core.breaker import BREAKER_THRESHOLD, COOL_OFF_JITTER, COOL_OFF_MIN_S, Breaker
 from actors.kernel.clock import FakeClock
 from actors.llm_caller import retry_after_s
+from actors.sense_buffer import SenseBuffer
+from actors.ticker import Ticker
 from actors.tree import Relay
-from tests.helpers import LogSink, ask, relay_settings, sense, tick, ticker_status, wait_until
+from tests.helpers import (
+    LogSink,
+    asked,
+    last_entry,
+    relay_settings,
+    sense,
+    tick,
+    ticker_status,
+    wait_until,
+)
 from transport.demo.fake_llm import FakeLLM
 
 PRIMARY = "google/gemini-2.5-flash-lite"
@@ -24,7 +35,7 @@ def models_asked(fake: FakeLLM) -> list[str]:
 
 def start(make_relay: Callable[..., Relay], fake: FakeLLM, **agent: Any) -> Relay:
     relay = make_relay(relay_settings(fake, **agent))
-    ask(relay, "sense", "append", sense())
+    asked(relay.handles["sense"], SenseBuffer.append, sense())
     return relay
 
 
@@ -36,7 +47,7 @@ def test_a_failing_model_falls_back_and_the_entry_names_who_answered(
     relay = start(make_relay, fake_llm, fallback_models=(FALLBACK,), timeout_ms=300)
     assert tick(relay, logs) == "ok"
     assert models_asked(fake_llm) == [PRIMARY, FALLBACK]
-    assert ask(relay, "digest", "last")["model"] == FALLBACK
+    assert last_entry(relay)["model"] == FALLBACK
     assert logs.named("llm.fallback")[0]["next"] == FALLBACK
 
 
@@ -55,7 +66,7 @@ def test_a_5xx_is_retried_with_backoff_on_the_clock_then_succeeds(
 ) -> None:
     fake_llm.mode = "http500"
     relay = start(make_relay, fake_llm, timeout_ms=5_000)
-    assert ask(relay, "ticker", "tick") == "started"
+    assert asked(relay.handles["ticker"], Ticker.tick) == "started"
     wait_until(lambda: logs.named("llm.retry"), what="the first retry to be scheduled")
     first = logs.named("llm.retry")[0]["in_s"]
     assert 0.5 <= first <= 0.6
@@ -78,7 +89,7 @@ def test_a_429_waits_as_long_as_retry_after_says(
     fake_llm.mode = "http429"
     fake_llm.retry_after = "3"
     relay = start(make_relay, fake_llm, timeout_ms=10_000)
-    assert ask(relay, "ticker", "tick") == "started"
+    assert asked(relay.handles["ticker"], Ticker.tick) == "started"
     wait_until(lambda: logs.named("llm.retry"), what="the retry to be scheduled")
     assert logs.named("llm.retry")[0]["in_s"] == 3.0
     fake_llm.mode = "ok"
@@ -169,5 +180,5 @@ def test_health_shows_the_llm_path_state(
 ) -> None:
     relay = make_relay(relay_settings(fake_llm, api_key=""))
     assert ticker_status(relay)["state"] == "disabled"
-    ask(relay, "ticker", "update_config", {"openrouterApiKey": "k"})
+    asked(relay.handles["ticker"], Ticker.update_config, {"openrouterApiKey": "k"})
     assert ticker_status(relay)["state"] == "ok"

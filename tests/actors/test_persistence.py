@@ -25,7 +25,8 @@ from actors.tree import Relay
 from tests.helpers import (
     TRANSCRIPT,
     LogSink,
-    ask,
+    asked,
+    last_entry,
     relay_settings,
     restarted,
     sense,
@@ -38,12 +39,12 @@ from transport.demo.fake_llm import FakeLLM
 def everything(relay: Relay) -> dict[str, Any]:
     """What every read endpoint would answer."""
     return {
-        "feed": [i.to_json() for i in ask(relay, "feed", "items_after", 0)],
-        "sense": [e.to_json() for e in ask(relay, "sense", "events_after", 0)],
-        "digest": ask(relay, "digest", "latest_digest"),
-        "last": ask(relay, "digest", "last"),
-        "history": ask(relay, "digest", "history", 50),
-        "stats": ask(relay, "digest", "stats"),
+        "feed": [i.to_json() for i in asked(relay.handles["feed"], FeedBuffer.items_after, 0)],
+        "sense": [e.to_json() for e in asked(relay.handles["sense"], SenseBuffer.events_after, 0)],
+        "digest": asked(relay.handles["digest"], DigestStore.latest_digest),
+        "last": asked(relay.handles["digest"], DigestStore.last),
+        "history": asked(relay.handles["digest"], DigestStore.history, 50),
+        "stats": asked(relay.handles["digest"], DigestStore.stats),
     }
 
 
@@ -52,11 +53,11 @@ def test_a_restart_restores_every_read_and_ids_continue(
 ) -> None:
     settings = replace(relay_settings(fake_llm), data_dir=str(tmp_path / "data"))
     relay = make_relay(settings)
-    ask(relay, "sense", "append", sense(ocr="first screen"))
-    ask(relay, "feed", "append", TRANSCRIPT, "normal")
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="first screen"))
+    asked(relay.handles["feed"], FeedBuffer.append, TRANSCRIPT, "normal")
     assert tick(relay, logs) == "ok"
     assert tick(relay, logs) == "idle"
-    ask(relay, "sense", "append", sense(ocr="second screen"))
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="second screen"))
     before = everything(relay)
     epoch = relay.storage.epoch
     assert relay.stop()
@@ -65,8 +66,14 @@ def test_a_restart_restores_every_read_and_ids_continue(
 
     assert again.storage.epoch == epoch
     assert everything(again) == before
-    assert ask(again, "feed", "append", "next", "normal").id == before["feed"][-1]["id"] + 1
-    assert ask(again, "sense", "append", sense()).id == before["sense"][-1]["id"] + 1
+    assert (
+        asked(again.handles["feed"], FeedBuffer.append, "next", "normal").id
+        == before["feed"][-1]["id"] + 1
+    )
+    assert (
+        asked(again.handles["sense"], SenseBuffer.append, sense()).id
+        == before["sense"][-1]["id"] + 1
+    )
     assert before["stats"]["totalCalls"] == 1 and before["stats"]["idleSkips"] == 1
 
 
@@ -75,13 +82,13 @@ def test_the_last_pushed_hud_survives_so_a_restart_does_not_repeat_it(
 ) -> None:
     settings = replace(relay_settings(fake_llm), data_dir=str(tmp_path / "data"))
     relay = make_relay(settings)
-    ask(relay, "sense", "append", sense(ocr="a"))
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="a"))
     assert tick(relay, logs) == "ok"
     assert relay.stop()
     again = make_relay(settings)
-    ask(again, "sense", "append", sense(ocr="b"))
+    asked(again.handles["sense"], SenseBuffer.append, sense(ocr="b"))
     assert tick(again, logs) == "ok"
-    assert ask(again, "digest", "last")["pushed"] is False
+    assert last_entry(again)["pushed"] is False
 
 
 def test_a_crashed_buffer_comes_back_with_everything_it_acknowledged(
@@ -89,8 +96,8 @@ def test_a_crashed_buffer_comes_back_with_everything_it_acknowledged(
 ) -> None:
     relay = make_relay(replace(relay_settings(), data_dir=str(tmp_path / "data")))
     for n in range(5):
-        ask(relay, "feed", "append", f"m{n}", "normal")
-        ask(relay, "sense", "append", sense(ocr=f"o{n}"))
+        asked(relay.handles["feed"], FeedBuffer.append, f"m{n}", "normal")
+        asked(relay.handles["sense"], SenseBuffer.append, sense(ocr=f"o{n}"))
     before = everything(relay)
     for name in ("feed", "sense"):
         relay.handles[name].tell(RelayActor.inject_fault, "crash")
@@ -98,15 +105,15 @@ def test_a_crashed_buffer_comes_back_with_everything_it_acknowledged(
         wait_until(partial(restarted, handle, 1), what=f"{name} restart")
     after = everything(relay)
     assert (after["feed"], after["sense"]) == (before["feed"], before["sense"])
-    assert ask(relay, "feed", "append", "m5", "normal").id == 6
+    assert asked(relay.handles["feed"], FeedBuffer.append, "m5", "normal").id == 6
 
 
 def test_memory_mode_also_survives_an_actor_crash(make_relay: Callable[..., Relay]) -> None:
     relay = make_relay()
-    ask(relay, "feed", "append", "kept", "normal")
+    asked(relay.handles["feed"], FeedBuffer.append, "kept", "normal")
     relay.handles["feed"].tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: relay.handles["feed"].restarts == 1, what="feed restart")
-    assert [i.text for i in ask(relay, "feed", "items_after", 0)] == ["kept"]
+    assert [i.text for i in asked(relay.handles["feed"], FeedBuffer.items_after, 0)] == ["kept"]
 
 
 def rows(path: str, table: str) -> int:
@@ -126,14 +133,14 @@ def test_rows_beyond_the_rings_are_pruned_in_batches(
         relay.handles["feed"].tell(FeedBuffer.append, f"m{n}")
     for n in range(300):
         relay.handles["sense"].tell(SenseBuffer.append, validate_sense({"type": "t", "ts": n}))
-    assert ask(relay, "feed", "count") == FEED_RING
+    assert asked(relay.handles["feed"], FeedBuffer.count) == FEED_RING
     feed_db = relay.storage.stores["feed"].path
     sense_db = relay.storage.stores["sense"].path
     # Pruning is a message of its own, after the appends: wait for it, bounded.
     wait_until(lambda: rows(feed_db, "feed") <= FEED_RING + PRUNE_SLACK, what="feed prune")
     wait_until(lambda: rows(sense_db, "sense") <= 30 + 100, what="sense prune")
     assert rows(feed_db, "feed") >= FEED_RING
-    ids = [i.id for i in ask(relay, "feed", "items_after", 0)]
+    ids = [i.id for i in asked(relay.handles["feed"], FeedBuffer.items_after, 0)]
     assert ids == list(range(PRUNE_SLACK + 51, FEED_RING + PRUNE_SLACK + 51))
 
 
@@ -146,7 +153,7 @@ def test_large_sense_events_are_pruned_by_bytes_too(
         relay.handles["sense"].tell(
             SenseBuffer.append, validate_sense({"type": "t", "ts": n, "ocr": ocr})
         )
-    assert ask(relay, "sense", "count") == SENSE_RING
+    assert asked(relay.handles["sense"], SenseBuffer.count) == SENSE_RING
     sense_db = relay.storage.stores["sense"].path
     most = SENSE_RING + PRUNE_SLACK_BYTES // len(ocr) + 1
     wait_until(lambda: rows(sense_db, "sense") <= most, what="sense prune by bytes")

@@ -12,14 +12,17 @@ from typing import Any
 
 import pytest
 
+from actors.digest_store import DigestStore
 from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
+from actors.ticker import Ticker
 from actors.tree import Relay
 from tests.helpers import (
     LogSink,
     advance,
-    ask,
+    asked,
     hear,
+    last_entry,
     relay_settings,
     settled,
     show,
@@ -144,7 +147,7 @@ def test_the_same_window_again_makes_no_llm_call(
     advance(relay, clock, 3)
     assert [t["outcome"] for t in settled(relay, logs, 2)] == ["ok", "unchanged"]
     assert fake_llm.calls == 1
-    assert ask(relay, "digest", "stats")["unchangedSkips"] == 1
+    assert asked(relay.handles["digest"], DigestStore.stats)["unchangedSkips"] == 1
 
     show(relay, "def tock():")
     advance(relay, clock, 3)
@@ -159,7 +162,7 @@ def test_the_agents_own_hud_line_schedules_nothing(
     show(relay)
     advance(relay, clock, 3)
     settled(relay, logs, 1)
-    assert ask(relay, "digest", "last")["pushed"] is True
+    assert last_entry(relay)["pushed"] is True
     after = ticker_status(relay)
     assert (after["pending"], after["nextTickInMs"]) == (False, None)
 
@@ -198,12 +201,12 @@ def test_the_schedule_follows_a_runtime_change(
 ) -> None:
     relay = start()
     show(relay)
-    ask(relay, "ticker", "update_config", {"debounceMs": 500})
+    asked(relay.handles["ticker"], Ticker.update_config, {"debounceMs": 500})
     assert ticker_status(relay)["nextTickInMs"] == 500
     advance(relay, clock, 0.5)
     settled(relay, logs, 1)
     assert fake_llm.calls == 1
-    assert ask(relay, "ticker", "config").to_public()["debounceMs"] == 500
+    assert asked(relay.handles["ticker"], Ticker.config).to_public()["debounceMs"] == 500
 
 
 def test_an_inactive_agent_waits_and_ticks_once_it_has_a_key(
@@ -212,7 +215,7 @@ def test_an_inactive_agent_waits_and_ticks_once_it_has_a_key(
     relay = make_relay(relay_settings(fake_llm, api_key="", debounce_ms=3_000))
     show(relay)
     assert ticker_status(relay)["nextTickInMs"] is None
-    ask(relay, "ticker", "update_config", {"openrouterApiKey": "late-key"})
+    asked(relay.handles["ticker"], Ticker.update_config, {"openrouterApiKey": "late-key"})
     advance(relay, clock, 3)
     settled(relay, logs, 1)
     assert fake_llm.requests[0].authorization == "Bearer late-key"

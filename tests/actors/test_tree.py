@@ -15,6 +15,7 @@ from typing import Any
 import pykka
 import pytest
 
+from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import RelayActor
 from actors.kernel.storage import DataDirInUse
 from actors.tree import Relay, StartFailed, watching_start
@@ -35,11 +36,11 @@ def test_in_process_a_second_start_on_the_directory_is_refused_until_the_first_s
         f"data directory {data} is in use by another relay (pid {os.getpid()})"
     )
     assert not logs.named("storage.unusable_serving_from_memory")
-    assert first.handles["feed"].proxy().append("kept", "normal").get(timeout=5).id == 1
+    assert first.handles["feed"].ask(FeedBuffer.append, "kept", "normal").result(timeout=5).id == 1
     assert first.stop()
     again = make_relay(settings)
     assert again.storage.epoch == first.storage.epoch
-    assert again.handles["feed"].proxy().append("next", "normal").get(timeout=5).id == 2
+    assert again.handles["feed"].ask(FeedBuffer.append, "next", "normal").result(timeout=5).id == 2
 
 
 def test_in_process_a_port_in_use_raises_its_cause_and_logs_no_error(

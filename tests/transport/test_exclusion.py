@@ -12,9 +12,10 @@ import pytest
 
 from actors.core.exclusion import ExclusionRule, Exclusions
 from actors.core.validation import validate_sense
+from actors.sense_buffer import SenseBuffer
 from actors.tree import Relay
 from config.options import load_settings
-from tests.helpers import LogSink, ask, client_for, recorded, relay_settings, tick
+from tests.helpers import LogSink, asked, client_for, recorded, relay_settings, tick
 from transport.demo.fake_llm import FakeLLM
 
 DROPPED = {"ok": True, "dropped": "excluded"}
@@ -124,7 +125,7 @@ def test_excluded_events_are_answered_dropped_and_never_stored(
         assert response.json() == DROPPED
     assert client.get("/sense").json()["events"] == []
     assert client.get("/agent/context").json()["context"]["screen"] == []
-    assert ask(relay, "sense", "snapshot").activity == 0
+    assert asked(relay.handles["sense"], SenseBuffer.snapshot).activity == 0
     assert tick(relay, logs) == "empty"  # nothing in the window: no LLM call
     assert fake_llm.calls == 0
     assert client.get("/health").json()["senseEvents"] == 0

@@ -13,7 +13,9 @@ import httpx
 import orjson
 import pytest
 
+from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.clock import FakeClock
+from actors.ticker import Ticker
 from actors.tree import Relay
 from tests.helpers import (
     LogSink,
@@ -208,11 +210,11 @@ def run_ticks(
     clock: FakeClock | None = None,
 ) -> None:
     """``count`` ticks, each on a new screen event, answered ``hud 0`` ... ``hud <count-1>``."""
-    ticker = relay.handles["ticker"].proxy()
+    ticker: ChildHandle[Ticker] = relay.handles["ticker"]
     for n in range(count):
         fake_llm.hud = f"hud {n}"
         client.post("/sense", json=sense_body(ocr=f"screen {n}"))
-        assert ticker.tick().get(timeout=5) == "started"
+        assert ticker.ask(Ticker.tick).result(timeout=5) == "started"
         wait_until(partial(last_hud_is, client, f"hud {n}"), what=f"tick {n}")
         if clock is not None:
             clock.advance(1)
@@ -393,7 +395,7 @@ def test_unknown_paths_and_methods_get_json_errors(client: httpx.Client) -> None
 def test_an_actor_that_does_not_answer_gives_a_503_then_service_resumes(
     relay: Relay, client: httpx.Client
 ) -> None:
-    relay.handles["feed"].proxy().inject_fault.defer("hang", 3.0)
+    relay.handles["feed"].tell(RelayActor.inject_fault, "hang", 3.0)
     assert_error(client.post("/feed", json={"text": "during the hang"}), 503, "feed")
     health = client.get("/health")
     assert health.status_code == 503
@@ -408,7 +410,7 @@ def test_reads_serve_what_was_committed_while_a_buffer_hangs_or_restarts(
 ) -> None:
     assert client.post("/feed", json={"text": "kept"}).status_code == 200
     assert client.post("/sense", json=sense_body()).status_code == 200
-    relay.handles["feed"].proxy().inject_fault.defer("hang", 3.0)
+    relay.handles["feed"].tell(RelayActor.inject_fault, "hang", 3.0)
     assert_error(client.post("/feed", json={"text": "refused"}), 503, "feed")
     page = client.get("/feed")
     assert page.status_code == 200
@@ -416,7 +418,7 @@ def test_reads_serve_what_was_committed_while_a_buffer_hangs_or_restarts(
     wait_until(lambda: client.get("/health").status_code == 200, what="the hang to end")
     assert [m["text"] for m in client.get("/feed").json()["messages"]] == ["kept"]
 
-    relay.handles["sense"].proxy().inject_fault.defer("crash")
+    relay.handles["sense"].tell(RelayActor.inject_fault, "crash")
     assert len(client.get("/sense").json()["events"]) == 1  # before, during or after the restart
     wait_until(
         lambda: client.get("/health").json()["actors"]["sense"]["restarts"] == 1,
@@ -429,7 +431,7 @@ def test_reads_serve_what_was_committed_while_a_buffer_hangs_or_restarts(
 def test_a_crashed_buffer_is_restarted_and_health_counts_it(
     relay: Relay, client: httpx.Client
 ) -> None:
-    relay.handles["sense"].proxy().inject_fault.defer("crash")
+    relay.handles["sense"].tell(RelayActor.inject_fault, "crash")
     wait_until(
         lambda: client.get("/health").json()["actors"]["sense"]["restarts"] == 1,
         what="sense restart",
@@ -448,7 +450,7 @@ def test_a_crashed_transport_rebinds_its_port(
         port = s.getsockname()[1]
     settings = replace(relay_settings(), port=port)
     relay = make_relay(settings)
-    relay.handles["http"].proxy().inject_fault.defer("crash")
+    relay.handles["http"].tell(RelayActor.inject_fault, "crash")
     wait_until(
         lambda: relay.handles["http"].restarts == 1 and relay.handles["http"].alive,
         what="http restart",
@@ -472,7 +474,7 @@ def test_ingestion_answers_promptly_while_the_llm_hangs(
     # A 2 s client timeout: a request that waited on the hung LLM would fail, not pass slowly.
     with client_for(relay, timeout=2) as client:
         client.post("/sense", json=sense_body())
-        assert relay.handles["ticker"].proxy().tick().get(timeout=5) == "started"
+        assert relay.handles["ticker"].ask(Ticker.tick).result(timeout=5) == "started"
         wait_until(lambda: fake_llm.calls == 1, what="the LLM request to hang")
         for n in range(50):
             assert client.post("/feed", json={"text": f"m{n}"}).status_code == 200

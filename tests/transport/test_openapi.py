@@ -19,6 +19,7 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate as validate_openapi
 from prometheus_client.parser import text_string_to_metric_families
 
+from actors.kernel.base import RelayActor
 from actors.tree import Relay
 from tests.helpers import RECORDED, LogSink, base_url, client_for, relay_settings, tick, wait_until
 from tests.transport.openapi_contract import Contract, fuzz
@@ -286,7 +287,7 @@ def _exercise(api: CheckedClient, relay: Relay, logs: LogSink) -> None:
             assert api.request("HEAD", path).status_code == 200
 
     # Each request below waits 1 s for the feed.
-    relay.handles["feed"].proxy().inject_fault.defer("hang", 2.5)
+    relay.handles["feed"].tell(RelayActor.inject_fault, "hang", 2.5)
     assert api.post("/feed", json={"text": "during the hang"}).status_code == 503
     assert api.get("/health").status_code == 503
     wait_until(lambda: api.get("/health").status_code == 200, what="the hang to end")

@@ -15,7 +15,8 @@ import httpx
 import orjson
 import pytest
 
-from actors.kernel.base import RelayActor
+from actors.feed_buffer import FeedBuffer
+from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.published import Published
 from actors.tree import Relay
 from tests.helpers import LogSink, client_for, relay_settings, tick, wait_until
@@ -92,12 +93,13 @@ def append_directly(relay: Relay, count: int) -> None:
     Calls of at most 500 items, each followed by a ping that waits for its commit and its
     publish (a transaction of more than 512 writes would commit in the middle of a call).
     """
-    feed = relay.handles["feed"].proxy()
+    feed: ChildHandle[FeedBuffer] = relay.handles["feed"]
     for start in range(0, count, 500):
         batch = tuple((f"bulk {n}", "normal") for n in range(start, min(count, start + 500)))
-        feed.append_many(batch).get(timeout=5)
-        feed.ping().get(timeout=5)
-    feed.ping().get(timeout=5)  # behind the prune the last batch may have asked for
+        feed.ask(FeedBuffer.append_many, batch).result(timeout=5)
+        feed.ask(RelayActor.ping).result(timeout=5)
+    # behind the prune the last batch may have asked for
+    feed.ask(RelayActor.ping).result(timeout=5)
 
 
 def sense_event(ocr: str) -> dict[str, Any]:

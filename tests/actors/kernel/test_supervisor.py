@@ -105,14 +105,14 @@ def test_crash_in_told_message_restarts_child_and_handle_follows(
     old_ref = child.handle.ref
     assert old_ref is not None
 
-    child.handle.proxy().inject_fault.defer("crash")
+    child.handle.tell(RelayActor.inject_fault, "crash")
 
     wait_until(lambda: child.handle.restarts == 1, what="restart")
     assert child.handle.ref is not old_ref
     assert child.handle.ref is not None
     assert child.handle.ref.actor_urn != old_ref.actor_urn
     assert not old_ref.is_alive()
-    assert child.handle.proxy().ping().get(timeout=5) == "pong"
+    assert child.handle.ask(RelayActor.ping).result(timeout=5) == "pong"
     assert child.handle.last_restart_ms == clock.now_ms()
     assert starts == ["a", "a"]
     died = logs.named("supervisor.child_died")
@@ -127,7 +127,7 @@ def test_failure_in_on_start_of_a_restart_is_noticed_and_retried(clock: FakeCloc
     start_sup([child], clock)
     fail_starts[0] = 2  # the next two incarnations fail in on_start
 
-    child.handle.proxy().inject_fault.defer("crash")
+    child.handle.tell(RelayActor.inject_fault, "crash")
 
     wait_until(lambda: child.handle.alive and starts == ["a", "a"], what="third incarnation")
     assert child.handle.restarts == 3
@@ -139,7 +139,7 @@ def test_an_error_in_an_asked_call_goes_to_the_caller_and_the_actor_lives(
     child = spec("a", [])
     start_sup([child], clock)
     with pytest.raises(ValueError, match="unknown fault kind"):
-        child.handle.proxy().inject_fault("melt").get(timeout=5)
+        child.handle.ask(RelayActor.inject_fault, "melt").result(timeout=5)
     reply = child.handle.ask(RelayActor.inject_fault, "crash")
     with pytest.raises(Exception, match="injected crash"):
         reply.result(timeout=5)
@@ -153,14 +153,14 @@ def test_cancelled_reply_skips_the_work_and_does_not_kill_the_actor(clock: FakeC
     reply: concurrent.futures.Future[Any] = concurrent.futures.Future()
     reply.cancel()
     child.handle.send(Call("inject_fault", ("crash",), {}, reply))
-    assert child.handle.proxy().ping().get(timeout=5) == "pong"
+    assert child.handle.ask(RelayActor.ping).result(timeout=5) == "pong"
     assert child.handle.restarts == 0
 
 
 def test_temporary_child_is_not_restarted(clock: FakeClock) -> None:
     child = spec("a", [], restart="temporary")
     start_sup([child], clock)
-    child.handle.proxy().inject_fault.defer("crash")
+    child.handle.tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: child.handle.state == "stopped", what="child marked stopped")
     clock.advance(5)
     assert not child.handle.alive
@@ -174,7 +174,7 @@ def test_poll_finds_a_child_that_died_without_reporting(clock: FakeClock) -> Non
     # This child is given no way to report: only the poll can notice its death.
     child = ChildSpec("a", lambda _report: Worker.start(starts=starts, label="a"), ChildHandle("a"))
     start_sup([child], clock, poll_interval_s=1.0)
-    child.handle.proxy().inject_fault.defer("crash")
+    child.handle.tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: not child.handle.alive, what="the crash")
     assert child.handle.restarts == 0
 
@@ -204,7 +204,7 @@ def test_restart_types_by_exit_kind(
     if how == "normal":
         child.handle.ref.stop(block=True, timeout=5)
     else:
-        child.handle.proxy().inject_fault.defer("crash")
+        child.handle.tell(RelayActor.inject_fault, "crash")
     if restarted:
         wait_until(lambda: child.handle.restarts == 1 and child.handle.alive, what="restart")
     else:
@@ -220,17 +220,17 @@ def test_backoff_delays_repeated_restarts_and_resets_after_a_healthy_run(
     child = spec("a", [], backoff=Backoff(min_s=2.0, max_s=8.0, reset_after_s=60.0))
     start_sup([child], clock, intensity=Intensity(max_restarts=100, period_s=1))
 
-    child.handle.proxy().inject_fault.defer("crash")
+    child.handle.tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: child.handle.restarts == 1, what="first, immediate restart")
 
-    child.handle.proxy().inject_fault.defer("crash")
+    child.handle.tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: child.handle.state == "backoff", what="backoff")
     clock.advance(1.9)
     assert child.handle.restarts == 1
     clock.advance(0.2)
     wait_until(lambda: child.handle.restarts == 2, what="restart after 2 s")
 
-    child.handle.proxy().inject_fault.defer("crash")
+    child.handle.tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: child.handle.state == "backoff", what="backoff")
     clock.advance(3.9)
     assert child.handle.restarts == 2
@@ -238,7 +238,7 @@ def test_backoff_delays_repeated_restarts_and_resets_after_a_healthy_run(
     wait_until(lambda: child.handle.restarts == 3, what="restart after 4 s")
 
     clock.advance(60)  # a healthy minute resets the run
-    child.handle.proxy().inject_fault.defer("crash")
+    child.handle.tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: child.handle.restarts == 4, what="immediate restart after reset")
 
 
@@ -260,9 +260,9 @@ def test_more_restarts_than_the_intensity_allows_escalates_to_the_parent(
         report=escalations.append,
     )
     for expected in (1, 2):
-        child.handle.proxy().inject_fault.defer("crash")
+        child.handle.tell(RelayActor.inject_fault, "crash")
         wait_until(partial(restarted, child, expected), what=f"restart {expected}")
-    child.handle.proxy().inject_fault.defer("crash")
+    child.handle.tell(RelayActor.inject_fault, "crash")
 
     wait_until(lambda: escalations, what="escalation")
     assert "intensity" in escalations[0].reason
@@ -275,7 +275,7 @@ def test_restarts_spread_over_longer_than_the_period_do_not_escalate(clock: Fake
     child = spec("a", [])
     ref = start_sup([child], clock, intensity=Intensity(max_restarts=2, period_s=10))
     for n in range(1, 6):
-        child.handle.proxy().inject_fault.defer("crash")
+        child.handle.tell(RelayActor.inject_fault, "crash")
         wait_until(partial(restarted, child, n), what=f"restart {n}")
         clock.advance(6)
     assert ref.is_alive()
@@ -289,7 +289,7 @@ def test_stop_abandons_a_hung_child_after_its_shutdown_timeout(
     other = spec("other", starts)
     ref = start_sup([other, hung], clock)
     release = threading.Event()
-    hung.handle.proxy().block.defer(release)
+    hung.handle.tell(Worker.block, release)
 
     assert ref.stop(block=True, timeout=10)
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import httpx
 
+from actors.kernel.base import ChildHandle
+from actors.ticker import Ticker
 from actors.tree import Relay
 from tests.helpers import wait_until
 
@@ -48,12 +50,12 @@ def test_health_shows_a_config_change_at_once(client: httpx.Client) -> None:
 
 def test_health_counts_a_tick_entry_once_it_can_be_read(client: httpx.Client, relay: Relay) -> None:
     """An entry readable at ``/agent/last`` is counted in ``/health`` asked after it."""
-    ticker = relay.handles["ticker"].proxy()
+    ticker: ChildHandle[Ticker] = relay.handles["ticker"]
     for n in range(1, 6):
         event = {"type": "text", "ts": n, "ocr": f"def tick_{n}():", "meta": {"app": "code"}}
         assert client.post("/sense", json=event).status_code == 200
         health(client)
-        assert ticker.tick().get(timeout=5) == "started"
+        assert ticker.ask(Ticker.tick).result(timeout=5) == "started"
 
         def stored(n: int = n) -> bool:
             return (client.get("/agent/last").json()["result"] or {}).get("id") == n
