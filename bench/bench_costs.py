@@ -148,9 +148,8 @@ def own_lineage() -> set[int]:
 
 def busy_reasons() -> list[str]:
     """Why the machine is not quiet now (empty when it is)."""
-    reasons = (
-        [f"1-min load {load_1min():.2f} (>= {QUIET_LOAD})"] if load_1min() >= QUIET_LOAD else []
-    )
+    load = load_1min()
+    reasons = [f"1-min load {load:.2f} (>= {QUIET_LOAD})"] if load >= QUIET_LOAD else []
     mine = own_lineage()
     others: list[str] = []
     for entry in Path("/proc").iterdir():
@@ -214,11 +213,7 @@ class ThreadStat(NamedTuple):
     cpu_ns: int
 
     def __sub__(self, other: ThreadStat) -> ThreadStat:
-        return ThreadStat(
-            self.voluntary - other.voluntary,
-            self.involuntary - other.involuntary,
-            self.cpu_ns - other.cpu_ns,
-        )
+        return ThreadStat(*(a - b for a, b in zip(self, other, strict=True)))
 
 
 def thread_stats(pid: int) -> dict[int, ThreadStat]:
@@ -611,27 +606,14 @@ def measure_actors(relay: Relay, reps: int) -> tuple[list[Figure], ContextWindow
     h = relay.handles
 
     def window() -> ContextWindow:
-        built: ContextWindow = (
-            h["context"].ask(ContextBuilder.window, MAX_AGE_MS).result(timeout=CALL_TIMEOUT_S)
-        )
-        return built
+        return h["context"].ask(ContextBuilder.window, MAX_AGE_MS).result(timeout=CALL_TIMEOUT_S)
 
-    figures = [
-        timed(
-            "feed.snapshot()",
-            lambda: h["feed"].ask(FeedBuffer.snapshot).result(timeout=CALL_TIMEOUT_S),
-            reps,
-            cpu=True,
-        ),
-        timed(
-            "sense.snapshot()",
-            lambda: h["sense"].ask(SenseBuffer.snapshot).result(timeout=CALL_TIMEOUT_S),
-            reps,
-            cpu=True,
-        ),
-        timed("context.window(120000) (snapshots + window)", window, reps, cpu=True),
-    ]
-    return figures, window()
+    calls: dict[str, Callable[[], object]] = {
+        "feed.snapshot()": lambda: h["feed"].ask(FeedBuffer.snapshot).result(CALL_TIMEOUT_S),
+        "sense.snapshot()": lambda: h["sense"].ask(SenseBuffer.snapshot).result(CALL_TIMEOUT_S),
+        "context.window(120000) (snapshots + window)": window,
+    }
+    return [timed(name, call, reps, cpu=True) for name, call in calls.items()], window()
 
 
 @contextlib.contextmanager
@@ -687,26 +669,16 @@ def run_tick(args: argparse.Namespace) -> list[TableRow]:
             f"{len(prompt)} chars; rest of the machine {other:.2f} cores; relays stopped "
             f"cleanly: {stopped}"
         )
+        on_disk = f"not in the sum: the same on disk ({fs}, RELAY_SYNC=full: a commit is an fsync):"
         for title, figures in (
             ("(a) pure, on the snapshots:", pure),
             ("(b) through the actors (wall time of the caller; CPU/call: whole process):", actor),
-            (
-                f"not in the sum: the same on disk ({fs}, RELAY_SYNC=full: a commit is an fsync):",
-                disk,
-            ),
+            (on_disk, disk),
         ):
-            print(f"  {title}")
-            for figure in figures:
-                print(figure.line())
+            print(f"  {title}\n" + "\n".join(figure.line() for figure in figures))
         by_name = {f.name: f for f in pure + actor}
-        parts = [
-            by_name[name]
-            for name in (
-                "context.window(120000) (snapshots + window)",
-                "build_prompt",
-                "digest.record + commit (ping behind it)",
-            )
-        ]
+        summed = ("context.window(120000) (snapshots + window)", "build_prompt")
+        parts = [by_name[name] for name in (*summed, "digest.record + commit (ping behind it)")]
         median_ms = sum(f.median_us() for f in parts) / 1000
         p99_ms = sum(f.p99_us() for f in parts) / 1000
         print(
@@ -735,11 +707,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     fill_defaults(
         args, idle_seconds=(10, 60), starts=(2, 5), reps=(2000, 20_000), actor_reps=(200, 2000)
     )
-    if (
-        args.idle_seconds <= 0
-        or min(args.starts, args.reps, args.actor_reps) < 1
-        or args.max_wait < 0
-    ):
+    counts = (args.starts, args.reps, args.actor_reps)
+    if args.idle_seconds <= 0 or min(counts) < 1 or args.max_wait < 0:
         parser.error(
             "--idle-seconds above 0; --starts, --reps, --actor-reps at least 1; --max-wait >= 0"
         )

@@ -109,14 +109,8 @@ def run_floor(rounds: int, seconds: int) -> list[Row]:
             post_many(servers[name], FEED_RING, 0)
         files = [tmp / "feed.json", tmp / "health.json"]
         sizes = [capture(servers["relay"], p, f) for p, f in zip(GETS, files, strict=True)]
-        args = [
-            "-m",
-            "bench.bare_app",
-            "--feed-body",
-            str(files[0]),
-            "--health-body",
-            str(files[1]),
-        ]
+        bodies = ("--feed-body", str(files[0]), "--health-body", str(files[1]))
+        args = ["-m", "bench.bare_app", *bodies]
         log_path = stack.enter_context(log_file("bare", "bare app output"))
         servers = {
             "bare": stack.enter_context(server_process(args, log_path, name="bare app")),
@@ -131,11 +125,8 @@ def run_floor(rounds: int, seconds: int) -> list[Row]:
             for _ in range(rounds):
                 for name, server in servers.items():
                     idle = [s.pid for s in servers.values() if s is not server]
-                    rows[name, load].rounds.append(
-                        measure(
-                            server, load.path, load.conns, seconds, method=load.method, idle=idle
-                        )
-                    )
+                    got = measure(server, load.path, load.conns, seconds, load.method, idle)
+                    rows[name, load].rounds.append(got)
             for name in servers:
                 print_progress(rows[name, load], f"{name:<6} ")
         for name in ("relay", "memory"):

@@ -251,9 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "fixed 30 s beat; print LLM calls and hud freshness.",
     )
     parser.add_argument("--speed", type=float, default=1.0, help="replay speed (default 1.0)")
-    parser.add_argument(
-        "--llm-delay-s", type=float, default=1.0, help="the fake LLM's latency (default 1.0)"
-    )
+    parser.add_argument("--llm-delay-s", type=float, default=1.0, help="LLM latency (default 1.0)")
     parser.add_argument("--session", type=Path, default=DEMO_SESSION, help="a session file")
     args = parser.parse_args(argv)
     if not (math.isfinite(args.speed) and args.speed > 0):

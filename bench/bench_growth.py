@@ -73,7 +73,7 @@ from bench.harness import (
     sense_body,
     where,
 )
-from bench.load import WRK_INSTALL_HINT, Round, Row, post, wrk_available, wrk_round
+from bench.load import WRK_INSTALL_HINT, Round, Row, post, print_head, wrk_available, wrk_round
 
 SWEEPS = ("ocr", "conns", "hour")
 OCR_CONNS = 16
@@ -166,11 +166,6 @@ def print_errors(steps: Sequence[Step], unit: str) -> None:
             print(f"  errors at {step.label} {unit}: {dict(step.errors())}")
 
 
-def print_header(*columns: str, indent: str = "") -> None:
-    head = " ".join(columns)
-    print(f"\n{indent}{head}\n{indent}{'-' * len(head)}")
-
-
 # -- OCR size ------------------------------------------------------------------------------------
 
 
@@ -204,10 +199,11 @@ def run_ocr(args: argparse.Namespace) -> None:
 
 
 def print_ocr(steps: Sequence[Step], bodies: dict[int, bytes], start_rss: float) -> None:
-    print_header(
+    print_head(
         f"{'ocr KiB':>7} {'body KiB':>8} {'req/s':>7} {'MiB/s':>7} {'p50 ms':>8} {'p99 ms':>8}",
         f"{'cpu us/req':>10} {'us/KiB':>7} {'cores rel/wrk/oth':>17} {'RSS MB':>7}",
         f"{'ring MiB':>8} {'RSS/ring':>8} {'disk MiB':>8} {'wal MiB':>7}",
+        blank=True,
     )
     for step in steps:
         size = len(bodies[step.label])
@@ -225,9 +221,10 @@ def print_ocr(steps: Sequence[Step], bodies: dict[int, bytes], start_rss: float)
     base = steps[0]
     base_size = len(bodies[base.label])
     print(f"\nGrowth against the {base.label} KiB step (<= 1: at most linear):")
-    print_header(
+    print_head(
         f"{'ocr KiB':>7} {'size x':>7} {'cpu x':>7} {'cpu x/size x':>12} {'p99 x/size x':>12}",
         f"{'step exp':>8}",
+        blank=True,
     )
     worst: list[str] = []
     previous: tuple[int, float] | None = None
@@ -281,9 +278,10 @@ def run_conns(args: argparse.Namespace) -> None:
                 f"{step.median('p99'):7.2f} ms cpu {step.median('cpu_us'):5.0f} us/req "
                 f"RSS {step.rss:6.1f} MB per round req/s {[round(s.rps) for s in step.rounds]}"
             )
-    print_header(
+    print_head(
         f"{'conns':>5} {'req/s':>7} {'p50 ms':>8} {'p99 ms':>8} {'little ms':>9} {'p50/L':>6}",
         f"{'p99/L':>6} {'cpu us/req':>10} {'cpu x':>6} {'cores rel/wrk/oth':>17} {'RSS MB':>7}",
+        blank=True,
     )
     ratios: dict[int, float] = {}
     for step in steps:
@@ -393,11 +391,12 @@ def run_hour(args: argparse.Namespace) -> None:
     chunk_s = args.hour_seconds / args.chunks
     with sweep_relay("hour") as run:
         wrk_round(run.relay, "/feed?after=0", GET_CONNS, 1, warmup_s=0)
-        print_header(
+        print_head(
             f"{'sim min':>7} {'posts':>5} {'err':>4} {'post/s':>6} {'post p99':>8}",
             f"{'cpu us/post':>11} {'other':>5} {'RSS MB':>7} {'feed':>6} {'sense':>6} {'agent':>6}",
             f"{'wal':>6} {'GET /feed ms':>13} {'GET /sense ms':>13} {'rings':>7}",
             indent="  ",
+            blank=True,
         )
         rows = [read_state(run, HourRow("start"))]
         print_hour_row(rows[0])
@@ -440,10 +439,8 @@ def hour_verdict(chunks: Sequence[HourRow]) -> None:
     )
     unbounded: list[str] = []
 
-    def check(
-        name: str, a: float, b: float, slack: float, share: float, unit: str, note: str = ""
-    ) -> None:
-        ok = b - a < max(slack, share * a)
+    def check(name: str, a: float, b: float, slack: float, share: float, unit: str) -> None:
+        ok, note = b - a < max(slack, share * a), ""
         if not ok and name.endswith("-wal"):
             ok = b * MIB <= WAL_MARK
             note = (

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from bench import harness
-from bench.load import ENDPOINTS, post
+from bench.load import ENDPOINTS, post, print_head
 
 CONNECTIONS = 64
 MAX_S = 3600.0
@@ -145,12 +145,10 @@ def print_memory(run: MemoryRun) -> None:
         print(f"only the reading after start: RSS {start.rss_mb:.1f} MB (cut short)")
         return
     ref = run.readings[run.reference]
-    head = (
-        f"{'posts':>10} {'/feed':>9} {'/sense':>9} {'RSS MB':>7} {'vs start':>8} "
-        f"{'vs ' + format(run.posts, ','):>11} {'posting s':>9} {'errors':>6}"
+    print_head(
+        f"{'posts':>10} {'/feed':>9} {'/sense':>9} {'RSS MB':>7} {'vs start':>8}",
+        f"{'vs ' + format(run.posts, ','):>11} {'posting s':>9} {'errors':>6}",
     )
-    print(head)
-    print("-" * len(head))
     for n, r in enumerate(run.readings):
         since_ref = f"{r.rss_mb - ref.rss_mb:>+11.2f}" if n >= run.reference else " " * 11
         print(

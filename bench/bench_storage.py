@@ -62,6 +62,7 @@ from bench.load import (
     parse_rows_args,
     parser_with_rows,
     post,
+    print_head,
     print_ratios,
     print_rss,
     print_table,
@@ -166,12 +167,10 @@ def run_shutdown(stops: int) -> dict[str, list[StopSample]]:
 
 
 def print_stops(samples: dict[str, list[StopSample]]) -> None:
-    head = (
-        f"{'client':<7} {'stops':>5} {'SIGTERM->exit median s':>22} {'min':>6} {'max':>6} "
-        f"{'exit codes':<12} {'start->healthy median s':>23}"
+    print_head(
+        f"{'client':<7} {'stops':>5} {'SIGTERM->exit median s':>22} {'min':>6} {'max':>6}",
+        f"{'exit codes':<12} {'start->healthy median s':>23}",
     )
-    print(head)
-    print("-" * len(head))
     for case, stops in samples.items():
         took = [s.stop_s for s in stops]
         codes = " ".join(str(s.code) for s in stops)

@@ -114,8 +114,6 @@ def as_posted(endpoint: str, item: dict[str, Any]) -> dict[str, Any]:
 
 
 class Record(NamedTuple):
-    """One POST."""
-
     endpoint: str
     seq: int
     started: float

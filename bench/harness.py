@@ -48,7 +48,6 @@ FEED_TEXT = (
     "[PERIODIC] status check\n"
     "[2s ago, openrouter] so the relay keeps the last messages and the agent reads them"
 )
-"""The text of the benches' ``POST /feed`` body."""
 OCR_LINE = "def handle(request): return json_response({'ok': True})  # editor text\n"
 OCR_BYTES = 4096
 APPS = ("code", "idea", "chrome", "slack", "terminal")
@@ -74,7 +73,6 @@ def sense_body(ocr_bytes: int = OCR_BYTES, n: int = 0, ts: int | None = None) ->
 
 
 def post_body(path: str) -> bytes:
-    """The benches' body for ``POST /feed`` or ``POST /sense``."""
     return feed_body() if path == "/feed" else sense_body()
 
 
@@ -127,19 +125,6 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
-def machine_busy_s() -> float:
-    """CPU seconds all CPUs spent busy since boot (``/proc/stat``: all but idle and iowait)."""
-    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
-    user, nice, system, _idle, _iowait, irq, softirq, steal = values
-    return (user + nice + system + irq + softirq + steal) / CLK_TCK
-
-
-def children_cpu_s() -> float:
-    """CPU seconds of this process's waited-for children (a finished ``wrk`` run counts)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def load_1min() -> float:
     return float(Path("/proc/loadavg").read_text().split()[0])
 
@@ -175,17 +160,19 @@ class Meter:
         self.start = self._read()
 
     def _read(self) -> tuple[float, ...]:
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)  # a finished wrk run counts
+        # /proc/stat: user nice system idle iowait irq softirq steal; busy is all but idle, iowait
+        ticks = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
         return (
             cpu_s(self.server) if self.server is not None else 0.0,
             time.process_time(),
-            children_cpu_s(),
+            children.ru_utime + children.ru_stime,
             sum(cpu_s(pid) for pid in self.idle),
-            machine_busy_s(),
+            (sum(ticks) - ticks[3] - ticks[4]) / CLK_TCK,
             time.monotonic(),
         )
 
     def read(self) -> Usage:
-        """What was used since the meter was made."""
         return Usage(*(b - a for a, b in zip(self.start, self._read(), strict=True)))
 
 
@@ -201,10 +188,8 @@ def free_port() -> int:
 
 
 def log_tail(path: Path | None, lines: int = 15) -> str:
-    if path is None:
-        return ""
     try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path else ""
     except OSError:
         return "(no log)"
 
@@ -337,9 +322,7 @@ def relay_env(**settings: str) -> dict[str, str]:
     """This environment without the relay's own settings (``RELAY_``, ``AGENT_``, ``LOG_``,
     ``OPENROUTER_``), plus ``settings``."""
     prefixes = ("RELAY_", "AGENT_", "LOG_", "OPENROUTER_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
-    env.update(settings)
-    return env
+    return {k: v for k, v in os.environ.items() if not k.startswith(prefixes)} | settings
 
 
 def agent_env(llm_url: str, sync: str = "full", **extra: str) -> dict[str, str]:
@@ -416,7 +399,6 @@ def where(data_dir: str, sync: str = "full") -> str:
 def agent_setup(
     name: str, data_dir: str | None = None, mode: str = "ok", delay_s: float = 1.0
 ) -> Iterator[tuple[FakeLLM, str, Path]]:
-    """A fake LLM (on a thread of this process), a data directory and a log file."""
     with (
         data_directory(data_dir, f"relay-bench-{name}-") as path,
         log_file(name) as log_path,
@@ -468,7 +450,6 @@ def summarize_log(
 
 
 def print_log_summary(lines: Sequence[str], label: str, limit: int = 8, **options: bool) -> None:
-    """``options``: those of :func:`summarize_log`."""
     below = " (warnings and worse below)" if options.get("above_info") else ""
     print(f"  {label}: {len(lines)} lines{below}")
     for line in summarize_log(lines, limit, **options):
@@ -503,10 +484,9 @@ def health(server: Server) -> tuple[int, dict[str, Any]]:
     """``GET /health``: status and body (status 0 when it did not answer)."""
     try:
         resp = httpx.get(server.base_url + "/health", timeout=5.0)
-        body: dict[str, Any] = resp.json()
+        return resp.status_code, resp.json()
     except (httpx.HTTPError, ValueError) as exc:
         return 0, {"error": repr(exc)}
-    return resp.status_code, body
 
 
 def print_health(server: Server, prefix: str = "") -> None:

@@ -141,8 +141,6 @@ def run_wrk(
 
 @dataclass(slots=True)
 class Round:
-    """One measurement of one row."""
-
     rps: float
     """200 answers per second."""
     p50: float
@@ -163,8 +161,6 @@ class Round:
 
 @dataclass(slots=True)
 class Row:
-    """All rounds of one (scenario, endpoint, connections)."""
-
     scenario: str
     endpoint: str
     conns: int
@@ -226,11 +222,9 @@ def measure(
     path: str,
     conns: int,
     seconds: float,
-    *,
     method: str = "POST",
     idle: Sequence[int] = (),
 ) -> Round:
-    """One round of one row: ``POST`` the bench's body for ``path``, or ``GET`` it."""
     body = post_body(path) if method == "POST" else None
     return wrk_round(server, path, conns, seconds, body=body, idle=idle)
 
@@ -395,7 +389,6 @@ def run_scenario(setup: Setup, rounds: int, seconds: float) -> tuple[list[Row], 
 
 
 def print_progress(row: Row, prefix: str = "") -> None:
-    """One measured row, with each round's req/s, p99 and other cpu."""
     print(
         f"  {prefix}{row.endpoint:<6} {row.conns:>3} conns: {row.median('rps'):8.0f} req/s "
         f"p50 {row.median('p50'):7.2f} ms p99 {row.median('p99'):7.2f} ms "
@@ -405,16 +398,19 @@ def print_progress(row: Row, prefix: str = "") -> None:
     )
 
 
+def print_head(*columns: str, indent: str = "", blank: bool = False) -> None:
+    """Column heads joined by spaces, then a rule as long (``blank``: a blank line first)."""
+    head = " ".join(columns)
+    print(f"{chr(10) if blank else ''}{indent}{head}\n{indent}{'-' * len(head)}")
+
+
 def print_table(title: str, rows: Sequence[Row]) -> None:
-    """Median req/s, p50, p99, errors and CPU of each row."""
     print(f"\n{title}")
     width = max([8, *(len(row.endpoint) for row in rows)])
-    header = (
-        f"{'scenario':<9} {'endpoint':<{width}} {'conns':>5} {'req/s':>8} {'p50 ms':>8} "
-        f"{'p99 ms':>8} {'errors':>6}  {'relay cpu':>9} {'gen cpu':>7} {'other cpu':>9}"
+    print_head(
+        f"{'scenario':<9} {'endpoint':<{width}} {'conns':>5} {'req/s':>8} {'p50 ms':>8}",
+        f"{'p99 ms':>8} {'errors':>6}  {'relay cpu':>9} {'gen cpu':>7} {'other cpu':>9}",
     )
-    print(header)
-    print("-" * len(header))
     for row in rows:
         print(
             f"{row.scenario:<9} {row.endpoint:<{width}} {row.conns:>5} {row.median('rps'):>8.0f} "
@@ -446,8 +442,7 @@ def print_ratios(
         titles.append(f"{extra[0]:^{len(extra[1])}}")
         heads.append(extra[1])
     print((" " * (width + 7) + "   ".join(titles)).rstrip())
-    head = f"{'endpoint':<{width}} {'conns':>5} " + "   ".join(heads)
-    print(f"{head}\n{'-' * len(head)}")
+    print_head(f"{'endpoint':<{width}} {'conns':>5}", "   ".join(heads))
     for ref in (r for r in rows if r.scenario == base):
         same = [by_key.get((name, ref.endpoint, ref.conns)) for name in names]
         if not any(same):
@@ -465,7 +460,6 @@ def print_rss(rss: Mapping[str, Mapping[str, float]]) -> None:
 
 
 def parser_with_rows(description: str, quick: str) -> argparse.ArgumentParser:
-    """The options of a bench of rows: ``--seconds``, ``--rounds``, ``--quick``."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--seconds", type=int, help="measured window per round (default 3)")
     parser.add_argument("--rounds", type=int, help="rounds per row; medians shown (default 3)")
