@@ -1,4 +1,4 @@
-"""SenseBuffer: owns the sense ring, validation of sense events and ``receivedAt``."""
+"""SenseBuffer: owns the sense ring, its ids, its activity counter and ``receivedAt``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Privacy: secrets redacted before anything is stored or sent; excluded apps and windows dropped.
+"""Redaction: secrets replaced by typed markers before anything is stored or sent.
 
 Redaction
 ---------
@@ -86,15 +86,9 @@ literal; a pattern that began with a look-behind or a character class would be t
 every position, 20 to 40 times slower. Case-insensitive names are searched in one
 lower-cased copy; card numbers in a projection of the text on its digits (a Luhn-valid run
 of 13 or more once spaces and dashes are dropped). The strings of a sense event, or of a
-burst of feed messages, are joined and tested once. Figures: ``bench/bench_privacy.py``.
+burst of feed messages, are joined and tested once. Figures: ``python -m bench.bench_privacy``.
 
-Exclusion
----------
-:class:`ExclusionRule` (``RELAY_EXCLUDE_APPS``, ``RELAY_EXCLUDE_TITLES``) and its counter
-:class:`Exclusions` drop whole screen events of excluded apps or windows. That is the
-transport's decision: ``POST /sense`` answers ``{"ok": true, "dropped": "excluded"}`` before
-anything reaches an actor, so such an event is never stored, served, streamed nor seen by a
-tick.
+Excluded apps and windows are dropped whole, at ingest: :mod:`actors.core.exclusion`.
 """
 
 from __future__ import annotations

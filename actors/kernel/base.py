@@ -1,4 +1,4 @@
-"""What every relay actor shares: supervision hooks, the bridge message, stable handles.
+"""What every relay actor shares: supervision hooks, typed messages, stable handles.
 
 * :class:`RelayActor` tells its supervisor when it dies (an error in a told message, or
   in ``on_start``, which Pykka reports to no hook), answers :class:`Call` messages, and
