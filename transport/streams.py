@@ -1,4 +1,4 @@
-"""Server-Sent Events and digest long-polls: the transport's fan-out of what actors publish.
+"""The transport's fan-out of what actors publish, to Server-Sent Event streams and long-polls.
 
 The feed buffer and the digest store publish a snapshot after each commit
 (:mod:`actors.kernel.published`). A :class:`Hub` per source listens to that cell and does almost
