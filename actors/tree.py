@@ -375,6 +375,7 @@ def start_relay(
         actors=h,
         timeout_s=settings.actor_timeout_ms / 1000,
         storage=storage,
+        clock=clock,
     )
     policy = Policy(
         token=settings.token,

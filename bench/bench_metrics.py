@@ -114,7 +114,8 @@ def scrape_ms(scrapes: int = 50) -> None:
 
     with FakeLLM() as llm:
         agent = AgentConfig(base_url=llm.base_url, api_key="x", interval_ms=3_600_000)
-        relay = start_relay(Settings(port=0, data_dir=":memory:", agent=agent), SystemClock())
+        clock = SystemClock()
+        relay = start_relay(Settings(port=0, data_dir=":memory:", agent=agent), clock)
         try:
             for n in range(5):  # counters for one model, as a few ticks leave them
                 relay.handles["sense"].proxy().append(_sense(n)).get(timeout=5)
@@ -138,6 +139,7 @@ def scrape_ms(scrapes: int = 50) -> None:
                 actors=relay.handles,
                 timeout_s=2.0,
                 storage=relay.storage,
+                clock=clock,
             )
 
             async def run() -> tuple[list[float], int]:

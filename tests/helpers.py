@@ -22,6 +22,7 @@ from typing import IO, Any, Concatenate, ParamSpec, TypeVar
 import httpx
 import pytest
 import structlog
+from prometheus_client.parser import text_string_to_metric_families
 
 from actors.core.prompt import PreviousDigest, build_prompt
 from actors.core.records import FeedItem, SenseEvent, SenseInput
@@ -186,6 +187,28 @@ def tick(relay: Relay, logs: LogSink) -> str:
 def restarted(handle: ChildHandle[Any], count: int) -> bool:
     """Whether the child behind ``handle`` was restarted ``count`` times and is up again."""
     return bool(handle.restarts == count and handle.alive)
+
+
+# -- metrics -------------------------------------------------------------------------------------
+
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def scrape(client: httpx.Client, **kwargs: Any) -> Samples:
+    """Every sample of one ``GET /metrics``, by name and labels (parsed by prometheus-client)."""
+    response = client.get("/metrics", **kwargs)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
+    samples: Samples = {}
+    for family in text_string_to_metric_families(response.text):
+        for sample in family.samples:
+            samples[sample.name, tuple(sorted(sample.labels.items()))] = sample.value
+    return samples
+
+
+def value(samples: Samples, name: str, **labels: str) -> float | None:
+    """The sample ``name{labels}``, or ``None`` if the scrape has none."""
+    return samples.get((name, tuple(sorted(labels.items()))))
 
 
 # -- the agent's schedule ------------------------------------------------------------------------

@@ -31,13 +31,16 @@ from transport.handlers.agent import (
     get_last,
     post_config,
 )
+from transport.handlers.clients import post_profiling_sense
 from transport.handlers.health import get_health
 from transport.handlers.ingest import get_feed, get_sense, post_feed, post_sense
 from transport.handlers.meta import get_metrics, get_openapi, post_fault
 from transport.metrics import UNMATCHED, HttpStats
+from transport.profiling import ClientFigures
 from transport.state import (
     ACCESS,
     ASK,
+    CLIENT_FIGURES,
     FEED_ANSWERS,
     FEED_POSTS,
     HTTP_STATS,
@@ -114,6 +117,7 @@ def build_app(
     app[SENSE_ANSWERS] = ListAnswers()
     access = Access(policy.token, policy.cors_origins)
     app[ACCESS] = access
+    app[CLIENT_FIGURES] = ClientFigures()
     http_stats = app[HTTP_STATS] = HttpStats(sum(policy.exclusions.counts().values()))
     routes: list[tuple[str, str, Handler]] = [
         ("POST", "/feed", post_feed),
@@ -131,6 +135,7 @@ def build_app(
         ("GET", "/health", get_health),
         ("GET", "/metrics", get_metrics),
         ("GET", "/openapi.json", get_openapi),
+        ("POST", "/profiling/sense", post_profiling_sense),
     ]
     if policy.faults:
         routes.append(("POST", "/debug/fault", post_fault))

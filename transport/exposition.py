@@ -37,6 +37,7 @@ from actors.kernel.base import ChildHandle, RelayActor
 from actors.ticker import Ticker
 from transport.bridge import Asker
 from transport.metrics import HTTP_BUCKETS_S, HttpStats
+from transport.profiling import CLIENTS, ClientFigures
 
 if TYPE_CHECKING:
     from transport.state import Peers
@@ -82,6 +83,8 @@ class Scrape:
     by status, moved to ``excluded`` here)."""
     redactions: Mapping[str, int]
     """Redactions by type, since the start."""
+    clients: ClientFigures
+    """The capture client's and the overlay's newest reports of their own figures."""
 
 
 def _counter(name: str, doc: str, labels: Sequence[str]) -> CounterMetricFamily:
@@ -118,6 +121,7 @@ class RelayCollector:
             yield from self._ticker(scrape.ticker)
         yield from self._actors(scrape.actors)
         yield from self._streams(scrape.streams)
+        yield from self._clients(scrape.clients)
         redactions = _counter(
             "relay_redactions_total", "Secrets redacted before storage, by type.", ["type"]
         )
@@ -273,17 +277,47 @@ class RelayCollector:
     def _streams(streams: Streams) -> Iterator[Metric]:
         clients = GaugeMetricFamily(
             "relay_stream_clients",
-            "Open /feed/stream and /agent/stream clients.",
+            "Open /feed/stream and /agent/stream clients, and overlay sockets.",
             labels=["stream"],
         )
         dropped = _counter(
             "relay_stream_dropped_total", "Stream clients dropped for falling behind.", ["stream"]
         )
-        for hub in (streams.feed, streams.agent):
-            clients.add_metric([hub.kind], hub.open)
-            dropped.add_metric([hub.kind], hub.dropped)
+        for name, (count, drops) in streams.clients().items():
+            clients.add_metric([name], count)
+            dropped.add_metric([name], drops)
         yield clients
         yield dropped
+
+    @staticmethod
+    def _clients(figures: ClientFigures) -> Iterator[Metric]:
+        rss = GaugeMetricFamily(
+            "relay_client_rss_megabytes",
+            "Resident memory of Sinain's clients, as each last reported it: sense (the capture "
+            "client, every 60 s), overlay (every 30 s); no sample before a client's first report.",
+            labels=["client"],
+        )
+        uptime = GaugeMetricFamily(
+            "relay_client_uptime_seconds",
+            "How long each client's process had run at its last report.",
+            labels=["client"],
+        )
+        received = GaugeMetricFamily(
+            "relay_client_report_timestamp_seconds",
+            "When the relay received each client's last report (epoch seconds): "
+            "time() minus this is the report's age.",
+            labels=["client"],
+        )
+        for client in CLIENTS:
+            report = figures.latest(client)
+            if report is None:
+                continue
+            rss.add_metric([client], report.rss_mb)
+            uptime.add_metric([client], report.uptime_s)
+            received.add_metric([client], report.received_at / 1000)
+        yield rss
+        yield uptime
+        yield received
 
 
 def mailbox_depth(handle: ChildHandle[Any]) -> int:
@@ -313,6 +347,7 @@ async def render(
     http: HttpStats,
     streams: Streams,
     *,
+    clients: ClientFigures | None = None,
     excluded: Mapping[str, int] | None = None,
     redactions: Mapping[str, int] | None = None,
 ) -> bytes:
@@ -329,6 +364,7 @@ async def render(
         ticker=ticker,
         excluded=excluded or {},
         redactions=redactions or {},
+        clients=clients or ClientFigures(),
     )
     registry = CollectorRegistry(auto_describe=False)
     registry.register(RelayCollector(scrape))

@@ -333,6 +333,23 @@ def _paths() -> dict[str, dict[str, Schema]]:
                 },
             },
         },
+        "/profiling/sense": {
+            "post": {
+                "summary": "The capture client's own figures: RSS, uptime, counters",
+                "description": "Sinain's capture client posts them every 60 s. The newest "
+                "report is shown in `/health.profiling.sense` and in `/metrics` "
+                '(`relay_client_*{client="sense"}`); it is kept in memory only.',
+                "requestBody": {
+                    "required": True,
+                    "description": "At most 16 KiB." + _BODY_NOTE,
+                    "content": {JSON: {"schema": ref("ProcessReport")}},
+                },
+                "responses": {
+                    **_ok(closed({"ok": {"const": True}}), "Kept as the newest report."),
+                    **_errors("BadRequest", "PayloadTooLarge", "UnsupportedMediaType"),
+                },
+            },
+        },
         "/health": {
             "get": {
                 "summary": "Counts, agent statistics, every actor's state, storage and streams",

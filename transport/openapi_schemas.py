@@ -10,6 +10,7 @@ from typing import Any
 
 from actors.digest_store import DIGEST_PREVIEW_CHARS
 from transport.handlers.meta import MAX_HANG_S
+from transport.profiling import MAX_EXTRA_FIELDS, MAX_EXTRA_NAME_CHARS
 
 JSON = "application/json"
 SSE = "text/event-stream"
@@ -386,10 +387,53 @@ SCHEMAS: dict[str, Schema] = {
                     "problem": nullable(STRING),
                 }
             ),
-            "streams": closed({"feed": INT, "agent": INT, "dropped": INT}),
+            "streams": closed(
+                {"feed": INT, "agent": INT, "overlay": INT, "dropped": INT},
+                description="Clients open per stream (`overlay`: overlay sockets), and clients "
+                "dropped for falling behind since the transport started.",
+            ),
+            "profiling": closed(
+                {
+                    "sense": nullable(ref("ClientFigures")),
+                    "overlay": nullable(ref("ClientFigures")),
+                },
+                description="The capture client's and the overlay's newest reports of their "
+                "own figures (`null` before the first); kept in memory, not history.",
+            ),
         },
         "error",
         description="Made for each request: it shows every write answered before it was asked.",
+    ),
+    "ProcessReport": {
+        "type": "object",
+        "properties": {
+            "rssMb": {"type": "number", "minimum": 0, "description": "Resident memory, MB."},
+            "uptimeS": {"type": "number", "minimum": 0, "description": "Seconds since start."},
+            "ts": {"type": "number", "description": "The client's clock, epoch milliseconds."},
+            "extra": nullable(
+                {
+                    "type": "object",
+                    "maxProperties": MAX_EXTRA_FIELDS,
+                    "propertyNames": {"maxLength": MAX_EXTRA_NAME_CHARS},
+                    "additionalProperties": NUMBER,
+                    "description": "The client's own counters, by name.",
+                }
+            ),
+        },
+        "required": ["rssMb", "uptimeS", "ts"],
+        "additionalProperties": True,
+        "description": "A client process's figures, as the capture client posts them every "
+        "60 s. `null` counts as absent; other fields are ignored.",
+    },
+    "ClientFigures": closed(
+        {
+            "rssMb": NUMBER,
+            "uptimeS": NUMBER,
+            "ts": {"type": "number", "description": "The client's clock, epoch milliseconds."},
+            "receivedAt": {"type": "integer", "description": "The relay's clock, epoch ms."},
+            "extra": {"type": "object", "additionalProperties": NUMBER},
+        },
+        description="A client's newest report, as it sent it, and when it arrived.",
     ),
     "StreamGap": closed(
         {"after": INT, "oldest": INT},

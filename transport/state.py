@@ -22,6 +22,7 @@ from actors.core.redaction import Redactor
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle
+from actors.kernel.clock import Clock
 from actors.kernel.published import Published
 from actors.kernel.storage import StorageInfo
 from actors.sense_buffer import SenseBuffer
@@ -30,6 +31,7 @@ from transport.auth import Access
 from transport.batching import Batcher
 from transport.bridge import Asker
 from transport.metrics import HttpStats
+from transport.profiling import ClientFigures
 from transport.streams import (
     Streams,
 )
@@ -57,6 +59,8 @@ class Peers:
     timeout_s: float
     storage: StorageInfo
     """Static for the process: the epoch and where the data lives."""
+    clock: Clock
+    """The relay's clock: the items' times are its, and the overlay's quiet spells run on it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +146,10 @@ REQUEST_ID = web.RequestKey("request_id", str)
 
 HTTP_STATS = web.AppKey("http_stats", HttpStats)
 """Requests and latencies per route, for ``GET /metrics``."""
+
+
+CLIENT_FIGURES = web.AppKey("client_figures", ClientFigures)
+"""The capture client's and the overlay's newest reports of their own figures."""
 
 
 ACCESS = web.AppKey("access", Access)

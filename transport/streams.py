@@ -1,4 +1,4 @@
-"""The transport's fan-out of what actors publish, to Server-Sent Event streams and long-polls.
+"""The transport's fan-out of what actors publish, to streams, overlay sockets and long-polls.
 
 The feed buffer and the digest store publish a snapshot after each commit
 (:mod:`actors.kernel.published`). A :class:`Hub` per source listens to that cell and does almost
@@ -7,6 +7,11 @@ long-poll is waiting it returns at once, and otherwise it schedules one wake-up 
 transport's event loop, into which later publishes coalesce. On the loop the hub reads the
 newest snapshot and queues, for each subscriber, the items it has not had yet. No actor
 waits for a client: a client that does not keep up is dropped, and its backlog with it.
+
+Framing. Each subscriber says how an event is framed for it (:class:`Framing`): an SSE
+stream gets ``id:``/``event:``/``data:`` blocks (:mod:`transport.sse`), the overlay's
+WebSocket its own JSON messages (:mod:`transport.overlay`). A frame is made once per event and
+framing, whatever the number of subscribers that get it.
 
 Completeness. Ids only grow and a snapshot holds committed items only, so a subscriber's
 *cursor* (the highest id queued for it) says exactly what it has had. A stream subscribes
@@ -25,6 +30,7 @@ import asyncio
 import bisect
 import contextlib
 import functools
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
@@ -65,6 +71,9 @@ LONG_POLL_MAX_S = 60.0
 
 DROPPED = "dropped"
 SHUTDOWN = "shutdown"
+OVERLAY = "overlay"
+"""The framing name of the overlay's sockets on the feed hub (:mod:`transport.overlay`): its
+clients and drops are counted apart from the SSE streams'."""
 
 log = structlog.get_logger("relay")
 
@@ -128,12 +137,38 @@ def gap_frame(after: int, oldest: int) -> bytes:
     return b"event: gap\ndata: " + orjson.dumps({"after": after, "oldest": oldest}) + b"\n\n"
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class Framing:
+    """How one kind of subscriber is sent events: the frame of an event, and of a gap.
+
+    Compared by identity: each framing is made once (a hub's SSE framing, the overlay's), and
+    the hub caches frames per framing during a fan-out.
+    """
+
+    name: str
+    """The subscribers' label in ``/health.streams`` and ``relay_stream_clients``."""
+    event: Callable[[Event], bytes]
+    gap: Callable[[int, int], bytes] | None = None
+    """The frame announcing that items after the first id and before the second are gone;
+    ``None``: such a client is told nothing of it."""
+
+
 class Subscriber:
-    """One stream's client: its cursor and the frames queued for it."""
+    """One client of a hub: its cursor, its framing and the frames queued for it."""
 
-    __slots__ = ("_abort", "_bytes", "_frames", "_ready", "closed", "cursor", "peer", "writing")
+    __slots__ = (
+        "_abort",
+        "_bytes",
+        "_frames",
+        "_ready",
+        "closed",
+        "cursor",
+        "framing",
+        "peer",
+        "writing",
+    )
 
-    def __init__(self, cursor: int, abort: Callable[[], None], peer: str) -> None:
+    def __init__(self, cursor: int, abort: Callable[[], None], peer: str, framing: Framing) -> None:
         self.cursor = cursor
         """The highest id queued (or replayed) for this client."""
         self.closed: str | None = None
@@ -141,6 +176,7 @@ class Subscriber:
         self.writing = False
         """Whether the handler is inside a write to the client."""
         self.peer = peer
+        self.framing = framing
         self._frames: list[bytes] = []
         self._bytes = 0
         self._ready = asyncio.Event()
@@ -204,10 +240,22 @@ class Hub(Generic[S]):
         self._scheduled = False
         """Whether a wake-up is already scheduled on the loop; set on the publisher's thread."""
         self._filling: asyncio.Task[None] | None = None
-        self.open = 0
-        """Streams being served (from admission to the handler's end)."""
-        self.dropped = 0
-        """Clients dropped for not keeping up."""
+        self.sse = Framing(kind, self.frame, gap_frame)
+        """The framing of this hub's Server-Sent Event streams."""
+        self.clients: Counter[str] = Counter()
+        """Clients being served (from admission to the handler's end), by framing name."""
+        self.drops: Counter[str] = Counter()
+        """Clients dropped for not keeping up, by framing name."""
+
+    @property
+    def open(self) -> int:
+        """Clients being served, every framing together (they share the stream slots)."""
+        return sum(self.clients.values())
+
+    @property
+    def dropped(self) -> int:
+        """Clients dropped for not keeping up, every framing together."""
+        return sum(self.drops.values())
 
     @property
     def value(self) -> S:
@@ -314,16 +362,20 @@ class Hub(Generic[S]):
         self._deliver(fill=bool(older))  # another fill only while fills make progress
 
     def _fan_out(self, items: Sequence[Event]) -> None:
-        frames: dict[int, bytes] = {}
+        cache: dict[Framing, dict[int, bytes]] = {}
         limits = self._limits
         for sub in list(self._subscribers):
+            framing = sub.framing
+            frames = cache.get(framing)
+            if frames is None:
+                frames = cache[framing] = {}
             start = bisect.bisect_right(items, sub.cursor, key=_event_id)
             for event in items[start:]:
-                if event.id > sub.cursor + 1:
-                    sub.put(gap_frame(sub.cursor, event.id))
+                if event.id > sub.cursor + 1 and framing.gap is not None:
+                    sub.put(framing.gap(sub.cursor, event.id))
                 frame = frames.get(event.id)
                 if frame is None:
-                    frame = frames[event.id] = self.frame(event)
+                    frame = frames[event.id] = framing.event(event)
                 sub.put(frame)
                 sub.cursor = event.id
             count, size = sub.backlog
@@ -336,24 +388,28 @@ class Hub(Generic[S]):
 
     # -- streams -------------------------------------------------------------------------------
 
-    def subscribe(self, abort: Callable[[], None], peer: str) -> tuple[Subscriber, Sequence[Event]]:
+    def subscribe(
+        self, abort: Callable[[], None], peer: str, framing: Framing | None = None
+    ) -> tuple[Subscriber, Sequence[Event]]:
         """A new subscriber, live from the newest item, and the ring it starts after.
 
-        The caller must :meth:`release` it when its stream ends.
+        ``framing``: how its events are framed; by default as Server-Sent Events
+        (:attr:`sse`). The caller must :meth:`release` it when its stream ends.
         """
         # Listening first: a publish after the read below wakes the hub, and one before it is
         # in the ring that the replay is made of.
         self._listening = True
         items = self._items(self._view.value)
-        sub = Subscriber(items[-1].id if items else 0, abort, peer)
+        framing = framing or self.sse
+        sub = Subscriber(items[-1].id if items else 0, abort, peer, framing)
         self._subscribers.add(sub)
-        self.open += 1
+        self.clients[framing.name] += 1
         return sub, items
 
     def release(self, sub: Subscriber) -> None:
         """The stream of ``sub`` ended: free its slot."""
         self._subscribers.discard(sub)
-        self.open -= 1
+        self.clients[sub.framing.name] -= 1
         self._update_listening()
 
     def drop(self, sub: Subscriber, reason: str) -> None:
@@ -362,12 +418,12 @@ class Hub(Generic[S]):
             return
         self._subscribers.discard(sub)
         self._update_listening()
-        self.dropped += 1
+        self.drops[sub.framing.name] += 1
         count, size = sub.backlog
         log.warning(
             "stream.dropped_slow",
             actor="http",
-            stream=self.kind,
+            stream=sub.framing.name,
             reason=reason,
             backlog=count,
             backlog_bytes=size,
@@ -440,8 +496,10 @@ class Streams:
         self.limits = limits
         self.closing = False
 
-    def subscribe(self, hub: Hub[Any], request: web.Request) -> tuple[Subscriber, Sequence[Event]]:
-        """Admit ``request``'s stream on ``hub`` (see :meth:`Hub.subscribe`).
+    def subscribe(
+        self, hub: Hub[Any], request: web.Request, framing: Framing | None = None
+    ) -> tuple[Subscriber, Sequence[Event]]:
+        """Admit ``request``'s stream (or overlay socket) on ``hub`` (see :meth:`Hub.subscribe`).
 
         Raises:
             StreamRefused: every slot is taken, or the relay is stopping.
@@ -453,7 +511,7 @@ class Streams:
         if taken >= self.max_streams:
             msg = f"too many streams ({taken} open, at most {self.max_streams}); retry later"
             raise StreamRefused(msg)
-        return hub.subscribe(functools.partial(abort, request), request.remote or "")
+        return hub.subscribe(functools.partial(abort, request), request.remote or "", framing)
 
     async def newer_entry(self, after: int, wait_s: float) -> AgentEntry | None:
         """The newest agent entry once its id is above ``after``, or after ``wait_s``."""
@@ -471,12 +529,20 @@ class Streams:
             finally:
                 self.agent.forget(waiter)
 
-    def health(self) -> dict[str, int]:
-        """``/health.streams``: streams open per endpoint and clients dropped."""
+    def clients(self) -> dict[str, tuple[int, int]]:
+        """Open clients and clients dropped, by stream: ``feed``, ``agent`` and ``overlay``."""
         return {
-            "feed": self.feed.open,
-            "agent": self.agent.open,
-            "dropped": self.feed.dropped + self.agent.dropped,
+            "feed": (self.feed.clients[self.feed.kind], self.feed.drops[self.feed.kind]),
+            "agent": (self.agent.clients[self.agent.kind], self.agent.drops[self.agent.kind]),
+            OVERLAY: (self.feed.clients[OVERLAY], self.feed.drops[OVERLAY]),
+        }
+
+    def health(self) -> dict[str, int]:
+        """``/health.streams``: clients open per stream and clients dropped."""
+        clients = self.clients()
+        return {
+            **{name: count for name, (count, _) in clients.items()},
+            "dropped": sum(dropped for _, dropped in clients.values()),
         }
 
     async def on_startup(self, _app: web.Application) -> None:

@@ -658,13 +658,15 @@ class Fuzzer:
             self._unchanged(before, what)
 
     def state(self) -> tuple[Any, ...]:
-        """What a refused request must not change: the newest feed and sense ids, and the
-        agent's configuration."""
+        """What a refused request must not change: the newest feed and sense ids, the agent's
+        configuration and the clients' reported figures."""
         auth = {"Authorization": f"Bearer {self.token}"}
         feed = self.client.get("/feed", headers=auth).json()["messages"]
         sense = self.client.get("/sense?meta_only=true", headers=auth).json()["events"]
         config = self.client.get("/agent/config", headers=auth).json()["config"]
-        return (feed[-1]["id"] if feed else 0, sense[-1]["id"] if sense else 0, config)
+        profiling = self.client.get("/health", headers=auth).json()["profiling"]
+        newest = (feed[-1]["id"] if feed else 0, sense[-1]["id"] if sense else 0)
+        return (*newest, config, profiling)
 
     def _unchanged(self, before: tuple[Any, ...], what: str) -> None:
         if self.state() != before:
@@ -813,12 +815,13 @@ _EXAMPLES: dict[str, dict[str, Json]] = {
     "/sense": {"type": "text", "ts": 1769901200000, "ocr": "x", "meta": {"app": "Code"}},
     "/agent/config": {"enabled": True},
     "/debug/fault": {"actor": "context", "kind": "crash"},
+    "/profiling/sense": {"rssMb": 212.4, "uptimeS": 60, "ts": 1769901200000},
 }
 
 
 # -- headers -----------------------------------------------------------------------------------
 
-HEADER_PATHS = ("/feed", "/sense", "/agent/config")
+HEADER_PATHS = ("/feed", "/sense", "/agent/config", "/profiling/sense")
 """Where :func:`header_cases` posts (not ``/debug/fault``: a valid drill crashes an actor)."""
 CONTENT_TYPES: tuple[str | None, ...] = (
     None,

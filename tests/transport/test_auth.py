@@ -20,6 +20,7 @@ from actors.core.entries import EMPTY_AGENT
 from actors.core.errors import Forbidden
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE
 from actors.kernel.base import ChildHandle
+from actors.kernel.clock import FakeClock
 from actors.kernel.published import Published
 from actors.kernel.storage import close_storage, open_storage
 from actors.tree import Relay
@@ -67,6 +68,7 @@ def served_routes() -> list[tuple[str, str]]:
             actors=handles,
             timeout_s=1.0,
             storage=storage,
+            clock=FakeClock(),
         )
         routes = build_app(peers, Policy(token=TOKEN, faults=True)).router.routes()
         return sorted(

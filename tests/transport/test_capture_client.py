@@ -7,8 +7,9 @@ from typing import Any
 import httpx
 import pytest
 
+from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.helpers import LogSink, recorded, tick
+from tests.helpers import LogSink, assert_error, recorded, scrape, tick, value
 from transport.demo.fake_llm import FakeLLM
 
 
@@ -89,3 +90,83 @@ def test_null_capture_fields_count_as_absent(client: httpx.Client) -> None:
         "observation": {"title": None, "facts": None},
     }
     assert client.post("/sense", json=body).status_code == 200
+
+
+# -- POST /profiling/sense ---------------------------------------------------------------------
+
+PROFILE = {
+    "rssMb": 212.4,
+    "uptimeS": 3600,
+    "ts": 1769901260000,
+    "extra": {
+        "capturesOk": 14400,
+        "capturesFail": 2,
+        "eventsSent": 310,
+        "eventsFailed": 0,
+        "eventsGated": 9000,
+        "ocrErrors": 0,
+        "ocrSkippedBackpressure": 0,
+        "shadowDivergences": 0,
+        "detectAvgMs": 3.1,
+        "ocrAvgMs": 48.7,
+        "sendAvgMs": 2.2,
+    },
+}
+"""A ``POST /profiling/sense`` body in the shape the capture client sends every 60 s."""
+
+
+def test_the_capture_clients_profiling_is_accepted_and_shown_in_health_and_metrics(
+    client: httpx.Client, clock: FakeClock
+) -> None:
+    assert client.get("/health").json()["profiling"] == {"sense": None, "overlay": None}
+
+    answer = client.post("/profiling/sense", json=PROFILE)
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {"ok": True}
+
+    sense = client.get("/health").json()["profiling"]["sense"]
+    assert sense == {
+        "rssMb": 212.4,
+        "uptimeS": 3600,
+        "ts": 1769901260000,
+        "receivedAt": clock.now_ms(),
+        "extra": PROFILE["extra"],
+    }
+    samples = scrape(client)
+    assert value(samples, "relay_client_rss_megabytes", client="sense") == 212.4
+    assert value(samples, "relay_client_uptime_seconds", client="sense") == 3600
+    received = value(samples, "relay_client_report_timestamp_seconds", client="sense")
+    assert received == clock.now_ms() / 1000
+    assert value(samples, "relay_client_rss_megabytes", client="overlay") is None  # no report
+
+
+def test_a_newer_report_replaces_the_last(client: httpx.Client) -> None:
+    client.post("/profiling/sense", json=PROFILE).raise_for_status()
+    client.post("/profiling/sense", json={"rssMb": 99, "uptimeS": 3660, "ts": 2}).raise_for_status()
+    sense = client.get("/health").json()["profiling"]["sense"]
+    assert (sense["rssMb"], sense["uptimeS"], sense["extra"]) == (99, 3660, {})
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        ({"uptimeS": 1, "ts": 1}, "rssMb is required"),
+        ({**PROFILE, "rssMb": "212"}, "rssMb must be a number"),
+        ({**PROFILE, "uptimeS": True}, "uptimeS must be a number"),
+        ({**PROFILE, "rssMb": -1}, "rssMb must not be negative"),
+        ({**PROFILE, "ts": None}, "ts must be a number"),
+        ({**PROFILE, "extra": [1]}, "extra must be an object"),
+        ({**PROFILE, "extra": {"eventsSent": "310"}}, "extra.eventsSent must be a number"),
+        ({**PROFILE, "extra": {f"k{n}": n for n in range(65)}}, "at most 64 fields"),
+        ({"crash": "Traceback ...", "ts": 1}, "rssMb is required"),
+        ([PROFILE], "body must be a JSON object"),
+    ],
+)
+def test_a_malformed_report_is_a_400_and_changes_nothing(
+    client: httpx.Client, body: Any, fragment: str
+) -> None:
+    client.post("/profiling/sense", json=PROFILE).raise_for_status()
+    before = client.get("/health").json()["profiling"]
+    assert_error(client.post("/profiling/sense", json=body), 400, fragment)
+    assert_error(client.post("/profiling/sense", content=b"{rss"), 400, "not valid JSON")
+    assert client.get("/health").json()["profiling"] == before

@@ -17,34 +17,25 @@ from prometheus_client.parser import text_string_to_metric_families
 from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.helpers import LogSink, client_for, relay_settings, tick, wait_until
+from tests.helpers import (
+    LogSink,
+    Samples,
+    client_for,
+    relay_settings,
+    scrape,
+    tick,
+    value,
+    wait_until,
+)
 from transport.demo.fake_llm import FakeLLM
 from transport.exposition import RelayCollector, Scrape
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, RouteStats
+from transport.profiling import ClientFigures
 
 PRIMARY = "google/gemini-2.5-flash-lite"
 FALLBACK = "anthropic/claude-3.5-haiku"
 SENSE = {"type": "text", "ts": 1, "ocr": "def build_context_window():", "meta": {"app": "idea"}}
 TRANSCRIPT = "[PERIODIC] (normal)\nContext (1 entries):\n[2s ago, openrouter] fix the idle check"
-
-Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
-
-
-def scrape(client: httpx.Client, **kwargs: Any) -> Samples:
-    """Every sample of one scrape, by name and labels (parsed by prometheus-client)."""
-    response = client.get("/metrics", **kwargs)
-    assert response.status_code == 200, response.text
-    assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
-    samples: Samples = {}
-    for family in text_string_to_metric_families(response.text):
-        for sample in family.samples:
-            samples[sample.name, tuple(sorted(sample.labels.items()))] = sample.value
-    return samples
-
-
-def value(samples: Samples, name: str, **labels: str) -> float | None:
-    """The sample ``name{labels}``, or ``None`` if the scrape has none."""
-    return samples.get((name, tuple(sorted(labels.items()))))
 
 
 def test_posts_are_counted_by_endpoint_and_outcome(relay: Relay, client: httpx.Client) -> None:
@@ -337,8 +328,7 @@ def test_excluded_posts_move_from_ok_and_redactions_are_listed_by_type() -> None
         sense.observe(200, 0.001)
     sense.observe(400, 0.001)
     hubs: Any = SimpleNamespace(
-        feed=SimpleNamespace(kind="feed", open=2, dropped=1),
-        agent=SimpleNamespace(kind="agent", open=0, dropped=0),
+        clients=lambda: {"feed": (2, 1), "agent": (0, 0), "overlay": (3, 4)},
     )
     scrape = Scrape(
         http=http,
@@ -348,6 +338,7 @@ def test_excluded_posts_move_from_ok_and_redactions_are_listed_by_type() -> None
         ticker=None,
         excluded={"sense": 2},
         redactions={"api-key": 3, "card": 0},
+        clients=ClientFigures(),
     )
     registry = CollectorRegistry(auto_describe=False)
     registry.register(RelayCollector(scrape))
@@ -364,6 +355,8 @@ def test_excluded_posts_move_from_ok_and_redactions_are_listed_by_type() -> None
     assert value(samples, "relay_redactions_total", type="card") == 0
     assert value(samples, "relay_stream_clients", stream="feed") == 2
     assert value(samples, "relay_stream_dropped_total", stream="feed") == 1
+    assert value(samples, "relay_stream_clients", stream="overlay") == 3
+    assert value(samples, "relay_stream_dropped_total", stream="overlay") == 4
     assert value(samples, "relay_scrape_source_up", source="digest") == 0
     assert value(samples, "relay_ticks_total", outcome="called") is None
 

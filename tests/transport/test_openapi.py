@@ -270,6 +270,11 @@ def _exercise(api: CheckedClient, relay: Relay, logs: LogSink) -> None:
     by_query = {"access_token": TOKEN}  # streamToken: for an EventSource, which sets no headers
     assert api.get("/agent/stream", params=by_query, auth=False).status_code == 200
 
+    profile = {"rssMb": 200.5, "uptimeS": 60, "ts": 1769901260000, "extra": {"eventsSent": 3}}
+    assert api.post("/profiling/sense", json=profile).status_code == 200
+    assert api.post("/profiling/sense", json={**profile, "rssMb": "x"}).status_code == 400
+    assert api.get("/health").json()["profiling"]["sense"]["rssMb"] == 200.5
+
     assert api.post("/debug/fault", json={"actor": "nobody", "kind": "crash"}).status_code == 400
     assert api.post("/debug/fault", json={"actor": "context", "kind": "crash"}).status_code == 200
     wait_until(lambda: api.get("/agent/context").status_code == 200, what="context back")

@@ -285,7 +285,7 @@ def test_streams_beyond_the_cap_get_a_503_and_a_leaving_client_frees_its_slot(
         assert "too many streams" in refused.json()["error"]
         assert refused.headers["Retry-After"] == "5"
         assert "Access-Control-Allow-Origin" not in refused.headers
-        assert health_streams(client) == {"feed": 1, "agent": 1, "dropped": 0}
+        assert health_streams(client) == {"feed": 1, "agent": 1, "overlay": 0, "dropped": 0}
         agent.response.close()  # one client leaves
 
         def admitted() -> bool:
@@ -333,7 +333,7 @@ def test_a_slow_client_is_dropped_and_ingestion_stays_fast(
         assert dropped["stream"] == "feed"
         assert slowest < 1.0  # no post waited for the stuck client
         wait_until(
-            lambda: health_streams(client) == {"feed": 0, "agent": 0, "dropped": 1},
+            lambda: health_streams(client) == {"feed": 0, "agent": 0, "overlay": 0, "dropped": 1},
             what="the slot to be freed",
         )
         assert client.post("/feed", json={"text": "still fine"}).status_code == 200

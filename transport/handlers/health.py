@@ -16,7 +16,7 @@ from actors.feed_buffer import FeedBuffer
 from actors.sense_buffer import SenseBuffer
 from actors.ticker import Ticker
 from transport.guard import json_response
-from transport.state import ACCESS, ASK, PEERS, STREAMS
+from transport.state import ACCESS, ASK, CLIENT_FIGURES, PEERS, STREAMS
 
 log = structlog.get_logger("relay")
 
@@ -80,6 +80,7 @@ async def get_health(request: web.Request) -> web.Response:
         },
         "storage": peers.storage.to_json(),
         "streams": request.app[STREAMS].health(),
+        "profiling": request.app[CLIENT_FIGURES].to_json(),
     }
     if errors:
         body["error"] = "; ".join(errors)

@@ -1,0 +1,121 @@
+"""The client processes' own figures: the capture client's and the overlay's RSS and uptime.
+
+Sinain's capture client posts ``POST /profiling/sense {rssMb, uptimeS, ts, extra}`` every
+60 s; the overlay sends ``{"type": "profiling", rssMb, uptimeS, ts}`` on its WebSocket every
+30 s. :func:`parse_report` validates either (pure); :class:`ClientFigures` keeps the newest
+report of each client, which ``/health`` and ``/metrics`` show.
+
+They are live figures, not history: kept in memory on the transport's event loop (the only
+thread that writes or reads them), the newest report of each client only, and gone when the
+transport restarts until the client's next report.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from actors.core.errors import BadRequest
+
+MAX_EXTRA_FIELDS = 64
+"""Fields an ``extra`` object may have at most (the capture client sends 11)."""
+MAX_EXTRA_NAME_CHARS = 64
+"""Characters of one ``extra`` field's name at most."""
+CLIENTS = ("sense", "overlay")
+"""The clients that report their figures: the capture client and the overlay."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessReport:
+    """One client process's figures, as it reported them, and when they arrived."""
+
+    rss_mb: float
+    uptime_s: float
+    ts: float
+    """The client's clock, epoch milliseconds."""
+    extra: tuple[tuple[str, float], ...]
+    """The client's own counters (``extra``), in the order it sent them."""
+    received_at: int = 0
+    """The relay's clock, epoch milliseconds."""
+
+    def arrived(self, received_at: int) -> ProcessReport:
+        """This report, arrived at ``received_at`` (the relay's clock, epoch ms)."""
+        return replace(self, received_at=received_at)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{rssMb, uptimeS, ts, receivedAt, extra}``, as ``/health.profiling`` shows it."""
+        return {
+            "rssMb": self.rss_mb,
+            "uptimeS": self.uptime_s,
+            "ts": self.ts,
+            "receivedAt": self.received_at,
+            "extra": dict(self.extra),
+        }
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def parse_report(body: Any) -> ProcessReport:
+    """Check a process report; return it (without its arrival time).
+
+    ``rssMb`` and ``uptimeS`` are numbers at least 0, ``ts`` a number; ``extra``, when present
+    (``null`` counts as absent), an object of at most :data:`MAX_EXTRA_FIELDS` numbers whose
+    names have at most :data:`MAX_EXTRA_NAME_CHARS` characters. Other fields are ignored.
+
+    Raises:
+        BadRequest: what is wrong, by field name.
+    """
+    if not isinstance(body, dict):
+        raise BadRequest("body must be a JSON object")
+    for name in ("rssMb", "uptimeS", "ts"):
+        if name not in body:
+            raise BadRequest(f"{name} is required")
+        if not _number(body[name]):
+            raise BadRequest(f"{name} must be a number")
+    for name in ("rssMb", "uptimeS"):
+        if body[name] < 0:
+            raise BadRequest(f"{name} must not be negative")
+    extra = body.get("extra")
+    if extra is None:
+        extra = {}
+    if not isinstance(extra, dict):
+        raise BadRequest("extra must be an object")
+    if len(extra) > MAX_EXTRA_FIELDS:
+        raise BadRequest(f"extra must have at most {MAX_EXTRA_FIELDS} fields")
+    for name, value in extra.items():
+        if len(name) > MAX_EXTRA_NAME_CHARS:
+            msg = f"extra field names must have at most {MAX_EXTRA_NAME_CHARS} characters"
+            raise BadRequest(msg)
+        if not _number(value):
+            raise BadRequest(f"extra.{name[:MAX_EXTRA_NAME_CHARS]} must be a number")
+    return ProcessReport(
+        rss_mb=body["rssMb"],
+        uptime_s=body["uptimeS"],
+        ts=body["ts"],
+        extra=tuple(extra.items()),
+    )
+
+
+class ClientFigures:
+    """The newest report of each client (:data:`CLIENTS`); used on the event loop only."""
+
+    def __init__(self) -> None:
+        self._reports: dict[str, ProcessReport] = {}
+
+    def report(self, client: str, report: ProcessReport) -> None:
+        """Keep ``report`` as ``client``'s newest."""
+        self._reports[client] = report
+
+    def latest(self, client: str) -> ProcessReport | None:
+        """``client``'s newest report, or ``None`` before its first."""
+        return self._reports.get(client)
+
+    def to_json(self) -> dict[str, Any]:
+        """``/health.profiling``: each client's newest report, or ``null``."""
+        return {
+            client: (report.to_json() if (report := self._reports.get(client)) else None)
+            for client in CLIENTS
+        }
