@@ -31,11 +31,12 @@ from transport.handlers.agent import (
     get_last,
     post_config,
 )
-from transport.handlers.clients import post_profiling_sense
+from transport.handlers.clients import get_root, get_ws, post_profiling_sense
 from transport.handlers.health import get_health
 from transport.handlers.ingest import get_feed, get_sense, post_feed, post_sense
 from transport.handlers.meta import get_metrics, get_openapi, post_fault
 from transport.metrics import UNMATCHED, HttpStats
+from transport.overlay import OverlayLimits, Overlays, Presence
 from transport.profiling import ClientFigures
 from transport.state import (
     ACCESS,
@@ -44,6 +45,7 @@ from transport.state import (
     FEED_ANSWERS,
     FEED_POSTS,
     HTTP_STATS,
+    OVERLAYS,
     PEERS,
     POLICY,
     ROUTES,
@@ -90,12 +92,18 @@ def streams_of(peers: Peers, ask: Asker, limits: StreamLimits, max_streams: int)
 
 
 def build_app(
-    peers: Peers, policy: Policy, *, stream_limits: StreamLimits | None = None
+    peers: Peers,
+    policy: Policy,
+    *,
+    stream_limits: StreamLimits | None = None,
+    overlay_limits: OverlayLimits | None = None,
 ) -> web.Application:
-    """The aiohttp application with every route of the API, and the streams.
+    """The aiohttp application with every route of the API, the streams and the overlay's
+    WebSocket.
 
-    ``stream_limits``: the streams' keepalive, timeouts and bounds; by default the constants
-    of :mod:`transport.streams` as they are when the app is built.
+    ``stream_limits``: the streams' keepalive, timeouts and bounds; ``overlay_limits``: the
+    overlay's heartbeat and quiet spell. By default the constants of :mod:`transport.streams`
+    and :mod:`transport.overlay` as they are when the app is built.
     """
     # Bodies are decoded by read_json, which bounds the decoded size; aiohttp would inflate
     # them first, and answer a coding it cannot decode in plain text before any route runs.
@@ -111,13 +119,28 @@ def build_app(
     app.on_startup.append(streams.on_startup)
     app.on_shutdown.append(streams.on_shutdown)  # before the server waits for its handlers
     app.on_cleanup.append(streams.on_cleanup)
-    app[FEED_POSTS] = Batcher(peers.feed, FeedBuffer.append_many, peers.timeout_s)
+    app[FEED_POSTS] = feed_posts = Batcher(peers.feed, FeedBuffer.append_many, peers.timeout_s)
     app[SENSE_POSTS] = Batcher(peers.sense, SenseBuffer.append_many, peers.timeout_s)
     app[FEED_ANSWERS] = ListAnswers()
     app[SENSE_ANSWERS] = ListAnswers()
     access = Access(policy.token, policy.cors_origins)
     app[ACCESS] = access
-    app[CLIENT_FIGURES] = ClientFigures()
+    app[CLIENT_FIGURES] = figures = ClientFigures()
+    overlay_bounds = overlay_limits or OverlayLimits.current()
+    presence = Presence(
+        peers.feed_view, peers.sense_view, peers.clock, overlay_bounds.quiet_spell_s
+    )
+    overlays = Overlays(
+        streams=streams,
+        presence=presence,
+        limits=overlay_bounds,
+        clock=peers.clock,
+        figures=figures,
+        feed_posts=feed_posts,
+    )
+    app[OVERLAYS] = overlays
+    app.on_startup.append(overlays.on_startup)
+    app.on_cleanup.append(overlays.on_cleanup)
     http_stats = app[HTTP_STATS] = HttpStats(sum(policy.exclusions.counts().values()))
     routes: list[tuple[str, str, Handler]] = [
         ("POST", "/feed", post_feed),
@@ -136,6 +159,8 @@ def build_app(
         ("GET", "/metrics", get_metrics),
         ("GET", "/openapi.json", get_openapi),
         ("POST", "/profiling/sense", post_profiling_sense),
+        ("GET", "/", get_root),
+        ("GET", "/ws", get_ws),
     ]
     if policy.faults:
         routes.append(("POST", "/debug/fault", post_fault))

@@ -7,7 +7,9 @@ Three rules, all decided once at start and applied per request by the route guar
   ``Authorization: Bearer <token>``, except ``GET``/``HEAD /health`` and CORS preflights;
   the stream endpoints also take it as ``?access_token=`` because a browser's
   ``EventSource`` cannot set headers. A missing, malformed or wrong header is a 401 with
-  ``WWW-Authenticate: Bearer``. Unknown paths answer 401 too rather than 404/405, so a caller
+  ``WWW-Authenticate: Bearer``; the overlay's WebSocket (``/``, ``/ws``) takes
+  ``?access_token=`` too, a browser's ``WebSocket`` cannot set headers either. Unknown paths
+  answer 401 too rather than 404/405, so a caller
   without the token cannot map the API (nor see whether ``/debug/fault`` exists).
 - **Browser origins** (``RELAY_CORS_ORIGINS``). A request whose ``Origin`` is on the list
   gets ``Access-Control-Allow-Origin: <that origin>`` and ``Vary: Origin``; ``*`` on the list
@@ -16,10 +18,13 @@ Three rules, all decided once at start and applied per request by the route guar
   answer anyway, but a "simple" request (a form-encoded or ``text/plain`` POST, an
   ``EventSource``) reaches the server without a preflight, and the relay must not store what
   a web page posted behind the user's back (CSRF to localhost), nor hold a stream slot for
-  it. Requests without ``Origin`` (capture clients, curl, same-origin GETs) are not browser
-  cross-origin requests and pass. ``Access-Control-Allow-Credentials`` is never sent: the
-  token travels in a header the page sets itself, which CORS does not count as a
-  credential, and the relay has no cookies a browser could attach.
+  it. The same goes for the overlay's WebSocket: browsers apply no CORS to WebSockets, so
+  an upgrade from a page of any other origin is refused (403) rather than let any page read
+  the feed (cross-site WebSocket hijacking). Requests without ``Origin`` (capture clients,
+  the overlay, curl, same-origin GETs) are not browser cross-origin requests and pass.
+  ``Access-Control-Allow-Credentials`` is never sent: the token travels in a header the page
+  sets itself, which CORS does not count as a credential, and the relay has no cookies a
+  browser could attach.
 - **Exposure**: without a token the relay refuses to listen on anything it cannot prove is
   loopback (:func:`exposure`), unless ``RELAY_ALLOW_INSECURE=1``, which is logged as a
   warning at every start.
@@ -41,7 +46,9 @@ from actors.core.errors import Forbidden, Unauthorized
 REALM = "sinain-relay"
 STREAM_TOKEN_PARAM = "access_token"  # noqa: S105 - a parameter name, not a secret
 """The query parameter that carries the token on the stream endpoints only."""
-STREAM_PATHS = frozenset({"/feed/stream", "/agent/stream"})
+STREAM_PATHS = frozenset({"/feed/stream", "/agent/stream", "/", "/ws"})
+"""The SSE streams and the overlay's WebSocket: a browser's ``EventSource`` and
+``WebSocket`` cannot set headers."""
 OPEN_ROUTES = frozenset({("GET", "/health")})
 """Routes that need no token (a ``GET`` route also answers ``HEAD``)."""
 ANY_METHOD = "*"

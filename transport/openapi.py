@@ -46,6 +46,14 @@ from transport.openapi_schemas import (
     query,
     ref,
 )
+from transport.overlay import (
+    MAX_MESSAGE_BYTES,
+    PING_INTERVAL_S,
+    QUIET_SPELL_S,
+    READ_LIMIT_BYTES,
+    REPLAY_ITEMS,
+    SILENCE_LIMIT_S,
+)
 from transport.streams import LONG_POLL_MAX_S
 
 
@@ -74,6 +82,10 @@ def _responses() -> dict[str, Schema]:
             "relay is stopping.",
         ),
         "headers": {"Retry-After": {"schema": INT, "required": True}},
+    }
+    answers["UpgradeRequired"] = {
+        **json_body(ref("Error"), "Not an upgrade request: this path is a WebSocket."),
+        "headers": {"Upgrade": {"schema": {"const": "websocket"}, "required": True}},
     }
     answers["Preflight"] = {
         "description": "CORS preflight: `Access-Control-Allow-*` headers, no body.",
@@ -141,6 +153,62 @@ def _stream(event: str, item: str, summary: str) -> Schema:
                 },
             },
             **_errors("BadRequest"),
+            "503": answer("StreamUnavailable"),
+        },
+    }
+
+
+_SOCKET_DESCRIPTION = (
+    "The overlay's WebSocket: Sinain's HUD connects here as it does to Sinain's server "
+    "(`ws://<relay>/`, or `/ws`). The upgrade is a `GET` with `Connection: Upgrade`, `Upgrade: "
+    "websocket`, `Sec-WebSocket-Version: 13` and a `Sec-WebSocket-Key`, answered 101; then "
+    "JSON text messages go both ways, their schemas in the 101's `x-messages`. On connect the "
+    f"relay sends a `status`, then the newest {REPLAY_ITEMS} feed items, oldest first, as "
+    "`feed`; then each committed feed item (never an `id`), a new `status` whenever it "
+    "changes (`audio`: `active` while transcripts arrive, `muted` after "
+    f"{QUIET_SPELL_S:g} s without one; `screen` likewise, `off`), and a `ping` every "
+    f"{PING_INTERVAL_S:g} s with a WebSocket ping. An overlay that has answered neither kind "
+    f"of ping for {SILENCE_LIMIT_S:g} s is dropped, and so is one that falls behind, as a "
+    "stream client is. The overlay may send `pong`, `profiling`, `command` and `message`; "
+    f"anything else (malformed, binary, over {kib(MAX_MESSAGE_BYTES)}, an unknown type) is "
+    "ignored and the socket stays open, but a message over "
+    f"{kib(READ_LIMIT_BYTES)} closes it (1009). The sockets share `RELAY_MAX_STREAMS` with the "
+    "streams (503 when all are taken). When the relay stops, each socket is closed with 1001, "
+    "`going away`. Browsers apply no CORS to WebSockets: an upgrade from a page of an origin "
+    "not in `RELAY_CORS_ORIGINS` is a 403; a native client sends no `Origin`."
+)
+
+
+def _socket(path: str, refusal: Schema) -> Schema:
+    """The overlay's WebSocket at ``path``; ``refusal``: the answers to a request that is no
+    upgrade."""
+    return {
+        "summary": f"The overlay's WebSocket (upgrade), at {path}",
+        "description": _SOCKET_DESCRIPTION,
+        "security": [{"bearerAuth": []}, {"streamToken": []}],
+        "responses": {
+            "101": {
+                "description": "Switching Protocols: the socket is open.",
+                "headers": {
+                    "Upgrade": {"schema": {"const": "websocket"}, "required": True},
+                    "Sec-WebSocket-Accept": {"schema": STRING, "required": True},
+                },
+                "x-messages": {
+                    "relayToOverlay": {
+                        "status": ref("OverlayStatus"),
+                        "feed": ref("OverlayFeed"),
+                        "ping": ref("OverlayPing"),
+                    },
+                    "overlayToRelay": {
+                        "pong": ref("OverlayPong"),
+                        "profiling": ref("OverlayProfiling"),
+                        "command": ref("OverlayCommand"),
+                        "message": ref("OverlayMessage"),
+                    },
+                },
+            },
+            **_errors("BadRequest"),
+            **refusal,
             "503": answer("StreamUnavailable"),
         },
     }
@@ -350,6 +418,17 @@ def _paths() -> dict[str, dict[str, Schema]]:
                 },
             },
         },
+        "/": {
+            "get": _socket(
+                "/",
+                {
+                    "404": json_body(
+                        ref("Error"), "Not an upgrade request: `/` serves nothing else."
+                    )
+                },
+            )
+        },
+        "/ws": {"get": _socket("/ws", {"426": answer("UpgradeRequired")})},
         "/health": {
             "get": {
                 "summary": "Counts, agent statistics, every actor's state, storage and streams",
@@ -409,7 +488,7 @@ def _paths() -> dict[str, dict[str, Schema]]:
 
 def _operation_id(method: str, path: str) -> str:
     words = path.replace(".", "/").strip("/").split("/")
-    return method + "".join(word[:1].upper() + word[1:] for word in words)
+    return method + ("".join(word[:1].upper() + word[1:] for word in words) or "Root")
 
 
 def _version() -> str:

@@ -458,6 +458,74 @@ SCHEMAS: dict[str, Schema] = {
         },
         description="A client's newest report, as it sent it, and when it arrived.",
     ),
+    "OverlayStatus": closed(
+        {
+            "type": {"const": "status"},
+            "audio": {
+                "enum": ["active", "muted"],
+                "description": "`active` while transcripts arrive, `muted` after a quiet spell.",
+            },
+            "screen": {
+                "enum": ["active", "off"],
+                "description": "`active` while screen events arrive, `off` after a quiet spell.",
+            },
+            "connection": {"const": "connected"},
+        },
+        description="Relay → overlay: on connect, and again whenever it changes.",
+    ),
+    "OverlayFeed": closed(
+        {
+            "type": {"const": "feed"},
+            "text": STRING,
+            "priority": STRING,
+            "ts": MS,
+            "channel": {"enum": list(CHANNELS)},
+            "sender": {"const": "user", "description": "On what the user typed in the overlay."},
+        },
+        "sender",
+        description="Relay → overlay: a feed item (on connect the newest 20, oldest first, then "
+        "each one committed), or a line for this overlay alone. Never an `id`.",
+    ),
+    "OverlayPing": closed(
+        {"type": {"const": "ping"}, "ts": MS},
+        description="Relay → overlay: the heartbeat; the overlay answers `pong`.",
+    ),
+    "OverlayPong": {
+        "type": "object",
+        "properties": {"type": {"const": "pong"}, "ts": NUMBER},
+        "required": ["type"],
+        "additionalProperties": True,
+        "description": "Overlay → relay: the answer to a `ping`.",
+    },
+    "OverlayProfiling": {
+        "allOf": [ref("ProcessReport")],
+        "type": "object",
+        "properties": {"type": {"const": "profiling"}},
+        "required": ["type"],
+        "description": "Overlay → relay: its process's figures, every 30 s; shown in "
+        "`/health.profiling.overlay` and `/metrics`.",
+    },
+    "OverlayCommand": {
+        "type": "object",
+        "properties": {
+            "type": {"const": "command"},
+            "action": {"enum": ["toggle_audio", "toggle_screen", "switch_device"]},
+        },
+        "required": ["type", "action"],
+        "additionalProperties": True,
+        "description": "Overlay → relay: a capture switch. The relay captures nothing itself: it "
+        "answers this overlay alone with a feed line saying the capture clients own the switch. "
+        "Other actions are ignored.",
+    },
+    "OverlayMessage": {
+        "type": "object",
+        "properties": {"type": {"const": "message"}, "text": NOT_BLANK},
+        "required": ["type", "text"],
+        "additionalProperties": True,
+        "description": "Overlay → relay: what the user typed. Stored in the feed with "
+        '`source: "overlay"` (validated, redacted and batched as `POST /feed`), so it '
+        "reaches every overlay and `GET /feed`.",
+    },
     "StreamGap": closed(
         {"after": INT, "oldest": INT},
         description="Items after `after` and before `oldest` are gone.",

@@ -31,6 +31,7 @@ from transport.auth import Access
 from transport.batching import Batcher
 from transport.bridge import Asker
 from transport.metrics import HttpStats
+from transport.overlay import Overlays
 from transport.profiling import ClientFigures
 from transport.streams import (
     Streams,
@@ -146,6 +147,10 @@ REQUEST_ID = web.RequestKey("request_id", str)
 
 HTTP_STATS = web.AppKey("http_stats", HttpStats)
 """Requests and latencies per route, for ``GET /metrics``."""
+
+
+OVERLAYS = web.AppKey("overlays", Overlays)
+"""The overlay sockets, their status and their bounds."""
 
 
 CLIENT_FIGURES = web.AppKey("client_figures", ClientFigures)

@@ -46,6 +46,9 @@ EVIL = "http://evil.test"
 AUTHORIZED = {"Authorization": f"Bearer {TOKEN}"}
 OPEN = {("GET", "/health"), ("HEAD", "/health")}
 STREAMS = {"/feed/stream", "/agent/stream"}
+SOCKETS = {"/": 404, "/ws": 426}
+"""The overlay's WebSocket, and what it answers a request that is no upgrade (the upgrades
+themselves: ``tests/transport/test_overlay.py``)."""
 
 
 def served_routes() -> list[tuple[str, str]]:
@@ -141,7 +144,10 @@ def test_every_endpoint_but_health_needs_the_token(
     else:
         assert_401(no_header)
         assert_401(wrong, "invalid_token")
-    assert right.status_code in ({200} if method != "POST" else {200, 400}), right.text  # body {}
+    expected = {200} if method != "POST" else {200, 400}  # body {}
+    if path in SOCKETS:
+        expected = {SOCKETS[path]}
+    assert right.status_code in expected, right.text
 
 
 @pytest.mark.parametrize("method", ["GET", "HEAD"])
@@ -249,7 +255,8 @@ def test_without_a_token_every_endpoint_is_open(tokenless: httpx.Client) -> None
         if path == "/debug/fault":
             continue  # absent without RELAY_FAULTS
         status = request(tokenless, method, path).status_code
-        assert status in ({200} if method != "POST" else {200, 400}), (method, path)
+        expected = {SOCKETS[path]} if path in SOCKETS else {200}
+        assert status in (expected if method != "POST" else {200, 400}), (method, path)
 
 
 # -- the API key over HTTP ------------------------------------------------------------------

@@ -23,6 +23,7 @@ from actors.kernel.base import RelayActor
 from actors.tree import Relay
 from tests.helpers import RECORDED, LogSink, base_url, client_for, relay_settings, tick, wait_until
 from tests.transport.openapi_contract import Contract, fuzz
+from tests.transport.overlay_client import OverlayClient, Status
 from transport import http_transport
 from transport.app import build_app
 from transport.demo.fake_llm import FakeLLM
@@ -137,6 +138,37 @@ class CheckedClient:
 
             yield next_event
 
+    @contextlib.contextmanager
+    def socket(self, path: str, **kwargs: Any) -> Iterator[OverlayClient]:
+        """An open overlay socket, its answer recorded; each message it reads is checked
+        against the document's ``x-messages``."""
+        url = httpx.URL(str(self.client.base_url))
+        headers = {"Authorization": f"Bearer {TOKEN}", **kwargs.pop("headers", {})}
+        ws = OverlayClient(url.host, url.port or 80, path, headers=headers, **kwargs)
+        try:
+            status = 101 if ws.refusal is None else ws.refusal.status
+            self.seen.add(("GET", path, status))
+            assert ws.refusal is None, ws.refusal
+            x_messages = self.contract.at(
+                f"/paths/{path.replace('/', '~1')}/get/responses/101/x-messages/relayToOverlay"
+            )
+            message = ws.message
+
+            def checked() -> str:
+                text = message()
+                data = orjson.loads(text)
+                schema = x_messages[data["type"]]["$ref"].removeprefix("#")
+                self.problems.extend(
+                    f"{path} {data['type']} message: {e.message}"
+                    for e in self.contract.validator(schema).iter_errors(data)
+                )
+                return text
+
+            ws.message = checked  # type: ignore[method-assign]
+            yield ws
+        finally:
+            ws.close()
+
 
 def _is_stream(response: httpx.Response) -> bool:
     content_type: str = response.headers.get("content-type", "")
@@ -202,7 +234,7 @@ def test_every_answer_of_a_real_relay_matches_the_document(
             secured = op.spec.get("security", contract.document["security"]) != []
             assert (answer.status_code == 401) == secured, (op.method, op.path, answer)
     assert not api.problems, "\n".join(api.problems)
-    answered = {(m, p) for m, p, status in api.seen if 200 <= status < 300}
+    answered = {(m, p) for m, p, status in api.seen if 200 <= status < 300 or status == 101}
     described = {(op.method.upper(), op.path) for op in contract.operations()}
     assert described - answered == set(), "operations never answered with a 2xx"
 
@@ -283,12 +315,34 @@ def _exercise(api: CheckedClient, relay: Relay, logs: LogSink) -> None:
     assert metrics.status_code == 200
     assert list(text_string_to_metric_families(metrics.text))  # the Prometheus text format
 
+    def open_streams() -> int:
+        streams = api.get("/health").json()["streams"]
+        return int(streams["feed"] + streams["agent"] + streams["overlay"])
+
+    wait_until(lambda: open_streams() == 0, what="the streams' slots freed")  # max_streams=2
+    for path in ("/", "/ws"):
+        stored = len(api.get("/feed").json()["messages"])
+        with api.socket(path) as ws:
+            assert isinstance(ws.read(), Status)
+            feed = [ws.feed() for _ in range(min(stored, 20))]
+            ws.send({"type": "profiling", "rssMb": 150, "uptimeS": 30, "ts": 1769901230000})
+            ws.send({"type": "command", "action": "toggle_audio"})
+            assert "capture" in ws.feed().text
+            ws.send({"type": "message", "text": f"typed at {path}"})
+            assert ws.feed().text == f"typed at {path}"
+        assert len(feed) == min(stored, 20)
+    assert api.get("/health").json()["profiling"]["overlay"]["rssMb"] == 150
+    assert api.get("/ws").status_code == 426
+    assert api.get("/").status_code == 404
+    upgrade = {"Upgrade": "websocket", "Connection": "Upgrade"}
+    assert api.get("/ws", headers=upgrade).status_code == 400  # no Sec-WebSocket-Key
+
     assert api.get("/nowhere").status_code == 404
     assert api.request("DELETE", "/feed").status_code == 405
     assert api.request("PUT", "/health").status_code == 405
-    for path in api.contract.paths:
+    for path, item in api.contract.paths.items():
         assert api.request("OPTIONS", path, auth=False).status_code == 204
-        if "get" in api.contract.paths[path] and "stream" not in path:
+        if "get" in item and "stream" not in path and "101" not in item["get"]["responses"]:
             assert api.request("HEAD", path).status_code == 200
 
     # Each request below waits 1 s for the feed.

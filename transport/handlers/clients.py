@@ -6,12 +6,35 @@ from __future__ import annotations
 import structlog
 from aiohttp import web
 
-from transport.guard import json_response
+from transport.guard import Refused, json_response
 from transport.inputs import CONFIG_BODY_LIMIT, read_json
+from transport.overlay import is_upgrade, serve
 from transport.profiling import parse_report
-from transport.state import CLIENT_FIGURES, PEERS
+from transport.state import CLIENT_FIGURES, OVERLAYS, PEERS
 
 log = structlog.get_logger("relay")
+
+
+class UpgradeRequired(Refused):
+    """A request for the WebSocket that is no upgrade (HTTP 426)."""
+
+    status = 426
+
+
+async def get_root(request: web.Request) -> web.StreamResponse:
+    """``GET /``: the overlay's WebSocket, for an upgrade request; a 404 for anything else, as
+    for any path the relay does not serve."""
+    if not is_upgrade(request):
+        raise web.HTTPNotFound
+    return await serve(request, request.app[OVERLAYS])
+
+
+async def get_ws(request: web.Request) -> web.StreamResponse:
+    """``GET /ws``: the overlay's WebSocket; a 426 for a request that is no upgrade."""
+    if not is_upgrade(request):
+        msg = "this is the overlay's WebSocket: connect with a WebSocket client (ws://.../ws)"
+        raise UpgradeRequired(msg, {"Upgrade": "websocket"})
+    return await serve(request, request.app[OVERLAYS])
 
 
 async def post_profiling_sense(request: web.Request) -> web.Response:
