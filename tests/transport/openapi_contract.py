@@ -17,6 +17,13 @@ operation gets a fixed corpus of nasty bodies, every path the methods it does no
 and a few unknown paths. Every answer must be documented, no answer may be a 5xx, and for a
 request body the verdict must agree with the schema: valid (as the relay parses it) -> 2xx,
 invalid -> 4xx.
+
+:class:`SocketFuzzer` does the same for what the overlay sends on its WebSocket: messages
+made from the document's ``x-messages`` (valid, mutated, arbitrary JSON, raw bytes), a fixed
+corpus of malformed ones (each field of each type set to junk or left out, binary frames,
+messages over the size the relay reads, unknown types). The socket must stay open, the
+relay must act on a message exactly when its schema says it is valid, and ``/health`` must
+answer 200 after each.
 """
 
 from __future__ import annotations
@@ -44,7 +51,9 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from actors.core.validation import MAX_NESTING
+from tests.transport.overlay_client import BINARY, TEXT, Closed, Feed, OverlayClient, Raw
 from transport.openapi_schemas import JSON, SSE
+from transport.overlay import COMMAND_NOTICES, MAX_MESSAGE_BYTES
 
 URI = "urn:sinain-relay:openapi"
 METHODS = ("get", "post", "put", "patch", "delete", "head", "options")
@@ -1044,7 +1053,9 @@ def fuzz(
 ) -> FuzzReport:
     """Fuzz every operation of ``contract`` but ``skip`` ((method, path) pairs) on the relay at
     ``base_url``: :func:`fixed_cases`, :func:`header_cases`, :func:`raw_cases`, then
-    ``examples`` generated cases per operation, deterministic for a ``seed``. At the end, the
+    ``examples`` generated cases per operation, deterministic for a ``seed``; then the overlay's
+    socket (:class:`SocketFuzzer`, unless ``skip`` has ``("get", "/")``): :func:`socket_frames`
+    and a quarter of ``examples`` generated messages of each inbound type. At the end, the
     relay's own count of 5xx answers (``GET /metrics``) must be 0 too: it includes requests
     whose client left before the answer."""
     report = FuzzReport()
@@ -1063,17 +1074,26 @@ def fuzz(
         for op in contract.operations():
             if op.method == "options" or (op.method, op.path) in skip:
                 continue
-            _generate(fuzzer, case_strategy(op, contract, token), examples, seed)
+            _generate(fuzzer.send, case_strategy(op, contract, token), examples, seed)
         for op in contract.operations():  # the preflights take no input worth generating
             if op.method == "options":
                 fuzzer.send(Case("options", op.path, kind="preflight"))
+        if ("get", SOCKET_PATH) not in skip:
+            with SocketFuzzer(fuzzer, host, port) as sockets:
+                for frame in socket_frames(contract):
+                    sockets.send(frame)
+                per_kind = max(1, examples // SOCKET_SHARE)
+                for kind in sockets.inbound:
+                    _generate(sockets.send, frame_strategy(contract, kind), per_kind, seed)
         counted = fuzzer.server_side_5xx()
         if counted:
             report.server_errors.append(f"/metrics counts {counted} requests with a 5xx")
     return report
 
 
-def _generate(fuzzer: Fuzzer, cases: st.SearchStrategy[Case], examples: int, seed: int) -> None:
+def _generate(
+    send: Callable[[Any], None], cases: st.SearchStrategy[Any], examples: int, seed: int
+) -> None:
     @settings(
         max_examples=examples,
         database=None,
@@ -1082,10 +1102,216 @@ def _generate(fuzzer: Fuzzer, cases: st.SearchStrategy[Case], examples: int, see
         suppress_health_check=list(HealthCheck),
     )
     @given(cases)
-    def run(case: Case) -> None:
-        fuzzer.send(case)
+    def run(case: Any) -> None:
+        send(case)
 
     hypothesis_seed(seed)(run)()
+
+
+# -- the overlay's socket ----------------------------------------------------------------------
+
+SOCKET_PATH = "/"
+SOCKET_SHARE = 4
+"""Generated messages per inbound type: this share of the cases per operation (four types)."""
+INBOUND = _pointer("paths", SOCKET_PATH, "get", "responses", "101", "x-messages", "overlayToRelay")
+"""Where the document lists what the overlay may send, by ``type``."""
+_INBOUND_EXAMPLES: dict[str, dict[str, Json]] = {
+    "pong": {"type": "pong", "ts": 1769901200000},
+    "profiling": {"type": "profiling", "rssMb": 180, "uptimeS": 30, "ts": 1769901200000},
+    "command": {"type": "command", "action": "toggle_audio"},
+    "message": {"type": "message", "text": "hello"},
+}
+NOTICES = frozenset(COMMAND_NOTICES.values())
+FIELD_VALUES: tuple[Json, ...] = (
+    None,
+    True,
+    0,
+    -1,
+    0.5,
+    2**64,
+    -(10**30),
+    "",
+    " ",
+    "\u2028",
+    "\ud800",
+    "x" * 5000,
+    [],
+    {},
+    [None],
+    {"data": "x"},
+)
+"""What each field of an inbound message is set to in turn: a share of :data:`NASTY_VALUES`,
+one of each kind (each case costs a round trip on the socket and four requests)."""
+
+
+def _dump(value: Json) -> bytes:
+    """``value`` as JSON, huge numbers and lone surrogates included (as a client may send)."""
+    return json.dumps(value).encode()
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One message to the overlay socket: its bytes, and how it was made."""
+
+    data: bytes
+    kind: str
+    opcode: int = TEXT
+
+    def describe(self) -> str:
+        shown = self.data if len(self.data) < 300 else self.data[:300]
+        return f"WS {SOCKET_PATH} opcode={self.opcode} {shown!r} ({self.kind})"
+
+
+def socket_frames(contract: Contract) -> list[Frame]:
+    """The fixed corpus: the nasty bodies as text, each field of each inbound message set to
+    each nasty value or left out, a type of each kind, binary frames, and messages just over
+    the size the relay reads."""
+    inbound = contract.at(INBOUND)
+    frames = [Frame(body, "ws-corpus") for body in NASTY_BODIES]
+    for kind, example in _INBOUND_EXAMPLES.items():
+        schema, _ = contract.resolve(inbound[kind], INBOUND)
+        names = sorted(property_names(inline(schema, contract)) | set(example))
+        for name in names:
+            frames += [Frame(_dump({**example, name: value}), "ws-field") for value in FIELD_VALUES]
+            rest = {k: v for k, v in example.items() if k != name}
+            frames.append(Frame(_dump(rest), "ws-missing"))
+        frames.append(Frame(_dump(example), "ws-binary", BINARY))
+    padding = "x" * MAX_MESSAGE_BYTES
+    frames += [
+        Frame(_dump({**_INBOUND_EXAMPLES["message"], "text": padding}), "ws-oversize"),
+        Frame(_dump({**_INBOUND_EXAMPLES["pong"], "pad": padding}), "ws-oversize"),
+        Frame(_dump({"type": "spawn_command", "text": "x"}), "ws-unknown"),
+        Frame(_dump({"type": "app_focus", "app": "Code"}), "ws-unknown"),
+        Frame(b"", "ws-corpus"),
+    ]
+    return frames
+
+
+def frame_strategy(contract: Contract, kind: str) -> st.SearchStrategy[Frame]:
+    """Messages of one inbound ``kind``: valid (from its schema), valid with a field replaced
+    or removed, arbitrary JSON, raw bytes; as text frames mostly, some binary."""
+    schema = inline(contract.at(INBOUND)[kind], contract)
+    valid = from_schema(schema)
+    names = tuple(sorted(property_names(schema)))
+    bodies = st.one_of(
+        _encoded(valid).map(lambda b: ("ws-schema", b)),
+        _encoded(_mutated(valid, names)).map(lambda b: ("ws-mutated", b)),
+        _encoded(json_values).map(lambda b: ("ws-arbitrary", b)),
+        st.sampled_from(NASTY_BODIES).map(lambda b: ("ws-raw", b)),
+        st.binary(max_size=40).map(lambda b: ("ws-bytes", b)),
+    )
+    opcodes = st.sampled_from((TEXT,) * 7 + (BINARY,))
+    return st.builds(lambda body, opcode: Frame(body[1], body[0], opcode), bodies, opcodes)
+
+
+class SocketFuzzer:
+    """Sends frames to one overlay socket and checks what each did.
+
+    After each frame, a ``command`` probe: its answer must come (the socket is open and read
+    in order), preceded by one more notice only when the frame was a valid ``command``. What
+    the relay holds must change only as the document says: a valid ``message`` stores one
+    feed item (``source: "overlay"``), a valid ``profiling`` becomes
+    ``/health.profiling.overlay``, anything else changes nothing; ``/health`` stays 200. The
+    verdict is the schema's (``x-messages``) on the frame as the relay parses it.
+    """
+
+    def __init__(self, fuzzer: Fuzzer, host: str, port: int) -> None:
+        self.fuzzer = fuzzer
+        self.contract = fuzzer.contract
+        self.host = host
+        self.port = port
+        self.inbound: Mapping[str, Any] = self.contract.at(INBOUND)
+        self.newest = 0
+        """The newest feed id seen."""
+        self.last = self._state()
+        """What the relay held after the last frame."""
+        self.ws = self._open()
+
+    def _open(self) -> OverlayClient:
+        auth = {"Authorization": f"Bearer {self.fuzzer.token}"}
+        ws = OverlayClient(self.host, self.port, SOCKET_PATH, headers=auth)
+        if ws.refusal is not None:
+            msg = f"the overlay socket was refused: {ws.refusal}"
+            raise RuntimeError(msg)
+        return ws
+
+    def __enter__(self) -> SocketFuzzer:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.ws.close()
+
+    def verdict(self, frame: Frame) -> tuple[str | None, Json]:
+        """The inbound type the relay must act on (``None``: it must ignore the frame), and
+        the message as the relay parses it."""
+        if frame.opcode != TEXT or len(frame.data) > MAX_MESSAGE_BYTES:
+            return None, None
+        try:
+            value = orjson.loads(frame.data)
+        except orjson.JSONDecodeError:
+            return None, None
+        kind = value.get("type") if isinstance(value, dict) else None
+        if not isinstance(kind, str) or kind not in self.inbound:
+            return None, value
+        pointer = _pointer_join(INBOUND, kind)
+        return (kind if self.contract.validator(pointer).is_valid(value) else None), value
+
+    def send(self, frame: Frame) -> None:
+        report = self.fuzzer.report
+        report.cases += 1
+        report.by_operation[f"WS {SOCKET_PATH}"] += 1
+        report.by_kind[frame.kind] += 1
+        acted, value = self.verdict(frame)
+        feed_before, profiling_before, _ = self.last  # only these frames change it
+        problems = self._exchange(frame, acted, value)
+        self.last = feed_after, profiling_after, health = self._state()
+        if acted == "message":
+            if feed_after != feed_before + 1:
+                problems.append(f"a valid message was not stored (newest {feed_after})")
+        elif acted == "profiling":
+            shown = profiling_after and [profiling_after[k] for k in ("rssMb", "uptimeS", "ts")]
+            if shown != [value[k] for k in ("rssMb", "uptimeS", "ts")]:
+                problems.append(f"a valid profiling is not shown: {profiling_after}")
+        if acted != "message" and feed_after != feed_before:
+            problems.append("the feed changed")
+        if acted != "profiling" and profiling_after != profiling_before:
+            problems.append("/health.profiling.overlay changed")
+        if health != 200:
+            problems.append(f"/health answered {health}")
+        report.problems.extend(f"{p} for {frame.describe()}" for p in problems)
+
+    def _state(self) -> tuple[int, Json, int]:
+        """The newest feed id, ``/health.profiling.overlay`` and the status of ``/health``."""
+        auth = {"Authorization": f"Bearer {self.fuzzer.token}"}
+        client = self.fuzzer.client
+        health = client.get("/health", headers=auth)
+        after = self.newest
+        newer = client.get("/feed", params={"after": after}, headers=auth).json()["messages"]
+        self.newest = newer[-1]["id"] if newer else after
+        return self.newest, health.json()["profiling"]["overlay"], health.status_code
+
+    def _exchange(self, frame: Frame, acted: str | None, value: Json) -> list[str]:
+        """Send ``frame`` and a probe; what went wrong (the socket reopened if it closed)."""
+        action = value.get("action") if acted == "command" else None
+        probe = "toggle_screen" if action != "toggle_screen" else "toggle_audio"
+        notices: list[str] = []
+        try:
+            self.ws.send_frame(frame.opcode, frame.data)
+            self.ws.send({"type": "command", "action": probe})
+            while True:
+                shown = self.ws.read()
+                if isinstance(shown, Raw):
+                    return [f"the overlay could not parse {shown.text[:200]!r}: {shown.error}"]
+                if isinstance(shown, Feed) and shown.text in NOTICES:
+                    if shown.text == COMMAND_NOTICES[probe]:
+                        break
+                    notices.append(shown.text)
+        except (Closed, OSError) as exc:
+            self.ws.close()
+            self.ws = self._open()
+            return [f"the socket did not stay open ({exc})"]
+        expected = [COMMAND_NOTICES[action]] if action else []
+        return [] if notices == expected else [f"notices {notices}, expected {expected}"]
 
 
 # -- raw HTTP/1.1 ---------------------------------------------------------------------------

@@ -169,6 +169,7 @@ class OverlayClient:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         if receive_buffer is not None:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock.settimeout(timeout_s)
         self.sock.connect((host, port))
         self._buffer = b""
