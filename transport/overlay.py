@@ -304,11 +304,16 @@ class Presence:
     def _published(self, _snapshot: object) -> None:
         """A cell's listener, on the publisher's thread inside its commit: keep it cheap."""
         loop = self._loop
-        if not self._listening or self._scheduled or loop is None:
+        if loop is None or loop.is_closed():  # the transport died without its cleanup
+            self.detach()
+            return
+        if not self._listening or self._scheduled:
             return
         self._scheduled = True
-        with contextlib.suppress(RuntimeError):  # the loop closed: the transport is gone
+        try:
             loop.call_soon_threadsafe(self._wake)
+        except RuntimeError:  # the loop closed since the check above
+            self.detach()
 
     def _wake(self) -> None:
         self._scheduled = False
