@@ -19,11 +19,15 @@ scenarios at 16 and 64:
               503: the caller was waiting out its restart backoff); ``RELAY_MAX_RESTARTS`` is
               high enough that no supervisor escalates; it says whether the relay still runs
 ``llm-hang``  it never answers: every tick times out after 5 s
+``overlay``   as ``healthy``, with 10 overlay WebSockets connected for the whole scenario, each
+              sent every feed item (and its status and pings) and reading it as it comes
 
 It prints each row (median req/s, p50, p99, errors, the CPU of the relay, of the generator and
 of the rest of the machine; ``bench/load.py``), each relay's RSS at start and at the end,
 and "LLM faults vs healthy": per endpoint and connections, each fault scenario's req/s and
-p99 over healthy's, ``pass`` when that p99 is at most 1.1 x healthy's. It asserts nothing.
+p99 over healthy's, ``pass`` when that p99 is at most 1.1 x healthy's; and "overlay sockets
+vs none": per endpoint and connections, healthy's and overlay's median req/s and p99 and their
+ratios. It asserts nothing.
 """
 
 from __future__ import annotations
@@ -51,9 +55,10 @@ SETUPS = (
     Setup("llm-slow", "slow", conns=FAULT_CONNECTIONS, delay_s=3.0),
     Setup("llm-crash", conns=FAULT_CONNECTIONS, crash_loop=True),
     Setup("llm-hang", "hang", conns=FAULT_CONNECTIONS),
+    Setup("overlay", overlays=10),
 )
 NAMES = tuple(setup.name for setup in SETUPS)
-FAULTS = NAMES[1:]
+FAULTS = tuple(setup.name for setup in SETUPS if setup.mode != "ok" or setup.crash_loop)
 FAULT_P99_TARGET = 1.1
 """Ingestion p99 with the LLM failing: at most this multiple of the healthy one."""
 
@@ -62,6 +67,15 @@ def fault_cells(row: Row, healthy: Row) -> str:
     p99 = row.median("p99") / healthy.median("p99")
     verdict = "pass" if p99 <= FAULT_P99_TARGET else "FAIL"
     return f"{row.median('rps') / healthy.median('rps'):>6.2f} {p99:>6.2f} {verdict:>6}"
+
+
+def overlay_cells(row: Row, healthy: Row) -> str:
+    rps, p99 = row.median("rps"), row.median("p99")
+    base_rps, base_p99 = healthy.median("rps"), healthy.median("p99")
+    return (
+        f"{base_rps:>8.0f} {base_p99:>7.2f} {rps:>8.0f} {p99:>7.2f} "
+        f"{rps / base_rps:>6.2f} {p99 / base_p99:>6.2f}"
+    )
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -96,6 +110,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"healthy's; target: p99 <= {FAULT_P99_TARGET:g} x healthy):"
         )
         print_ratios(rows, "healthy", FAULTS, f"{'req/s':>6} {'p99':>6} {'target':>6}", fault_cells)
+    if "healthy" in rss and "overlay" in rss:
+        print(
+            "\nOverlay sockets vs none (same run; median req/s and p99 ms of healthy, no "
+            "socket, then of overlay, 10 sockets, then overlay's over healthy's):"
+        )
+        heads = f"{'req/s':>8} {'p99':>7} {'req/s':>8} {'p99':>7} {'req/s':>6} {'p99':>6}"
+        print_ratios(rows, "healthy", ("overlay",), heads, overlay_cells)
     return 0
 
 

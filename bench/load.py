@@ -1,4 +1,5 @@
-"""The benches' load: ``wrk`` for measured rounds, an asyncio client for counted posts; tables.
+"""The benches' load: ``wrk`` for measured rounds, an asyncio client for counted posts, overlay
+WebSockets that read what the relay pushes; tables.
 
 ``wrk`` (``apt-get install wrk``; C, a few microseconds per request; a Python client costs as
 much CPU per request as the relay and caps it) runs one thread on keep-alive connections with
@@ -41,6 +42,7 @@ from bench.harness import (
     agent_env,
     agent_setup,
     fill_defaults,
+    health,
     post_body,
     print_health,
     relay_process,
@@ -309,9 +311,16 @@ class Setup:
     """How long the fake LLM waits in mode ``slow``."""
     crash_loop: bool = False
     """Crash the LLM caller every :data:`CRASH_EVERY_S` over the whole scenario."""
+    overlays: int = 0
+    """Overlay WebSockets connected over the whole scenario (:func:`overlay_sockets`)."""
 
     def header(self, data_dir: str) -> str:
         text = f"fake LLM mode {self.mode!r}"
+        if self.overlays:
+            text += (
+                f"; {self.overlays} overlay WebSockets connected for the whole scenario, each "
+                f"read as it comes and sending a pong every {OVERLAY_PONG_EVERY_S:g} s"
+            )
         if self.mode == "slow":
             text += f", answering after {self.delay_s:g} s"
         if self.crash_loop:
@@ -352,6 +361,82 @@ def crash_loop(server: Server) -> Iterator[Counter[str]]:
         thread.join(timeout=REQUEST_TIMEOUT_S + 1)
 
 
+OVERLAY_PONG_EVERY_S = 5.0
+"""How often each bench overlay says it is alive (the relay drops one silent for 30 s)."""
+OVERLAY_READ_EVERY_S = 0.01
+"""How long a bench overlay lets what comes pile up between two reads, so that reading it
+costs the machine's two cores little."""
+
+
+@dataclass(slots=True)
+class OverlayLoad:
+    """What the bench's overlay sockets received."""
+
+    received: Counter[int] = field(default_factory=Counter)
+    """Bytes, by socket."""
+    ended: list[str] = field(default_factory=list)
+    """How the sockets that ended before the scenario did."""
+    cpu_s: float = 0.0
+    """This process's CPU seconds while the sockets were open (reading them, mostly)."""
+
+
+@contextlib.contextmanager
+def overlay_sockets(server: Server, count: int) -> Iterator[OverlayLoad]:
+    """``count`` overlay WebSockets on ``server`` until exit, each on a thread of this script.
+
+    Each drains what the relay sends (its status, every feed item, pings) every
+    :data:`OVERLAY_READ_EVERY_S`, without parsing it, and sends ``{"type": "pong"}`` every
+    :data:`OVERLAY_PONG_EVERY_S`, so the relay keeps it; the socket is the one the tests read
+    (``OverlayClient``). :attr:`OverlayLoad.cpu_s` is what reading cost this process.
+    """
+    from tests.transport.overlay_client import OverlayClient  # noqa: PLC0415 - a test helper
+
+    load = OverlayLoad()
+    stop = threading.Event()
+    url = httpx.URL(server.base_url)
+    clients = [OverlayClient(url.host, url.port or 80, "/", timeout_s=1.0) for _ in range(count)]
+    refused = [client.refusal for client in clients if client.refusal is not None]
+    if refused:
+        msg = f"overlay socket refused: {refused[0]}"
+        raise RuntimeError(msg)
+
+    def drain(n: int, client: OverlayClient) -> None:
+        next_pong = time.monotonic()
+        while not stop.is_set():
+            if time.monotonic() >= next_pong:
+                client.send({"type": "pong"})
+                next_pong += OVERLAY_PONG_EVERY_S
+            try:
+                chunk = client.sock.recv(1 << 16)
+            except TimeoutError:
+                continue
+            except OSError as exc:
+                load.ended.append(type(exc).__name__)
+                return
+            if not chunk:
+                load.ended.append("closed by the relay")
+                return
+            load.received[n] += len(chunk)
+            stop.wait(OVERLAY_READ_EVERY_S)
+
+    threads = [
+        threading.Thread(target=drain, args=(n, client), name=f"overlay-{n}", daemon=True)
+        for n, client in enumerate(clients)
+    ]
+    started = time.process_time()
+    for thread in threads:
+        thread.start()
+    try:
+        yield load
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=5)
+        for client in clients:
+            client.close()
+        load.cpu_s = time.process_time() - started
+
+
 def run_scenario(setup: Setup, rounds: int, seconds: float) -> tuple[list[Row], dict[str, float]]:
     """A fake LLM and a relay; every row of ``setup``; the relay's RSS at start and at the end."""
     rows: list[Row] = []
@@ -367,7 +452,12 @@ def run_scenario(setup: Setup, rounds: int, seconds: float) -> tuple[list[Row], 
             faulting: contextlib.AbstractContextManager[Counter[str]] = (
                 crash_loop(relay) if setup.crash_loop else contextlib.nullcontext(Counter())
             )
-            with faulting as faults:
+            overlays: contextlib.AbstractContextManager[OverlayLoad] = (
+                overlay_sockets(relay, setup.overlays)
+                if setup.overlays
+                else contextlib.nullcontext(OverlayLoad())
+            )
+            with faulting as faults, overlays as overlay_load:
                 for endpoint in ENDPOINTS:
                     for conns in setup.conns:
                         row = Row(setup.name, endpoint, conns)
@@ -379,6 +469,14 @@ def run_scenario(setup: Setup, rounds: int, seconds: float) -> tuple[list[Row], 
                 code = relay.proc.poll()
                 state = "still running" if code is None else f"EXITED with code {code}"
                 print(f"  POST /debug/fault answers: {dict(faults) or 'none'}; relay {state}")
+            if setup.overlays:
+                streams = health(relay)[1].get("streams", {})
+                megabytes = sum(overlay_load.received.values()) / 1e6
+                print(
+                    f"  overlay sockets: {megabytes:.1f} MB received over {setup.overlays}, "
+                    f"reading them cost this script {overlay_load.cpu_s:.1f} CPU s; ended "
+                    f"early: {overlay_load.ended or 'none'}; /health.streams {streams}"
+                )
             rss["end"] = rss_mb(relay.pid)
             print(f"  RSS at the end {rss['end']:.1f} MB; fake LLM got {llm.calls} calls")
             print_health(relay)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
@@ -50,6 +51,7 @@ from actors.kernel.clock import Cancel, Clock
 from actors.kernel.published import Published
 from transport.batching import Batcher
 from transport.profiling import ClientFigures, ProcessReport, parse_report
+from transport.sse import WRITE_CHUNK_BYTES
 from transport.streams import (
     DROPPED,
     OVERLAY,
@@ -57,7 +59,6 @@ from transport.streams import (
     Event,
     Framing,
     Hub,
-    StreamLimits,
     Streams,
     Subscriber,
     abort,
@@ -130,24 +131,33 @@ def feed_message(item: FeedItem) -> bytes:
     return orjson.dumps(message)
 
 
-def _feed_event(event: Event) -> bytes:
-    return feed_message(cast("FeedItem", event))
+def text_frame(message: bytes) -> bytes:
+    """``message`` as one WebSocket text frame from the server (final, unmasked)."""
+    size = len(message)
+    if size < 126:
+        return bytes((0x81, size)) + message
+    if size < 1 << 16:
+        return struct.pack("!BBH", 0x81, 126, size) + message
+    return struct.pack("!BBQ", 0x81, 127, size) + message
 
 
-FRAMING = Framing(OVERLAY, _feed_event)
-"""How the feed hub frames items for the overlays: no gap is announced (the overlay has no
-cursor to resume from)."""
+def _feed_frame(event: Event) -> bytes:
+    return text_frame(feed_message(cast("FeedItem", event)))
 
 
-def notice_message(text: str, ts: int) -> bytes:
+FRAMING = Framing(OVERLAY, _feed_frame)
+"""How the feed hub frames items for the overlays: whole WebSocket frames, made once per item
+for every overlay; no gap is announced (the overlay has no cursor to resume from)."""
+
+
+def notice_frame(text: str, ts: int) -> bytes:
     """A feed line for one overlay only, from the relay itself."""
-    return orjson.dumps(
-        {"type": "feed", "text": text, "priority": "normal", "ts": ts, "channel": STREAM}
-    )
+    message = {"type": "feed", "text": text, "priority": "normal", "ts": ts, "channel": STREAM}
+    return text_frame(orjson.dumps(message))
 
 
-def ping_message(ts: int) -> bytes:
-    return orjson.dumps({"type": "ping", "ts": ts})
+def ping_frame(ts: int) -> bytes:
+    return text_frame(orjson.dumps({"type": "ping", "ts": ts}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,15 +167,15 @@ class Status:
     audio: Literal["active", "muted"]
     screen: Literal["active", "off"]
 
-    def message(self) -> bytes:
-        return orjson.dumps(
-            {
-                "type": "status",
-                "audio": self.audio,
-                "screen": self.screen,
-                "connection": "connected",
-            }
-        )
+    def frame(self) -> bytes:
+        """The ``status`` message, as a WebSocket frame."""
+        message = {
+            "type": "status",
+            "audio": self.audio,
+            "screen": self.screen,
+            "connection": "connected",
+        }
+        return text_frame(orjson.dumps(message))
 
 
 def status_at(heard_ms: int | None, seen_ms: int | None, now_ms: int, quiet_ms: int) -> Status:
@@ -366,7 +376,14 @@ def _nothing(_status: Status) -> None:
 
 
 class Overlays:
-    """The overlay sockets of one transport incarnation, their status and their bounds."""
+    """The overlay sockets of one transport incarnation: their status, their heartbeat and
+    their bounds.
+
+    One heartbeat task serves every socket: each :meth:`_beat` queues a ``ping`` for the
+    sockets that are due one (their writer then sends the WebSocket ping after it), and drops
+    a socket that has answered no ping for :data:`SILENCE_LIMIT_S` or has not taken a write
+    within the streams' write timeout. The writers themselves only wait for their queue.
+    """
 
     def __init__(
         self,
@@ -384,26 +401,45 @@ class Overlays:
         self.clock = clock
         self.figures = figures
         self.feed_posts = feed_posts
-        self._subscribers: set[Subscriber] = set()
+        self._connections: set[_Connection] = set()
+        self._heartbeat: asyncio.Task[None] | None = None
+        self.beat_s = min(1.0, limits.ping_interval_s / 2)
+        """How often the heartbeat looks at the sockets."""
 
-    def add(self, sub: Subscriber) -> None:
-        self._subscribers.add(sub)
+    def add(self, connection: _Connection) -> None:
+        self._connections.add(connection)
         self.presence.listen(True)
+        if self._heartbeat is None:
+            self._heartbeat = asyncio.get_running_loop().create_task(self._beats())
 
-    def remove(self, sub: Subscriber) -> None:
-        self._subscribers.discard(sub)
-        if not self._subscribers:
+    def remove(self, connection: _Connection) -> None:
+        self._connections.discard(connection)
+        if not self._connections:
             self.presence.listen(False)
+            heartbeat, self._heartbeat = self._heartbeat, None
+            if heartbeat is not None:
+                heartbeat.cancel()
+
+    async def _beats(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self.beat_s)
+            now, ts = loop.time(), self.clock.now_ms()
+            for connection in list(self._connections):
+                connection.beat(now, ts)
 
     def _broadcast(self, status: Status) -> None:
-        message = status.message()
-        for sub in self._subscribers:
-            sub.put(message)
+        frame = status.frame()
+        for connection in self._connections:
+            connection.sub.put(frame)
 
     async def on_startup(self, _app: web.Application) -> None:
         self.presence.attach(asyncio.get_running_loop(), self._broadcast)
 
     async def on_cleanup(self, _app: web.Application) -> None:
+        heartbeat, self._heartbeat = self._heartbeat, None
+        if heartbeat is not None:
+            heartbeat.cancel()
         self.presence.detach()
 
 
@@ -440,25 +476,23 @@ async def serve(request: web.Request, overlays: Overlays) -> web.StreamResponse:
         # The status and the replay are made before anything can be queued for the socket:
         # a status change or an item from now on is queued, and goes out after them.
         overlays.presence.listen(True)
-        first = [overlays.presence.status.message()]
-        first += [feed_message(cast("FeedItem", item)) for item in ring[-REPLAY_ITEMS:]]
-        overlays.add(sub)
+        first = [overlays.presence.status.frame()]
+        first += [_feed_frame(item) for item in ring[-REPLAY_ITEMS:]]
+        connection = _Connection(request, ws, hub, sub, overlays)
+        overlays.add(connection)
         try:
             await ws.prepare(request)
-            await _Connection(request, ws, hub, sub, overlays).run(first)
+            await connection.run(first)
         finally:
-            overlays.remove(sub)
+            overlays.remove(connection)
     finally:
         hub.release(sub)
     return ws
 
 
-class _WriteTimeout(Exception):
-    """A write to the overlay did not go out in time."""
-
-
 class _Connection:
-    """One overlay's socket: a writer (the queue, pings, the silence check) and a reader."""
+    """One overlay's socket: a writer (its queue, then the WebSocket ping when one is due) and
+    a reader (what the overlay sends); :meth:`beat` is its share of the heartbeat."""
 
     def __init__(
         self,
@@ -473,11 +507,32 @@ class _Connection:
         self.hub = hub
         self.sub = sub
         self.overlays = overlays
-        self.stream_limits: StreamLimits = overlays.streams.limits
         self.limits = overlays.limits
+        self.write_timeout_s = overlays.streams.limits.write_timeout_s
         self.loop = asyncio.get_running_loop()
-        self.answered = self.loop.time()
+        now = self.loop.time()
+        self.answered = now
         """When the overlay last answered a ping of either kind (the loop's clock)."""
+        self.pinged = now
+        """When the last ping was queued."""
+        self.ping_due = False
+        """Whether the writer owes a WebSocket ping."""
+        self.write_started = now
+        """When the write under way (``sub.writing``) began."""
+
+    def beat(self, now: float, ts: int) -> None:
+        """The heartbeat: drop a socket that is silent or stuck in a write; queue a due ping."""
+        sub, limits = self.sub, self.limits
+        if sub.closed is not None:
+            return
+        if sub.writing and now - self.write_started >= self.write_timeout_s:
+            self.hub.drop(sub, "write_timeout")
+        elif now - self.answered >= limits.silence_limit_s:
+            self.hub.drop(sub, "heartbeat")
+        elif now - self.pinged >= limits.ping_interval_s:
+            self.pinged = now
+            self.ping_due = True
+            sub.put(ping_frame(ts))
 
     async def run(self, first: Sequence[bytes]) -> None:
         writer = asyncio.create_task(self._write(first))
@@ -502,11 +557,9 @@ class _Connection:
     # -- writing ----------------------------------------------------------------------------
 
     async def _write(self, first: Sequence[bytes]) -> None:
-        sub, limits = self.sub, self.limits
-        loop = self.loop
+        sub = self.sub
         try:
             await self._send(first)
-            last_ping = loop.time()
             while True:
                 frames = sub.take()
                 if sub.closed == DROPPED:
@@ -517,38 +570,40 @@ class _Connection:
                 if sub.closed == SHUTDOWN:
                     await self._going_away()
                     return
-                now = loop.time()
-                if now - self.answered >= limits.silence_limit_s:
-                    self.hub.drop(sub, "heartbeat")
-                    return
-                if now - last_ping >= limits.ping_interval_s:
-                    sub.put(ping_message(self.overlays.clock.now_ms()))
-                    await self._timed(self.ws.ping())
-                    last_ping = now
-                    continue
-                wait = min(
-                    limits.ping_interval_s - (now - last_ping),
-                    limits.silence_limit_s - (now - self.answered),
-                )
-                await sub.wait(wait)
-        except _WriteTimeout:
-            self.hub.drop(sub, "write_timeout")
+                await sub.wait(None)
         except ConnectionError:
-            pass  # the overlay left in the middle of a write
+            pass  # the overlay left, or was dropped, in the middle of a write
 
     async def _send(self, frames: Sequence[bytes]) -> None:
-        for frame in frames:
-            await self._timed(self.ws.send_frame(frame, WSMsgType.TEXT))
+        """Write ``frames`` (whole WebSocket frames), then the WebSocket ping if one is due.
 
-    async def _timed(self, write: Any) -> None:
-        self.sub.writing = True
+        The frames go to the connection joined, in pieces of about :data:`WRITE_CHUNK_BYTES`,
+        each followed by the connection's flow control, as a stream's events are: one write
+        for what a wake-up brought rather than one per frame. No timeout per write: a write
+        the overlay does not take is the heartbeat's to catch (:meth:`beat`), which drops the
+        socket and so ends the write.
+        """
+        request, sub = self.request, self.sub
+        self.write_started = self.loop.time()
+        sub.writing = True
         try:
-            async with asyncio.timeout(self.stream_limits.write_timeout_s):
-                await write
-        except TimeoutError:
-            raise _WriteTimeout from None
+            chunk: list[bytes] = []
+            size = 0
+            for n, frame in enumerate(frames):
+                chunk.append(frame)
+                size += len(frame)
+                if size >= WRITE_CHUNK_BYTES or n == len(frames) - 1:
+                    transport = request.transport
+                    if transport is None or transport.is_closing():
+                        raise ConnectionResetError("the overlay's connection is closed")
+                    transport.write(b"".join(chunk))
+                    await request.writer.drain()
+                    chunk, size = [], 0
+            if self.ping_due:
+                self.ping_due = False
+                await self.ws.ping()
         finally:
-            self.sub.writing = False
+            sub.writing = False
 
     async def _going_away(self) -> None:
         """Close with 1001: the relay is stopping (a client that is behind is cut off)."""
@@ -575,7 +630,7 @@ class _Connection:
                 self.answered = self.loop.time()
             elif kind is WSMsgType.PING:
                 try:
-                    async with asyncio.timeout(self.stream_limits.write_timeout_s):
+                    async with asyncio.timeout(self.write_timeout_s):
                         await ws.pong(message.data)
                 except TimeoutError:
                     self.hub.drop(self.sub, "write_timeout")
@@ -599,14 +654,14 @@ class _Connection:
             overlays.figures.report(OVERLAY, inbound.report.arrived(received))
         elif isinstance(inbound, Command):
             notice = COMMAND_NOTICES[inbound.action]
-            self.sub.put(notice_message(notice, overlays.clock.now_ms()))
+            self.sub.put(notice_frame(notice, overlays.clock.now_ms()))
         else:
             try:
                 await overlays.feed_posts.submit(inbound.message)
             except ActorUnavailable as exc:
                 log.warning("overlay.message_not_stored", actor="http", error=str(exc))
                 text = "⚠ Your message was not stored: the relay is busy; send it again."
-                self.sub.put(notice_message(text, overlays.clock.now_ms()))
+                self.sub.put(notice_frame(text, overlays.clock.now_ms()))
 
     def _ignored(self, reason: str) -> None:
         log.debug("overlay.ignored", actor="http", reason=reason, peer=self.sub.peer)

@@ -199,8 +199,12 @@ class Subscriber:
         self._ready.clear()
         return frames
 
-    async def wait(self, timeout_s: float) -> None:
-        """Until a frame is queued, the stream is closed, or ``timeout_s`` passed."""
+    async def wait(self, timeout_s: float | None) -> None:
+        """Until a frame is queued, the stream is closed, or ``timeout_s`` passed (``None``:
+        no timeout)."""
+        if timeout_s is None:
+            await self._ready.wait()
+            return
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout_s):
                 await self._ready.wait()

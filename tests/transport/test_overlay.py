@@ -333,10 +333,18 @@ def test_a_silent_overlay_is_dropped_and_one_that_answers_either_ping_stays(
         assert client.get("/health").json()["streams"]["dropped"] == 1
 
 
+@pytest.mark.parametrize("reason", ["backlog", "write_timeout"])
 def test_a_slow_overlay_is_dropped_and_ingestion_stays_fast(
-    make_relay: Callable[..., Relay], monkeypatch: pytest.MonkeyPatch, logs: LogSink
+    make_relay: Callable[..., Relay], monkeypatch: pytest.MonkeyPatch, logs: LogSink, reason: str
 ) -> None:
-    monkeypatch.setattr(streams, "MAX_BACKLOG_BYTES", 256 * 1024)
+    if reason == "backlog":  # the queue bound trips long before a write could time out
+        monkeypatch.setattr(streams, "MAX_BACKLOG_BYTES", 256 * 1024)
+        monkeypatch.setattr(streams, "WRITE_TIMEOUT_S", 60.0)
+    else:  # the write times out long before the queue could reach its bound
+        monkeypatch.setattr(streams, "MAX_BACKLOG", 1_000_000)
+        monkeypatch.setattr(streams, "MAX_BACKLOG_BYTES", 1024**3)
+        monkeypatch.setattr(streams, "WRITE_TIMEOUT_S", 0.3)
+        monkeypatch.setattr(overlay, "PING_INTERVAL_S", 0.2)  # the heartbeat looks every 0.1 s
     relay = make_relay()
     with (
         client_for(relay) as client,
@@ -353,7 +361,7 @@ def test_a_slow_overlay_is_dropped_and_ingestion_stays_fast(
             if logs.named("stream.dropped_slow"):
                 break
         (dropped,) = logs.named("stream.dropped_slow")
-        assert dropped["stream"] == "overlay"
+        assert (dropped["stream"], dropped["reason"]) == ("overlay", reason)
         assert slowest < 1.0  # no post waited for the stuck client
         wait_until(lambda: overlays(client) == 0, what="the slot to be freed")
         assert client.post("/feed", json={"text": "still fine"}).status_code == 200
