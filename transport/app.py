@@ -36,7 +36,8 @@ from transport.handlers.health import get_health
 from transport.handlers.ingest import get_feed, get_sense, post_feed, post_sense
 from transport.handlers.meta import get_metrics, get_openapi, post_fault
 from transport.metrics import UNMATCHED, HttpStats
-from transport.overlay import OverlayLimits, Overlays, Presence
+from transport.overlay import OverlayLimits, Overlays
+from transport.presence import Presence
 from transport.profiling import ClientFigures
 from transport.state import (
     ACCESS,

@@ -47,13 +47,13 @@ from transport.openapi_schemas import (
     ref,
 )
 from transport.overlay import (
-    MAX_MESSAGE_BYTES,
     PING_INTERVAL_S,
     QUIET_SPELL_S,
     READ_LIMIT_BYTES,
     REPLAY_ITEMS,
     SILENCE_LIMIT_S,
 )
+from transport.overlay_messages import MAX_MESSAGE_BYTES
 from transport.streams import LONG_POLL_MAX_S
 
 

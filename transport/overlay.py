@@ -14,7 +14,10 @@ The overlay opens ``ws://<relay>/`` (or ``/ws``) and speaks JSON text messages:
   socket alone with a feed line saying the capture clients own that switch); ``message``
   (``text`` the user typed: stored in the feed with ``source: "overlay"``, through the same
   validation, redaction and batching as ``POST /feed``). Anything else, malformed, binary or
-  over :data:`MAX_MESSAGE_BYTES` is logged at debug and ignored; the socket stays open.
+  over 64 KiB is logged at debug and ignored; the socket stays open.
+
+The messages themselves are :mod:`transport.overlay_messages`; the status is
+:mod:`transport.presence`; this module serves the sockets.
 
 Status. ``audio`` is ``active`` while transcripts arrive (feed items the agent hears as
 audio) and ``muted`` once none has come for a quiet spell, :data:`QUIET_SPELL_S`; ``screen``
@@ -34,23 +37,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-import orjson
 import structlog
 from aiohttp import WSMsgType, web
 
 from actors.core.errors import ActorUnavailable, BadRequest
-from actors.core.records import STREAM, FeedInput, FeedItem, FeedSnapshot, SenseSnapshot
-from actors.core.validation import validate_feed
-from actors.core.window import extract_audio
-from actors.kernel.clock import Cancel, Clock
-from actors.kernel.published import Published
+from actors.core.records import FeedInput, FeedItem
+from actors.kernel.clock import Clock
 from transport.batching import Batcher
-from transport.profiling import ClientFigures, ProcessReport, parse_report
+from transport.overlay_messages import (
+    COMMAND_NOTICES,
+    Command,
+    Ignored,
+    Pong,
+    Profiling,
+    Status,
+    feed_frame,
+    notice_frame,
+    parse_inbound,
+    ping_frame,
+)
+from transport.presence import Presence
+from transport.profiling import ClientFigures
 from transport.sse import WRITE_CHUNK_BYTES
 from transport.streams import (
     DROPPED,
@@ -73,24 +84,11 @@ QUIET_SPELL_S = 60.0
 turns ``screen`` to ``off``."""
 REPLAY_ITEMS = 20
 """Feed items a new overlay is sent on connect, the newest."""
-MAX_MESSAGE_BYTES = 64 * 1024
-"""A message from the overlay larger than this is ignored (a typed message fits many times)."""
 READ_LIMIT_BYTES = 1024 * 1024
 """A message larger than this is not even read: the socket is closed with 1009 (message too
 big), as the WebSocket protocol has it."""
 CLOSE_TIMEOUT_S = 1.0
 """How long closing a socket waits for the close frame to go out."""
-OVERLAY_SOURCE = "overlay"
-"""The ``source`` of what the user typed in the overlay."""
-COMMAND_NOTICES = {
-    "toggle_audio": "The relay does not capture audio: mute or unmute it in the capture "
-    "client that sends the transcripts.",
-    "toggle_screen": "The relay does not capture the screen: pause or resume it in the capture "
-    "client (sense_client).",
-    "switch_device": "The relay does not capture audio: choose the device in the capture "
-    "client that sends the transcripts.",
-}
-"""The feed line that answers each switch the overlay asks for: the capture clients own it."""
 
 log = structlog.get_logger("relay")
 
@@ -114,265 +112,13 @@ class OverlayLimits:
         )
 
 
-# -- what the relay sends ----------------------------------------------------------------------
-
-
-def feed_message(item: FeedItem) -> bytes:
-    """A feed item as the overlay reads it; no ``id``."""
-    message: dict[str, Any] = {
-        "type": "feed",
-        "text": item.text,
-        "priority": item.priority,
-        "ts": item.ts,
-        "channel": item.channel,
-    }
-    if item.source == OVERLAY_SOURCE:
-        message["sender"] = "user"
-    return orjson.dumps(message)
-
-
-def text_frame(message: bytes) -> bytes:
-    """``message`` as one WebSocket text frame from the server (final, unmasked)."""
-    size = len(message)
-    if size < 126:
-        return bytes((0x81, size)) + message
-    if size < 1 << 16:
-        return struct.pack("!BBH", 0x81, 126, size) + message
-    return struct.pack("!BBQ", 0x81, 127, size) + message
-
-
 def _feed_frame(event: Event) -> bytes:
-    return text_frame(feed_message(cast("FeedItem", event)))
+    return feed_frame(cast("FeedItem", event))
 
 
 FRAMING = Framing(OVERLAY, _feed_frame)
 """How the feed hub frames items for the overlays: whole WebSocket frames, made once per item
 for every overlay; no gap is announced (the overlay has no cursor to resume from)."""
-
-
-def notice_frame(text: str, ts: int) -> bytes:
-    """A feed line for one overlay only, from the relay itself."""
-    message = {"type": "feed", "text": text, "priority": "normal", "ts": ts, "channel": STREAM}
-    return text_frame(orjson.dumps(message))
-
-
-def ping_frame(ts: int) -> bytes:
-    return text_frame(orjson.dumps({"type": "ping", "ts": ts}))
-
-
-@dataclass(frozen=True, slots=True)
-class Status:
-    """What the overlay's ``status`` says of the capture."""
-
-    audio: Literal["active", "muted"]
-    screen: Literal["active", "off"]
-
-    def frame(self) -> bytes:
-        """The ``status`` message, as a WebSocket frame."""
-        message = {
-            "type": "status",
-            "audio": self.audio,
-            "screen": self.screen,
-            "connection": "connected",
-        }
-        return text_frame(orjson.dumps(message))
-
-
-def status_at(heard_ms: int | None, seen_ms: int | None, now_ms: int, quiet_ms: int) -> Status:
-    """The status at ``now_ms``, given when the newest transcript (``heard_ms``) and screen
-    event (``seen_ms``) arrived (``None``: none yet)."""
-    heard = heard_ms is not None and now_ms - heard_ms < quiet_ms
-    seen = seen_ms is not None and now_ms - seen_ms < quiet_ms
-    return Status("active" if heard else "muted", "active" if seen else "off")
-
-
-# -- what the overlay sends ----------------------------------------------------------------------
-
-
-class Ignored(Exception):
-    """A message from the overlay that the relay does not act on; the reason says why."""
-
-
-@dataclass(frozen=True, slots=True)
-class Pong:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Profiling:
-    report: ProcessReport
-
-
-@dataclass(frozen=True, slots=True)
-class Command:
-    action: str
-
-
-@dataclass(frozen=True, slots=True)
-class UserMessage:
-    message: FeedInput
-
-
-Inbound = Pong | Profiling | Command | UserMessage
-
-
-def parse_inbound(data: bytes) -> Inbound:
-    """What one text message from the overlay asks for.
-
-    Raises:
-        Ignored: it is too large, not a JSON object, of an unknown type or action, or a known
-            type with fields of the wrong kind.
-    """
-    if len(data) > MAX_MESSAGE_BYTES:
-        msg = f"larger than {MAX_MESSAGE_BYTES} bytes"
-        raise Ignored(msg)
-    try:
-        message = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        raise Ignored("not JSON") from None
-    if not isinstance(message, dict):
-        raise Ignored("not a JSON object")
-    kind = message.get("type")
-    try:
-        if kind == "pong":
-            return Pong()
-        if kind == "profiling":
-            return Profiling(parse_report(message))
-        if kind == "command":
-            action = message.get("action")
-            if isinstance(action, str) and action in COMMAND_NOTICES:
-                return Command(action)
-            raise Ignored("command: not an action the relay answers")
-        if kind == "message":
-            text = validate_feed({"text": message.get("text")}).text
-            return UserMessage(FeedInput(text, source=OVERLAY_SOURCE))
-    except BadRequest as exc:
-        msg = f"{kind}: {exc}"
-        raise Ignored(msg) from None
-    raise Ignored("not a type the relay reads")
-
-
-# -- the status ----------------------------------------------------------------------------------
-
-
-class Presence:
-    """The overlay's ``status``: whether transcripts and screen events arrive.
-
-    Listens to the feed and sense cells while an overlay is connected, as a hub does: on the
-    publisher's thread it only schedules one wake-up on the loop. The end of a quiet spell is a
-    timer on the relay's clock. Everything but :meth:`_published` and :meth:`_timer_fired`
-    runs on the transport's event loop.
-    """
-
-    def __init__(
-        self,
-        feed: Published[FeedSnapshot],
-        sense: Published[SenseSnapshot],
-        clock: Clock,
-        quiet_spell_s: float,
-    ) -> None:
-        self._feed = feed
-        self._sense = sense
-        self._clock = clock
-        self._quiet_ms = round(quiet_spell_s * 1000)
-        self.status = Status("muted", "off")
-        self._on_change: Callable[[Status], None] = _nothing
-        self._heard: int | None = None
-        """When the newest transcript seen arrived (the relay's clock, epoch ms)."""
-        self._cursor = 0
-        """The highest feed id looked at."""
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._unsubscribe: tuple[Callable[[], None], ...] = ()
-        self._listening = False
-        self._scheduled = False
-        self._timer: Cancel | None = None
-
-    def attach(self, loop: asyncio.AbstractEventLoop, on_change: Callable[[Status], None]) -> None:
-        """Listen to both cells from ``loop``; ``on_change`` gets each new status."""
-        self.detach()
-        self._loop = loop
-        self._on_change = on_change
-        self._unsubscribe = (
-            self._feed.subscribe(self._published),
-            self._sense.subscribe(self._published),
-        )
-
-    def detach(self) -> None:
-        for unsubscribe in self._unsubscribe:
-            unsubscribe()
-        self._unsubscribe = ()
-        self._cancel_timer()
-
-    def listen(self, on: bool) -> None:
-        """Follow the cells (an overlay is connected) or not (none is)."""
-        self._listening = on
-        if on:
-            self.update()
-        else:
-            self._cancel_timer()
-
-    def _published(self, _snapshot: object) -> None:
-        """A cell's listener, on the publisher's thread inside its commit: keep it cheap."""
-        loop = self._loop
-        if loop is None or loop.is_closed():  # the transport died without its cleanup
-            self.detach()
-            return
-        if not self._listening or self._scheduled:
-            return
-        self._scheduled = True
-        try:
-            loop.call_soon_threadsafe(self._wake)
-        except RuntimeError:  # the loop closed since the check above
-            self.detach()
-
-    def _wake(self) -> None:
-        self._scheduled = False
-        if self._listening:
-            self.update()
-
-    def update(self) -> None:
-        """Read both cells and the clock; tell ``on_change`` if the status changed."""
-        now = self._clock.now_ms()
-        feed = self._feed.value
-        for item in feed.after(self._cursor):
-            if extract_audio(item) is not None:
-                self._heard = item.ts
-        if feed.items:
-            self._cursor = feed.items[-1].id
-        events = self._sense.value.events
-        seen = events[-1].received_at if events else None
-        status = status_at(self._heard, seen, now, self._quiet_ms)
-        ends = [t + self._quiet_ms for t in (self._heard, seen) if t is not None]
-        ends = [end for end in ends if end > now]
-        if ends and self._timer is None:
-            self._timer = self._clock.call_later((min(ends) - now) / 1000, self._timer_fired)
-        if status != self.status:
-            self.status = status
-            self._on_change(status)
-
-    def _timer_fired(self) -> None:
-        """A quiet spell may have ended; on the clock's thread: hand it to the loop."""
-        loop = self._loop
-        if loop is not None:
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self._spell_ended)
-
-    def _spell_ended(self) -> None:
-        self._timer = None
-        if self._listening:
-            self.update()
-
-    def _cancel_timer(self) -> None:
-        timer, self._timer = self._timer, None
-        if timer is not None:
-            timer()
-
-
-def _nothing(_status: Status) -> None:
-    pass
-
-
-# -- the sockets ---------------------------------------------------------------------------------
 
 
 class Overlays:

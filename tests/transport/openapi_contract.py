@@ -53,7 +53,7 @@ from referencing.jsonschema import DRAFT202012
 from actors.core.validation import MAX_NESTING
 from tests.transport.overlay_client import BINARY, TEXT, Closed, Feed, OverlayClient, Raw
 from transport.openapi_schemas import JSON, SSE
-from transport.overlay import COMMAND_NOTICES, MAX_MESSAGE_BYTES
+from transport.overlay_messages import COMMAND_NOTICES, MAX_MESSAGE_BYTES
 
 URI = "urn:sinain-relay:openapi"
 METHODS = ("get", "post", "put", "patch", "delete", "head", "options")

@@ -10,10 +10,8 @@ from dataclasses import replace
 from typing import Any
 
 import httpx
-import orjson
 import pytest
 
-from actors.core.records import FeedInput, FeedItem
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from tests.helpers import (
@@ -35,6 +33,7 @@ from tests.transport.overlay_client import (
 )
 from transport import overlay, streams
 from transport.demo.fake_llm import FakeLLM
+from transport.overlay_messages import MAX_MESSAGE_BYTES
 
 pytestmark = pytest.mark.usefixtures("quick_stream_checks")
 
@@ -215,7 +214,7 @@ MALFORMED: list[bytes | str] = [
     '{"type": "command", "action": ["toggle_audio"]}',
     '{"type": "command", "action": "set_agent", "lane": "chat"}',
     b'{"type": "message", "text": "\xff"}',
-    '{"type": "message", "text": "' + "x" * (overlay.MAX_MESSAGE_BYTES) + '"}',
+    '{"type": "message", "text": "' + "x" * (MAX_MESSAGE_BYTES) + '"}',
 ]
 
 
@@ -408,68 +407,3 @@ def test_an_overlay_that_leaves_frees_its_slot(relay: Relay, client: httpx.Clien
     with overlay_of(relay) as ws:
         ws.sock.close()  # gone without a close frame
     wait_until(lambda: overlays(client) == 0, what="the slot to be freed")
-
-
-# -- the pure parts --------------------------------------------------------------------------
-
-
-def test_a_quiet_spell_is_measured_from_the_newest_arrival() -> None:
-    quiet = 60_000
-    assert overlay.status_at(None, None, 100_000, quiet) == overlay.Status("muted", "off")
-    assert overlay.status_at(50_000, None, 109_999, quiet) == overlay.Status("active", "off")
-    assert overlay.status_at(50_000, 60_000, 110_000, quiet) == overlay.Status("muted", "active")
-    assert overlay.status_at(50_000, 60_000, 120_000, quiet) == overlay.Status("muted", "off")
-
-
-@pytest.mark.parametrize(
-    ("data", "expected"),
-    [
-        (b'{"type": "pong"}', overlay.Pong()),
-        (
-            b'{"type": "command", "action": "toggle_screen", "x": 1}',
-            overlay.Command("toggle_screen"),
-        ),
-    ],
-)
-def test_what_the_overlay_sends_is_read_for_what_it_asks(
-    data: bytes, expected: overlay.Inbound
-) -> None:
-    assert overlay.parse_inbound(data) == expected
-
-
-def test_a_typed_message_becomes_a_feed_input_from_the_overlay() -> None:
-    parsed = overlay.parse_inbound(b'{"type": "message", "text": "hi", "priority": "urgent"}')
-    assert isinstance(parsed, overlay.UserMessage)
-    assert parsed.message == FeedInput("hi", "normal", "overlay", "stream")
-
-
-@pytest.mark.parametrize(
-    ("data", "reason"),
-    [
-        (b"x" * (overlay.MAX_MESSAGE_BYTES + 1), "larger than 65536 bytes"),
-        (b"\xff", "not JSON"),
-        (b"[1]", "not a JSON object"),
-        (b'{"type": ["pong"]}', "not a type the relay reads"),
-        (b'{"type": "command", "action": {"a": 1}}', "command: not an action"),
-        (b'{"type": "message", "text": ""}', "message: text must not be empty"),
-        (b'{"type": "profiling", "rssMb": -1, "uptimeS": 1, "ts": 1}', "profiling: rssMb"),
-    ],
-)
-def test_what_the_relay_does_not_act_on_says_why(data: bytes, reason: str) -> None:
-    with pytest.raises(overlay.Ignored, match=reason):
-        overlay.parse_inbound(data)
-
-
-def test_a_feed_message_never_has_an_id_and_marks_what_the_user_typed() -> None:
-    typed = FeedItem(id=7, text="hi", priority="high", ts=5, source="overlay")
-    hud = FeedItem(id=8, text="[🧠] x", priority="normal", ts=6, source="agent", channel="stream")
-    assert orjson.loads(overlay.feed_message(typed)) == {
-        "type": "feed",
-        "text": "hi",
-        "priority": "high",
-        "ts": 5,
-        "channel": "stream",
-        "sender": "user",
-    }
-    assert "id" not in orjson.loads(overlay.feed_message(hud))
-    assert "sender" not in orjson.loads(overlay.feed_message(hud))

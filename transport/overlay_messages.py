@@ -1,0 +1,167 @@
+"""The overlay's protocol: the messages the relay sends it, and reading what it sends.
+
+Pure: no socket, no event loop. Each message the relay sends is made as a whole WebSocket
+text frame (:func:`text_frame`), so that a feed item's frame is made once for every overlay
+and the frames a wake-up brings are written in one piece (:mod:`transport.overlay`).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import orjson
+
+from actors.core.errors import BadRequest
+from actors.core.records import STREAM, FeedInput, FeedItem
+from actors.core.validation import validate_feed
+from transport.profiling import ProcessReport, parse_report
+
+MAX_MESSAGE_BYTES = 64 * 1024
+"""A message from the overlay larger than this is ignored (a typed message fits many times)."""
+OVERLAY_SOURCE = "overlay"
+"""The ``source`` of what the user typed in the overlay."""
+COMMAND_NOTICES = {
+    "toggle_audio": "The relay does not capture audio: mute or unmute it in the capture "
+    "client that sends the transcripts.",
+    "toggle_screen": "The relay does not capture the screen: pause or resume it in the capture "
+    "client (sense_client).",
+    "switch_device": "The relay does not capture audio: choose the device in the capture "
+    "client that sends the transcripts.",
+}
+"""The feed line that answers each switch the overlay asks for: the capture clients own it."""
+
+
+# -- what the relay sends ----------------------------------------------------------------------
+
+
+def feed_message(item: FeedItem) -> bytes:
+    """A feed item as the overlay reads it; no ``id``."""
+    message: dict[str, Any] = {
+        "type": "feed",
+        "text": item.text,
+        "priority": item.priority,
+        "ts": item.ts,
+        "channel": item.channel,
+    }
+    if item.source == OVERLAY_SOURCE:
+        message["sender"] = "user"
+    return orjson.dumps(message)
+
+
+def text_frame(message: bytes) -> bytes:
+    """``message`` as one WebSocket text frame from the server (final, unmasked)."""
+    size = len(message)
+    if size < 126:
+        return bytes((0x81, size)) + message
+    if size < 1 << 16:
+        return struct.pack("!BBH", 0x81, 126, size) + message
+    return struct.pack("!BBQ", 0x81, 127, size) + message
+
+
+def feed_frame(item: FeedItem) -> bytes:
+    """:func:`feed_message` as a WebSocket frame."""
+    return text_frame(feed_message(item))
+
+
+def notice_frame(text: str, ts: int) -> bytes:
+    """A feed line for one overlay only, from the relay itself."""
+    message = {"type": "feed", "text": text, "priority": "normal", "ts": ts, "channel": STREAM}
+    return text_frame(orjson.dumps(message))
+
+
+def ping_frame(ts: int) -> bytes:
+    return text_frame(orjson.dumps({"type": "ping", "ts": ts}))
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """What the overlay's ``status`` says of the capture."""
+
+    audio: Literal["active", "muted"]
+    screen: Literal["active", "off"]
+
+    def frame(self) -> bytes:
+        """The ``status`` message, as a WebSocket frame."""
+        message = {
+            "type": "status",
+            "audio": self.audio,
+            "screen": self.screen,
+            "connection": "connected",
+        }
+        return text_frame(orjson.dumps(message))
+
+
+def status_at(heard_ms: int | None, seen_ms: int | None, now_ms: int, quiet_ms: int) -> Status:
+    """The status at ``now_ms``, given when the newest transcript (``heard_ms``) and screen
+    event (``seen_ms``) arrived (``None``: none yet)."""
+    heard = heard_ms is not None and now_ms - heard_ms < quiet_ms
+    seen = seen_ms is not None and now_ms - seen_ms < quiet_ms
+    return Status("active" if heard else "muted", "active" if seen else "off")
+
+
+# -- what the overlay sends ----------------------------------------------------------------------
+
+
+class Ignored(Exception):
+    """A message from the overlay that the relay does not act on; the reason says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pong:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Profiling:
+    report: ProcessReport
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    action: str
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    message: FeedInput
+
+
+Inbound = Pong | Profiling | Command | UserMessage
+
+
+def parse_inbound(data: bytes) -> Inbound:
+    """What one text message from the overlay asks for.
+
+    Raises:
+        Ignored: it is too large, not a JSON object, of an unknown type or action, or a known
+            type with fields of the wrong kind.
+    """
+    if len(data) > MAX_MESSAGE_BYTES:
+        msg = f"larger than {MAX_MESSAGE_BYTES} bytes"
+        raise Ignored(msg)
+    try:
+        message = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise Ignored("not JSON") from None
+    if not isinstance(message, dict):
+        raise Ignored("not a JSON object")
+    kind = message.get("type")
+    try:
+        if kind == "pong":
+            return Pong()
+        if kind == "profiling":
+            return Profiling(parse_report(message))
+        if kind == "command":
+            action = message.get("action")
+            if isinstance(action, str) and action in COMMAND_NOTICES:
+                return Command(action)
+            raise Ignored("command: not an action the relay answers")
+        if kind == "message":
+            text = validate_feed({"text": message.get("text")}).text
+            return UserMessage(FeedInput(text, source=OVERLAY_SOURCE))
+    except BadRequest as exc:
+        msg = f"{kind}: {exc}"
+        raise Ignored(msg) from None
+    raise Ignored("not a type the relay reads")
