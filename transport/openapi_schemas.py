@@ -211,10 +211,31 @@ SCHEMAS: dict[str, Schema] = {
             "ts": MS,
             "digest": STRING,
             "currentApp": STRING,
-            "appHistory": {"type": "array", "items": ref("AppSwitch")},
+            "appHistory": {
+                "type": "array",
+                "items": ref("AppSwitch"),
+                "description": "Each app switch in the tick's window, with its time.",
+            },
             "latencyMs": INT,
+            "hud": {"type": "string", "description": "The tick's hud line."},
+            "context": ref("EntryContext"),
+            "model": {"type": "string", "description": "The model that answered."},
         },
-        description="The latest tick's digest.",
+        description="The latest tick's digest. `hud`, `context` and `model` are the entry's "
+        "own (as `/agent/last` gives them), for clients that read them from the digest.",
+    ),
+    "EntryContext": closed(
+        {
+            "currentApp": STRING,
+            "appHistory": {
+                "type": "array",
+                "items": STRING,
+                "description": "The apps of the tick's window, in the order they were used.",
+            },
+            "audioCount": {"type": "integer", "description": "Transcripts in the window."},
+            "screenCount": {"type": "integer", "description": "Screen events in the window."},
+        },
+        description="What the tick's window held.",
     ),
     "AgentEntry": closed(
         {
@@ -222,14 +243,7 @@ SCHEMAS: dict[str, Schema] = {
             "ts": MS,
             "hud": STRING,
             "digest": STRING,
-            "context": closed(
-                {
-                    "currentApp": STRING,
-                    "appHistory": {"type": "array", "items": STRING},
-                    "audioCount": INT,
-                    "screenCount": INT,
-                }
-            ),
+            "context": ref("EntryContext"),
             "pushed": {"type": "boolean", "description": "Whether the hud went to the feed."},
             "model": {"type": "string", "description": "The model that answered."},
             "latencyMs": INT,
