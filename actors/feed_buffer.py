@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from actors.core.records import EMPTY_FEED, FeedItem, FeedSnapshot
+from actors.core.records import AGENT, EMPTY_FEED, STREAM, FeedInput, FeedItem, FeedSnapshot
 from actors.ring_buffer import RingBuffer
 
 FEED_RING = 100
@@ -12,7 +12,7 @@ FEED_RING = 100
 PRUNE_SLACK = 1000
 """Rows beyond the ring are deleted in batches of about this many."""
 
-AGENT_SOURCE = "agent"
+_Row = tuple[int, int, str, str, "str | None", str]
 
 
 class FeedBuffer(RingBuffer[FeedItem, FeedSnapshot]):
@@ -32,30 +32,25 @@ class FeedBuffer(RingBuffer[FeedItem, FeedSnapshot]):
     def restore(self, db: sqlite3.Connection) -> None:
         """Reload the ring; continue the ids after the highest ever stored."""
         rows = db.execute(
-            "SELECT id, ts, text, priority, source FROM feed ORDER BY id DESC LIMIT ?", (FEED_RING,)
+            "SELECT id, ts, text, priority, source, channel FROM feed ORDER BY id DESC LIMIT ?",
+            (FEED_RING,),
         ).fetchall()
-        self._ring.extend(
-            FeedItem(id=i, ts=ts, text=text, priority=priority, source=source)
-            for i, ts, text, priority, source in reversed(rows)
-        )
+        self._ring.extend(_item(row) for row in reversed(rows))
         first, last = db.execute("SELECT MIN(id), MAX(id) FROM feed").fetchone()
         self._next_id = (last or 0) + 1
         self._kept_from = first or self._next_id
         if rows:
             self._log.info("feed.restored", items=len(rows), next_id=self._next_id)
 
-    def _stamp(self, messages: tuple[tuple[str, str, str | None], ...]) -> tuple[FeedItem, ...]:
-        """Give ``(text, priority, source)`` messages ids and server time; write them at once."""
+    def _stamp(self, messages: tuple[FeedInput, ...]) -> tuple[FeedItem, ...]:
+        """Give messages ids and server time; write them at once."""
         now = self._clock.now_ms()
         first = self._next_id
-        items = tuple(
-            FeedItem(id=first + n, text=text, priority=priority, ts=now, source=source)
-            for n, (text, priority, source) in enumerate(messages)
-        )
+        items = tuple(FeedItem.stored(first + n, now, m) for n, m in enumerate(messages))
         self._insert(
             "feed",
-            ("id", "ts", "text", "priority", "source"),
-            [(i.id, i.ts, i.text, i.priority, i.source) for i in items],
+            ("id", "ts", "text", "priority", "source", "channel"),
+            [(i.id, i.ts, i.text, i.priority, i.source, i.channel) for i in items],
         )
         self._next_id += len(items)
         self._ring.extend(items)
@@ -69,23 +64,36 @@ class FeedBuffer(RingBuffer[FeedItem, FeedSnapshot]):
         self._write("DELETE FROM feed WHERE id < ?", (keep_from,))
         self._kept_from = keep_from
 
-    def append(self, text: str, priority: str = "normal") -> FeedItem:
+    def append(
+        self,
+        text: str,
+        priority: str = "normal",
+        source: str | None = None,
+        channel: str = STREAM,
+    ) -> FeedItem:
         """Store a client's message (already validated) and count it as activity."""
-        return self.append_many(((text, priority),))[0]
+        return self.append_many((FeedInput(text, priority, source, channel),))[0]
 
-    def append_many(self, messages: tuple[tuple[str, str], ...]) -> tuple[FeedItem, ...]:
-        """Store several clients' messages (``(text, priority)`` pairs), in order, as activity.
+    def append_many(self, messages: tuple[FeedInput, ...]) -> tuple[FeedItem, ...]:
+        """Store several clients' messages, in order, and count them as activity.
 
-        Both strings are redacted first: the one place where client text enters the feed.
+        Their text, priority and source are redacted first: the one place where client text
+        enters the feed.
         """
-        parts = self._redactor.texts([part for message in messages for part in message])
-        items = self._stamp(tuple((parts[n], parts[n + 1], None) for n in range(0, len(parts), 2)))
+        fields = [(m.text, m.priority, m.source or "") for m in messages]
+        parts = self._redactor.texts([part for triple in fields for part in triple])
+        items = self._stamp(
+            tuple(
+                FeedInput(parts[3 * n], parts[3 * n + 1], parts[3 * n + 2] or None, m.channel)
+                for n, m in enumerate(messages)
+            )
+        )
         self._activity += len(items)
         return items
 
     def push_agent(self, hud: str) -> FeedItem:
         """Store the agent's hud line as ``[🧠] <hud>``; not counted as activity."""
-        (item,) = self._stamp(((f"[🧠] {hud}", "normal", AGENT_SOURCE),))
+        (item,) = self._stamp((FeedInput(f"[🧠] {hud}", source=AGENT),))
         self._log.info("feed.agent_push", id=item.id, hud=hud)
         return item
 
@@ -105,13 +113,11 @@ class FeedBuffer(RingBuffer[FeedItem, FeedSnapshot]):
         """
         assert self._db is not None, "started() opened the connection"
         rows = self._db.execute(
-            "SELECT id, ts, text, priority, source FROM feed WHERE id > ? ORDER BY id LIMIT ?",
+            "SELECT id, ts, text, priority, source, channel FROM feed"
+            " WHERE id > ? ORDER BY id LIMIT ?",
             (after, limit),
         ).fetchall()
-        return tuple(
-            FeedItem(id=i, ts=ts, text=text, priority=priority, source=source)
-            for i, ts, text, priority, source in rows
-        )
+        return tuple(_item(row) for row in rows)
 
     def snapshot(self) -> FeedSnapshot:
         """The whole ring and the activity counter, for the context builder."""
@@ -120,3 +126,9 @@ class FeedBuffer(RingBuffer[FeedItem, FeedSnapshot]):
     def count(self) -> int:
         """Items in the ring."""
         return len(self._ring)
+
+
+def _item(row: _Row) -> FeedItem:
+    """A row of the ``feed`` table as an item."""
+    item_id, ts, text, priority, source, channel = row
+    return FeedItem(id=item_id, ts=ts, text=text, priority=priority, source=source, channel=channel)

@@ -89,7 +89,11 @@ OCR_CHARS = 256
 def payload(endpoint: str, seq: int) -> dict[str, Any]:
     """The body of post number ``seq`` to ``endpoint``: unique and deterministic."""
     if endpoint == "/feed":
-        return {"text": f"chaos feed #{seq}", "priority": "high" if seq % 3 == 0 else "normal"}
+        return {
+            "text": f"chaos feed #{seq}",
+            "priority": "high" if seq % 3 == 0 else "normal",
+            "channel": "agent" if seq % 2 else "stream",
+        }
     return {
         "type": "text",
         "ts": 1_769_901_200_000 + seq,

@@ -250,8 +250,7 @@ def session_records(
             break
         at = T0_MS + round(event.at * 1000)
         if event.path == "/feed":
-            text, priority = validate_feed(event.body)
-            feed.append(FeedItem(id=n, text=text, priority=priority, ts=at))
+            feed.append(FeedItem.stored(n, at, validate_feed(event.body)))
         else:
             sense_events.append(SenseEvent.stored(n, at, validate_sense(event.body)))
     return feed, sense_events

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from actors.core.records import CHANNELS
+from actors.core.validation import MAX_PRIORITY_CHARS, MAX_SOURCE_CHARS
 from actors.digest_store import DIGEST_PREVIEW_CHARS
 from transport.handlers.meta import MAX_HANG_S
 
@@ -129,12 +131,30 @@ SCHEMAS: dict[str, Schema] = {
         "type": "object",
         "properties": {
             "text": NOT_BLANK,
-            "priority": nullable({"type": "string", "minLength": 1, "maxLength": 32}),
+            "priority": nullable(
+                {"type": "string", "minLength": 1, "maxLength": MAX_PRIORITY_CHARS}
+            ),
+            "source": nullable(
+                {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_SOURCE_CHARS,
+                    "description": "Who or what the item comes from. `audio` marks a "
+                    "transcript: the agent hears it (so does text starting with `[📝] `).",
+                }
+            ),
+            "channel": nullable(
+                {
+                    "enum": list(CHANNELS),
+                    "description": "Where the overlay shows it: `stream` (its feed, the "
+                    "default) or `agent` (its Agent tab, for advice to the user).",
+                }
+            ),
         },
         "required": ["text"],
         "additionalProperties": True,
-        "description": "`priority` defaults to `normal` (`null` counts as absent). Other fields "
-        "are ignored.",
+        "description": "`priority` defaults to `normal` and `channel` to `stream` (`null` "
+        "counts as absent). Other fields are ignored.",
     },
     "FeedItem": closed(
         {
@@ -143,9 +163,12 @@ SCHEMAS: dict[str, Schema] = {
             "priority": STRING,
             "ts": MS,
             "source": {
-                "const": "agent",
-                "description": "Only on the agent's own lines, whose text is `[🧠] <hud>`.",
+                **STRING,
+                "description": "`agent` on the agent's own lines, whose text is "
+                "`[🧠] <hud>`; `overlay` on what the user typed in the overlay; otherwise what "
+                "the client posted, absent when it gave none.",
             },
+            "channel": {"enum": list(CHANNELS)},
         },
         "source",
     ),

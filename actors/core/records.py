@@ -12,6 +12,26 @@ import orjson
 JSONDict = dict[str, Any]
 
 
+STREAM = "stream"
+"""The channel of most feed items: the overlay's main feed."""
+AGENT = "agent"
+"""The channel of advice for the user (the overlay's Agent tab); also the ``source`` of the
+relay's own hud lines."""
+CHANNELS = (STREAM, AGENT)
+
+
+@dataclass(frozen=True, slots=True)
+class FeedInput:
+    """A validated ``POST /feed`` body (or an overlay's typed message), before it is stored."""
+
+    text: str
+    priority: str = "normal"
+    source: str | None = None
+    """Who or what it comes from, as the client says: ``"audio"`` marks a transcript."""
+    channel: str = STREAM
+    """One of :data:`CHANNELS`."""
+
+
 @dataclass(frozen=True, slots=True)
 class FeedItem:
     """One message in the feed ring."""
@@ -21,7 +41,9 @@ class FeedItem:
     priority: str
     ts: int
     source: str | None = None
-    """``"agent"`` for the agent's own hud lines; absent for what clients post."""
+    """``"agent"`` for the agent's own hud lines; what the client said, or absent, for posts."""
+    channel: str = STREAM
+    """Where the overlay shows it: :data:`STREAM` or :data:`AGENT` (its Agent tab)."""
     json: bytes = field(default=b"", compare=False, repr=False)
     """:meth:`to_json` serialised, made once (reads join these bytes)."""
 
@@ -29,11 +51,25 @@ class FeedItem:
         if not self.json:
             object.__setattr__(self, "json", orjson.dumps(self.to_json()))
 
+    @classmethod
+    def stored(cls, item_id: int, ts: int, message: FeedInput) -> FeedItem:
+        """``message`` (validated) as the feed buffer stores it, with its id and arrival."""
+        return cls(
+            id=item_id,
+            text=message.text,
+            priority=message.priority,
+            ts=ts,
+            source=message.source,
+            channel=message.channel,
+        )
+
     def to_json(self) -> JSONDict:
-        """The wire shape Sinain's clients read: ``{id, text, priority, ts}`` (+ ``source``)."""
+        """The wire shape Sinain's clients read: ``{id, text, priority, ts, channel}``, and
+        ``source`` when there is one."""
         out: JSONDict = {"id": self.id, "text": self.text, "priority": self.priority, "ts": self.ts}
         if self.source is not None:
             out["source"] = self.source
+        out["channel"] = self.channel
         return out
 
 

@@ -11,11 +11,12 @@ import math
 from typing import Any
 
 from actors.core.errors import BadRequest
-from actors.core.records import SenseInput
+from actors.core.records import CHANNELS, FeedInput, SenseInput
 
 _SERVER_FIELDS = ("id", "receivedAt")
 """Fields the server sets on a stored event; dropped from what a client sends."""
 MAX_PRIORITY_CHARS = 32
+MAX_SOURCE_CHARS = 32
 SENSE_BODY_LIMIT = 2 * 1024 * 1024
 """Largest ``POST /sense`` body, in bytes."""
 MAX_NESTING = 100
@@ -24,12 +25,13 @@ relay writes each event back out as JSON, which orjson does to 255 levels at mos
 event is refused here rather than fail its batch's write."""
 
 
-def validate_feed(body: Any) -> tuple[str, str]:
-    """Check a ``POST /feed`` body; return ``(text, priority)``.
+def validate_feed(body: Any) -> FeedInput:
+    """Check a ``POST /feed`` body: ``text``, and optional ``priority``, ``source``, ``channel``.
 
     Raises:
         BadRequest: the body is not an object, ``text`` is missing (or ``null``) or is not
-            a non-empty string, or ``priority`` is given and is not a short string.
+            a non-empty string, ``priority`` or ``source`` is given and is not a short string,
+            or ``channel`` is given and is neither ``stream`` nor ``agent``.
     """
     if not isinstance(body, dict):
         raise BadRequest("body must be a JSON object")
@@ -45,7 +47,17 @@ def validate_feed(body: Any) -> tuple[str, str]:
         priority = "normal"
     elif not isinstance(priority, str) or not priority or len(priority) > MAX_PRIORITY_CHARS:
         raise BadRequest(f"priority must be a string of 1 to {MAX_PRIORITY_CHARS} characters")
-    return text, priority
+    source = body.get("source")
+    if source is not None and (
+        not isinstance(source, str) or not source or len(source) > MAX_SOURCE_CHARS
+    ):
+        raise BadRequest(f"source must be a string of 1 to {MAX_SOURCE_CHARS} characters")
+    channel = body.get("channel")
+    if channel is None:
+        return FeedInput(text, priority, source)
+    if channel not in CHANNELS:
+        raise BadRequest(f"channel must be one of {', '.join(CHANNELS)}")
+    return FeedInput(text, priority, source, channel)
 
 
 def _nests_deeper(body: dict[str, Any], limit: int) -> bool:

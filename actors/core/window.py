@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from actors.core.records import FeedItem, JSONDict, SenseEvent
+from actors.core.records import AGENT, FeedItem, JSONDict, SenseEvent
 
 MAX_AUDIO = 5
 """Transcript chunks the window keeps (the newest)."""
@@ -117,13 +117,28 @@ class ContextWindow:
         }
 
 
-def extract_audio(item: FeedItem) -> AudioEvent | None:
-    """Return the transcript in a bridge feed item, or ``None`` if it carries none.
+AUDIO_SOURCE = "audio"
+"""The ``source`` of a feed item that is a transcript as it stands."""
+MEMO = "[📝] "
+"""The mark that starts a transcript line of Sinain's own capture pipeline."""
 
-    Only items mentioning ``[PERIODIC]`` or ``openrouter]`` are transcripts; of those, the
-    lines naming ``openrouter]`` are kept, their ``[... openrouter]`` prefix removed.
+
+def extract_audio(item: FeedItem) -> AudioEvent | None:
+    """Return the transcript in a feed item, or ``None`` if it carries none.
+
+    Three forms are heard: an item posted with ``source: "audio"`` and one whose text starts
+    with :data:`MEMO` are a transcript as they stand (the mark dropped); of an item of the
+    audio bridge, one mentioning ``[PERIODIC]`` or ``openrouter]``, the lines naming
+    ``openrouter]`` are kept, their ``[... openrouter]`` prefix removed. Anything else (a
+    note, advice for the user, the agent's own hud lines) is not audio.
     """
     text = item.text
+    if item.source == AGENT:
+        return None
+    if item.source == AUDIO_SOURCE or text.startswith(MEMO):
+        lines = (line.strip() for line in text.removeprefix(MEMO).split("\n"))
+        plain = " ".join(line for line in lines if line)
+        return AudioEvent(ts=item.ts, text=plain) if plain else None
     if "[PERIODIC]" not in text and "openrouter]" not in text:
         return None
     lines = (

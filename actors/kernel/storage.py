@@ -52,6 +52,7 @@ MIGRATIONS: dict[str, tuple[tuple[str, ...], ...]] = {
             "CREATE TABLE feed (id INTEGER PRIMARY KEY, ts INTEGER NOT NULL,"
             " text TEXT NOT NULL, priority TEXT NOT NULL, source TEXT)",
         ),
+        ("ALTER TABLE feed ADD COLUMN channel TEXT NOT NULL DEFAULT 'stream'",),
     ),
     "sense": (
         (

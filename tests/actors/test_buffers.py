@@ -7,6 +7,7 @@ from typing import Any
 
 import pykka
 
+from actors.core.records import FeedInput
 from actors.core.validation import validate_sense
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.clock import FakeClock
@@ -53,6 +54,7 @@ def test_agent_push_is_stored_but_not_counted_as_activity(
         "priority": "normal",
         "ts": clock.now_ms(),
         "source": "agent",
+        "channel": "stream",
     }
 
 
@@ -87,7 +89,7 @@ def test_a_burst_of_any_size_is_stored_whole_and_in_order(
     feed = start(FeedBuffer, clock, storage)
     sent = 0
     for size in (1, 3, 20, 127, 129, 300):  # inserts of one, several and many statement sizes
-        batch = tuple((f"m{sent + n}", "normal") for n in range(size))
+        batch = tuple(FeedInput(f"m{sent + n}") for n in range(size))
         items = feed.append_many(batch).get(timeout=5)
         assert [i.id for i in items] == list(range(sent + 1, sent + size + 1))
         sent += size

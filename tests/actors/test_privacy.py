@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 
+from actors.core.records import FeedInput
 from actors.core.redaction import KINDS, Redactor
 from actors.core.validation import validate_sense
 from actors.feed_buffer import FeedBuffer
@@ -48,11 +49,17 @@ def test_the_feed_buffer_stores_client_text_redacted_and_the_hud_as_it_is(
 ) -> None:
     redactor = Redactor()
     feed = FeedBuffer.start(clock=clock, store=storage.stores["feed"], redactor=redactor).proxy()
-    items = feed.append_many(((f"my key {SK}", "normal"), ("plain", f"x {AWS}"))).get(timeout=5)
-    assert [(i.text, i.priority) for i in items] == [(f"my key {A}", "normal"), ("plain", f"x {W}")]
+    items = feed.append_many(
+        (FeedInput(f"my key {SK}"), FeedInput("plain", f"x {AWS}"), FeedInput("t", source=SK))
+    ).get(timeout=5)
+    assert [(i.text, i.priority, i.source) for i in items] == [
+        (f"my key {A}", "normal", None),
+        ("plain", f"x {W}", None),
+        ("t", "normal", A),
+    ]
     hud = feed.push_agent("Reading sk-docs-page-about-keys-1234567").get(timeout=5)
     assert hud.text == "[🧠] Reading sk-docs-page-about-keys-1234567"  # the agent's own line
-    assert redactor.counts()["api-key"] == 1
+    assert redactor.counts()["api-key"] == 2
     assert redactor.counts()["aws-key"] == 1
 
 

@@ -24,8 +24,8 @@ log = structlog.get_logger("relay")
 
 async def post_feed(request: web.Request) -> web.Response:
     """``POST /feed``: store a message; answers ``{ok, id}``."""
-    text, priority = validate_feed(await read_json(request, FEED_BODY_LIMIT))
-    item = await request.app[FEED_POSTS].submit((text, priority))
+    message = validate_feed(await read_json(request, FEED_BODY_LIMIT))
+    item = await request.app[FEED_POSTS].submit(message)
     return json_response({"ok": True, "id": item.id})
 
 

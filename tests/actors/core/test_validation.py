@@ -9,8 +9,14 @@ import orjson
 import pytest
 
 from actors.core.errors import BadRequest
-from actors.core.records import FeedItem, SenseEvent, SenseInput
-from actors.core.validation import MAX_NESTING, MAX_PRIORITY_CHARS, validate_feed, validate_sense
+from actors.core.records import FeedInput, FeedItem, SenseEvent, SenseInput
+from actors.core.validation import (
+    MAX_NESTING,
+    MAX_PRIORITY_CHARS,
+    MAX_SOURCE_CHARS,
+    validate_feed,
+    validate_sense,
+)
 
 MULTIBYTE = "Привет 👋 日本語"
 
@@ -18,35 +24,35 @@ MULTIBYTE = "Привет 👋 日本語"
 
 
 def test_feed_valid_body_returns_text_and_priority():
-    assert validate_feed({"text": "hello", "priority": "high"}) == ("hello", "high")
+    assert validate_feed({"text": "hello", "priority": "high"}) == FeedInput("hello", "high")
 
 
 def test_feed_priority_defaults_to_normal():
-    assert validate_feed({"text": "hello"}) == ("hello", "normal")
+    assert validate_feed({"text": "hello"}) == FeedInput("hello", "normal")
 
 
 def test_feed_null_priority_defaults_to_normal():
-    assert validate_feed({"text": "hello", "priority": None}) == ("hello", "normal")
+    assert validate_feed({"text": "hello", "priority": None}) == FeedInput("hello", "normal")
 
 
 def test_feed_text_is_kept_as_sent():
-    assert validate_feed({"text": "  spaced\nlines  "}) == ("  spaced\nlines  ", "normal")
+    assert validate_feed({"text": "  spaced\nlines  "}).text == "  spaced\nlines  "
 
 
 def test_feed_multibyte_text_is_kept_intact():
     body = orjson.loads(orjson.dumps({"text": MULTIBYTE}))
-    text, _ = validate_feed(body)
+    text = validate_feed(body).text
     assert text == MULTIBYTE
     assert text.encode() == MULTIBYTE.encode("utf-8")
 
 
 def test_feed_ignores_unknown_fields():
-    assert validate_feed({"text": "t", "extra": [1, 2]}) == ("t", "normal")
+    assert validate_feed({"text": "t", "extra": [1, 2]}) == FeedInput("t", "normal")
 
 
 def test_feed_priority_of_max_length_is_accepted():
     priority = "p" * MAX_PRIORITY_CHARS
-    assert validate_feed({"text": "t", "priority": priority}) == ("t", priority)
+    assert validate_feed({"text": "t", "priority": priority}) == FeedInput("t", priority)
 
 
 @pytest.mark.parametrize("body", [None, [], "text", 42, [{"text": "t"}]])
@@ -301,7 +307,13 @@ def test_sense_event_server_fields_come_from_the_event():
 
 def test_feed_item_to_json_without_source():
     item = FeedItem(id=1, text=MULTIBYTE, priority="normal", ts=123)
-    assert item.to_json() == {"id": 1, "text": MULTIBYTE, "priority": "normal", "ts": 123}
+    assert item.to_json() == {
+        "id": 1,
+        "text": MULTIBYTE,
+        "priority": "normal",
+        "ts": 123,
+        "channel": "stream",
+    }
 
 
 def test_feed_item_to_json_with_source():
@@ -312,6 +324,7 @@ def test_feed_item_to_json_with_source():
         "priority": "normal",
         "ts": 5,
         "source": "agent",
+        "channel": "stream",
     }
 
 
@@ -331,3 +344,33 @@ def test_sense_nesting_is_bounded_so_every_stored_event_can_be_written_back():
         validate_sense(nested(MAX_NESTING + 1))
     with pytest.raises(BadRequest, match="deeper than"):  # deep inside a list, too
         validate_sense({"type": "text", "ts": 1, "extra": [1, {"a": [nested(300)]}]})
+
+
+# --- validate_feed: source and channel ---------------------------------------------------------
+
+
+def test_feed_input_defaults_to_no_source_and_the_stream_channel():
+    assert validate_feed({"text": "t"}) == FeedInput(text="t", priority="normal")
+    assert validate_feed({"text": "t"}).channel == "stream"
+    assert validate_feed({"text": "t"}).source is None
+
+
+def test_feed_source_and_channel_are_kept():
+    body = {"text": "t", "source": "audio", "channel": "agent", "priority": "high"}
+    assert validate_feed(body) == FeedInput("t", "high", source="audio", channel="agent")
+
+
+def test_feed_null_source_and_channel_mean_their_defaults():
+    assert validate_feed({"text": "t", "source": None, "channel": None}) == FeedInput("t", "normal")
+
+
+@pytest.mark.parametrize("source", ["", 5, True, ["audio"], {"a": 1}, "s" * (MAX_SOURCE_CHARS + 1)])
+def test_feed_bad_source_is_rejected(source):
+    with pytest.raises(BadRequest, match="source"):
+        validate_feed({"text": "t", "source": source})
+
+
+@pytest.mark.parametrize("channel", ["", "Agent", "overlay", 1, ["agent"], {"c": "agent"}])
+def test_feed_bad_channel_is_rejected(channel):
+    with pytest.raises(BadRequest, match="channel must be"):
+        validate_feed({"text": "t", "channel": channel})

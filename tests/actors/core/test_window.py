@@ -497,3 +497,57 @@ def test_newest_ms_is_the_arrival_of_the_newest_event_in_the_window():
     assert window(items, events).newest_ms == NOW - 500
     assert window(sense_events=events).newest_ms == NOW - 900
     assert window().newest_ms is None
+
+
+# --- plain transcripts -----------------------------------------------------------------------
+
+
+def heard(text: str, source: str | None = None, ts: int = NOW - 1_000) -> AudioEvent | None:
+    return extract_audio(FeedItem(id=1, text=text, priority="normal", ts=ts, source=source))
+
+
+def test_a_post_with_source_audio_is_a_transcript_as_sent():
+    assert heard("we should ship on friday", source="audio") == AudioEvent(
+        ts=NOW - 1_000, text="we should ship on friday"
+    )
+
+
+def test_a_transcript_marked_with_the_memo_prefix_is_heard_without_it():
+    assert heard("[📝] let's look at the failing test") == AudioEvent(
+        ts=NOW - 1_000, text="let's look at the failing test"
+    )
+
+
+def test_the_memo_prefix_is_dropped_from_a_source_audio_post_too():
+    event = heard("[📝]   spaced  out\nsecond line ", source="audio")
+    assert event is not None
+    assert event.text == "spaced  out second line"
+
+
+@pytest.mark.parametrize(
+    ("text", "source"),
+    [
+        ("Sinain's advice: run the tests first", None),
+        ("a note that mentions 📝 in passing", None),
+        ("see [📝] later in the line", None),
+        ("[📝]", None),
+        ("[📝]    ", None),
+        ("   ", "audio"),
+        ("[📝] what the agent said", "agent"),
+        ("a note from the overlay", "overlay"),
+    ],
+)
+def test_posts_without_a_transcript_mark_are_not_heard(text, source):
+    assert heard(text, source=source) is None
+
+
+def test_plain_and_bridge_transcripts_share_the_window():
+    items = [
+        FeedItem(id=1, text="[x openrouter] bridge format", priority="normal", ts=NOW - 3_000),
+        FeedItem(id=2, text="[📝] core format", priority="normal", ts=NOW - 2_000),
+        FeedItem(id=3, text="plain post", priority="normal", ts=NOW - 1_500, source="audio"),
+        FeedItem(id=4, text="a note, not heard", priority="normal", ts=NOW - 1_000),
+    ]
+    built = window(items)
+    assert [a.text for a in built.audio] == ["bridge format", "core format", "plain post"]
+    assert built.audio_count == 3

@@ -47,9 +47,9 @@ def test_every_line_of_the_shipped_session_is_a_request_the_relay_accepts() -> N
         assert set(raw) == {"at", "path", "body"}, number
         body = raw["body"]
         if raw["path"] == "/feed":
-            text, priority = validate_feed(body)
-            assert priority == "normal"
-            assert extract_audio(FeedItem(id=1, text=text, priority=priority, ts=0)), number
+            message = validate_feed(body)
+            assert message.priority == "normal"
+            assert extract_audio(FeedItem.stored(1, 0, message)), number
             continue
         assert raw["path"] == "/sense", number
         validate_sense(body)
