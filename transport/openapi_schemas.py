@@ -102,6 +102,10 @@ _AGENT_HEALTH: dict[str, Schema] = {
     "parseFailures": INT,
     "parseSuccessRate": nullable({"type": "number", "minimum": 0, "maximum": 1}),
     "contextFreshnessMedianMs": nullable(INT),
+    "situationWriteFailures": {
+        "type": "integer",
+        "description": "SITUATION.md writes that failed (`RELAY_SITUATION_FILE`).",
+    },
     "state": {"enum": ["ok", "degraded", "open", "disabled"]},
     "consecutiveFailures": INT,
     "circuitOpenForMs": INT,
