@@ -34,16 +34,14 @@ from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.situation_outbox import SituationOutbox, WritePending
 
-FILE_MODE = 0o600
-"""The file holds what was on the user's screen: readable by the relay's user only."""
-
-
 def write_atomically(path: Path, text: str) -> None:
     """Replace ``path`` by a file holding ``text`` (UTF-8), whole or not at all.
 
     The text goes to a temporary file in the same directory (created if missing), flushed to
     disk, then renamed over ``path``: a reader sees the old file or the new one, never a part.
-    If anything fails, the temporary file is removed and the old file is left as it was.
+    If anything fails, the temporary file is removed and the old file is left as it was. The
+    file keeps the temporary file's mode, readable and writable by the relay's user only: it
+    holds what was on the user's screen.
 
     Raises:
         OSError: the directory cannot be made or written, or ``path`` cannot be replaced
@@ -56,7 +54,6 @@ def write_atomically(path: Path, text: str) -> None:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())
-        os.chmod(temporary, FILE_MODE)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

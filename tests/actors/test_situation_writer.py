@@ -45,6 +45,7 @@ def test_a_write_replaces_the_file_whole_and_leaves_nothing_else(tmp_path: Path)
 
     assert path.read_text(encoding="utf-8") == "# Situation\n\nsecond\n"
     assert [p.name for p in path.parent.iterdir()] == ["SITUATION.md"]
+    assert path.stat().st_mode & 0o777 == 0o600  # what was on screen: the user's alone
 
 
 @contextlib.contextmanager
