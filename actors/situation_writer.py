@@ -34,6 +34,7 @@ from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.situation_outbox import SituationOutbox, WritePending
 
+
 def write_atomically(path: Path, text: str) -> None:
     """Replace ``path`` by a file holding ``text`` (UTF-8), whole or not at all.
 

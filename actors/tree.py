@@ -43,6 +43,7 @@ from actors import (
     FeedBuffer,
     LLMCaller,
     SenseBuffer,
+    SituationWriter,
     Supervisor,
     Ticker,
 )
@@ -62,7 +63,6 @@ from actors.kernel.storage import (
 )
 from actors.kernel.supervisor import Backoff, Intensity
 from actors.situation_outbox import SituationOutbox
-from actors.situation_writer import SituationWriter
 from actors.ticker_cells import ConfigCell, News
 from config import Settings
 from config.prices import PriceTable, load_prices

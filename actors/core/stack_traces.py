@@ -89,22 +89,24 @@ Matcher = Callable[[Sequence[str], int], int | None]
 def _python(lines: Sequence[str], i: int) -> int | None:
     if not _PY_HEADING.match(lines[i]):
         return None
-    end = None
-    since_frame = 0
+    last_frame = None
+    stop = len(lines)
     for j in range(i + 1, len(lines)):
         line = lines[j]
         if _PY_FRAME.match(line):
-            end, since_frame = j + 1, 0
+            last_frame = j
             continue
-        if end is None:
+        if last_frame is None:
             return None  # a heading must be followed by a frame at once
+        if j - last_frame > _PY_CODE_LINES or not line.strip():
+            stop = j
+            break
         if _PY_EXCEPTION.match(line):
             return j + 1
-        since_frame += 1
-        if since_frame > _PY_CODE_LINES or not line.strip():
-            break
-        end = j + 1
-    return end
+    if last_frame is None:
+        return None
+    # No exception line (the OCR was cut off): the last frame and its source line, if any.
+    return last_frame + 1 + min(1, stop - last_frame - 1)
 
 
 def _frames(

@@ -167,6 +167,8 @@ def test_a_trace_that_ocr_cut_off_before_its_exception_line_still_counts() -> No
     text = 'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\n    main()'
 
     assert find_stack_traces(text) == (StackTrace(language="python", text=text),)
+    after = find_stack_traces(f"{text}\n$ git status\nOn branch main")
+    assert after == (StackTrace(language="python", text=text),)  # the frame and its line
 
 
 def test_a_huge_ocr_without_traces_is_scanned_quickly() -> None:
