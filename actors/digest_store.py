@@ -66,6 +66,8 @@ class _Counters:
     idle_skips: int = 0
     empty_skips: int = 0
     unchanged_skips: int = 0
+    minor_skips: int = 0
+    deferred: int = 0
     failures: int = 0
     last_error: str | None = None
     parse_failures: int = 0
@@ -309,6 +311,16 @@ class DigestStore(DurableActor):
         self._counters.unchanged_skips += 1
         self._save_counters()
 
+    def record_minor_skip(self) -> None:
+        """Count a tick skipped because the window changed in no meaningful way."""
+        self._counters.minor_skips += 1
+        self._save_counters()
+
+    def record_deferred(self) -> None:
+        """Count a tick whose meaningful change waits: a burst settling, or the call budget."""
+        self._counters.deferred += 1
+        self._save_counters()
+
     def record_empty_skip(self) -> None:
         """Count a tick skipped because the window held no audio and no screen events."""
         self._counters.empty_skips += 1
@@ -383,6 +395,8 @@ class DigestStore(DurableActor):
             "idleSkips": c.idle_skips + self._idle_beats(),
             "emptySkips": c.empty_skips,
             "unchangedSkips": c.unchanged_skips,
+            "minorSkips": c.minor_skips,
+            "deferredTicks": c.deferred,
             "failures": c.failures,
             "lastError": c.last_error,
             "parseFailures": c.parse_failures,
@@ -411,6 +425,8 @@ class DigestStore(DurableActor):
                 "idle": c.idle_skips + self._idle_beats(),
                 "empty": c.empty_skips,
                 "fingerprint_skip": c.unchanged_skips,
+                "minor_skip": c.minor_skips,
+                "deferred": c.deferred,
                 "failed": c.failures,
             },
             fallbacks=c.fallbacks,

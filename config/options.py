@@ -266,6 +266,14 @@ OPTIONS: tuple[Option, ...] = (
         "log every tick, idle ones too",
         agent=True,
     ),
+    Option(
+        "economy",
+        "AGENT_ECONOMY",
+        "bool",
+        "call the LLM only when the window changed meaningfully, and never more often than a "
+        "fixed beat of the interval would; false: on every new window",
+        agent=True,
+    ),
 )
 """Every setting, in the order ``--help`` lists them."""
 

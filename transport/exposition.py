@@ -176,7 +176,9 @@ class RelayCollector:
             "relay_ticks_total",
             "Agent ticks by outcome: called (the LLM answered), idle (an interval with nothing "
             "new, as a fixed beat would have skipped it), empty "
-            "(empty window), fingerprint_skip (window unchanged), failed.",
+            "(empty window), fingerprint_skip (window unchanged), minor_skip (no meaningful "
+            "change), deferred (a meaningful change waiting: switching settling or the call "
+            "budget spent), failed.",
             ["outcome"],
         )
         for outcome, count in agent.ticks.items():

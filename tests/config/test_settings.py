@@ -581,6 +581,7 @@ def test_to_public_has_the_runtime_fields():
         "temperature": 0.3,
         "pushToFeed": True,
         "logVerbose": False,
+        "economy": True,
         "timeoutMs": 15_000,
         "fallbackModels": [],
         "baseUrl": DEFAULT_BASE_URL,
