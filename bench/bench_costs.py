@@ -47,12 +47,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from actors.context_builder import ContextBuilder
-from actors.core.change import gist, judge
+from actors.core.change import Change, Gist, gist, judge
 from actors.core.completion import Analysis
 from actors.core.prompt import PreviousDigest, build_prompt, fingerprint
 from actors.core.records import FeedSnapshot, SenseSnapshot
@@ -567,12 +567,25 @@ def measure_pure(feed: FeedSnapshot, sense: SenseSnapshot, reps: int) -> list[Fi
         timed("build_prompt", lambda: build_prompt(ctx, now_ms=now_ms, previous=previous), reps),
         timed("fingerprint", lambda: fingerprint(ctx), reps),
         timed("gist + judge (economy)", lambda: judge(before, ctx, gist(ctx)), reps),
+        timed("gist + judge, the newest event never seen", lambda: judge_new(ctx, before), reps),
         timed(
             "all three",
             lambda: (build_prompt(w := window(), now_ms=now_ms, previous=previous), fingerprint(w)),
             reps,
         ),
     ]
+
+
+_fresh = itertools.count()
+
+
+def judge_new(ctx: ContextWindow, before: Gist) -> Change:
+    """``judge`` of ``ctx`` whose newest screen event's text was never keyed before (as in a
+    tick after a new screen event: the others are keyed once in their life)."""
+    newest = ctx.screen[-1]
+    fresh = replace(newest, ocr=f"{newest.ocr}\n{next(_fresh)}")
+    window = replace(ctx, screen=(*ctx.screen[:-1], fresh))
+    return judge(before, window, gist(window))
 
 
 def tick_result(n: int, window: ContextWindow) -> TickResult:
@@ -689,7 +702,7 @@ def run_tick(args: argparse.Namespace) -> list[TableRow]:
         summed = (
             "context.window(120000) (snapshots + window)",
             "build_prompt",
-            "gist + judge (economy)",
+            "gist + judge, the newest event never seen",
         )
         parts = [by_name[name] for name in (*summed, "digest.record + commit (ping behind it)")]
         median_ms = sum(f.median_us() for f in parts) / 1000

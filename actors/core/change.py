@@ -29,8 +29,8 @@ still summarised), or never if it holds nothing at all (``nothing``: only flicke
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from actors.core.window import ContextWindow, ScreenEvent
@@ -90,9 +90,22 @@ FILLERS = frozenset(
 
 _WORD = re.compile(r"[^\W\d_]+")
 _ERROR = re.compile(
-    r"Traceback \(most recent call last\)|\b\w*(?:Error|Exception)\b|\bFAILED\b|\bFAIL\b"
-    r"|\berror(?:\[\w+\])?:|\bfatal:|\bpanic:|\bERR!|\bSegmentation fault\b|✗|✘",
+    r"Traceback \(most recent call last\)|(?:Error|Exception)\b|\bFAIL(?:ED)?\b"
+    r"|\berror(?:\[\w+\])?:|\bfatal:|\bpanic:|\bERR!|\bSegmentation fault\b|[✗✘]",
 )
+_ERROR_HINTS = (
+    "rror",
+    "xception",
+    "FAIL",
+    "Traceback",
+    "fatal:",
+    "panic:",
+    "ERR!",
+    "Segmentation",
+    "✗",
+    "✘",
+)
+"""Substrings one of which every error line holds: a text without any is not searched."""
 _FIXED = re.compile(
     r"\b\d+ passed\b|\ball tests passed\b|\bbuild succeeded\b|\bcompiled successfully\b"
     r"|\bsuccessfully\b|\b0 errors\b|✓|✔",
@@ -133,27 +146,40 @@ class Change:
     """A few words for the tick's log line: which app, how many new lines, which words."""
 
 
-def _keys(text: str) -> Iterator[tuple[str, str]]:
-    for raw in text.splitlines():
-        key = line_key(raw)
-        if key:
-            yield raw, key
+_CACHED_TEXTS = 256
+"""Screen texts whose lines are kept keyed (a ring's worth and more): a screen event is in
+many consecutive windows, and its text is keyed once."""
+
+
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
+def _keyed(text: str) -> tuple[tuple[tuple[str, str], ...], frozenset[str], frozenset[str]]:
+    """``text``'s lines with a key, as ``(raw, key)``; the set of keys; the error lines' keys."""
+    pairs = tuple((raw, key) for raw in text.splitlines() if (key := line_key(raw)))
+    errors: frozenset[str] = frozenset()
+    if _may_hold_errors(text):
+        errors = frozenset(key for raw, key in pairs if _is_error(raw))
+    return pairs, frozenset(key for _, key in pairs), errors
+
+
+def _may_hold_errors(text: str) -> bool:
+    return any(hint in text for hint in _ERROR_HINTS)
+
+
+def _is_error(line: str) -> bool:
+    return _may_hold_errors(line) and _ERROR.search(line) is not None
 
 
 def gist(window: ContextWindow) -> Gist:
     """What :func:`judge` needs of ``window``."""
     lines: set[str] = set()
     for event in window.screen:
-        lines.update(key for _, key in _keys(_screen_text(event)))
+        lines.update(_keyed(_screen_text(event))[1])
     newest = window.screen[-1] if window.screen else None
-    errors: frozenset[str] = frozenset()
-    if newest is not None:
-        errors = frozenset(key for raw, key in _keys(newest.ocr) if _ERROR.search(raw))
     return Gist(
         app=window.current_app,
         title=line_key(newest.window_title or newest.title) if newest is not None else "",
         lines=frozenset(lines),
-        errors=errors,
+        errors=_keyed(newest.ocr)[2] if newest is not None else frozenset(),
         newest_screen_ms=newest.received_at if newest is not None else 0,
         speech=frozenset(line_key(a.text) for a in window.audio),
     )
@@ -176,11 +202,14 @@ def judge(before: Gist | None, window: ContextWindow, after: Gist) -> Change:
     for event in window.screen:
         if event.received_at <= before.newest_screen_ms:
             continue
-        for raw, key in _keys(_screen_text(event)):
-            keys.add(key)
+        pairs, event_keys, _ = _keyed(_screen_text(event))
+        keys |= event_keys
+        if event_keys <= before.lines:
+            continue
+        for raw, key in pairs:
             if key not in before.lines:
                 new_lines.setdefault(key, raw)
-    errors = [raw for raw in new_lines.values() if _ERROR.search(raw)]
+    errors = [raw for raw in new_lines.values() if _is_error(raw)]
     if errors:
         return Change("error", strong=True, detail=errors[0].strip()[:80])
     if before.errors and not after.errors and after.newest_screen_ms > before.newest_screen_ms:
