@@ -210,6 +210,9 @@ class Settings:
     """A JSON file of per-model prices that extends the built-in table (``RELAY_PRICES``)."""
     max_streams: int = 32
     """Concurrent ``/feed/stream`` and ``/agent/stream`` clients; more are answered 503."""
+    situation_file: str = ""
+    """Where SITUATION.md is written after each successful tick (an absolute path, ``~``
+    expanded); empty: not written."""
     demo: bool = False
     """``--demo``: the shipped stand-in LLM and a synthetic capture session (a first-run tour)."""
     agent: AgentConfig = AgentConfig()

@@ -189,6 +189,11 @@ class RelayCollector:
             "Ticks answered by a fallback model rather than the first.",
             value=agent.fallbacks,
         )
+        yield CounterMetricFamily(
+            "relay_situation_write_failures_total",
+            "SITUATION.md writes that failed (RELAY_SITUATION_FILE); the ticks still succeeded.",
+            value=agent.situation_write_failures,
+        )
         latency = HistogramMetricFamily(
             "relay_llm_request_duration_seconds",
             "Chat-completions requests by model, answered or failed, retries included.",
