@@ -27,6 +27,7 @@ from actors.kernel.clock import Clock, FakeClock, SystemClock
 from actors.kernel.supervisor import Backoff, ChildSpec, Intensity, Supervisor
 from actors.llm_caller import LLMCaller
 from actors.sense_buffer import SenseBuffer
+from actors.situation_writer import SituationWriter
 from actors.ticker import Ticker
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "RelayActor",
     "RelayError",
     "SenseBuffer",
+    "SituationWriter",
     "Supervisor",
     "SystemClock",
     "Ticker",

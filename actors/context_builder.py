@@ -9,6 +9,7 @@ fingerprint), and hands the prompt on, with the previous digest the digest store
 
 from __future__ import annotations
 
+from actors.core.change import Gist, gist, judge, settling_until
 from actors.core.entries import EMPTY_AGENT, AgentSnapshot
 from actors.core.prompt import PreviousDigest, build_prompt, fingerprint
 from actors.core.records import FeedSnapshot, SenseSnapshot
@@ -79,6 +80,13 @@ class ContextBuilder(RelayActor):
             done = TickDone(request.tick_id, "unchanged", marks, fingerprint=window_print)
             self._done(request, done)
             return
+        window_gist = gist(window)
+        why: dict[str, str] = {"reason": "new"}
+        if config.economy:
+            skip = self._judged(request, window, window_gist, now_ms, why)
+            if skip is not None:
+                self._done(request, skip)
+                return
         latest = self._agent.value.latest
         previous = PreviousDigest(latest.digest, latest.ts) if latest is not None else None
         llm_request = LLMRequest(
@@ -89,10 +97,51 @@ class ContextBuilder(RelayActor):
             marks=marks,
             reply_to=request.reply_to,
             fingerprint=window_print,
+            gist=window_gist,
+            why=why,
         )
         if not self._tell_peer(self._llm, LLMCaller.complete, llm_request):
             failed = TickDone(request.tick_id, "failed", detail={"error": "llm restarting"})
             self._done(request, failed)
+
+    def _judged(
+        self,
+        request: TickRequest,
+        window: ContextWindow,
+        window_gist: Gist,
+        now_ms: int,
+        why: dict[str, str],
+    ) -> TickDone | None:
+        """Whether the window changed enough to call now (``None``, with ``why`` filled in), or
+        the tick that skips the call (``minor``, ``deferred``) and when to look again.
+
+        Neither skip keeps the tick's marks: what arrived is judged again, with whatever
+        comes next, against the window of the last call, so small changes add up.
+        """
+        change = judge(request.last_gist, window, window_gist)
+        why["reason"] = change.reason
+        if change.detail:
+            why["change"] = change.detail
+        if not change.strong:
+            if change.reason == "minor" and request.stale_in_s <= 0:
+                why["reason"] = "minor_stale"
+                return None
+            self._tell_peer(self._digest, DigestStore.record_minor_skip)
+            recheck = request.stale_in_s if change.reason == "minor" else None
+            return TickDone(request.tick_id, "minor", None, dict(why), recheck_in_s=recheck)
+        settle_ms = request.config.effective_debounce_ms
+        if change.reason in ("app", "window") and settle_ms:
+            until = settling_until(window, now_ms, settle_ms)
+            if until is not None:
+                self._tell_peer(self._digest, DigestStore.record_deferred)
+                detail = {**why, "waiting": "settling"}
+                return TickDone(
+                    request.tick_id, "deferred", None, detail, recheck_in_s=(until - now_ms) / 1000
+                )
+        if not request.may_call:
+            self._tell_peer(self._digest, DigestStore.record_deferred)
+            return TickDone(request.tick_id, "deferred", None, {**why, "waiting": "budget"})
+        return None
 
     def _done(self, request: TickRequest, done: TickDone) -> None:
         self._reply(request.reply_to, done)

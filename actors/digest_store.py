@@ -16,6 +16,7 @@ from actors.core.cost import call_cost, estimate_cost
 from actors.core.entries import EMPTY_AGENT, AgentEntry, AgentSnapshot
 from actors.core.model_stats import ModelStats, models_from_json
 from actors.core.records import JSONDict
+from actors.core.situation import Situation
 from actors.core.ticks import LLMAttempt, TickResult
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle, Reporter
@@ -23,6 +24,7 @@ from actors.kernel.clock import Cancel, Clock
 from actors.kernel.durable import DurableActor, Prune
 from actors.kernel.published import Published
 from actors.kernel.storage import Store
+from actors.situation_outbox import SituationOutbox
 from config.app_names import normalize_app_name
 from config.prices import PriceTable, load_prices
 
@@ -64,12 +66,16 @@ class _Counters:
     idle_skips: int = 0
     empty_skips: int = 0
     unchanged_skips: int = 0
+    minor_skips: int = 0
+    deferred: int = 0
     failures: int = 0
     last_error: str | None = None
     parse_failures: int = 0
     last_pushed_hud: str = ""
     fallbacks: int = 0
     """Ticks answered by a model other than the first."""
+    situation_write_failures: int = 0
+    """SITUATION.md writes that failed (see :mod:`actors.situation_writer`)."""
     models: dict[str, ModelStats] = field(default_factory=dict)
     """Per-model requests, latencies, tokens and cost (absent from rows of older relays)."""
 
@@ -79,7 +85,9 @@ class DigestStore(DurableActor):
 
     A failed tick changes only the failure counters: the stored hud, digest and entries stay.
     The newest :data:`AGENT_RING` entries are also in memory; older ones stay in the database
-    for ``retention_days`` and are read back by :meth:`history_range`.
+    for ``retention_days`` and are read back by :meth:`history_range`. With ``situation``
+    (``RELAY_SITUATION_FILE`` set), each committed entry and its tick's window are posted
+    there for the SITUATION.md writer, which never holds this actor up.
     """
 
     name = "digest"
@@ -93,10 +101,14 @@ class DigestStore(DurableActor):
         retention_days: float = 7.0,
         published: Published[AgentSnapshot] | None = None,
         prices: PriceTable | None = None,
+        situation: SituationOutbox | None = None,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(store=store, report=report)
         self._clock = clock
+        self._situation = situation
+        self._situation_next: Situation | None = None
+        """The situation of the entry recorded since the last commit, posted after it."""
         self._prices = prices if prices is not None else load_prices()
         self._feed = feed
         self._published = published or Published(EMPTY_AGENT)
@@ -136,8 +148,12 @@ class DigestStore(DurableActor):
 
     def committed(self) -> None:
         """Publish the newest entries as they are on disk now (streams and long-polls
-        read them, and the context builder takes the previous digest from them)."""
+        read them, and the context builder takes the previous digest from them); post the
+        newest entry's situation for the SITUATION.md writer."""
         self._published.publish(AgentSnapshot(entries=tuple(self._entries)))
+        if self._situation is not None and self._situation_next is not None:
+            self._situation.post(self._situation_next)
+            self._situation_next = None
 
     def stopped(self) -> None:
         """Disarm the prune timer, bank the quiet spell's idle skips, then commit and close."""
@@ -207,6 +223,8 @@ class DigestStore(DurableActor):
         )
         self._next_id += 1
         self._entries.append(entry)
+        if self._situation is not None:
+            self._situation_next = Situation(result.tick_id, entry, window)
         counters.total_calls += 1
         counters.tokens_in += result.tokens_in
         counters.tokens_out += result.tokens_out
@@ -240,6 +258,11 @@ class DigestStore(DurableActor):
         self._counters.last_error = error
         for attempt in attempts:
             self._model(attempt.model).observe(attempt.seconds, ok=attempt.ok)
+        self._save_counters()
+
+    def record_situation_failure(self) -> None:
+        """Count a SITUATION.md write that failed (the writer logged why)."""
+        self._counters.situation_write_failures += 1
         self._save_counters()
 
     def record_idle_skip(self) -> None:
@@ -286,6 +309,16 @@ class DigestStore(DurableActor):
     def record_unchanged_skip(self) -> None:
         """Count a tick skipped because the window said what the last call was told."""
         self._counters.unchanged_skips += 1
+        self._save_counters()
+
+    def record_minor_skip(self) -> None:
+        """Count a tick skipped because the window changed in no meaningful way."""
+        self._counters.minor_skips += 1
+        self._save_counters()
+
+    def record_deferred(self) -> None:
+        """Count a tick whose meaningful change waits: a burst settling, or the call budget."""
+        self._counters.deferred += 1
         self._save_counters()
 
     def record_empty_skip(self) -> None:
@@ -362,6 +395,8 @@ class DigestStore(DurableActor):
             "idleSkips": c.idle_skips + self._idle_beats(),
             "emptySkips": c.empty_skips,
             "unchangedSkips": c.unchanged_skips,
+            "minorSkips": c.minor_skips,
+            "deferredTicks": c.deferred,
             "failures": c.failures,
             "lastError": c.last_error,
             "parseFailures": c.parse_failures,
@@ -369,6 +404,7 @@ class DigestStore(DurableActor):
             if c.total_calls
             else None,
             "contextFreshnessMedianMs": _median(freshness),
+            "situationWriteFailures": c.situation_write_failures,
         }
 
     def _estimated_cost(self) -> float:
@@ -389,10 +425,13 @@ class DigestStore(DurableActor):
                 "idle": c.idle_skips + self._idle_beats(),
                 "empty": c.empty_skips,
                 "fingerprint_skip": c.unchanged_skips,
+                "minor_skip": c.minor_skips,
+                "deferred": c.deferred,
                 "failed": c.failures,
             },
             fallbacks=c.fallbacks,
             models={model: stats.copy() for model, stats in c.models.items()},
+            situation_write_failures=c.situation_write_failures,
         )
 
 
@@ -404,3 +443,5 @@ class AgentMetrics:
     """Ticks by outcome, as ``relay_ticks_total`` labels them."""
     fallbacks: int
     models: dict[str, ModelStats]
+    situation_write_failures: int = 0
+    """SITUATION.md writes that failed."""

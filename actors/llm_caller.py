@@ -212,6 +212,7 @@ class LLMCaller(RelayActor):
         last = attempt.errors[-1] if attempt.errors else error
         self._tell_peer(self._digest, DigestStore.record_failure, last, attempt.attempts)
         detail = {
+            **attempt.request.why,
             "error": error,
             "errors": list(attempt.errors),
             "latencyMs": latency_ms,
@@ -240,6 +241,7 @@ class LLMCaller(RelayActor):
         )
         self._tell_peer(self._digest, DigestStore.record, result)
         detail: dict[str, Any] = {
+            **request.why,
             "model": model,
             "latencyMs": latency_ms,
             "tokensIn": completion.tokens_in,
@@ -253,7 +255,14 @@ class LLMCaller(RelayActor):
             detail["digest"] = analysis.digest[:300]
         self._reply(
             request.reply_to,
-            TickDone(request.tick_id, "ok", request.marks, detail, fingerprint=request.fingerprint),
+            TickDone(
+                request.tick_id,
+                "ok",
+                request.marks,
+                detail,
+                fingerprint=request.fingerprint,
+                gist=request.gist,
+            ),
         )
 
     def _call(self, request: LLMRequest, model: str, timeout_s: float) -> Completion:

@@ -35,6 +35,7 @@ import pykka
 
 from actors.context_builder import ContextBuilder
 from actors.core.breaker import Breaker
+from actors.core.change import STALE_AFTER
 from actors.core.ticks import TickDone, TickRequest
 from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
@@ -56,6 +57,12 @@ class _Fire:
 def _NO_TIMER() -> None:  # noqa: N802 - a constant that is called like a Cancel
     """What cancels a fire that was told at once: nothing (its generation goes stale)."""
 
+
+FIRST_LOOK_S = 1.0
+"""With economy on, how soon the first news after a quiet spell (nothing for an interval) is
+looked at (the debounce, if shorter)."""
+CALL_BANK = 4.0
+"""Calls the budget keeps for later at most (see the module)."""
 
 UNAVAILABLE_RETRY_S = 1.0
 """A tick that could not start (the context builder restarting) is tried again this soon."""
@@ -103,13 +110,20 @@ class Ticker(RelayActor):
         """When the last tick that found something to read started (or this incarnation)."""
         self._quiet_told: tuple[float, float] | None = None
         """The quiet spell the digest store was last told of."""
+        self._recheck_at: float | None = None
+        """When a skipped or deferred change is looked at again, or None."""
+        self._beat_origin = 0.0
+        self._beat_slot = -1
+        """The newest slot of the budget's beat in which news arrived."""
+        self._calls_left = 1.0
+        """The call budget: what a fixed beat would have called and this Ticker has not."""
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def started(self) -> None:
         """Plan (the doorbell may hold news a crashed incarnation had not ticked on), and say
         whether the agent will call the LLM."""
-        self._last_tick_at = self._looked_at = self._clock.monotonic()
+        self._last_tick_at = self._looked_at = self._beat_origin = self._clock.monotonic()
         self._tell_quiet(self._quiet(), force=True)
         self._reschedule()
         if not self._config.enabled:
@@ -164,12 +178,17 @@ class Ticker(RelayActor):
         due: float | None = None
         news = self._news
         if news is not None and news.pending:
-            due = min(
-                news.last_at + config.effective_debounce_ms / 1000,
-                self._last_tick_at + config.interval_ms / 1000,
-            )
-        if self._retry_at is not None:
-            due = self._retry_at if due is None else min(due, self._retry_at)
+            self._note_news(news.last_at)
+            debounce = config.effective_debounce_ms / 1000
+            if not config.economy:
+                due = min(news.last_at + debounce, self._last_tick_at + config.interval_ms / 1000)
+            elif news.gap_s >= config.interval_ms / 1000:
+                due = news.first_at + min(FIRST_LOOK_S, debounce)
+            else:
+                due = news.first_at + debounce
+        for at in (self._retry_at, self._recheck_at):
+            if at is not None:
+                due = at if due is None else min(due, at)
         if due is None:
             return None
         if config.cooldown_ms and self._last_call_at is not None:
@@ -179,6 +198,14 @@ class Ticker(RelayActor):
         if self._in_flight is not None:  # its end reschedules; this only catches a lost tick
             due = max(due, self._in_flight_since + self._lost_after_s())
         return due
+
+    def _note_news(self, at: float) -> None:
+        """Earn the call a fixed beat of ``intervalMs`` would make for news arriving at ``at``:
+        one for each slot of the beat in which anything arrived."""
+        slot = int((at - self._beat_origin) // (self._config.interval_ms / 1000))
+        if slot > self._beat_slot:
+            self._beat_slot = slot
+            self._calls_left = min(CALL_BANK, self._calls_left + 1)
 
     def _lost_after_s(self) -> float:
         return self._config.tick_budget_ms / 1000 + LOST_TICK_GRACE_S
@@ -225,6 +252,7 @@ class Ticker(RelayActor):
             not config.active
             or self._in_flight is not None
             or self._retry_at is not None
+            or self._recheck_at is not None
             or (self._news is not None and self._news.pending)
         ):
             return None
@@ -275,9 +303,23 @@ class Ticker(RelayActor):
         self._next_tick_id += 1
         pending = self._news is not None and self._news.pending
         if self._news is not None:
+            if pending:
+                self._note_news(self._news.last_at)
             self._news.take()
+        stale_at = (
+            self._last_call_at + STALE_AFTER * config.interval_ms / 1000
+            if self._last_call_at is not None
+            else now
+        )
         request = TickRequest(
-            tick_id, config, self._cell.marks, self._tick_done_reply, self._cell.fingerprint
+            tick_id,
+            config,
+            self._cell.marks,
+            self._tick_done_reply,
+            self._cell.fingerprint,
+            last_gist=self._cell.gist,
+            may_call=not config.economy or self._calls_left >= 1,
+            stale_in_s=max(0.0, stale_at - now),
         )
         if not self._tell_peer(self._context, ContextBuilder.run_tick, request):
             if pending and self._news is not None:
@@ -289,6 +331,7 @@ class Ticker(RelayActor):
         self._in_flight_since = now
         self._last_tick_at = now
         self._retry_at = None
+        self._recheck_at = None
         self._reschedule()
         return "started"
 
@@ -307,9 +350,15 @@ class Ticker(RelayActor):
             self._cell.marks = done.marks
         if done.outcome == "ok" and done.fingerprint is not None:
             self._cell.fingerprint = done.fingerprint
+        if done.outcome == "ok" and done.gist is not None:
+            self._cell.gist = done.gist
         now = self._clock.monotonic()
         if done.outcome in ("ok", "failed"):
             self._last_call_at = started_at
+            if self._config.economy:
+                self._calls_left -= 1
+        if done.outcome in ("minor", "deferred") and done.recheck_in_s is not None:
+            self._recheck_at = now + done.recheck_in_s
         if done.outcome not in ("idle", "empty"):
             self._looked_at = started_at
         if done.outcome == "ok" and self._breaker.success():
@@ -330,9 +379,9 @@ class Ticker(RelayActor):
         elif done.outcome == "failed":
             self._log.warning("tick", tick_id=done.tick_id, outcome=done.outcome, **done.detail)
         elif self._config.log_verbose:
-            self._log.info("tick", tick_id=done.tick_id, outcome=done.outcome)
+            self._log.info("tick", tick_id=done.tick_id, outcome=done.outcome, **done.detail)
         else:
-            self._log.debug("tick", tick_id=done.tick_id, outcome=done.outcome)
+            self._log.debug("tick", tick_id=done.tick_id, outcome=done.outcome, **done.detail)
         self._reschedule()
 
     # -- configuration -----------------------------------------------------------------------
@@ -350,7 +399,9 @@ class Ticker(RelayActor):
         new = self._config.updated(changes)
         old = self._config
         if (new.active, new.interval_ms) != (old.active, old.interval_ms):
-            self._looked_at = self._clock.monotonic()  # a new beat: a new quiet spell
+            now = self._clock.monotonic()  # a new beat: a new quiet spell, a new budget
+            self._looked_at = self._beat_origin = now
+            self._beat_slot = -1
         self._config = new
         self._cell.value = new
         self._reschedule()

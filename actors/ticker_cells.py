@@ -10,6 +10,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from actors.core.change import Gist
 from actors.core.errors import ActorUnavailable
 from actors.core.records import FeedSnapshot, SenseSnapshot
 from actors.core.ticks import Marks
@@ -37,6 +38,8 @@ class ConfigCell:
         """The activity marks of the last tick that did not fail."""
         self.fingerprint: str | None = None
         """The window fingerprint of the last successful LLM call."""
+        self.gist: Gist | None = None
+        """What the window of the last successful LLM call held."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,10 @@ class News:
         """Something arrived that no tick has started on yet."""
         self.last_at = 0.0
         """When the newest item arrived (the clock's monotonic seconds)."""
+        self.first_at = 0.0
+        """When the first item that no tick has started on arrived."""
+        self.gap_s = float("inf")
+        """How long nothing had arrived before :attr:`first_at` (a quiet spell, when long)."""
         feed.subscribe(lambda snapshot: self._published(0, snapshot.activity))
         sense.subscribe(lambda snapshot: self._published(1, snapshot.activity))
 
@@ -78,9 +85,12 @@ class News:
         if activity == self._activity[source]:
             return
         self._activity[source] = activity
-        self.last_at = self._clock.monotonic()
+        now = self._clock.monotonic()
+        previous, self.last_at = self.last_at, now
         if self.pending:
             return
+        self.first_at = now
+        self.gap_s = now - previous if previous else float("inf")
         self.pending = True
         with contextlib.suppress(ActorUnavailable):  # a restarting Ticker looks when it starts
             self._ticker.send(NewActivity())

@@ -9,7 +9,8 @@
     ├── agent     Supervisor      the LLM path, restarted on its own
     │   ├── context   ContextBuilder  window and prompt from the published rings
     │   ├── llm       LLMCaller       the chat-completions request (backs off when it keeps dying)
-    │   └── ticker    Ticker          the schedule, the configuration, the breaker
+    │   ├── ticker    Ticker          the schedule, the configuration, the breaker
+    │   └── situation SituationWriter SITUATION.md after each tick (with RELAY_SITUATION_FILE)
     └── http      HttpTransport   the aiohttp server (its event loop on a thread of its own)
 
 Children start in this order and stop in reverse. Peers reach each other through stable
@@ -42,6 +43,7 @@ from actors import (
     FeedBuffer,
     LLMCaller,
     SenseBuffer,
+    SituationWriter,
     Supervisor,
     Ticker,
 )
@@ -60,6 +62,7 @@ from actors.kernel.storage import (
     with_problem,
 )
 from actors.kernel.supervisor import Backoff, Intensity
+from actors.situation_outbox import SituationOutbox
 from actors.ticker_cells import ConfigCell, News
 from config import Settings
 from config.prices import PriceTable, load_prices
@@ -224,13 +227,37 @@ class Handles:
     context: ChildHandle[ContextBuilder] = field(default_factory=lambda: ChildHandle("context"))
     llm: ChildHandle[LLMCaller] = field(default_factory=lambda: ChildHandle("llm"))
     ticker: ChildHandle[Ticker] = field(default_factory=lambda: ChildHandle("ticker"))
+    situation: ChildHandle[SituationWriter] = field(
+        default_factory=lambda: ChildHandle("situation")
+    )
     agent: ChildHandle[Supervisor] = field(default_factory=lambda: ChildHandle("agent"))
     http: ChildHandle[HttpTransport] = field(default_factory=lambda: ChildHandle("http"))
 
-    def by_name(self) -> dict[str, ChildHandle[Any]]:
-        """Every handle by its actor's short name, in start order."""
+    def by_name(self, *, situation: bool = False) -> dict[str, ChildHandle[Any]]:
+        """Every handle by its actor's short name, in start order; the SITUATION.md
+        writer's only when it runs (``situation``)."""
         handles = (self.feed, self.sense, self.digest, self.context, self.llm, self.ticker)
-        return {handle.name: handle for handle in (*handles, self.agent, self.http)}
+        writer = (self.situation,) if situation else ()
+        return {handle.name: handle for handle in (*handles, *writer, self.agent, self.http)}
+
+
+def situation_writer(
+    settings: Settings, hs: Handles
+) -> tuple[SituationOutbox | None, tuple[ChildSpec, ...]]:
+    """The SITUATION.md writer's outbox and child spec, or nothing without
+    ``RELAY_SITUATION_FILE``."""
+    path = settings.situation_file
+    if not path:
+        return None, ()
+    outbox = SituationOutbox(hs.situation)
+
+    def situation(report: Reporter) -> pykka.ActorRef[Any]:
+        return SituationWriter.start(path=path, outbox=outbox, digest=hs.digest, report=report)
+
+    log.info("situation.file", actor="root", path=path)
+    # No ping deadline: a write stuck on a dead disk holds only this actor, and the outbox
+    # keeps just the newest situation meanwhile (see actors.situation_writer).
+    return outbox, (ChildSpec("situation", situation, hs.situation, shutdown_timeout_s=1.0),)
 
 
 def start_relay(
@@ -261,7 +288,7 @@ def start_relay(
     hs = Handles()
     feed_h, sense_h, digest_h, context_h = hs.feed, hs.sense, hs.digest, hs.context
     llm_h, ticker_h, agent_h, http_h = hs.llm, hs.ticker, hs.agent, hs.http
-    h = hs.by_name()
+    h = hs.by_name(situation=bool(settings.situation_file))
     storage = claim_resources(settings)
     stores = storage.stores
     redactor = Redactor(enabled=settings.redact)
@@ -273,12 +300,12 @@ def start_relay(
             "are stored, served and sent to the LLM as they came",
         )
     config = ConfigCell(settings.agent)
-    feed_view = Published(EMPTY_FEED)
-    sense_view = Published(EMPTY_SENSE)
+    feed_view, sense_view = Published(EMPTY_FEED), Published(EMPTY_SENSE)
     agent_view = Published(EMPTY_AGENT)
     news = News(feed_view, sense_view, ticker_h, clock)
     intensity = Intensity(settings.max_restarts, settings.restart_window_s)
     llm_ping_s = settings.agent.timeout_ms / 1000 + PING_TIMEOUT_S
+    outbox, writer = situation_writer(settings, hs)
 
     def context(report: Reporter) -> pykka.ActorRef[Any]:
         return ContextBuilder.start(
@@ -322,6 +349,7 @@ def start_relay(
             ping_timeout_s=llm_ping_s,
         ),
         ChildSpec("ticker", ticker, ticker_h, ping_timeout_s=PING_TIMEOUT_S),
+        *writer,
     ]
 
     def feed(report: Reporter) -> pykka.ActorRef[Any]:
@@ -350,6 +378,7 @@ def start_relay(
             retention_days=settings.retention_days,
             published=agent_view,
             prices=prices,
+            situation=outbox,
             report=report,
         )
 

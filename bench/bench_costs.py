@@ -19,11 +19,12 @@ Run from the repository root::
 ``tick``     in-process: a relay from ``actors.tree.start_relay`` (``:memory:``, a 1-hour
              interval, a fake LLM), its rings filled through the actors with realistic items
              (100 feed items, 30 screen events of 4 KiB OCR in five apps). Per call, median and
-             p99: the pure part (``build_context_window``, ``build_prompt``, ``fingerprint``),
-             the actor part (the snapshots, ``context.window``) and the bookkeeping
-             (``digest.record``, and until its commit). A tick's own cost is window (actor) +
-             prompt + record with its commit, target below 2 ms; the LLM call is not part of
-             it. For comparison, the record again on disk (``RELAY_SYNC=full``: an fsync).
+             p99: the pure part (``build_context_window``, ``build_prompt``, ``fingerprint``,
+             the economy's ``gist`` + ``judge``), the actor part (the snapshots,
+             ``context.window``) and the bookkeeping (``digest.record``, and until its commit).
+             A tick's own cost is window (actor) + prompt + judgement + record with its commit,
+             target below 2 ms; the LLM call is not part of it. For comparison, the record
+             again on disk (``RELAY_SYNC=full``: an fsync).
 
 Before each part the script waits (``--max-wait``, 300 s) for a quiet machine: a 1-minute
 load below 0.5 and no other bench running. A measurement during which the rest of the
@@ -46,11 +47,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from actors.context_builder import ContextBuilder
+from actors.core.change import Change, Gist, gist, judge
 from actors.core.completion import Analysis
 from actors.core.prompt import PreviousDigest, build_prompt, fingerprint
 from actors.core.records import FeedSnapshot, SenseSnapshot
@@ -554,16 +556,36 @@ def measure_pure(feed: FeedSnapshot, sense: SenseSnapshot, reps: int) -> list[Fi
         return build_context_window(feed.items, sense.events, now_ms=now_ms, max_age_ms=MAX_AGE_MS)
 
     ctx = window()
+    # the last call saw the window without its newest screen event
+    before = gist(
+        build_context_window(
+            feed.items, sense.events[:-1], now_ms=now_ms - 1_000, max_age_ms=MAX_AGE_MS
+        )
+    )
     return [
         timed("build_context_window", window, reps),
         timed("build_prompt", lambda: build_prompt(ctx, now_ms=now_ms, previous=previous), reps),
         timed("fingerprint", lambda: fingerprint(ctx), reps),
+        timed("gist + judge (economy)", lambda: judge(before, ctx, gist(ctx)), reps),
+        timed("gist + judge, the newest event never seen", lambda: judge_new(ctx, before), reps),
         timed(
             "all three",
             lambda: (build_prompt(w := window(), now_ms=now_ms, previous=previous), fingerprint(w)),
             reps,
         ),
     ]
+
+
+_fresh = itertools.count()
+
+
+def judge_new(ctx: ContextWindow, before: Gist) -> Change:
+    """``judge`` of ``ctx`` whose newest screen event's text was never keyed before (as in a
+    tick after a new screen event: the others are keyed once in their life)."""
+    newest = ctx.screen[-1]
+    fresh = replace(newest, ocr=f"{newest.ocr}\n{next(_fresh)}")
+    window = replace(ctx, screen=(*ctx.screen[:-1], fresh))
+    return judge(before, window, gist(window))
 
 
 def tick_result(n: int, window: ContextWindow) -> TickResult:
@@ -677,12 +699,16 @@ def run_tick(args: argparse.Namespace) -> list[TableRow]:
         ):
             print(f"  {title}\n" + "\n".join(figure.line() for figure in figures))
         by_name = {f.name: f for f in pure + actor}
-        summed = ("context.window(120000) (snapshots + window)", "build_prompt")
+        summed = (
+            "context.window(120000) (snapshots + window)",
+            "build_prompt",
+            "gist + judge, the newest event never seen",
+        )
         parts = [by_name[name] for name in (*summed, "digest.record + commit (ping behind it)")]
         median_ms = sum(f.median_us() for f in parts) / 1000
         p99_ms = sum(f.p99_us() for f in parts) / 1000
         print(
-            f"  tick own cost = window (actor) + prompt + record with commit: median "
+            f"  tick own cost = window (actor) + prompt + judgement + record with commit: median "
             f"{median_ms:.3f} ms, p99 {p99_ms:.3f} ms (sum of the p99s, pessimistic)"
         )
         values = {"tick own cost, median": median_ms, "tick own cost, p99": p99_ms}

@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from config.settings import (
@@ -147,6 +148,14 @@ OPTIONS: tuple[Option, ...] = (
         "a JSON file of per-model prices, extending the built-in table",
     ),
     Option(
+        "situation_file",
+        "RELAY_SITUATION_FILE",
+        "path",
+        "write SITUATION.md for Sinain's OpenClaw plugin at this path after each successful "
+        "tick, e.g. ~/.openclaw/workspace/SITUATION.md",
+        default_text="off",
+    ),
+    Option(
         "max_streams",
         "RELAY_MAX_STREAMS",
         "positive_int",
@@ -257,6 +266,14 @@ OPTIONS: tuple[Option, ...] = (
         "log every tick, idle ones too",
         agent=True,
     ),
+    Option(
+        "economy",
+        "AGENT_ECONOMY",
+        "bool",
+        "call the LLM only when the window changed meaningfully, and never more often than a "
+        "fixed beat of the interval would; false: on every new window",
+        agent=True,
+    ),
 )
 """Every setting, in the order ``--help`` lists them."""
 
@@ -284,8 +301,26 @@ def _parse_regex(name: str, value: str) -> str:
     return value
 
 
+def _parse_path(name: str, value: str) -> str:
+    """``value`` with ``~`` expanded, made absolute now (a later ``chdir`` changes nothing)."""
+    if not value:
+        raise ConfigError(f"{name} must not be empty")
+    return str(Path(value).expanduser().absolute())
+
+
+_HELPERS: dict[str, Callable[[str, str], Any]] = {
+    "origin_list": _parse_origins,
+    "regex": _parse_regex,
+    "path": _parse_path,
+}
+"""The kinds read by a function of their own, given the option's name and the value."""
+
+
 def _parse(kind: str, name: str, raw: str) -> Any:
     value = raw.strip()
+    helper = _HELPERS.get(kind)
+    if helper is not None:
+        return helper(name, value)
     if kind in ("text", "host"):
         if not value:
             raise ConfigError(f"{name} must not be empty")
@@ -304,10 +339,6 @@ def _parse(kind: str, name: str, raw: str) -> Any:
         if not _DIGITS.fullmatch(value):
             raise ConfigError(f"{name} must be a whole number of 0 or more, got {raw!r}")
         return int(value)
-    if kind == "origin_list":
-        return _parse_origins(name, value)
-    if kind == "regex":
-        return _parse_regex(name, value)
     if kind == "model_list":
         return tuple(m.strip() for m in value.split(",") if m.strip())
     if kind == "positive_number":

@@ -45,6 +45,9 @@ class AgentConfig:
     timeout_ms: int = 15_000
     push_to_feed: bool = True
     log_verbose: bool = False
+    economy: bool = True
+    """Call the LLM only when the window changed meaningfully, and never more often than a
+    fixed beat of ``interval_ms`` would; ``False``: call on every new window."""
     fallback_models: tuple[str, ...] = ()
     """Tried in order when ``model`` fails or times out."""
 
@@ -81,6 +84,7 @@ class AgentConfig:
             "temperature": self.temperature,
             "pushToFeed": self.push_to_feed,
             "logVerbose": self.log_verbose,
+            "economy": self.economy,
             "timeoutMs": self.timeout_ms,
             "fallbackModels": list(self.fallback_models),
             "baseUrl": self.base_url,
@@ -163,6 +167,7 @@ _RUNTIME_FIELDS: dict[str, tuple[str, Any]] = {
     "temperature": ("temperature", _want_temperature),
     "pushToFeed": ("push_to_feed", _want_bool),
     "logVerbose": ("log_verbose", _want_bool),
+    "economy": ("economy", _want_bool),
     "openrouterApiKey": ("api_key", lambda k, v: _want_text(k, v, allow_empty=True)),
     "fallbackModels": ("fallback_models", _want_models),
 }
@@ -205,6 +210,9 @@ class Settings:
     """A JSON file of per-model prices that extends the built-in table (``RELAY_PRICES``)."""
     max_streams: int = 32
     """Concurrent ``/feed/stream`` and ``/agent/stream`` clients; more are answered 503."""
+    situation_file: str = ""
+    """Where SITUATION.md is written after each successful tick (an absolute path, ``~``
+    expanded); empty: not written."""
     demo: bool = False
     """``--demo``: the shipped stand-in LLM and a synthetic capture session (a first-run tour)."""
     agent: AgentConfig = AgentConfig()

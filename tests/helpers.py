@@ -86,8 +86,9 @@ HOUR_MS = 3_600_000
 
 def relay_settings(fake_llm: FakeLLM | None = None, **agent: Any) -> Settings:
     """Settings for a test relay: a free port, an hour-long interval and debounce (tests tick
-    by hand, or set ``interval_ms``/``debounce_ms`` to test the schedule)."""
-    config = AgentConfig(interval_ms=HOUR_MS, debounce_ms=HOUR_MS, timeout_ms=2_000)
+    by hand, or set ``interval_ms``/``debounce_ms`` to test the schedule), every new window
+    called (``economy=True`` to judge changes as the relay does by default)."""
+    config = AgentConfig(interval_ms=HOUR_MS, debounce_ms=HOUR_MS, timeout_ms=2_000, economy=False)
     if fake_llm is not None:
         config = replace(config, base_url=fake_llm.base_url, api_key="test-key")
     return Settings(

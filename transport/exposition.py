@@ -180,7 +180,9 @@ class RelayCollector:
             "relay_ticks_total",
             "Agent ticks by outcome: called (the LLM answered), idle (an interval with nothing "
             "new, as a fixed beat would have skipped it), empty "
-            "(empty window), fingerprint_skip (window unchanged), failed.",
+            "(empty window), fingerprint_skip (window unchanged), minor_skip (no meaningful "
+            "change), deferred (a meaningful change waiting: switching settling or the call "
+            "budget spent), failed.",
             ["outcome"],
         )
         for outcome, count in agent.ticks.items():
@@ -190,6 +192,11 @@ class RelayCollector:
             "relay_llm_fallbacks_total",
             "Ticks answered by a fallback model rather than the first.",
             value=agent.fallbacks,
+        )
+        yield CounterMetricFamily(
+            "relay_situation_write_failures_total",
+            "SITUATION.md writes that failed (RELAY_SITUATION_FILE); the ticks still succeeded.",
+            value=agent.situation_write_failures,
         )
         latency = HistogramMetricFamily(
             "relay_llm_request_duration_seconds",

@@ -98,11 +98,17 @@ _AGENT_HEALTH: dict[str, Schema] = {
     "idleSkips": INT,
     "emptySkips": INT,
     "unchangedSkips": INT,
+    "minorSkips": INT,
+    "deferredTicks": INT,
     "failures": INT,
     "lastError": nullable(STRING),
     "parseFailures": INT,
     "parseSuccessRate": nullable({"type": "number", "minimum": 0, "maximum": 1}),
     "contextFreshnessMedianMs": nullable(INT),
+    "situationWriteFailures": {
+        "type": "integer",
+        "description": "SITUATION.md writes that failed (`RELAY_SITUATION_FILE`).",
+    },
     "state": {"enum": ["ok", "degraded", "open", "disabled"]},
     "consecutiveFailures": INT,
     "circuitOpenForMs": INT,
@@ -235,10 +241,31 @@ SCHEMAS: dict[str, Schema] = {
             "ts": MS,
             "digest": STRING,
             "currentApp": STRING,
-            "appHistory": {"type": "array", "items": ref("AppSwitch")},
+            "appHistory": {
+                "type": "array",
+                "items": ref("AppSwitch"),
+                "description": "Each app switch in the tick's window, with its time.",
+            },
             "latencyMs": INT,
+            "hud": {"type": "string", "description": "The tick's hud line."},
+            "context": ref("EntryContext"),
+            "model": {"type": "string", "description": "The model that answered."},
         },
-        description="The latest tick's digest.",
+        description="The latest tick's digest. `hud`, `context` and `model` are the entry's "
+        "own (as `/agent/last` gives them), for clients that read them from the digest.",
+    ),
+    "EntryContext": closed(
+        {
+            "currentApp": STRING,
+            "appHistory": {
+                "type": "array",
+                "items": STRING,
+                "description": "The apps of the tick's window, in the order they were used.",
+            },
+            "audioCount": {"type": "integer", "description": "Transcripts in the window."},
+            "screenCount": {"type": "integer", "description": "Screen events in the window."},
+        },
+        description="What the tick's window held.",
     ),
     "AgentEntry": closed(
         {
@@ -246,14 +273,7 @@ SCHEMAS: dict[str, Schema] = {
             "ts": MS,
             "hud": STRING,
             "digest": STRING,
-            "context": closed(
-                {
-                    "currentApp": STRING,
-                    "appHistory": {"type": "array", "items": STRING},
-                    "audioCount": INT,
-                    "screenCount": INT,
-                }
-            ),
+            "context": ref("EntryContext"),
             "pushed": {"type": "boolean", "description": "Whether the hud went to the feed."},
             "model": {"type": "string", "description": "The model that answered."},
             "latencyMs": INT,
@@ -319,6 +339,7 @@ SCHEMAS: dict[str, Schema] = {
             "temperature": NUMBER,
             "pushToFeed": BOOL,
             "logVerbose": BOOL,
+            "economy": BOOL,
             "timeoutMs": INT,
             "fallbackModels": {"type": "array", "items": STRING},
             "baseUrl": STRING,
@@ -341,6 +362,10 @@ SCHEMAS: dict[str, Schema] = {
             "temperature": {"type": "number", "minimum": 0, "maximum": 2},
             "pushToFeed": BOOL,
             "logVerbose": BOOL,
+            "economy": {
+                "type": "boolean",
+                "description": "Call only on meaningful changes, within a fixed beat's calls.",
+            },
             "openrouterApiKey": {"type": "string", "description": "Never shown back."},
         },
         "additionalProperties": False,

@@ -46,12 +46,7 @@ class AgentEntry:
             "ts": self.ts,
             "hud": self.hud,
             "digest": self.digest,
-            "context": {
-                "currentApp": self.current_app,
-                "appHistory": [app for app, _ in self.app_history],
-                "audioCount": self.audio_count,
-                "screenCount": self.screen_count,
-            },
+            "context": self.context_json(),
             "pushed": self.pushed,
             "model": self.model,
             "latencyMs": self.latency_ms,
@@ -90,8 +85,19 @@ class AgentEntry:
             context_freshness_ms=data.get("contextFreshnessMs"),
         )
 
+    def context_json(self) -> JSONDict:
+        """``context``: what the tick's window held, in the shape Sinain's clients read."""
+        return {
+            "currentApp": self.current_app,
+            "appHistory": [app for app, _ in self.app_history],
+            "audioCount": self.audio_count,
+            "screenCount": self.screen_count,
+        }
+
     def digest_json(self) -> JSONDict:
-        """The shape of ``/agent/digest``'s ``digest`` that Sinain's clients read."""
+        """The shape of ``/agent/digest``'s ``digest``: the relay's own fields (``currentApp``,
+        ``appHistory`` with the time of each switch), and beside them ``hud``, ``context`` and
+        ``model`` as in :meth:`to_json`, which Sinain's current clients read from the digest."""
         return {
             "id": self.id,
             "ts": self.ts,
@@ -99,6 +105,9 @@ class AgentEntry:
             "currentApp": self.current_app,
             "appHistory": [{"app": app, "ts": ts} for app, ts in self.app_history],
             "latencyMs": self.latency_ms,
+            "hud": self.hud,
+            "context": self.context_json(),
+            "model": self.model,
         }
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from actors.core.change import Gist
 from actors.core.completion import Analysis
 from actors.core.window import ContextWindow
 from config.settings import AgentConfig
@@ -22,10 +23,12 @@ ReplyTo = Callable[["TickDone"], None]
 """How the last step of a tick tells the Ticker; raises ``ActorUnavailable`` while the Ticker
 restarts."""
 
-Outcome = Literal["ok", "idle", "empty", "unchanged", "failed"]
+Outcome = Literal["ok", "idle", "empty", "unchanged", "minor", "deferred", "failed"]
 """``ok``: the LLM answered; ``idle``: nothing arrived since the last tick; ``empty``: nothing
 inside the window; ``unchanged``: new events, but the window says what the last call was
-told (same fingerprint); ``failed``: the LLM path failed."""
+told (same fingerprint); ``minor``: the window changed in no meaningful way
+(:mod:`actors.core.change`); ``deferred``: it did, but the call waits (a burst of switching
+settling, or the call budget spent); ``failed``: the LLM path failed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +43,12 @@ class TickRequest:
     """Tells the Ticker that the tick ended."""
     last_fingerprint: str | None = None
     """The fingerprint of the window of the last successful LLM call."""
+    last_gist: Gist | None = None
+    """What the window of the last successful LLM call held (what a change is judged against)."""
+    may_call: bool = True
+    """The call budget has a call left: a meaningful change may call now."""
+    stale_in_s: float = 0.0
+    """How soon the last call is old enough for a minor change to call too (0: now)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +63,9 @@ class LLMRequest:
     reply_to: ReplyTo
     """Tells the Ticker that the tick ended."""
     fingerprint: str = ""
+    gist: Gist | None = None
+    why: dict[str, str] = field(default_factory=dict)
+    """Why the tick calls: ``{"reason", "change"?}``, for its log line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,3 +107,7 @@ class TickDone:
     detail: dict[str, Any] = field(default_factory=dict)
     fingerprint: str | None = None
     """The window's fingerprint, on ``ok`` (what the next tick compares with)."""
+    gist: Gist | None = None
+    """The window's gist, on ``ok`` (what the next tick's judgement compares with)."""
+    recheck_in_s: float | None = None
+    """On ``minor`` and ``deferred``: look again this soon even if nothing new arrives."""

@@ -71,6 +71,8 @@ def test_counters_of_an_older_relay_load_and_keep_their_cost_estimate(
         "idle": 0,
         "empty": 0,
         "fingerprint_skip": 0,
+        "minor_skip": 0,
+        "deferred": 0,
         "failed": 1,
     }
     assert (metrics.models["first"].errors, metrics.models["first"].calls) == (1, 0)

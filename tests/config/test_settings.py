@@ -41,6 +41,7 @@ ENV_VARS = (
     "RELAY_EXCLUDE_APPS",
     "RELAY_EXCLUDE_TITLES",
     "RELAY_PRICES",
+    "RELAY_SITUATION_FILE",
     "AGENT_MAX_AGE_MS",
     "AGENT_MAX_TOKENS",
     "AGENT_TEMPERATURE",
@@ -133,6 +134,7 @@ def test_empty_environment_values_count_as_unset():
         ("RELAY_EXCLUDE_APPS", "1Password, Keychain Access", lambda s: s.exclude_apps),
         ("RELAY_EXCLUDE_TITLES", "(?i)incognito|private", lambda s: s.exclude_titles),
         ("RELAY_PRICES", "/etc/relay/prices.json", lambda s: s.prices_file),
+        ("RELAY_SITUATION_FILE", " /srv/openclaw/SITUATION.md ", lambda s: s.situation_file),
         ("AGENT_MAX_AGE_MS", "60000", lambda s: s.agent.max_age_ms),
         ("AGENT_MAX_TOKENS", "400", lambda s: s.agent.max_tokens),
         ("AGENT_TEMPERATURE", "1.25", lambda s: s.agent.temperature),
@@ -163,6 +165,7 @@ def test_each_environment_variable_is_read(var, raw, read):
         "RELAY_EXCLUDE_APPS": ("1Password", "Keychain Access"),
         "RELAY_EXCLUDE_TITLES": "(?i)incognito|private",
         "RELAY_PRICES": "/etc/relay/prices.json",
+        "RELAY_SITUATION_FILE": "/srv/openclaw/SITUATION.md",
         "AGENT_MAX_AGE_MS": 60_000,
         "AGENT_MAX_TOKENS": 400,
         "AGENT_TEMPERATURE": 1.25,
@@ -176,7 +179,22 @@ def test_each_environment_variable_is_read(var, raw, read):
 
 
 def test_every_env_var_is_covered_by_the_parametrised_test():
-    assert len(ENV_VARS) == 26
+    assert len(ENV_VARS) == 27
+
+
+def test_the_situation_file_is_off_by_default_and_its_path_is_expanded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert load().situation_file == ""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+
+    env = {"RELAY_SITUATION_FILE": "~/.openclaw/workspace/SITUATION.md"}
+    assert load(env=env).situation_file == str(
+        tmp_path / "home" / ".openclaw" / "workspace" / "SITUATION.md"
+    )
+    relative = load(["--situation-file", "state/SITUATION.md"]).situation_file
+    assert relative == str(tmp_path / "state" / "SITUATION.md")
 
 
 @pytest.mark.parametrize(
@@ -327,6 +345,7 @@ def test_invalid_environment_value_raises_config_error_naming_it(env, message):
         (["--base-url", "example.com"], "--base-url must be an http:// or https:// URL"),
         (["--model", "  "], "--model must not be empty"),
         (["--host", ""], "--host must not be empty"),
+        (["--situation-file", " "], "--situation-file must not be empty"),
     ],
 )
 def test_invalid_flag_raises_config_error_naming_the_flag(argv, message):
@@ -562,6 +581,7 @@ def test_to_public_has_the_runtime_fields():
         "temperature": 0.3,
         "pushToFeed": True,
         "logVerbose": False,
+        "economy": True,
         "timeoutMs": 15_000,
         "fallbackModels": [],
         "baseUrl": DEFAULT_BASE_URL,

@@ -246,7 +246,7 @@ def test_agent_endpoints_after_ticks(make_relay: Callable[..., Relay], fake_llm:
             "tokensOut",
         }
         digest = client.get("/agent/digest").json()["digest"]
-        assert set(digest) == {"id", "ts", "digest", "currentApp", "appHistory", "latencyMs"}
+        assert set(digest) >= {"id", "ts", "digest", "currentApp", "appHistory", "latencyMs"}
         assert digest["id"] == last["id"] == 12
 
         health = client.get("/health").json()

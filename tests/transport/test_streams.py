@@ -400,6 +400,42 @@ def test_bad_long_poll_parameters_are_a_400(
     assert fragment in answer.json()["error"]
 
 
+def test_the_digest_has_hud_context_and_model_beside_its_own_fields_wherever_it_is_served(
+    relay: Relay, client: httpx.Client, fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    """Sinain's current clients read ``hud``, ``context`` and ``model`` from the digest; the
+    long-poll, the stream, ``/agent/last`` and ``/agent/history`` give the same values."""
+    fake_llm.hud = "Reading ticker.py"
+    with sse(client, "/agent/stream") as stream:
+        client.post("/sense", json={**sense_event("def tick():"), "meta": {"app": "code"}})
+        client.post("/sense", json={**sense_event("search"), "meta": {"app": "google chrome"}})
+        client.post("/feed", json={"text": "[PERIODIC]\n[1s ago, openrouter] which test fails"})
+        assert tick(relay, logs) == "ok"
+        streamed = orjson.loads(stream.event()["data"])
+    digest = client.get("/agent/digest").json()["digest"]
+    polled = long_poll(relay, "after=0&wait=5").json()["digest"]
+    last = client.get("/agent/last").json()["result"]
+    (history,) = client.get("/agent/history?limit=1").json()["results"]
+
+    assert polled == digest
+    assert set(digest) == {
+        "id", "ts", "digest", "currentApp", "appHistory", "latencyMs", "hud", "context", "model"
+    }  # fmt: skip
+    assert digest["hud"] == "Reading ticker.py"
+    assert digest["model"] == "google/gemini-2.5-flash-lite"
+    assert digest["context"] == {
+        "currentApp": "Chrome",
+        "appHistory": ["VS Code", "Chrome"],
+        "audioCount": 1,
+        "screenCount": 2,
+    }
+    assert digest["currentApp"] == "Chrome"
+    assert [a["app"] for a in digest["appHistory"]] == ["VS Code", "Chrome"]
+    shared = ("id", "hud", "context", "model", "digest")
+    for entry in (streamed, last, history):
+        assert {k: entry[k] for k in shared} == {k: digest[k] for k in shared}
+
+
 # -- the transport's life --------------------------------------------------------------------
 
 

@@ -1,0 +1,57 @@
+"""Agent entries: what ``/agent/digest`` and the other agent answers make of a stored row."""
+
+from __future__ import annotations
+
+import orjson
+
+from actors.core.entries import AgentEntry
+
+OLDER_ROW = orjson.dumps(
+    {
+        "id": 7,
+        "ts": 1_769_901_200_000,
+        "hud": "Editing idle.py in VS Code",
+        "digest": "The user edits idle.py.",
+        "context": {
+            "currentApp": "VS Code",
+            "appHistory": ["Terminal", "VS Code"],
+            "audioCount": 1,
+            "screenCount": 3,
+        },
+        "pushed": True,
+        "model": "google/gemini-2.5-flash-lite",
+        "latencyMs": 812,
+        "tokensIn": 310,
+        "tokensOut": 85,
+        "parsedOk": True,
+        "appHistory": [["Terminal", 1_769_901_100_000], ["VS Code", 1_769_901_150_000]],
+    }
+)
+"""A row as a relay stored it before entries recorded their freshness: the digest's new
+fields come from what every row holds, so no schema change is needed to serve them."""
+
+
+def test_a_stored_row_of_an_older_relay_gives_the_digest_with_hud_context_and_model() -> None:
+    entry = AgentEntry.from_record(OLDER_ROW)
+
+    assert entry.digest_json() == {
+        "id": 7,
+        "ts": 1_769_901_200_000,
+        "digest": "The user edits idle.py.",
+        "currentApp": "VS Code",
+        "appHistory": [
+            {"app": "Terminal", "ts": 1_769_901_100_000},
+            {"app": "VS Code", "ts": 1_769_901_150_000},
+        ],
+        "latencyMs": 812,
+        "hud": "Editing idle.py in VS Code",
+        "context": {
+            "currentApp": "VS Code",
+            "appHistory": ["Terminal", "VS Code"],
+            "audioCount": 1,
+            "screenCount": 3,
+        },
+        "model": "google/gemini-2.5-flash-lite",
+    }
+    assert entry.to_json()["context"] == entry.digest_json()["context"]
+    assert entry.to_json()["contextFreshnessMs"] is None

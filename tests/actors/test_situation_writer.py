@@ -1,0 +1,250 @@
+"""SITUATION.md on disk: the atomic write, and the writer in a whole relay with the fake LLM."""
+
+from __future__ import annotations
+
+import contextlib
+import resource
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from actors.core.redaction import marker
+from actors.digest_store import DigestStore
+from actors.feed_buffer import FeedBuffer
+from actors.kernel.base import RelayActor
+from actors.sense_buffer import SenseBuffer
+from actors.situation_writer import write_atomically
+from actors.tree import Relay
+from config.settings import Settings
+from tests.helpers import (
+    SK,
+    LogSink,
+    asked,
+    client_for,
+    relay_settings,
+    restarted,
+    sense,
+    tick,
+    wait_until,
+)
+from transport.demo.fake_llm import FakeLLM
+
+# -- the atomic write ----------------------------------------------------------------------------
+
+
+def test_a_write_replaces_the_file_whole_and_leaves_nothing_else(tmp_path: Path) -> None:
+    path = tmp_path / "workspace" / "SITUATION.md"
+
+    write_atomically(path, "# Situation\n\nfirst\n")
+    write_atomically(path, "# Situation\n\nsecond\n")
+
+    assert path.read_text(encoding="utf-8") == "# Situation\n\nsecond\n"
+    assert [p.name for p in path.parent.iterdir()] == ["SITUATION.md"]
+    assert path.stat().st_mode & 0o777 == 0o600  # what was on screen: the user's alone
+
+
+@contextlib.contextmanager
+def file_size_limit(size: int) -> Iterator[None]:
+    """Writes that would grow a file beyond ``size`` bytes fail with ``EFBIG`` (as for root
+    too, unlike permissions; Python ignores the ``SIGXFSZ`` that comes with them)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+
+
+def test_a_write_that_fails_midway_keeps_the_old_file_and_removes_its_temporary(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "SITUATION.md"
+    write_atomically(path, "old situation\n")
+
+    with pytest.raises(OSError, match="too large"), file_size_limit(64):
+        write_atomically(path, "new situation, longer than the limit allows\n" * 10)
+
+    assert path.read_text(encoding="utf-8") == "old situation\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["SITUATION.md"]
+
+
+def test_a_directory_at_the_path_fails_the_write_and_leaves_no_temporary(tmp_path: Path) -> None:
+    path = tmp_path / "SITUATION.md"
+    path.mkdir()
+    (path / "kept").write_text("inside")
+
+    with pytest.raises(IsADirectoryError):
+        write_atomically(path, "# Situation\n")
+
+    assert path.is_dir()
+    assert (path / "kept").read_text() == "inside"
+    assert [p.name for p in tmp_path.iterdir()] == ["SITUATION.md"]
+
+
+# -- the writer in a relay -----------------------------------------------------------------------
+
+
+def writing(fake_llm: FakeLLM, path: Path, **agent: Any) -> Settings:
+    return replace(relay_settings(fake_llm, **agent), situation_file=str(path))
+
+
+def show(relay: Relay, ocr: str, app: str = "code") -> None:
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr=ocr, app=app))
+
+
+def written(path: Path, entry_id: int) -> str:
+    """The file once it holds entry ``entry_id``."""
+    header = f"> Tick #{entry_id} |"
+    return str(
+        wait_until(
+            lambda: path.is_file() and header in (text := path.read_text()) and text,
+            what=f"SITUATION.md with entry {entry_id}",
+        )
+    )
+
+
+def test_the_file_is_written_after_a_tick_from_its_window_and_replaced_by_the_next(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, tmp_path: Path
+) -> None:
+    path = tmp_path / "workspace" / "SITUATION.md"
+    relay = make_relay(writing(fake_llm, path))
+    show(relay, f"OPENAI_API_KEY={SK}\nTraceback (most recent call last):", app="iterm2")
+    show(relay, 'Traceback (most recent call last):\n  File "idle.py", line 3\nKeyError: 7')
+    asked(relay.handles["feed"], FeedBuffer.append, "[📝] the paused video test fails", "normal")
+
+    assert tick(relay, logs) == "ok"
+
+    text = written(path, 1)
+    assert text.startswith("# Situation\n\n> Auto-updated by sinain-relay at ")
+    assert "> Tick #1 | Latency: " in text
+    assert "| Model: google/gemini-2.5-flash-lite\n" in text
+    assert f"## Digest\n\n{fake_llm.digest}\n" in text
+    assert "## Active Application\n\nVS Code\n" in text
+    assert "## App History\n\niTerm -> VS Code\n" in text
+    assert "] the paused video test fails\n" in text
+    trace = 'Traceback (most recent call last):\n  File "idle.py", line 3\nKeyError: 7'
+    assert f"## Detected Errors\n\n```\n{trace}\n```\n" in text
+    assert SK not in text
+    assert marker("api-key") in text  # redacted at ingest, as everywhere else
+    prompt = fake_llm.requests[0].body["messages"][0]["content"]
+    assert marker("api-key") in prompt  # the same window the prompt was made from
+
+    fake_llm.digest = "The user reads the failing test."
+    show(relay, "def test_paused_video_is_not_idle():")
+    assert tick(relay, logs) == "ok"
+
+    text = written(path, 2)
+    assert "## Digest\n\nThe user reads the failing test.\n" in text
+    assert [p.name for p in path.parent.iterdir()] == ["SITUATION.md"]
+
+
+def test_a_failed_tick_writes_nothing(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, tmp_path: Path
+) -> None:
+    path = tmp_path / "SITUATION.md"
+    relay = make_relay(writing(fake_llm, path, timeout_ms=300))
+    fake_llm.mode = "http401"
+    show(relay, "first")
+    assert tick(relay, logs) == "failed"
+    fake_llm.mode = "ok"
+    show(relay, "second")
+    assert tick(relay, logs) == "ok"
+    before = written(path, 1)
+
+    fake_llm.mode = "nonjson"
+    show(relay, "third")
+    assert tick(relay, logs) == "failed"
+    asked(relay.handles["digest"], DigestStore.stats)  # what the failure told it is handled
+    relay.handles["situation"].ask(RelayActor.ping).result(timeout=5)
+
+    assert path.read_text() == before
+    assert logs.named("situation.written") and len(logs.named("situation.written")) == 1
+
+
+def test_a_write_failure_is_logged_and_counted_and_the_tick_still_succeeds(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, tmp_path: Path
+) -> None:
+    path = tmp_path / "SITUATION.md"
+    path.mkdir()  # a directory where the file should be
+    relay = make_relay(writing(fake_llm, path))
+    show(relay, "def tick():")
+
+    assert tick(relay, logs) == "ok"
+
+    failures = wait_until(lambda: logs.named("situation.write_failed"), what="the failure")
+    assert failures[0]["path"] == str(path)
+    assert failures[0]["entry_id"] == 1
+    with client_for(relay) as client:
+        assert client.get("/agent/digest").json()["digest"]["id"] == 1
+        health = wait_until(
+            lambda: (h := client.get("/health").json())["agent"]["situationWriteFailures"] and h,
+            what="the failure counted",
+        )
+        assert health["agent"]["situationWriteFailures"] == 1
+        assert health["actors"]["situation"]["restarts"] == 0
+        metrics = client.get("/metrics").text
+    assert "relay_situation_write_failures_total 1.0" in metrics
+    assert [p.name for p in tmp_path.iterdir()] == ["SITUATION.md"]
+    assert path.is_dir()
+
+
+def test_off_by_default_no_writer_and_no_file(
+    relay: Relay,
+    client: httpx.Client,
+    logs: LogSink,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    show(relay, "def tick():")
+
+    assert tick(relay, logs) == "ok"
+
+    assert "situation" not in relay.handles
+    health = client.get("/health").json()
+    assert "situation" not in health["actors"]
+    assert health["agent"]["situationWriteFailures"] == 0
+    assert not list(tmp_path.rglob("SITUATION.md"))
+    assert not logs.named("situation.written")
+
+
+def test_a_hung_writer_delays_no_tick_and_then_writes_only_the_newest(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, tmp_path: Path
+) -> None:
+    path = tmp_path / "SITUATION.md"
+    relay = make_relay(writing(fake_llm, path))
+    show(relay, "first")
+    assert tick(relay, logs) == "ok"
+    written(path, 1)
+
+    relay.handles["situation"].tell(RelayActor.inject_fault, "hang", 1.5)
+    started = time.monotonic()
+    for n in (2, 3):
+        show(relay, f"screen {n}")
+        assert tick(relay, logs) == "ok"
+    assert time.monotonic() - started < 1.2  # both ticks ended while the writer hung
+
+    assert "> Tick #3 |" in written(path, 3)
+    assert len(logs.named("situation.written")) == 2  # entry 2 was never written: 3 was newer
+
+
+def test_a_crashed_writer_is_restarted_and_writes_the_next_tick(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, tmp_path: Path
+) -> None:
+    path = tmp_path / "SITUATION.md"
+    relay = make_relay(writing(fake_llm, path))
+    handle = relay.handles["situation"]
+    handle.tell(RelayActor.inject_fault, "crash")
+    wait_until(lambda: restarted(handle, 1), what="the writer's restart")
+
+    show(relay, "after the crash")
+    assert tick(relay, logs) == "ok"
+
+    written(path, 1)
+    assert relay.handles["ticker"].restarts == 0
