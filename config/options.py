@@ -159,7 +159,7 @@ OPTIONS: tuple[Option, ...] = (
         "max_streams",
         "RELAY_MAX_STREAMS",
         "positive_int",
-        "concurrent /feed/stream and /agent/stream clients; more get 503",
+        "concurrent /feed/stream and /agent/stream clients and overlay sockets; more get 503",
     ),
     Option(
         "sync",
