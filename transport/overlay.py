@@ -125,10 +125,11 @@ class Overlays:
     """The overlay sockets of one transport incarnation: their status, their heartbeat and
     their bounds.
 
-    One heartbeat task serves every socket: each :meth:`_beat` queues a ``ping`` for the
-    sockets that are due one (their writer then sends the WebSocket ping after it), and drops
-    a socket that has answered no ping for :data:`SILENCE_LIMIT_S` or has not taken a write
-    within the streams' write timeout. The writers themselves only wait for their queue.
+    One heartbeat task serves every socket (:meth:`_beats`): every :attr:`beat_s` it queues a
+    ``ping`` for the sockets that are due one (their writer then sends the WebSocket ping after
+    it), and drops a socket that has answered no ping for :data:`SILENCE_LIMIT_S` or has not
+    taken a write within the streams' write timeout. The writers themselves only wait for
+    their queue. The status goes to every socket when it changes (:class:`Presence`).
     """
 
     def __init__(
@@ -153,8 +154,8 @@ class Overlays:
         """How often the heartbeat looks at the sockets."""
 
     def add(self, connection: _Connection) -> None:
+        """Serve ``connection`` (the status is followed already: :func:`serve`)."""
         self._connections.add(connection)
-        self.presence.listen(True)
         if self._heartbeat is None:
             self._heartbeat = asyncio.get_running_loop().create_task(self._beats())
 
@@ -330,7 +331,7 @@ class _Connection:
         socket and so ends the write.
         """
         request, sub = self.request, self.sub
-        self.write_started = self.loop.time()
+        self.write_started = self.loop.time()  # and again for each piece
         sub.writing = True
         try:
             chunk: list[bytes] = []
@@ -342,6 +343,7 @@ class _Connection:
                     transport = request.transport
                     if transport is None or transport.is_closing():
                         raise ConnectionResetError("the overlay's connection is closed")
+                    self.write_started = self.loop.time()
                     transport.write(b"".join(chunk))
                     await request.writer.drain()
                     chunk, size = [], 0

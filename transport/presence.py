@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Callable
 
 from actors.core.records import FeedSnapshot, SenseSnapshot
@@ -45,6 +46,9 @@ class Presence:
         self._listening = False
         self._scheduled = False
         self._timer: Cancel | None = None
+        """The pending end of a quiet spell, if any."""
+        self._timers = 0
+        """Timers scheduled so far: which one fired, so that a late one changes nothing."""
 
     def attach(self, loop: asyncio.AbstractEventLoop, on_change: Callable[[Status], None]) -> None:
         """Listen to both cells from ``loop``; ``on_change`` gets each new status."""
@@ -104,19 +108,23 @@ class Presence:
         ends = [t + self._quiet_ms for t in (self._heard, seen) if t is not None]
         ends = [end for end in ends if end > now]
         if ends and self._timer is None:
-            self._timer = self._clock.call_later((min(ends) - now) / 1000, self._timer_fired)
+            self._timers += 1
+            fired = functools.partial(self._timer_fired, self._timers)
+            self._timer = self._clock.call_later((min(ends) - now) / 1000, fired)
         if status != self.status:
             self.status = status
             self._on_change(status)
 
-    def _timer_fired(self) -> None:
+    def _timer_fired(self, number: int) -> None:
         """A quiet spell may have ended; on the clock's thread: hand it to the loop."""
         loop = self._loop
         if loop is not None:
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self._spell_ended)
+            with contextlib.suppress(RuntimeError):  # the loop closed: the transport is gone
+                loop.call_soon_threadsafe(self._spell_ended, number)
 
-    def _spell_ended(self) -> None:
+    def _spell_ended(self, number: int) -> None:
+        if number != self._timers:  # cancelled, and another one scheduled since
+            return
         self._timer = None
         if self._listening:
             self.update()
