@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             timeout_ms=2_000,
             base_url=llm.base_url,
             api_key="fuzz-key",
+            economy=False,  # each tick calls the fake LLM, so the two ticks make two entries
         )
         settings = Settings(
             port=0, token=TOKEN, actor_timeout_ms=1_000, data_dir=":memory:", agent=agent
