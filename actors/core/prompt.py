@@ -59,22 +59,30 @@ def _age(now_ms: int, at_ms: int) -> str:
     return AGE.format(seconds=max(0, round((now_ms - at_ms) / 1000)))
 
 
-def screen_line(event: ScreenEvent) -> str:
-    """One screen event as the prompt shows it, without its age."""
+def screen_line(event: ScreenEvent, text: str) -> str:
+    """One screen event as the prompt shows it, without its age, ``text`` standing for its
+    OCR (what the screen section kept of it)."""
     where = normalize_app_name(event.app)
     if event.window_title:
         where += TITLE_SEPARATOR + _one_line(event.window_title)[:TITLE_CHARS]
     parts = [f"[{where}]"]
     if event.title:
         parts.append(f"{_one_line(event.title)[:TITLE_CHARS]}:")
-    if event.ocr:
-        parts.append(_one_line(event.ocr)[:OCR_CHARS])
+    if text:
+        parts.append(text)
     if event.narrative:
         narrative = _one_line(event.narrative)[:NARRATIVE_CHARS]
         parts.append(SEEN.format(narrative=narrative) if event.ocr else narrative)
-    if not event.ocr and not event.narrative:
+    if not text and not event.narrative:
         parts.append(NO_TEXT)
     return " ".join(parts)
+
+
+def _screen_lines(ctx: ContextWindow) -> list[tuple[int, str]]:
+    """The screen section's lines, newest first, each with its event's arrival."""
+    return [
+        (e.received_at, screen_line(e, _one_line(e.ocr)[:OCR_CHARS])) for e in reversed(ctx.screen)
+    ]
 
 
 def audio_line(chunk: AudioEvent) -> str:
@@ -95,9 +103,16 @@ def build_prompt(ctx: ContextWindow, *, now_ms: int, previous: PreviousDigest | 
 
     ``now_ms`` (server time) is what the ``[Ns ago]`` labels count from.
     """
-    screen_lines = _labelled(
-        ((e.received_at, screen_line(e)) for e in reversed(ctx.screen)), now_ms
-    )
+    screen = _labelled(_screen_lines(ctx), now_ms)
+    return prompt_with_screen(ctx, screen, now_ms=now_ms, previous=previous)
+
+
+def prompt_with_screen(
+    ctx: ContextWindow, screen_lines: str, *, now_ms: int, previous: PreviousDigest | None = None
+) -> str:
+    """The prompt of :func:`build_prompt` around a screen section given as it stands (its
+    lines, ages included, newest first): a comparison of two ways to fill that section can
+    share the rest."""
     audio_lines = _labelled(((a.ts, audio_line(a)) for a in reversed(ctx.audio)), now_ms)
     app_switches = APP_SEPARATOR.join(normalize_app_name(a.app) for a in ctx.app_history)
     earlier = ""
@@ -152,7 +167,7 @@ def fingerprint(ctx: ContextWindow) -> str:
     parts = [
         normalize_app_name(ctx.current_app),
         APP_SEPARATOR.join(normalize_app_name(a.app) for a in ctx.app_history),
-        "\x1e".join(_collapsed(screen_line(e) for e in ctx.screen)),
+        "\x1e".join(_collapsed(line for _, line in reversed(_screen_lines(ctx)))),
         "\x1e".join(_collapsed(audio_line(a) for a in ctx.audio)),
     ]
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=16).hexdigest()
