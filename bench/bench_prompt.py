@@ -1,0 +1,228 @@
+"""What the prompt keeps of a window, against the spec's prompt, on the prompt corpus.
+
+Run from the repository root::
+
+    python -m bench.bench_prompt              # the figures, per shape and in all
+    python -m bench.bench_prompt --cases      # and a row per case, with the words it lost
+    python -m bench.bench_prompt --show NAME  # both prompts of one case
+
+For each case of :mod:`bench.prompt_corpus` it builds the window a tick would read, then two
+prompts: the **spec**'s (each OCR text cut at 200 characters, newlines made spaces, as the
+original relay's spec has it; the rest of the prompt is today's) and **today's**
+(:func:`actors.core.prompt.build_prompt`). For each it prints:
+
+- **expected**: the case's expected words found (case aside) in the prompt's window part
+  (from the active app to the answer's instructions, so that the instructions' own words do
+  not count), n/total;
+- **input words**: the share of the distinct words of 4+ letters (case-folded) of the
+  window's texts (OCR, window and observation titles, narratives, transcripts, app names)
+  found among the words of the prompt's window part;
+- **length**: the prompt's mean length in characters, and today's against the spec's;
+- **cost**: building a prompt (and today's fingerprint), in µs per window: for each case the
+  best of five runs, then the median over the cases.
+
+Targets (not asserted): every expected word kept, 99 % of the input words, a mean length at
+most 1.2 times the spec's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import partial
+
+from actors.core.prompt import (
+    ACTIVE_APP,
+    AGE,
+    ANSWER_HEADER,
+    build_prompt,
+    fingerprint,
+    prompt_with_screen,
+    screen_line,
+)
+from actors.core.window import ContextWindow
+from bench.harness import best_us
+from bench.load import print_head
+from bench.prompt_corpus import SHAPES, Case, case_window, cases, input_texts, tick_ms
+
+SPEC_OCR_CHARS = 200
+"""The spec's cut: OCR characters per screen event."""
+WORD = re.compile(r"[^\W\d_]{4,}")
+"""A word: four letters or more (any script), digits and underscores splitting words."""
+TARGET_INPUT_SHARE = 0.99
+TARGET_LENGTH_RATIO = 1.2
+
+
+def spec_prompt(ctx: ContextWindow, *, now_ms: int) -> str:
+    """The spec's prompt: every OCR text cut at :data:`SPEC_OCR_CHARS` characters."""
+    lines = (
+        AGE.format(seconds=max(0, round((now_ms - e.received_at) / 1000)))
+        + screen_line(e, e.ocr.replace("\n", " ")[:SPEC_OCR_CHARS])
+        for e in reversed(ctx.screen)
+    )
+    return prompt_with_screen(ctx, "\n".join(lines), now_ms=now_ms)
+
+
+def todays_prompt(ctx: ContextWindow, *, now_ms: int) -> str:
+    return build_prompt(ctx, now_ms=now_ms)
+
+
+PROMPTS: dict[str, Callable[..., str]] = {"spec": spec_prompt, "today": todays_prompt}
+
+
+def window_part(prompt: str) -> str:
+    """The prompt from the active app to the answer's instructions."""
+    start = prompt.index(ACTIVE_APP)
+    return prompt[start : prompt.index(ANSWER_HEADER, start)]
+
+
+def words(texts: Iterable[str]) -> set[str]:
+    return {w.casefold() for text in texts for w in WORD.findall(text)}
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """One prompt of one case."""
+
+    expected_kept: tuple[str, ...]
+    expected_lost: tuple[str, ...]
+    words_in: int
+    words_kept: int
+    length: int
+
+
+def measure(case: Case, window: ContextWindow, prompt: str) -> Measure:
+    part = window_part(prompt)
+    folded = part.casefold()
+    kept = tuple(w for w in case.expected if w.casefold() in folded)
+    lost = tuple(w for w in case.expected if w.casefold() not in folded)
+    given = words(input_texts(window))
+    shown = words([part])
+    return Measure(kept, lost, len(given), len(given & shown), len(prompt))
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    cases: int
+    expected: int
+    expected_kept: int
+    words_in: int
+    words_kept: int
+    mean_length: float
+
+    @classmethod
+    def of(cls, measures: Sequence[Measure]) -> Totals:
+        return cls(
+            cases=len(measures),
+            expected=sum(len(m.expected_kept) + len(m.expected_lost) for m in measures),
+            expected_kept=sum(len(m.expected_kept) for m in measures),
+            words_in=sum(m.words_in for m in measures),
+            words_kept=sum(m.words_kept for m in measures),
+            mean_length=statistics.fmean(m.length for m in measures),
+        )
+
+    @property
+    def share(self) -> float:
+        return self.words_kept / self.words_in if self.words_in else 1.0
+
+    def cells(self) -> str:
+        expected = f"{self.expected_kept}/{self.expected}"
+        return f"{expected:>7} {self.share:>6.1%} {self.mean_length:>6.0f}"
+
+
+def cost_us(build: Callable[[], object]) -> float:
+    return best_us(build, number=200)
+
+
+def print_rows(rows: Sequence[tuple[str, Totals, Totals]]) -> None:
+    width = max(len(label) for label, _, _ in rows)
+    print(" " * (width + 7) + f"{'spec':^21}   {'today':^21}")
+    print_head(
+        f"{'':<{width}} {'cases':>5}",
+        f"{'expect':>7} {'words':>6} {'length':>6}   {'expect':>7} {'words':>6} {'length':>6}",
+        f"{'today/spec':>10}",
+    )
+    for label, spec, today in rows:
+        ratio = today.mean_length / spec.mean_length
+        print(f"{label:<{width}} {spec.cases:>5} {spec.cells()}   {today.cells()} {ratio:>10.2f}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", action="store_true", help="a row per case, with lost words")
+    parser.add_argument("--show", metavar="NAME", help="print both prompts of one case")
+    args = parser.parse_args(argv)
+    corpus = cases()
+    windows = {case.name: case_window(case) for case in corpus}
+    if args.show:
+        case = next((c for c in corpus if c.name == args.show), None)
+        if case is None:
+            parser.error(f"no case {args.show!r}; cases: {', '.join(c.name for c in corpus)}")
+        for name, build in PROMPTS.items():
+            print(f"==== {name} ({case.name}) ====")
+            print(build(windows[case.name], now_ms=tick_ms(case)))
+        return 0
+
+    measures = {
+        name: {
+            case.name: measure(
+                case, windows[case.name], build(windows[case.name], now_ms=tick_ms(case))
+            )
+            for case in corpus
+        }
+        for name, build in PROMPTS.items()
+    }
+    print(f"sinain-relay prompt bench: {len(corpus)} windows of the prompt corpus")
+    print(
+        "expect: expected words kept; words: share of the distinct input words (4+ letters) "
+        "kept; length: mean prompt characters\n"
+    )
+
+    def totals(name: str, chosen: Sequence[Case]) -> Totals:
+        return Totals.of([measures[name][c.name] for c in chosen])
+
+    rows = [
+        (shape, totals("spec", chosen), totals("today", chosen))
+        for shape in SHAPES
+        if (chosen := [c for c in corpus if c.shape == shape])
+    ]
+    rows.append(("all", totals("spec", corpus), totals("today", corpus)))
+    print_rows(rows)
+
+    if args.cases:
+        print()
+        print_rows([(c.name, totals("spec", [c]), totals("today", [c])) for c in corpus])
+        print()
+        for case in corpus:
+            for name in PROMPTS:
+                lost = measures[name][case.name].expected_lost
+                if lost:
+                    print(f"{case.name}: {name} lost {', '.join(lost)}")
+
+    print("\ncost per window, µs (median over the cases of the best of 5 runs):")
+    costs = {
+        "spec prompt": [
+            cost_us(partial(spec_prompt, windows[c.name], now_ms=tick_ms(c))) for c in corpus
+        ],
+        "today's prompt": [
+            cost_us(partial(build_prompt, windows[c.name], now_ms=tick_ms(c))) for c in corpus
+        ],
+        "today's fingerprint": [cost_us(partial(fingerprint, windows[c.name])) for c in corpus],
+    }
+    for label, values in costs.items():
+        print(f"  {label:<20} {statistics.median(values):>7.1f}   (max {max(values):.1f})")
+
+    spec_all, today_all = totals("spec", corpus), totals("today", corpus)
+    ratio = today_all.mean_length / spec_all.mean_length
+    print("\ntargets (today):")
+    print(f"  every expected word   {today_all.expected_kept}/{today_all.expected}")
+    print(f"  input words >= {TARGET_INPUT_SHARE:.0%}     {today_all.share:.1%}")
+    print(f"  length <= {TARGET_LENGTH_RATIO:g} x spec    {ratio:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
