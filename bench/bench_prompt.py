@@ -5,6 +5,7 @@ Run from the repository root::
     python -m bench.bench_prompt              # the figures, per shape and in all
     python -m bench.bench_prompt --cases      # and a row per case, with the words it lost
     python -m bench.bench_prompt --show NAME  # both prompts of one case
+    python -m bench.bench_prompt --budgets 600,800,1000   # today's prompt with other budgets
 
 For each case of :mod:`bench.prompt_corpus` it builds the window a tick would read, then two
 prompts: the **spec**'s (each OCR text cut at 200 characters, newlines made spaces, as the
@@ -38,6 +39,7 @@ from actors.core.prompt import (
     ACTIVE_APP,
     AGE,
     ANSWER_HEADER,
+    SCREEN_BUDGET,
     build_prompt,
     fingerprint,
     prompt_with_screen,
@@ -150,10 +152,41 @@ def print_rows(rows: Sequence[tuple[str, Totals, Totals]]) -> None:
         print(f"{label:<{width}} {spec.cases:>5} {spec.cells()}   {today.cells()} {ratio:>10.2f}")
 
 
+def print_budgets(
+    corpus: Sequence[Case],
+    windows: dict[str, ContextWindow],
+    spec: Totals,
+    budgets: Sequence[int],
+) -> None:
+    """Today's prompt with each of ``budgets`` as its screen budget, against the spec."""
+    print("\nscreen budgets (today's prompt, all cases):")
+    print_head(
+        f"{'budget':>8} {'expect':>7} {'words':>6} {'length':>6} {'today/spec':>10}", indent="  "
+    )
+    for budget in budgets:
+        totals = Totals.of(
+            [
+                measure(
+                    c,
+                    windows[c.name],
+                    build_prompt(windows[c.name], now_ms=tick_ms(c), screen_budget=budget),
+                )
+                for c in corpus
+            ]
+        )
+        ratio = totals.mean_length / spec.mean_length
+        print(f"  {budget:>8} {totals.cells()} {ratio:>10.2f}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", action="store_true", help="a row per case, with lost words")
     parser.add_argument("--show", metavar="NAME", help="print both prompts of one case")
+    parser.add_argument(
+        "--budgets",
+        metavar="N,N,...",
+        help=f"also today's prompt with these screen budgets (today's is {SCREEN_BUDGET})",
+    )
     args = parser.parse_args(argv)
     corpus = cases()
     windows = {case.name: case_window(case) for case in corpus}
@@ -189,6 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for shape in SHAPES
         if (chosen := [c for c in corpus if c.shape == shape])
     ]
+    for label, busy in (("small windows", False), ("busy windows", True)):
+        chosen = [c for c in corpus if c.busy is busy]
+        rows.append((label, totals("spec", chosen), totals("today", chosen)))
     rows.append(("all", totals("spec", corpus), totals("today", corpus)))
     print_rows(rows)
 
@@ -216,6 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {label:<20} {statistics.median(values):>7.1f}   (max {max(values):.1f})")
 
     spec_all, today_all = totals("spec", corpus), totals("today", corpus)
+    if args.budgets:
+        print_budgets(corpus, windows, spec_all, [int(b) for b in args.budgets.split(",")])
     ratio = today_all.mean_length / spec_all.mean_length
     print("\ntargets (today):")
     print(f"  every expected word   {today_all.expected_kept}/{today_all.expected}")

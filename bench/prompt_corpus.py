@@ -7,7 +7,9 @@ transcripts), replayed into a window the way the relay builds one. The shapes: c
 editor (line numbers, gutter, tabs, breadcrumbs, status bar), terminals (test runs,
 tracebacks, build and container errors), browsers (search results, documentation, chrome and
 menus repeated on every frame), chat (Slack and Telegram, with names, times and a question)
-and mixed languages (Russian, Japanese and German beside English code). Several cases put
+and mixed languages (Russian, Japanese and German beside English code), and busy windows:
+while the user works the capture client sends an event every few seconds, so the window is
+often full (two windows of the shipped demo session among them). Several cases put
 their error or question past the 200th character of an OCR text. Some follow the facts of
 Sinain's own evaluation scenarios (a JSON decode traceback, a failed npm build, a Rust panic,
 a merge conflict, a container that will not start), in texts of their own.
@@ -27,7 +29,7 @@ from actors.core.records import FeedItem, SenseEvent
 from actors.core.validation import validate_feed, validate_sense
 from actors.core.window import ContextWindow, build_context_window
 from config.app_names import normalize_app_name
-from transport.demo.replay import SessionEvent
+from transport.demo.replay import SessionEvent, load_session
 
 T0_MS = 1_769_901_200_000
 """Server time of the first event of every case."""
@@ -48,6 +50,8 @@ class Case:
     events: tuple[SessionEvent, ...]
     expected: tuple[str, ...]
     """Words a summary must be able to use; each occurs (case aside) in the input."""
+    busy: bool = False
+    """A window as the user's work fills it: many events, a few seconds apart."""
 
 
 def screen(at: float, app: str, title: str, ocr: str, *, kind: str = "text") -> SessionEvent:
@@ -1255,6 +1259,204 @@ Alarm: HighErrorRate ausgelöst für orders-api (Schwelle 5 %)
     )
 
 
+# -- busy windows: the capture client sends an event every few seconds while the user works ----
+
+
+def _demo_window(name: str, shape: str, until_s: float, expected: tuple[str, ...]) -> Case:
+    """The shipped demo session up to ``until_s``: regions that changed, no chrome."""
+    events = tuple(e for e in load_session() if e.at <= until_s)
+    return Case(name, shape, events, expected, busy=True)
+
+
+def _busy_demo_code() -> Case:
+    return _demo_window(
+        "busy-demo-session-code",
+        "code",
+        60,
+        (
+            "classify",
+            "test_paused_video_is_not_idle",
+            "AssertionError",
+            "HTMLMediaElement",
+            "idle.py",
+        ),
+    )
+
+
+def _busy_demo_chat() -> Case:
+    return _demo_window(
+        "busy-demo-session-chat",
+        "chat",
+        120,
+        ("Maya Chen", "paused video as idle", "MRMediaRemoteGetNowPlayingInfo", "visibilityState"),
+    )
+
+
+def _busy_edit_test_loop() -> Case:
+    tabs = "retry.py  ●    test_retry.py    conftest.py"
+    crumbs = "gateway-py › gateway › retry.py › backoff"
+    status = "fix/backoff*  ⊗ 0  ⚠ 1    Ln {ln}, Col 9   Spaces: 4   UTF-8   LF   Python 3.12.1"
+
+    def edit(ln: int, body: str) -> str:
+        return vscode(tabs, crumbs, body, status.format(ln=ln))
+
+    def run(summary: str) -> str:
+        return _lines(
+            "[pytest-watch] Change detected: gateway/retry.py",
+            "============================= test session starts ==============================",
+            "collected 7 items",
+            summary,
+        )
+
+    title, term = "retry.py — gateway-py", "ptw — gateway-py — 120×40"
+    v1 = """
+12  def backoff(attempt: int, base_s: float = 0.5) -> float:
+13      return base_s * attempt
+"""
+    v2 = """
+12  def backoff(attempt: int, base_s: float = 0.5) -> float:
+13      return base_s * 2 ** attempt
+"""
+    v3 = """
+12  def backoff(attempt: int, base_s: float = 0.5, cap_s: float = 8.0) -> float:
+13      return min(cap_s, base_s * 2 ** (attempt - 1))
+"""
+    fail = """
+tests/test_retry.py ....F..                                              [100%]
+FAILED tests/test_retry.py::test_backoff_doubles - assert 1.0 == 0.5
+1 failed, 6 passed in 0.08s
+"""
+    passed = """
+tests/test_retry.py .......                                              [100%]
+7 passed in 0.07s
+"""
+    return Case(
+        "busy-edit-test-loop",
+        "code",
+        (
+            screen(0, "Code", title, edit(13, v1)),
+            screen(8, "Code", title, edit(13, v2)),
+            said(10, "the first attempt should wait half a second, not one"),
+            screen(14, "Terminal", term, run(fail)),
+            screen(22, "Code", title, edit(12, v3)),
+            screen(30, "Terminal", term, run(passed)),
+            said(33, "and it is capped at eight seconds now"),
+            screen(
+                40,
+                "Code",
+                "test_retry.py — gateway-py",
+                vscode(
+                    "retry.py    test_retry.py  ●    conftest.py",
+                    "gateway-py › tests › test_retry.py › test_backoff_is_capped",
+                    """
+30  def test_backoff_is_capped():
+31      assert backoff(10) == 8.0
+""",
+                    status.format(ln=31),
+                ),
+            ),
+            screen(
+                48,
+                "Terminal",
+                term,
+                run(passed.replace("7 passed", "8 passed").replace(".......", "........")),
+            ),
+        ),
+        ("backoff", "test_backoff_doubles", "cap_s", "test_backoff_is_capped", "8 passed"),
+        busy=True,
+    )
+
+
+def _busy_slack_scrollback() -> Case:
+    title = "incidents (Channel) - Acme Eng - Slack"
+    topic = "Production incidents. Runbook: go/runbook"
+    messages = [
+        "Lukas Becker  09:12 AM\n:rotating_light: checkout p95 above 2s since 09:05",
+        "Kenji Watanabe  09:13 AM\nlooking, the payments pod restarted twice",
+        "Lukas Becker  09:15 AM\nOOMKilled, limit is 512Mi and the new fraud model loads 600MB",
+        "Anna Petrova  09:17 AM\nrolling back fraud-svc to v1.8.3",
+        "Kenji Watanabe  09:21 AM\nrollback done, p95 back to 340ms",
+        "Anna Petrova  09:24 AM\nwho owns the postmortem, and can we raise the limit before re-deploying?",
+    ]
+    frames = [
+        slack("incidents", topic, "\n".join(messages[max(0, n - 3) : n + 1])) for n in range(2, 6)
+    ]
+    events = [switch(0, "Slack", title)]
+    events += [screen(2 + 9 * n, "Slack", title, frame) for n, frame in enumerate(frames)]
+    events.append(said(40, "I can take the postmortem"))
+    return Case(
+        "busy-slack-scrollback",
+        "chat",
+        tuple(events),
+        ("OOMKilled", "512Mi", "v1.8.3", "postmortem", "Anna Petrova"),
+        busy=True,
+    )
+
+
+def _busy_browser_research() -> Case:
+    url_search = "google.com/search?q=sqlite+busy+timeout+wal"
+    url_docs = "sqlite.org/wal.html"
+    url_so = "stackoverflow.com/questions/1063438/sqlite-database-is-locked"
+    tabs = "sqlite busy timeout wal - Google Search    Write-Ahead Logging    database is locked - Stack Overflow    +"
+    search = """
+Google  sqlite busy timeout wal  ×  🎤  🔍
+All  Images  Videos  News  Shopping  More  Tools
+sqlite.org › wal
+Write-Ahead Logging - SQLite
+WAL provides more concurrency as readers do not block writers and a writer does not block readers.
+stackoverflow.com › questions › 1063438
+sqlite3.OperationalError: database is locked - Stack Overflow
+"""
+    docs_1 = """
+SQLite   Home   About   Documentation   Download   License   Support   Purchase   Search
+Write-Ahead Logging
+1. Overview
+The default method by which SQLite implements atomic commit and rollback is a rollback journal.
+Beginning with version 3.7.0 (2010-07-21), a new "Write-Ahead Log" option is available.
+"""
+    docs_2 = """
+SQLite   Home   About   Documentation   Download   License   Support   Purchase   Search
+2.2. Concurrency
+Writers merely append new content to the end of the WAL file. Because writers do nothing that
+would interfere with the actions of readers, writers and readers can run at the same time.
+However, since there is only one WAL file, there can only be one writer at a time.
+"""
+    so = """
+stackoverflow   About   Products   For Teams   Search…   Log in   Sign up
+sqlite3.OperationalError: database is locked
+Asked 14 years ago   Modified 2 years ago   Viewed 512k times
+My Django app raises "database is locked" under load. I set timeout=20 in the connection options.
+Is WAL mode enough, or do I need a busy_timeout as well?
+"""
+    return Case(
+        "busy-browser-research",
+        "browser",
+        (
+            screen(
+                0,
+                "Google Chrome",
+                "sqlite busy timeout wal - Google Search",
+                chrome(tabs, url_search, search),
+            ),
+            screen(9, "Google Chrome", "Write-Ahead Logging", chrome(tabs, url_docs, docs_1)),
+            screen(17, "Google Chrome", "Write-Ahead Logging", chrome(tabs, url_docs, docs_2)),
+            said(20, "one writer at a time, so the relay's group commit is fine"),
+            screen(
+                28, "Google Chrome", "database is locked - Stack Overflow", chrome(tabs, url_so, so)
+            ),
+            screen(36, "Google Chrome", "Write-Ahead Logging", chrome(tabs, url_docs, docs_2)),
+        ),
+        (
+            "one writer at a time",
+            "busy_timeout",
+            "database is locked",
+            "Write-Ahead Log",
+            "rollback journal",
+        ),
+        busy=True,
+    )
+
+
 _BUILDERS = (
     _code_idle,
     _code_ts_problems,
@@ -1287,11 +1489,16 @@ _BUILDERS = (
     _mixed_russian_code,
     _mixed_japanese_slack,
     _mixed_menu_bar_full_screen,
+    _busy_demo_code,
+    _busy_edit_test_loop,
+    _busy_browser_research,
+    _busy_slack_scrollback,
+    _busy_demo_chat,
 )
 
 
 def cases() -> tuple[Case, ...]:
-    """Every case of the corpus, grouped by shape."""
+    """Every case of the corpus: the shapes one after the other, then the busy windows."""
     return tuple(build() for build in _BUILDERS)
 
 

@@ -20,6 +20,9 @@ def test_the_corpus_has_enough_cases_of_every_shape():
     assert len({c.name for c in CORPUS}) == len(CORPUS)
     for shape in SHAPES:
         assert sum(c.shape == shape for c in CORPUS) >= 4, shape
+    busy = [c for c in CORPUS if c.busy]
+    assert len(busy) >= 4
+    assert all(len(case_window(c).screen) >= 5 for c in busy)
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=lambda c: c.name)

@@ -24,17 +24,20 @@ characters and one for the space that joins it to the next.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 LINE_CHARS = 400
 """The longest line: an OCR line longer than this is split, at a space where there is one."""
 
-_RULE = re.compile(r"([^\w\s])\1{3,}")
-"""Four or more of one punctuation mark in a row (a rule, progress dots), shortened to three."""
+_RULE = re.compile(r"([^\w\s]|_)\1{3,}")
+"""Four or more of one punctuation mark (or ``_``) in a row (a rule, progress dots), shortened
+to three."""
 _ERROR = re.compile(
     r"\bTraceback\b"
-    r"|(?<!\w)(?:[A-Z]\w*)?(?:Error|Exception)\b"  # TypeError, Error:, NullPointerException
+    r"|\b(?:[A-Z]\w*)?(?:Error|Exception)\b"  # TypeError, Error:, NullPointerException
     r"|\b(?:FAILED|FAIL|ERROR|FATAL|CONFLICT)\b"
     r"|\berror(?:\[\w+\]|\s+[A-Z]+\d+)?:"  # error:, error[E0373]:, error TS2304:
     r"|\bERR!"
@@ -43,8 +46,11 @@ _ERROR = re.compile(
     r"|\bSegmentation fault\b"
     r"|(?<!\b0 )\bfailed\b"  # "1 failed", "merge failed"; not "0 failed"
 )
-_QUESTION = re.compile(r"[^\W\d_].*[?？]$")
-"""A line with a letter that ends in a question mark (ASCII or full-width)."""
+_ERROR_HINT = re.compile(
+    "Error|error|Exception|Traceback|FAIL|ERR|FATAL|fatal:|CONFLICT|panic|Segmentation|failed"
+)
+"""What every match of :data:`_ERROR` contains: a cheap search that rules most lines out."""
+_QUESTION_MARKS = ("?", "？")  # ASCII and full-width
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +74,8 @@ def ocr_lines(text: str) -> list[str]:
     """The lines of an OCR text as the budget counts them: single-spaced, rules shortened,
     none empty, none longer than :data:`LINE_CHARS`."""
     lines: list[str] = []
-    for raw in text.splitlines():
-        line = _RULE.sub(r"\1\1\1", " ".join(raw.split()))
+    for raw in _RULE.sub(r"\1\1\1", text).splitlines():
+        line = " ".join(raw.split())
         while len(line) > LINE_CHARS:
             split = line.rfind(" ", 0, LINE_CHARS + 1)
             if split <= 0:
@@ -88,59 +94,77 @@ def is_error(line: str) -> bool:
     ``FAILED``/``FAIL``, ``ERROR``, ``error:`` (also ``error[E0373]:``, ``error TS2304:``),
     ``npm ERR!``, ``fatal:``/``FATAL``, a panic, a segmentation fault, a merge ``CONFLICT``,
     or ``failed`` (but ``0 failed``)."""
-    return _ERROR.search(line) is not None
+    return _ERROR_HINT.search(line) is not None and _ERROR.search(line) is not None
 
 
 def is_question(line: str) -> bool:
     """Whether the line is a question: it has a letter and ends in a question mark (ASCII or
     full-width)."""
-    return _QUESTION.search(line) is not None
+    return line.endswith(_QUESTION_MARKS) and any(c.isalpha() for c in line)
 
 
 def fit_screen(texts: Sequence[str], budget: int) -> tuple[Fitted, ...]:
     """What the screen section keeps of each of ``texts`` (newest first) within ``budget``
     characters, one :class:`Fitted` per text in the same order (see the module's rules)."""
     seen: set[str] = set()
-    fresh: list[list[str | None]] = []  # per text its lines, None where a newer text has it
+    shown: list[_Text] = []
     for text in texts:
         lines = ocr_lines(text)
-        fresh.append([None if line in seen else line for line in lines])
+        fresh = [None if line in seen else line for line in lines]
+        shown.append(_Text(fresh, _urgent(lines), [False] * len(lines)))
         seen.update(lines)
-
-    kept = [[False] * len(lines) for lines in fresh]
-    left = _spend(fresh, kept, budget, _urgent)
-    _spend(fresh, kept, left, _any)
-    return tuple(_fitted(lines, marks) for lines, marks in zip(fresh, kept, strict=True))
+    left = _spend(shown, budget, urgent_only=True)
+    _spend(shown, left, urgent_only=False)
+    return tuple(_fitted(text) for text in shown)
 
 
-def _spend(
-    fresh: list[list[str | None]], kept: list[list[bool]], left: int, wanted: Callable[[str], bool]
-) -> int:
-    """Mark as kept the ``wanted`` lines not yet kept, newest text first, each from its top,
-    until one does not fit in ``left``; return what is left."""
-    for lines, marks in zip(fresh, kept, strict=True):
-        for n, line in enumerate(lines):
-            if line is None or marks[n] or not wanted(line):
+@dataclass(slots=True)
+class _Text:
+    """One OCR text while the budget is spent."""
+
+    lines: list[str | None]
+    """Its lines, ``None`` where a newer text shows the line."""
+    urgent: set[int]
+    """The indices of its error and question lines."""
+    kept: list[bool]
+
+
+def _urgent(lines: list[str]) -> set[int]:
+    """The indices of the error and question lines among ``lines``.
+
+    One search for the words every error line contains runs over all the lines at once; only
+    the lines it lands in are tried line by line.
+    """
+    urgent = {n for n, line in enumerate(lines) if is_question(line)}
+    joined = "\n".join(lines)
+    hints = [match.start() for match in _ERROR_HINT.finditer(joined)]
+    if hints:
+        starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+        for n in {bisect_right(starts, at) - 1 for at in hints}:
+            if _ERROR.search(lines[n]) is not None:
+                urgent.add(n)
+    return urgent
+
+
+def _spend(texts: list[_Text], left: int, *, urgent_only: bool) -> int:
+    """Keep the lines not yet kept (only error and question lines with ``urgent_only``),
+    newest text first, each from its top, until one does not fit in ``left``; return what is
+    left."""
+    for text in texts:
+        for n, line in enumerate(text.lines):
+            if line is None or text.kept[n] or (urgent_only and n not in text.urgent):
                 continue
             if len(line) + 1 > left:
                 return left
-            marks[n] = True
+            text.kept[n] = True
             left -= len(line) + 1
     return left
 
 
-def _urgent(line: str) -> bool:
-    return is_error(line) or is_question(line)
-
-
-def _any(_line: str) -> bool:
-    return True
-
-
-def _fitted(lines: list[str | None], kept: list[bool]) -> Fitted:
+def _fitted(text: _Text) -> Fitted:
     pieces: list[str | Cut] = []
     run = 0
-    for line, keep in zip(lines, kept, strict=True):
+    for line, keep in zip(text.lines, text.kept, strict=True):
         if line is None:
             continue
         if keep:
@@ -152,4 +176,4 @@ def _fitted(lines: list[str | None], kept: list[bool]) -> Fitted:
             run += 1
     if run:
         pieces.append(Cut(run))
-    return Fitted(tuple(pieces), sum(line is None for line in lines))
+    return Fitted(tuple(pieces), text.lines.count(None))

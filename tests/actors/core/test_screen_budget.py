@@ -36,7 +36,8 @@ def cost(fitted: Fitted) -> int:
         ("........F.. [ 61%]", ["...F.. [ 61%]"]),
         ("~~~~~~~~~~~~", ["~~~"]),
         ("───────────", ["───"]),
-        ("aaaaaaaa 1111111 ___", ["aaaaaaaa 1111111 ___"]),  # letters, digits: as they are
+        ("_" * 24 + " test_paused " + "_" * 24, ["___ test_paused ___"]),
+        ("aaaaaaaa 1111111 ___ __init__", ["aaaaaaaa 1111111 ___ __init__"]),  # as they are
         ("Привет  мир\n日本語の  テキスト", ["Привет мир", "日本語の テキスト"]),
     ],
 )
