@@ -20,7 +20,11 @@ original relay's spec has it; the rest of the prompt is today's) and **today's**
   found among the words of the prompt's window part;
 - **length**: the prompt's mean length in characters, and today's against the spec's;
 - **cost**: building a prompt (and today's fingerprint), in µs per window: for each case the
-  best of five runs, then the median over the cases.
+  best of five runs, then the median over the cases. Today's prompt reads each OCR text once
+  and remembers its lines while it stays in the window, and a tick builds the fingerprint and
+  then the prompt from the same texts: its cost is given for a window whose every text is new
+  to it, and for a tick (fingerprint, then prompt) after one new text, the usual case; and the
+  same for the heavy window of ``bench.bench_costs``' tick (10 events of 4 KiB of OCR).
 
 Targets (not asserted): every expected word kept, 99 % of the input words, a mean length at
 most 1.2 times the spec's.
@@ -32,7 +36,7 @@ import argparse
 import re
 import statistics
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from actors.core.prompt import (
@@ -45,10 +49,22 @@ from actors.core.prompt import (
     prompt_with_screen,
     screen_line,
 )
-from actors.core.window import ContextWindow
+from actors.core.records import SenseEvent
+from actors.core.validation import validate_sense
+from actors.core.window import ContextWindow, build_context_window
+from bench.bench_costs import sense_bodies
 from bench.harness import best_us
 from bench.load import print_head
-from bench.prompt_corpus import SHAPES, Case, case_window, cases, input_texts, tick_ms
+from bench.prompt_corpus import (
+    MAX_AGE_MS,
+    SHAPES,
+    T0_MS,
+    Case,
+    case_window,
+    cases,
+    input_texts,
+    tick_ms,
+)
 
 SPEC_OCR_CHARS = 200
 """The spec's cut: OCR characters per screen event."""
@@ -135,8 +151,43 @@ class Totals:
         return f"{expected:>7} {self.share:>6.1%} {self.mean_length:>6.0f}"
 
 
+COST_CALLS = 200
+"""Calls per timed run."""
+
+
 def cost_us(build: Callable[[], object]) -> float:
-    return best_us(build, number=200)
+    return best_us(build, number=COST_CALLS)
+
+
+def tick_us(window: ContextWindow, now_ms: int, *, new_texts: int, fingerprinted: bool) -> float:
+    """µs to build the prompt of ``window`` (after its fingerprint if ``fingerprinted``) when
+    its ``new_texts`` newest OCR texts are ones the relay has not read before: each call gets
+    copies of them (with a line of spaces more: the same lines), which it has never seen."""
+
+    kept, renewed = window.screen[:-new_texts], window.screen[-new_texts:]
+
+    def fresh(n: int) -> ContextWindow:
+        copies = tuple(replace(e, ocr=f"{e.ocr}\n{' ' * n}") for e in renewed)
+        return replace(window, screen=kept + copies)
+
+    copies = iter([fresh(n) for n in range(1, 5 * COST_CALLS + 1)])
+
+    def tick() -> None:
+        copy = next(copies)
+        if fingerprinted:
+            fingerprint(copy)
+        build_prompt(copy, now_ms=now_ms)
+
+    return best_us(tick, number=COST_CALLS)
+
+
+def heavy_window() -> tuple[ContextWindow, int]:
+    """The window of ``bench.bench_costs``' tick: 10 events of 4 KiB of OCR each."""
+    now_ms = T0_MS
+    bodies = sense_bodies(now_ms)
+    sense = [SenseEvent.stored(n, b["ts"], validate_sense(b)) for n, b in enumerate(bodies, 1)]
+    window = build_context_window([], sense, now_ms=now_ms, max_age_ms=MAX_AGE_MS)
+    return window, now_ms
 
 
 def print_rows(rows: Sequence[tuple[str, Totals, Totals]]) -> None:
@@ -240,16 +291,35 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print("\ncost per window, µs (median over the cases of the best of 5 runs):")
     costs = {
-        "spec prompt": [
+        "spec: prompt": [
             cost_us(partial(spec_prompt, windows[c.name], now_ms=tick_ms(c))) for c in corpus
         ],
-        "today's prompt": [
-            cost_us(partial(build_prompt, windows[c.name], now_ms=tick_ms(c))) for c in corpus
+        "today: prompt, every text new": [
+            tick_us(
+                windows[c.name],
+                tick_ms(c),
+                new_texts=len(windows[c.name].screen),
+                fingerprinted=False,
+            )
+            for c in corpus
         ],
-        "today's fingerprint": [cost_us(partial(fingerprint, windows[c.name])) for c in corpus],
+        "today: tick after one new text": [
+            tick_us(windows[c.name], tick_ms(c), new_texts=1, fingerprinted=True) for c in corpus
+        ],
     }
+    width = max(len(label) for label in costs)
     for label, values in costs.items():
-        print(f"  {label:<20} {statistics.median(values):>7.1f}   (max {max(values):.1f})")
+        print(f"  {label:<{width}} {statistics.median(values):>7.1f}   (max {max(values):.1f})")
+    print("  (a tick: the fingerprint, then the prompt, of a window whose newest text is new)")
+    heavy, now_ms = heavy_window()
+    events, kib = len(heavy.screen), sum(len(e.ocr) for e in heavy.screen) // 1024
+    spec_us = cost_us(partial(spec_prompt, heavy, now_ms=now_ms))
+    all_new = tick_us(heavy, now_ms, new_texts=events, fingerprinted=False)
+    one_new = tick_us(heavy, now_ms, new_texts=1, fingerprinted=True)
+    print(
+        f"  heavy window ({events} events, {kib} KiB of OCR): spec {spec_us:.0f}, "
+        f"every text new {all_new:.0f}, tick after one new text {one_new:.0f}"
+    )
 
     spec_all, today_all = totals("spec", corpus), totals("today", corpus)
     if args.budgets:

@@ -18,23 +18,34 @@ than cutting each text at a fixed length, so that what matters survives a long s
 A line is an OCR line with its spacing made single spaces (indentation and column padding
 carry no words), runs of one punctuation mark shortened (``=====`` rules, progress dots),
 and lines longer than :data:`LINE_CHARS` split at a space. Each kept line costs its
-characters and one for the space that joins it to the next.
+characters and one for the space that joins it to the next. Of a text longer than
+:data:`READ_CHARS` only the head is read.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import accumulate
 
 LINE_CHARS = 400
 """The longest line: an OCR line longer than this is split, at a space where there is one."""
+READ_CHARS = 32_768
+"""The head of an OCR text that is read (to its last line break); the lines after it count as
+cut. A screen's text is far shorter: this bounds what a pathological one costs."""
+PARSED_TEXTS = 32
+"""OCR texts (their heads, see :data:`READ_CHARS`) whose lines are remembered, so that a text
+is read once while it stays in the window: for its fingerprint and its prompt, tick after
+tick."""
 
-_RULE = re.compile(r"([^\w\s]|_)\1{3,}")
-"""Four or more of one punctuation mark (or ``_``) in a row (a rule, progress dots), shortened
-to three."""
+_RULES = tuple(
+    (mark * 4, re.compile(re.escape(mark) + "{4,}"), mark * 3) for mark in "-=_~.*#+─━═•·"
+)
+"""Four or more of one rule mark in a row (a rule, progress dots), shortened to three: what
+to look for, the run, what replaces it."""
 _ERROR = re.compile(
     r"\bTraceback\b"
     r"|\b(?:[A-Z]\w*)?(?:Error|Exception)\b"  # TypeError, Error:, NullPointerException
@@ -46,10 +57,12 @@ _ERROR = re.compile(
     r"|\bSegmentation fault\b"
     r"|(?<!\b0 )\bfailed\b"  # "1 failed", "merge failed"; not "0 failed"
 )
-_ERROR_HINT = re.compile(
-    "Error|error|Exception|Traceback|FAIL|ERR|FATAL|fatal:|CONFLICT|panic|Segmentation|failed"
-)
-"""What every match of :data:`_ERROR` contains: a cheap search that rules most lines out."""
+_ERROR_HINTS = (
+    "Error", "error", "Exception", "Traceback", "FAIL", "ERR", "FATAL", "fatal:", "CONFLICT",
+    "panic", "Segmentation", "failed",
+)  # fmt: skip
+"""What every match of :data:`_ERROR` contains: found with plain string searches, they rule
+most lines out before the regular expression runs."""
 _QUESTION_MARKS = ("?", "？")  # ASCII and full-width
 
 
@@ -73,20 +86,28 @@ class Fitted:
 def ocr_lines(text: str) -> list[str]:
     """The lines of an OCR text as the budget counts them: single-spaced, rules shortened,
     none empty, none longer than :data:`LINE_CHARS`."""
-    lines: list[str] = []
-    for raw in _RULE.sub(r"\1\1\1", text).splitlines():
-        line = " ".join(raw.split())
-        while len(line) > LINE_CHARS:
-            split = line.rfind(" ", 0, LINE_CHARS + 1)
-            if split <= 0:
-                lines.append(line[:LINE_CHARS])
-                line = line[LINE_CHARS:]
-            else:
-                lines.append(line[:split])
-                line = line[split + 1 :]
-        if line:
-            lines.append(line)
+    for run, rule, short in _RULES:
+        if run in text:
+            text = rule.sub(short, text)
+    lines = [line for raw in text.splitlines() if (line := " ".join(raw.split()))]
+    if any(len(line) > LINE_CHARS for line in lines):
+        lines = [piece for line in lines for piece in _split(line)]
     return lines
+
+
+def _split(line: str) -> list[str]:
+    """``line`` in pieces of at most :data:`LINE_CHARS`, split at spaces where there are some."""
+    pieces: list[str] = []
+    while len(line) > LINE_CHARS:
+        split = line.rfind(" ", 0, LINE_CHARS + 1)
+        if split <= 0:
+            pieces.append(line[:LINE_CHARS])
+            line = line[LINE_CHARS:]
+        else:
+            pieces.append(line[:split])
+            line = line[split + 1 :]
+    pieces.append(line)
+    return pieces
 
 
 def is_error(line: str) -> bool:
@@ -94,7 +115,7 @@ def is_error(line: str) -> bool:
     ``FAILED``/``FAIL``, ``ERROR``, ``error:`` (also ``error[E0373]:``, ``error TS2304:``),
     ``npm ERR!``, ``fatal:``/``FATAL``, a panic, a segmentation fault, a merge ``CONFLICT``,
     or ``failed`` (but ``0 failed``)."""
-    return _ERROR_HINT.search(line) is not None and _ERROR.search(line) is not None
+    return any(hint in line for hint in _ERROR_HINTS) and _ERROR.search(line) is not None
 
 
 def is_question(line: str) -> bool:
@@ -105,75 +126,115 @@ def is_question(line: str) -> bool:
 
 def fit_screen(texts: Sequence[str], budget: int) -> tuple[Fitted, ...]:
     """What the screen section keeps of each of ``texts`` (newest first) within ``budget``
-    characters, one :class:`Fitted` per text in the same order (see the module's rules)."""
+    characters, one :class:`Fitted` per text in the same order (see the module's rules).
+
+    The last few answers are remembered: a tick asks for its window's fingerprint, then for
+    its prompt, from the same texts.
+    """
+    return _fit(tuple(texts), budget)
+
+
+@lru_cache(maxsize=4)
+def _fit(texts: tuple[str, ...], budget: int) -> tuple[Fitted, ...]:
     seen: set[str] = set()
     shown: list[_Text] = []
     for text in texts:
-        lines = ocr_lines(text)
-        fresh = [None if line in seen else line for line in lines]
-        shown.append(_Text(fresh, _urgent(lines), [False] * len(lines)))
-        seen.update(lines)
-    left = _spend(shown, budget, urgent_only=True)
-    _spend(shown, left, urgent_only=False)
+        parsed = _parsed(text)
+        shown.append(_Text(parsed, [line in seen for line in parsed.lines], set()))
+        seen.update(parsed.lines)
+    left = _spend(shown, budget, lambda text: text.parsed.urgent)
+    _spend(shown, left, lambda text: range(len(text.parsed.lines)))
     return tuple(_fitted(text) for text in shown)
 
 
-@dataclass(slots=True)
-class _Text:
-    """One OCR text while the budget is spent."""
-
-    lines: list[str | None]
-    """Its lines, ``None`` where a newer text shows the line."""
-    urgent: set[int]
-    """The indices of its error and question lines."""
-    kept: list[bool]
-
-
-def _urgent(lines: list[str]) -> set[int]:
-    """The indices of the error and question lines among ``lines``.
-
-    One search for the words every error line contains runs over all the lines at once; only
-    the lines it lands in are tried line by line.
-    """
-    urgent = {n for n, line in enumerate(lines) if is_question(line)}
-    joined = "\n".join(lines)
-    hints = [match.start() for match in _ERROR_HINT.finditer(joined)]
-    if hints:
-        starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
-        for n in {bisect_right(starts, at) - 1 for at in hints}:
-            if _ERROR.search(lines[n]) is not None:
-                urgent.add(n)
-    return urgent
-
-
-def _spend(texts: list[_Text], left: int, *, urgent_only: bool) -> int:
-    """Keep the lines not yet kept (only error and question lines with ``urgent_only``),
-    newest text first, each from its top, until one does not fit in ``left``; return what is
-    left."""
-    for text in texts:
-        for n, line in enumerate(text.lines):
-            if line is None or text.kept[n] or (urgent_only and n not in text.urgent):
+def _spend(shown: list[_Text], left: int, candidates: Callable[[_Text], Iterable[int]]) -> int:
+    """Keep the ``candidates`` lines that no newer text has and are not kept yet, newest text
+    first, in order, until one does not fit in ``left``; return what is left."""
+    for text in shown:
+        for n in candidates(text):
+            if text.repeated[n] or n in text.kept:
                 continue
-            if len(line) + 1 > left:
+            cost = len(text.parsed.lines[n]) + 1
+            if cost > left:
                 return left
-            text.kept[n] = True
-            left -= len(line) + 1
+            text.kept.add(n)
+            left -= cost
     return left
 
 
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    """One OCR text as the budget reads it."""
+
+    lines: tuple[str, ...]
+    urgent: tuple[int, ...]
+    """The indices of its error and question lines, in order."""
+    unread: int
+    """Lines after the head, not read (see :data:`READ_CHARS`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Text:
+    """One OCR text while the budget is spent."""
+
+    parsed: _Parsed
+    repeated: list[bool]
+    """For each line: whether a newer text has it."""
+    kept: set[int]
+
+
+def _parsed(text: str) -> _Parsed:
+    """``text`` as the budget reads it: the lines of its head (see :data:`READ_CHARS`), which
+    are its error and question lines, and how many lines follow the head."""
+    if len(text) <= READ_CHARS:
+        return _read(text)
+    end = text.rfind("\n", 0, READ_CHARS)
+    split_line = end < 0  # a line longer than the head: its rest is one more line
+    end = READ_CHARS if split_line else end
+    stop = len(text)
+    while stop > end and text[stop - 1].isspace():
+        stop -= 1
+    head = _read(text[:end])
+    return _Parsed(head.lines, head.urgent, text.count("\n", end, stop) + split_line)
+
+
+@lru_cache(maxsize=PARSED_TEXTS)
+def _read(text: str) -> _Parsed:
+    lines = ocr_lines(text)
+    questions = (
+        n for n, line in enumerate(lines) if line.endswith(_QUESTION_MARKS) and is_question(line)
+    )
+    errors = (n for n in _hinted(lines) if _ERROR.search(lines[n]))
+    return _Parsed(tuple(lines), tuple(sorted({*questions, *errors})), 0)
+
+
+def _hinted(lines: list[str]) -> set[int]:
+    """The indices of the lines that contain one of :data:`_ERROR_HINTS`, found with string
+    searches over all the lines at once."""
+    joined = "\n".join(lines)
+    starts = list(accumulate((len(line) + 1 for line in lines), initial=0))
+    found: set[int] = set()
+    for hint in _ERROR_HINTS:
+        at = joined.find(hint)
+        while at >= 0:
+            n = bisect_right(starts, at) - 1
+            found.add(n)
+            at = joined.find(hint, starts[n + 1])
+    return found
+
+
 def _fitted(text: _Text) -> Fitted:
+    """The kept lines in order, and a :class:`Cut` for each run of the others that a newer
+    text does not have."""
+    lines, repeated = text.parsed.lines, text.repeated
+    fresh_before = list(accumulate((not r for r in repeated), initial=0))
     pieces: list[str | Cut] = []
-    run = 0
-    for line, keep in zip(text.lines, text.kept, strict=True):
-        if line is None:
-            continue
-        if keep:
-            if run:
-                pieces.append(Cut(run))
-                run = 0
-            pieces.append(line)
-        else:
-            run += 1
-    if run:
-        pieces.append(Cut(run))
-    return Fitted(tuple(pieces), text.lines.count(None))
+    after = 0  # the index after the last kept line
+    for n in sorted(text.kept):
+        if gap := fresh_before[n] - fresh_before[after]:
+            pieces.append(Cut(gap))
+        pieces.append(lines[n])
+        after = n + 1
+    if gap := fresh_before[-1] - fresh_before[after] + text.parsed.unread:
+        pieces.append(Cut(gap))
+    return Fitted(tuple(pieces), len(lines) - fresh_before[-1])

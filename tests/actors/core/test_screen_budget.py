@@ -6,6 +6,7 @@ import pytest
 
 from actors.core.screen_budget import (
     LINE_CHARS,
+    READ_CHARS,
     Cut,
     Fitted,
     fit_screen,
@@ -241,3 +242,28 @@ def test_multibyte_text_is_spent_by_characters():
     assert fitted == Fitted(("日本語のテキスト", "Привет мир"), 0)
     (short,) = fit_screen([newest], 9 + 10)
     assert short == Fitted(("日本語のテキスト", Cut(1)), 0)
+
+
+def test_only_the_head_of_a_huge_text_is_read_and_the_rest_is_counted_as_cut():
+    line = "x" * 99
+    count = READ_CHARS // 100 * 3
+    huge = "\n".join([line] * count + ["KeyError: 'user_id'"])
+    (fitted,) = fit_screen([huge], 250)
+    assert fitted.pieces[:2] == (line, line)
+    assert isinstance(fitted.pieces[2], Cut)
+    assert fitted.pieces[2].lines == count + 1 - 2
+    assert fitted.repeated == 0
+
+
+def test_the_same_texts_fit_the_same_way_every_time():
+    texts = ["new\nchrome", "chrome\nold\nError: boom"]
+    first = fit_screen(texts, 12)
+    assert fit_screen(list(texts), 12) == first == fit_screen([t + "" for t in texts], 12)
+    assert fit_screen(texts, 1_000) != first
+
+
+def test_a_huge_text_without_line_breaks_is_read_to_the_bound():
+    text = "word " * (READ_CHARS // 5 * 2)
+    head = ocr_lines(text[:READ_CHARS])
+    (fitted,) = fit_screen([text], LINE_CHARS + 1)
+    assert fitted.pieces == (head[0], Cut(len(head) - 1 + 1))  # the rest of the line: one more
