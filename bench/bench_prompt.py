@@ -1,16 +1,17 @@
-"""What the prompt keeps of a window, against the spec's prompt, on the prompt corpus.
+"""What the prompt keeps of a window, against the original relay's, on the prompt corpus.
 
 Run from the repository root::
 
     python -m bench.bench_prompt              # the figures, per shape and in all
     python -m bench.bench_prompt --cases      # and a row per case, with the words it lost
     python -m bench.bench_prompt --show NAME  # both prompts of one case
-    python -m bench.bench_prompt --budgets 600,800,1000   # today's prompt with other budgets
+    python -m bench.bench_prompt --budgets 600,800,1000   # the budget prompt with others
 
 For each case of :mod:`bench.prompt_corpus` it builds the window a tick would read, then two
-prompts: the **spec**'s (each OCR text cut at 200 characters, newlines made spaces, as the
-original relay's spec has it; the rest of the prompt is today's) and **today's**
-(:func:`actors.core.prompt.build_prompt`). For each it prints:
+prompts: the **cut** one, the original relay's (each OCR text cut at 200 characters, its
+newlines made spaces; the rest of the prompt is today's), and the **budget** one, today's
+(:func:`actors.core.prompt.build_prompt`: one budget for the screen section). For each it
+prints:
 
 - **expected**: the case's expected words found (case aside) in the prompt's window part
   (from the active app to the answer's instructions, so that the instructions' own words do
@@ -18,16 +19,18 @@ original relay's spec has it; the rest of the prompt is today's) and **today's**
 - **input words**: the share of the distinct words of 4+ letters (case-folded) of the
   window's texts (OCR, window and observation titles, narratives, transcripts, app names)
   found among the words of the prompt's window part;
-- **length**: the prompt's mean length in characters, and today's against the spec's;
-- **cost**: building a prompt (and today's fingerprint), in µs per window: for each case the
-  best of five runs, then the median over the cases. Today's prompt reads each OCR text once
+- **length**: the prompt's mean length in characters, and the budget one's against the cut
+  one's;
+- **cost**: building a prompt (and the budget one's fingerprint), in µs per window: for each
+  case the
+  best of five runs, then the median over the cases. The budget prompt reads each OCR text once
   and remembers its lines while it stays in the window, and a tick builds the fingerprint and
   then the prompt from the same texts: its cost is given for a window whose every text is new
   to it, and for a tick (fingerprint, then prompt) after one new text, the usual case; and the
   same for the heavy window of ``bench.bench_costs``' tick (10 events of 4 KiB of OCR).
 
 Targets (not asserted): every expected word kept, 99 % of the input words, a mean length at
-most 1.2 times the spec's.
+most 1.2 times the cut one's.
 """
 
 from __future__ import annotations
@@ -66,29 +69,29 @@ from bench.prompt_corpus import (
     tick_ms,
 )
 
-SPEC_OCR_CHARS = 200
-"""The spec's cut: OCR characters per screen event."""
+CUT_OCR_CHARS = 200
+"""The original relay's cut: OCR characters per screen event."""
 WORD = re.compile(r"[^\W\d_]{4,}")
 """A word: four letters or more (any script), digits and underscores splitting words."""
 TARGET_INPUT_SHARE = 0.99
 TARGET_LENGTH_RATIO = 1.2
 
 
-def spec_prompt(ctx: ContextWindow, *, now_ms: int) -> str:
-    """The spec's prompt: every OCR text cut at :data:`SPEC_OCR_CHARS` characters."""
+def cut_prompt(ctx: ContextWindow, *, now_ms: int) -> str:
+    """The original relay's prompt: every OCR text cut at :data:`CUT_OCR_CHARS` characters."""
     lines = (
         AGE.format(seconds=max(0, round((now_ms - e.received_at) / 1000)))
-        + screen_line(e, e.ocr.replace("\n", " ")[:SPEC_OCR_CHARS])
+        + screen_line(e, e.ocr.replace("\n", " ")[:CUT_OCR_CHARS])
         for e in reversed(ctx.screen)
     )
     return prompt_with_screen(ctx, "\n".join(lines), now_ms=now_ms)
 
 
-def todays_prompt(ctx: ContextWindow, *, now_ms: int) -> str:
+def budget_prompt(ctx: ContextWindow, *, now_ms: int) -> str:
     return build_prompt(ctx, now_ms=now_ms)
 
 
-PROMPTS: dict[str, Callable[..., str]] = {"spec": spec_prompt, "today": todays_prompt}
+PROMPTS: dict[str, Callable[..., str]] = {"cut": cut_prompt, "budget": budget_prompt}
 
 
 def window_part(prompt: str) -> str:
@@ -192,27 +195,27 @@ def heavy_window() -> tuple[ContextWindow, int]:
 
 def print_rows(rows: Sequence[tuple[str, Totals, Totals]]) -> None:
     width = max(len(label) for label, _, _ in rows)
-    print(" " * (width + 7) + f"{'spec':^21}   {'today':^21}")
+    print(" " * (width + 7) + f"{'cut':^21}   {'budget':^21}")
     print_head(
         f"{'':<{width}} {'cases':>5}",
         f"{'expect':>7} {'words':>6} {'length':>6}   {'expect':>7} {'words':>6} {'length':>6}",
-        f"{'today/spec':>10}",
+        f"{'budget/cut':>10}",
     )
-    for label, spec, today in rows:
-        ratio = today.mean_length / spec.mean_length
-        print(f"{label:<{width}} {spec.cases:>5} {spec.cells()}   {today.cells()} {ratio:>10.2f}")
+    for label, cut, budget in rows:
+        ratio = budget.mean_length / cut.mean_length
+        print(f"{label:<{width}} {cut.cases:>5} {cut.cells()}   {budget.cells()} {ratio:>10.2f}")
 
 
 def print_budgets(
     corpus: Sequence[Case],
     windows: dict[str, ContextWindow],
-    spec: Totals,
+    cut: Totals,
     budgets: Sequence[int],
 ) -> None:
-    """Today's prompt with each of ``budgets`` as its screen budget, against the spec."""
-    print("\nscreen budgets (today's prompt, all cases):")
+    """The budget prompt with each of ``budgets`` as its screen budget, against the cut one."""
+    print("\nscreen budgets (the budget prompt, all cases):")
     print_head(
-        f"{'budget':>8} {'expect':>7} {'words':>6} {'length':>6} {'today/spec':>10}", indent="  "
+        f"{'budget':>8} {'expect':>7} {'words':>6} {'length':>6} {'budget/cut':>10}", indent="  "
     )
     for budget in budgets:
         totals = Totals.of(
@@ -225,7 +228,7 @@ def print_budgets(
                 for c in corpus
             ]
         )
-        ratio = totals.mean_length / spec.mean_length
+        ratio = totals.mean_length / cut.mean_length
         print(f"  {budget:>8} {totals.cells()} {ratio:>10.2f}")
 
 
@@ -236,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--budgets",
         metavar="N,N,...",
-        help=f"also today's prompt with these screen budgets (today's is {SCREEN_BUDGET})",
+        help=f"also the budget prompt with these budgets (the relay's is {SCREEN_BUDGET})",
     )
     args = parser.parse_args(argv)
     corpus = cases()
@@ -269,19 +272,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return Totals.of([measures[name][c.name] for c in chosen])
 
     rows = [
-        (shape, totals("spec", chosen), totals("today", chosen))
+        (shape, totals("cut", chosen), totals("budget", chosen))
         for shape in SHAPES
         if (chosen := [c for c in corpus if c.shape == shape])
     ]
     for label, busy in (("small windows", False), ("busy windows", True)):
         chosen = [c for c in corpus if c.busy is busy]
-        rows.append((label, totals("spec", chosen), totals("today", chosen)))
-    rows.append(("all", totals("spec", corpus), totals("today", corpus)))
+        rows.append((label, totals("cut", chosen), totals("budget", chosen)))
+    rows.append(("all", totals("cut", corpus), totals("budget", corpus)))
     print_rows(rows)
 
     if args.cases:
         print()
-        print_rows([(c.name, totals("spec", [c]), totals("today", [c])) for c in corpus])
+        print_rows([(c.name, totals("cut", [c]), totals("budget", [c])) for c in corpus])
         print()
         for case in corpus:
             for name in PROMPTS:
@@ -291,10 +294,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print("\ncost per window, µs (median over the cases of the best of 5 runs):")
     costs = {
-        "spec: prompt": [
-            cost_us(partial(spec_prompt, windows[c.name], now_ms=tick_ms(c))) for c in corpus
+        "cut: prompt": [
+            cost_us(partial(cut_prompt, windows[c.name], now_ms=tick_ms(c))) for c in corpus
         ],
-        "today: prompt, every text new": [
+        "budget: prompt, every text new": [
             tick_us(
                 windows[c.name],
                 tick_ms(c),
@@ -303,7 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             for c in corpus
         ],
-        "today: tick after one new text": [
+        "budget: tick after one new text": [
             tick_us(windows[c.name], tick_ms(c), new_texts=1, fingerprinted=True) for c in corpus
         ],
     }
@@ -313,22 +316,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("  (a tick: the fingerprint, then the prompt, of a window whose newest text is new)")
     heavy, now_ms = heavy_window()
     events, kib = len(heavy.screen), sum(len(e.ocr) for e in heavy.screen) // 1024
-    spec_us = cost_us(partial(spec_prompt, heavy, now_ms=now_ms))
+    cut_us = cost_us(partial(cut_prompt, heavy, now_ms=now_ms))
     all_new = tick_us(heavy, now_ms, new_texts=events, fingerprinted=False)
     one_new = tick_us(heavy, now_ms, new_texts=1, fingerprinted=True)
     print(
-        f"  heavy window ({events} events, {kib} KiB of OCR): spec {spec_us:.0f}, "
+        f"  heavy window ({events} events, {kib} KiB of OCR): cut {cut_us:.0f}, "
         f"every text new {all_new:.0f}, tick after one new text {one_new:.0f}"
     )
 
-    spec_all, today_all = totals("spec", corpus), totals("today", corpus)
+    cut_all, budget_all = totals("cut", corpus), totals("budget", corpus)
     if args.budgets:
-        print_budgets(corpus, windows, spec_all, [int(b) for b in args.budgets.split(",")])
-    ratio = today_all.mean_length / spec_all.mean_length
-    print("\ntargets (today):")
-    print(f"  every expected word   {today_all.expected_kept}/{today_all.expected}")
-    print(f"  input words >= {TARGET_INPUT_SHARE:.0%}     {today_all.share:.1%}")
-    print(f"  length <= {TARGET_LENGTH_RATIO:g} x spec    {ratio:.2f}")
+        print_budgets(corpus, windows, cut_all, [int(b) for b in args.budgets.split(",")])
+    ratio = budget_all.mean_length / cut_all.mean_length
+    print("\ntargets (the budget prompt):")
+    print(f"  every expected word   {budget_all.expected_kept}/{budget_all.expected}")
+    print(f"  input words >= {TARGET_INPUT_SHARE:.0%}     {budget_all.share:.1%}")
+    print(f"  length <= {TARGET_LENGTH_RATIO:g} x cut     {ratio:.2f}")
     return 0
 
 

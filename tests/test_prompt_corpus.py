@@ -8,7 +8,7 @@ import re
 import pytest
 
 from actors.core.prompt import build_prompt
-from bench.bench_prompt import measure, spec_prompt, window_part, words
+from bench.bench_prompt import cut_prompt, measure, window_part, words
 from bench.prompt_corpus import SHAPES, case_window, cases, input_texts, records, tick_ms
 
 CORPUS = cases()
@@ -68,9 +68,9 @@ def test_the_window_part_leaves_out_the_instructions():
     assert "Mention errors" not in part
 
 
-def test_the_spec_prompt_cuts_each_ocr_text_at_200_characters():
+def test_the_cut_prompt_cuts_each_ocr_text_at_200_characters():
     case = next(c for c in CORPUS if c.name == "term-python-json-traceback")
     window = case_window(case)
-    spec = measure(case, window, spec_prompt(window, now_ms=tick_ms(case)))
-    assert "JSONDecodeError" in spec.expected_lost
-    assert spec.words_kept < spec.words_in
+    cut = measure(case, window, cut_prompt(window, now_ms=tick_ms(case)))
+    assert "JSONDecodeError" in cut.expected_lost
+    assert cut.words_kept < cut.words_in

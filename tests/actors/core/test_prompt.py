@@ -1,5 +1,5 @@
-"""The LLM prompt (v2 spec, section 4, with ages, newest first, the previous digest and one
-budget for the screen section)."""
+"""The LLM prompt: the original relay's, with ages, newest first, the previous digest and one
+budget for the screen section."""
 
 from __future__ import annotations
 

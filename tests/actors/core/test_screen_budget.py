@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from actors.core.prompt import AS_ABOVE, CUT_MANY, CUT_ONE, SCREEN_BUDGET
 from actors.core.screen_budget import (
     LINE_CHARS,
     READ_CHARS,
@@ -14,6 +15,7 @@ from actors.core.screen_budget import (
     is_question,
     ocr_lines,
 )
+from bench.harness import ROOT
 
 
 def cost(fitted: Fitted) -> int:
@@ -267,3 +269,13 @@ def test_a_huge_text_without_line_breaks_is_read_to_the_bound():
     head = ocr_lines(text[:READ_CHARS])
     (fitted,) = fit_screen([text], LINE_CHARS + 1)
     assert fitted.pieces == (head[0], Cut(len(head) - 1 + 1))  # the rest of the line: one more
+
+
+def test_the_agent_loop_page_states_the_budget_as_the_code_has_it():
+    page = (ROOT / "docs" / "agent-loop.md").read_text(encoding="utf-8")
+    section = " ".join(page[page.index("### The screen budget") :].split())
+    assert f"one budget of {SCREEN_BUDGET:,} characters" in section
+    assert f"lines longer than {LINE_CHARS} characters split at a space" in section
+    assert f"(of a huge text, its first {READ_CHARS // 1024} KiB)" in section
+    for label in (CUT_ONE, CUT_MANY.format(count=12), AS_ABOVE):
+        assert label in section
