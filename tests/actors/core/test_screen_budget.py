@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from actors.core.prompt import AS_ABOVE, CUT_MANY, CUT_ONE, SCREEN_BUDGET
 from actors.core.screen_budget import (
@@ -279,3 +281,31 @@ def test_the_agent_loop_page_states_the_budget_as_the_code_has_it():
     assert f"(of a huge text, its first {READ_CHARS // 1024} KiB)" in section
     for label in (CUT_ONE, CUT_MANY.format(count=12), AS_ABOVE):
         assert label in section
+
+
+_LINE = st.sampled_from(
+    ["chrome bar", "Error: boom", "why?", "  x  ", "", "日本語", "=" * 9, "FAILED t", "a" * 30]
+)
+_TEXT = st.one_of(st.lists(_LINE, max_size=12).map("\n".join), st.text(max_size=300))
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(texts=st.lists(_TEXT, max_size=5), budget=st.integers(0, 400))
+def test_any_texts_fit_within_the_budget_and_every_line_is_accounted_for(texts, budget):
+    fitted = fit_screen(texts, budget)
+    assert len(fitted) == len(texts)
+    assert sum(cost(f) for f in fitted) <= budget
+    newer: set[str] = set()
+    for text, f in zip(texts, fitted, strict=True):
+        lines = ocr_lines(text)
+        kept = [p for p in f.pieces if isinstance(p, str)]
+        cuts = [p.lines for p in f.pieces if isinstance(p, Cut)]
+        assert all(line in lines and line not in newer for line in kept)
+        assert len(kept) + sum(cuts) + f.repeated == len(lines)
+        assert f.repeated == sum(line in newer for line in lines)
+        assert all(n > 0 for n in cuts)
+        assert not any(
+            isinstance(a, Cut) and isinstance(b, Cut)
+            for a, b in zip(f.pieces, f.pieces[1:], strict=False)
+        )
+        newer.update(lines)
