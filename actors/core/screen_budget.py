@@ -5,9 +5,9 @@ than cutting each text at a fixed length, so that what matters survives a long s
 
 - **Newest first.** The newest text is spent first, line by line from its top; once a line
   does not fit, no later line and no older text gets any more of the budget.
-- **Repeats once.** A line that a newer text already shows (the tabs, the address and
-  bookmarks bars, a sidebar, a status bar: whatever frames every capture of an app) is
-  dropped from the older text, and costs nothing.
+- **Repeats once.** A line that a newer text also has (the tabs, the address and bookmarks
+  bars, a sidebar, a status bar: whatever frames every capture of an app) is dropped from
+  the older text, and costs nothing.
 - **Errors and questions whole.** Error lines (a traceback, ``...Error``, ``...Exception``,
   ``FAILED``, ``error:``, a panic, ...) and question lines (ending in ``?``) are spent before
   any other line, newest first, each whole, so that an error at the end of a long terminal
@@ -16,8 +16,8 @@ than cutting each text at a fixed length, so that what matters survives a long s
   where it was, so the model knows the text goes on.
 
 A line is an OCR line with its spacing made single spaces (indentation and column padding
-carry no words), runs of one punctuation mark shortened (``=====`` rules, progress dots),
-and lines longer than :data:`LINE_CHARS` split at a space. Each kept line costs its
+carry no words), runs of a rule mark shortened (``=====`` rules, progress dots), and lines
+longer than :data:`LINE_CHARS` split at a space. Each kept line costs its
 characters and one for the space that joins it to the next. Of a text longer than
 :data:`READ_CHARS` only the head is read.
 """
@@ -80,7 +80,7 @@ class Fitted:
     pieces: tuple[str | Cut, ...]
     """The kept lines in their order, a :class:`Cut` where a run of lines was left out."""
     repeated: int
-    """Lines left out because a newer text shows them."""
+    """Lines left out because a newer text has them."""
 
 
 def ocr_lines(text: str) -> list[str]:
@@ -128,7 +128,7 @@ def fit_screen(texts: Sequence[str], budget: int) -> tuple[Fitted, ...]:
     """What the screen section keeps of each of ``texts`` (newest first) within ``budget``
     characters, one :class:`Fitted` per text in the same order (see the module's rules).
 
-    The last few answers are remembered: a tick asks for its window's fingerprint, then for
+    The last four answers are remembered: a tick asks for its window's fingerprint, then for
     its prompt, from the same texts.
     """
     return _fit(tuple(texts), budget)
@@ -173,7 +173,7 @@ class _Parsed:
     """Lines after the head, not read (see :data:`READ_CHARS`)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Text:
     """One OCR text while the budget is spent."""
 
