@@ -118,6 +118,12 @@ def is_error(line: str) -> bool:
     return any(hint in line for hint in _ERROR_HINTS) and _ERROR.search(line) is not None
 
 
+def may_hold_errors(text: str) -> bool:
+    """Whether ``text`` holds one of the literals every error line holds (a cheap pre-check:
+    a text without any has no error line)."""
+    return any(hint in text for hint in _ERROR_HINTS)
+
+
 def is_question(line: str) -> bool:
     """Whether the line is a question: it has a letter and ends in a question mark (ASCII or
     full-width)."""
