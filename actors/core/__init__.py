@@ -1,3 +1,4 @@
-"""The pure core: records, validation, the context window, the prompt, the completion parser,
-costs, model statistics, the circuit breaker, redaction and exclusion. Plain functions and
-frozen values, taking ``now`` as an argument; it imports neither pykka nor aiohttp."""
+"""The pure core: records, validation, the context window, the prompt and its screen budget,
+the completion parser, costs, model statistics, the circuit breaker, redaction and exclusion.
+Plain functions and frozen values, taking ``now`` as an argument; it imports neither pykka nor
+aiohttp."""

@@ -9,9 +9,10 @@ immutable, kept across ticks); :func:`judge` compares two gists and names the di
 Strong changes call at once (after the schedule's debounce):
 
 - ``app``: another app is in front; ``window``: another window title in the same app;
-- ``error``: a new error line on screen (a traceback, ``FAILED``, ``error:``, an exception, a
-  panic); ``fixed``: the errors the last call saw are gone from the same app's screen, or a
-  success line appeared (``5 passed``, ``Build succeeded``);
+- ``error``: a new error line on screen (:func:`actors.core.screen_budget.is_error`: a
+  traceback, ``FAILED``, ``error:``, an exception, a panic); ``fixed``: the errors on the
+  last call's newest screen are gone from the newest screen, or a success line appeared
+  (``5 passed``, ``Build succeeded``);
 - ``question``: a new transcript chunk asks something;
 - ``speech``: new transcript chunks hold at least :data:`SPEECH_WORDS` words that are not
   fillers;
@@ -33,6 +34,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from actors.core.screen_budget import is_error, may_hold_errors
 from actors.core.window import ContextWindow, ScreenEvent
 
 SPEECH_WORDS = 10
@@ -89,23 +91,6 @@ FILLERS = frozenset(
 """Words of three letters or more that carry no content on their own in speech."""
 
 _WORD = re.compile(r"[^\W\d_]+")
-_ERROR = re.compile(
-    r"Traceback \(most recent call last\)|(?:Error|Exception)\b|\bFAIL(?:ED)?\b"
-    r"|\berror(?:\[\w+\])?:|\bfatal:|\bpanic:|\bERR!|\bSegmentation fault\b|[✗✘]",
-)
-_ERROR_HINTS = (
-    "rror",
-    "xception",
-    "FAIL",
-    "Traceback",
-    "fatal:",
-    "panic:",
-    "ERR!",
-    "Segmentation",
-    "✗",
-    "✘",
-)
-"""Substrings one of which every error line holds: a text without any is not searched."""
 _FIXED = re.compile(
     r"\b\d+ passed\b|\ball tests passed\b|\bbuild succeeded\b|\bcompiled successfully\b"
     r"|\bsuccessfully\b|\b0 errors\b|✓|✔",
@@ -156,17 +141,9 @@ def _keyed(text: str) -> tuple[tuple[tuple[str, str], ...], frozenset[str], froz
     """``text``'s lines with a key, as ``(raw, key)``; the set of keys; the error lines' keys."""
     pairs = tuple((raw, key) for raw in text.splitlines() if (key := line_key(raw)))
     errors: frozenset[str] = frozenset()
-    if _may_hold_errors(text):
-        errors = frozenset(key for raw, key in pairs if _is_error(raw))
+    if may_hold_errors(text):
+        errors = frozenset(key for raw, key in pairs if is_error(raw))
     return pairs, frozenset(key for _, key in pairs), errors
-
-
-def _may_hold_errors(text: str) -> bool:
-    return any(hint in text for hint in _ERROR_HINTS)
-
-
-def _is_error(line: str) -> bool:
-    return _may_hold_errors(line) and _ERROR.search(line) is not None
 
 
 def gist(window: ContextWindow) -> Gist:
@@ -209,7 +186,7 @@ def judge(before: Gist | None, window: ContextWindow, after: Gist) -> Change:
         for raw, key in pairs:
             if key not in before.lines:
                 new_lines.setdefault(key, raw)
-    errors = [raw for raw in new_lines.values() if _is_error(raw)]
+    errors = [raw for raw in new_lines.values() if is_error(raw)]
     if errors:
         return Change("error", strong=True, detail=errors[0].strip()[:80])
     if before.errors and not after.errors and after.newest_screen_ms > before.newest_screen_ms:

@@ -3,6 +3,9 @@
 Events are listed newest first, each labelled with its age (``[12s ago]``), so that the
 model weighs what the user does now above what is still in the window; the previous digest
 comes along (bounded), so that a digest can say what the user was doing before the window.
+The screen section's OCR texts share one budget (:data:`SCREEN_BUDGET`), spent newest first,
+with repeated lines shown once, error and question lines whole and each cut marked
+(:mod:`actors.core.screen_budget`).
 
 The prompt's labels are constants here: whatever reads a prompt back (the demo's stand-in
 LLM) takes them from this module, so the format is written once.
@@ -14,11 +17,13 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from actors.core.screen_budget import Cut, Fitted, fit_screen
 from actors.core.window import AudioEvent, ContextWindow, ScreenEvent
 from config.app_names import normalize_app_name
 
-OCR_CHARS = 200
-"""OCR characters per screen event in the prompt."""
+SCREEN_BUDGET = 1_200
+"""OCR characters the screen section shows, all its events together (each line costs its
+characters and a space)."""
 AUDIO_CHARS = 300
 """Transcript characters per audio chunk in the prompt."""
 TITLE_CHARS = 120
@@ -42,6 +47,12 @@ ANSWER_HEADER = "Respond with ONLY valid JSON, no markdown:"
 TITLE_SEPARATOR = " — "
 """Between the app and the window title in a screen line's ``[...]``."""
 NO_TEXT = "(no text)"
+CUT_ONE = "[… 1 line cut]"
+"""Where one line of an OCR text was left out for want of budget."""
+CUT_MANY = "[… {count} lines cut]"
+"""Where ``{count}`` lines in a row of an OCR text were left out for want of budget."""
+AS_ABOVE = "(same text as above)"
+"""The OCR part of an event whose every line a newer event (listed above it) also has."""
 SEEN = "(seen: {narrative})"
 """The capture client's narrative, after the OCR of the same event."""
 AGE = "[{seconds}s ago] "
@@ -59,22 +70,44 @@ def _age(now_ms: int, at_ms: int) -> str:
     return AGE.format(seconds=max(0, round((now_ms - at_ms) / 1000)))
 
 
-def screen_line(event: ScreenEvent) -> str:
-    """One screen event as the prompt shows it, without its age."""
+def screen_line(event: ScreenEvent, text: str) -> str:
+    """One screen event as the prompt shows it, without its age, ``text`` standing for its
+    OCR (what the screen section kept of it)."""
     where = normalize_app_name(event.app)
     if event.window_title:
         where += TITLE_SEPARATOR + _one_line(event.window_title)[:TITLE_CHARS]
     parts = [f"[{where}]"]
     if event.title:
         parts.append(f"{_one_line(event.title)[:TITLE_CHARS]}:")
-    if event.ocr:
-        parts.append(_one_line(event.ocr)[:OCR_CHARS])
+    if text:
+        parts.append(text)
     if event.narrative:
         narrative = _one_line(event.narrative)[:NARRATIVE_CHARS]
         parts.append(SEEN.format(narrative=narrative) if event.ocr else narrative)
-    if not event.ocr and not event.narrative:
+    if not text and not event.narrative:
         parts.append(NO_TEXT)
     return " ".join(parts)
+
+
+def _screen_lines(ctx: ContextWindow, budget: int = SCREEN_BUDGET) -> list[tuple[int, str]]:
+    """The screen section's lines, newest first, each with its event's arrival."""
+    newest_first = ctx.screen[::-1]
+    fitted = fit_screen([e.ocr for e in newest_first], budget)
+    return [
+        (e.received_at, screen_line(e, _shown(f)))
+        for e, f in zip(newest_first, fitted, strict=True)
+    ]
+
+
+def _shown(fitted: Fitted) -> str:
+    """What the prompt shows of one OCR text: its kept lines, each cut marked."""
+    if not fitted.pieces and fitted.repeated:
+        return AS_ABOVE
+    return " ".join(piece if isinstance(piece, str) else _cut(piece) for piece in fitted.pieces)
+
+
+def _cut(cut: Cut) -> str:
+    return CUT_ONE if cut.lines == 1 else CUT_MANY.format(count=cut.lines)
 
 
 def audio_line(chunk: AudioEvent) -> str:
@@ -90,14 +123,29 @@ def _labelled(lines: Iterable[tuple[int, str]], now_ms: int) -> str:
     return "\n".join((_age(now_ms, at) if at else "") + line for at, line in lines)
 
 
-def build_prompt(ctx: ContextWindow, *, now_ms: int, previous: PreviousDigest | None = None) -> str:
+def build_prompt(
+    ctx: ContextWindow,
+    *,
+    now_ms: int,
+    previous: PreviousDigest | None = None,
+    screen_budget: int = SCREEN_BUDGET,
+) -> str:
     """Return the single user message that asks for ``{"hud", "digest"}`` as JSON.
 
-    ``now_ms`` (server time) is what the ``[Ns ago]`` labels count from.
+    ``now_ms`` (server time) is what the ``[Ns ago]`` labels count from; ``screen_budget``
+    the OCR characters of the screen section (the relay's is :data:`SCREEN_BUDGET`, which
+    :func:`fingerprint` assumes).
     """
-    screen_lines = _labelled(
-        ((e.received_at, screen_line(e)) for e in reversed(ctx.screen)), now_ms
-    )
+    screen = _labelled(_screen_lines(ctx, screen_budget), now_ms)
+    return prompt_with_screen(ctx, screen, now_ms=now_ms, previous=previous)
+
+
+def prompt_with_screen(
+    ctx: ContextWindow, screen_lines: str, *, now_ms: int, previous: PreviousDigest | None = None
+) -> str:
+    """The prompt of :func:`build_prompt` around a screen section given as it stands (its
+    lines, ages included, newest first): a comparison of two ways to fill that section can
+    share the rest."""
     audio_lines = _labelled(((a.ts, audio_line(a)) for a in reversed(ctx.audio)), now_ms)
     app_switches = APP_SEPARATOR.join(normalize_app_name(a.app) for a in ctx.app_history)
     earlier = ""
@@ -152,7 +200,7 @@ def fingerprint(ctx: ContextWindow) -> str:
     parts = [
         normalize_app_name(ctx.current_app),
         APP_SEPARATOR.join(normalize_app_name(a.app) for a in ctx.app_history),
-        "\x1e".join(_collapsed(screen_line(e) for e in ctx.screen)),
+        "\x1e".join(_collapsed(line for _, line in reversed(_screen_lines(ctx)))),
         "\x1e".join(_collapsed(audio_line(a) for a in ctx.audio)),
     ]
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=16).hexdigest()

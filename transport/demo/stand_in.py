@@ -29,6 +29,15 @@ _AGE = re.compile("^" + re.escape(labels.AGE).replace(re.escape("{seconds}"), r"
 _WHERE = re.compile(r"^\[([^\]]*)\]\s*")
 _SEEN = re.compile(r"\s*" + re.escape(labels.SEEN).replace(re.escape("{narrative}"), ".*") + "$")
 _EARLIER = labels.EARLIER_HEADER.partition("{age}")[0]
+_CUT = re.compile(
+    "|".join(
+        (
+            re.escape(labels.CUT_ONE),
+            re.escape(labels.CUT_MANY).replace(re.escape("{count}"), r"\d+"),
+        )
+    )
+)
+"""Where the prompt left lines of an OCR text out."""
 _ERROR = (
     re.compile(r"\bFAILED\b"),
     re.compile(r"\b\w*(?:Error|Exception)\b"),
@@ -55,7 +64,7 @@ class ScreenLine:
     window: str
     """The window title, when the line shows one."""
     text: str
-    """The rest of the line: observation title, OCR, narrative."""
+    """The rest of the line: observation title, OCR (``…`` where lines were cut), narrative."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +101,7 @@ def _screen_line(line: str) -> ScreenLine:
     match = _WHERE.match(rest)
     where, text = (match.group(1), rest[match.end() :]) if match else ("", rest)
     app, _, window = where.partition(labels.TITLE_SEPARATOR)
-    text = _SEEN.sub("", text).strip()
+    text = _CUT.sub("…", _SEEN.sub("", text)).replace(labels.AS_ABOVE, "").strip()
     return ScreenLine(age, app.strip(), window.strip(), "" if text == labels.NO_TEXT else text)
 
 

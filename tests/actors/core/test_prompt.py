@@ -1,10 +1,18 @@
-"""The LLM prompt (v2 spec, section 4, with ages, newest first and the previous digest)."""
+"""The LLM prompt: the original relay's, with ages, newest first, the previous digest and one
+budget for the screen section."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
-from actors.core.prompt import PREVIOUS_DIGEST_CHARS, PreviousDigest, build_prompt, fingerprint
+from actors.core.prompt import (
+    PREVIOUS_DIGEST_CHARS,
+    SCREEN_BUDGET,
+    PreviousDigest,
+    build_prompt,
+    fingerprint,
+)
 from actors.core.window import AppSwitch, AudioEvent, ContextWindow, ScreenEvent
 
 NOW = 1_769_901_200_000
@@ -129,21 +137,75 @@ def test_screen_lines_are_newest_first_with_their_age_and_normalised_app():
     ]
 
 
-def test_screen_ocr_newlines_are_flattened():
-    prompt = prompt_of(ctx(screen=(screen("code", "line one\nline two\n\nline three"),)))
-    assert section(prompt, SCREEN) == ["[0s ago] [VS Code] line one line two  line three"]
+def test_screen_ocr_lines_are_joined_single_spaced():
+    prompt = prompt_of(ctx(screen=(screen("code", "line one\n    line two\n\nline three"),)))
+    assert section(prompt, SCREEN) == ["[0s ago] [VS Code] line one line two line three"]
 
 
-def test_screen_ocr_is_cut_to_200_characters():
-    ocr = "a" * 199 + "bc" + "z" * 300
-    prompt = prompt_of(ctx(screen=(screen("code", ocr),)))
-    assert section(prompt, SCREEN) == ["[0s ago] [VS Code] " + "a" * 199 + "b"]
+def test_an_ocr_text_longer_than_the_spec_cut_is_shown_whole_within_the_budget():
+    ocr = "\n".join(f"line {n:02d} of the traceback" for n in range(12)) + "\nKeyError: 'user_id'"
+    assert len(ocr) > 300
+    (line,) = section(prompt_of(ctx(screen=(screen("iterm2", ocr),))), SCREEN)
+    assert line.endswith("line 11 of the traceback KeyError: 'user_id'")
+    assert "cut]" not in line
 
 
-def test_screen_ocr_is_cut_after_flattening_newlines():
-    ocr = "\n".join(["x" * 99] * 3)  # 99 + 1 + 99 + 1 + 99 characters
-    line = section(prompt_of(ctx(screen=(screen("code", ocr),))), SCREEN)
-    assert line == ["[0s ago] [VS Code] " + "x" * 99 + " " + "x" * 99 + " "]
+def test_the_screen_budget_is_spent_newest_first_and_the_cut_is_marked():
+    newest = "\n".join(f"newest {n:03d} " + "n" * 40 for n in range(SCREEN_BUDGET // 50))
+    older = "\n".join(f"older {n}" for n in range(40))
+    lines = section(
+        prompt_of(ctx(screen=(screen("code", older, age_s=9), screen("code", newest, age_s=1)))),
+        SCREEN,
+    )
+    assert lines[0].startswith("[1s ago] [VS Code] newest 000 ")
+    assert "newest 001" in lines[0]
+    assert lines[1].startswith("[9s ago] [VS Code] ")
+    assert lines[1].endswith(" lines cut]")
+    assert len(lines[0]) + len(lines[1]) < SCREEN_BUDGET + 100
+
+
+def test_cut_marks_say_how_many_lines_were_left_out():
+    one = "\n".join(["x" * 99] * (SCREEN_BUDGET // 100)) + "\n" + "y" * 99
+    many = "\n".join("z" * 300 for _ in range(SCREEN_BUDGET // 100))
+    (line,) = section(prompt_of(ctx(screen=(screen("code", one),))), SCREEN)
+    assert line.endswith("x" * 99 + " [… 1 line cut]")
+    (line,) = section(prompt_of(ctx(screen=(screen("code", many),))), SCREEN)
+    assert re.search(r" \[… \d+ lines cut\]$", line)
+
+
+def test_an_error_past_the_budget_is_kept_whole():
+    ocr = "\n".join(f"collecting item {n}" for n in range(SCREEN_BUDGET // 10)) + (
+        "\njson.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)"
+    )
+    (line,) = section(prompt_of(ctx(screen=(screen("iterm2", ocr),))), SCREEN)
+    assert line.endswith(
+        " lines cut] json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)"
+    )
+
+
+def test_lines_repeated_in_an_older_event_are_shown_once_in_the_newest():
+    chrome = "Bookmarks  Gmail  GitHub\n←  →  C  docs.python.org"
+    events = (
+        screen("Google Chrome", f"{chrome}\nasyncio.wait_for", age_s=20),
+        screen("Google Chrome", f"{chrome}\nasyncio.timeout", age_s=10),
+        screen("Google Chrome", chrome, age_s=2),
+    )
+    assert section(prompt_of(ctx(screen=events)), SCREEN) == [
+        "[2s ago] [Chrome] Bookmarks Gmail GitHub ← → C docs.python.org",
+        "[10s ago] [Chrome] asyncio.timeout",
+        "[20s ago] [Chrome] asyncio.wait_for",
+    ]
+
+
+def test_an_event_whose_every_line_a_newer_one_shows_says_so():
+    events = (
+        screen("code", "def tick():\n    pass", age_s=5),
+        screen("code", "def tick():\n  pass"),
+    )
+    assert section(prompt_of(ctx(screen=events)), SCREEN) == [
+        "[0s ago] [VS Code] def tick(): pass",
+        "[5s ago] [VS Code] (same text as above)",
+    ]
 
 
 def test_screen_event_without_ocr_shows_no_text():
@@ -277,7 +339,21 @@ def test_the_fingerprint_counts_a_line_repeated_right_after_itself_once():
 
 
 def test_ocr_beyond_what_the_prompt_shows_does_not_change_the_fingerprint():
-    head = "x" * 200
-    assert fingerprint(ctx(screen=(screen("code", head + "tail one"),))) == fingerprint(
-        ctx(screen=(screen("code", head + "tail two"),))
+    head = "\n".join("x" * 99 for _ in range(SCREEN_BUDGET // 100 + 1))
+    assert fingerprint(ctx(screen=(screen("code", head + "\ntail one"),))) == fingerprint(
+        ctx(screen=(screen("code", head + "\ntail two"),))
     )
+
+
+def test_the_fingerprint_sees_a_tail_the_spec_cut_would_have_hidden():
+    head = "x" * 200
+    assert fingerprint(ctx(screen=(screen("code", head + "\ntail one"),))) != fingerprint(
+        ctx(screen=(screen("code", head + "\ntail two"),))
+    )
+
+
+def test_the_fingerprint_ignores_an_older_repeat_of_a_newer_line():
+    newest = screen("chrome", "Bookmarks Gmail\nnew page", age_s=1)
+    assert fingerprint(
+        ctx(screen=(screen("chrome", "Bookmarks Gmail\nold page", age_s=9), newest))
+    ) == fingerprint(ctx(screen=(screen("chrome", "old page", age_s=9), newest)))

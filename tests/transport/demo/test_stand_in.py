@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from actors.core.prompt import PreviousDigest, build_prompt
-from actors.core.window import AudioEvent, ContextWindow
+from actors.core.window import AudioEvent, ContextWindow, ScreenEvent
 from tests.helpers import T0_MS, session_prompt
 from transport.demo.stand_in import (
     STAND_IN_MARKER,
@@ -134,3 +134,29 @@ def test_summarise_of_an_empty_window_is_idle_and_of_sound_alone_is_talk() -> No
     assert hud == "Talking: so what about the overlay"
     assert digest.endswith('Last heard (2s ago): "so what about the overlay".')
     assert summarise("hi")[0] == "Idle"
+
+
+def test_read_prompt_leaves_the_budget_marks_out_of_the_screen_text() -> None:
+    newest = ScreenEvent(
+        ts=T0_MS - 1_000,
+        type="text",
+        app="Terminal",
+        ocr="$ make\n" + "".join(f"compiling unit {n}\n" for n in range(200)) + "error: ld failed",
+        ssim=None,
+        received_at=T0_MS - 1_000,
+    )
+    older = replace(newest, ocr="compiling unit 0", ts=T0_MS - 9_000, received_at=T0_MS - 9_000)
+    window = ContextWindow("Terminal", (), (), (older, newest), 0, 2, 120_000)
+    prompt = build_prompt(window, now_ms=T0_MS)
+    assert " lines cut]" in prompt
+    assert "(same text as above)" in prompt
+    view = read_prompt(prompt)
+    newest_text, older_text = (line.text for line in view.screen)
+    assert newest_text.startswith("$ make compiling unit 0 compiling unit 1 ")
+    assert newest_text.endswith(" … error: ld failed")
+    assert "[" not in newest_text
+    assert older_text == ""
+    hud, digest = summarise(prompt)
+    assert hud == "Terminal: error: ld failed"
+    assert "lines cut" not in digest
+    assert "as above" not in digest
