@@ -28,7 +28,7 @@ from actors.core.prompt import PreviousDigest, build_prompt
 from actors.core.records import FeedItem, SenseEvent, SenseInput
 from actors.core.redaction import marker
 from actors.core.validation import validate_feed, validate_sense
-from actors.core.window import build_context_window
+from actors.core.window import build_context_window, extract_audio
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle, RelayActor
@@ -255,6 +255,38 @@ RECORDED = FIXTURES / "capture_client_sense.json"
 def recorded() -> list[dict[str, Any]]:
     """The capture client's recorded ``POST /sense`` bodies (a new list each call)."""
     events: list[dict[str, Any]] = json.loads(RECORDED.read_text(encoding="utf-8"))
+    return events
+
+
+def assert_session_accepted(path: Path) -> tuple[SessionEvent, ...]:
+    """Check that every line of a session file is a request the relay accepts, in the shape
+    Sinain's clients send: a feed post the agent hears, or the capture client's screen event
+    field for field. Returns the session."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    events = load_session(path)
+    assert len(lines) == len(events)
+    for number, line in enumerate(lines, start=1):
+        raw = json.loads(line)
+        assert set(raw) == {"at", "path", "body"}, number
+        body = raw["body"]
+        if raw["path"] == "/feed":
+            message = validate_feed(body)
+            assert message.priority == "normal"
+            assert extract_audio(FeedItem.stored(1, 0, message)), number
+            continue
+        assert raw["path"] == "/sense", number
+        validate_sense(body)
+        assert body["type"] in ("text", "visual", "context"), number
+        assert isinstance(body["ts"], float), number
+        assert isinstance(body["ocr"], str), number
+        assert set(body["meta"]) == {"ssim", "app", "windowTitle", "screen"}, number
+        assert set(body["observation"]) <= {"title", "subtitle", "facts", "narrative", "concepts"}
+        assert {"title", "subtitle", "facts"} <= set(body["observation"]), number
+        if "roi" in body:
+            assert set(body["roi"]) == {"data", "bbox", "thumb"}, number
+            assert len(body["roi"]["data"]) < 1024, number
+        if body["type"] != "context":
+            assert body["ocr"], number
     return events
 
 

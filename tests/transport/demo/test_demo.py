@@ -17,15 +17,12 @@ import httpx
 import orjson
 import pytest
 
-from actors.core.records import FeedItem
-from actors.core.validation import validate_feed, validate_sense
-from actors.core.window import extract_audio
 from actors.tree import Relay
 from bench import harness
 from bench.harness import ROOT, free_port
 from config.options import load_settings
 from config.settings import Settings
-from tests.helpers import LogSink, base_url, spawn_relay, wait_until
+from tests.helpers import LogSink, assert_session_accepted, base_url, spawn_relay, wait_until
 from transport.demo import prepare_demo
 from transport.demo.fake_llm import STAND_IN_MARKER, STAND_IN_MODEL
 from transport.demo.replay import (
@@ -40,31 +37,7 @@ from transport.demo.replay import (
 
 
 def test_every_line_of_the_shipped_session_is_a_request_the_relay_accepts() -> None:
-    lines = DEMO_SESSION.read_text(encoding="utf-8").splitlines()
-    assert len(lines) == len(load_session())
-    for number, line in enumerate(lines, start=1):
-        raw = orjson.loads(line)
-        assert set(raw) == {"at", "path", "body"}, number
-        body = raw["body"]
-        if raw["path"] == "/feed":
-            message = validate_feed(body)
-            assert message.priority == "normal"
-            assert extract_audio(FeedItem.stored(1, 0, message)), number
-            continue
-        assert raw["path"] == "/sense", number
-        validate_sense(body)
-        # the capture client's own shape, field for field
-        assert body["type"] in ("text", "visual", "context"), number
-        assert isinstance(body["ts"], float), number
-        assert isinstance(body["ocr"], str), number
-        assert set(body["meta"]) == {"ssim", "app", "windowTitle", "screen"}, number
-        assert set(body["observation"]) <= {"title", "subtitle", "facts", "narrative", "concepts"}
-        assert {"title", "subtitle", "facts"} <= set(body["observation"]), number
-        if "roi" in body:
-            assert set(body["roi"]) == {"data", "bbox", "thumb"}, number
-            assert len(body["roi"]["data"]) < 1024, number
-        if body["type"] != "context":
-            assert body["ocr"], number
+    assert_session_accepted(DEMO_SESSION)
 
 
 def test_the_shipped_session_tells_five_minutes_with_repeats_and_quiet_spells() -> None:

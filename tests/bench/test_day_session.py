@@ -1,0 +1,150 @@
+"""The day session, its generator and the labelled moments of both shipped sessions."""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+from pathlib import Path
+
+import pytest
+
+from bench.day_session import (
+    DAY_SESSION,
+    FILLERS,
+    MEMO,
+    MIN_MOMENT_GAP_S,
+    SEED,
+    LabelError,
+    Moment,
+    generate,
+    labels_json,
+    labels_path,
+    load_moments,
+    parse_moments,
+    session_jsonl,
+)
+from tests.helpers import assert_session_accepted
+from transport.demo.replay import DEMO_SESSION, SessionEvent, load_session, parse_session
+
+SESSIONS = pytest.mark.parametrize("session", [DEMO_SESSION, DAY_SESSION], ids=["demo", "day"])
+
+
+def test_every_line_of_the_day_session_is_a_request_the_relay_accepts() -> None:
+    assert_session_accepted(DAY_SESSION)
+
+
+def test_the_day_session_and_its_labels_are_what_the_generator_writes() -> None:
+    lines, moments = generate()
+    assert session_jsonl(lines) == DAY_SESSION.read_text(encoding="utf-8"), (
+        "bench/sessions/day.jsonl is stale: python -m bench.day_session"
+    )
+    assert labels_json(DAY_SESSION.name, moments) == labels_path(DAY_SESSION).read_text(
+        encoding="utf-8"
+    )
+    other, _ = generate(SEED + 1)
+    assert session_jsonl(other) != session_jsonl(lines), "the seed changes nothing"
+
+
+def test_the_day_session_holds_a_day() -> None:
+    events = load_session(DAY_SESSION)
+    assert events[-1].at >= 30 * 60
+    assert DAY_SESSION.stat().st_size < 3_000_000
+    screens = [e for e in events if e.path == "/sense"]
+    feeds = [e.body["text"] for e in events if e.path == "/feed"]
+
+    # idle: minutes with nothing, and minutes of only identical frames
+    gaps = [b.at - a.at for a, b in itertools.pairwise(events)]
+    assert max(gaps) >= 180
+    same = [a.body["ocr"] == b.body["ocr"] for a, b in itertools.pairwise(screens)]
+    runs = [len(list(g)) for same_frame, g in itertools.groupby(same) if same_frame]
+    assert max(runs) >= 5
+
+    # flicker: consecutive frames of one window that differ a little
+    flicker = sum(
+        a.body["meta"]["windowTitle"] == b.body["meta"]["windowTitle"]
+        and a.body["ocr"] != b.body["ocr"]
+        and difflib.SequenceMatcher(None, a.body["ocr"], b.body["ocr"]).ratio() > 0.9
+        for a, b in itertools.pairwise(screens)
+    )
+    assert flicker >= 60
+
+    # bursts: three apps or more within 5 s
+    bursts = sum(
+        len({e.body["meta"]["app"] for e in screens[n : n + 4]}) >= 3
+        and screens[n + 3].at - screens[n].at <= 5
+        for n in range(len(screens) - 3)
+    )
+    assert bursts >= 2
+
+    # a conversation, in both plain transcript forms, with fillers
+    heard = [e.body for e in events if e.path == "/feed"]
+    assert sum(b.get("source") == "audio" for b in heard) >= 30
+    assert any(b["text"].startswith(MEMO) for b in heard)
+    assert sum(t.removeprefix(MEMO) in FILLERS for t in feeds) >= 10
+    assert sum(t.endswith("?") for t in feeds) >= 4
+
+    # errors that appear and are fixed later
+    ocr = [e.body["ocr"] for e in screens]
+    first = {
+        mark: next(n for n, text in enumerate(ocr) if mark in text)
+        for mark in ("FAILED", "error:", "Traceback", "21 passed", "8 passed")
+    }
+    assert first["FAILED"] < first["error:"] < first["21 passed"]
+    assert first["Traceback"] < first["8 passed"]
+
+
+@SESSIONS
+def test_the_labels_name_requests_in_order_by_the_rule(session: Path) -> None:
+    events = load_session(session)
+    moments = load_moments(session, events)
+    assert moments is not None and len(moments) >= 15
+    at = {event.at: event for event in reversed(events)}  # the first request at each second
+    assert all(b.at - a.at >= MIN_MOMENT_GAP_S for a, b in itertools.pairwise(moments))
+    previous: dict[float, SessionEvent] = {}
+    last_screen: SessionEvent | None = None
+    for event in events:
+        if event.path == "/sense":
+            if last_screen is not None:
+                previous[event.at] = last_screen
+            last_screen = event
+    for moment in moments:
+        event = at[moment.at]
+        if event.path == "/feed":
+            assert event.body["text"].removeprefix(MEMO) not in FILLERS, moment
+        elif moment.at in previous:
+            before = previous[moment.at].body
+            shown = (event.body["meta"]["app"], event.body["meta"]["windowTitle"])
+            assert (before["meta"]["app"], before["meta"]["windowTitle"], before["ocr"]) != (
+                *shown,
+                event.body["ocr"],
+            ), f"{moment}: an identical frame"
+
+
+def test_a_session_without_a_labels_file_has_no_moments(tmp_path: Path) -> None:
+    session = tmp_path / "mine.jsonl"
+    session.write_text('{"at": 0, "path": "/feed", "body": {"text": "hi"}}\n')
+    events = load_session(session)
+    assert load_moments(session, events) is None
+    labels_path(session).write_text(labels_json(session.name, [Moment(0, "says hi")]))
+    assert load_moments(session, events) == (Moment(0.0, "says hi"),)
+    assert labels_path(DEMO_SESSION) == DEMO_SESSION.with_name("session.labels.json")
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("[]", r'needs \{"moments"'),
+        ("{nope", "not JSON"),
+        ('{"moments": [{"at": 3, "reason": "x"}]}', "no request at 3"),
+        ('{"moments": [{"at": "1", "reason": "x"}]}', "at must be a number"),
+        ('{"moments": [{"at": 1, "reason": " "}]}', "reason must be"),
+        ('{"moments": [{"at": 2, "reason": "x"}, {"at": 1, "reason": "y"}]}', "moment 1: at 1"),
+        ('{"moments": [{"at": 1, "reason": "x"}, {"at": 1, "reason": "y"}]}', "moment 1: at 1"),
+    ],
+)
+def test_a_bad_labels_file_is_named(text: str, error: str) -> None:
+    events = parse_session(
+        "\n".join(f'{{"at": {at}, "path": "/feed", "body": {{}}}}' for at in (0, 1, 2))
+    )
+    with pytest.raises(LabelError, match=error):
+        parse_moments(text, events, "l")
