@@ -1,13 +1,18 @@
-"""Hud freshness: the event-driven tick schedule against a fixed 30 s beat, on a real session.
+"""Hud freshness: the event-driven tick schedule against a fixed 30 s beat, on recorded sessions.
 
 Run from the repository root::
 
-    python -m bench.bench_freshness               # the session at real speed: about 6 minutes
-    python -m bench.bench_freshness --speed 10    # a quick check: about 45 s
-    python -m bench.bench_freshness --llm-delay-s 2.5 --session my_session.jsonl
+    python -m bench.bench_freshness --speed 10    # both sessions: about 5 minutes
+    python -m bench.bench_freshness               # at real speed: about 45 minutes
+    python -m bench.bench_freshness --session demo --llm-delay-s 2.5
+    python -m bench.bench_freshness --session my_session.jsonl
 
-The capture session ``transport/demo/session.jsonl`` (about five minutes of editing, a failing
-test, a search, a chat, speech, repeats and two quiet spells) is replayed over HTTP
+``--session`` (repeatable; both named sessions by default) is ``demo``, the demo's five
+minutes (``transport/demo/session.jsonl``: editing, a failing test, a search, a chat, speech,
+repeats, two quiet spells); ``day``, about 35 minutes of a working morning
+(``bench/sessions/day.jsonl``, written by :mod:`bench.day_session`: focused stretches full
+of OCR flicker, bursts of app switching, a call, errors and their fixes, idle spells); or a
+session file. The sessions run one after the other, a table each. Each is replayed over HTTP
 (``transport.demo.replay.Replayer``) against two relays at once (``python run.py``
 subprocesses), each with its own fake LLM (mode ``summarise``) answering after
 ``--llm-delay-s``:
@@ -17,18 +22,31 @@ subprocesses), each with its own fake LLM (mode ``summarise``) answering after
 ``fixed 30 s beat``  ``AGENT_DEBOUNCE_MS=30000 AGENT_INTERVAL_MS=30000 AGENT_ECONOMY=false``: a
                      call at most every 30 s while anything is new, whatever changed (the
                      relay has no fixed-timer mode)
-``fixed 30 s timer (model)``  computed from the session's times, not measured: a tick every
-                     30 s calling the LLM when anything arrived since the last one, answered
-                     the measured median LLM latency later
 
 Columns, in session seconds: ``LLM calls``; ``entries`` (``/agent/history``); ``unchanged``
 (ticks without a call because the window's fingerprint did not change); ``freshness p50``
 (median ``contextFreshnessMs``); ``event→hud p50/p90``, from each request's acknowledgement to
-the first entry whose LLM call started after it (``unanswered``: none did); ``new p50``, the
-same over the requests that changed something (another app, title, OCR or feed text).
+the first entry whose LLM call started after it (``unanswered``: none did).
+
+The labelled moments (a session's ``<name>.labels.json``; the rule is in
+:mod:`bench.day_session`) are what a user would expect the hud to follow. ``labelled`` is
+``answered/total``. A moment is answered by the first agent entry whose LLM call started (its
+``ts`` less its ``latencyMs``) at or after the moment's request was acknowledged, if that call
+started before the next moment's request was acknowledged (the last moment: any time before
+the run ends); a moment whose first entry came only after the next moment, or that no entry
+followed, is unanswered. ``moment→hud p50/p90``: from the acknowledgement to that entry's
+``ts`` (when its hud reaches the feed), over the answered moments. Any entry counts, whatever
+its hud says: the stand-in's huds are not judged. ``--moments`` lists each moment's
+moment→hud in each configuration.
+
+``$/h``: what an hour of session time costs at the price of :data:`PRICED_MODEL` in
+``config/prices.json``, from the entries' token counts (the fake LLM counts a token per four
+characters of the prompt, the relay's one message, and of its answer).
+
 ``--speed S`` replays S times faster and divides debounce, interval, ``AGENT_MAX_AGE_MS`` and
-the LLM delay by S; the figures are multiplied back (approximate above 1). It prints figures
-and asserts nothing.
+the LLM delay by S; the figures are multiplied back. They are approximate above 1: the relay's
+own work and the HTTP round trips are not scaled, and the prompt's ages (``[12s ago]``) are
+wall seconds. It prints figures and asserts nothing.
 """
 
 from __future__ import annotations
@@ -47,18 +65,22 @@ from typing import Any, NamedTuple
 
 import httpx
 
+from bench.day_session import DAY_SESSION, Moment, load_moments
 from bench.harness import Server, percentile, relay_env, relay_process
 from config.logs import configure_logging
+from config.prices import Price, load_prices
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.replay import DEMO_SESSION, Posted, Replayer, SessionEvent, load_session
 
-TIMER_S = 30.0
-"""The fixed timer of the modelled row."""
 DEFAULT_DEBOUNCE_MS = 3_000
 DEFAULT_INTERVAL_MS = 30_000
 DEFAULT_MAX_AGE_MS = 120_000
 TAIL_MARGIN_S = 3.0
 """Wall seconds waited after the last tick could have answered."""
+NAMED_SESSIONS = {"demo": DEMO_SESSION, "day": DAY_SESSION}
+"""The sessions ``--session`` knows by name."""
+PRICED_MODEL = "google/gemini-2.5-flash-lite"
+"""The model whose price the ``$/h`` column uses."""
 
 
 class Config(NamedTuple):
@@ -77,6 +99,19 @@ CONFIGS = (
 )
 
 
+@dataclass(frozen=True)
+class Session:
+    """A session to replay and the moments labelled in it (``None``: no labels file)."""
+
+    path: Path
+    events: tuple[SessionEvent, ...]
+    moments: tuple[Moment, ...] | None
+
+    @property
+    def duration_s(self) -> float:
+        return self.events[-1].at
+
+
 @dataclass
 class Run:
     """One relay, its fake LLM and its replayer, and what they measured."""
@@ -92,16 +127,17 @@ class Run:
 
 HEADER = (
     "configuration",
-    "debounce",
-    "interval",
     "LLM calls",
     "entries",
     "unchanged",
     "freshness p50",
     "event→hud p50",
     "event→hud p90",
-    "new p50",
     "unanswered",
+    "labelled",
+    "moment→hud p50",
+    "moment→hud p90",
+    "$/h",
 )
 
 
@@ -109,24 +145,13 @@ def median(values: Sequence[float]) -> float:
     return statistics.median(values) if values else math.nan
 
 
-def changed(events: Sequence[SessionEvent]) -> list[bool]:
-    """For each request: whether it says something the request before it on its path did not."""
-    last: dict[str, Any] = {}
-    out = []
-    for event in events:
-        body = event.body
-        if event.path == "/sense":
-            meta = body.get("meta") or {}
-            key: Any = (meta.get("app"), meta.get("windowTitle"), body.get("ocr"))
-        else:
-            key = body.get("text")
-        out.append(last.get(event.path, object()) != key)
-        last[event.path] = key
-    return out
-
-
 def scaled_ms(ms: int, speed: float) -> int:
     return max(1, round(ms / speed))
+
+
+def session_path(value: str) -> Path:
+    """``--session``: a name of :data:`NAMED_SESSIONS`, or a session file."""
+    return NAMED_SESSIONS.get(value, Path(value))
 
 
 @contextlib.contextmanager
@@ -170,6 +195,12 @@ def collect(run: Run) -> None:
     run.entries = sorted(entries, key=lambda e: e["ts"])
 
 
+def call_started_ms(entry: dict[str, Any]) -> int:
+    """When the LLM call behind an agent entry started (epoch ms)."""
+    started_ms: int = entry["ts"] - entry["latencyMs"]
+    return started_ms
+
+
 def event_to_hud_s(
     posted: Sequence[Posted], entries: Sequence[dict[str, Any]], speed: float
 ) -> list[float | None]:
@@ -177,66 +208,94 @@ def event_to_hud_s(
     LLM call started at or after it, or None when no entry followed."""
     out: list[float | None] = []
     for post in posted:
-        answer = next((e["ts"] for e in entries if e["ts"] - e["latencyMs"] >= post.acked_ms), None)
+        answer = next((e["ts"] for e in entries if call_started_ms(e) >= post.acked_ms), None)
         out.append(None if answer is None else (answer - post.acked_ms) * speed / 1000)
     return out
 
 
-def table_row(
-    head: tuple[str, str, str, int, int, str],
-    freshness: Sequence[float],
-    latencies: Sequence[float | None],
-    events: Sequence[SessionEvent],
-) -> tuple[str, ...]:
-    """A row of the table: ``head`` (name, debounce, interval, calls, entries, unchanged), then
-    the figures from the freshness of the entries and each request's event→hud latency."""
-    answered = [v for v in latencies if v is not None]
-    new = [v for v, n in zip(latencies, changed(events), strict=True) if v is not None and n]
-    figures = (median(freshness), median(answered), percentile(answered, 90), median(new))
-    return (
-        *(str(cell) for cell in head),
-        *("-" if math.isnan(v) else f"{v:.1f} s" for v in figures),
-        str(len(latencies) - len(answered)),
-    )
+def moment_acks(
+    moments: Sequence[Moment], events: Sequence[SessionEvent], posted: Sequence[Posted]
+) -> list[int | None]:
+    """When each moment's request was acknowledged (epoch ms): the first request at the
+    moment's second; None when it was not posted or not accepted."""
+    acks: list[int | None] = []
+    for moment in moments:
+        index = next(n for n, event in enumerate(events) if event.at == moment.at)
+        post = posted[index] if index < len(posted) else None
+        acks.append(post.acked_ms if post is not None and post.status == 200 else None)
+    return acks
 
 
-def measured(run: Run, events: Sequence[SessionEvent], speed: float) -> tuple[str, ...]:
+def moment_to_hud_s(
+    acks: Sequence[int | None], entries: Sequence[dict[str, Any]], speed: float
+) -> list[float | None]:
+    """For each moment (its acknowledgement, in order): session seconds to the entry that
+    answers it, or None when it is unanswered (see the module for the definition)."""
+    out: list[float | None] = []
+    for n, ack in enumerate(acks):
+        if ack is None:
+            out.append(None)
+            continue
+        later = [a for a in acks[n + 1 :] if a is not None]
+        until = later[0] if later else math.inf
+        entry = next((e for e in entries if call_started_ms(e) >= ack), None)
+        if entry is None or call_started_ms(entry) >= until:
+            out.append(None)
+        else:
+            out.append((entry["ts"] - ack) * speed / 1000)
+    return out
+
+
+def hourly_cost(entries: Sequence[dict[str, Any]], price: Price, session_s: float) -> float:
+    """USD per hour of session time: the entries' token counts at ``price``."""
+    spent = sum(price.cost(e["tokensIn"], e["tokensOut"]) for e in entries)
+    return spent * 3600 / session_s
+
+
+def seconds(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.1f} s"
+
+
+def moments_to_hud_s(run: Run, session: Session, speed: float) -> list[float | None] | None:
+    """:func:`moment_to_hud_s` of each labelled moment in a run (``None``: no labels)."""
+    assert run.replayer is not None
+    if session.moments is None:
+        return None
+    acks = moment_acks(session.moments, session.events, list(run.replayer.posted))
+    return moment_to_hud_s(acks, run.entries, speed)
+
+
+def measured(run: Run, session: Session, speed: float, price: Price) -> tuple[str, ...]:
+    """The table's row of one run."""
     assert run.replayer is not None
     latencies = event_to_hud_s(list(run.replayer.posted), run.entries, speed)
+    answered = [v for v in latencies if v is not None]
     freshness = [
         e["contextFreshnessMs"] * speed / 1000
         for e in run.entries
         if e.get("contextFreshnessMs") is not None
     ]
     unchanged = run.health.get("agent", {}).get("unchangedSkips")
-    head = (
+    labelled, moment_p50, moment_p90 = "-", "-", "-"
+    per_moment = moments_to_hud_s(run, session, speed)
+    if per_moment is not None:
+        to_hud = [v for v in per_moment if v is not None]
+        labelled = f"{len(to_hud)}/{len(per_moment)}"
+        moment_p50, moment_p90 = seconds(median(to_hud)), seconds(percentile(to_hud, 90))
+    return (
         run.config.name,
-        f"{run.config.debounce_ms / 1000:g} s",
-        f"{run.config.interval_ms / 1000:g} s",
-        run.llm.calls,
-        len(run.entries),
+        str(run.llm.calls),
+        str(len(run.entries)),
         "?" if unchanged is None else str(unchanged),
+        seconds(median(freshness)),
+        seconds(median(answered)),
+        seconds(percentile(answered, 90)),
+        str(len(latencies) - len(answered)),
+        labelled,
+        moment_p50,
+        moment_p90,
+        f"${hourly_cost(run.entries, price, session.duration_s):.4f}",
     )
-    return table_row(head, freshness, latencies, events)
-
-
-def fixed_timer_model(events: Sequence[SessionEvent], latency_s: float) -> tuple[str, ...]:
-    """A fixed 30 s timer, computed from the session's times (see the module)."""
-    ats = [e.at for e in events]
-    max_age_s = DEFAULT_MAX_AGE_MS / 1000
-    calls: list[float] = []
-    freshness: list[float] = []
-    for tick in (TIMER_S * k for k in range(1, math.ceil(ats[-1] / TIMER_S) + 1)):
-        if any(tick - TIMER_S < at <= tick for at in ats):
-            calls.append(tick)
-            newest = max(at for at in ats if tick - max_age_s <= at <= tick)
-            freshness.append(tick + latency_s - newest)
-    latencies: list[float | None] = []
-    for at in ats:
-        call = next((t for t in calls if t >= at), None)
-        latencies.append(None if call is None else call + latency_s - at)
-    head = ("fixed 30 s timer (model)", "-", "30 s", len(calls), len(calls), "-")
-    return table_row(head, freshness, latencies, events)
 
 
 def print_table(rows: Sequence[tuple[str, ...]]) -> None:
@@ -250,49 +309,36 @@ def print_table(rows: Sequence[tuple[str, ...]]) -> None:
             print("  " + "  ".join("-" * w for w in widths))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description="Replay a capture session against the event-driven schedule and the "
-        "fixed 30 s beat; print LLM calls and hud freshness.",
-    )
-    parser.add_argument("--speed", type=float, default=1.0, help="replay speed (default 1.0)")
-    parser.add_argument("--llm-delay-s", type=float, default=1.0, help="LLM latency (default 1.0)")
-    parser.add_argument("--session", type=Path, default=DEMO_SESSION, help="a session file")
-    args = parser.parse_args(argv)
-    if not (math.isfinite(args.speed) and args.speed > 0):
-        parser.error("--speed must be a positive number")
-    if not (math.isfinite(args.llm_delay_s) and args.llm_delay_s >= 0):
-        parser.error("--llm-delay-s must be 0 or more")
-    # the replayers' and fake LLMs' own log lines: warnings only (a failed post), on stderr
-    configure_logging("console", "warning", stream=sys.stderr)
-    speed: float = args.speed
-    events = load_session(args.session)
-    duration_s = events[-1].at
-    tail_s = (max(c.interval_ms for c in CONFIGS) / 1000 + args.llm_delay_s) / speed
+def print_moments(session: Session, runs: Sequence[Run], speed: float) -> None:
+    """Each labelled moment and its moment→hud in each run (``-``: unanswered)."""
+    assert session.moments is not None
+    columns = [moments_to_hud_s(run, session, speed) or [] for run in runs]
+    names = [run.config.name for run in runs]
+    print("  " + "  ".join(["moment at", *names, "reason"]))
+    for n, moment in enumerate(session.moments):
+        cells = [seconds(c[n]).rjust(len(name)) for c, name in zip(columns, names, strict=True)]
+        print(f"  {moment.at:7.1f} s  " + "  ".join(cells) + f"  {moment.reason}")
+
+
+def replay(session: Session, speed: float, llm_delay_s: float) -> list[Run]:
+    """Replay ``session`` against a relay of each configuration at once; the finished runs."""
+    tail_s = (max(c.interval_ms for c in CONFIGS) / 1000 + llm_delay_s) / speed
+    labels = "no labels" if session.moments is None else f"{len(session.moments)} moments"
     print(
-        f"sinain-relay hud freshness: {args.session.name} ({len(events)} requests over "
-        f"{duration_s:g} s) at speed {speed:g}, fake LLM (mode summarise) answering after "
-        f"{args.llm_delay_s:g} s; both relays at once, about "
-        f"{(duration_s / speed + tail_s + TAIL_MARGIN_S):.0f} s"
+        f"{session.path.name}: {len(session.events)} requests over {session.duration_s:g} s, "
+        f"{labels}; about {(session.duration_s / speed + tail_s + TAIL_MARGIN_S):.0f} s"
     )
-    if speed != 1:
-        print(
-            f"  debounce, interval, AGENT_MAX_AGE_MS and the LLM delay divided by {speed:g}; "
-            "figures multiplied back (session seconds)"
-        )
     with (
         tempfile.TemporaryDirectory(prefix="relay-freshness-") as tmp,
         contextlib.ExitStack() as stack,
     ):
-        runs = [
-            stack.enter_context(started(c, speed, args.llm_delay_s, Path(tmp))) for c in CONFIGS
-        ]
+        runs = [stack.enter_context(started(c, speed, llm_delay_s, Path(tmp))) for c in CONFIGS]
         for run in runs:
             run.start_ms = int(time.time() * 1000) - 1
-            run.replayer = Replayer(run.server.base_url, events, speed=speed).start()
+            run.replayer = Replayer(run.server.base_url, session.events, speed=speed).start()
         for run in runs:
             assert run.replayer is not None
-            if not run.replayer.wait(duration_s / speed + 60):
+            if not run.replayer.wait(session.duration_s / speed + 60):
                 print(f"  [{run.config.name}] the replay did not end in time")
         time.sleep(tail_s + TAIL_MARGIN_S)
         for run in runs:
@@ -301,16 +347,68 @@ def main(argv: Sequence[str] | None = None) -> int:
             assert run.replayer is not None
             if run.replayer.failures:
                 print(f"  [{run.config.name}] {run.replayer.failures} posts failed")
-    rows = [measured(run, events, speed) for run in runs]
-    latency_ms = [e["latencyMs"] for run in runs for e in run.entries]
-    latency_s = median(latency_ms) * speed / 1000 if latency_ms else args.llm_delay_s
-    rows.append(fixed_timer_model(events, latency_s))
-    print()
-    print_table(rows)
+    return runs
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Replay capture sessions against the event-driven schedule and the "
+        "fixed 30 s beat; print LLM calls, hud freshness, labelled moments answered, cost.",
+    )
+    parser.add_argument("--speed", type=float, default=1.0, help="replay speed (default 1.0)")
+    parser.add_argument("--llm-delay-s", type=float, default=1.0, help="LLM latency (default 1.0)")
+    parser.add_argument(
+        "--moments", action="store_true", help="list each labelled moment's moment→hud too"
+    )
+    parser.add_argument(
+        "--session",
+        action="append",
+        type=session_path,
+        help=f"{', '.join(NAMED_SESSIONS)} or a session file; repeatable (default: all named)",
+    )
+    args = parser.parse_args(argv)
+    if not (math.isfinite(args.speed) and args.speed > 0):
+        parser.error("--speed must be a positive number")
+    if not (math.isfinite(args.llm_delay_s) and args.llm_delay_s >= 0):
+        parser.error("--llm-delay-s must be 0 or more")
+    sessions = []
+    for path in args.session or NAMED_SESSIONS.values():
+        try:
+            events = load_session(path)
+            sessions.append(Session(path, events, load_moments(path, events)))
+        except (OSError, ValueError) as exc:
+            parser.error(f"--session {path}: {exc}")
+    # the replayers' and fake LLMs' own log lines: warnings only (a failed post), on stderr
+    configure_logging("console", "warning", stream=sys.stderr)
+    speed: float = args.speed
+    price = load_prices()[PRICED_MODEL]
+    print(
+        f"sinain-relay hud freshness at speed {speed:g}, fake LLM (mode summarise) answering "
+        f"after {args.llm_delay_s:g} s; "
+        + "; ".join(
+            f"{c.name}: debounce {c.debounce_ms / 1000:g} s, interval {c.interval_ms / 1000:g} s, "
+            f"economy {'on' if c.economy else 'off'}"
+            for c in CONFIGS
+        )
+    )
+    if speed != 1:
+        print(
+            f"  debounce, interval, AGENT_MAX_AGE_MS and the LLM delay divided by {speed:g}; "
+            "figures multiplied back (session seconds)"
+        )
+    for session in sessions:
+        print()
+        runs = replay(session, speed, args.llm_delay_s)
+        print()
+        print_table([measured(run, session, speed, price) for run in runs])
+        if args.moments and session.moments is not None:
+            print()
+            print_moments(session, runs, speed)
     print()
     print(
-        f"  the model's LLM latency: {latency_s:.2f} s (the measured median latencyMs). "
-        "Session seconds throughout; see the module docstring for each column."
+        f"  $/h: the entries' tokens (prompt and answer characters / 4) at {PRICED_MODEL}'s "
+        f"${price.input:.2f} / ${price.output:.2f} per million tokens in / out, per hour of "
+        "session time. Session seconds throughout; the module docstring defines each column."
     )
     return 0
 
