@@ -30,9 +30,10 @@ scrolling; the fix, a type error from mypy, its fix, the tests passing; a chat (
 a review, a reply typed and sent); a five-minute call with many transcript chunks (fillers such
 as "mm-hm", "yeah", "okay"; an agenda, questions, decisions; a shared dashboard; a call
 timer ticking); a pull request whose checks run and pass, a quick peek at another app and
-back; four idle minutes with nothing, then only identical frames; a review of a colleague's
-branch that dies with a traceback, a chat about it, her fix, the tests passing, an approval;
-a last focused stretch on the README, and identical frames to the end.
+back; about five idle minutes with nothing, amid identical frames of the same page; a
+review of a colleague's branch that dies with a traceback, a chat about it, her fix, the
+tests passing, an approval; a last focused stretch on the README, and two minutes of
+identical frames to the end.
 
 The labelling rule
 ------------------
@@ -247,11 +248,10 @@ class Timeline:
         self.say(self.rng.choice(FILLERS), memo=memo)
 
 
-def clock(t: float, seconds: bool = False) -> str:
-    """The time of day at session second ``t``, ``10:07`` (or ``10:07:42``)."""
+def clock(t: float) -> str:
+    """The time of day at session second ``t``, as a status line shows it: ``10:07``."""
     now = START_CLOCK_S + int(t)
-    hm = f"{now // 3600:02d}:{now // 60 % 60:02d}"
-    return f"{hm}:{now % 60:02d}" if seconds else hm
+    return f"{now // 3600:02d}:{now // 60 % 60:02d}"
 
 
 # -- what is on screen -------------------------------------------------------------------------
