@@ -2,8 +2,8 @@
 
 Run from the repository root::
 
-    python -m bench.bench_freshness --speed 10    # both sessions: about 5 minutes
-    python -m bench.bench_freshness               # at real speed: about 45 minutes
+    python -m bench.bench_freshness --speed 10    # both sessions: about 4 minutes
+    python -m bench.bench_freshness               # at real speed: about 41 minutes
     python -m bench.bench_freshness --session demo --llm-delay-s 2.5
     python -m bench.bench_freshness --session my_session.jsonl
 
