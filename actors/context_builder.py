@@ -123,11 +123,13 @@ class ContextBuilder(RelayActor):
         if change.detail:
             why["change"] = change.detail
         if not change.strong:
-            if change.reason == "minor" and request.stale_in_s <= 0:
+            if change.reason == "minor" and request.stale_in_s <= 0 and request.calls_left >= 2:
                 why["reason"] = "minor_stale"
                 return None
             self._tell_peer(self._digest, DigestStore.record_minor_skip)
-            recheck = request.stale_in_s if change.reason == "minor" else None
+            recheck = (
+                request.stale_in_s if change.reason == "minor" and request.stale_in_s > 0 else None
+            )
             return TickDone(request.tick_id, "minor", None, dict(why), recheck_in_s=recheck)
         settle_ms = request.config.effective_debounce_ms
         if change.reason in ("app", "window") and settle_ms:
@@ -138,7 +140,7 @@ class ContextBuilder(RelayActor):
                 return TickDone(
                     request.tick_id, "deferred", None, detail, recheck_in_s=(until - now_ms) / 1000
                 )
-        if not request.may_call:
+        if request.calls_left < 1:
             self._tell_peer(self._digest, DigestStore.record_deferred)
             return TickDone(request.tick_id, "deferred", None, {**why, "waiting": "budget"})
         return None

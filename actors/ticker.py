@@ -2,12 +2,22 @@
 
 Ticks are driven by events. The buffers publish each commit; a :class:`News` doorbell
 subscribed to both rings tells the Ticker when their activity counters move (the agent's own
-hud line does not count). A tick then runs:
+hud line does not count). With ``economy`` on (the default) a tick then runs:
 
-- ``debounceMs`` after the last new item (a burst of events makes one tick, not many);
-- at the latest ``intervalMs`` after the previous tick while anything is new (a steady
-  stream of events cannot postpone it for ever); after a quiet spell longer than the
-  interval, that is at once;
+- ``debounceMs`` after the first item no tick has looked at yet, so while items keep coming
+  a tick looks every ``debounceMs``; the first item after a quiet spell (nothing for
+  ``intervalMs``) is looked at after :data:`FIRST_LOOK_S` (or the debounce, if shorter).
+  Looking is cheap: the context builder calls the LLM only when the window changed
+  meaningfully since the last call (:mod:`actors.core.change`), and asks to be looked at
+  again when a burst of switching may have settled or a small change gets an interval old;
+- and the calls are budgeted as a fixed beat of ``intervalMs`` would make them: each slot of
+  the beat in which anything arrived earns one, at most :data:`CALL_BANK` are kept, one is
+  allowed ahead. A meaningful change needs one call left, a small one two.
+
+With ``economy`` off, a tick runs ``debounceMs`` after the *last* new item (a burst of events
+makes one tick), at the latest ``intervalMs`` after the previous tick while anything is new
+(at once after a longer quiet spell), and calls on every new window. Either way a tick runs:
+
 - never sooner than ``cooldownMs`` after the start of the previous LLM call;
 - never while the circuit is open (the probe waits for the end of the cooling-off);
 - never while a tick is in flight: it runs when that one ends.
@@ -28,6 +38,7 @@ no screen event, does not end it.
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,7 +72,7 @@ def _NO_TIMER() -> None:  # noqa: N802 - a constant that is called like a Cancel
 FIRST_LOOK_S = 1.0
 """With economy on, how soon the first news after a quiet spell (nothing for an interval) is
 looked at (the debounce, if shorter)."""
-CALL_BANK = 4.0
+CALL_BANK = 10.0
 """Calls the budget keeps for later at most (see the module)."""
 
 UNAVAILABLE_RETRY_S = 1.0
@@ -318,7 +329,7 @@ class Ticker(RelayActor):
             self._tick_done_reply,
             self._cell.fingerprint,
             last_gist=self._cell.gist,
-            may_call=not config.economy or self._calls_left >= 1,
+            calls_left=self._calls_left if config.economy else math.inf,
             stale_in_s=max(0.0, stale_at - now),
         )
         if not self._tell_peer(self._context, ContextBuilder.run_tick, request):

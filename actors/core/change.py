@@ -13,7 +13,8 @@ Strong changes call at once (after the schedule's debounce):
   traceback, ``FAILED``, ``error:``, an exception, a panic); ``fixed``: the errors on the
   last call's newest screen are gone from the newest screen, or a success line appeared
   (``5 passed``, ``Build succeeded``);
-- ``question``: a new transcript chunk asks something;
+- ``question``: a new transcript chunk asks something (:data:`QUESTION_WORDS` words of
+  content at least);
 - ``speech``: new transcript chunks hold at least :data:`SPEECH_WORDS` words that are not
   fillers;
 - ``screen``: at least :data:`SCREEN_SHARE` of the lines of the new screen events were not on
@@ -91,11 +92,13 @@ FILLERS = frozenset(
 """Words of three letters or more that carry no content on their own in speech."""
 
 _WORD = re.compile(r"[^\W\d_]+")
-_FIXED = re.compile(
-    r"\b\d+ passed\b|\ball tests passed\b|\bbuild succeeded\b|\bcompiled successfully\b"
-    r"|\bsuccessfully\b|\b0 errors\b|✓|✔",
+_PASSED = re.compile(
+    r"\bpassed\b|\bsucceeded\b|\bsuccessful(?:ly)?\b|\b0 errors\b|\bno issues found\b|✓|✔",
     re.IGNORECASE,
 )
+QUESTION_WORDS = 3
+"""Words (of three letters or more, fillers aside) a question needs to call on its own: "do
+we have an alert on the retry rate?" does, "again?" does not."""
 
 
 def line_key(line: str) -> str:
@@ -191,19 +194,17 @@ def judge(before: Gist | None, window: ContextWindow, after: Gist) -> Change:
         return Change("error", strong=True, detail=errors[0].strip()[:80])
     if before.errors and not after.errors and after.newest_screen_ms > before.newest_screen_ms:
         return Change("fixed", strong=True, detail="the errors are gone")
-    fixed = [raw for raw in new_lines.values() if _FIXED.search(raw)]
-    if fixed and before.errors:
-        return Change("fixed", strong=True, detail=fixed[0].strip()[:80])
+    passed = [raw for raw in new_lines.values() if _PASSED.search(raw)]
+    if passed:
+        return Change("passed", strong=True, detail=passed[0].strip()[:80])
     new_speech = [chunk.text for chunk in window.audio if line_key(chunk.text) not in before.speech]
-    question = next((text for text in new_speech if "?" in text), "")
+    question = next(
+        (text for text in new_speech if "?" in text and len(_content(text)) >= QUESTION_WORDS),
+        "",
+    )
     if question:
         return Change("question", strong=True, detail=question[:80])
-    words = [
-        word
-        for text in new_speech
-        for word in line_key(text).split()
-        if len(word) > 2 and word not in FILLERS
-    ]
+    words = [word for text in new_speech for word in _content(text)]
     if len(words) >= SPEECH_WORDS:
         return Change("speech", strong=True, detail=f"{len(words)} words")
     count = len(new_lines)
@@ -216,10 +217,16 @@ def judge(before: Gist | None, window: ContextWindow, after: Gist) -> Change:
     return Change("nothing", strong=False)
 
 
+def _content(text: str) -> list[str]:
+    """The words of ``text`` that carry content: three letters or more, not fillers."""
+    return [word for word in line_key(text).split() if len(word) > 2 and word not in FILLERS]
+
+
 def settling_until(window: ContextWindow, now_ms: int, settle_ms: int) -> int | None:
-    """While the user is switching between apps or windows in a burst, when it may have
-    settled: ``settle_ms`` after the newest switch, if another came less than ``settle_ms``
-    before it; else ``None`` (a single switch is acted on at once)."""
+    """While the user is switching between apps or windows, when it may have settled:
+    ``settle_ms`` after the newest switch, if another came less than ``settle_ms`` before it
+    (a burst), or if the switch shows no text yet (its text usually follows within a second or
+    two, and the call should see it); else ``None`` (a single switch is acted on at once)."""
     switches: list[int] = []
     previous: ScreenEvent | None = None
     for event in window.screen:
@@ -228,7 +235,12 @@ def settling_until(window: ContextWindow, now_ms: int, settle_ms: int) -> int | 
         ):
             switches.append(event.received_at)
         previous = event
-    if len(switches) < 2 or switches[-1] + settle_ms <= now_ms:
+    if not switches or switches[-1] + settle_ms <= now_ms:
+        return None
+    newest = window.screen[-1]
+    if not newest.ocr and newest.received_at == switches[-1]:
+        return switches[-1] + settle_ms
+    if len(switches) < 2:
         return None
     if switches[-1] - switches[-2] >= settle_ms:
         return None

@@ -7,6 +7,7 @@ sends a :class:`TickDone` to the Ticker (the steps need not know the Ticker).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -45,8 +46,9 @@ class TickRequest:
     """The fingerprint of the window of the last successful LLM call."""
     last_gist: Gist | None = None
     """What the window of the last successful LLM call held (what a change is judged against)."""
-    may_call: bool = True
-    """The call budget has a call left: a meaningful change may call now."""
+    calls_left: float = math.inf
+    """The call budget: a meaningful change may call with one left, a minor one that is an
+    interval old with two (one stays for what matters)."""
     stale_in_s: float = 0.0
     """How soon the last call is old enough for a minor change to call too (0: now)."""
 

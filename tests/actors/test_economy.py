@@ -165,10 +165,29 @@ def test_a_minor_change_is_summarised_once_an_interval_old(
     assert logs.named("tick")[-1]["outcome"] == "minor"
     assert fake_llm.calls == 1
     assert ticker_status(relay)["nextTickInMs"] == 27_000  # 30 s after the call began, at 1 s
-    advance(relay, clock, 27)
+    advance(relay, clock, 26.5)  # into the beat's next slot, where flicker earns a call
+    show(relay, CODE + "\n# a comment", app="Code")
+    advance(relay, clock, 0.5)
     settled(relay, logs, 3)
     assert fake_llm.calls == 2
     assert logs.named("tick")[-1]["reason"] == "minor_stale"
+
+
+def test_a_minor_change_does_not_spend_the_last_call(
+    start: Callable[..., Relay], clock: FakeClock, fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    relay = start()
+    show(relay, CODE, app="Code")
+    advance(relay, clock, 1)
+    settled(relay, logs, 1)
+    show(relay, CODE + "\n# a comment", app="Code")
+    advance(relay, clock, 3)
+    settled(relay, logs, 2)
+    advance(relay, clock, 27)  # an interval old, but no news since: one call left, kept
+    settled(relay, logs, 3)
+    assert fake_llm.calls == 1
+    assert logs.named("tick")[-1]["outcome"] == "minor"
+    assert ticker_status(relay)["nextTickInMs"] is None
 
 
 def test_with_economy_off_every_new_window_is_called(

@@ -226,3 +226,31 @@ def test_a_burst_of_switching_settles_before_it_is_acted_on(session: Session) ->
     session.show("General", app="Slack", title="general")  # the same screen: still settling
     assert settling_until(session.window(), session.at, 3_000) == last + 3_000
     assert settling_until(session.window(), last + 3_000, 3_000) is None
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    ["21 passed in 0.42s", "All checks have passed", "Build succeeded", "Success: no issues found"],
+)
+def test_a_command_that_passes_is_news_even_without_an_error_before(
+    session: Session, outcome: str
+) -> None:
+    before = session.called()
+    session.show(CODE + "\n" + outcome)
+    change = session.change(before)
+    assert (change.reason, change.strong) == ("passed", True)
+
+
+@pytest.mark.parametrize("filler_question", ["again?", "anything else?", "right?", "yeah?"])
+def test_a_question_of_fillers_is_not_news(session: Session, filler_question: str) -> None:
+    before = session.called()
+    session.say(filler_question)
+    assert not session.change(before).strong
+
+
+def test_a_switch_without_text_yet_waits_for_its_text(session: Session) -> None:
+    session.show("", app="Slack", title="general", kind="context")
+    switched = session.at
+    assert settling_until(session.window(), session.at, 3_000) == switched + 3_000
+    session.show("Priya: can you review my PR?", app="Slack", title="general")
+    assert settling_until(session.window(), session.at, 3_000) is None
