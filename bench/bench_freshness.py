@@ -45,7 +45,8 @@ characters of the prompt, the relay's one message, and of its answer).
 
 ``--speed S`` replays S times faster and divides debounce, interval, ``AGENT_MAX_AGE_MS`` and
 the LLM delay by S; the figures are multiplied back. They are approximate above 1: the relay's
-own work and the HTTP round trips are not scaled, and the prompt's ages (``[12s ago]``) are
+own work, the HTTP round trips and the relay's constants that are not settings (the economy's
+first look after a quiet spell) are not scaled, and the prompt's ages (``[12s ago]``) are
 wall seconds. It prints figures and asserts nothing.
 """
 
