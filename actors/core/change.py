@@ -106,6 +106,10 @@ def line_key(line: str) -> str:
     return " ".join(_WORD.findall(line.casefold()))
 
 
+_speech_key = functools.lru_cache(maxsize=1024)(line_key)
+""":func:`line_key` of a transcript chunk or a title, remembered: a chunk is in many windows."""
+
+
 @dataclass(frozen=True, slots=True)
 class Gist:
     """What the comparison keeps of one window."""
@@ -153,20 +157,26 @@ def gist(window: ContextWindow) -> Gist:
     """What :func:`judge` needs of ``window``."""
     lines: set[str] = set()
     for event in window.screen:
-        lines.update(_keyed(_screen_text(event))[1])
+        for text in _texts(event):
+            lines.update(_keyed(text)[1])
     newest = window.screen[-1] if window.screen else None
     return Gist(
         app=window.current_app,
-        title=line_key(newest.window_title or newest.title) if newest is not None else "",
+        title=_speech_key(newest.window_title or newest.title) if newest is not None else "",
         lines=frozenset(lines),
         errors=_keyed(newest.ocr)[2] if newest is not None else frozenset(),
         newest_screen_ms=newest.received_at if newest is not None else 0,
-        speech=frozenset(line_key(a.text) for a in window.audio),
+        speech=frozenset(_speech_key(a.text) for a in window.audio),
     )
 
 
-def _screen_text(event: ScreenEvent) -> str:
-    return event.ocr if not event.narrative else f"{event.ocr}\n{event.narrative}"
+def _texts(event: ScreenEvent) -> tuple[str, ...]:
+    """The texts of ``event`` whose lines are compared: its OCR, and its narrative if any.
+
+    Each is keyed apart: the strings are those the event holds, so the cache finds them by a
+    hash Python keeps with each string, where a joined copy would be hashed anew every tick.
+    """
+    return (event.ocr, event.narrative) if event.narrative else (event.ocr,)
 
 
 def judge(before: Gist | None, window: ContextWindow, after: Gist) -> Change:
@@ -182,13 +192,14 @@ def judge(before: Gist | None, window: ContextWindow, after: Gist) -> Change:
     for event in window.screen:
         if event.received_at <= before.newest_screen_ms:
             continue
-        pairs, event_keys, _ = _keyed(_screen_text(event))
-        keys |= event_keys
-        if event_keys <= before.lines:
-            continue
-        for raw, key in pairs:
-            if key not in before.lines:
-                new_lines.setdefault(key, raw)
+        for text in _texts(event):
+            pairs, text_keys, _ = _keyed(text)
+            keys |= text_keys
+            if text_keys <= before.lines:
+                continue
+            for raw, key in pairs:
+                if key not in before.lines:
+                    new_lines.setdefault(key, raw)
     errors = [raw for raw in new_lines.values() if is_error(raw)]
     if errors:
         return Change("error", strong=True, detail=errors[0].strip()[:80])
@@ -197,7 +208,7 @@ def judge(before: Gist | None, window: ContextWindow, after: Gist) -> Change:
     passed = [raw for raw in new_lines.values() if _PASSED.search(raw)]
     if passed:
         return Change("passed", strong=True, detail=passed[0].strip()[:80])
-    new_speech = [chunk.text for chunk in window.audio if line_key(chunk.text) not in before.speech]
+    new_speech = [c.text for c in window.audio if _speech_key(c.text) not in before.speech]
     question = next(
         (text for text in new_speech if "?" in text and len(_content(text)) >= QUESTION_WORDS),
         "",
@@ -219,7 +230,7 @@ def judge(before: Gist | None, window: ContextWindow, after: Gist) -> Change:
 
 def _content(text: str) -> list[str]:
     """The words of ``text`` that carry content: three letters or more, not fillers."""
-    return [word for word in line_key(text).split() if len(word) > 2 and word not in FILLERS]
+    return [word for word in _speech_key(text).split() if len(word) > 2 and word not in FILLERS]
 
 
 def settling_until(window: ContextWindow, now_ms: int, settle_ms: int) -> int | None:
@@ -248,4 +259,4 @@ def settling_until(window: ContextWindow, now_ms: int, settle_ms: int) -> int | 
 
 
 def _title(event: ScreenEvent) -> str:
-    return line_key(event.window_title or event.title)
+    return _speech_key(event.window_title or event.title)
