@@ -52,6 +52,7 @@ from actors.core.exclusion import ExclusionRule, Exclusions
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE
 from actors.core.redaction import Redactor
 from actors.kernel.base import NORMAL_EXIT, Reporter
+from actors.kernel.file_modes import situation_risks
 from actors.kernel.published import Published
 from actors.kernel.storage import (
     MEMORY,
@@ -255,6 +256,18 @@ def situation_writer(
         return SituationWriter.start(path=path, outbox=outbox, digest=hs.digest, report=report)
 
     log.info("situation.file", actor="root", path=path)
+    for risk in situation_risks(path):
+        log.warning(
+            "situation.file_replaceable_by_others",
+            actor="root",
+            path=path,
+            directory=risk.directory,
+            mode=risk.mode,
+            why=risk.why,
+            fix=risk.fix,
+            note="the plugin reads SITUATION.md as its context: a file another user puts there "
+            "would speak to it in the user's name",
+        )
     # No ping deadline: a write stuck on a dead disk holds only this actor, and the outbox
     # keeps just the newest situation meanwhile (see actors.situation_writer).
     return outbox, (ChildSpec("situation", situation, hs.situation, shutdown_timeout_s=1.0),)

@@ -20,22 +20,42 @@ move aside a file the first is writing; the second is refused instead (:class:`D
 The kernel drops the lock when its process ends, however it ends, so a killed relay never
 leaves a stale lock behind. The lock is per open file: a second open in the same process is
 refused too.
+
+Only the relay's user may read the data: a directory it creates is ``0700``, and every file
+it makes there is ``0600`` whatever the umask (the lock file, and each database file,
+created before SQLite opens it, since SQLite gives a database's ``-wal``, ``-shm`` and
+journal files the database file's mode). A directory that already exists is the user's
+choice and is left as it is; if others may enter it, a warning says so at every start, with
+the command that fixes it. The relay's own files in it that others may read (left by a
+crash or an older relay) are made ``0600``, with an info line naming them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
+import re
 import secrets
+import shlex
 import shutil
 import sqlite3
+import stat
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import structlog
+
+from actors.kernel.file_modes import (
+    PRIVATE_DIR,
+    PRIVATE_FILE,
+    inspect,
+    open_to_others,
+    readable_by_others,
+)
 
 log = structlog.get_logger("relay")
 
@@ -129,7 +149,7 @@ def lock_directory(directory: Path) -> DirectoryLock:
     """
     path = directory / LOCK_FILE
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
     except OSError as exc:
         msg = f"cannot open the lock file {path}: {exc}"
         raise StorageError(msg) from exc
@@ -198,8 +218,35 @@ memory and the files are read only at start and for history ranges, so a small c
 no speed and keeps the resident size down."""
 
 
+def _create_private(path: str | Path) -> None:
+    """Create ``path`` empty and ``0600`` (whatever the umask) if it does not exist.
+
+    Raises:
+        OSError: it cannot be created.
+    """
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_FILE)
+    except FileExistsError:
+        return
+    try:
+        os.fchmod(fd, PRIVATE_FILE)
+    finally:
+        os.close(fd)
+
+
 def connect(store: Store) -> sqlite3.Connection:
-    """A connection for the calling thread, in autocommit mode (transactions are explicit)."""
+    """A connection for the calling thread, in autocommit mode (transactions are explicit).
+
+    A missing database file is created ``0600`` first, so SQLite's files beside it are too.
+
+    Raises:
+        sqlite3.OperationalError: the file cannot be created or opened.
+    """
+    try:
+        _create_private(store.path)
+    except OSError as exc:
+        msg = f"unable to create {store.path}: {exc}"
+        raise sqlite3.OperationalError(msg) from exc
     db = sqlite3.connect(store.path, isolation_level=None, timeout=10.0)
     try:
         db.execute("PRAGMA journal_mode=WAL")
@@ -253,12 +300,101 @@ def _open_part(store: Store, part: str) -> tuple[str, bool]:
 
 
 def _move_aside(path: Path) -> str:
+    """Rename ``path`` and its ``-wal`` and ``-shm`` files; the copies are ``0600``, since
+    whatever can still be read in them is the user's."""
     target = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
     for suffix in ("", "-wal", "-shm"):
         part = Path(f"{path}{suffix}")
         if part.exists():
-            part.replace(Path(f"{target}{suffix}"))
+            moved = part.replace(Path(f"{target}{suffix}"))
+            with contextlib.suppress(OSError):  # another user's file: the rename was enough
+                os.chmod(moved, PRIVATE_FILE)
     return str(target)
+
+
+_OWN_FILE = re.compile(
+    rf"({'|'.join(MIGRATIONS)})\.db(\.corrupt-\d{{8}}T\d{{6}})?(-wal|-shm|-journal)?"
+)
+"""The names of the files the relay makes in a data directory, besides :data:`LOCK_FILE`."""
+
+
+def _is_own_file(name: str) -> bool:
+    return name == LOCK_FILE or _OWN_FILE.fullmatch(name) is not None
+
+
+def _make_private_directory(directory: Path) -> None:
+    """Create ``directory`` ``0700`` (its missing parents as the umask says); leave an
+    existing one as it is.
+
+    Raises:
+        StorageError: it cannot be created, or something else stands at its path.
+    """
+    try:
+        directory.mkdir(mode=PRIVATE_DIR, parents=True)
+    except FileExistsError:
+        if directory.is_dir():
+            return
+        msg = f"cannot create the data directory {directory}: a file stands there"
+        raise StorageError(msg) from None
+    except OSError as exc:
+        msg = f"cannot create the data directory {directory}: {exc}"
+        raise StorageError(msg) from exc
+    try:
+        os.chmod(directory, PRIVATE_DIR)  # mkdir's mode went through the umask
+    except OSError as exc:
+        msg = f"cannot make the data directory {directory} private: {exc}"
+        raise StorageError(msg) from exc
+
+
+def _check_privacy(directory: Path) -> None:
+    """Make the relay's own files in ``directory`` ``0600``; warn if others may enter it.
+
+    Files that are not the relay's are never changed: they are named in the warning when
+    others may read them through the directory.
+    """
+    tightened: dict[str, str] = {}
+    readable: list[str] = []
+    try:
+        paths = sorted(directory.iterdir())
+    except OSError:  # a directory we may write but not list (-wx): nothing to see in it
+        paths = []
+    for path in paths:
+        try:
+            entry = inspect(path, follow=False)
+        except OSError:
+            continue  # gone meanwhile
+        if not stat.S_ISREG(entry.mode) or not readable_by_others(entry):
+            continue
+        if not _is_own_file(path.name):
+            readable.append(path.name)
+            continue
+        try:
+            os.chmod(path, PRIVATE_FILE)
+        except OSError:  # not ours to change (another user's): the warning below names it
+            readable.append(path.name)
+            continue
+        tightened[path.name] = entry.octal
+    if tightened:
+        log.info(
+            "storage.file_modes_tightened",
+            actor="root",
+            path=str(directory),
+            was=tightened,
+            now=f"{PRIVATE_FILE:04o}",
+        )
+    entry = inspect(directory)
+    if open_to_others(entry):
+        log.warning(
+            "storage.data_dir_not_private",
+            actor="root",
+            path=str(directory),
+            mode=entry.octal,
+            readable_files=readable,
+            fix=f"chmod 700 {shlex.quote(str(directory))}",
+            note="other users of this machine may open the data directory, which holds "
+            "what the user heard and saw; the relay does not change the mode of a directory "
+            "that was there before it started",
+        )
 
 
 def _memory_directory() -> Path:
@@ -284,13 +420,11 @@ def open_storage(data_dir: str, sync: str = "full") -> StorageInfo:
         sync = "off"
     else:
         directory = Path(data_dir).expanduser().resolve()
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            msg = f"cannot create the data directory {directory}: {exc}"
-            raise StorageError(msg) from exc
+        _make_private_directory(directory)
         lock = lock_directory(directory)
     try:
+        if lock is not None:
+            _check_privacy(directory)
         info = _open_parts(directory, sync)
     except BaseException:
         if lock is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import resource
 import time
 from collections.abc import Callable, Iterator
@@ -84,6 +85,40 @@ def test_a_directory_at_the_path_fails_the_write_and_leaves_no_temporary(tmp_pat
     assert path.is_dir()
     assert (path / "kept").read_text() == "inside"
     assert [p.name for p in tmp_path.iterdir()] == ["SITUATION.md"]
+
+
+# -- who else may replace the file ---------------------------------------------------------------
+
+
+def test_a_situation_directory_others_can_write_is_warned_of_at_start(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, tmp_path: Path, logs: LogSink
+) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    os.chmod(workspace, 0o777)  # anyone may rename SITUATION.md away and put their own there
+
+    make_relay(writing(fake_llm, workspace / "SITUATION.md"))
+
+    (warning,) = logs.named("situation.file_replaceable_by_others")
+    assert warning["level"] == "warning"
+    assert warning["path"] == str(workspace / "SITUATION.md")
+    assert warning["directory"] == str(workspace)
+    assert warning["mode"] == "0777"
+    assert warning["fix"] == f"chmod go-w {workspace}"
+
+
+@pytest.mark.parametrize("mode", [0o1777, 0o755, 0o700])
+def test_a_situation_directory_only_the_user_can_change_gives_no_warning(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, tmp_path: Path, logs: LogSink, mode: int
+) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    os.chmod(workspace, mode)  # with the sticky bit, only an entry's owner may replace it
+
+    make_relay(writing(fake_llm, workspace / "SITUATION.md"))
+
+    assert logs.named("situation.file")
+    assert not logs.named("situation.file_replaceable_by_others")
 
 
 # -- the writer in a relay -----------------------------------------------------------------------

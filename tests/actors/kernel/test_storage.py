@@ -5,6 +5,8 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -199,3 +201,117 @@ def test_a_locked_data_directory_is_refused_not_replaced_by_memory(
         assert not logs.named("storage.unusable_serving_from_memory")
     finally:
         close_storage(held)
+
+
+# -- who else may read the files -----------------------------------------------------------------
+
+
+@pytest.fixture
+def permissive_umask() -> Iterator[None]:
+    """The common umask (022: new files readable by all), whatever the test process has."""
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def mode_of(path: Path | str) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+@pytest.mark.usefixtures("permissive_umask")
+def test_a_new_data_directory_and_every_file_in_it_are_the_users_alone(
+    tmp_path: Path, logs: LogSink
+) -> None:
+    directory = tmp_path / "parent" / "data"
+    info = open_storage(str(directory))
+    dbs = [connect(store) for store in info.stores.values()]
+    try:
+        for db in dbs:  # a write makes the -wal and -shm files, which live while it is open
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('probe', 'x')")
+        files = sorted(p.name for p in directory.iterdir())
+        assert files == sorted(
+            [LOCK_FILE] + [f"{part}.db{suffix}" for part in MIGRATIONS for suffix in WAL_FILES]
+        )
+        assert mode_of(directory) == 0o700
+        assert {name: mode_of(directory / name) for name in files} == dict.fromkeys(files, 0o600)
+    finally:
+        for db in dbs:
+            db.close()
+        close_storage(info)
+    assert not logs.named("storage.data_dir_not_private")
+
+
+WAL_FILES = ("", "-wal", "-shm")
+
+
+@pytest.mark.usefixtures("permissive_umask")
+def test_a_fresh_file_after_a_corrupt_one_is_private_and_so_is_the_moved_copy(
+    tmp_path: Path,
+) -> None:
+    close_storage(open_storage(str(tmp_path)))
+    feed_path = tmp_path / "feed.db"
+    feed_path.unlink()
+    feed_path.write_bytes(b"this is not a database" * 100)
+    os.chmod(feed_path, 0o644)
+
+    again = open_storage(str(tmp_path))
+    close_storage(again)
+
+    (moved,) = again.moved_aside
+    assert mode_of(moved) == 0o600
+    assert mode_of(feed_path) == 0o600
+
+
+@pytest.mark.usefixtures("permissive_umask")
+def test_a_directory_others_can_read_is_left_as_it_is_with_a_warning_that_says_the_fix(
+    tmp_path: Path, logs: LogSink
+) -> None:
+    directory = tmp_path / "shared"
+    directory.mkdir()
+    os.chmod(directory, 0o755)
+    (directory / "notes.txt").write_text("the user's own file")
+    os.chmod(directory / "notes.txt", 0o644)
+
+    close_storage(open_storage(str(directory)))
+
+    assert mode_of(directory) == 0o755  # the user chose it: theirs to change
+    assert mode_of(directory / "notes.txt") == 0o644
+    (warning,) = logs.named("storage.data_dir_not_private")
+    assert warning["level"] == "warning"
+    assert warning["path"] == str(directory)
+    assert warning["mode"] == "0755"
+    assert warning["fix"] == f"chmod 700 {directory}"
+    assert warning["readable_files"] == ["notes.txt"]
+
+
+def test_the_relays_own_files_left_readable_by_an_older_relay_are_made_private(
+    tmp_path: Path, logs: LogSink
+) -> None:
+    close_storage(open_storage(str(tmp_path)))
+    for name in ("feed.db", "agent.db", LOCK_FILE):
+        os.chmod(tmp_path / name, 0o644)
+    (tmp_path / "sense.db-wal").write_bytes(b"")  # left behind by a crash
+    os.chmod(tmp_path / "sense.db-wal", 0o644)
+
+    close_storage(open_storage(str(tmp_path)))
+
+    for name in ("feed.db", "agent.db", "sense.db", LOCK_FILE):
+        assert mode_of(tmp_path / name) == 0o600, name
+    (tightened,) = logs.named("storage.file_modes_tightened")
+    assert tightened["was"] == {
+        "agent.db": "0644",
+        "feed.db": "0644",
+        LOCK_FILE: "0644",
+        "sense.db-wal": "0644",
+    }
+
+
+def test_a_private_directory_gives_no_warning(tmp_path: Path, logs: LogSink) -> None:
+    directory = tmp_path / "mine"
+    directory.mkdir(mode=0o700)
+    os.chmod(directory, 0o700)
+    close_storage(open_storage(str(directory)))
+    assert not logs.named("storage.data_dir_not_private")
+    assert not logs.named("storage.file_modes_tightened")
