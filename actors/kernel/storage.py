@@ -37,6 +37,8 @@ from pathlib import Path
 
 import structlog
 
+from actors.core.error_text import safe_text
+
 log = structlog.get_logger("relay")
 
 MEMORY = ":memory:"
@@ -325,7 +327,7 @@ def _open_parts(directory: Path, sync: str) -> StorageInfo:
                 actor="root",
                 path=str(path),
                 moved_to=aside,
-                error=str(exc),
+                error=safe_text(str(exc)),
             )
             try:
                 token, new = _open_part(store, part)
