@@ -21,6 +21,7 @@ the request made just before it changed).
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Mapping, MutableMapping
 from typing import Any
@@ -38,6 +39,9 @@ _kinds: dict[str, str] = {}
 _forms: tuple[tuple[str, str], ...] = ()
 """``(form, marker)`` of every form of every remembered secret, the longest first (a secret
 inside another is replaced after it); replaced whole, so readers take it without the lock."""
+_gate: re.Pattern[str] | None = None
+"""Finds the first :data:`MIN_PIECE` characters of any form (a shorter form whole): a text
+it finds nothing in has no secret, which one search tells (most texts)."""
 
 
 def _marker(kind: str) -> str:
@@ -52,7 +56,7 @@ def _forms_of(secret: str) -> list[str]:
 
 def remember_secret(value: str, kind: str = "api-key") -> None:
     """Remember ``value`` as a secret of ``kind`` (a kind of the redactor's markers)."""
-    global _forms  # noqa: PLW0603 - the process's list, replaced whole
+    global _forms, _gate  # noqa: PLW0603 - the process's list, replaced whole
     if len(value) < MIN_SECRET:
         return
     with _lock:
@@ -61,11 +65,17 @@ def remember_secret(value: str, kind: str = "api-key") -> None:
         while len(_kinds) > KEPT:
             del _kinds[next(iter(_kinds))]
         forms = {form: _marker(k) for secret, k in _kinds.items() for form in _forms_of(secret)}
-        _forms = tuple(sorted(forms.items(), key=lambda item: -len(item[0])))
+        ordered = tuple(sorted(forms.items(), key=lambda item: -len(item[0])))
+        heads = dict.fromkeys(re.escape(form[:MIN_PIECE]) for form, _ in ordered)
+        _gate = re.compile("|".join(heads))
+        _forms = ordered
 
 
 def scrub(text: str) -> str:
     """``text`` without any remembered secret (see the module); ``text`` itself if it has none."""
+    gate = _gate
+    if gate is None or gate.search(text) is None:
+        return text
     for form, marker in _forms:
         if form in text:
             text = text.replace(form, marker)
@@ -77,13 +87,12 @@ def scrub(text: str) -> str:
 def _cut_end(text: str, form: str, marker: str) -> str:
     """``text`` with a start of ``form`` (``MIN_PIECE`` characters or more) that ends it
     replaced by ``marker``."""
-    tail = text[-(len(form) - 1) :]
     head = form[:MIN_PIECE]
-    at = tail.find(head)
+    at = text.find(head, max(len(text) - len(form) + 1, 0))
     while at != -1:
-        if form.startswith(tail[at:]):
-            return text[: len(text) - len(tail) + at] + marker
-        at = tail.find(head, at + 1)
+        if form.startswith(text[at:]):
+            return text[:at] + marker
+        at = text.find(head, at + 1)
     return text
 
 
@@ -103,7 +112,7 @@ def scrub_value(value: Any) -> Any:
 def scrub_event(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Any:
     """A structlog processor: every string of the event scrubbed (after the exception was
     rendered, so its text too)."""
-    if not _forms:
+    if _gate is None:
         return event
     for key, value in event.items():
         event[key] = scrub_value(value)
