@@ -25,6 +25,7 @@ import pykka.debug
 import structlog
 
 from actors import ChildExited, SystemClock
+from actors.core.error_text import safe_text
 from actors.kernel.malloc import TRIM_INTERVAL_S, limit_malloc_arenas, release_free_memory
 from actors.tree import start_relay
 from config import ConfigError, Settings, configure_logging, load_settings
@@ -127,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             relay = start_relay(settings, SystemClock(), on_escalate=on_escalate, prices=prices)
         except RuntimeError as exc:  # StartFailed, DataDirInUse, StorageError: a line each
-            log.error("relay.start_failed", actor="root", error=str(exc))
+            log.error("relay.start_failed", actor="root", error=safe_text(str(exc)))
             return EXIT_START_FAILED
         host, port = relay.address()
         url = f"http://{host}:{port}"

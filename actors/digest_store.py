@@ -14,6 +14,7 @@ import pykka
 from actors.core.completion import NO_OUTPUT
 from actors.core.cost import call_cost, estimate_cost
 from actors.core.entries import EMPTY_AGENT, AgentEntry, AgentSnapshot
+from actors.core.error_text import safe_text
 from actors.core.model_stats import ModelStats, models_from_json
 from actors.core.records import JSONDict
 from actors.core.situation import Situation
@@ -398,7 +399,7 @@ class DigestStore(DurableActor):
             "minorSkips": c.minor_skips,
             "deferredTicks": c.deferred,
             "failures": c.failures,
-            "lastError": c.last_error,
+            "lastError": safe_text(c.last_error) if c.last_error else None,
             "parseFailures": c.parse_failures,
             "parseSuccessRate": round((c.total_calls - c.parse_failures) / c.total_calls, 4)
             if c.total_calls

@@ -9,8 +9,13 @@ httpx on an event loop private to this actor's thread:
   honours ``Retry-After``; the retry is a message scheduled on the clock, so the actor never
   sleeps and stays free for its supervisor's pings;
 * any other failure, or a model whose retries are spent, moves on to the next of
-  ``AGENT_FALLBACK_MODELS``;
+  ``AGENT_FALLBACK_MODELS``; whatever the call raises is such a failure (an exception that is
+  no :class:`LLMError` becomes :class:`LLMUnexpectedError`), never a crash of this actor;
 * the whole chain is bounded by the tick's budget (one timeout a model).
+
+Every error text a tick reports (its log line, ``/health``'s ``lastError``) is made safe by
+:func:`~actors.core.error_text.safe_error_text`: an exception's message may quote the request's
+``Authorization`` header, or a server may echo the key it refused.
 """
 
 from __future__ import annotations
@@ -29,12 +34,14 @@ import httpx
 import pykka
 
 from actors.core.completion import Completion, parse_analysis, parse_chat_completion
+from actors.core.error_text import safe_error_text
 from actors.core.errors import (
     LLMBadResponse,
     LLMConnectionError,
     LLMError,
     LLMHTTPError,
     LLMTimeout,
+    LLMUnexpectedError,
 )
 from actors.core.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
 from actors.digest_store import DigestStore
@@ -160,7 +167,7 @@ class LLMCaller(RelayActor):
         try:
             completion = self._call(request, model, min(config.timeout_ms / 1000, remaining))
         except LLMError as exc:
-            errors = (*attempt.errors, f"{model}: {type(exc).__name__}: {exc}"[:300])
+            errors = (*attempt.errors, f"{model}: {safe_error_text(exc)}"[:300])
             delay = self._retry_delay(exc, attempt.retry)
             now = self._clock.monotonic()
             failed = replace(
@@ -179,7 +186,7 @@ class LLMCaller(RelayActor):
             return
         except Exception as exc:
             # A bug, not an LLM failure: finish the tick, then let the supervisor restart us.
-            self._fail(attempt, repr(exc))
+            self._fail(attempt, safe_error_text(exc))
             raise
         answered = LLMAttempt(model, self._clock.monotonic() - began, ok=True)
         self._succeed(replace(attempt, attempts=(*attempt.attempts, answered)), model, completion)
@@ -275,7 +282,11 @@ class LLMCaller(RelayActor):
             msg = f"no answer within {round(timeout_s * 1000)} ms"
             raise LLMTimeout(msg) from exc
         except httpx.HTTPError as exc:
-            raise LLMConnectionError(f"{type(exc).__name__}: {exc}") from exc
+            raise LLMConnectionError(safe_error_text(exc)) from exc
+        except LLMError:
+            raise
+        except Exception as exc:  # this call's failure, counted as such; the caller lives on
+            raise LLMUnexpectedError(safe_error_text(exc)) from exc
 
     async def _post(self, request: LLMRequest, model: str, timeout_s: float) -> Completion:
         assert self._client is not None, "started() creates the client"

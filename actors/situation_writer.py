@@ -29,6 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from actors.core.error_text import safe_error_text
 from actors.core.situation import Situation, render_situation
 from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
@@ -103,11 +104,11 @@ class SituationWriter(RelayActor):
         try:
             write_atomically(self._path, render_situation(situation.entry, situation.window))
         except OSError as exc:
-            self._failed(situation, f"{type(exc).__name__}: {exc}")
+            self._failed(situation, safe_error_text(exc))
         except Exception as exc:  # a text that cannot be rendered: logged and counted like a
             # failed write, so that it never restarts the agent's supervisor tick after tick
             self._log.exception("situation.render_failed", tick_id=situation.tick_id)
-            self._failed(situation, f"{type(exc).__name__}: {exc}")
+            self._failed(situation, safe_error_text(exc))
         else:
             self._log.debug(
                 "situation.written",

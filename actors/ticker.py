@@ -52,6 +52,7 @@ from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
 from actors.ticker_cells import ConfigCell, NewActivity, News
+from config.secrets import remember_secret
 from config.settings import AgentConfig
 
 LOST_TICK_GRACE_S = 5.0
@@ -408,6 +409,7 @@ class Ticker(RelayActor):
             ConfigError: a field is unknown or invalid; nothing changed.
         """
         new = self._config.updated(changes)
+        remember_secret(new.api_key)  # never in an error text or a log line
         old = self._config
         if (new.active, new.interval_ms) != (old.active, old.interval_ms):
             now = self._clock.monotonic()  # a new beat: a new quiet spell, a new budget

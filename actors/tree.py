@@ -48,6 +48,7 @@ from actors import (
     Ticker,
 )
 from actors.core.entries import EMPTY_AGENT
+from actors.core.error_text import safe_text
 from actors.core.exclusion import ExclusionRule, Exclusions
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE
 from actors.core.redaction import Redactor
@@ -67,6 +68,7 @@ from actors.situation_outbox import SituationOutbox
 from actors.ticker_cells import ConfigCell, News
 from config import Settings
 from config.prices import PriceTable, load_prices
+from config.secrets import remember_secret
 from transport import HttpTransport, Peers, Policy
 from transport.http_transport import CannotServe, check_port
 
@@ -126,9 +128,9 @@ def prepare_storage(settings: Settings) -> StorageInfo:
             "storage.unusable_serving_from_memory",
             actor="root",
             data_dir=settings.data_dir,
-            error=str(exc),
+            error=safe_text(str(exc)),
         )
-        return with_problem(open_storage(MEMORY, settings.sync), str(exc))
+        return with_problem(open_storage(MEMORY, settings.sync), safe_text(str(exc)))
 
 
 def claim_resources(settings: Settings) -> StorageInfo:
@@ -273,6 +275,21 @@ def situation_writer(
     return outbox, (ChildSpec("situation", situation, hs.situation, shutdown_timeout_s=1.0),)
 
 
+def privacy(settings: Settings) -> Redactor:
+    """The redactor as configured (a warning when it is off), and the configured secrets
+    remembered, so that no error text or log line shows them (:mod:`config.secrets`)."""
+    remember_secret(settings.agent.api_key)
+    remember_secret(settings.token, "token")
+    if not settings.redact:
+        log.warning(
+            "privacy.redaction_off",
+            actor="root",
+            note="RELAY_REDACT=off: keys, tokens, passwords, card numbers and <private> text "
+            "are stored, served and sent to the LLM as they came",
+        )
+    return Redactor(enabled=settings.redact)
+
+
 def start_relay(
     settings: Settings,
     clock: Clock,
@@ -304,14 +321,7 @@ def start_relay(
     h = hs.by_name(situation=bool(settings.situation_file))
     storage = claim_resources(settings)
     stores = storage.stores
-    redactor = Redactor(enabled=settings.redact)
-    if not settings.redact:
-        log.warning(
-            "privacy.redaction_off",
-            actor="root",
-            note="RELAY_REDACT=off: keys, tokens, passwords, card numbers and <private> text "
-            "are stored, served and sent to the LLM as they came",
-        )
+    redactor = privacy(settings)
     config = ConfigCell(settings.agent)
     feed_view, sense_view = Published(EMPTY_FEED), Published(EMPTY_SENSE)
     agent_view = Published(EMPTY_AGENT)

@@ -2,6 +2,11 @@
 
 The standard library's loggers (pykka, aiohttp, httpx) go through the same processors, so
 every line of the process has one shape.
+
+A logged exception shows its frames (file, line, function) and its message, never the frames'
+local variables: those hold what the code was handling (an ``api_key`` argument, the headers
+of a request). Every string of every line, an exception's message included, is then scrubbed
+of the secrets the relay was configured with (:func:`config.secrets.scrub`).
 """
 
 from __future__ import annotations
@@ -13,9 +18,17 @@ from typing import Any, TextIO
 import orjson
 import structlog
 
+from config.secrets import scrub_event
+
 
 def _orjson_text(obj: Any, **_kw: Any) -> str:
     return orjson.dumps(obj, default=repr).decode()
+
+
+_DICT_TRACEBACKS = structlog.processors.ExceptionRenderer(
+    structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+)
+"""``dict_tracebacks`` without the frames' locals (structlog shows them by default)."""
 
 
 def configure_logging(
@@ -37,12 +50,17 @@ def configure_logging(
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
     renderer: Any
+    tail: list[Any]
     if fmt == "console":
-        renderer = structlog.dev.ConsoleRenderer(colors=out.isatty())
-        tail: list[Any] = []
+        # the traceback as text before the scrub (with rich or better-exceptions installed the
+        # renderer's own formatter would show locals: it is told to use the plain one)
+        renderer = structlog.dev.ConsoleRenderer(
+            colors=out.isatty(), exception_formatter=structlog.dev.plain_traceback
+        )
+        tail = [structlog.processors.format_exc_info, scrub_event]
     else:
         renderer = structlog.processors.JSONRenderer(serializer=_orjson_text)
-        tail = [structlog.processors.dict_tracebacks]
+        tail = [_DICT_TRACEBACKS, scrub_event]
     structlog.configure(
         processors=[*shared, *tail, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),

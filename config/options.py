@@ -24,6 +24,7 @@ from config.settings import (
     AgentConfig,
     ConfigError,
     Settings,
+    check_api_key,
 )
 
 
@@ -193,7 +194,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "openrouter_api_key",
         "OPENROUTER_API_KEY",
-        "text",
+        "api_key",
         "the LLM key; without it the agent is off",
         agent=True,
         field="api_key",
@@ -301,6 +302,12 @@ def _parse_regex(name: str, value: str) -> str:
     return value
 
 
+def _parse_api_key(name: str, value: str) -> str:
+    if not value:
+        raise ConfigError(f"{name} must not be empty")
+    return check_api_key(name, value)
+
+
 def _parse_path(name: str, value: str) -> str:
     """``value`` with ``~`` expanded, made absolute now (a later ``chdir`` changes nothing)."""
     if not value:
@@ -312,6 +319,7 @@ _HELPERS: dict[str, Callable[[str, str], Any]] = {
     "origin_list": _parse_origins,
     "regex": _parse_regex,
     "path": _parse_path,
+    "api_key": _parse_api_key,
 }
 """The kinds read by a function of their own, given the option's name and the value."""
 

@@ -131,6 +131,40 @@ def _want_text(key: str, value: Any, *, allow_empty: bool = False) -> str:
     return value.strip()
 
 
+def check_api_key(name: str, key: str) -> str:
+    """``key`` if every character is printable ASCII, ``!`` to ``~``: an HTTP header carries
+    nothing else, and no key has a space. A quote or a space pasted with it would otherwise
+    fail every request.
+
+    Raises:
+        ConfigError: naming ``name``, the first bad character's position and what it is,
+            never the key.
+    """
+    for position, char in enumerate(key, start=1):
+        if not "!" <= char <= "~":
+            msg = (
+                f"{name} holds {_character_kind(char)} at position {position} of {len(key)}; "
+                "a key is printable ASCII without spaces (was a quote or a space copied with it?)"
+            )
+            raise ConfigError(msg)
+    return key
+
+
+def _character_kind(char: str) -> str:
+    code = f"U+{ord(char):04X}"
+    if char == " ":
+        return f"a space ({code})"
+    if char < " " or char == "\x7f":
+        return f"a control character ({code})"
+    if char.isspace():
+        return f"a non-ASCII space ({code})"
+    return f"a non-ASCII character ({code})"
+
+
+def _want_key(key: str, value: Any) -> str:
+    return check_api_key(key, _want_text(key, value, allow_empty=True))
+
+
 def _want_temperature(key: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 2:
         raise ConfigError(f"{key} must be a number from 0 to 2")
@@ -168,7 +202,7 @@ _RUNTIME_FIELDS: dict[str, tuple[str, Any]] = {
     "pushToFeed": ("push_to_feed", _want_bool),
     "logVerbose": ("log_verbose", _want_bool),
     "economy": ("economy", _want_bool),
-    "openrouterApiKey": ("api_key", lambda k, v: _want_text(k, v, allow_empty=True)),
+    "openrouterApiKey": ("api_key", _want_key),
     "fallbackModels": ("fallback_models", _want_models),
 }
 

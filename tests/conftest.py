@@ -4,6 +4,8 @@ port and an HTTP client of it. Plain helpers are in :mod:`tests.helpers`."""
 from __future__ import annotations
 
 import contextlib
+import io
+import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ import structlog
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo, close_storage, open_storage
 from actors.tree import Relay, start_relay
+from config.logs import configure_logging
 from config.settings import Settings
 from tests.helpers import LogSink, client_for, relay_settings
 from transport import streams
@@ -34,6 +37,23 @@ def logs() -> LogSink:
     )
     SINK.clear()
     return SINK
+
+
+@pytest.fixture
+def rendered_logs() -> Iterator[io.StringIO]:
+    """Every log line of the test as the relay writes it in production (JSON, at debug, the
+    standard library's loggers such as pykka's included), in place of :func:`logs`'s sink."""
+    out = io.StringIO()
+    root = logging.getLogger()
+    named = ("pykka", "httpx", "httpcore", "aiohttp.access")
+    saved = root.handlers[:], root.level, {name: logging.getLogger(name).level for name in named}
+    configure_logging("json", "debug", stream=out, cache=False)
+    yield out
+    handlers, level, levels = saved
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    for name, named_level in levels.items():
+        logging.getLogger(name).setLevel(named_level)
 
 
 @pytest.fixture(autouse=True)

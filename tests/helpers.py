@@ -117,6 +117,15 @@ def assert_error(response: httpx.Response, status: int, fragment: str) -> None:
     assert fragment in body["error"], body
 
 
+def assert_nowhere(secret: str, *texts: str, run: int = 8) -> None:
+    """No ``run`` characters in a row of ``secret`` appear in any of ``texts``: neither the
+    secret nor a piece of it long enough to matter."""
+    for text in texts:
+        for start in range(max(len(secret) - run + 1, 1)):
+            piece = secret[start : start + run]
+            assert piece not in text, f"{piece!r} of the secret in: {text[:2000]}"
+
+
 def refused_config_change(client: httpx.Client, body: dict[str, Any], status: int) -> str:
     """``POST /agent/config`` of ``body``, which must be refused with ``status`` and change
     nothing ``GET /agent/config`` shows; the error."""

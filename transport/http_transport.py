@@ -13,6 +13,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMethod, InvalidURLError, LineTooLong
 from aiohttp.web_protocol import RequestHandler
 
+from actors.core.error_text import safe_error_text
 from actors.kernel.base import RelayActor, Reporter
 from transport.app import build_app
 from transport.state import Peers, Policy
@@ -160,7 +161,7 @@ class HttpTransport(RelayActor):
             try:
                 done.result(timeout=SHUTDOWN_TIMEOUT_S + 2)
             except Exception as exc:  # still stop the loop below
-                self._log.warning("http.cleanup_failed", error=repr(exc))
+                self._log.warning("http.cleanup_failed", error=safe_error_text(exc))
         if thread.is_alive():
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout=SHUTDOWN_TIMEOUT_S)

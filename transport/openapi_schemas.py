@@ -366,7 +366,12 @@ SCHEMAS: dict[str, Schema] = {
                 "type": "boolean",
                 "description": "Call only on meaningful changes, within a fixed beat's calls.",
             },
-            "openrouterApiKey": {"type": "string", "description": "Never shown back."},
+            "openrouterApiKey": {
+                "type": "string",
+                "pattern": r"^\s*[!-~]*\s*$",
+                "description": "Printable ASCII without spaces (spaces around it are dropped); "
+                "empty removes the key. Never shown back.",
+            },
         },
         "additionalProperties": False,
         "description": "Any subset of the fields. An unknown field or a wrong type rejects "

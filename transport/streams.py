@@ -40,6 +40,7 @@ import structlog
 from aiohttp import web
 
 from actors.core.entries import AgentEntry, AgentSnapshot
+from actors.core.error_text import safe_error_text
 from actors.core.errors import RelayError
 from actors.core.records import FeedSnapshot
 from actors.kernel.published import Published
@@ -356,7 +357,9 @@ class Hub(Generic[S]):
         try:
             stored = await self._read_stored(low, limit)
         except Exception as exc:  # keeps the fan-out going: the subscribers get a gap instead
-            log.warning("stream.fill_failed", actor="http", stream=self.kind, error=str(exc))
+            log.warning(
+                "stream.fill_failed", actor="http", stream=self.kind, error=safe_error_text(exc)
+            )
             stored = ()
         finally:
             self._filling = None
@@ -453,7 +456,12 @@ class Hub(Generic[S]):
             try:
                 stored = await self._read_stored(start, min(first - start - 1, limits.replay_max))
             except Exception as exc:  # keeps the stream: the client gets a gap instead
-                log.warning("stream.replay_failed", actor="http", stream=self.kind, error=str(exc))
+                log.warning(
+                    "stream.replay_failed",
+                    actor="http",
+                    stream=self.kind,
+                    error=safe_error_text(exc),
+                )
                 stored = ()
             older = [event for event in stored if start < event.id < first]
         events = [*older, *ring[bisect.bisect_right(ring, start, key=_event_id) :]]

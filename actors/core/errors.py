@@ -51,3 +51,9 @@ class LLMConnectionError(LLMError):
 
 class LLMBadResponse(LLMError):
     """The body is not a chat completion with text content."""
+
+
+class LLMUnexpectedError(LLMError):
+    """The call failed for a reason none of the others names (a header httpx could not
+    encode, a bug): the tick fails and the caller lives on. Its message is already safe to
+    show (:func:`actors.core.error_text.safe_error_text`)."""

@@ -31,6 +31,7 @@ import structlog
 from pykka.messages import ProxyCall
 from structlog.contextvars import bound_contextvars
 
+from actors.core.error_text import safe_error_text
 from actors.core.errors import ActorUnavailable
 
 P = ParamSpec("P")
@@ -65,6 +66,8 @@ class ChildExited:
     name: str
     urn: str
     reason: str
+    """``normal``, or what killed it as :func:`~actors.core.error_text.safe_error_text` puts
+    it (the supervisor logs it)."""
 
 
 NORMAL_EXIT = "normal"
@@ -102,7 +105,7 @@ class RelayActor(pykka.ThreadingActor):
                 self.stopped()  # release whatever the failed start had taken
             finally:
                 self._fail_queued_calls()
-                self._report_exit(f"on_start failed: {exc!r}")
+                self._report_exit(f"on_start failed: {safe_error_text(exc)}")
             raise
 
     def on_stop(self) -> None:
@@ -124,7 +127,9 @@ class RelayActor(pykka.ThreadingActor):
             self.stopped()
         finally:
             self._fail_queued_calls()
-            self._report_exit(repr(exception_value))
+            self._report_exit(
+                safe_error_text(exception_value) if exception_value is not None else "failure"
+            )
 
     def started(self) -> None:
         """Start-up work, in the actor's thread. Raising here is a failed start."""

@@ -49,6 +49,7 @@ from pathlib import Path
 
 import structlog
 
+from actors.core.error_text import safe_text
 from actors.kernel.file_modes import (
     PRIVATE_DIR,
     PRIVATE_FILE,
@@ -459,7 +460,7 @@ def _open_parts(directory: Path, sync: str) -> StorageInfo:
                 actor="root",
                 path=str(path),
                 moved_to=aside,
-                error=str(exc),
+                error=safe_text(str(exc)),
             )
             try:
                 token, new = _open_part(store, part)

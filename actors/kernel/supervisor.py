@@ -22,6 +22,7 @@ from typing import Any, Literal
 import pykka
 from pykka.messages import ProxyCall
 
+from actors.core.error_text import safe_error_text
 from actors.kernel.base import NORMAL_EXIT, ChildExited, ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
 
@@ -137,7 +138,7 @@ class Supervisor(RelayActor):
             try:
                 ref.proxy().ping().get(timeout=self._start_timeout_s)
             except (pykka.ActorDeadError, pykka.Timeout) as exc:
-                msg = f"child {name} failed to start: {exc!r}"
+                msg = f"child {name} failed to start: {safe_error_text(exc)}"
                 raise RuntimeError(msg) from exc
         self._schedule_poll()
         self._log.info("supervisor.started", children=self._order)
@@ -317,7 +318,7 @@ class Supervisor(RelayActor):
             self._spawn(state)
         except Exception as exc:  # a failing start is retried by the next poll, never in a loop
             handle.state = "running"  # the poll sees it dead and counts another restart
-            self._log.error("supervisor.restart_failed", child=name, error=repr(exc))
+            self._log.error("supervisor.restart_failed", child=name, error=safe_error_text(exc))
             return
         handle.restarts += 1
         handle.last_restart_ms = self._clock.now_ms()

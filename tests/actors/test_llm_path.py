@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
+import httpx
 import pytest
 
 from actors.core.breaker import BREAKER_THRESHOLD, COOL_OFF_JITTER, COOL_OFF_MIN_S, Breaker
@@ -16,6 +19,8 @@ from actors.tree import Relay
 from tests.helpers import (
     LogSink,
     asked,
+    assert_nowhere,
+    client_for,
     last_entry,
     relay_settings,
     sense,
@@ -182,3 +187,74 @@ def test_health_shows_the_llm_path_state(
     assert ticker_status(relay)["state"] == "disabled"
     asked(relay.handles["ticker"], Ticker.update_config, {"openrouterApiKey": "k"})
     assert ticker_status(relay)["state"] == "ok"
+
+
+# -- the key in errors, health, metrics and logs ---------------------------------------------
+
+TOKEN = "llm-path-token"
+AUTHORIZED = {"Authorization": f"Bearer {TOKEN}"}
+KEY = "sk-or-v1-" + "5e1f" * 16
+PASTED = KEY + "\u201d"
+"""The key as pasted with the closing curly quote of the document it was copied from."""
+PLACEHOLDER = "local-placeholder-key-42"
+"""A key a local server takes, in no vendor's format: only the literal scrub can find it."""
+
+
+def run_one_tick(relay: Relay) -> None:
+    """Start a tick by hand and wait until it has ended (whatever its outcome)."""
+    asked(relay.handles["sense"], SenseBuffer.append, sense())
+    asked(relay.handles["ticker"], Ticker.tick)
+    wait_until(lambda: not ticker_status(relay)["inFlight"], what="the tick to end")
+
+
+def test_a_key_no_http_header_can_carry_is_refused_and_shown_nowhere(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, rendered_logs: io.StringIO
+) -> None:
+    relay = make_relay(replace(relay_settings(fake_llm, api_key=""), token=TOKEN))
+    with client_for(relay) as client:
+        answer = client.post("/agent/config", json={"openrouterApiKey": PASTED}, headers=AUTHORIZED)
+        run_one_tick(relay)
+        health = client.get("/health", headers=AUTHORIZED)
+        metrics = client.get("/metrics", headers=AUTHORIZED)
+    assert_nowhere(KEY, answer.text, health.text, metrics.text, rendered_logs.getvalue())
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert "openrouterApiKey" in error and "position 74" in error and "U+201D" in error
+    assert health.json()["agent"]["hasApiKey"] is False
+    assert relay.handles["llm"].restarts == 0
+    assert fake_llm.calls == 0
+
+
+def _raising(request: httpx.Request) -> httpx.Response:
+    msg = f"proxy refused {request.headers['Authorization']}"
+    raise RuntimeError(msg)
+
+
+def _echoing(request: httpx.Request) -> httpx.Response:
+    key = request.headers["Authorization"].removeprefix("Bearer ")
+    return httpx.Response(401, json={"error": {"message": f"key {key} is not known here"}})
+
+
+def _echoing_cut(request: httpx.Request) -> httpx.Response:
+    key = request.headers["Authorization"].removeprefix("Bearer ")
+    return httpx.Response(401, text="x" * 185 + key)  # the error keeps 200 characters
+
+
+@pytest.mark.parametrize("answer", [_raising, _echoing, _echoing_cut])
+def test_an_llm_failure_that_quotes_the_key_is_counted_and_shows_it_nowhere(
+    make_relay: Callable[..., Relay],
+    rendered_logs: io.StringIO,
+    answer: Callable[[httpx.Request], httpx.Response],
+) -> None:
+    settings = relay_settings(api_key=PLACEHOLDER, base_url="http://127.0.0.1:9/v1")
+    relay = make_relay(replace(settings, token=TOKEN), llm_transport=httpx.MockTransport(answer))
+    with client_for(relay) as client:
+        run_one_tick(relay)
+        health = client.get("/health", headers=AUTHORIZED)
+        metrics = client.get("/metrics", headers=AUTHORIZED)
+    assert_nowhere(PLACEHOLDER, health.text, metrics.text, rendered_logs.getvalue())
+    agent = health.json()["agent"]
+    assert agent["failures"] == 1
+    assert agent["consecutiveFailures"] == 1
+    assert "[redacted:" in agent["lastError"]
+    assert relay.handles["llm"].restarts == 0

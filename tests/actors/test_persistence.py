@@ -26,6 +26,7 @@ from tests.helpers import (
     TRANSCRIPT,
     LogSink,
     asked,
+    assert_nowhere,
     last_entry,
     relay_settings,
     restarted,
@@ -75,6 +76,22 @@ def test_a_restart_restores_every_read_and_ids_continue(
         == before["sense"][-1]["id"] + 1
     )
     assert before["stats"]["totalCalls"] == 1 and before["stats"]["idleSkips"] == 1
+
+
+def test_a_last_error_an_older_relay_stored_with_the_key_in_it_is_shown_without_it(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    key = "stored-placeholder-key-31"
+    settings = replace(relay_settings(fake_llm, api_key=key), data_dir=str(tmp_path / "data"))
+    relay = make_relay(settings)
+    older = f"UnicodeEncodeError('ascii', 'Bearer {key}\u201d', 32, 33, 'ordinal not in range')"
+    asked(relay.handles["digest"], DigestStore.record_failure, older)
+    relay.stop()
+
+    again = make_relay(settings)
+    shown = asked(again.handles["digest"], DigestStore.stats)["lastError"]
+    assert shown.startswith("UnicodeEncodeError('ascii', 'Bearer [redacted:")
+    assert_nowhere(key, shown)
 
 
 def test_the_last_pushed_hud_survives_so_a_restart_does_not_repeat_it(

@@ -19,6 +19,7 @@ from config.settings import (
     Settings,
 )
 from run import settings_or_exit
+from tests.helpers import assert_nowhere
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -430,6 +431,69 @@ def test_run_py_invalid_flag_exits_2_with_message_on_stderr():
     assert "error:" in result.stderr
     assert "--interval-ms must be a positive whole number, got 'abc'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# --- the LLM key: what an HTTP header can carry ------------------------------------------------
+
+KEY = "sk-or-v1-" + "5e1f" * 16
+BAD_KEYS = [
+    (KEY + "\u201d", 74, "a non-ASCII character (U+201D)"),  # pasted with a curly quote
+    ("\u201c" + KEY, 1, "a non-ASCII character (U+201C)"),
+    (KEY[:20] + " " + KEY[20:], 21, "a space (U+0020)"),
+    (KEY[:20] + "\t" + KEY[20:], 21, "a control character (U+0009)"),
+    (KEY[:20] + "\x00" + KEY[20:], 21, "a control character (U+0000)"),
+    (KEY[:20] + "\u00a0" + KEY[20:], 21, "a non-ASCII space (U+00A0)"),
+    (KEY + "\u00e9", 74, "a non-ASCII character (U+00E9)"),
+]
+BAD_KEY_IDS = [f"{kind.split('(')[1][:-1]}@{position}" for _, position, kind in BAD_KEYS]
+
+
+@pytest.mark.parametrize(("raw", "position", "kind"), BAD_KEYS, ids=BAD_KEY_IDS)
+def test_a_key_no_http_header_can_carry_stops_start_up_and_is_not_printed(
+    capsys, raw, position, kind
+):
+    with pytest.raises(SystemExit) as info:
+        settings_or_exit([], {"OPENROUTER_API_KEY": raw})
+    assert info.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert len(captured.err.splitlines()) == 1
+    assert "OPENROUTER_API_KEY" in captured.err
+    assert f"{kind} at position {position} of {len(raw)}" in captured.err
+    assert_nowhere(KEY, captured.err)
+
+
+@pytest.mark.parametrize(("raw", "position", "kind"), BAD_KEYS, ids=BAD_KEY_IDS)
+def test_a_key_no_http_header_can_carry_is_refused_at_run_time_and_not_shown(raw, position, kind):
+    config = AgentConfig(api_key="old-key")
+    with pytest.raises(ConfigError) as info:
+        config.updated({"openrouterApiKey": raw})
+    assert f"openrouterApiKey holds {kind} at position {position}" in str(info.value)
+    assert_nowhere(KEY, str(info.value))
+    assert config.api_key == "old-key"
+
+
+def test_a_key_of_printable_ascii_is_taken_and_its_surrounding_spaces_dropped():
+    assert load(env={"OPENROUTER_API_KEY": f"  {KEY}\n"}).agent.api_key == KEY
+    assert AgentConfig().updated({"openrouterApiKey": f" {KEY} "}).api_key == KEY
+    odd = "!\"#$%&'()*+,-./0-9:;<=>?@A-Z[\\]^_`a-z{|}~"
+    assert load(env={"OPENROUTER_API_KEY": odd}).agent.api_key == odd
+
+
+def test_run_py_with_a_pasted_key_exits_2_naming_the_variable_not_the_key():
+    result = subprocess.run(
+        [sys.executable, "run.py"],
+        cwd=REPO,
+        env=clean_env() | {"OPENROUTER_API_KEY": KEY + "\u201d"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "OPENROUTER_API_KEY holds a non-ASCII character (U+201D)" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert_nowhere(KEY, result.stdout, result.stderr)
 
 
 # --- AgentConfig -------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ from actors.core.errors import ActorUnavailable
 from actors.kernel.base import Call, ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import FakeClock
 from actors.kernel.supervisor import Backoff, ChildSpec, Intensity, Supervisor
-from tests.helpers import LogSink, wait_until
+from config.secrets import remember_secret
+from tests.helpers import SK, LogSink, assert_nowhere, wait_until
 
 
 class Worker(RelayActor):
@@ -48,6 +49,9 @@ class Worker(RelayActor):
     def mark(self, label: str) -> str:
         self._starts.append(label)
         return label
+
+    def fail_with(self, text: str) -> None:
+        raise RuntimeError(text)
 
 
 def spec(name: str, starts: list[str], **kwargs: Any) -> ChildSpec:
@@ -118,6 +122,23 @@ def test_crash_in_told_message_restarts_child_and_handle_follows(
     died = logs.named("supervisor.child_died")
     assert died and died[0]["child"] == "a" and "injected crash" in died[0]["reason"]
     assert logs.named("supervisor.child_restarted")
+
+
+def test_a_child_that_dies_quoting_a_secret_is_logged_without_it(
+    clock: FakeClock, logs: LogSink
+) -> None:
+    placeholder = "kernel-test-placeholder-9q"
+    remember_secret(placeholder)
+    child = spec("a", [])
+    start_sup([child], clock)
+
+    child.handle.tell(Worker.fail_with, f"refused {placeholder}, then {SK}")
+
+    wait_until(lambda: child.handle.restarts == 1, what="restart")
+    reason = logs.named("supervisor.child_died")[0]["reason"]
+    assert reason.startswith("RuntimeError: refused [redacted:api-key], then [redacted:api-key]")
+    assert_nowhere(placeholder, str(logs.events))
+    assert_nowhere(SK, str(logs.events))
 
 
 def test_failure_in_on_start_of_a_restart_is_noticed_and_retried(clock: FakeClock) -> None:

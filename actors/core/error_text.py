@@ -1,0 +1,33 @@
+"""Error texts fit to leave the process: ``/health``'s ``lastError``, a tick's errors, the
+reason a supervisor logs for a child's death.
+
+An exception's message may quote what was being handled: a request's ``Authorization``
+header, a body a server echoed back with the key it refused, a prompt. :func:`safe_text`
+passes a text through the redactor (:func:`actors.core.redaction.redact`, whatever
+``RELAY_REDACT`` says: that setting is about the user's data, and an error text is ours) and
+then takes out the secrets the relay was configured with (:func:`config.secrets.scrub`), which
+the redactor does not know by their look (a local server's placeholder key).
+"""
+
+from __future__ import annotations
+
+from actors.core.redaction import redact
+from config.secrets import scrub
+
+
+def safe_text(text: str) -> str:
+    """``text`` without the configured secrets and with every secret the redactor finds
+    replaced by its marker."""
+    return redact(scrub(text))[0]
+
+
+def safe_error_text(exc: BaseException) -> str:
+    """``Type: message`` of ``exc`` (``Type`` alone without a message), made safe by
+    :func:`safe_text`. Never ``repr(exc)``: a ``UnicodeEncodeError``'s repr holds the whole
+    text it could not encode."""
+    name = type(exc).__name__
+    try:
+        message = str(exc)
+    except Exception:  # a broken __str__ still leaves the type to show
+        message = ""
+    return safe_text(f"{name}: {message}" if message else name)

@@ -1,0 +1,84 @@
+"""The log set-up: tracebacks without frame locals, and no configured secret in any line."""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Iterator
+
+import orjson
+import pytest
+import structlog
+
+from config.logs import configure_logging
+from config.secrets import remember_secret
+from tests.helpers import assert_nowhere
+
+KEY = "local-placeholder-key-in-logs"
+"""A key in no vendor's format, remembered as configured: only the literal scrub finds it."""
+OTHER = "never-configured-but-local"
+"""A value that is only ever a local variable: the traceback must not show it."""
+
+
+@pytest.fixture(params=["json", "console"])
+def rendered(request: pytest.FixtureRequest) -> Iterator[io.StringIO]:
+    """The lines :func:`configure_logging` writes in the format of the parameter."""
+    out = io.StringIO()
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level, logging.getLogger("pykka").level
+    configure_logging(request.param, "debug", stream=out, cache=False)
+    remember_secret(KEY)
+    yield out
+    root.handlers[:], level, pykka_level = saved
+    root.setLevel(level)
+    logging.getLogger("pykka").setLevel(pykka_level)
+
+
+def _call_llm(api_key: str, hidden: str) -> None:
+    headers = {"Authorization": f"Bearer {api_key}", "X-Other": hidden}
+    msg = f"refused with {len(headers)} headers"
+    raise RuntimeError(msg)
+
+
+def _leak(api_key: str) -> None:
+    msg = f"the server said: invalid key {api_key}"
+    raise RuntimeError(msg)
+
+
+def test_a_logged_traceback_shows_its_frames_but_no_locals(rendered: io.StringIO) -> None:
+    try:
+        _call_llm(KEY, OTHER)
+    except RuntimeError:
+        structlog.get_logger("relay").exception("boom")
+    out = rendered.getvalue()
+    assert "_call_llm" in out and "refused with 2 headers" in out
+    assert_nowhere(OTHER, out)
+    assert_nowhere(KEY, out)
+    if out.startswith("{"):
+        frames = orjson.loads(out)["exception"][0]["frames"]
+        assert frames and all("locals" not in frame for frame in frames)
+
+
+def test_a_standard_library_traceback_shows_no_locals(rendered: io.StringIO) -> None:
+    try:
+        _call_llm(KEY, OTHER)
+    except RuntimeError:
+        logging.getLogger("pykka").error("Unhandled exception in LLMCaller:", exc_info=True)
+    out = rendered.getvalue()
+    assert "_call_llm" in out and "Unhandled exception" in out
+    assert_nowhere(OTHER, out)
+    assert_nowhere(KEY, out)
+
+
+def test_a_configured_key_in_an_exception_or_a_field_is_scrubbed(rendered: io.StringIO) -> None:
+    log = structlog.get_logger("relay")
+    try:
+        _leak(KEY)
+    except RuntimeError:
+        log.exception("boom")
+        logging.getLogger("pykka").error("Unhandled exception:", exc_info=True)
+    log.warning("tick", errors=[f"model: HTTP 401: {KEY}"], detail={"error": f"no {KEY}"})
+    out = rendered.getvalue()
+    assert_nowhere(KEY, out)
+    assert out.count("[redacted:api-key]") >= 4
+    assert "the server said: invalid key" in out

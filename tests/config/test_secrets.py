@@ -1,0 +1,68 @@
+"""The configured secrets, taken out of any text whatever they look like."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from actors.core.redaction import KINDS, marker
+from config.secrets import MIN_PIECE, _marker, remember_secret, scrub, scrub_value
+
+PLACEHOLDER = "placeholder-for-a-local-server"
+A = marker("api-key")
+
+
+@pytest.fixture(autouse=True)
+def _remembered() -> None:
+    remember_secret(PLACEHOLDER)
+
+
+def test_a_remembered_key_is_replaced_wherever_it_stands() -> None:
+    text = f"Authorization: Bearer {PLACEHOLDER}; again:{PLACEHOLDER}."
+    assert scrub(text) == f"Authorization: Bearer {A}; again:{A}."
+
+
+def test_a_text_without_a_secret_is_returned_as_it_is() -> None:
+    text = "HTTP 500: upstream exploded"
+    assert scrub(text) is text
+
+
+def test_the_forms_repr_and_json_give_it_are_found() -> None:
+    odd = "key\\with\"quotes'and-more-characters"
+    remember_secret(odd)
+    assert A in scrub(repr(("Bearer", odd)))
+    assert odd not in scrub(repr(odd)) and repr(odd)[1:-1] not in scrub(repr(odd))
+    assert json.dumps(odd)[1:-1] not in scrub(json.dumps({"key": odd}))
+
+
+@pytest.mark.parametrize("kept", [MIN_PIECE, MIN_PIECE + 5, len(PLACEHOLDER) - 1])
+def test_the_start_of_a_key_that_ends_a_cut_text_is_replaced(kept: int) -> None:
+    text = "HTTP 401: " + "x" * 40 + PLACEHOLDER[:kept]
+    assert scrub(text) == "HTTP 401: " + "x" * 40 + A
+
+
+def test_a_start_shorter_than_the_piece_or_inside_the_text_is_kept() -> None:
+    short = "ends with " + PLACEHOLDER[: MIN_PIECE - 1]
+    assert scrub(short) == short
+    inside = f"{PLACEHOLDER[:12]} and then more"
+    assert scrub(inside) == inside
+
+
+def test_a_secret_too_short_to_look_for_changes_nothing() -> None:
+    remember_secret("xyz")
+    assert scrub("xyz is a name") == "xyz is a name"
+
+
+def test_the_token_gets_the_token_marker() -> None:
+    remember_secret("relay-token-for-secrets-test", "token")
+    assert scrub("Bearer relay-token-for-secrets-test") == f"Bearer {marker('token')}"
+
+
+def test_strings_in_nested_values_are_scrubbed_and_types_kept() -> None:
+    value = {"errors": [f"m: {PLACEHOLDER}"], "pair": (PLACEHOLDER, 3), "n": 1}
+    assert scrub_value(value) == {"errors": [f"m: {A}"], "pair": (A, 3), "n": 1}
+
+
+def test_the_markers_are_the_redactors() -> None:
+    assert all(_marker(kind) == marker(kind) for kind in KINDS)
