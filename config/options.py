@@ -179,7 +179,8 @@ OPTIONS: tuple[Option, ...] = (
         "max_connections",
         "RELAY_MAX_CONNECTIONS",
         "non_negative_int",
-        "open client connections at most; one more is answered 503 and closed",
+        "open client connections at most; one more takes the place of an idle one, or is "
+        "answered 503 and closed when every connection is busy",
         default_text="ulimit -n less 64, at most 1024",
     ),
     Option(

@@ -215,8 +215,9 @@ class Settings:
     keepalive_timeout_s: float = 20.0
     """How long a connection may idle between two requests; then it is closed."""
     max_connections: int = 0
-    """Open client connections at most, more are answered 503; 0: below the limit of open
-    files (:func:`transport.connections.max_connections_for`)."""
+    """Open client connections at most (one more takes an idle one's place, or is answered
+    503 when all are busy); 0: below the limit of open files
+    (:func:`transport.connections.max_connections_for`)."""
     situation_file: str = ""
     """Where SITUATION.md is written after each successful tick (an absolute path, ``~``
     expanded); empty: not written."""

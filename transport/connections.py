@@ -103,8 +103,8 @@ class Connections:
     """The open client connections, and whether one more may be (loop thread only).
 
     At the cap, a new connection takes the place of an idle one: the oldest that has not sent
-    a request head yet, else the one idle the longest between requests (a client reconnects
-    as when a keep-alive timeout closed it). Only when every connection is handling a request
+    a request head yet, else the oldest idle between two requests (a client reconnects as
+    when a keep-alive timeout closed it). Only when every connection is handling a request
     (streams, long-polls, requests in flight) is the new one refused. Either is logged once a
     burst: a warning at the first, and, once the open connections are down to three quarters
     of the cap, one line saying how many were closed and refused.

@@ -35,7 +35,7 @@ from tests.helpers import (
 )
 from tests.transport.openapi_contract import RawAnswer, parse_answers, raw_request
 from tests.transport.overlay_client import OverlayClient, Status
-from transport.connections import ConnectionLimits, max_connections_for
+from transport.connections import ConnectionLimits, max_connections_for, open_files_limit
 
 pytestmark = pytest.mark.usefixtures("quick_stream_checks")
 
@@ -259,6 +259,7 @@ def test_the_default_cap_leaves_the_relay_files_of_its_own() -> None:
     assert max_connections_for(1) == 1
 
 
+@pytest.mark.skipif(open_files_limit() is None, reason="no limit of open files here")
 def test_a_cap_above_the_limit_of_open_files_is_warned(logs: LogSink) -> None:
     limits = ConnectionLimits(header_timeout_s=1, keepalive_timeout_s=1, max_connections=10**7)
     assert limits.cap() == 10**7
