@@ -70,6 +70,7 @@ from config import Settings
 from config.prices import PriceTable, load_prices
 from config.secrets import remember_secret
 from transport import HttpTransport, Peers, Policy
+from transport.connections import ConnectionLimits
 from transport.http_transport import CannotServe, check_port
 
 if TYPE_CHECKING:
@@ -441,7 +442,16 @@ def start_relay(
 
     def http(report: Reporter) -> pykka.ActorRef[Any]:
         return HttpTransport.start(
-            host=settings.host, port=settings.port, peers=peers, policy=policy, report=report
+            host=settings.host,
+            port=settings.port,
+            peers=peers,
+            policy=policy,
+            limits=ConnectionLimits(
+                header_timeout_s=settings.header_timeout_s,
+                keepalive_timeout_s=settings.keepalive_timeout_s,
+                max_connections=settings.max_connections,
+            ),
+            report=report,
         )
 
     root_children = [

@@ -293,16 +293,19 @@ def server_process(
     name: str = "relay",
     ready_path: str = "/health",
     cwd: Path = ROOT,
+    nofile: int | None = None,
 ) -> Iterator[Server]:
     """``python <args> --port <free port>``, its output appended to ``log_path``.
 
-    Yields once ``GET <ready_path>`` answers 200; stops the process on exit.
+    ``nofile``: the process's limit of open files (``ulimit -n``), as a Mac's default of 256
+    would have it; ``None`` leaves this process's. Yields once ``GET <ready_path>`` answers
+    200; stops the process on exit.
     """
     port = free_port()
     spawned = time.monotonic()
     with log_path.open("ab") as log:
         proc = subprocess.Popen(
-            [sys.executable, *args, "--port", str(port)],
+            with_open_files(nofile, [sys.executable, *args, "--port", str(port)]),
             cwd=cwd,
             env=env,
             stdout=log,
@@ -316,6 +319,14 @@ def server_process(
     finally:
         if not server.stopped:
             stop_process(proc, name)
+
+
+def with_open_files(nofile: int | None, command: list[str]) -> list[str]:
+    """``command`` run with at most ``nofile`` open files (``ulimit -S -n``, through ``sh``,
+    which then becomes the command: the same process); as it is for ``None``."""
+    if nofile is None:
+        return command
+    return ["/bin/sh", "-c", f'ulimit -S -n {int(nofile)} && exec "$@"', "sh", *command]
 
 
 def relay_env(**settings: str) -> dict[str, str]:
@@ -344,13 +355,14 @@ def relay_process(
     env: dict[str, str],
     log_level: str | None = "warning",
     cwd: Path = ROOT,
+    nofile: int | None = None,
 ) -> Iterator[Server]:
     """``python run.py --data-dir <data_dir> [--log-level <log_level>] --port <free port>``,
-    ``run.py`` that of the checkout at ``cwd``."""
+    ``run.py`` that of the checkout at ``cwd``, with at most ``nofile`` open files if set."""
     args = ["run.py", "--data-dir", data_dir]
     if log_level:
         args += ["--log-level", log_level]
-    with server_process(args, log_path, env=env, cwd=cwd) as server:
+    with server_process(args, log_path, env=env, cwd=cwd, nofile=nofile) as server:
         yield server
 
 

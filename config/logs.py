@@ -20,9 +20,31 @@ import structlog
 
 from config.secrets import scrub_event
 
+QUIET_LOGGERS = ("pykka", "httpx", "httpcore", "aiohttp.access")
+"""Libraries whose lines below warning are left out (pykka logs an exception returned to a
+caller at info: noise, the caller handles it)."""
+
 
 def _orjson_text(obj: Any, **_kw: Any) -> str:
-    return orjson.dumps(obj, default=repr).decode()
+    try:
+        return orjson.dumps(obj, default=repr).decode()
+    except TypeError:  # a string that is no UTF-8 (a client's bytes): still one line
+        return orjson.dumps(_writable(obj), default=repr).decode()
+
+
+def _writable(obj: Any) -> Any:
+    """``obj`` with each string written as UTF-8 can be: the bytes of a header aiohttp read
+    as ``surrogateescape`` show as ``\\xff``, any other lone surrogate as ``\\udcff``."""
+    if isinstance(obj, str):
+        try:
+            return obj.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return obj.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(obj, dict):
+        return {_writable(k): _writable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_writable(v) for v in obj]
+    return obj
 
 
 _DICT_TRACEBACKS = structlog.processors.ExceptionRenderer(
@@ -78,7 +100,5 @@ def configure_logging(
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(numeric)
-    # Pykka logs an exception returned to a caller at INFO: noise, the caller handles it.
-    logging.getLogger("pykka").setLevel(max(numeric, logging.WARNING))
-    for noisy in ("httpx", "httpcore", "aiohttp.access"):
+    for noisy in QUIET_LOGGERS:
         logging.getLogger(noisy).setLevel(max(numeric, logging.WARNING))

@@ -163,6 +163,28 @@ OPTIONS: tuple[Option, ...] = (
         "concurrent /feed/stream and /agent/stream clients and overlay sockets; more get 503",
     ),
     Option(
+        "header_timeout_s",
+        "RELAY_HEADER_TIMEOUT_S",
+        "positive_number",
+        "seconds a new connection has to send a whole request head (the request line and its "
+        "headers); a slower one is closed",
+    ),
+    Option(
+        "keepalive_timeout_s",
+        "RELAY_KEEPALIVE_TIMEOUT_S",
+        "positive_number",
+        "seconds a connection may idle between two requests before it is closed (a stream "
+        "or an overlay socket is never idle)",
+    ),
+    Option(
+        "max_connections",
+        "RELAY_MAX_CONNECTIONS",
+        "non_negative_int",
+        "open client connections at most; one more takes the place of an idle one, or is "
+        "answered 503 and closed when every connection is busy",
+        default_text="ulimit -n less 64, at most 1024",
+    ),
+    Option(
         "sync",
         "RELAY_SYNC",
         "sync",

@@ -244,6 +244,14 @@ class Settings:
     """A JSON file of per-model prices that extends the built-in table (``RELAY_PRICES``)."""
     max_streams: int = 32
     """Concurrent ``/feed/stream`` and ``/agent/stream`` clients; more are answered 503."""
+    header_timeout_s: float = 10.0
+    """How long a new connection has to send a whole request head; then it is closed."""
+    keepalive_timeout_s: float = 20.0
+    """How long a connection may idle between two requests; then it is closed."""
+    max_connections: int = 0
+    """Open client connections at most (one more takes an idle one's place, or is answered
+    503 when all are busy); 0: below the limit of open files
+    (:func:`transport.connections.max_connections_for`)."""
     situation_file: str = ""
     """Where SITUATION.md is written after each successful tick (an absolute path, ``~``
     expanded); empty: not written."""

@@ -9,12 +9,15 @@ classes and constants from here and never from one another. The process helpers 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import logging
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any, Concatenate, ParamSpec, TypeVar
@@ -38,6 +41,7 @@ from actors.ticker import Ticker
 from actors.tree import Relay
 from bench import harness
 from bench.harness import HOST, ROOT
+from config.logs import QUIET_LOGGERS, configure_logging
 from config.settings import AgentConfig, Settings
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.replay import SessionEvent, load_session
@@ -55,6 +59,26 @@ def wait_until(predicate: Callable[[], Any], timeout_s: float = 5.0, what: str =
         if time.monotonic() > deadline:
             pytest.fail(f"timed out after {timeout_s} s waiting for {what or predicate}")
         time.sleep(0.01)
+
+
+@contextlib.contextmanager
+def rendered_logs() -> Iterator[io.StringIO]:
+    """The relay's log as production writes it (:func:`config.logs.configure_logging`, JSON,
+    level info), into the yielded buffer: what would fail to render shows here, as it would
+    on stdout. The standard library's logging is put back after (the ``logs`` fixture puts
+    structlog back for the next test)."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    levels = {name: logging.getLogger(name).level for name in QUIET_LOGGERS}
+    buffer = io.StringIO()
+    configure_logging("json", "info", stream=buffer, cache=False)
+    try:
+        yield buffer
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        for name, was in levels.items():
+            logging.getLogger(name).setLevel(was)
 
 
 class LogSink:
@@ -380,10 +404,12 @@ def spawn_relay(
     *args: str,
     stdout: int | IO[bytes] = subprocess.PIPE,
     stderr: int | IO[bytes] = subprocess.PIPE,
+    nofile: int | None = None,
 ) -> subprocess.Popen[bytes]:
-    """``python run.py ARGS --port PORT`` from the repository, its output piped by default."""
+    """``python run.py ARGS --port PORT`` from the repository, its output piped by default;
+    with at most ``nofile`` open files (``ulimit -n``) if set."""
     return subprocess.Popen(
-        [sys.executable, "run.py", *args, "--port", str(port)],
+        harness.with_open_files(nofile, [sys.executable, "run.py", *args, "--port", str(port)]),
         cwd=ROOT,
         env=env,
         stdout=stdout,

@@ -20,6 +20,7 @@ from actors.sense_buffer import SenseBuffer
 from transport.auth import ANY_METHOD, Access
 from transport.batching import Batcher
 from transport.bridge import Asker
+from transport.connections import Connections, max_connections_for
 from transport.guard import AnyTarget, Handler, expecting, guarded, no_route, refuse_expectation
 from transport.handlers.agent import (
     get_agent_stream,
@@ -43,6 +44,7 @@ from transport.state import (
     ACCESS,
     ASK,
     CLIENT_FIGURES,
+    CONNECTIONS,
     FEED_ANSWERS,
     FEED_POSTS,
     HTTP_STATS,
@@ -98,13 +100,16 @@ def build_app(
     *,
     stream_limits: StreamLimits | None = None,
     overlay_limits: OverlayLimits | None = None,
+    connections: Connections | None = None,
 ) -> web.Application:
     """The aiohttp application with every route of the API, the streams and the overlay's
     WebSocket.
 
     ``stream_limits``: the streams' keepalive, timeouts and bounds; ``overlay_limits``: the
     overlay's heartbeat and quiet spell. By default the constants of :mod:`transport.streams`
-    and :mod:`transport.overlay` as they are when the app is built.
+    and :mod:`transport.overlay` as they are when the app is built. ``connections``: the
+    server's count of open connections, which ``GET /metrics`` shows (the transport's; by
+    default one no server counts in).
     """
     # Bodies are decoded by read_json, which bounds the decoded size; aiohttp would inflate
     # them first, and answer a coding it cannot decode in plain text before any route runs.
@@ -113,6 +118,7 @@ def build_app(
     )
     app[PEERS] = peers
     app[POLICY] = policy
+    app[CONNECTIONS] = connections or Connections(max_connections_for(None))
     app[ASK] = ask = Asker(peers.timeout_s)
     limits = stream_limits or StreamLimits.current()
     streams = streams_of(peers, ask, limits, policy.max_streams)

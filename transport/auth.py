@@ -41,7 +41,7 @@ from typing import Literal
 import structlog
 from aiohttp import hdrs, web
 
-from actors.core.errors import Forbidden, Unauthorized
+from actors.core.errors import BadRequest, Forbidden, Unauthorized
 
 REALM = "sinain-relay"
 STREAM_TOKEN_PARAM = "access_token"  # noqa: S105 - a parameter name, not a secret
@@ -225,8 +225,10 @@ def _admit_origin(request: web.Request, cors: Mapping[str, str] | None) -> None:
         raise _origin_refused(request)
 
 
-def _origin_refused(request: web.Request) -> OriginRefused:
+def _origin_refused(request: web.Request) -> OriginRefused | BadRequest:
     origin = request.headers.get(hdrs.ORIGIN, "")
+    if not origin.isascii():  # a browser writes an origin in ASCII (a name in punycode)
+        return BadRequest("the Origin header is not an origin: it has bytes that are not ASCII")
     return OriginRefused(
         f"requests from web pages at {origin[:100]} are refused; "
         "list the origin in RELAY_CORS_ORIGINS to allow it"

@@ -40,6 +40,7 @@ from transport.metrics import HTTP_BUCKETS_S, HttpStats
 from transport.profiling import CLIENTS, ClientFigures
 
 if TYPE_CHECKING:
+    from transport.connections import Connections
     from transport.state import Peers
     from transport.streams import Streams
 
@@ -85,6 +86,8 @@ class Scrape:
     """Redactions by type, since the start."""
     clients: ClientFigures
     """The capture client's and the overlay's newest reports of their own figures."""
+    connections: Connections | None = None
+    """The server's open client connections, its cap and refusals."""
 
 
 def _counter(name: str, doc: str, labels: Sequence[str]) -> CounterMetricFamily:
@@ -115,6 +118,8 @@ class RelayCollector:
     def collect(self) -> Iterator[Metric]:
         scrape = self._scrape
         yield from self._http(scrape.http, scrape.excluded)
+        if scrape.connections is not None:
+            yield from self._connections(scrape.connections)
         if scrape.agent is not None:
             yield from self._agent(scrape.agent)
         if scrape.ticker is not None:
@@ -281,6 +286,31 @@ class RelayCollector:
         yield depth
 
     @staticmethod
+    def _connections(connections: Connections) -> Iterator[Metric]:
+        yield GaugeMetricFamily(
+            "relay_http_connections", "Open client connections.", value=connections.open
+        )
+        yield GaugeMetricFamily(
+            "relay_http_connections_limit",
+            "Open client connections at most (RELAY_MAX_CONNECTIONS, or from ulimit -n).",
+            value=connections.limit,
+        )
+        yield CounterMetricFamily(
+            "relay_http_connections_refused",
+            "Connections over the cap while every other was busy, answered 503 and closed.",
+            value=connections.refused,
+        )
+        closed = _counter(
+            "relay_http_connections_closed",
+            "Connections the relay closed before their request: head_timeout (no whole request "
+            "head in RELAY_HEADER_TIMEOUT_S), idle_at_cap (idle, to make room at the cap).",
+            ["reason"],
+        )
+        closed.add_metric(["head_timeout"], connections.head_timeouts)
+        closed.add_metric(["idle_at_cap"], connections.evicted)
+        yield closed
+
+    @staticmethod
     def _streams(streams: Streams) -> Iterator[Metric]:
         clients = GaugeMetricFamily(
             "relay_stream_clients",
@@ -355,6 +385,7 @@ async def render(
     streams: Streams,
     *,
     clients: ClientFigures | None = None,
+    connections: Connections | None = None,
     excluded: Mapping[str, int] | None = None,
     redactions: Mapping[str, int] | None = None,
 ) -> bytes:
@@ -372,6 +403,7 @@ async def render(
         excluded=excluded or {},
         redactions=redactions or {},
         clients=clients or ClientFigures(),
+        connections=connections,
     )
     registry = CollectorRegistry(auto_describe=False)
     registry.register(RelayCollector(scrape))

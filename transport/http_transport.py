@@ -6,6 +6,7 @@ import asyncio
 import errno
 import socket
 import threading
+from typing import Any, Literal, cast
 
 import orjson
 import structlog
@@ -16,6 +17,7 @@ from aiohttp.web_protocol import RequestHandler
 from actors.core.error_text import safe_error_text
 from actors.kernel.base import RelayActor, Reporter
 from transport.app import build_app
+from transport.connections import REFUSED_HEAD_TIMEOUT_S, ConnectionLimits, Connections
 from transport.state import Peers, Policy
 
 START_TIMEOUT_S = 10.0
@@ -90,6 +92,7 @@ class HttpTransport(RelayActor):
         port: int,
         peers: Peers,
         policy: Policy,
+        limits: ConnectionLimits,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(report=report)
@@ -97,6 +100,7 @@ class HttpTransport(RelayActor):
         self._port = port
         self._peers = peers
         self._policy = policy
+        self._limits = limits
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -113,9 +117,15 @@ class HttpTransport(RelayActor):
         bound = threading.Event()
         failure: list[BaseException] = []
 
+        limits = self._limits
+        connections = Connections(limits.cap())
+
         async def serve() -> None:
             runner = JsonErrorRunner(
-                build_app(self._peers, self._policy),
+                build_app(self._peers, self._policy, connections=connections),
+                connections=connections,
+                header_timeout_s=limits.header_timeout_s,
+                keepalive_timeout=limits.keepalive_timeout_s,
                 access_log=None,
                 shutdown_timeout=SHUTDOWN_TIMEOUT_S,
             )
@@ -148,6 +158,7 @@ class HttpTransport(RelayActor):
             "http.listening",
             host=self._address[0] if self._address else self._host,
             port=self._address[1] if self._address else self._port,
+            max_connections=connections.limit,
         )
 
     def stopped(self) -> None:
@@ -191,7 +202,8 @@ log = structlog.get_logger("relay")
 
 
 class JsonErrorHandler(RequestHandler):
-    """aiohttp's connection handler, with the API's JSON for the errors it answers itself.
+    """aiohttp's connection handler, with the API's JSON for the errors it answers itself, and
+    the bounds of a connection (:mod:`transport.connections`).
 
     aiohttp answers a request its HTTP parser refuses (a bad or repeated ``Content-Length``,
     ``Content-Length`` with ``Transfer-Encoding``, a chunk that arrives broken with the
@@ -202,9 +214,92 @@ class JsonErrorHandler(RequestHandler):
     same status, saying what was wrong but quoting nothing that was sent (it may be a header
     with a token), and the log line is one ``http.malformed`` event. aiohttp still closes the
     connection after it.
+
+    A new connection is counted in :class:`Connections`, which at the cap closes an idle one
+    to make room (:meth:`evict`) or refuses it: a refused connection's first request is
+    answered a JSON 503, and the connection closes. A connection that has not sent a whole
+    request head ``header_timeout_s`` after it opened (:data:`REFUSED_HEAD_TIMEOUT_S` when
+    refused) is closed: one timer a connection, which looks at aiohttp's count of parsed
+    requests when it fires. Between requests, aiohttp's keep-alive timeout closes an idle
+    connection (it counts only while no request is being handled, so a stream or a WebSocket
+    outlives it); a connection that starts its next request head and stops is idle for it too.
     """
 
-    __slots__ = ()
+    __slots__ = ("_connections", "_counted", "_head_timer", "_header_timeout_s")
+
+    def __init__(
+        self,
+        manager: web.Server,
+        *,
+        connections: Connections,
+        header_timeout_s: float,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(manager, **kwargs)
+        self._connections = connections
+        self._header_timeout_s = header_timeout_s
+        self._counted = False
+        self._head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Count the connection in (or refuse it), and start the clock of its request head."""
+        head_timeout_s = self._header_timeout_s
+        if self._connections.admit(self):
+            self._counted = True
+        else:
+            self._request_handler = self._refuse  # its request is answered 503, then closed
+            head_timeout_s = min(head_timeout_s, REFUSED_HEAD_TIMEOUT_S)
+        super().connection_made(transport)
+        self._head_timer = self._loop.call_later(head_timeout_s, self._head_late)
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+        if self._counted:
+            self._counted = False
+            self._connections.release(self)
+        super().connection_lost(exc)
+
+    def waiting_for(self) -> Literal["first", "next"] | None:
+        """``first``: no request head yet; ``next``: idle between two requests; ``None``: a
+        request is being handled. (aiohttp's own keep-alive check reads its waiter so too.)"""
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            return None
+        return "first" if self._request_count == 0 else "next"
+
+    def evict(self) -> None:
+        """Close this idle connection to make room for a new one (no longer counted)."""
+        self._counted = False
+        log.debug("http.connection_evicted", actor="http", waiting_for=self.waiting_for())
+        self.force_close()
+
+    def _head_late(self) -> None:
+        """Close the connection if no request head has been parsed on it yet."""
+        self._head_timer = None
+        if self._request_count == 0 and self.transport is not None:
+            self._connections.head_timeouts += 1
+            log.debug("http.head_timeout", actor="http", seconds=self._header_timeout_s)
+            self.force_close()
+
+    async def _refuse(self, _request: web.BaseRequest) -> web.StreamResponse:
+        """The answer on a connection over the cap: a JSON 503, and the connection closes."""
+        limit = self._connections.limit
+        response = web.Response(
+            body=orjson.dumps(
+                {
+                    "ok": False,
+                    "error": f"too many connections: the relay serves {limit} at once; "
+                    "retry when one has closed",
+                }
+            ),
+            status=503,
+            content_type="application/json",
+            headers={"Retry-After": "1"},
+        )
+        response.force_close()
+        return response
 
     def handle_error(
         self,
@@ -252,19 +347,44 @@ def _parser_refusal(exc: BaseException | None, message: str | None, max_line_siz
 class JsonErrorServer(web.Server):
     """aiohttp's server, whose connections are :class:`JsonErrorHandler`."""
 
+    counted_in: Connections
+    header_timeout_s: float
+
     def __call__(self) -> RequestHandler:
-        return JsonErrorHandler(self, loop=self._loop, **self._kwargs)
+        return JsonErrorHandler(
+            self,
+            loop=self._loop,
+            connections=self.counted_in,
+            header_timeout_s=self.header_timeout_s,
+            **self._kwargs,
+        )
 
 
 class JsonErrorRunner(web.AppRunner):
-    """An ``AppRunner`` serving with :class:`JsonErrorServer`.
+    """An ``AppRunner`` serving with :class:`JsonErrorServer`, its connections counted in
+    ``connections`` and given ``header_timeout_s`` for a request head.
 
     aiohttp builds its server in the application (``Application._make_handler``) with every
-    argument the runner and the application give it; only its class changes here, so each of
-    them still applies.
+    other argument the runner and the application give it (``keepalive_timeout`` among them);
+    only its class changes here, so each of them still applies.
     """
+
+    def __init__(
+        self,
+        app: web.Application,
+        *,
+        connections: Connections,
+        header_timeout_s: float,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(app, **kwargs)
+        self._connections = connections
+        self._header_timeout_s = header_timeout_s
 
     async def _make_server(self) -> web.Server:
         server = await super()._make_server()
         server.__class__ = JsonErrorServer
-        return server
+        served = cast("JsonErrorServer", server)
+        served.counted_in = self._connections
+        served.header_timeout_s = self._header_timeout_s
+        return served

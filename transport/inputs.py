@@ -156,6 +156,10 @@ def _inflate(body: bytes | bytearray, coding: str, limit: int) -> bytearray:
 def _not_json(request: web.Request, body: bytes | bytearray, exc: Exception) -> BadRequest:
     """The error for a body that does not parse as JSON."""
     media = request.headers.get("Content-Type", "").partition(";")[0].strip().lower()
+    if not media.isascii():
+        return BadRequest(
+            "the Content-Type header is not a media type: it has bytes that are not ASCII"
+        )
     if media and "json" not in media:  # no type, or any JSON type, reads as JSON
         msg = (
             "expected a JSON body (Content-Type: application/json); this one, sent as "

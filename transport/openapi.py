@@ -520,7 +520,9 @@ def _build() -> dict[str, Any]:
             "`Content-Length` with `Transfer-Encoding`, a request line or "
             "header longer than 8190 bytes, a missing `Host`) gets a JSON 400 whose error "
             "starts `malformed HTTP request:`, and the connection is closed. Only a `CONNECT` "
-            "(its target is no path) gets the HTTP server's own plain-text 404.",
+            "(its target is no path) gets the HTTP server's own plain-text 404. A new "
+            "connection beyond `RELAY_MAX_CONNECTIONS` while every open one is busy gets a "
+            "JSON 503 (`Retry-After: 1`) on any path, and is closed.",
         },
         "servers": [{"url": "/", "description": "Where this document is served."}],
         "security": [{"bearerAuth": []}],

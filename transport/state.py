@@ -30,6 +30,7 @@ from actors.ticker import Ticker
 from transport.auth import Access
 from transport.batching import Batcher
 from transport.bridge import Asker
+from transport.connections import Connections
 from transport.metrics import HttpStats
 from transport.overlay import Overlays
 from transport.profiling import ClientFigures
@@ -155,6 +156,10 @@ OVERLAYS = web.AppKey("overlays", Overlays)
 
 CLIENT_FIGURES = web.AppKey("client_figures", ClientFigures)
 """The capture client's and the overlay's newest reports of their own figures."""
+
+
+CONNECTIONS = web.AppKey("connections", Connections)
+"""The server's count of open client connections, for ``GET /metrics``."""
 
 
 ACCESS = web.AppKey("access", Access)

@@ -970,8 +970,9 @@ class RawCase:
 def raw_cases(token: str) -> list[RawCase]:
     """Requests over a plain socket, with the token: lengths that are wrong, repeated or not
     numbers; ``Content-Length`` with ``Transfer-Encoding``; broken and odd chunks; lines too
-    long; no ``Host``; bytes that are not HTTP; ``Expect``; a body shorter than its length,
-    then the client closes, resets, or only stops sending; a client that closes mid-chunk.
+    long; no ``Host``; bytes that are not UTF-8 in ``Origin`` and ``Content-Type``; bytes
+    that are not HTTP; ``Expect``; a body shorter than its length, then the client closes,
+    resets, or only stops sending; a client that closes mid-chunk.
     Every answer must be JSON (a 100 and a 204 have no body), none a 5xx."""
     auth = ("Authorization", f"Bearer {token}")
     body = b'{"text": "raw"}'
@@ -1018,6 +1019,19 @@ def raw_cases(token: str) -> list[RawCase]:
         RawCase("header too long", feed([("X-Long", "a" * 9000), ("Content-Length", size)])),
         RawCase("too many headers", feed([(f"X-{n}", "v") for n in range(200)])),
         RawCase("NUL in a header", feed([("X-Nul", "a\x00b"), ("Content-Length", size)])),
+        RawCase(
+            "Origin not UTF-8",
+            feed([("Origin", "http://app\xff.test"), ("Content-Length", size)]),
+        ),
+        RawCase(
+            "Content-Type not UTF-8, a body not JSON",
+            feed([("Content-Type", "text/\xffplain"), ("Content-Length", "5")], b"hello"),
+        ),
+        RawCase(
+            "Content-Type not UTF-8, a JSON body",
+            feed([("Content-Type", "\xff/json"), ("Content-Length", size)]),
+            expect=(200,),
+        ),
         RawCase("no Host", raw_request("GET", "/health", host=False)),
         RawCase("bare LF", b"GET /health HTTP/1.1\nHost: relay\n\n"),
         RawCase("not HTTP", b"GARBAGE\r\n\r\n"),

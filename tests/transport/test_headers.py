@@ -21,7 +21,7 @@ import pytest
 
 from actors.core.validation import SENSE_BODY_LIMIT
 from actors.tree import Relay
-from tests.helpers import LogSink, client_for, wait_until
+from tests.helpers import LogSink, client_for, rendered_logs, wait_until
 from tests.helpers import assert_error as assert_json_error
 from tests.transport.openapi_contract import (
     RawAnswer,
@@ -400,3 +400,65 @@ def test_a_content_length_shorter_than_the_body_is_a_json_400(
     for answer in answers:
         assert_error(answer, 400, "")
     assert_unchanged(client, [])
+
+
+# -- bytes that are not UTF-8 ---------------------------------------------------------------
+
+NOT_UTF8 = "\xff\xfe"
+"""Two bytes no UTF-8 text has (``raw_request`` writes each character as one byte)."""
+HEADER_BYTES: dict[str, tuple[bytes, int]] = {
+    "Origin": (
+        _feed_request([("Origin", f"http://app{NOT_UTF8}.test"), ("Content-Length", LENGTH)]),
+        400,
+    ),
+    "Content-Type of a body that is not JSON": (
+        _feed_request(
+            [("Content-Type", f"text/{NOT_UTF8}plain"), ("Content-Length", "5")], b"hello"
+        ),
+        400,
+    ),
+    "Content-Type of a JSON body": (
+        _feed_request([("Content-Type", f"{NOT_UTF8}/json"), ("Content-Length", LENGTH)]),
+        200,
+    ),
+    "Content-Encoding": (
+        _feed_request([("Content-Encoding", NOT_UTF8), ("Content-Length", LENGTH)]),
+        415,
+    ),
+    "Expect": (_feed_request([("Expect", NOT_UTF8), ("Content-Length", LENGTH)]), 417),
+    "Authorization": (
+        _feed_request([("Authorization", f"Bearer {NOT_UTF8}"), ("Content-Length", LENGTH)]),
+        200,
+    ),
+    "Host": (raw_request("GET", "/health", [("Host", NOT_UTF8)], host=False), 200),
+    "User-Agent": (raw_request("GET", "/health", [("User-Agent", NOT_UTF8)]), 200),
+    "Last-Event-ID": (raw_request("GET", "/agent/stream", [("Last-Event-ID", NOT_UTF8)]), 400),
+}
+"""A request with bytes that are not UTF-8 in one header, and the status it is due."""
+
+
+@pytest.mark.parametrize("name", list(HEADER_BYTES))
+def test_a_header_that_is_not_utf8_gets_a_json_answer_and_one_log_line(
+    relay: Relay, client: httpx.Client, capfd: pytest.CaptureFixture[str], name: str
+) -> None:
+    data, status = HEADER_BYTES[name]
+    with rendered_logs() as log:
+        (answer,) = raw(relay, data)
+        if status >= 400:
+            wait_until(log.getvalue, what="the request's log line")
+        lines = [orjson.loads(line) for line in log.getvalue().splitlines()]
+    assert answer.status == status, answer
+    assert answer.is_json, answer
+    assert orjson.loads(answer.body)["ok"] is (status == 200)
+    assert [line["event"] for line in lines] == (["http.request"] if status >= 400 else [])
+    assert all(line.get("status") == status for line in lines), lines
+    assert capfd.readouterr().err == ""
+    if status >= 400:
+        assert_unchanged(client, [])
+
+
+def test_header_bytes_that_are_not_utf8_are_a_400_that_says_which_header(relay: Relay) -> None:
+    (origin,) = raw(relay, HEADER_BYTES["Origin"][0])
+    assert_error(origin, 400, "Origin")
+    (media,) = raw(relay, HEADER_BYTES["Content-Type of a body that is not JSON"][0])
+    assert_error(media, 400, "Content-Type")

@@ -11,7 +11,7 @@ from actors.core.errors import (
 from actors.kernel.base import RelayActor
 from transport.guard import json_response, raw_json_response
 from transport.inputs import CONFIG_BODY_LIMIT, read_json
-from transport.state import ASK, CLIENT_FIGURES, HTTP_STATS, PEERS, POLICY, STREAMS
+from transport.state import ASK, CLIENT_FIGURES, CONNECTIONS, HTTP_STATS, PEERS, POLICY, STREAMS
 
 log = structlog.get_logger("relay")
 
@@ -30,6 +30,7 @@ async def get_metrics(request: web.Request) -> web.Response:
         http,
         request.app[STREAMS],
         clients=request.app[CLIENT_FIGURES],
+        connections=request.app[CONNECTIONS],
         excluded={"sense": excluded},
         redactions=policy.redactor.counts(),
     )
