@@ -208,7 +208,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "token",
         "RELAY_TOKEN",
-        "text",
+        "token",
         "the bearer token every endpoint but /health needs; needed to listen beyond loopback",
         secret=True,
         default_text="unset",
@@ -330,6 +330,12 @@ def _parse_api_key(name: str, value: str) -> str:
     return check_api_key(name, value)
 
 
+def _parse_token(name: str, value: str) -> str:
+    """A bearer token (empty: none), held to the rule of an API key: a client can send only
+    printable ASCII in its header, so any other token would refuse every request."""
+    return check_api_key(name, value) if value else ""
+
+
 def _parse_path(name: str, value: str) -> str:
     """``value`` with ``~`` expanded, made absolute now (a later ``chdir`` changes nothing)."""
     if not value:
@@ -342,6 +348,7 @@ _HELPERS: dict[str, Callable[[str, str], Any]] = {
     "regex": _parse_regex,
     "path": _parse_path,
     "api_key": _parse_api_key,
+    "token": _parse_token,
 }
 """The kinds read by a function of their own, given the option's name and the value."""
 

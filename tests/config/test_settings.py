@@ -473,6 +473,25 @@ def test_a_key_no_http_header_can_carry_is_refused_at_run_time_and_not_shown(raw
     assert config.api_key == "old-key"
 
 
+@pytest.mark.parametrize(("raw", "position", "kind"), BAD_KEYS, ids=BAD_KEY_IDS)
+def test_a_token_no_http_header_can_carry_stops_start_up_and_is_not_printed(
+    capsys, raw, position, kind
+):
+    # Such a token could never match an Authorization header: every request would be a 401.
+    with pytest.raises(SystemExit) as info:
+        settings_or_exit([], {"RELAY_TOKEN": raw})
+    assert info.value.code == 2
+    captured = capsys.readouterr()
+    assert len(captured.err.splitlines()) == 1
+    assert f"RELAY_TOKEN holds {kind} at position {position} of {len(raw)}" in captured.err
+    assert_nowhere(KEY, captured.err)
+
+
+def test_an_empty_token_leaves_the_token_unset():
+    assert load(env={"RELAY_TOKEN": ""}).token == ""
+    assert load(env={"RELAY_TOKEN": f" {KEY} "}).token == KEY
+
+
 def test_a_key_of_printable_ascii_is_taken_and_its_surrounding_spaces_dropped():
     assert load(env={"OPENROUTER_API_KEY": f"  {KEY}\n"}).agent.api_key == KEY
     assert AgentConfig().updated({"openrouterApiKey": f" {KEY} "}).api_key == KEY
