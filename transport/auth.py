@@ -1,7 +1,7 @@
 """Who may call the relay: the host it is called by, the bearer token, the browser origins,
 and where it may listen.
 
-Four rules, all decided once at start and applied per request by the route guard
+Five rules, all decided once at start and applied per request by the route guard
 (:func:`transport.guard.guarded`) at the cost of a header look-up or two:
 
 - **The host** (``Host``). A web page can rebind its own name to 127.0.0.1 (DNS rebinding):
@@ -36,16 +36,17 @@ Four rules, all decided once at start and applied per request by the route guard
   an upgrade from a page of any other origin is refused (403) rather than let any page read
   the feed (cross-site WebSocket hijacking). Requests without ``Origin`` (capture clients,
   the overlay, curl, same-origin GETs) are not browser cross-origin requests and pass.
-  Browsers say where a request comes from in ``Sec-Fetch-Site`` (Fetch Metadata), also when
-  they send no ``Origin`` (an ``<img>``, an ``<iframe>``, a link): on every route but
-  ``/health`` (and preflights, which run nothing), ``cross-site`` and ``same-site`` are
-  refused (403) unless an ``Origin`` on the list vouches for the request (or the list has
-  ``*``). ``same-site`` too: a page on another port of localhost is the same site, and another
-  origin, no more trusted than any web page. ``same-origin``, ``none`` (typed in the
-  address bar) and no header (native clients) pass.
   ``Access-Control-Allow-Credentials`` is never sent: the token travels in a header the page
   sets itself, which CORS does not count as a credential, and the relay has no cookies a
   browser could attach.
+- **Browser sites** (``Sec-Fetch-Site``, Fetch Metadata). Browsers say where a request
+  comes from also when they send no ``Origin`` (an ``<img>``, an ``<iframe>``, a link): on
+  every route but ``/health`` (and preflights, which run nothing), ``cross-site`` and
+  ``same-site`` are refused (403) unless an ``Origin`` on the list vouches for the request
+  (or the list has ``*``), so no page holds a stream slot. ``same-site`` too: a page on
+  another port of localhost is the same site, and another origin, no more trusted than any
+  web page. ``same-origin``, ``none`` (typed in the address bar) and no header (native
+  clients) pass.
 - **Exposure**: without a token the relay refuses to listen on anything it cannot prove is
   loopback (:func:`exposure`), unless ``RELAY_ALLOW_INSECURE=1``, which is logged as a
   warning at every start.

@@ -24,7 +24,7 @@ from actors.tree import Relay
 from tests.helpers import client_for, relay_settings, wait_until
 from tests.transport.openapi_contract import RawAnswer, raw_exchange, raw_request
 from tests.transport.overlay_client import OverlayClient, Status
-from transport.auth import Access
+from transport.auth import Access, canonical_host, host_literal
 from transport.openapi import openapi_document
 
 pytestmark = pytest.mark.usefixtures("quick_stream_checks")
@@ -247,6 +247,48 @@ def test_any_other_host_is_a_421(relay: Relay, client: httpx.Client, authority: 
     answer = client.post("/feed", json={"text": "refused"}, headers=headers)
     assert_misdirected(answer.status_code, dict(answer.headers), answer.content)
     assert client.get("/feed").json()["messages"] == []
+
+
+def test_the_address_a_request_arrived_at_is_served(make_relay: Callable[..., Relay]) -> None:
+    """A relay listening on one address (a LAN one, here another loopback one) serves that
+    address as a ``Host``, with its port; no other."""
+    relay = make_relay(replace(relay_settings(), host="127.0.0.2"))
+    host, port = relay.address()
+    assert host == "127.0.0.2"
+    with client_for(relay) as client:
+        assert client.get("/feed").status_code == 200  # Host: 127.0.0.2:<port>
+        for refused in (f"127.0.0.3:{port}", f"127.0.0.2:{port % 65535 + 1}"):
+            assert client.get("/feed", headers={"Host": refused}).status_code == 421
+
+
+@pytest.mark.parametrize(
+    ("address", "literal"),
+    [
+        ("127.0.0.1", "127.0.0.1"),
+        ("192.168.1.20", "192.168.1.20"),
+        ("::1", "[::1]"),
+        ("::ffff:192.168.1.20", "192.168.1.20"),
+        ("fe80::1%eth0", "[fe80::1]"),
+        ("FD00:0:0::7", "[fd00::7]"),
+    ],
+)
+def test_a_local_address_is_named_as_a_host_names_it(address: str, literal: str) -> None:
+    assert host_literal(address) == literal
+
+
+@pytest.mark.parametrize(
+    ("host", "canonical"),
+    [
+        ("LocalHost:18791", "localhost:18791"),
+        ("localhost.:18791", "localhost:18791"),
+        ("localhost:", "localhost"),
+        ("[::1]", "[::1]"),
+        ("[::1]:80", "[::1]:80"),
+        ("Relay.LAN.", "relay.lan"),
+    ],
+)
+def test_hosts_are_compared_in_one_spelling(host: str, canonical: str) -> None:
+    assert canonical_host(host) == canonical
 
 
 def test_a_host_of_bytes_beyond_utf8_or_of_any_length_is_a_json_421_quoting_it_safely(
