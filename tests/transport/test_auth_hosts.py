@@ -304,6 +304,19 @@ def test_a_host_of_bytes_beyond_utf8_or_of_any_length_is_a_json_421_quoting_it_s
     assert client.get("/health").status_code == 200
 
 
+def test_an_origin_of_bytes_beyond_utf8_is_a_json_403_not_a_500(
+    relay: Relay, client: httpx.Client, logs: Any
+) -> None:
+    host, port = relay.address()
+    data = raw_request(
+        "POST", "/feed", [("Content-Length", "16")], b'{"text": "page"}', host=f"{host}:{port}"
+    ).replace(b"\r\n\r\n", b"\r\nOrigin: http://\xe9vil.example\r\n\r\n", 1)
+    (answer,) = raw_exchange(host, port, data)
+    assert_refused_raw(answer, 403, "RELAY_CORS_ORIGINS")
+    assert not logs.named("http.internal_error")
+    assert client.get("/feed").json()["messages"] == []
+
+
 def test_a_request_without_host_is_no_browser_and_is_served(relay: Relay) -> None:
     """HTTP/1.0 has no ``Host`` (HTTP/1.1 without one is the parser's 400); browsers always
     send one."""
