@@ -436,6 +436,7 @@ def start_relay(
         max_streams=settings.max_streams,
         trace_requests=settings.log_level == "debug",
         cors_origins=settings.cors_origins,
+        allowed_hosts=settings.allowed_hosts,
         exclusions=Exclusions(ExclusionRule.of(settings.exclude_apps, settings.exclude_titles)),
         redactor=redactor,
     )

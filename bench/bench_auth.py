@@ -10,7 +10,8 @@ route (:func:`transport.guard.guarded`) around a handler that answers a prebuilt
 response, driven without an event loop (the coroutine finishes at its first ``send``);
 ``handler`` is that handler alone, so ``guard - handler`` is the guard's whole cost (the
 metrics' count included).
-``rules`` is the access part only: :meth:`Access.cors` plus the route's gate. ``response``
+``host`` is the ``Host`` check alone (the set look-up the guard makes), ``rules`` the access
+part only: that look-up, :meth:`Access.cors` and the route's gate. ``response``
 builds the JSON answer of ``POST /feed`` with and without three CORS headers
 (``Access-Control-Allow-Origin: *`` and the rest) on every answer. It asserts nothing.
 """
@@ -22,7 +23,7 @@ import sys
 from collections.abc import Sequence
 
 import orjson
-from aiohttp import web
+from aiohttp import hdrs, web
 from aiohttp.test_utils import make_mocked_request
 
 from bench.harness import best_us, drive
@@ -58,6 +59,13 @@ CASES: tuple[tuple[str, str, tuple[str, ...], dict[str, str]], ...] = (
 )
 
 
+class Arrived:
+    """The transport of a connection that arrived at the relay's default address."""
+
+    def get_extra_info(self, name: str, default: object = None) -> object:
+        return ("127.0.0.1", 18791) if name == "sockname" else default
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--number", type=int, default=200_000, help="calls per run")
@@ -67,24 +75,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     async def handler(_request: web.Request) -> web.StreamResponse:
         return answer
 
-    print(f"{'case':34} {'rules':>7} {'guard':>7} {'handler':>8} {'guard-handler':>14}  (us)")
+    print(
+        f"{'case':34} {'host':>6} {'rules':>7} {'guard':>7} {'handler':>8} "
+        f"{'guard-handler':>14}  (us)"
+    )
     for name, token, origins, extra in CASES:
         access = Access(token, origins)
         admit = access.gate("POST", "/feed")
         stats = HttpStats().route("POST", "/feed")
         guarded = _guarded(handler, trace=False, access=access, admit=admit, stats=stats)
-        request = make_mocked_request("POST", "/feed", headers={**CLIENT_HEADERS, **extra})
+        request = make_mocked_request(
+            "POST", "/feed", headers={**CLIENT_HEADERS, **extra}, transport=Arrived()
+        )
+        access.check_host(request)  # the first request on the address teaches it its port
+
+        def host(access: Access = access, request: web.Request = request) -> None:
+            if request.headers.get(hdrs.HOST) not in access.hosts:
+                access.check_host(request)
 
         def rules(
             access: Access = access, admit: Admit = admit, request: web.Request = request
         ) -> None:
+            if request.headers.get(hdrs.HOST) not in access.hosts:
+                access.check_host(request)
             admit(request, access.cors(request))
 
+        host_us = best_us(host, number)
         rules_us = best_us(rules, number)
         guard_us = best_us(lambda: drive(guarded, request), number)  # noqa: B023 - used at once
         handler_us = best_us(lambda: drive(handler, request), number)  # noqa: B023
         print(
-            f"{name:34} {rules_us:7.3f} {guard_us:7.3f} {handler_us:8.3f} "
+            f"{name:34} {host_us:6.3f} {rules_us:7.3f} {guard_us:7.3f} {handler_us:8.3f} "
             f"{guard_us - handler_us:14.3f}"
         )
 

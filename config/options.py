@@ -124,6 +124,14 @@ OPTIONS: tuple[Option, ...] = (
         "comma-separated origins a browser may call the API from, e.g. http://localhost:5173",
     ),
     Option(
+        "allowed_hosts",
+        "RELAY_ALLOWED_HOSTS",
+        "host_list",
+        "comma-separated names requests may call the relay by (their Host) besides 127.0.0.1, "
+        "localhost, [::1] and the address it listens on, e.g. my-laptop.local or "
+        "tunnel.example:8443",
+    ),
+    Option(
         "redact",
         "RELAY_REDACT",
         "bool",
@@ -316,6 +324,27 @@ def _parse_origins(name: str, value: str) -> tuple[str, ...]:
     return origins
 
 
+_HOST = re.compile(r"(?:[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?")
+"""A ``Host`` as a browser sends it: a name (letters, digits, ``-``, ``_``, dots; IDNs in
+their ``xn--`` form), an IPv4 address or an IPv6 one in brackets, and a port or none."""
+
+
+def _parse_hosts(name: str, value: str) -> tuple[str, ...]:
+    """``RELAY_ALLOWED_HOSTS``: each entry lower case, without a trailing dot."""
+    hosts = []
+    for entry in (h.strip().lower() for h in value.split(",") if h.strip()):
+        port = entry.rpartition("]")[2].partition(":")[2]
+        if not _HOST.fullmatch(entry) or (port and not 0 < int(port) < 65536):
+            raise ConfigError(
+                f"{name} must list host names or addresses, each with a port or none "
+                f"(my-laptop.local, 192.168.1.20:18791, [fd00::1]; no scheme, path or *), "
+                f"got {entry!r}"
+            )
+        stem, colon, port = entry.rpartition(":") if port else (entry, "", "")
+        hosts.append(stem.rstrip(".") + colon + port)
+    return tuple(hosts)
+
+
 def _parse_regex(name: str, value: str) -> str:
     try:
         re.compile(value)
@@ -345,6 +374,7 @@ def _parse_path(name: str, value: str) -> str:
 
 _HELPERS: dict[str, Callable[[str, str], Any]] = {
     "origin_list": _parse_origins,
+    "host_list": _parse_hosts,
     "regex": _parse_regex,
     "path": _parse_path,
     "api_key": _parse_api_key,

@@ -235,6 +235,10 @@ class Settings:
     """``RELAY_ALLOW_INSECURE=1``: serve on a non-loopback address without a token (warned)."""
     cors_origins: tuple[str, ...] = ()
     """Origins a browser may call from (``RELAY_CORS_ORIGINS``); none besides same-origin."""
+    allowed_hosts: tuple[str, ...] = ()
+    """``Host`` names served besides the loopback ones and the address a request arrived at
+    (``RELAY_ALLOWED_HOSTS``): ``name`` with the relay's port or none, ``name:port`` with that
+    port only; lower case, without a trailing dot."""
     redact: bool = True
     """``RELAY_REDACT=off`` stores and sends secrets as they came (warned at every start)."""
     exclude_apps: tuple[str, ...] = ()

@@ -130,7 +130,7 @@ def build_app(
     app[SENSE_POSTS] = Batcher(peers.sense, SenseBuffer.append_many, peers.timeout_s)
     app[FEED_ANSWERS] = ListAnswers()
     app[SENSE_ANSWERS] = ListAnswers()
-    access = Access(policy.token, policy.cors_origins)
+    access = Access(policy.token, policy.cors_origins, policy.allowed_hosts)
     app[ACCESS] = access
     app[CLIENT_FIGURES] = figures = ClientFigures()
     overlay_bounds = overlay_limits or OverlayLimits.current()
@@ -181,7 +181,7 @@ def build_app(
             stats=http_stats.route(method, path),
         )
         route = guard(handler)
-        expect = expecting(guard(refuse_expectation))
+        expect = expecting(guard(refuse_expectation), access)
         if method == "GET":
             app.router.add_get(path, route, expect_handler=expect)  # and HEAD
         else:
@@ -199,5 +199,6 @@ def build_app(
     )
     anywhere = AnyTarget("/{path:.*}")
     app.router.register_resource(anywhere)  # last: only what no route took
-    anywhere.add_route("*", guard(no_route), expect_handler=expecting(guard(refuse_expectation)))
+    expect = expecting(guard(refuse_expectation), access)
+    anywhere.add_route("*", guard(no_route), expect_handler=expect)
     return app

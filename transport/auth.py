@@ -1,8 +1,22 @@
-"""Who may call the relay: the bearer token, the browser origins, and where it may listen.
+"""Who may call the relay: the host it is called by, the bearer token, the browser origins,
+and where it may listen.
 
-Three rules, all decided once at start and applied per request by the route guard
+Five rules, all decided once at start and applied per request by the route guard
 (:func:`transport.guard.guarded`) at the cost of a header look-up or two:
 
+- **The host** (``Host``). A web page can rebind its own name to 127.0.0.1 (DNS rebinding):
+  the browser then sends the relay requests whose ``Host`` and ``Origin`` are the page's
+  name, and lets the page read the answers as its own origin's. So a request is served only
+  when its ``Host`` is a name the relay serves: ``127.0.0.1``, ``localhost``, ``[::1]``, the
+  IP address the connection arrived at, and the names of ``RELAY_ALLOWED_HOSTS``; with the
+  port the connection arrived at, or none (a listed ``name:port`` with that port only).
+  Anything else is a JSON 421 before the token is looked at and before any handler runs,
+  on every path. A request without ``Host`` (HTTP/1.0; HTTP/1.1 without one is the parser's
+  400) comes from no browser and passes. The check is one set look-up of the header as sent
+  (:attr:`Access.hosts`); a spelling the set lacks (another case, a trailing dot) is
+  canonicalised and looked up again, and the first connection to each local address and
+  port adds that address and port to the set: so the port is the one actually bound, also
+  when the relay was asked for any free port.
 - **The token** (``RELAY_TOKEN``). When set, every request needs
   ``Authorization: Bearer <token>``, except ``GET``/``HEAD /health`` and CORS preflights;
   the stream endpoints also take it as ``?access_token=`` because a browser's
@@ -25,6 +39,14 @@ Three rules, all decided once at start and applied per request by the route guar
   ``Access-Control-Allow-Credentials`` is never sent: the token travels in a header the page
   sets itself, which CORS does not count as a credential, and the relay has no cookies a
   browser could attach.
+- **Browser sites** (``Sec-Fetch-Site``, Fetch Metadata). Browsers say where a request
+  comes from also when they send no ``Origin`` (an ``<img>``, an ``<iframe>``, a link): on
+  every route but ``/health`` (and preflights, which run nothing), ``cross-site`` and
+  ``same-site`` are refused (403) unless an ``Origin`` on the list vouches for the request
+  (or the list has ``*``), so no page holds a stream slot. ``same-site`` too: a page on
+  another port of localhost is the same site, and another origin, no more trusted than any
+  web page. ``same-origin``, ``none`` (typed in the address bar) and no header (native
+  clients) pass.
 - **Exposure**: without a token the relay refuses to listen on anything it cannot prove is
   loopback (:func:`exposure`), unless ``RELAY_ALLOW_INSECURE=1``, which is logged as a
   warning at every start.
@@ -41,7 +63,7 @@ from typing import Literal
 import structlog
 from aiohttp import hdrs, web
 
-from actors.core.errors import BadRequest, Forbidden, Unauthorized
+from actors.core.errors import BadRequest, Forbidden, Misdirected, Unauthorized
 
 REALM = "sinain-relay"
 STREAM_TOKEN_PARAM = "access_token"  # noqa: S105 - a parameter name, not a secret
@@ -55,6 +77,15 @@ ANY_METHOD = "*"
 """The method of the catch-all route (preflights, 404, 405)."""
 PREFLIGHT_MAX_AGE_S = 600
 """How long a browser may cache a preflight's answer (Chrome caps it at 7200)."""
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+"""The names the relay always serves, with its port or none."""
+LOCAL_ADDRESSES_MAX = 16
+"""Local (address, port) pairs whose names are added to the hosts served, at most: one per
+interface and listening port; the set of hosts stays small whatever connects."""
+SAME_ORIGIN_SITES = frozenset({"same-origin", "none"})
+"""The ``Sec-Fetch-Site`` values of a request a page of another origin did not make."""
+SHOWN_MAX = 100
+"""Characters of a refused header quoted in an error, at most."""
 ALLOW_METHODS = "GET, POST, OPTIONS"
 ALLOW_HEADERS = "Content-Type, Authorization, Last-Event-ID"
 
@@ -80,6 +111,15 @@ class OriginRefused(Forbidden):
     """A browser page of an origin that is not allowed sent the request (HTTP 403)."""
 
 
+class CrossSiteRefused(Forbidden):
+    """A browser sent the request for a page of another site, and no allowed origin vouches
+    for it (HTTP 403)."""
+
+
+class HostRefused(Misdirected):
+    """The request's ``Host`` is not a name the relay serves (HTTP 421)."""
+
+
 def challenge(exc: Unauthorized) -> str:
     """The ``WWW-Authenticate`` header of a 401."""
     return exc.challenge if isinstance(exc, TokenRefused) else f'Bearer realm="{REALM}"'
@@ -94,13 +134,56 @@ def canonical_origin(origin: str) -> str:
     return origin
 
 
+def canonical_host(host: str) -> str:
+    """``host`` (a ``Host`` header, an entry of ``RELAY_ALLOWED_HOSTS``) as the hosts served
+    spell it: lower case, without a name's trailing dot or an empty port."""
+    host = host.lower()
+    if ":" in host.rpartition("]")[2]:
+        name, _, port = host.rpartition(":")
+    else:
+        name, port = host, ""
+    name = name.rstrip(".")
+    return f"{name}:{port}" if port else name
+
+
+def host_literal(address: str) -> str:
+    """An IP address as a ``Host`` names it: IPv6 in brackets (no zone), IPv4-mapped as IPv4."""
+    try:
+        ip = ipaddress.ip_address(address.partition("%")[0])
+    except ValueError:
+        return address.lower()
+    if isinstance(ip, ipaddress.IPv6Address):
+        return str(ip.ipv4_mapped) if ip.ipv4_mapped is not None else f"[{ip.compressed}]"
+    return str(ip)
+
+
+def shown(value: str, limit: int = SHOWN_MAX) -> str:
+    """A header's value as an error may quote it: cut, and ASCII (escapes for the rest, lone
+    surrogates included, which JSON could not encode)."""
+    cut = value[:limit].encode("ascii", "backslashreplace").decode("ascii")
+    return cut + ("..." if len(value) > limit else "")
+
+
 class Access:
-    """The relay's access policy, built once per app from the settings (immutable after).
+    """The relay's access policy, built once per app from the settings (immutable after,
+    but for the hosts served, which learn the local addresses and ports connections arrive
+    at).
 
     Used on the event loop only; the per-request methods are a few dictionary look-ups.
     """
 
-    def __init__(self, token: str, cors_origins: Iterable[str] = ()) -> None:
+    def __init__(
+        self, token: str, cors_origins: Iterable[str] = (), allowed_hosts: Iterable[str] = ()
+    ) -> None:
+        entries = [canonical_host(host) for host in allowed_hosts]
+        with_port = [host for host in entries if ":" in host.rpartition("]")[2]]
+        self._names = tuple(
+            h for h in dict.fromkeys([*LOOPBACK_HOSTS, *entries]) if h not in with_port
+        )
+        self.hosts: set[str | None] = {None, *self._names, *with_port}
+        """The ``Host`` values served, as sent (``None``: no ``Host``). Read it, never change
+        it: :meth:`check_host` adds what connections teach it."""
+        self._addresses: set[tuple[str, int]] = set()
         origins = tuple(cors_origins)
         self.token_set = bool(token)
         self._token = token.encode("utf-8")
@@ -128,6 +211,9 @@ class Access:
                 cors = {"Access-Control-Allow-Origin": origin, "Vary": "Origin"}
                 self._by_origin[origin] = MappingProxyType(cors)
                 self._preflight_by_origin[origin] = MappingProxyType({**cors, **preflight})
+        # The CORS headers of a request no allowed origin vouches for (no Origin, or the
+        # relay's own); with *, every page is vouched for.
+        self._unvouched = None if self._wildcard else self._no_origin
 
     # -- CORS ---------------------------------------------------------------------------------
 
@@ -145,9 +231,62 @@ class Access:
             return headers
         if self._any_origin is not None:
             return self._any_origin
-        if _same_origin(origin, request.host):
+        if self._same_origin(origin, request):
             return self._no_origin
         return None
+
+    def _same_origin(self, origin: str, request: web.Request) -> bool:
+        """Whether ``origin`` is the relay's own: its authority is the request's ``Host``,
+        and that is a host the relay serves (never whatever ``Host`` says)."""
+        host = request.headers.get(hdrs.HOST)
+        if host is None or origin.partition("://")[2].lower() != host.lower():
+            return False
+        return self.serves(request)
+
+    # -- the host -----------------------------------------------------------------------------
+
+    def serves(self, request: web.Request) -> bool:
+        """Whether ``request``'s ``Host`` is one the relay serves.
+
+        The route guard looks the header up in :attr:`hosts` itself and asks this on a miss:
+        the first request on a new local address or port, or a spelling the set lacks.
+        """
+        host = request.headers.get(hdrs.HOST)
+        if host in self.hosts:
+            return True
+        assert host is not None, "None is in the set"
+        self._learn(request)
+        return host in self.hosts or canonical_host(host) in self.hosts
+
+    def check_host(self, request: web.Request) -> None:
+        """Return if the relay serves ``request``'s ``Host`` (:meth:`serves`), else raise.
+
+        Raises:
+            HostRefused: any other ``Host``.
+        """
+        if self.serves(request):
+            return
+        host = request.headers.get(hdrs.HOST, "")
+        raise HostRefused(
+            f"Host '{shown(host)}' is not a name this relay serves (127.0.0.1, localhost, "
+            "[::1], or a name in RELAY_ALLOWED_HOSTS); a web page that points its own name "
+            "at this machine is refused"
+        )
+
+    def _learn(self, request: web.Request) -> None:
+        """Add the local address and port ``request``'s connection arrived at: each name
+        served with that port, and the address itself."""
+        transport = request.transport
+        local = transport.get_extra_info("sockname") if transport is not None else None
+        if not isinstance(local, tuple) or len(self._addresses) >= LOCAL_ADDRESSES_MAX:
+            return
+        address, port = str(local[0]), int(local[1])
+        if (address, port) in self._addresses:
+            return
+        self._addresses.add((address, port))
+        literal = host_literal(address)
+        for name in (*self._names, literal):
+            self.hosts.update((name, f"{name}:{port}"))
 
     def preflight(self, request: web.Request) -> web.Response:
         """The 204 answer to an ``OPTIONS`` preflight: methods, headers and max-age for an
@@ -165,21 +304,30 @@ class Access:
         ``?access_token=``, the catch-all (:data:`ANY_METHOD`) lets preflights through."""
         if method == ANY_METHOD:
             return self._admit_unless_preflight
-        if (method, path) in OPEN_ROUTES or not self.token_set:
+        if (method, path) in OPEN_ROUTES:
             return _admit_origin
+        if not self.token_set:
+            return self._admit_page
         if path in STREAM_PATHS:
             return self._admit_stream
         return self._admit
 
-    def _admit(self, request: web.Request, cors: Mapping[str, str] | None) -> None:
+    def _admit_page(self, request: web.Request, cors: Mapping[str, str] | None) -> None:
+        """The origin, and the site a browser says the request comes from."""
         if cors is None:
             raise _origin_refused(request)
+        if cors is self._unvouched:
+            site = request.headers.get(hdrs.SEC_FETCH_SITE)
+            if site is not None and site not in SAME_ORIGIN_SITES:
+                raise _cross_site(site)
+
+    def _admit(self, request: web.Request, cors: Mapping[str, str] | None) -> None:
+        self._admit_page(request, cors)
         if self.token_set:
             self._verify(request.headers.get(hdrs.AUTHORIZATION))
 
     def _admit_stream(self, request: web.Request, cors: Mapping[str, str] | None) -> None:
-        if cors is None:
-            raise _origin_refused(request)
+        self._admit_page(request, cors)
         header = request.headers.get(hdrs.AUTHORIZATION)
         if header is None and STREAM_TOKEN_PARAM in request.query:
             self._compare(request.query[STREAM_TOKEN_PARAM])
@@ -230,14 +378,17 @@ def _origin_refused(request: web.Request) -> OriginRefused | BadRequest:
     if not origin.isascii():  # a browser writes an origin in ASCII (a name in punycode)
         return BadRequest("the Origin header is not an origin: it has bytes that are not ASCII")
     return OriginRefused(
-        f"requests from web pages at {origin[:100]} are refused; "
+        f"requests from web pages at {shown(origin)} are refused; "
         "list the origin in RELAY_CORS_ORIGINS to allow it"
     )
 
 
-def _same_origin(origin: str, host: str) -> bool:
-    """Whether ``origin`` is the relay's own (its authority is the request's ``Host``)."""
-    return origin.partition("://")[2].lower() == host.lower()
+def _cross_site(site: str) -> CrossSiteRefused:
+    return CrossSiteRefused(
+        f"requests a browser sends for a page of another site (Sec-Fetch-Site: "
+        f"{shown(site, 20)}) are refused; list the page's origin in RELAY_CORS_ORIGINS to "
+        "allow its requests that carry it"
+    )
 
 
 # -- exposure ---------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ wrong and a 503 when an actor is restarting or did not answer in time (:func:`gu
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -13,13 +14,15 @@ from typing import Any
 
 import orjson
 import structlog
-from aiohttp import HttpVersion11, web
+from aiohttp import HttpVersion11, hdrs, web
 
 from actors.core.errors import (
     ActorUnavailable,
     BadRequest,
     Forbidden,
+    Misdirected,
     PayloadTooLarge,
+    RelayError,
     Unauthorized,
 )
 from actors.kernel.base import CURRENT_REQUEST
@@ -65,6 +68,17 @@ class ExpectationFailed(Refused):
 
 _request_ids = itertools.count(1)
 
+_STATUSES: tuple[tuple[type[RelayError], int], ...] = (
+    (Forbidden, 403),
+    (Misdirected, 421),
+    (ActorUnavailable, 503),
+)
+"""The statuses of the errors answered with their message alone."""
+
+
+def _status_of(exc: RelayError) -> int:
+    return next(status for kind, status in _STATUSES if isinstance(exc, kind))
+
 
 def json_response(body: Any, status: int = 200) -> web.Response:
     """A JSON answer (orjson); the route's guard adds the CORS headers."""
@@ -102,8 +116,11 @@ def guarded(
     """``handler`` with the relay's access rules, error mapping and request log, applied route
     by route.
 
-    ``trace`` logs every request and gives actors its id (``LOG_LEVEL=debug``). ``admit`` is
-    the route's gate (:meth:`transport.auth.Access.gate`): the token and the origin are checked
+    ``trace`` logs every request and gives actors its id (``LOG_LEVEL=debug``). A ``Host``
+    the relay does not serve is a 421 before anything else
+    (:meth:`~transport.auth.Access.check_host`; a set look-up here, the method on a miss).
+    ``admit`` is the route's gate
+    (:meth:`transport.auth.Access.gate`): the origin, the site and the token are checked
     before the handler runs; every answer, errors included, gets the request's CORS headers.
     ``stats`` counts the route's requests and latencies for ``GET /metrics``
     (:mod:`transport.metrics`).
@@ -112,19 +129,19 @@ def guarded(
     requests that match no route reach :func:`no_route`, which is guarded the same way.
     """
 
+    hosts = access.hosts  # a set the access policy keeps up to date
+
     async def guarded(request: web.Request) -> web.StreamResponse:
         started = time.perf_counter()
-        request_id = ""
-        traced = None
-        if trace:
-            request_id = f"{next(_request_ids):x}"
-            request[REQUEST_ID] = request_id
-            traced = CURRENT_REQUEST.set(request_id)  # asks carry it to the actors' log lines
+        request_id, traced = _traced(request) if trace else ("", None)
         status = 500
         error: str | None = None
         response: web.StreamResponse | None = None
-        cors = access.cors(request)  # None: a web page of an origin that is not allowed
+        cors: Mapping[str, str] | None = None  # None: no CORS headers
         try:
+            if request.headers.get(hdrs.HOST) not in hosts:
+                access.check_host(request)  # 421 unless a spelling the set lacks
+            cors = access.cors(request)  # None: a web page of an origin that is not allowed
             admit(request, cors)
             response = await handler(request)
             status = response.status
@@ -134,10 +151,8 @@ def guarded(
             status, error = 401, str(exc)
             response = error_response(status, error)
             response.headers["WWW-Authenticate"] = challenge(exc)
-        except Forbidden as exc:
-            status, error = 403, str(exc)
-        except ActorUnavailable as exc:
-            status, error = 503, str(exc)
+        except (Forbidden, Misdirected, ActorUnavailable) as exc:
+            status, error = _status_of(exc), str(exc)
         except StreamRefused as exc:
             status, error = 503, str(exc)
             response = error_response(status, error)
@@ -166,6 +181,13 @@ def guarded(
     return guarded
 
 
+def _traced(request: web.Request) -> tuple[str, contextvars.Token[str | None]]:
+    """Give ``request`` an id, which the actors' log lines carry for the asks it makes."""
+    request_id = f"{next(_request_ids):x}"
+    request[REQUEST_ID] = request_id
+    return request_id, CURRENT_REQUEST.set(request_id)
+
+
 class AnyTarget(web.DynamicResource):
     """The resource of :func:`no_route`: every request target the router asks about.
 
@@ -179,20 +201,25 @@ class AnyTarget(web.DynamicResource):
         return {"path": path}
 
 
-def expecting(refuse: Handler) -> ExpectHandler:
+def expecting(refuse: Handler, access: Access) -> ExpectHandler:
     """A route's ``Expect`` handler, which aiohttp runs before the route's handler when the
     request has the header.
 
     ``100-continue`` gets its interim answer, as aiohttp's own handler gives it, and the
     request goes on. Any other expectation is answered by ``refuse``, the route's guard around
     :func:`refuse_expectation`: a JSON 417, with the route's access rules and counts (aiohttp's
-    own is a plain-text 417). HTTP/1.0 has no ``Expect``: it is ignored there.
+    own is a plain-text 417). So is a request for a host the relay does not serve, which the
+    guard answers 421 without the interim answer. HTTP/1.0 has no ``Expect``: it is ignored
+    there.
     """
+    hosts = access.hosts
 
     async def expect(request: web.Request) -> web.StreamResponse | None:
         if request.version != HttpVersion11:
             return None
-        if request.headers.get("Expect", "").lower() != "100-continue":
+        if request.headers.get("Expect", "").lower() != "100-continue" or (
+            request.headers.get(hdrs.HOST) not in hosts and not access.serves(request)
+        ):
             return await refuse(request)
         await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         request.writer.output_size = 0  # the answer proper is still to come

@@ -11,8 +11,8 @@ Paths have no templates; every path also answers ``OPTIONS`` (a CORS preflight, 
 for each path) and ``HEAD`` where it answers ``GET`` (not described: the ``GET``'s headers
 without a body). Another method on a described path is a 405 with ``Allow``
 (``components.responses.MethodNotAllowed``); any other path is a 404 (``NotFound``); any
-request may get the 401 and 403 of the access rules (:mod:`transport.auth`), and the 417 of an
-``Expect`` other than ``100-continue``.
+request may get the 421, 401 and 403 of the access rules (:mod:`transport.auth`), and the 417
+of an ``Expect`` other than ``100-continue``.
 """
 
 from __future__ import annotations
@@ -476,12 +476,17 @@ def _paths() -> dict[str, dict[str, Schema]]:
                 answers["401"] = answer("Unauthorized")
             answers["403"] = answer("Forbidden")  # a refused origin, whatever the endpoint
             answers["417"] = answer("ExpectationFailed")  # whatever the endpoint
+            answers["421"] = answer("Misdirected")  # whatever the endpoint
             operation["responses"] = dict(sorted(answers.items()))
         operations["options"] = {
             "summary": "CORS preflight",
             "operationId": _operation_id("options", path),
             "security": [],
-            "responses": {"204": answer("Preflight"), "417": answer("ExpectationFailed")},
+            "responses": {
+                "204": answer("Preflight"),
+                "417": answer("ExpectationFailed"),
+                "421": answer("Misdirected"),
+            },
         }
     return paths
 
@@ -511,9 +516,12 @@ def _build() -> dict[str, Any]:
             "4xx status for bad input (which changes nothing) and 503 when an actor is "
             "restarting or did not answer in time. Any path answers `OPTIONS` (a CORS "
             "preflight, 204); a described path answers `HEAD` where it answers `GET`, and 405 "
-            "(with `Allow`) to other methods; any other path is a 404. With `RELAY_TOKEN` set, "
-            "a request without the token gets 401 on any path but `/health` and preflights; "
-            "a request from a web page of an origin not in `RELAY_CORS_ORIGINS` gets 403. A "
+            "(with `Allow`) to other methods; any other path is a 404. A request whose `Host` "
+            "is not a name the relay serves gets 421 on any path, before anything else. With "
+            "`RELAY_TOKEN` set, a request without the token gets 401 on any path but `/health` "
+            "and preflights; a request from a web page of an origin not in "
+            "`RELAY_CORS_ORIGINS`, or one a browser sent for a page of another site "
+            "(`Sec-Fetch-Site`) on any path but `/health`, gets 403. A "
             "request body may be gzip or deflate (`Content-Encoding`); another coding is a 415. "
             "A request with an `Expect` other than `100-continue` gets 417. A request the HTTP "
             "parser refuses before it reaches the API (a bad or repeated `Content-Length`, "

@@ -572,8 +572,10 @@ ERROR_ANSWERS: dict[str, tuple[str, str]] = {
     ),
     "Forbidden": (
         "403",
-        "A web page of an origin not in `RELAY_CORS_ORIGINS` sent it (any endpoint); or, at "
-        "`POST /agent/config`, `openrouterApiKey` while the relay has no token.",
+        "A web page of an origin not in `RELAY_CORS_ORIGINS` sent it (any endpoint); a "
+        "browser sent it for a page of another site (`Sec-Fetch-Site` `cross-site` or "
+        "`same-site`) and no listed `Origin` vouches for it (any endpoint but `/health`); or, "
+        "at `POST /agent/config`, `openrouterApiKey` while the relay has no token.",
     ),
     "NotFound": ("404", "No such path (or the endpoint is not enabled)."),
     "MethodNotAllowed": ("405", "The path does not answer this method; `Allow` says which do."),
@@ -586,6 +588,13 @@ ERROR_ANSWERS: dict[str, tuple[str, str]] = {
         "The body's `Content-Encoding` is not one the relay reads (it reads gzip, deflate and "
         "identity, one coding at most; `Accept-Encoding` lists them), or the body is not JSON "
         "and its `Content-Type` names another media type (a form, plain text). Nothing changed.",
+    ),
+    "Misdirected": (
+        "421",
+        "The `Host` is not a name the relay serves (`127.0.0.1`, `localhost`, `[::1]`, the "
+        "address the request arrived at, or one of `RELAY_ALLOWED_HOSTS`, with the relay's "
+        "port or none): a web page that points its own name at this machine (DNS rebinding). "
+        "Nothing ran.",
     ),
     "ExpectationFailed": (
         "417",

@@ -26,11 +26,12 @@ is ``active`` while screen events arrive and ``off`` after a quiet spell; ``conn
 when it ends, not at the next event.
 
 The overlay is one more subscriber of the feed hub (:mod:`transport.streams`), with framing
-of its own: it shares the stream slots (``RELAY_MAX_STREAMS``) with the SSE streams, a feed
-item's message is made once for every overlay, and an overlay that falls behind is dropped
-as a stream client is. One that has answered neither kind of ping for
-:data:`SILENCE_LIMIT_S` is dropped too. When the relay stops, every socket is closed with
-1001 ("going away").
+of its own: it shares the stream slots (``RELAY_MAX_STREAMS``) with the SSE streams, and
+gets one beyond them while no other overlay is connected
+(:data:`~transport.streams.OVERLAY_SLOTS`); a feed item's message is made once for every
+overlay, and an overlay that falls behind is dropped as a stream client is. One that has
+answered neither kind of ping for :data:`SILENCE_LIMIT_S` is dropped too. When the relay
+stops, every socket is closed with 1001 ("going away").
 """
 
 from __future__ import annotations

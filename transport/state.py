@@ -1,7 +1,7 @@
 """What the HTTP app holds: the actors it talks to, its policy, and what its handlers share.
 
 :class:`Peers` are the actor handles and the cells the actors publish; :class:`Policy` is
-what the app applies to requests (token, CORS, faults, tracing, stream limit, exclusion,
+what the app applies to requests (token, CORS, hosts, faults, tracing, stream limit, exclusion,
 redaction counts); the app keys name each shared object (``request.app[PEERS]``, ...).
 """
 
@@ -79,6 +79,8 @@ class Policy:
     """Log every request and give actors its id (``LOG_LEVEL=debug``); errors are always logged."""
     cors_origins: tuple[str, ...] = ()
     """Origins browser pages may call from (``RELAY_CORS_ORIGINS``); see :mod:`transport.auth`."""
+    allowed_hosts: tuple[str, ...] = ()
+    """``Host`` names served besides the loopback ones (``RELAY_ALLOWED_HOSTS``)."""
     exclusions: Exclusions = field(default_factory=Exclusions)
     """Which screen events ``POST /sense`` drops (``RELAY_EXCLUDE_*``), and how many it did."""
     redactor: Redactor = field(default_factory=Redactor)

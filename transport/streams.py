@@ -65,6 +65,9 @@ REPLAY_MAX = 1000
 """Events a reconnecting client is sent at most; older ones are announced by a ``gap``."""
 REPLAY_MAX_BYTES = 4 * 1024 * 1024
 """Bytes of replayed events at most; the newest are kept."""
+OVERLAY_SLOTS = 1
+"""Overlay sockets admitted even when the streams have taken every slot
+(``RELAY_MAX_STREAMS``): whatever holds the streams, the HUD still connects."""
 RETRY_AFTER_S = 5
 """The ``Retry-After`` of a 503 for a stream refused because all slots are taken."""
 LONG_POLL_MAX_S = 60.0
@@ -513,6 +516,10 @@ class Streams:
     ) -> tuple[Subscriber, Sequence[Event]]:
         """Admit ``request``'s stream (or overlay socket) on ``hub`` (see :meth:`Hub.subscribe`).
 
+        Streams and overlay sockets share :attr:`max_streams` slots; beyond them, an overlay
+        socket is still admitted while fewer than :data:`OVERLAY_SLOTS` are open, so that
+        streams cannot lock the HUD out.
+
         Raises:
             StreamRefused: every slot is taken, or the relay is stopping.
         """
@@ -520,7 +527,11 @@ class Streams:
             msg = "the relay is stopping; reconnect to its next start"
             raise StreamRefused(msg)
         taken = self.feed.open + self.agent.open
-        if taken >= self.max_streams:
+        if taken >= self.max_streams and not (
+            framing is not None
+            and framing.name == OVERLAY
+            and self.feed.clients[OVERLAY] < OVERLAY_SLOTS
+        ):
             msg = f"too many streams ({taken} open, at most {self.max_streams}); retry later"
             raise StreamRefused(msg)
         return hub.subscribe(functools.partial(abort, request), request.remote or "", framing)

@@ -23,6 +23,10 @@ class Forbidden(RelayError):
     """The request is refused whoever sends it, and changes nothing (HTTP 403)."""
 
 
+class Misdirected(RelayError):
+    """The request names a host this relay does not serve (HTTP 421)."""
+
+
 class ActorUnavailable(RelayError):
     """An actor is down (restarting) or did not answer in time (HTTP 503)."""
 

@@ -38,6 +38,7 @@ ENV_VARS = (
     "RELAY_MAX_STREAMS",
     "RELAY_ALLOW_INSECURE",
     "RELAY_CORS_ORIGINS",
+    "RELAY_ALLOWED_HOSTS",
     "RELAY_REDACT",
     "RELAY_EXCLUDE_APPS",
     "RELAY_EXCLUDE_TITLES",
@@ -131,6 +132,7 @@ def test_empty_environment_values_count_as_unset():
         ("RELAY_MAX_STREAMS", "4", lambda s: s.max_streams),
         ("RELAY_ALLOW_INSECURE", "1", lambda s: s.allow_insecure),
         ("RELAY_CORS_ORIGINS", "http://a.test:5173/, https://b.test", lambda s: s.cors_origins),
+        ("RELAY_ALLOWED_HOSTS", " My-Laptop.local., t.example:8443 ", lambda s: s.allowed_hosts),
         ("RELAY_REDACT", "off", lambda s: s.redact),
         ("RELAY_EXCLUDE_APPS", "1Password, Keychain Access", lambda s: s.exclude_apps),
         ("RELAY_EXCLUDE_TITLES", "(?i)incognito|private", lambda s: s.exclude_titles),
@@ -162,6 +164,7 @@ def test_each_environment_variable_is_read(var, raw, read):
         "RELAY_MAX_STREAMS": 4,
         "RELAY_ALLOW_INSECURE": True,
         "RELAY_CORS_ORIGINS": ("http://a.test:5173", "https://b.test"),
+        "RELAY_ALLOWED_HOSTS": ("my-laptop.local", "t.example:8443"),
         "RELAY_REDACT": False,
         "RELAY_EXCLUDE_APPS": ("1Password", "Keychain Access"),
         "RELAY_EXCLUDE_TITLES": "(?i)incognito|private",
@@ -180,7 +183,7 @@ def test_each_environment_variable_is_read(var, raw, read):
 
 
 def test_every_env_var_is_covered_by_the_parametrised_test():
-    assert len(ENV_VARS) == 27
+    assert len(ENV_VARS) == 28
 
 
 def test_the_situation_file_is_off_by_default_and_its_path_is_expanded(
@@ -714,6 +717,13 @@ def test_demo_flag():
         ({"RELAY_CORS_ORIGINS": "localhost:5173"}, "RELAY_CORS_ORIGINS must list origins"),
         ({"RELAY_CORS_ORIGINS": "http://a.test/app"}, "no path"),
         ({"RELAY_EXCLUDE_TITLES": "(unclosed"}, "not a valid regular expression"),
+        ({"RELAY_ALLOWED_HOSTS": "*"}, "RELAY_ALLOWED_HOSTS must list host names"),
+        ({"RELAY_ALLOWED_HOSTS": "http://relay.lan"}, "no scheme, path or \\*"),
+        ({"RELAY_ALLOWED_HOSTS": "relay.lan/x"}, "got 'relay.lan/x'"),
+        ({"RELAY_ALLOWED_HOSTS": "::1"}, "\\[fd00::1\\]"),  # IPv6 goes in brackets
+        ({"RELAY_ALLOWED_HOSTS": "relay.lan:0"}, "RELAY_ALLOWED_HOSTS"),
+        ({"RELAY_ALLOWED_HOSTS": "relay.lan:65536"}, "RELAY_ALLOWED_HOSTS"),
+        ({"RELAY_ALLOWED_HOSTS": "relay lan"}, "RELAY_ALLOWED_HOSTS"),
     ],
 )
 def test_bad_privacy_and_cors_settings_stop_start_up(env, fragment):
@@ -725,4 +735,5 @@ def test_privacy_and_exposure_defaults():
     settings = load()
     assert settings.redact is True
     assert (settings.allow_insecure, settings.cors_origins) == (False, ())
+    assert settings.allowed_hosts == ()
     assert (settings.exclude_apps, settings.exclude_titles, settings.prices_file) == ((), "", "")

@@ -905,11 +905,31 @@ def _media_is_json(content_type: str | None) -> bool:
     return not media or "json" in media
 
 
+BROWSER_HEADERS: tuple[tuple[dict[str, str], int], ...] = (
+    ({"Host": "evil.example:18791", "Origin": "http://evil.example:18791"}, 421),  # rebound
+    ({"Host": "evil.example", "Sec-Fetch-Site": "same-origin"}, 421),
+    ({"Host": "127.0.0.1.evil.example"}, 421),
+    ({"Host": "localhost:1"}, 421),
+    ({"Host": ""}, 421),
+    ({"Host": "LOCALHOST."}, 200),  # a loopback name, without a port
+    ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors"}, 403),  # an <img>, a form
+    ({"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "navigate"}, 403),  # localhost:3000
+    ({"Sec-Fetch-Site": "cross-site", "Origin": "http://page.example"}, 403),
+    ({"Sec-Fetch-Site": "not-a-site"}, 403),
+    ({"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"}, 200),
+    ({"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate"}, 200),  # typed in
+)
+"""Headers a browser sends (or a page rebinding its name makes it send), and the status due:
+a ``Host`` the relay does not serve is a 421 (DNS rebinding), a fetch for a page of another
+site (``Sec-Fetch-Site``) is a 403; same-origin and typed-in requests pass."""
+
+
 def header_cases(contract: Contract, token: str) -> list[Case]:
     """Requests whose headers decide the answer, each with the status it is due: every
     :data:`CONTENT_TYPES` value with a JSON body and with a form body; every :data:`CODINGS`
     entry; a gzip bomb (a gibibyte of zeros in a megabyte: 413); chunked compressed bodies;
-    ``Expect``. For the operations of :data:`HEADER_PATHS`."""
+    ``Expect``; :data:`BROWSER_HEADERS` (``Host``, Fetch Metadata). For the operations of
+    :data:`HEADER_PATHS`."""
     auth = {"Authorization": f"Bearer {token}"}
     bomb = gzip_bomb(1024)
     cases: list[Case] = []
@@ -932,6 +952,7 @@ def header_cases(contract: Contract, token: str) -> list[Case]:
             ({"Expect": "100-continue"}, valid, None, 200, False),
             ({"Expect": "100-continue", "Content-Encoding": "gzip"}, valid, bomb, 413, False),
             ({"Expect": "something-else"}, valid, None, 417, False),
+            *((headers, valid, None, status, False) for headers, status in BROWSER_HEADERS),
         ]
         cases += [
             Case(
@@ -972,7 +993,8 @@ def raw_cases(token: str) -> list[RawCase]:
     numbers; ``Content-Length`` with ``Transfer-Encoding``; broken and odd chunks; lines too
     long; no ``Host``; bytes that are not UTF-8 in ``Origin`` and ``Content-Type``; bytes
     that are not HTTP; ``Expect``; a body shorter than its length, then the client closes,
-    resets, or only stops sending; a client that closes mid-chunk.
+    resets, or only stops sending; a client that closes mid-chunk; a ``Host`` the relay does
+    not serve (with ``Expect: 100-continue``, in bytes beyond UTF-8), and HTTP/1.0 without one.
     Every answer must be JSON (a 100 and a 204 have no body), none a 5xx."""
     auth = ("Authorization", f"Bearer {token}")
     body = b'{"text": "raw"}'
@@ -1032,7 +1054,7 @@ def raw_cases(token: str) -> list[RawCase]:
             feed([("Content-Type", "\xff/json"), ("Content-Length", size)]),
             expect=(200,),
         ),
-        RawCase("no Host", raw_request("GET", "/health", host=False)),
+        RawCase("no Host", raw_request("GET", "/health", host=None)),
         RawCase("bare LF", b"GET /health HTTP/1.1\nHost: relay\n\n"),
         RawCase("not HTTP", b"GARBAGE\r\n\r\n"),
         RawCase("TLS hello", b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(40)),
@@ -1044,6 +1066,25 @@ def raw_cases(token: str) -> list[RawCase]:
             expect=(200,),
         ),
         RawCase("expect other", feed([("Content-Length", size), ("Expect", "x")]), expect=(417,)),
+        RawCase(
+            "expect 100-continue, rebound Host",
+            raw_request(
+                "POST",
+                "/feed",
+                [auth, ("Content-Length", size), ("Expect", "100-continue")],
+                body,
+                host="evil.example:18791",
+            ),
+            expect=(421,),
+        ),
+        RawCase(
+            "Host beyond UTF-8",
+            b"GET /feed HTTP/1.1\r\nHost: \xe9vil.example\r\nAuthorization: "
+            + f"Bearer {token}".encode()
+            + b"\r\n\r\n",
+            expect=(421,),
+        ),
+        RawCase("HTTP/1.0 without Host", b"GET /health HTTP/1.0\r\n\r\n", expect=(200,)),
         RawCase("length shorter than the body", feed([("Content-Length", "5")]) + b"\r\n\r\n"),
         RawCase("cut short, then close", cut, then="close"),
         RawCase("cut short, then reset", cut, then="reset"),
@@ -1422,11 +1463,12 @@ def raw_request(
     headers: list[tuple[str, str]] | None = None,
     body: bytes = b"",
     *,
-    host: bool = True,
+    host: str | None = "localhost",
 ) -> bytes:
-    """The bytes of a request: the request line, ``Host`` (unless ``host`` is false), the
-    headers as given (repeats and odd values included), a blank line and ``body``."""
-    lines = [f"{method} {target} HTTP/1.1", *(["Host: relay"] if host else [])]
+    """The bytes of a request: the request line, ``Host: <host>`` (none if ``host`` is
+    ``None``; ``localhost`` without a port is a name the relay serves), the headers as given
+    (repeats and odd values included), a blank line and ``body``."""
+    lines = [f"{method} {target} HTTP/1.1", *([f"Host: {host}"] if host is not None else [])]
     lines += [f"{name}: {value}" for name, value in headers or []]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 

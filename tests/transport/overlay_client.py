@@ -143,9 +143,10 @@ def _feed(item: Mapping[str, Any], message: Mapping[str, Any]) -> Feed:
 class OverlayClient:
     """One connection to the overlay socket (close it, or use it in a ``with``).
 
-    ``answer_pings``: reply to the relay's ``ping`` messages with ``pong`` (as the overlay
-    does); ``answer_ws_pings``: reply to WebSocket pings (as its WebSocket library does).
-    Every read waits ``timeout_s`` at most.
+    ``host_header``: the ``Host`` sent (``host:port`` by default). ``answer_pings``: reply to
+    the relay's ``ping`` messages with ``pong`` (as the overlay does); ``answer_ws_pings``:
+    reply to WebSocket pings (as its WebSocket library does). Every read waits ``timeout_s``
+    at most.
     """
 
     def __init__(
@@ -155,6 +156,7 @@ class OverlayClient:
         path: str = "/",
         *,
         headers: Mapping[str, str] | None = None,
+        host_header: str | None = None,
         timeout_s: float = 5.0,
         answer_pings: bool = True,
         answer_ws_pings: bool = True,
@@ -176,7 +178,7 @@ class OverlayClient:
         key = base64.b64encode(os.urandom(16)).decode()
         lines = [
             f"GET {path} HTTP/1.1",
-            f"Host: {host}:{port}",
+            f"Host: {host_header or f'{host}:{port}'}",
             "Upgrade: websocket",
             "Connection: Upgrade",
             f"Sec-WebSocket-Key: {key}",

@@ -308,7 +308,7 @@ PARSER_REFUSALS = {
     "too many headers": _feed_request([(f"X-{n}", "v") for n in range(200)]),
     "header without colon": b"POST /feed HTTP/1.1\r\nHost relay\r\n\r\n",
     "NUL in a header": b"GET /health HTTP/1.1\r\nHost: a\x00b\r\n\r\n",
-    "no Host": raw_request("GET", "/health", host=False),
+    "no Host": raw_request("GET", "/health", host=None),
     "bare LF": b"GET /health HTTP/1.1\nHost: relay\n\n",
     "garbage": b"GARBAGE\r\n\r\n",
     "bad method": b"G@T /health HTTP/1.1\r\nHost: relay\r\n\r\n",
@@ -430,7 +430,7 @@ HEADER_BYTES: dict[str, tuple[bytes, int]] = {
         _feed_request([("Authorization", f"Bearer {NOT_UTF8}"), ("Content-Length", LENGTH)]),
         200,
     ),
-    "Host": (raw_request("GET", "/health", [("Host", NOT_UTF8)], host=False), 200),
+    "Host": (raw_request("GET", "/health", [("Host", NOT_UTF8)], host=None), 421),
     "User-Agent": (raw_request("GET", "/health", [("User-Agent", NOT_UTF8)]), 200),
     "Last-Event-ID": (raw_request("GET", "/agent/stream", [("Last-Event-ID", NOT_UTF8)]), 400),
 }

@@ -318,7 +318,7 @@ def test_a_slow_client_is_dropped_and_ingestion_stays_fast(
     ):
         reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         reader.connect((host, port))
-        reader.sendall(b"GET /feed/stream HTTP/1.1\r\nHost: relay\r\n\r\n")  # and never reads
+        reader.sendall(b"GET /feed/stream HTTP/1.1\r\nHost: localhost\r\n\r\n")  # and never reads
         wait_until(lambda: health_streams(client)["feed"] == 1, what="the stream to open")
 
         text = "x" * 64 * 1024
