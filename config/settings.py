@@ -144,8 +144,8 @@ def check_api_key(name: str, key: str) -> str:
         if not "!" <= char <= "~":
             msg = (
                 f"{name} holds {_character_kind(char)} at position {position} of {len(key)}; "
-                "a key or token is printable ASCII without spaces (was a quote or a space copied with "
-                "it?)"
+                "a key or token is printable ASCII without spaces "
+                "(was a quote or a space copied with it?)"
             )
             raise ConfigError(msg)
     return key
