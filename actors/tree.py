@@ -449,6 +449,7 @@ def start_relay(
             policy=policy,
             limits=ConnectionLimits(
                 header_timeout_s=settings.header_timeout_s,
+                body_timeout_s=settings.body_timeout_s,
                 keepalive_timeout_s=settings.keepalive_timeout_s,
                 max_connections=settings.max_connections,
             ),

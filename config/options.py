@@ -178,6 +178,13 @@ OPTIONS: tuple[Option, ...] = (
         "headers); a slower one is closed",
     ),
     Option(
+        "body_timeout_s",
+        "RELAY_BODY_TIMEOUT_S",
+        "positive_number",
+        "seconds a request's body may take to arrive once its head has; a slower one is "
+        "answered 408 and its connection closed",
+    ),
+    Option(
         "keepalive_timeout_s",
         "RELAY_KEEPALIVE_TIMEOUT_S",
         "positive_number",

@@ -208,6 +208,10 @@ _RUNTIME_FIELDS: dict[str, tuple[str, Any]] = {
 }
 
 
+BODY_TIMEOUT_S = 30.0
+"""How long a request's body may take to arrive once its head has, by default."""
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Everything ``run.py`` needs to start the relay."""
@@ -251,6 +255,8 @@ class Settings:
     """Concurrent ``/feed/stream`` and ``/agent/stream`` clients; more are answered 503."""
     header_timeout_s: float = 10.0
     """How long a new connection has to send a whole request head; then it is closed."""
+    body_timeout_s: float = BODY_TIMEOUT_S
+    """How long a request's body may take to arrive once its head has; then it is a 408."""
     keepalive_timeout_s: float = 20.0
     """How long a connection may idle between two requests; then it is closed."""
     max_connections: int = 0

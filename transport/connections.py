@@ -7,6 +7,8 @@ one else until they left, and could not open a file of its own. So:
 
 - a new connection must send a whole request head within :attr:`ConnectionLimits.header_timeout_s`
   (silent or half-sent ones are closed);
+- once a head has come, its body must arrive within :attr:`ConnectionLimits.body_timeout_s`
+  (:func:`transport.inputs.read_json` answers 408 then, and the connection is closed);
 - between two requests a connection may idle :attr:`ConnectionLimits.keepalive_timeout_s`
   (aiohttp's keep-alive timeout, which counts only while no request is being handled: an
   event stream or the overlay's socket is one long request and is never closed for it);
@@ -24,6 +26,8 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 import structlog
+
+from config.settings import BODY_TIMEOUT_S
 
 log = structlog.get_logger("relay")
 
@@ -64,6 +68,8 @@ class ConnectionLimits:
     ``RELAY_KEEPALIVE_TIMEOUT_S``, ``RELAY_MAX_CONNECTIONS``)."""
 
     header_timeout_s: float
+    body_timeout_s: float
+    """How long a request's body may take once its head has come (a 408 then)."""
     keepalive_timeout_s: float
     max_connections: int
     """0: :func:`max_connections_for` the limit of open files, read when the server starts."""
@@ -110,10 +116,20 @@ class Connections:
     of the cap, one line saying how many were closed and refused.
     """
 
-    __slots__ = ("_burst", "_clients", "evicted", "head_timeouts", "limit", "refused")
+    __slots__ = (
+        "_burst",
+        "_clients",
+        "body_timeout_s",
+        "evicted",
+        "head_timeouts",
+        "limit",
+        "refused",
+    )
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, body_timeout_s: float = BODY_TIMEOUT_S) -> None:
         self.limit = limit
+        self.body_timeout_s = body_timeout_s
+        """How long a request's body may take once its head has come (``RELAY_BODY_TIMEOUT_S``)."""
         self._clients: dict[Client, None] = {}
         """The counted connections, oldest first (a dict keeps its order)."""
         self.refused = 0

@@ -48,6 +48,8 @@ class Refused(BadRequest):
     is the class's, and the answer carries :attr:`headers`."""
 
     status = 400
+    close = False
+    """Whether the connection is closed after the answer (the request's body is not all in)."""
 
     def __init__(self, message: str, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(message)
@@ -58,6 +60,14 @@ class UnsupportedMediaType(Refused):
     """The body is in a coding or a media type the relay does not read (HTTP 415)."""
 
     status = 415
+
+
+class BodyTimeout(Refused):
+    """The body stopped coming before it was whole (HTTP 408); the connection is closed after
+    the answer, as what is left of the body may still arrive."""
+
+    status = 408
+    close = True
 
 
 class ExpectationFailed(Refused):
@@ -243,6 +253,8 @@ def _refusal(exc: BadRequest | ConfigError) -> tuple[int, str, web.Response]:
         return status, error, error_response(status, error)
     response = error_response(exc.status, error)
     response.headers.update(exc.headers)
+    if exc.close:
+        response.force_close()
     return exc.status, error, response
 
 

@@ -22,6 +22,9 @@ from transport.state import Peers, Policy
 
 START_TIMEOUT_S = 10.0
 SHUTDOWN_TIMEOUT_S = 3.0
+LINGERING_S = 10.0
+"""At most how long the rest of a refused request's body is read before the connection
+closes, so that the client reads the answer rather than a reset (aiohttp's default)."""
 
 
 class CannotServe(RuntimeError):
@@ -118,7 +121,7 @@ class HttpTransport(RelayActor):
         failure: list[BaseException] = []
 
         limits = self._limits
-        connections = Connections(limits.cap())
+        connections = Connections(limits.cap(), limits.body_timeout_s)
 
         async def serve() -> None:
             runner = JsonErrorRunner(
@@ -126,6 +129,9 @@ class HttpTransport(RelayActor):
                 connections=connections,
                 header_timeout_s=limits.header_timeout_s,
                 keepalive_timeout=limits.keepalive_timeout_s,
+                # the rest of a refused body (413, 408) is read and dropped no longer than a
+                # body may take to come
+                lingering_time=min(LINGERING_S, limits.body_timeout_s),
                 access_log=None,
                 shutdown_timeout=SHUTDOWN_TIMEOUT_S,
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import zlib
 from typing import Any
@@ -14,7 +15,8 @@ from actors.core.errors import (
     BadRequest,
     PayloadTooLarge,
 )
-from transport.guard import UnsupportedMediaType
+from transport.guard import BodyTimeout, UnsupportedMediaType
+from transport.state import CONNECTIONS
 from transport.streams import (
     LONG_POLL_MAX_S,
 )
@@ -61,16 +63,17 @@ async def read_json(request: web.Request, limit: int) -> Any:
     declared = request.content_length
     if declared is not None and declared > limit:
         raise PayloadTooLarge(_too_large(limit))
-    body: bytes | bytearray
     try:
-        if declared is not None:
-            body = await request.read()  # the common case: one read of a known length
+        if request.content.is_eof():  # the common case: the body came with the head
+            body = await _read_body(request, declared, limit)
         else:
-            body = bytearray()  # chunked: count as it comes
-            async for chunk in request.content.iter_any():
-                body += chunk
-                if len(body) > limit:
-                    raise PayloadTooLarge(_too_large(limit))
+            timeout_s = request.app[CONNECTIONS].body_timeout_s
+            try:
+                async with asyncio.timeout(timeout_s):
+                    body = await _read_body(request, declared, limit)
+            except TimeoutError:
+                msg = f"the body did not arrive whole within {timeout_s:g} s of the request head"
+                raise BodyTimeout(msg) from None
     except ConnectionResetError:  # nobody reads the answer; the log and metrics see a 4xx
         raise BadRequest("the connection closed before the whole body arrived") from None
     except web.RequestPayloadError:  # aiohttp's parser refused the rest of the body
@@ -85,6 +88,18 @@ async def read_json(request: web.Request, limit: int) -> Any:
         return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise _not_json(request, body, exc) from None
+
+
+async def _read_body(request: web.Request, declared: int | None, limit: int) -> bytes | bytearray:
+    """The body as sent: one read of a known length, or chunks counted against ``limit``."""
+    if declared is not None:
+        return await request.read()
+    body = bytearray()
+    async for chunk in request.content.iter_any():
+        body += chunk
+        if len(body) > limit:
+            raise PayloadTooLarge(_too_large(limit))
+    return body
 
 
 def _too_large(limit: int) -> str:

@@ -477,6 +477,8 @@ def _paths() -> dict[str, dict[str, Schema]]:
             answers["403"] = answer("Forbidden")  # a refused origin, whatever the endpoint
             answers["417"] = answer("ExpectationFailed")  # whatever the endpoint
             answers["421"] = answer("Misdirected")  # whatever the endpoint
+            if "413" in answers:  # an endpoint that reads a body
+                answers["408"] = answer("RequestTimeout")
             operation["responses"] = dict(sorted(answers.items()))
         operations["options"] = {
             "summary": "CORS preflight",

@@ -579,6 +579,11 @@ ERROR_ANSWERS: dict[str, tuple[str, str]] = {
     ),
     "NotFound": ("404", "No such path (or the endpoint is not enabled)."),
     "MethodNotAllowed": ("405", "The path does not answer this method; `Allow` says which do."),
+    "RequestTimeout": (
+        "408",
+        "The body stopped coming before it was whole (`RELAY_BODY_TIMEOUT_S` after the "
+        "request head); the connection is closed. Nothing changed.",
+    ),
     "PayloadTooLarge": (
         "413",
         "The body is larger than the endpoint's limit, as sent or, compressed, as decoded.",

@@ -53,12 +53,14 @@ def limited(
     make_relay: Callable[..., Relay],
     *,
     header_s: float = LONG_S,
+    body_s: float = LONG_S,
     keepalive_s: float = LONG_S,
     max_connections: int = 0,
 ) -> Relay:
     settings = replace(
         relay_settings(),
         header_timeout_s=header_s,
+        body_timeout_s=body_s,
         keepalive_timeout_s=keepalive_s,
         max_connections=max_connections,
     )
@@ -143,6 +145,39 @@ def test_a_request_whose_head_came_in_time_may_take_longer_with_its_body(
         time.sleep(2 * SHORT_S)
         answer = ask(conn, FEED)
     assert answer.status == 200, answer
+
+
+@pytest.mark.parametrize(
+    ("sent", "length"),
+    [(b"", len(FEED)), (FEED[:5], len(FEED)), (FEED, len(FEED) + 10)],
+    ids=["no body", "half a body", "a body shorter than its length"],
+)
+def test_a_body_that_stops_coming_is_a_json_408_after_the_body_timeout(
+    make_relay: Callable[..., Relay], logs: LogSink, sent: bytes, length: int
+) -> None:
+    relay = limited(make_relay, body_s=SHORT_S)
+    head = raw_request("POST", "/feed", [("Content-Length", str(length))])
+    with connected(relay) as conn:
+        conn.sendall(head + sent)
+        data = closed_by_relay(conn)
+    assert data is not None, "the connection is still open"
+    (answer,) = parse_answers(data)
+    assert answer.status == 408, answer
+    assert "body" in orjson.loads(answer.body)["error"]
+    assert [line["status"] for line in logs.named("http.request")] == [408]
+    with client_for(relay) as client:
+        assert client.get("/feed").json()["messages"] == []
+
+
+def test_a_chunked_body_that_stops_coming_is_a_json_408(make_relay: Callable[..., Relay]) -> None:
+    relay = limited(make_relay, body_s=SHORT_S)
+    head = raw_request("POST", "/feed", [("Transfer-Encoding", "chunked")])
+    with connected(relay) as conn:
+        conn.sendall(head + b"5\r\n" + FEED[:5] + b"\r\n")
+        data = closed_by_relay(conn)
+    assert data is not None, "the connection is still open"
+    (answer,) = parse_answers(data)
+    assert answer.status == 408, answer
 
 
 # -- keep-alive -----------------------------------------------------------------------------
@@ -261,7 +296,9 @@ def test_the_default_cap_leaves_the_relay_files_of_its_own() -> None:
 
 @pytest.mark.skipif(open_files_limit() is None, reason="no limit of open files here")
 def test_a_cap_above_the_limit_of_open_files_is_warned(logs: LogSink) -> None:
-    limits = ConnectionLimits(header_timeout_s=1, keepalive_timeout_s=1, max_connections=10**7)
+    limits = ConnectionLimits(
+        header_timeout_s=1, body_timeout_s=1, keepalive_timeout_s=1, max_connections=10**7
+    )
     assert limits.cap() == 10**7
     (warning,) = logs.named("http.max_connections_above_open_files")
     assert warning["level"] == "warning"
