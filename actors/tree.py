@@ -51,6 +51,7 @@ from actors.core.entries import EMPTY_AGENT
 from actors.core.exclusion import ExclusionRule, Exclusions
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE
 from actors.core.redaction import Redactor
+from actors.core.response_format import NO_LEVELS
 from actors.kernel.base import NORMAL_EXIT, Reporter
 from actors.kernel.published import Published
 from actors.kernel.storage import (
@@ -301,7 +302,7 @@ def start_relay(
         )
     config = ConfigCell(settings.agent)
     feed_view, sense_view = Published(EMPTY_FEED), Published(EMPTY_SENSE)
-    agent_view = Published(EMPTY_AGENT)
+    agent_view, formats = Published(EMPTY_AGENT), Published(NO_LEVELS)
     news = News(feed_view, sense_view, ticker_h, clock)
     intensity = Intensity(settings.max_restarts, settings.restart_window_s)
     llm_ping_s = settings.agent.timeout_ms / 1000 + PING_TIMEOUT_S
@@ -323,6 +324,7 @@ def start_relay(
             clock=clock,
             digest=digest_h,
             transport=llm_transport,
+            formats=formats,
             report=report,
         )
 
@@ -405,6 +407,7 @@ def start_relay(
         timeout_s=settings.actor_timeout_ms / 1000,
         storage=storage,
         clock=clock,
+        formats=formats,
     )
     policy = Policy(
         token=settings.token,
