@@ -6,6 +6,7 @@ Run from the repository root, against any OpenAI-compatible server::
     python -m bench.bench_models --base-url http://127.0.0.1:11434/v1 --model llama3.2 \\
         --response-format off
     python -m bench.bench_models --base-url ... --show      # and each answer's hud and verdict
+    python -m bench.bench_models --base-url ... --sample 16 # 16 windows spread over all
 
 The windows are the prompt corpus's (:mod:`bench.prompt_corpus`, code, terminals, browsers,
 chat, mixed languages) and the shipped demo session's (``transport/demo/session.jsonl``, a
@@ -53,7 +54,7 @@ from actors.core.response_format import Level, first_level, is_refusal, step_dow
 from actors.core.validation import validate_feed, validate_sense
 from actors.core.window import build_context_window
 from bench.harness import percentile
-from bench.prompt_corpus import MAX_AGE_MS, T0_MS, case_window, cases, tick_ms
+from bench.prompt_corpus import MAX_AGE_MS, T0_MS, Case, case_window, cases, tick_ms
 from config.settings import RESPONSE_FORMATS, AgentConfig
 from transport.demo.replay import DEMO_SESSION, load_session
 
@@ -68,6 +69,7 @@ class Window:
     name: str
     at_s: float | None
     """Seconds into the demo session (``None``: a corpus case)."""
+    case: Case | None = None
 
 
 @dataclass(slots=True)
@@ -109,21 +111,23 @@ def session_prompt(at_s: float, previous: PreviousDigest | None) -> str:
     return build_prompt(window, now_ms=now, previous=previous)
 
 
-def windows(session_step_s: float, limit: int | None) -> list[Window]:
-    """The corpus's cases, then the demo session every ``session_step_s`` seconds."""
-    found = [Window(case.name, None) for case in cases()]
+def windows(session_step_s: float, limit: int | None, sample: int | None = None) -> list[Window]:
+    """The corpus's cases, then the demo session every ``session_step_s`` seconds; the first
+    ``limit``, or ``sample`` of them spread evenly over the list (a slow model's quick run)."""
+    found = [Window(case.name, None, case) for case in cases()]
     length = max(event.at for event in load_session(DEMO_SESSION))
     at = session_step_s
     while at <= length:
         found.append(Window(f"demo@{at:.0f}s", at))
         at += session_step_s
+    if sample and sample < len(found):
+        found = [found[round(i * (len(found) - 1) / (sample - 1))] for i in range(sample)]
     return found[:limit] if limit else found
 
 
 def _prompt(window: Window, previous: PreviousDigest | None) -> str:
-    if window.at_s is None:
-        case = next(c for c in cases() if c.name == window.name)
-        return build_prompt(case_window(case), now_ms=tick_ms(case))
+    if window.case is not None:
+        return build_prompt(case_window(window.case), now_ms=tick_ms(window.case))
     return session_prompt(window.at_s, previous)
 
 
@@ -160,7 +164,7 @@ def run(args: argparse.Namespace) -> Figures:
     key = os.environ.get("OPENROUTER_API_KEY", "unused")
     headers = {"Authorization": f"Bearer {key}", "X-Title": "sinain-relay bench"}
     with httpx.Client(timeout=args.timeout_s, headers=headers) as client:
-        for window in windows(args.session_step_s, args.limit):
+        for window in windows(args.session_step_s, args.limit, args.sample):
             prompt = _prompt(window, previous)
             level = first_level(args.response_format, remembered)
             spent = 0.0
@@ -192,7 +196,8 @@ def run(args: argparse.Namespace) -> Figures:
             figures.answers[level] += 1
             if analysis.parsed_ok:
                 figures.parsed[level] += 1
-                previous = PreviousDigest(analysis.digest, T0_MS)
+                if window.at_s is not None:  # the session's next tick reads this digest
+                    previous = PreviousDigest(analysis.digest, T0_MS)
             else:
                 figures.unparsed_finish[level, _finish_reason(response.content)] += 1
             if checked.withheld is not None:
@@ -272,6 +277,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout-s", type=float, default=120.0, help="per request")
     parser.add_argument("--session-step-s", type=float, default=20.0)
     parser.add_argument("--limit", type=int, default=None, help="ask the first N windows only")
+    parser.add_argument(
+        "--sample", type=int, default=None, help="N windows spread evenly over all of them"
+    )
     parser.add_argument("--show", action="store_true", help="print each answer's hud")
     args = parser.parse_args(argv)
     args.base_url = args.base_url.rstrip("/")
