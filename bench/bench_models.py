@@ -128,6 +128,7 @@ def windows(session_step_s: float, limit: int | None, sample: int | None = None)
 def _prompt(window: Window, previous: PreviousDigest | None) -> str:
     if window.case is not None:
         return build_prompt(case_window(window.case), now_ms=tick_ms(window.case))
+    assert window.at_s is not None, "a window is a corpus case or a moment of the session"
     return session_prompt(window.at_s, previous)
 
 
@@ -252,8 +253,8 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
     for failure in figures.failures[:5]:
         print(f"  {failure}")
     if figures.latency_s:
-        p50 = percentile(figures.latency_s, 0.5)
-        p90 = percentile(figures.latency_s, 0.9)
+        p50 = percentile(figures.latency_s, 50)
+        p90 = percentile(figures.latency_s, 90)
         answered = len(figures.latency_s)
         print(
             f"latency p50 {p50:.2f} s, p90 {p90:.2f} s; tokens in {figures.tokens_in} "

@@ -15,7 +15,8 @@ candidate (:func:`judge`) and withholds it with a reason:
 ``echo``        most of its words (at least :data:`ECHO_MIN_WORDS`) are the words of the
                 prompt's instruction lines and section labels
                 (:data:`actors.core.prompt.INSTRUCTIONS`, :data:`~actors.core.prompt.LABELS`),
-                once the little words every sentence has are left out.
+                once the little words every sentence has are left out; or a sentence in
+                which the model speaks of itself ("I'm a chatbot"), playing back its role.
 
 Every test is a regular expression or a set lookup over one short line: microseconds, and
 each verdict names the rule that made it. The instruction words are gathered once
@@ -120,6 +121,9 @@ _TAG = re.compile(
 _MARKDOWN = re.compile(r"```|^\s*#{1,6}\s|^\s*\*\*")
 _KEY = re.compile(r"""["']?\b(?:hud|digest)\b["']?\s*[:=]""", re.IGNORECASE)
 _SHAPE_CHARS = frozenset('{}[]":')
+_SELF = re.compile(r"(?:^|[.!?]\s+)(?:I|I'm|I've|I'll|I'd|As an AI)\b")
+"""A sentence in which the model speaks of itself ("I'm a chatbot", "I will produce"): the
+role the prompt gives it, not what the user does (a quoted "I" is the user's)."""
 _SALVAGE = (
     re.compile(r'"hud"\s*:\s*("(?:[^"\\\n]|\\.)*")'),
     re.compile(r"'hud'\s*:\s*'([^'\n]*)'"),
@@ -176,7 +180,7 @@ def judge(hud: str, vocab: Vocabulary = INSTRUCTION_VOCABULARY) -> Reason | None
         return "fragment"
     words = _words(text)
     ours = sum(w in vocab.words for w in words)
-    if ours >= ECHO_MIN_WORDS and ours >= ECHO_SHARE * len(words):
+    if (ours >= ECHO_MIN_WORDS and ours >= ECHO_SHARE * len(words)) or _SELF.search(text):
         return "echo"
     return None
 

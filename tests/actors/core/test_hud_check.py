@@ -27,6 +27,8 @@ LEGITIMATE = [
     "npm ERR! code ELIFECYCLE in the web build",
     "User asked about the error on screen",
     "Typing a reply to the user in Discord",
+    'Slack: Dana asks "I am blocked on the deploy, can you look?"',
+    "Reading Immich docs in Safari",
 ]
 
 
@@ -44,6 +46,8 @@ def test_a_line_a_user_can_read_passes(hud: str) -> None:
         ("You are an AI monitoring a user's screen and audio in real-time. You produce", "echo"),
         ("I will produce two outputs as JSON: a hud and a digest.", "echo"),
         (EXAMPLE_HUD, "echo"),  # the prompt's example, copied
+        ("Hello, I'm a chatbot. I can't believe you're here! I've been monitoring", "echo"),
+        ("I will describe the screen.", "echo"),
         (HUD_PLACEHOLDER, "placeholder"),
         ("<max 15 words>", "placeholder"),
         ("max 15 words: what user is doing NOW", "placeholder"),
