@@ -157,6 +157,29 @@ def ask(
     return response, time.perf_counter() - began
 
 
+def _negotiated(
+    client: httpx.Client, args: argparse.Namespace, prompt: str, level: Level, figures: Figures
+) -> tuple[httpx.Response, float, Level] | None:
+    """The answer at ``level`` or, after refusals, at a lower one; with the time it took in
+    all and the level that answered. ``None`` (and the error printed) for a failure."""
+    spent = 0.0
+    while True:
+        try:
+            response, took = ask(client, args, prompt, level)
+        except httpx.HTTPError as exc:  # a timeout or a dropped connection
+            print(f"  {type(exc).__name__}: {exc}")
+            return None
+        spent += took
+        lower = step_down(args.response_format, level)
+        if response.status_code < 300:
+            return response, spent, level
+        if lower is None or not is_refusal(response.status_code, response.text):
+            print(f"  HTTP {response.status_code}: {response.text[:120]}")
+            return None
+        figures.refusals[level] += 1
+        level = lower
+
+
 def run(args: argparse.Namespace) -> Figures:
     """Ask every window once, as the relay would."""
     figures = Figures()
@@ -168,21 +191,11 @@ def run(args: argparse.Namespace) -> Figures:
         for window in windows(args.session_step_s, args.limit, args.sample):
             prompt = _prompt(window, previous)
             level = first_level(args.response_format, remembered)
-            spent = 0.0
-            while True:
-                response, took = ask(client, args, prompt, level)
-                spent += took
-                text = response.text
-                lower = step_down(args.response_format, level)
-                if response.status_code < 300 or not is_refusal(response.status_code, text):
-                    break
-                if lower is None:
-                    break
-                figures.refusals[level] += 1
-                level = lower
-            if response.status_code >= 300:
-                figures.failures.append(f"{window.name}: HTTP {response.status_code} {text[:120]}")
+            asked = _negotiated(client, args, prompt, level, figures)
+            if asked is None:
+                figures.failures.append(window.name)
                 continue
+            response, spent, level = asked
             try:
                 completion = parse_chat_completion(response.content)
             except LLMError as exc:
