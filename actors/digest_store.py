@@ -79,6 +79,8 @@ class _Counters:
     """SITUATION.md writes that failed (see :mod:`actors.situation_writer`)."""
     models: dict[str, ModelStats] = field(default_factory=dict)
     """Per-model requests, latencies, tokens and cost (absent from rows of older relays)."""
+    huds_withheld: dict[str, int] = field(default_factory=dict)
+    """Answers whose hud was no line a user can read, by reason (:mod:`actors.core.hud_check`)."""
 
 
 class DigestStore(DurableActor):
@@ -185,7 +187,8 @@ class DigestStore(DurableActor):
         )
 
     def record(self, result: TickResult) -> AgentEntry:
-        """Store a successful tick; push its hud unless it is ``—``, ``Idle`` or a repeat."""
+        """Store a successful tick; push its hud unless it is ``—`` (none, or withheld as no
+        line a user can read: counted by reason), ``Idle`` or a repeat."""
         analysis = result.analysis
         counters = self._counters
         push = (
@@ -232,6 +235,9 @@ class DigestStore(DurableActor):
         counters.last_analysis_ts = entry.ts
         if not analysis.parsed_ok:
             counters.parse_failures += 1
+        if result.hud_withheld is not None:
+            withheld = counters.huds_withheld
+            withheld[result.hud_withheld] = withheld.get(result.hud_withheld, 0) + 1
         self._count_model_call(result)
         self._save_counters()
         return entry
@@ -405,6 +411,7 @@ class DigestStore(DurableActor):
             if c.total_calls
             else None,
             "contextFreshnessMedianMs": _median(freshness),
+            "hudsWithheld": dict(c.huds_withheld),
             "situationWriteFailures": c.situation_write_failures,
         }
 
@@ -433,6 +440,7 @@ class DigestStore(DurableActor):
             fallbacks=c.fallbacks,
             models={model: stats.copy() for model, stats in c.models.items()},
             situation_write_failures=c.situation_write_failures,
+            huds_withheld=dict(c.huds_withheld),
         )
 
 
@@ -446,3 +454,5 @@ class AgentMetrics:
     models: dict[str, ModelStats]
     situation_write_failures: int = 0
     """SITUATION.md writes that failed."""
+    huds_withheld: dict[str, int] = field(default_factory=dict)
+    """Answers whose hud was not pushed, by reason."""

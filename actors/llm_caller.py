@@ -16,6 +16,12 @@ httpx on an event loop private to this actor's thread:
 Every error text a tick reports (its log line, ``/health``'s ``lastError``) is made safe by
 :func:`~actors.core.error_text.safe_error_text`: an exception's message may quote the request's
 ``Authorization`` header, or a server may echo the key it refused.
+
+Each request asks for structured output at the level :mod:`actors.core.response_format`
+picks; a server that refuses a level is asked again at once one level down, within the same
+request's time, and the refusal counts nowhere (no retry, fallback, failure or breaker). The
+level that answered is remembered per model and base URL in a cell that outlives this
+actor's incarnations (``/health`` reads it).
 """
 
 from __future__ import annotations
@@ -33,7 +39,12 @@ from typing import Any
 import httpx
 import pykka
 
-from actors.core.completion import Completion, parse_analysis, parse_chat_completion
+from actors.core.completion import (
+    Completion,
+    parse_analysis,
+    parse_chat_completion,
+    request_body,
+)
 from actors.core.error_text import safe_error_text
 from actors.core.errors import (
     LLMBadResponse,
@@ -43,10 +54,20 @@ from actors.core.errors import (
     LLMTimeout,
     LLMUnexpectedError,
 )
+from actors.core.hud_check import checked_hud
+from actors.core.response_format import (
+    NO_LEVELS,
+    FormatLevels,
+    Level,
+    first_level,
+    is_refusal,
+    step_down,
+)
 from actors.core.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
 from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Clock
+from actors.kernel.published import Published
 
 MAX_RESPONSE_BYTES = 1024 * 1024
 """A chat completion larger than this is a bad response (a runaway or hostile server)."""
@@ -113,10 +134,14 @@ class LLMCaller(RelayActor):
         clock: Clock,
         digest: ChildHandle[DigestStore],
         transport: httpx.AsyncBaseTransport | None = None,
+        formats: Published[FormatLevels] | None = None,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(report=report)
         self._clock = clock
+        self._formats = formats if formats is not None else Published(NO_LEVELS)
+        """The response-format level that last answered, per model and base URL (written
+        only here)."""
         self._digest = digest
         self._transport = transport
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -165,7 +190,9 @@ class LLMCaller(RelayActor):
             return
         began = self._clock.monotonic()
         try:
-            completion = self._call(request, model, min(config.timeout_ms / 1000, remaining))
+            completion, level = self._negotiated(
+                request, model, min(config.timeout_ms / 1000, remaining)
+            )
         except LLMError as exc:
             errors = (*attempt.errors, f"{model}: {safe_error_text(exc)}"[:300])
             delay = self._retry_delay(exc, attempt.retry)
@@ -189,7 +216,47 @@ class LLMCaller(RelayActor):
             self._fail(attempt, safe_error_text(exc))
             raise
         answered = LLMAttempt(model, self._clock.monotonic() - began, ok=True)
-        self._succeed(replace(attempt, attempts=(*attempt.attempts, answered)), model, completion)
+        self._succeed(
+            replace(attempt, attempts=(*attempt.attempts, answered)), model, completion, level
+        )
+
+    def _negotiated(
+        self, request: LLMRequest, model: str, timeout_s: float
+    ) -> tuple[Completion, Level]:
+        """One request at the level the setting and the memory pick; a refusal of that level
+        is asked again at once one level down, within ``timeout_s`` in all.
+
+        Raises:
+            LLMError: what the last request raised, a refusal at the lowest level included.
+        """
+        config = request.config
+        setting, base_url = config.response_format, config.base_url
+        level = first_level(setting, self._formats.value.get(model, base_url))
+        began = self._clock.monotonic()
+        while True:
+            left = timeout_s - (self._clock.monotonic() - began)
+            at_level = replace(request, config=replace(config, response_format=level))
+            try:
+                completion = self._call(at_level, model, left)
+            except LLMHTTPError as exc:
+                lower = step_down(setting, level) if is_refusal(exc.status, exc.body) else None
+                if lower is None:
+                    raise
+                self._log.info(
+                    "llm.response_format_refused",
+                    tick_id=request.tick_id,
+                    model=model,
+                    level=level,
+                    next=lower,
+                    status=exc.status,
+                )
+                level = lower
+                continue
+            break
+        levels = self._formats.value
+        if levels.get(model, base_url) != level:
+            self._formats.publish(levels.with_level(model, base_url, level))
+        return completion, level
 
     def _retry_delay(self, error: LLMError, retries: int) -> float | None:
         if not is_retryable(error) or retries >= MAX_RETRIES:
@@ -228,11 +295,12 @@ class LLMCaller(RelayActor):
         failed = TickDone(attempt.request.tick_id, "failed", detail=detail)
         self._reply(attempt.request.reply_to, failed)
 
-    def _succeed(self, attempt: _Attempt, model: str, completion: Completion) -> None:
+    def _succeed(self, attempt: _Attempt, model: str, completion: Completion, level: Level) -> None:
         request = attempt.request
         config = request.config
         latency_ms = round((self._clock.monotonic() - attempt.started) * 1000)
-        analysis = parse_analysis(completion.content)
+        checked = checked_hud(parse_analysis(completion.content), completion.content)
+        analysis = checked.analysis
         result = TickResult(
             tick_id=request.tick_id,
             analysis=analysis,
@@ -245,6 +313,7 @@ class LLMCaller(RelayActor):
             cost_usd=completion.cost_usd,
             fallback=attempt.model_index > 0,
             attempts=attempt.attempts,
+            hud_withheld=checked.withheld,
         )
         self._tell_peer(self._digest, DigestStore.record, result)
         detail: dict[str, Any] = {
@@ -254,8 +323,11 @@ class LLMCaller(RelayActor):
             "tokensIn": completion.tokens_in,
             "tokensOut": completion.tokens_out,
             "parsedOk": analysis.parsed_ok,
+            "responseFormat": level,
             "hud": analysis.hud,
         }
+        if checked.withheld is not None:
+            detail["hudWithheld"] = checked.withheld
         if attempt.errors:
             detail["errors"] = list(attempt.errors)
         if config.log_verbose:
@@ -291,12 +363,13 @@ class LLMCaller(RelayActor):
     async def _post(self, request: LLMRequest, model: str, timeout_s: float) -> Completion:
         assert self._client is not None, "started() creates the client"
         config = request.config
-        body = {
-            "model": model,
-            "messages": [{"role": "user", "content": request.prompt}],
-            "max_tokens": config.max_tokens,
-            "temperature": config.temperature,
-        }
+        body = request_body(  # at the level _negotiated put in the config
+            model,
+            request.prompt,
+            max_tokens=config.max_tokens,
+            temperature=config.temperature,
+            response_format=config.response_format,
+        )
         async with self._client.stream(
             "POST",
             f"{config.base_url}/chat/completions",

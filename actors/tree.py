@@ -52,6 +52,7 @@ from actors.core.error_text import safe_text
 from actors.core.exclusion import ExclusionRule, Exclusions
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE
 from actors.core.redaction import Redactor
+from actors.core.response_format import NO_LEVELS
 from actors.kernel.base import NORMAL_EXIT, Reporter
 from actors.kernel.file_modes import situation_risks
 from actors.kernel.published import Published
@@ -325,7 +326,7 @@ def start_relay(
     redactor = privacy(settings)
     config = ConfigCell(settings.agent)
     feed_view, sense_view = Published(EMPTY_FEED), Published(EMPTY_SENSE)
-    agent_view = Published(EMPTY_AGENT)
+    agent_view, formats = Published(EMPTY_AGENT), Published(NO_LEVELS)
     news = News(feed_view, sense_view, ticker_h, clock)
     intensity = Intensity(settings.max_restarts, settings.restart_window_s)
     llm_ping_s = settings.agent.timeout_ms / 1000 + PING_TIMEOUT_S
@@ -347,6 +348,7 @@ def start_relay(
             clock=clock,
             digest=digest_h,
             transport=llm_transport,
+            formats=formats,
             report=report,
         )
 
@@ -429,6 +431,7 @@ def start_relay(
         timeout_s=settings.actor_timeout_ms / 1000,
         storage=storage,
         clock=clock,
+        formats=formats,
     )
     policy = Policy(
         token=settings.token,

@@ -20,6 +20,7 @@ from typing import Any
 from config.settings import (
     LOG_FORMATS,
     LOG_LEVELS,
+    RESPONSE_FORMATS,
     SYNC_MODES,
     AgentConfig,
     ConfigError,
@@ -312,6 +313,15 @@ OPTIONS: tuple[Option, ...] = (
         "fixed beat of the interval would; false: on every new window",
         agent=True,
     ),
+    Option(
+        "response_format",
+        "AGENT_RESPONSE_FORMAT",
+        "response_format",
+        "what each request asks for: auto tries json_schema, then json_object, then nothing, "
+        "stepping down when the server refuses and remembering what answered; json_schema, "
+        "json_object or off sends that level only",
+        agent=True,
+    ),
 )
 """Every setting, in the order ``--help`` lists them."""
 
@@ -379,7 +389,14 @@ def _parse_path(name: str, value: str) -> str:
     return str(Path(value).expanduser().absolute())
 
 
+def _parse_response_format(name: str, value: str) -> str:
+    if value.lower() not in RESPONSE_FORMATS:
+        raise ConfigError(f"{name} must be one of {', '.join(RESPONSE_FORMATS)}, got {value!r}")
+    return value.lower()
+
+
 _HELPERS: dict[str, Callable[[str, str], Any]] = {
+    "response_format": _parse_response_format,
     "origin_list": _parse_origins,
     "host_list": _parse_hosts,
     "regex": _parse_regex,

@@ -19,6 +19,8 @@ DEFAULT_DATA_DIR = str(Path(__file__).resolve().parent.parent / "data")
 SYNC_MODES = ("full", "normal")
 LOG_FORMATS = ("console", "json")
 LOG_LEVELS = ("debug", "info", "warning", "error")
+RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "off")
+"""``AGENT_RESPONSE_FORMAT``'s values (see :mod:`actors.core.response_format`)."""
 
 
 class ConfigError(ValueError):
@@ -50,6 +52,10 @@ class AgentConfig:
     fixed beat of ``interval_ms`` would; ``False``: call on every new window."""
     fallback_models: tuple[str, ...] = ()
     """Tried in order when ``model`` fails or times out."""
+    response_format: str = "auto"
+    """What the request asks for (``RESPONSE_FORMATS``): ``auto`` tries ``json_schema``,
+    then ``json_object``, then nothing, stepping down when a server refuses; a named level
+    is sent as it is."""
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -87,6 +93,7 @@ class AgentConfig:
             "economy": self.economy,
             "timeoutMs": self.timeout_ms,
             "fallbackModels": list(self.fallback_models),
+            "responseFormat": self.response_format,
             "baseUrl": self.base_url,
             "hasApiKey": bool(self.api_key),
         }
@@ -178,6 +185,12 @@ def _want_models(key: str, value: Any) -> tuple[str, ...]:
     return tuple(m.strip() for m in value)
 
 
+def _want_response_format(key: str, value: Any) -> str:
+    if not isinstance(value, str) or value.strip().lower() not in RESPONSE_FORMATS:
+        raise ConfigError(f"{key} must be one of {', '.join(RESPONSE_FORMATS)}")
+    return value.strip().lower()
+
+
 def _want_max_tokens(key: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 32_000:
         raise ConfigError(f"{key} must be a whole number from 1 to 32000")
@@ -205,6 +218,7 @@ _RUNTIME_FIELDS: dict[str, tuple[str, Any]] = {
     "economy": ("economy", _want_bool),
     "openrouterApiKey": ("api_key", _want_key),
     "fallbackModels": ("fallback_models", _want_models),
+    "responseFormat": ("response_format", _want_response_format),
 }
 
 

@@ -31,7 +31,9 @@ from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import CollectorRegistry
 
 from actors.core.errors import ActorUnavailable
+from actors.core.hud_check import WITHHELD_REASONS
 from actors.core.model_stats import LATENCY_BUCKETS_S
+from actors.core.response_format import NO_LEVELS, FormatLevels
 from actors.digest_store import AgentMetrics, DigestStore
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.ticker import Ticker
@@ -88,6 +90,8 @@ class Scrape:
     """The capture client's and the overlay's newest reports of their own figures."""
     connections: Connections | None = None
     """The server's open client connections, its cap and refusals."""
+    formats: FormatLevels = NO_LEVELS
+    """The response-format level that last answered, per model and base URL."""
 
 
 def _counter(name: str, doc: str, labels: Sequence[str]) -> CounterMetricFamily:
@@ -124,6 +128,7 @@ class RelayCollector:
             yield from self._agent(scrape.agent)
         if scrape.ticker is not None:
             yield from self._ticker(scrape.ticker)
+        yield self._formats(scrape.formats)
         yield from self._actors(scrape.actors)
         yield from self._streams(scrape.streams)
         yield from self._clients(scrape.clients)
@@ -180,6 +185,18 @@ class RelayCollector:
         yield ingested
 
     @staticmethod
+    def _formats(formats: FormatLevels) -> Metric:
+        family = GaugeMetricFamily(
+            "relay_llm_response_format",
+            "1 for the response_format level (json_schema, json_object, off) that last "
+            "answered, per model and base URL (AGENT_RESPONSE_FORMAT).",
+            labels=["model", "base_url", "level"],
+        )
+        for row in formats.to_json():
+            family.add_metric([row["model"], row["baseUrl"], row["level"]], 1)
+        return family
+
+    @staticmethod
     def _agent(agent: AgentMetrics) -> Iterator[Metric]:
         ticks = _counter(
             "relay_ticks_total",
@@ -198,6 +215,16 @@ class RelayCollector:
             "Ticks answered by a fallback model rather than the first.",
             value=agent.fallbacks,
         )
+        withheld = _counter(
+            "relay_huds_withheld_total",
+            "Answers whose hud was not pushed to the feed because it was no line a user can "
+            "read: echo (the prompt's instructions), fragment (JSON pieces), markup, "
+            "placeholder (the prompt's), empty.",
+            ["reason"],
+        )
+        for reason in WITHHELD_REASONS:
+            withheld.add_metric([reason], agent.huds_withheld.get(reason, 0))
+        yield withheld
         yield CounterMetricFamily(
             "relay_situation_write_failures_total",
             "SITUATION.md writes that failed (RELAY_SITUATION_FILE); the ticks still succeeded.",
@@ -404,6 +431,7 @@ async def render(
         redactions=redactions or {},
         clients=clients or ClientFigures(),
         connections=connections,
+        formats=peers.formats.value,
     )
     registry = CollectorRegistry(auto_describe=False)
     registry.register(RelayCollector(scrape))

@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from actors.core.records import CHANNELS
+from actors.core.response_format import LEVELS
 from actors.core.validation import MAX_PRIORITY_CHARS, MAX_SOURCE_CHARS
 from actors.digest_store import DIGEST_PREVIEW_CHARS
+from config.settings import RESPONSE_FORMATS
 from transport.handlers.meta import MAX_HANG_S
 from transport.profiling import MAX_EXTRA_FIELDS, MAX_EXTRA_NAME_CHARS
 
@@ -105,6 +107,21 @@ _AGENT_HEALTH: dict[str, Schema] = {
     "parseFailures": INT,
     "parseSuccessRate": nullable({"type": "number", "minimum": 0, "maximum": 1}),
     "contextFreshnessMedianMs": nullable(INT),
+    "hudsWithheld": {
+        "type": "object",
+        "additionalProperties": INT,
+        "description": "Answers whose hud was not pushed because it was no line a user can "
+        "read, by reason: `echo` (our instructions), `fragment` (JSON pieces), `markup`, "
+        "`placeholder` (the prompt's), `empty`.",
+    },
+    "responseFormats": {
+        "type": "array",
+        "items": closed(
+            {"model": STRING, "baseUrl": STRING, "level": {"enum": list(LEVELS)}},
+        ),
+        "description": "The `response_format` level that last answered, per model and base "
+        "URL (`AGENT_RESPONSE_FORMAT`); empty before the first answer.",
+    },
     "situationWriteFailures": {
         "type": "integer",
         "description": "SITUATION.md writes that failed (`RELAY_SITUATION_FILE`).",
@@ -342,6 +359,7 @@ SCHEMAS: dict[str, Schema] = {
             "economy": BOOL,
             "timeoutMs": INT,
             "fallbackModels": {"type": "array", "items": STRING},
+            "responseFormat": {"enum": list(RESPONSE_FORMATS)},
             "baseUrl": STRING,
             "hasApiKey": {"type": "boolean", "description": "The key itself is never shown."},
         },
@@ -365,6 +383,11 @@ SCHEMAS: dict[str, Schema] = {
             "economy": {
                 "type": "boolean",
                 "description": "Call only on meaningful changes, within a fixed beat's calls.",
+            },
+            "responseFormat": {
+                "enum": list(RESPONSE_FORMATS),
+                "description": "`auto` asks for `json_schema`, then `json_object`, then "
+                "nothing, stepping down when the server refuses; a level is sent as it is.",
             },
             "openrouterApiKey": {
                 "type": "string",

@@ -19,6 +19,7 @@ from actors.core.entries import AgentSnapshot
 from actors.core.exclusion import Exclusions
 from actors.core.records import FeedSnapshot, SenseSnapshot
 from actors.core.redaction import Redactor
+from actors.core.response_format import NO_LEVELS, FormatLevels
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle
@@ -63,6 +64,9 @@ class Peers:
     """Static for the process: the epoch and where the data lives."""
     clock: Clock
     """The relay's clock: the items' times are its, and the overlay's quiet spells run on it."""
+    formats: Published[FormatLevels] = field(default_factory=lambda: Published(NO_LEVELS))
+    """The response-format level that last answered, per model and base URL (the LLM caller
+    writes it)."""
 
 
 @dataclass(frozen=True, slots=True)

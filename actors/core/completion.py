@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from actors.core.errors import LLMBadResponse
+from actors.core.response_format import body_field
 
 NO_OUTPUT = "—"
 """What is stored when the model gave no hud or no digest."""
@@ -52,6 +53,24 @@ def _cost(usage: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) and value >= 0 else None
+
+
+def request_body(
+    model: str, prompt: str, *, max_tokens: int, temperature: float, response_format: str
+) -> dict[str, Any]:
+    """The chat-completions request of one tick: the prompt as one user message, and the
+    ``response_format`` of the level asked (none for ``off``; see
+    :mod:`actors.core.response_format`)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": "user", "content": prompt}],
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+    }
+    asked = body_field(response_format)
+    if asked is not None:
+        body["response_format"] = asked
+    return body
 
 
 def parse_chat_completion(body: bytes) -> Completion:

@@ -45,6 +45,8 @@ class LLMHTTPError(LLMError):
     def __init__(self, status: int, body: str, retry_after: str | None = None) -> None:
         super().__init__(f"HTTP {status}: {body[:200]}")
         self.status = status
+        self.body = body
+        """The answer's body (what a refusal of ``response_format`` is told by)."""
         self.retry_after = retry_after
         """The ``Retry-After`` header, if the server sent one."""
 

@@ -57,6 +57,43 @@ SEEN = "(seen: {narrative})"
 """The capture client's narrative, after the OCR of the same event."""
 AGE = "[{seconds}s ago] "
 
+INTRO = """You are an AI monitoring a user's screen and audio in real-time.
+You produce TWO outputs as JSON."""
+"""The prompt's first lines."""
+HUD_PLACEHOLDER = "<max 15 words: what user is doing NOW. Terse. No filler.>"
+ANSWER_TEMPLATE = f"""{{
+  "hud": "{HUD_PLACEHOLDER}",
+  "digest": "<3-5 sentences: detailed description of user activity, what's on screen, \
+what was said, what they might need help with. Include specifics from OCR text. \
+Mention errors, questions, or tasks if visible.>"
+}}"""
+"""The answer's shape, after :data:`ANSWER_HEADER`; its values are placeholders."""
+EXAMPLE_HUD = "Editing hud-relay.mjs in IDEA"
+RULES = f"""Rules:
+- "hud" is for a minimal overlay display. Example: "{EXAMPLE_HUD}"
+- "digest" is for an AI assistant to understand the full situation and offer help.
+- The newest events say what the user is doing now; older ones are background.
+- If an earlier digest is given, end the digest with one sentence on what the user was \
+doing before, if it differs from now.
+- If nothing is happening, hud="Idle" and digest explains what was last seen.
+- Include specific filenames, URLs, error messages, UI text from OCR in digest.
+- Do NOT suggest actions in digest — just describe the situation factually."""
+"""The prompt's last lines."""
+INSTRUCTIONS = (INTRO, ANSWER_HEADER, ANSWER_TEMPLATE, RULES)
+"""The prompt's instruction lines: what a model's answer must not repeat back as a hud
+(:mod:`actors.core.hud_check`)."""
+LABELS = (
+    ACTIVE_APP,
+    APP_HISTORY,
+    NO_APPS,
+    SCREEN_HEADER,
+    NO_SCREEN,
+    AUDIO_HEADER,
+    NO_AUDIO,
+    EARLIER_HEADER,
+)
+"""The prompt's section labels: ours too, around the user's data."""
+
 
 @dataclass(frozen=True, slots=True)
 class PreviousDigest:
@@ -159,8 +196,7 @@ def prompt_with_screen(
 {heading}
 {text}"""
 
-    return f"""You are an AI monitoring a user's screen and audio in real-time.
-You produce TWO outputs as JSON.
+    return f"""{INTRO}
 
 {ACTIVE_APP} {normalize_app_name(ctx.current_app)}
 {APP_HISTORY} {app_switches or NO_APPS}
@@ -172,22 +208,9 @@ You produce TWO outputs as JSON.
 {audio_lines or NO_AUDIO}{earlier}
 
 {ANSWER_HEADER}
-{{
-  "hud": "<max 15 words: what user is doing NOW. Terse. No filler.>",
-  "digest": "<3-5 sentences: detailed description of user activity, what's on screen, \
-what was said, what they might need help with. Include specifics from OCR text. \
-Mention errors, questions, or tasks if visible.>"
-}}
+{ANSWER_TEMPLATE}
 
-Rules:
-- "hud" is for a minimal overlay display. Example: "Editing hud-relay.mjs in IDEA"
-- "digest" is for an AI assistant to understand the full situation and offer help.
-- The newest events say what the user is doing now; older ones are background.
-- If an earlier digest is given, end the digest with one sentence on what the user was \
-doing before, if it differs from now.
-- If nothing is happening, hud="Idle" and digest explains what was last seen.
-- Include specific filenames, URLs, error messages, UI text from OCR in digest.
-- Do NOT suggest actions in digest — just describe the situation factually."""
+{RULES}"""
 
 
 def fingerprint(ctx: ContextWindow) -> str:

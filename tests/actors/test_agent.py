@@ -164,15 +164,14 @@ def test_push_to_feed_off_stores_but_does_not_push(
 
 
 PLAIN = (
-    "The user is busy. Editing hud-relay.mjs in IDEA. "
-    "User is in IntelliJ IDEA editing server/hud-relay.mjs."
+    "The user is busy. Editing ticker.py in VS Code. User is in VS Code editing actors/ticker.py."
 )
 
 
 @pytest.mark.parametrize(
     ("mode", "hud", "digest", "parsed_ok"),
     [
-        ("fenced", "Editing hud-relay.mjs in IDEA", None, True),
+        ("fenced", "Editing ticker.py in VS Code", None, True),
         ("plain", PLAIN[:80], PLAIN, False),
     ],
 )

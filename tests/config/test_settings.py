@@ -24,6 +24,7 @@ from tests.helpers import assert_nowhere
 REPO = Path(__file__).resolve().parents[2]
 
 ENV_VARS = (
+    "AGENT_RESPONSE_FORMAT",
     "RELAY_HOST",
     "RELAY_PORT",
     "LOG_FORMAT",
@@ -144,6 +145,7 @@ def test_empty_environment_values_count_as_unset():
         ("AGENT_TIMEOUT_MS", "2500", lambda s: s.agent.timeout_ms),
         ("AGENT_PUSH_TO_FEED", "off", lambda s: s.agent.push_to_feed),
         ("AGENT_LOG_VERBOSE", "yes", lambda s: s.agent.log_verbose),
+        ("AGENT_RESPONSE_FORMAT", " JSON_Object ", lambda s: s.agent.response_format),
         ("OPENROUTER_API_KEY", " sk-or-abc ", lambda s: s.agent.api_key),
         ("RELAY_TOKEN", " secret ", lambda s: s.token),
     ],
@@ -176,6 +178,7 @@ def test_each_environment_variable_is_read(var, raw, read):
         "AGENT_TIMEOUT_MS": 2_500,
         "AGENT_PUSH_TO_FEED": False,
         "AGENT_LOG_VERBOSE": True,
+        "AGENT_RESPONSE_FORMAT": "json_object",
         "OPENROUTER_API_KEY": "sk-or-abc",
         "RELAY_TOKEN": "secret",
     }[var]
@@ -330,6 +333,10 @@ def test_every_option_has_a_flag():
         ),
         ({"AGENT_BASE_URL": "ftp://example.com"}, "AGENT_BASE_URL must be an http:// or https://"),
         ({"RELAY_HOST": "my host"}, "RELAY_HOST is not a host name or address"),
+        (
+            {"AGENT_RESPONSE_FORMAT": "json"},
+            "AGENT_RESPONSE_FORMAT must be one of auto, json_schema, json_object, off, got 'json'",
+        ),
     ],
 )
 def test_invalid_environment_value_raises_config_error_naming_it(env, message):
@@ -532,6 +539,7 @@ def test_updated_applies_every_runtime_field():
             "temperature": 1,
             "pushToFeed": False,
             "logVerbose": True,
+            "responseFormat": "OFF",
             "openrouterApiKey": " sk-or-new ",
         }
     )
@@ -545,6 +553,7 @@ def test_updated_applies_every_runtime_field():
         temperature=1.0,
         push_to_feed=False,
         log_verbose=True,
+        response_format="off",
     )
     assert isinstance(config.temperature, float)
 
@@ -619,6 +628,8 @@ def test_updated_rejects_unknown_fields_naming_them():
         ({"model": "   "}, "model must be a non-empty string"),
         ({"model": 5}, "model must be a non-empty string"),
         ({"openrouterApiKey": None}, "openrouterApiKey must be a non-empty string"),
+        ({"responseFormat": "json"}, "responseFormat must be one of auto, json_schema"),
+        ({"responseFormat": None}, "responseFormat must be one of auto, json_schema"),
     ],
 )
 def test_updated_rejects_wrong_types_and_ranges(changes, message):
@@ -670,6 +681,7 @@ def test_to_public_has_the_runtime_fields():
         "economy": True,
         "timeoutMs": 15_000,
         "fallbackModels": [],
+        "responseFormat": "auto",
         "baseUrl": DEFAULT_BASE_URL,
         "hasApiKey": False,
     }

@@ -26,6 +26,15 @@ as such (the completion's ``model`` is ``stand-in/heuristic`` and the digest beg
 ``http429``   HTTP 429 with ``Retry-After`` (``retry_after``, 1 s by default)
 ``slow``      waits ``delay_s`` seconds, then answers like ``ok``
 ``hang``      never answers (until the server stops)
+``refuse_schema_400``  HTTP 400 to a ``json_schema`` ``response_format``; otherwise ``ok``
+``refuse_schema_500``  HTTP 500 naming ``response_format`` to a ``json_schema`` one, as
+              llama-cpp-python's server answers; otherwise ``ok``
+``json_object_only``   HTTP 400 to ``json_schema``; JSON to ``json_object``; prose (like
+              ``plain``) to a request without ``response_format``
+``ignore_format``      prose (like ``plain``) whatever ``response_format`` asks
+``echo``      prose that repeats the prompt's first lines (our instructions), as a small
+              model does
+``fragments`` pieces of JSON that do not make an object
 
 ``latency_s`` (``--latency-s``; 0 by default) delays every answer but ``hang``'s by that
 long, to stand in for a real model's latency (``slow`` waits ``delay_s`` on top).
@@ -69,7 +78,15 @@ MODES = (
     "http429",
     "slow",
     "hang",
+    "refuse_schema_400",
+    "refuse_schema_500",
+    "json_object_only",
+    "ignore_format",
+    "echo",
+    "fragments",
 )
+_FORMAT_MODES = {"refuse_schema_400": 400, "refuse_schema_500": 500, "json_object_only": 400}
+"""The modes that refuse a ``json_schema`` ``response_format``, with the status."""
 
 
 @dataclass
@@ -92,13 +109,20 @@ def _prompt_of(body: dict[str, Any]) -> str:
     return ""
 
 
+def _format_of(body: dict[str, Any]) -> str | None:
+    """The ``type`` of the request's ``response_format``, if it asked for one."""
+    asked = body.get("response_format")
+    kind = asked.get("type") if isinstance(asked, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
 @dataclass
 class FakeLLM(Background):
     """Start with ``with FakeLLM() as llm:``; point the relay at ``llm.base_url``."""
 
     mode: str = "ok"
-    hud: str = "Editing hud-relay.mjs in IDEA"
-    digest: str = "User is in IntelliJ IDEA editing server/hud-relay.mjs."
+    hud: str = "Editing ticker.py in VS Code"
+    digest: str = "User is in VS Code editing actors/ticker.py."
     delay_s: float = 1.0
     tokens_in: int = 310
     tokens_out: int = 85
@@ -134,8 +158,15 @@ class FakeLLM(Background):
         answer = orjson.dumps({"hud": self.hud, "digest": self.digest}).decode()
         if mode == "fenced":
             return f"```json\n{answer}\n```"
-        if mode == "plain":
+        asked = _format_of(body)
+        if mode in ("plain", "ignore_format") or (mode == "json_object_only" and asked is None):
             return f"The user is busy. {self.hud}. {self.digest}"
+        if mode == "echo":
+            intro = _prompt_of(body).split("\n\n", 1)[0].replace("\n", " ")
+            return f"{intro} I will watch the screen and the audio and answer as JSON."
+        if mode == "fragments":
+            return '", "digest": "}, {"hud": [":", "'
+
         if mode == "empty":
             return ""
         return answer
@@ -156,6 +187,10 @@ class FakeLLM(Background):
             await asyncio.sleep(self.latency_s)
         if mode == "slow":
             await asyncio.sleep(self.delay_s)
+        refusal = _FORMAT_MODES.get(mode)
+        if refusal is not None and _format_of(body) == "json_schema":
+            message = "response_format: json_schema is not supported; use json_object"
+            return web.json_response({"error": {"message": message}}, status=refusal)
         if mode == "http500":
             return web.json_response({"error": {"message": "upstream exploded"}}, status=500)
         if mode == "http401":

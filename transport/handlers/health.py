@@ -57,6 +57,7 @@ async def get_health(request: web.Request) -> web.Response:
             cooldownMs=config.cooldown_ms,
         )
     agent.update(stats)
+    agent["responseFormats"] = peers.formats.value.to_json()
     if isinstance(answers["ticker"], dict):
         agent.update(answers["ticker"])
     if not request.app[ACCESS].authorized(request):

@@ -1,0 +1,120 @@
+"""Asking the LLM for structured output, and stepping down when a server refuses it.
+
+A chat-completions request may carry ``response_format``; servers differ in what they take:
+
+* ``json_schema`` (structured outputs): the answer must match :data:`ANSWER_SCHEMA`
+  (OpenAI, OpenRouter, vLLM, llama.cpp's server, Ollama);
+* ``json_object``: any JSON object, with the same schema beside it as ``schema`` for the
+  servers that read it (llama-cpp-python's server constrains its output with it);
+* nothing: the prompt alone asks for JSON.
+
+With ``AGENT_RESPONSE_FORMAT=auto`` the relay tries them in that order. A server that
+refuses a level (:func:`is_refusal`) is asked again at once one level down; the level that
+answered is remembered per model and base URL (:class:`FormatLevels`). A named level is sent
+as it is, and a refusal of it is an ordinary failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from config.settings import RESPONSE_FORMATS
+
+Level = Literal["json_schema", "json_object", "off"]
+"""What a request asks for: structured output, a JSON object, or nothing."""
+LEVELS: tuple[Level, ...] = ("json_schema", "json_object", "off")
+"""The levels, most wanted first: a refusal steps one down."""
+assert ("auto", *LEVELS) == RESPONSE_FORMATS, "the setting names the levels"
+SCHEMA_NAME = "hud_and_digest"
+
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "hud": {"type": "string", "description": "At most 15 words: what the user does now."},
+        "digest": {"type": "string", "description": "3 to 5 sentences on the situation."},
+    },
+    "required": ["hud", "digest"],
+    "additionalProperties": False,
+}
+"""The answer the prompt asks for, as a JSON schema (strict: both fields, nothing else)."""
+
+_NOT_ABOUT_THE_BODY = frozenset({401, 402, 403, 404, 408, 409, 429})
+"""4xx statuses that name the key, the bill, the route, the time or the rate, not the body."""
+
+
+def first_level(setting: str, remembered: Level | None) -> Level:
+    """The level of a tick's first request: the named one, else the remembered, else the top."""
+    for level in LEVELS:
+        if setting == level:
+            return level
+    return remembered or LEVELS[0]
+
+
+def step_down(setting: str, level: Level) -> Level | None:
+    """The level to ask next after ``level`` was refused, or ``None``: only ``auto`` steps
+    down, and ``off`` has nothing below it."""
+    if setting != "auto" or level == "off":
+        return None
+    return LEVELS[LEVELS.index(level) + 1]
+
+
+def body_field(level: str) -> dict[str, Any] | None:
+    """The request's ``response_format`` at ``level``, or ``None`` (``off``: send none)."""
+    if level == "json_schema":
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": ANSWER_SCHEMA},
+        }
+    if level == "json_object":
+        return {"type": "json_object", "schema": ANSWER_SCHEMA}
+    return None
+
+
+def is_refusal(status: int, body: str) -> bool:
+    """Whether an error answer refuses the request's ``response_format``.
+
+    A refusal is a 4xx about the request's body (not 401, 402, 403, 404, 408, 409 or 429,
+    which are about the key, the bill, the model, the time or the rate), or a 5xx whose body
+    names ``response_format`` (llama-cpp-python's server answers ``json_schema`` with a 500).
+    """
+    if 400 <= status < 500:
+        return status not in _NOT_ABOUT_THE_BODY
+    return status >= 500 and "response_format" in body
+
+
+def shown_url(base_url: str) -> str:
+    """``base_url`` as ``/health`` shows it: without a user name, password, query or fragment."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+@dataclass(frozen=True, slots=True)
+class FormatLevels:
+    """The level that last answered, per (model, base URL): an immutable value, replaced
+    whole when one changes."""
+
+    levels: Mapping[tuple[str, str], Level]
+
+    def get(self, model: str, base_url: str) -> Level | None:
+        """The remembered level of ``model`` at ``base_url``, if one answered."""
+        return self.levels.get((model, base_url))
+
+    def with_level(self, model: str, base_url: str, level: Level) -> FormatLevels:
+        """A copy that remembers ``level`` for ``model`` at ``base_url``."""
+        return FormatLevels({**self.levels, (model, base_url): level})
+
+    def to_json(self) -> list[dict[str, str]]:
+        """``/health.agent.responseFormats``: one row a model and base URL, sorted."""
+        return [
+            {"model": model, "baseUrl": shown_url(url), "level": level}
+            for (model, url), level in sorted(self.levels.items())
+        ]
+
+
+NO_LEVELS = FormatLevels({})

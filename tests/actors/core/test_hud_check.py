@@ -1,0 +1,115 @@
+"""The hud gate: which lines reach the overlay, which are withheld and why."""
+
+from __future__ import annotations
+
+import pytest
+
+from actors.core.completion import NO_OUTPUT, parse_analysis
+from actors.core.hud_check import checked_hud, judge, salvage
+from actors.core.prompt import EXAMPLE_HUD, HUD_PLACEHOLDER, INTRO, build_prompt
+from bench.prompt_corpus import case_window, cases, tick_ms
+from tests.helpers import session_prompt
+from transport.demo.stand_in import summarise
+
+LEGITIMATE = [
+    "Editing idle.py in VS Code",
+    "Terminal: FAILED tests/test_idle.py::test_paused - AssertionError",
+    "User is reading the screen in Chrome",
+    "Reading Slack message from Dana about the deploy",
+    "Searching Google for python asyncio timeout",
+    "Fixing Map<String, Integer> type error in OrderService.java",
+    "Reviewing PR #42: fix idle detection [draft]",
+    "Debugging NullPointerException in UserService.java:42",
+    "Watching a YouTube video on screen recording",
+    "Idle",
+    "Chatting in Telegram: «Когда релиз?»",
+    "Reading MDN docs on Array.prototype.flatMap()",
+    "npm ERR! code ELIFECYCLE in the web build",
+    "User asked about the error on screen",
+    "Typing a reply to the user in Discord",
+    'Slack: Dana asks "I am blocked on the deploy, can you look?"',
+    "Reading Immich docs in Safari",
+]
+
+
+@pytest.mark.parametrize("hud", LEGITIMATE)
+def test_a_line_a_user_can_read_passes(hud: str) -> None:
+    assert judge(hud) is None
+
+
+@pytest.mark.parametrize(
+    ("hud", "reason"),
+    [
+        # what SmolLM2-135M answered to the relay's prompt
+        ("You're a helpful AI in monitoring an app. Your screen is filled wi", "echo"),
+        ("The user is monitoring their screen and audio in real-time.", "echo"),
+        ("You are an AI monitoring a user's screen and audio in real-time. You produce", "echo"),
+        ("I will produce two outputs as JSON: a hud and a digest.", "echo"),
+        (EXAMPLE_HUD, "echo"),  # the prompt's example, copied
+        ("Hello, I'm a chatbot. I can't believe you're here! I've been monitoring", "echo"),
+        ("I will describe the screen.", "echo"),
+        (HUD_PLACEHOLDER, "placeholder"),
+        ("<max 15 words>", "placeholder"),
+        ("max 15 words: what user is doing NOW", "placeholder"),
+        ("<describe what the user does>", "placeholder"),
+        ('{"hud": "Editing', "fragment"),
+        ('", "digest": "}, {"hud": [":", "', "fragment"),
+        ("hud: Editing idle.py, digest: The user", "fragment"),
+        ('{ "hud": "", "digest": "" }', "fragment"),
+        ('["", ":", "x"]', "fragment"),
+        ("<|im_end|>", "markup"),
+        ("<think>The user is editing", "markup"),
+        ("```json", "markup"),
+        ("## Summary", "markup"),
+        ('<p class="hud">Editing</p>', "markup"),
+        ("", "empty"),
+        ("   ", "empty"),
+        (NO_OUTPUT, "empty"),
+        ("...", "empty"),
+    ],
+)
+def test_garbage_is_withheld_with_its_reason(hud: str, reason: str) -> None:
+    assert judge(hud) == reason
+
+
+def test_a_cut_off_json_answer_gives_up_its_hud() -> None:
+    content = '{"hud": "Running pytest in Terminal", "digest": "The user ran the tests and'
+    analysis = parse_analysis(content)
+    assert analysis.parsed_ok is False
+    checked = checked_hud(analysis, content)
+    assert (checked.analysis.hud, checked.withheld) == ("Running pytest in Terminal", None)
+    assert checked.analysis.digest == content  # the digest stays the spec's fallback
+    assert salvage("{'hud': 'Editing main.go', 'digest': 'x'") == "Editing main.go"
+    assert salvage('{"hud": "\\u00e9dition"}x') == "\u00e9dition"
+    assert salvage('{"hud": "Editing') is None  # an unterminated value is not taken
+
+
+def test_the_prose_fallback_stays_when_it_reads_well() -> None:
+    content = "The user is busy. Editing ticker.py in VS Code. User is in VS Code editing it."
+    checked = checked_hud(parse_analysis(content), content)
+    assert (checked.analysis.hud, checked.withheld) == (content[:80], None)
+
+
+def test_a_prose_echo_of_our_instructions_is_withheld_but_its_digest_kept() -> None:
+    content = f"{INTRO} I will describe the screen."
+    checked = checked_hud(parse_analysis(content), content)
+    assert (checked.analysis.hud, checked.withheld) == (NO_OUTPUT, "echo")
+    assert checked.analysis.digest == content
+
+
+def test_a_parsed_placeholder_is_withheld() -> None:
+    content = '{ "hud": "<max 15 words>", "digest": "<3-5 sentences>" }'
+    checked = checked_hud(parse_analysis(content), content)
+    assert checked.analysis.parsed_ok is True
+    assert (checked.analysis.hud, checked.withheld) == (NO_OUTPUT, "placeholder")
+
+
+def test_no_stand_in_hud_of_the_corpus_or_the_demo_session_is_withheld() -> None:
+    """Legitimate huds made from every window of the prompt corpus and of the shipped
+    session: none may be withheld."""
+    prompts = [build_prompt(case_window(c), now_ms=tick_ms(c)) for c in cases()]
+    prompts += [session_prompt(float(s)) for s in range(5, 300, 5)]
+    huds = [summarise(prompt)[0] for prompt in prompts]
+    assert len(huds) > 90
+    withheld = {hud: judge(hud) for hud in huds if judge(hud) is not None}
+    assert withheld == {}
