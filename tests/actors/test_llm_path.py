@@ -196,8 +196,9 @@ AUTHORIZED = {"Authorization": f"Bearer {TOKEN}"}
 KEY = "sk-or-v1-" + "5e1f" * 16
 PASTED = KEY + "\u201d"
 """The key as pasted with the closing curly quote of the document it was copied from."""
-PLACEHOLDER = "local-placeholder-key-42"
-"""A key a local server takes, in no vendor's format: only the literal scrub can find it."""
+PLACEHOLDER = "qz7wv-local-kx9w4"
+"""A key a local server takes, in no vendor's format: only the literal scrub can find it (no
+eight characters of it are a word the relay's own texts may hold, such as "placeholder")."""
 
 
 def run_one_tick(relay: Relay) -> None:

@@ -186,7 +186,7 @@ def test_each_environment_variable_is_read(var, raw, read):
 
 
 def test_every_env_var_is_covered_by_the_parametrised_test():
-    assert len(ENV_VARS) == 28
+    assert len(ENV_VARS) == 29
 
 
 def test_the_situation_file_is_off_by_default_and_its_path_is_expanded(
