@@ -49,12 +49,17 @@ from actors.core.completion import (
 from actors.core.errors import LLMError
 from actors.core.hud_check import WITHHELD_REASONS, checked_hud
 from actors.core.prompt import PreviousDigest, build_prompt
-from actors.core.records import FeedItem, SenseEvent
 from actors.core.response_format import Level, first_level, is_refusal, step_down
-from actors.core.validation import validate_feed, validate_sense
-from actors.core.window import build_context_window
 from bench.harness import percentile
-from bench.prompt_corpus import MAX_AGE_MS, T0_MS, Case, case_window, cases, tick_ms
+from bench.prompt_corpus import (
+    T0_MS,
+    TICK_AFTER_MS,
+    Case,
+    case_window,
+    cases,
+    session_prompt,
+    tick_ms,
+)
 from config.settings import RESPONSE_FORMATS, AgentConfig
 from transport.demo.replay import DEMO_SESSION, load_session
 
@@ -92,23 +97,6 @@ class Figures:
     tokens_out: int = 0
     shown: list[tuple[str, str, str, str]] = field(default_factory=list)
     """(window, level, hud as answered, verdict) for ``--show``."""
-
-
-def session_prompt(at_s: float, previous: PreviousDigest | None) -> str:
-    """The prompt a tick 3 s after ``at_s`` seconds of the demo session would send."""
-    feed: list[FeedItem] = []
-    screen: list[SenseEvent] = []
-    for n, event in enumerate(load_session(DEMO_SESSION), start=1):
-        if event.at > at_s:
-            break
-        at = T0_MS + round(event.at * 1000)
-        if event.path == "/feed":
-            feed.append(FeedItem.stored(n, at, validate_feed(event.body)))
-        else:
-            screen.append(SenseEvent.stored(n, at, validate_sense(event.body)))
-    now = T0_MS + round(at_s * 1000) + 3_000
-    window = build_context_window(feed, screen, now_ms=now, max_age_ms=MAX_AGE_MS)
-    return build_prompt(window, now_ms=now, previous=previous)
 
 
 def windows(session_step_s: float, limit: int | None, sample: int | None = None) -> list[Window]:
@@ -211,7 +199,8 @@ def run(args: argparse.Namespace) -> Figures:
             if analysis.parsed_ok:
                 figures.parsed[level] += 1
                 if window.at_s is not None:  # the session's next tick reads this digest
-                    previous = PreviousDigest(analysis.digest, T0_MS)
+                    at_ms = T0_MS + round(window.at_s * 1000) + TICK_AFTER_MS
+                    previous = PreviousDigest(analysis.digest, at_ms)
             else:
                 figures.unparsed_finish[level, _finish_reason(response.content)] += 1
             if checked.withheld is not None:

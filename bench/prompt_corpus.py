@@ -21,10 +21,12 @@ question, the file, the person); each occurs, case aside, in the case's input.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import takewhile
 from typing import Any
 
+from actors.core.prompt import PreviousDigest, build_prompt
 from actors.core.records import FeedItem, SenseEvent
 from actors.core.validation import validate_feed, validate_sense
 from actors.core.window import ContextWindow, build_context_window
@@ -1502,17 +1504,32 @@ def cases() -> tuple[Case, ...]:
     return tuple(build() for build in _BUILDERS)
 
 
-def records(case: Case) -> tuple[list[FeedItem], list[SenseEvent]]:
-    """The case's requests as the buffers would store them (validated, with ids and arrival)."""
+def stored(events: Iterable[SessionEvent]) -> tuple[list[FeedItem], list[SenseEvent]]:
+    """``events`` as the buffers would store them (validated, with ids and arrival), the first
+    arriving at :data:`T0_MS`."""
     feed: list[FeedItem] = []
     sense: list[SenseEvent] = []
-    for n, event in enumerate(case.events, start=1):
+    for n, event in enumerate(events, start=1):
         at = T0_MS + round(event.at * 1000)
         if event.path == "/feed":
             feed.append(FeedItem.stored(n, at, validate_feed(event.body)))
         else:
             sense.append(SenseEvent.stored(n, at, validate_sense(event.body)))
     return feed, sense
+
+
+def records(case: Case) -> tuple[list[FeedItem], list[SenseEvent]]:
+    """The case's requests as the buffers would store them."""
+    return stored(case.events)
+
+
+def session_prompt(until_s: float, previous: PreviousDigest | None = None) -> str:
+    """The prompt a tick :data:`TICK_AFTER_MS` after ``until_s`` seconds of the shipped demo
+    session would send, with ``previous`` as the digest before it."""
+    feed, sense = stored(takewhile(lambda e: e.at <= until_s, load_session()))
+    now = T0_MS + round(until_s * 1000) + TICK_AFTER_MS
+    window = build_context_window(feed, sense, now_ms=now, max_age_ms=MAX_AGE_MS)
+    return build_prompt(window, now_ms=now, previous=previous)
 
 
 def tick_ms(case: Case) -> int:

@@ -27,11 +27,10 @@ import pytest
 import structlog
 from prometheus_client.parser import text_string_to_metric_families
 
-from actors.core.prompt import PreviousDigest, build_prompt
-from actors.core.records import FeedItem, SenseEvent, SenseInput
+from actors.core.records import FeedItem, SenseInput
 from actors.core.redaction import marker
 from actors.core.validation import validate_feed, validate_sense
-from actors.core.window import build_context_window, extract_audio
+from actors.core.window import extract_audio
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle, RelayActor
@@ -321,36 +320,6 @@ def assert_session_accepted(path: Path) -> tuple[SessionEvent, ...]:
         if body["type"] != "context":
             assert body["ocr"], number
     return events
-
-
-T0_MS = 1_769_901_200_000
-"""Server time of the start of the shipped demo session in :func:`session_records`."""
-
-
-def session_records(
-    until_s: float, events: tuple[SessionEvent, ...] | None = None
-) -> tuple[list[FeedItem], list[SenseEvent]]:
-    """The shipped session's requests up to ``until_s`` as the buffers would hold them, the
-    session starting at :data:`T0_MS` (server time)."""
-    feed: list[FeedItem] = []
-    sense_events: list[SenseEvent] = []
-    for n, event in enumerate(events or load_session(), start=1):
-        if event.at > until_s:
-            break
-        at = T0_MS + round(event.at * 1000)
-        if event.path == "/feed":
-            feed.append(FeedItem.stored(n, at, validate_feed(event.body)))
-        else:
-            sense_events.append(SenseEvent.stored(n, at, validate_sense(event.body)))
-    return feed, sense_events
-
-
-def session_prompt(until_s: float, previous: PreviousDigest | None = None) -> str:
-    """The prompt a tick 3 s after ``until_s`` of the shipped session would send."""
-    feed, sense_events = session_records(until_s)
-    now = T0_MS + round(until_s * 1000) + 3_000
-    window = build_context_window(feed, sense_events, now_ms=now, max_age_ms=120_000)
-    return build_prompt(window, now_ms=now, previous=previous)
 
 
 # Secrets the redaction tests post, and the markers that replace them.

@@ -12,7 +12,8 @@ import httpx
 
 from actors.core.completion import parse_analysis, parse_chat_completion
 from bench.harness import ROOT, free_port
-from tests.helpers import session_prompt, wait_answering
+from bench.prompt_corpus import session_prompt
+from tests.helpers import wait_answering
 from transport.demo.fake_llm import STAND_IN_MODEL, FakeLLM
 from transport.demo.stand_in import summarise
 
