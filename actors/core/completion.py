@@ -67,7 +67,7 @@ def request_body(
         "max_tokens": max_tokens,
         "temperature": temperature,
     }
-    asked = body_field(response_format)
+    asked = body_field(response_format, max_tokens=max_tokens)
     if asked is not None:
         body["response_format"] = asked
     return body

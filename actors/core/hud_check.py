@@ -8,14 +8,18 @@ answer) would put any of those on the overlay. :func:`checked_hud` first salvage
 candidate (:func:`judge`) and withholds it with a reason:
 
 ``empty``       no letter or digit;
-``placeholder`` the prompt's own placeholder (``<max 15 words …>``) or one like it;
+``placeholder`` the prompt's own placeholder (``<max 15 words …>``) or one like it, or a
+                template's slot (``[insert …]``, ``[your …]``);
 ``markup``      tags (``<div>``, ``<|im_end|>``), code fences, Markdown headings;
 ``fragment``    a piece of JSON: a ``"hud":``/``"digest":`` key, braces, or mostly quotes,
-                brackets and colons;
+                brackets and colons; or a line that stops at a colon after a little word
+                ("The latest event is:"), where its content should begin;
 ``echo``        most of its words (at least :data:`ECHO_MIN_WORDS`) are the words of the
                 prompt's instruction lines and section labels
                 (:data:`actors.core.prompt.INSTRUCTIONS`, :data:`~actors.core.prompt.LABELS`),
-                once the little words every sentence has are left out; or a sentence in
+                once the little words every sentence has are left out; or it holds
+                :data:`ECHO_RUN` of those words in a row as an instruction line has them
+                ("what user is doing NOW. Terse" inside a longer line); or a sentence in
                 which the model speaks of itself ("I'm a chatbot"), playing back its role.
 
 Every test is a regular expression or a set lookup over one short line: microseconds, and
@@ -44,6 +48,9 @@ ECHO_SHARE = 0.6
 ECHO_MIN_WORDS = 4
 """...if at least this many of them do: a short hud naming the user, the screen or an error
 ("User asked about the error on screen") is not."""
+ECHO_RUN = 4
+"""Words in a row (little words left out) that a hud may share with an instruction line: four
+in the order the prompt has them are its text, not the user's ("user doing now terse")."""
 SHAPE_SHARE = 0.15
 """A hud of which this share of the visible characters is ``{}[]":`` is a fragment."""
 
@@ -112,6 +119,11 @@ _STOPWORDS = frozenset(
 _WORD = re.compile(r"[^\W\d_]+|\d+")
 _PLACEHOLDER = re.compile(r"(?<!\w)<([^<>|]*\s[^<>|]*)>")
 """``<…>`` of words, not right after a word (``Map<String, Integer>`` is code)."""
+_SLOT = re.compile(
+    r"\[\s*(?:insert|enter|add|your|describe|fill in|placeholder|name of)\b[^\]\n]*\]?",
+    re.IGNORECASE,
+)
+"""A template's slot, ``[insert …]`` or ``[your …]`` (a ``[draft]`` label is no slot)."""
 _TAG = re.compile(
     r"""(?<!\w)</?[a-z][a-z0-9-]*(?:\s+[a-z-]+=(?:"[^"]*"|'[^']*'|[^\s>]+))*\s*/?>"""
     r"|<\|[^|<>]*\|>|<!--"
@@ -120,6 +132,9 @@ _TAG = re.compile(
 (``<|im_end|>``) or a comment."""
 _MARKDOWN = re.compile(r"```|^\s*#{1,6}\s|^\s*\*\*")
 _KEY = re.compile(r"""["']?\b(?:hud|digest)\b["']?\s*[:=]""", re.IGNORECASE)
+_DANGLING = re.compile(r"\b(?:" + "|".join(sorted(_STOPWORDS)) + r")\s*:$", re.IGNORECASE)
+"""A line that stops at a colon after a little word ("The latest event is:"): its content was
+to come (an error name before a colon, as a traceback shows it, is content)."""
 _SHAPE_CHARS = frozenset('{}[]":')
 _SELF = re.compile(r"(?:^|[.!?]\s+)(?:I|I'm|I've|I'll|I'd|As an AI)\b")
 """A sentence in which the model speaks of itself ("I'm a chatbot", "I will produce"): the
@@ -142,6 +157,8 @@ class Vocabulary:
     words: frozenset[str]
     placeholder_openings: tuple[tuple[str, ...], ...]
     """The first three words of each ``<…>`` placeholder: a hud holding one is a placeholder."""
+    runs: frozenset[tuple[str, ...]]
+    """Every :data:`ECHO_RUN` words in a row of an instruction line (little words left out)."""
 
 
 def vocabulary(lines: Iterable[str]) -> Vocabulary:
@@ -150,7 +167,15 @@ def vocabulary(lines: Iterable[str]) -> Vocabulary:
     openings = tuple(
         tuple(_WORD.findall(match.lower())[:3]) for match in _PLACEHOLDER.findall(text)
     )
-    return Vocabulary(frozenset(_words(text)), tuple(o for o in openings if len(o) == 3))
+    runs = {
+        tuple(words[i : i + ECHO_RUN])
+        for line in text.splitlines()
+        for words in [_words(line)]
+        for i in range(len(words) - ECHO_RUN + 1)
+    }
+    return Vocabulary(
+        frozenset(_words(text)), tuple(o for o in openings if len(o) == 3), frozenset(runs)
+    )
 
 
 INSTRUCTION_VOCABULARY = vocabulary((*INSTRUCTIONS, *LABELS))
@@ -172,15 +197,19 @@ def judge(hud: str, vocab: Vocabulary = INSTRUCTION_VOCABULARY) -> Reason | None
         return "placeholder"
     if _TAG.search(text) or _MARKDOWN.search(text):
         return "markup"
-    if _PLACEHOLDER.search(text):
+    if _PLACEHOLDER.search(text) or _SLOT.search(text):
         return "placeholder"
     visible = [c for c in text if not c.isspace()]
     shape = sum(c in _SHAPE_CHARS for c in visible)
     if _KEY.search(text) or "{" in text or "}" in text or shape >= SHAPE_SHARE * len(visible):
         return "fragment"
+    if _DANGLING.search(text):
+        return "fragment"
     words = _words(text)
     ours = sum(w in vocab.words for w in words)
     if (ours >= ECHO_MIN_WORDS and ours >= ECHO_SHARE * len(words)) or _SELF.search(text):
+        return "echo"
+    if any(tuple(words[i : i + ECHO_RUN]) in vocab.runs for i in range(len(words) - ECHO_RUN + 1)):
         return "echo"
     return None
 

@@ -4,8 +4,10 @@ A chat-completions request may carry ``response_format``; servers differ in what
 
 * ``json_schema`` (structured outputs): the answer must match :data:`ANSWER_SCHEMA`
   (OpenAI, OpenRouter, vLLM, llama.cpp's server, Ollama);
-* ``json_object``: any JSON object, with the same schema beside it as ``schema`` for the
-  servers that read it (llama-cpp-python's server constrains its output with it);
+* ``json_object``: any JSON object, with the schema beside it as ``schema`` for the servers
+  that read it (llama-cpp-python's server turns it into a grammar its output must follow);
+  there the two strings are also bounded in length (:func:`bounded_schema`), so that a
+  small model's long digest cannot run past ``max_tokens`` and leave the object unclosed;
 * nothing: the prompt alone asks for JSON.
 
 With ``AGENT_RESPONSE_FORMAT=auto`` the relay tries them in that order. A server that
@@ -41,6 +43,37 @@ ANSWER_SCHEMA: dict[str, Any] = {
 }
 """The answer the prompt asks for, as a JSON schema (strict: both fields, nothing else)."""
 
+HUD_MAX_CHARS = 100
+"""The longest hud the bounded schema allows: fifteen words and some."""
+CHARS_PER_TOKEN = 3.0
+"""Characters the bounds count a token as carrying: fewer than English prose's four, for code,
+OCR text and other scripts."""
+MIN_BOUNDED_TOKENS = 100
+"""Below this ``max_tokens`` the bounds stay those of this many: a shorter digest would say
+nothing, and such an answer may be cut off as before."""
+_ENVELOPE_CHARS = 40
+"""The answer's JSON around its two strings, with room for the spaces a model adds."""
+
+
+def bounded_schema(max_tokens: int) -> dict[str, Any]:
+    """:data:`ANSWER_SCHEMA` with the hud at most :data:`HUD_MAX_CHARS` characters and the
+    digest at most what ``max_tokens`` leaves, at :data:`CHARS_PER_TOKEN`.
+
+    Only for ``json_object``: strict structured outputs refuse keywords they do not support,
+    and a refusal there would cost the level.
+    """
+    budget = int(max(max_tokens, MIN_BOUNDED_TOKENS) * CHARS_PER_TOKEN) - _ENVELOPE_CHARS
+    hud = min(HUD_MAX_CHARS, budget // 3)
+    properties = ANSWER_SCHEMA["properties"]
+    return {
+        **ANSWER_SCHEMA,
+        "properties": {
+            "hud": {**properties["hud"], "maxLength": hud},
+            "digest": {**properties["digest"], "maxLength": budget - hud},
+        },
+    }
+
+
 _NOT_ABOUT_THE_BODY = frozenset({401, 402, 403, 404, 408, 409, 429})
 """4xx statuses that name the key, the bill, the route, the time or the rate, not the body."""
 
@@ -61,7 +94,7 @@ def step_down(setting: str, level: Level) -> Level | None:
     return LEVELS[LEVELS.index(level) + 1]
 
 
-def body_field(level: str) -> dict[str, Any] | None:
+def body_field(level: str, *, max_tokens: int) -> dict[str, Any] | None:
     """The request's ``response_format`` at ``level``, or ``None`` (``off``: send none)."""
     if level == "json_schema":
         return {
@@ -69,7 +102,7 @@ def body_field(level: str) -> dict[str, Any] | None:
             "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": ANSWER_SCHEMA},
         }
     if level == "json_object":
-        return {"type": "json_object", "schema": ANSWER_SCHEMA}
+        return {"type": "json_object", "schema": bounded_schema(max_tokens)}
     return None
 
 

@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from actors.core.response_format import ANSWER_SCHEMA
+from actors.core.response_format import ANSWER_SCHEMA, bounded_schema
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.sense_buffer import SenseBuffer
 from actors.tree import Relay
+from config.settings import AgentConfig
 from tests.helpers import (
     LogSink,
     asked,
@@ -82,7 +83,9 @@ def test_a_refused_json_schema_steps_down_at_once_and_is_remembered(
 
     assert show_and_tick(relay, logs, "first screen") == "ok"
     assert asked_formats(fake_llm) == ["json_schema", "json_object"]
-    assert fake_llm.requests[1].body["response_format"]["schema"] == ANSWER_SCHEMA
+    assert fake_llm.requests[1].body["response_format"]["schema"] == bounded_schema(
+        AgentConfig().max_tokens
+    )
     assert last_entry(relay)["parsedOk"] is True
     assert logs.named("llm.response_format_refused")[0]["next"] == "json_object"
     assert not logs.named("llm.retry")  # asked again at once, not after a backoff

@@ -28,6 +28,10 @@ LEGITIMATE = [
     "Typing a reply to the user in Discord",
     'Slack: Dana asks "I am blocked on the deploy, can you look?"',
     "Reading Immich docs in Safari",
+    "Reading [draft] RFC: retry budgets",
+    "Editing [slug].tsx in the Next.js app",
+    "VS Code: fixing test_idle.py: AssertionError in classify",
+    "Terminal: what is holding port 8080?",
 ]
 
 
@@ -47,6 +51,23 @@ def test_a_line_a_user_can_read_passes(hud: str) -> None:
         (EXAMPLE_HUD, "echo"),  # the prompt's example, copied
         ("Hello, I'm a chatbot. I can't believe you're here! I've been monitoring", "echo"),
         ("I will describe the screen.", "echo"),
+        # a run of the instructions' own words inside a line of other words
+        (
+            "12-06-2023: Maya hit exactly this bug, let's see what the user is doing now. "
+            "Terse. No fil",
+            "echo",
+        ),
+        ("Chrome: detailed description of user activity on the page", "echo"),
+        # template slots a model fills with its own placeholders
+        (
+            "The latest news is [insert new information about the user's situation]. "
+            "Today at [insert d",
+            "placeholder",
+        ),
+        ("Working on [your task here]", "placeholder"),
+        ("Editing {filename} in {app}", "fragment"),
+        # a line that stops where its content should begin
+        ("The latest event is:", "fragment"),
         (HUD_PLACEHOLDER, "placeholder"),
         ("<max 15 words>", "placeholder"),
         ("max 15 words: what user is doing NOW", "placeholder"),

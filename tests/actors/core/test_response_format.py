@@ -6,9 +6,12 @@ import pytest
 
 from actors.core.response_format import (
     ANSWER_SCHEMA,
+    CHARS_PER_TOKEN,
     LEVELS,
+    MIN_BOUNDED_TOKENS,
     NO_LEVELS,
     body_field,
+    bounded_schema,
     first_level,
     is_refusal,
     shown_url,
@@ -32,15 +35,43 @@ def test_only_auto_steps_down_and_off_is_the_floor() -> None:
 
 
 def test_the_body_field_of_each_level() -> None:
-    schema = body_field("json_schema")
+    schema = body_field("json_schema", max_tokens=200)
     assert schema is not None
     assert schema["type"] == "json_schema"
     assert schema["json_schema"]["strict"] is True
     assert schema["json_schema"]["schema"] == ANSWER_SCHEMA
-    assert body_field("json_object") == {"type": "json_object", "schema": ANSWER_SCHEMA}
-    assert body_field("off") is None
+    sent = body_field("json_object", max_tokens=200)
+    assert sent is not None
+    assert sent["type"] == "json_object"
+    assert sent["schema"] == bounded_schema(200)
+    assert body_field("off", max_tokens=200) is None
     assert ANSWER_SCHEMA["required"] == ["hud", "digest"]
     assert ANSWER_SCHEMA["additionalProperties"] is False
+
+
+def test_the_strict_schema_has_no_length_keywords() -> None:
+    # Strict structured outputs refuse keywords they do not support; a refusal would cost the
+    # whole level, so lengths go only where a server reads the schema as a grammar.
+    for field in ANSWER_SCHEMA["properties"].values():
+        assert set(field) == {"type", "description"}
+
+
+@pytest.mark.parametrize("max_tokens", [60, 200, 400, 2000])
+def test_the_json_object_schema_bounds_the_answer_within_max_tokens(max_tokens: int) -> None:
+    """A server that constrains its output with the schema cannot be cut off by max_tokens
+    mid-object: the longest answer the bounds allow fits, at three characters a token (English
+    prose carries about four)."""
+    schema = bounded_schema(max_tokens)
+    hud = schema["properties"]["hud"]["maxLength"]
+    digest = schema["properties"]["digest"]["maxLength"]
+    assert 40 <= hud <= 100
+    assert digest >= 80
+    longest = len('{"hud": "", "digest": ""}') + hud + digest
+    assert longest / CHARS_PER_TOKEN <= max(max_tokens, MIN_BOUNDED_TOKENS)
+    assert CHARS_PER_TOKEN <= 3
+    assert {k: v for k, v in schema.items() if k != "properties"} == {
+        k: v for k, v in ANSWER_SCHEMA.items() if k != "properties"
+    }
 
 
 @pytest.mark.parametrize(
