@@ -100,8 +100,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from actors.core import secret_patterns as patterns
-from actors.core.cards import CARD_CANDIDATE, card_possible, redact_cards
+from actors.core.cards import CARD_CANDIDATE, card_possible, card_spans
 from actors.core.records import JSONDict
+from actors.core.text_view import view_of
 
 KINDS = ("private", "private-key", "api-key", "aws-key", "token", "password", "card")
 """Every kind of redaction, in the order the rules apply."""
@@ -125,6 +126,55 @@ def _bytes(text: str) -> bytes:
     return text.encode("latin-1", "replace")
 
 
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """A text as the patterns read it: the bytes of its view (:mod:`actors.core.text_view`),
+    with the splits of keys joined (:func:`_joins`), and the way back to the text."""
+
+    text: str
+    raw: bytes
+    origin: list[int] | None
+    """For each byte of ``raw``, the index in ``text`` of the character it came from;
+    ``None`` when they are one to one."""
+
+    def replace(self, spans: Sequence[tuple[int, int]], marker: str) -> str:
+        """``text`` with the characters that made each of ``spans`` (of ``raw``, in order)
+        replaced by ``marker``."""
+        parts: list[str] = []
+        done = 0
+        origin = self.origin
+        for start, end in spans:
+            first, last = (start, end) if origin is None else (origin[start], origin[end - 1] + 1)
+            parts += (self.text[done : max(first, done)], marker)
+            done = last
+        parts.append(self.text[done:])
+        return "".join(parts)
+
+
+def _normalised(text: str) -> tuple[bytes, list[int] | None]:
+    """The bytes of ``text``'s view, and where each came from (``None``: one to one)."""
+    view = view_of(text)
+    return _bytes(view.view), view.origin
+
+
+def _read(text: str, rules: Sequence[_Rule] = ()) -> _Read:
+    """``text`` as the patterns read it, with the splits of the keys of ``rules`` joined."""
+    raw, origin = _normalised(text)
+    gaps = _joins(raw, rules) if rules else []
+    if gaps:
+        origin = list(range(len(raw))) if origin is None else origin
+        kept, done = [], 0
+        new_origin: list[int] = []
+        for start, end in gaps:
+            kept.append(raw[done:start])
+            new_origin += origin[done:start]
+            done = end
+        kept.append(raw[done:])
+        new_origin += origin[done:]
+        raw, origin = b"".join(kept), new_origin
+    return _Read(text, raw, origin)
+
+
 # -- rules ----------------------------------------------------------------------------------
 
 
@@ -139,20 +189,19 @@ class _Rule:
     keep_head: bool = False
     """Keep what precedes the ``value`` group (``password=``, ``Bearer ``)."""
 
-    def apply(self, text: str, raw: bytes) -> tuple[str, int]:
-        """``text`` (whose :func:`_bytes` are ``raw``) with this rule's matches replaced, and
-        how many were."""
+    def spans(self, raw: bytes) -> list[tuple[int, int]]:
+        """Where in ``raw`` this rule's matches are, in order (the value only, with
+        ``keep_head``)."""
         if self.kind == "card":
-            return redact_cards(text, raw)
-        parts: list[str] = []
-        done = 0
-        for match in self.pattern.finditer(raw.lower() if self.folded else raw):
-            parts += (text[done : match.start("value" if self.keep_head else 0)], self.marker)
-            done = match.end()
-        if not parts:
-            return text, 0
-        parts.append(text[done:])
-        return "".join(parts), len(parts) // 2
+            return card_spans(raw)
+        group = "value" if self.keep_head else 0
+        matches = self.pattern.finditer(raw.lower() if self.folded else raw)
+        return [match.span(group) for match in matches]
+
+    def apply(self, read: _Read) -> tuple[str, int]:
+        """``read``'s text with this rule's matches replaced, and how many were."""
+        spans = self.spans(read.raw)
+        return (read.replace(spans, self.marker), len(spans)) if spans else (read.text, 0)
 
     @property
     def marker(self) -> str:
@@ -240,19 +289,127 @@ def _key_words(raw: bytes) -> bytes:
     and no whitespace, so its literal is in these words. Prose and code seldom have one (an
     identifier of 20 characters, a UUID, a hash): one projection of the bytes and one search
     then stand for the literal scans of all those rules.
+
+    A key split where :func:`_joins` joins it is found too: runs split by a line end or a tab
+    count as one (where two words at a line end make 20 key characters, which prose seldom
+    does), and a word split from such a run by one space comes with it.
     """
     shape = raw.translate(patterns.SHAPES)
+    if b"\r" in shape:
+        shape = shape.replace(b"a\r\na", b"aaaa")
+    shape = shape.replace(b"a\na", b"aaa")
     start = shape.find(patterns.KEY_RUN_SHAPE)
     if start == -1:
         return b""
     words: list[bytes] = []
     while start != -1:
-        first = shape.rfind(b" ", 0, start) + 1
-        end = shape.find(b" ", start + patterns.KEY_RUN)
-        end = len(shape) if end == -1 else end
+        first = _word_start(shape, start)
+        end = _word_end(shape, start + patterns.KEY_RUN)
+        if first >= 2 and shape[first - 2 : first] == b"a ":
+            first = _word_start(shape, first - 1)
+        if shape[end : end + 2] == b" a":
+            end = _word_end(shape, end + 1)
         words.append(raw[first:end])
         start = shape.find(patterns.KEY_RUN_SHAPE, end)
     return b"\n".join(words)
+
+
+def _word_start(shape: bytes, end: int) -> int:
+    """Where the word of ``shape`` that goes on at ``end`` begins (after whitespace)."""
+    return max(shape.rfind(byte, 0, end) for byte in b" \n\r") + 1
+
+
+def _word_end(shape: bytes, start: int) -> int:
+    """Where the word of ``shape`` that goes on at ``start`` ends (at whitespace)."""
+    ends = [end for byte in b" \n\r" if (end := shape.find(byte, start)) != -1]
+    return min(ends, default=len(shape))
+
+
+_JOINABLE = tuple(
+    (rule, literal)
+    for rule, literal in (
+        *_KEYS_BEFORE_SLACK,
+        (_R_SLACK, patterns.SLACK_LITERAL),
+        *_KEYS_AFTER_SLACK,
+    )
+    if rule.pattern not in (patterns.SLACK_WEBHOOK, patterns.TELEGRAM)
+)
+"""The keys a split may have cut, each with the literal it begins with: every kind that
+stands in a word of its own (not a Slack webhook's path nor a Telegram token, which follow
+text of their own)."""
+_ALTERNATION = re.compile(rb"(?=[A-Za-z][0-9]|[0-9][A-Za-z])")
+_HUMP = re.compile(rb"[a-z][A-Z]")
+_HEX = re.compile(rb"[0-9a-f]{8,}")
+
+
+def _key_shaped(part: bytes) -> bool:
+    """Whether ``part`` of a word reads as a piece of a random key, not of a word or a name:
+    letters and digits alternate twice or more, or it holds a digit and a lower-case letter
+    before an upper-case one, or it is 8 hex digits or more, letters and digits both."""
+    if len(_ALTERNATION.findall(part)) >= 2:
+        return True
+    digit = any(0x30 <= byte <= 0x39 for byte in part)
+    if digit and _HUMP.search(part) is not None:
+        return True
+    return digit and _HEX.fullmatch(part) is not None and not part.isdigit()
+
+
+def _joins(raw: bytes, rules: Sequence[_Rule]) -> list[tuple[int, int]]:
+    """The splits inside keys of ``rules`` in ``raw``: the whitespace to drop, in order.
+
+    A split is a line end, a tab (a no-break or other Unicode space, in the view) or one
+    space between two runs of key characters, the first of which begins with the literal of
+    a key (:data:`_JOINABLE`). It is joined when the key's pattern matches the two runs
+    together, to the end of the second (the second continues the key's alphabet, and the
+    whole has the key's length), and:
+
+    - after a line end or a tab: the first run is no key on its own and one of the two reads
+      as a piece of a key (:func:`_key_shaped`); or the first run is a key already and the
+      second reads as a piece of a key (a long key wrapped over lines, joined line by line);
+    - after a space, which prose puts between words: the first run is no key on its own and
+      both read as pieces of a key.
+
+    So a word after a whole key stays (``sk-... token2``, ``sk-...\\nNext``), and so does a
+    word after a prefix that is no key (``sk-learn estimators``).
+    """
+    gaps: set[tuple[int, int]] = set()
+    chosen = {id(rule) for rule in rules}
+    for rule, literal in _JOINABLE:
+        if id(rule) not in chosen:
+            continue
+        for found in literal.finditer(raw):
+            start = found.start()
+            if start and raw[start - 1] in patterns.KEY_BYTES:
+                continue  # not the beginning of a word
+            run = patterns.RUN.match(raw, found.end())
+            end = run.end() if run is not None else found.end()
+            word = raw[start:end]
+            while (split := patterns.SPLIT.match(raw, end)) is not None:
+                nxt = patterns.RUN.match(raw, split.end())
+                if nxt is None or nxt.end() == split.end():
+                    break
+                line = split.group() != b" "
+                if not _joined(rule, word, found.end() - start, nxt.group(), line=line):
+                    break
+                gaps.add(split.span())
+                word += nxt.group()
+                end = nxt.end()
+    return sorted(gaps)
+
+
+def _joined(rule: _Rule, first: bytes, prefix: int, second: bytes, *, line: bool) -> bool:
+    """Whether ``first`` (a run that begins with the ``prefix`` characters of ``rule``'s
+    literal) and ``second``, split by a line end or tab (``line``) or a space, are one key."""
+    whole = rule.pattern.match(first + second)
+    if whole is None or whole.end() != len(first) + len(second):
+        return False
+    alone = rule.pattern.match(first)
+    if alone is not None and alone.end() == len(first):
+        return line and _key_shaped(second)
+    body = first[prefix:]
+    if line:
+        return _key_shaped(body) or _key_shaped(second)
+    return _key_shaped(body) and _key_shaped(second)
 
 
 def _rules_for(raw: bytes) -> list[_Rule]:
@@ -293,26 +450,26 @@ def _rules_for(raw: bytes) -> list[_Rule]:
     return hits
 
 
-def _apply(text: str, rules: Sequence[_Rule], counts: Counts, raw: bytes | None = None) -> str:
+def _apply(text: str, rules: Sequence[_Rule], counts: Counts, read: _Read | None = None) -> str:
     """Apply ``rules`` (those :func:`_rules_for` kept) in order, adding to ``counts``.
 
     Again until a round changes nothing: a marker can make an earlier rule match (``AKIA...``
     glued to a JWT stands alone once the JWT is a marker), and redacting the result must
     change nothing. Each match eats text that is no marker, so the rounds end.
     """
-    raw = _bytes(text) if raw is None else raw
+    read = _read(text, rules) if read is None else read
     changed, again = True, False
     while changed:
         changed = False
         for rule in rules:
-            if again and rule is _R_CARD and not card_possible(raw):
+            if again and rule is _R_CARD and not card_possible(read.raw):
                 continue  # its cheap test first: it redacted what it found the first time
-            redacted, n = rule.apply(text, raw)
+            redacted, n = rule.apply(read)
             if n:
                 counts[rule.kind] = counts.get(rule.kind, 0) + n
-                text, raw, changed = redacted, _bytes(redacted), True
+                read, changed = _read(redacted, rules), True
         again = True
-    return text
+    return read.text
 
 
 def redact(text: str) -> tuple[str, Counts]:
@@ -322,58 +479,106 @@ def redact(text: str) -> tuple[str, Counts]:
     itself is returned.
     """
     counts: Counts = {}
-    raw = _bytes(text)
-    rules = _rules_for(raw)
-    return (_apply(text, rules, counts, raw) if rules else text), counts
+    rules = _rules_for(_normalised(text)[0])
+    return (_apply(text, rules, counts) if rules else text), counts
 
 
 # -- JSON payloads ---------------------------------------------------------------------------
 
 _IMAGES = ("roi", "diff")
 """Top-level objects whose ``data`` is base64 image data: not text, never redacted."""
+_NUMBERS = {"ts": None, "meta": "ssim"}
+"""Numbers the sense event must keep as numbers (``ts``, ``meta.ssim``; validation needs
+them): never read as text."""
+_CARD_LEAST = 10**12
+"""Integers below this have fewer than 13 digits: no card."""
+
+
+def _number_text(value: Any) -> str | None:
+    """A JSON number as the text a card would be, or ``None`` when it cannot be one."""
+    kind = type(value)
+    if kind is int:
+        return str(value) if value >= _CARD_LEAST else None
+    if kind is float and value >= _CARD_LEAST and value.is_integer() and value < 1e20:
+        return str(int(value))
+    return None
 
 
 def _collect(value: Any, add: Callable[[str], None]) -> None:
-    """Add the strings in ``value``, a dict or a list, at any depth."""
-    for item in value.values() if type(value) is dict else value:
+    """Add the strings in ``value``, a dict or a list, at any depth: keys, string values and
+    the numbers that may be cards."""
+    if type(value) is dict:
+        for key in value:
+            add(key)
+        items = value.values()
+    else:
+        items = value
+    for item in items:
         kind = type(item)
         if kind is str:
             add(item)
         elif kind is dict or kind is list:
             _collect(item, add)
+        elif (number := _number_text(item)) is not None:
+            add(number)
 
 
 def _payload_bytes(payload: JSONDict) -> bytes:
-    """Every string of ``payload`` but the image data, joined by newlines (no pattern spans
-    a newline and a string's edge alike, so a secret is found in the join as on its own)."""
+    """Every string of ``payload`` but the image data (keys and numbers that may be cards
+    too), joined by newlines, each as the patterns read it (no pattern spans a newline and a
+    string's edge alike, so a secret is found in the join as on its own)."""
     strings: list[str] = []
     add = strings.append
     for key, value in payload.items():
+        add(key)
         kind = type(value)
         if kind is str:
             add(value)
         elif kind is dict and key in _IMAGES and "data" in value:
             _collect({k: v for k, v in value.items() if k != "data"}, add)
+        elif kind is dict and key == "meta":
+            _collect({k: v for k, v in value.items() if k != "ssim"}, add)
         elif kind is dict or kind is list:
             _collect(value, add)
-    return b"\n".join([_bytes(string) for string in strings])
+    return b"\n".join([_normalised(string)[0] for string in strings])
+
+
+def _unique(out: dict[str, Any], key: str) -> str:
+    """``key``, or ``key#2``, ``key#3``... the first that ``out`` does not hold yet: two keys
+    that redact alike keep both their values."""
+    if key not in out:
+        return key
+    n = 2
+    while f"{key}#{n}" in out:
+        n += 1
+    return f"{key}#{n}"
 
 
 def _rebuild(value: Any, rules: Sequence[_Rule], counts: Counts) -> Any:
     if isinstance(value, str):
         return _apply(value, rules, counts)
     if isinstance(value, dict):
-        return {k: _rebuild(v, rules, counts) for k, v in value.items()}
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out[_unique(out, _apply(k, rules, counts))] = _rebuild(v, rules, counts)
+        return out
     if isinstance(value, list):
         return [_rebuild(v, rules, counts) for v in value]
+    if _R_CARD in rules and (number := _number_text(value)) is not None:
+        redacted = _apply(number, (_R_CARD,), counts)
+        return value if redacted == number else redacted
     return value
 
 
 def redact_payload(payload: JSONDict) -> tuple[JSONDict, Counts]:
-    """A client's JSON object with every string value redacted (keys and image data kept).
+    """A client's JSON object with every string redacted, keys too, and each number that is a
+    card replaced by the card's marker (a string).
 
-    ``roi.data`` and ``diff.data`` (base64 images) are kept as they are. The object is never
-    changed: when something is redacted, a new one is returned; otherwise ``payload`` itself.
+    ``roi.data`` and ``diff.data`` (base64 images) are kept as they are: image data is not
+    text, and what it shows is not read. ``ts`` and ``meta.ssim`` stay numbers. A key that
+    redacts to a key already there gets ``#2`` (``#3``...) after it, so both values stay.
+    The object is never changed: when something is redacted, a new one is returned;
+    otherwise ``payload`` itself.
     """
     rules = _rules_for(_payload_bytes(payload))
     if not rules:
@@ -382,11 +587,22 @@ def redact_payload(payload: JSONDict) -> tuple[JSONDict, Counts]:
     out: JSONDict = {}
     for key, value in payload.items():
         if key in _IMAGES and isinstance(value, dict):
-            out[key] = {
-                k: v if k == "data" else _rebuild(v, rules, counts) for k, v in value.items()
-            }
+            kept: Any = {}
+            for k, v in value.items():
+                kept[_unique(kept, _apply(k, rules, counts))] = (
+                    v if k == "data" else _rebuild(v, rules, counts)
+                )
+        elif key in _NUMBERS and (key == "ts" or not isinstance(value, dict)):
+            kept = value if key == "ts" else _rebuild(value, rules, counts)
+        elif key == "meta" and isinstance(value, dict):
+            kept = {}
+            for k, v in value.items():
+                kept[_unique(kept, _apply(k, rules, counts))] = (
+                    v if k == "ssim" else _rebuild(v, rules, counts)
+                )
         else:
-            out[key] = _rebuild(value, rules, counts)
+            kept = _rebuild(value, rules, counts)
+        out[_unique(out, _apply(key, rules, counts))] = kept
     return (out if counts else payload), counts
 
 
@@ -419,14 +635,22 @@ class Redactor:
         """Each of ``texts`` redacted; ``texts`` itself when nothing was (one test for all)."""
         if not self._enabled or not texts:
             return texts
-        raws = [_bytes(text) for text in texts]
+        raws = [_normalised(text)[0] for text in texts]
         rules = _rules_for(b"\n".join(raws) if len(raws) > 1 else raws[0])
         if not rules:
             return texts
         counts: Counts = {}
-        redacted = [_apply(text, rules, counts, raw) for text, raw in zip(texts, raws, strict=True)]
+        redacted = [_apply(text, rules, counts) for text in texts]
         self._add(counts)
         return redacted if counts else texts
+
+    def names(self, names: Sequence[str]) -> list[str]:
+        """Each of ``names`` (of fields, of counters) redacted as :meth:`texts`, a name that
+        redacts to one already given getting ``#2`` (``#3``...) after it."""
+        out: dict[str, None] = {}
+        for name in self.texts(names):
+            out[_unique(out, name)] = None
+        return list(out)
 
     def payload(self, payload: JSONDict) -> JSONDict:
         """:func:`redact_payload`, counted; ``payload`` itself when off or nothing was found."""
