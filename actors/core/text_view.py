@@ -7,7 +7,7 @@ text is that text with:
 - **invisible characters removed**: Unicode's default-ignorable code points
   (:data:`IGNORABLE_RANGES`: zero-width space, zero-width joiner and non-joiner, word joiner, soft
   hyphen, byte-order mark, bidirectional marks and isolates, variation selectors, tags, ...)
-  and the interlinear annotation marks;
+  and the other format characters that show nothing;
 - **compatibility forms read as what they stand for** (each character's NFKC form, where it
   holds an ASCII character: :data:`COMPATIBLE`): full-width ``sk-`` (U+FF53 U+FF4B) and
   ``:`` (U+FF1A) as ``sk-`` and ``:``, ligatures, super- and subscript digits, letter-like
@@ -53,12 +53,15 @@ IGNORABLE_RANGES = (
     (0xFEFF, 0xFEFF),
     (0xFFA0, 0xFFA0),
     (0xFFF0, 0xFFFB),
+    (0x13430, 0x1343F),
     (0x1BCA0, 0x1BCA3),
     (0x1D173, 0x1D17A),
     (0xE0000, 0xE0FFF),
 )
-"""Unicode's Default_Ignorable_Code_Point and the interlinear annotation marks (U+FFF9 to
-U+FFFB), first and last: characters that show nothing, removed from the view."""
+"""Unicode's Default_Ignorable_Code_Point, the interlinear annotation marks (U+FFF9 to
+U+FFFB) and the Egyptian hieroglyph format controls, first and last: characters that show
+nothing, removed from the view. The other format characters (Arabic number signs and the
+like) show."""
 
 LOOK_ALIKES = {
     # Cyrillic

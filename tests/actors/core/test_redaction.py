@@ -13,6 +13,8 @@ import pytest
 from actors.core import redaction
 from actors.core.redaction import KINDS, Redactor, marker, redact, redact_payload
 from actors.core.validation import validate_sense
+from bench.harness import ROOT
+from bench.prompt_corpus import cases
 from tests.helpers import (
     AWS,
     GHP,
@@ -28,6 +30,7 @@ from tests.helpers import (
     capture_with_secrets,
     recorded,
 )
+from transport.demo.replay import load_session
 
 PAT = "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ"
 SLACK = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
@@ -574,3 +577,29 @@ def test_numbers_that_are_no_card_or_must_stay_numbers_are_kept() -> None:
         "extra": {"epoch": 1769901185123, "fails": 4111111111111112, "ok": True, "x": 0.5},
     }
     assert redact_payload(payload) == (payload, {})
+
+
+def test_the_recorded_sessions_and_the_prompt_corpus_keep_every_string() -> None:
+    """What screens and speech really hold (code, terminals, browsers, chat, Russian, Japanese
+    and German beside English; a day of work) has no secret: nothing of it is redacted, with
+    its line ends, no-break spaces and letters of other scripts."""
+    bodies = [event.body for case in cases() for event in case.events]
+    bodies += [event.body for event in load_session()]
+    bodies += [event.body for event in load_session(ROOT / "bench/sessions/day.jsonl")]
+    bodies += recorded()
+    assert len(bodies) > 500
+    assert any(not text.isascii() for body in bodies for text in _strings(body))
+    for body in bodies:
+        assert redact_payload(body) == (body, {}), body
+        for text in _strings(body):
+            assert redact(text) == (text, {}), text
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
