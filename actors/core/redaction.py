@@ -102,7 +102,7 @@ from typing import Any
 from actors.core import secret_patterns as patterns
 from actors.core.cards import CARD_CANDIDATE, card_possible, card_spans
 from actors.core.records import JSONDict
-from actors.core.text_view import view_of
+from actors.core.text_view import Pieces, view_of
 
 KINDS = ("private", "private-key", "api-key", "aws-key", "token", "password", "card")
 """Every kind of redaction, in the order the rules apply."""
@@ -115,17 +115,6 @@ def marker(kind: str) -> str:
     return f"[redacted:{kind}]"
 
 
-def _bytes(text: str) -> bytes:
-    """``text`` with one byte per character, where the patterns search.
-
-    Every pattern is ASCII, so a character beyond Latin-1 may stand as ``?`` (it is no letter,
-    digit, space or separator to any pattern, as it was not before). Positions stay those of
-    ``text``; for an ASCII or Latin-1 string this is a copy, and bytes scan faster than the
-    two- or four-byte characters of other strings.
-    """
-    return text.encode("latin-1", "replace")
-
-
 @dataclass(frozen=True, slots=True)
 class _Read:
     """A text as the patterns read it: the bytes of its view (:mod:`actors.core.text_view`),
@@ -133,46 +122,50 @@ class _Read:
 
     text: str
     raw: bytes
-    origin: list[int] | None
-    """For each byte of ``raw``, the index in ``text`` of the character it came from;
-    ``None`` when they are one to one."""
+    origin: tuple[Pieces, ...]
+    """From ``raw`` back to ``text``, the last piecewise map first (none: one to one)."""
 
     def replace(self, spans: Sequence[tuple[int, int]], marker: str) -> str:
         """``text`` with the characters that made each of ``spans`` (of ``raw``, in order)
         replaced by ``marker``."""
         parts: list[str] = []
         done = 0
-        origin = self.origin
         for start, end in spans:
-            first, last = (start, end) if origin is None else (origin[start], origin[end - 1] + 1)
+            first, last = start, end - 1
+            for pieces in self.origin:
+                first, last = pieces.at(first), pieces.at(last)
             parts += (self.text[done : max(first, done)], marker)
-            done = last
+            done = last + 1
         parts.append(self.text[done:])
         return "".join(parts)
 
 
-def _normalised(text: str) -> tuple[bytes, list[int] | None]:
-    """The bytes of ``text``'s view, and where each came from (``None``: one to one)."""
-    view = view_of(text)
-    return _bytes(view.view), view.origin
+def _normalised(text: str) -> bytes:
+    """The bytes of ``text``'s view."""
+    return text.encode("ascii") if text.isascii() else view_of(text).raw
 
 
 def _read(text: str, rules: Sequence[_Rule] = ()) -> _Read:
     """``text`` as the patterns read it, with the splits of the keys of ``rules`` joined."""
-    raw, origin = _normalised(text)
+    view = view_of(text)
+    raw = view.raw
+    origin = () if view.origin is None else (view.origin,)
     gaps = _joins(raw, rules) if rules else []
     if gaps:
-        origin = list(range(len(raw))) if origin is None else origin
+        joined = Pieces()
         kept, done = [], 0
-        new_origin: list[int] = []
         for start, end in gaps:
             kept.append(raw[done:start])
-            new_origin += origin[done:start]
             done = end
+            joined.add(start - _removed(gaps, start), end)
         kept.append(raw[done:])
-        new_origin += origin[done:]
-        raw, origin = b"".join(kept), new_origin
+        raw, origin = b"".join(kept), (joined, *origin)
     return _Read(text, raw, origin)
+
+
+def _removed(gaps: list[tuple[int, int]], before: int) -> int:
+    """How many bytes the gaps that end at or before ``before`` take."""
+    return sum(end - start for start, end in gaps if end <= before)
 
 
 # -- rules ----------------------------------------------------------------------------------
@@ -479,7 +472,7 @@ def redact(text: str) -> tuple[str, Counts]:
     itself is returned.
     """
     counts: Counts = {}
-    rules = _rules_for(_normalised(text)[0])
+    rules = _rules_for(_normalised(text))
     return (_apply(text, rules, counts) if rules else text), counts
 
 
@@ -540,7 +533,7 @@ def _payload_bytes(payload: JSONDict) -> bytes:
             _collect({k: v for k, v in value.items() if k != "ssim"}, add)
         elif kind is dict or kind is list:
             _collect(value, add)
-    return b"\n".join([_normalised(string)[0] for string in strings])
+    return b"\n".join([_normalised(string) for string in strings])
 
 
 def _unique(out: dict[str, Any], key: str) -> str:
@@ -635,7 +628,7 @@ class Redactor:
         """Each of ``texts`` redacted; ``texts`` itself when nothing was (one test for all)."""
         if not self._enabled or not texts:
             return texts
-        raws = [_normalised(text)[0] for text in texts]
+        raws = [_normalised(text) for text in texts]
         rules = _rules_for(b"\n".join(raws) if len(raws) > 1 else raws[0])
         if not rules:
             return texts

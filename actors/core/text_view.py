@@ -34,6 +34,7 @@ only a text that holds one is rebuilt.
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -125,22 +126,61 @@ _IGNORABLE = {code for first, last in IGNORABLE_RANGES for code in range(first, 
 COMPATIBLE = frozenset(_compatible() - _IGNORABLE)
 """Characters whose NFKC form holds an ASCII character (full-width letters and colon, the
 ligature fi, superscript two, a no-break space)."""
-_FOLDABLE = {ord(c) for c in LOOK_ALIKES}
 _ASTRAL = 0x10000
-_CHANGES = re.compile(_class({c for c in _IGNORABLE | COMPATIBLE | _FOLDABLE if c < _ASTRAL}))
-"""A character of the Basic Multilingual Plane the view may change: the test that lets most
-texts be their own view (in one class of that plane, which the engine tests with a table)."""
-_BEYOND = re.compile("[\U00010000-\U0010ffff]")
-_CHANGES_BEYOND = re.compile(_class({c for c in _IGNORABLE | COMPATIBLE if c >= _ASTRAL}))
-_REWRITTEN = re.compile(_class(_IGNORABLE | COMPATIBLE))
-_IGNORED = re.compile(_class(_IGNORABLE))
-_FOLDABLE_CLASS = _class(_FOLDABLE)
-_MIXED = re.compile(f"{_FOLDABLE_CLASS}[A-Za-z0-9_-]|[A-Za-z0-9_-]{_FOLDABLE_CLASS}")
-"""A look-alike letter beside an ASCII key character: the word around it is folded."""
-_WORD = re.compile(r"[\w-]+")
-_FOLD = str.maketrans(LOOK_ALIKES)
+_REWRITTEN = re.compile(_class({c for c in _IGNORABLE | COMPATIBLE if c < _ASTRAL}))
+"""A character of the Basic Multilingual Plane the view rewrites (one class of that plane,
+which the engine tests with a table: the test that lets most texts be their own view)."""
+_REWRITTEN_BEYOND = re.compile(_class({c for c in _IGNORABLE | COMPATIBLE if c >= _ASTRAL}))
 TAB = "\t"
 """What a no-break or other Unicode space becomes in the view."""
+_FORMS = {
+    **{chr(code): "" for code in _IGNORABLE},
+    **{
+        chr(code): TAB if form == " " else "".join(c for c in form if ord(c) not in _IGNORABLE)
+        for code in COMPATIBLE
+        if (form := unicodedata.normalize("NFKC", chr(code)))
+    },
+}
+"""What each character the view rewrites becomes."""
+_KEY_CHARACTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+_BESIDE = bytes(0x61 if b in _KEY_CHARACTERS else 0x71 if b == 0x3F else 0x20 for b in range(256))
+"""Turns the bytes of ASCII key characters into ``a``, ``?`` (what a character beyond
+Latin-1 is, in bytes) into ``q`` and the others into a space: ``aq`` or ``qa`` is a
+character beyond Latin-1 beside a key character, which a look-alike letter in a key is."""
+_WORD = re.compile(r"[\w-]+")
+_FOLD = str.maketrans(LOOK_ALIKES)
+
+
+class Pieces:
+    """Where each character of a rewritten string came from in the string it was made from.
+
+    A map in pieces, one where a length changed (a character removed, or read as several):
+    within a piece, the characters map one to one, or all to the one character they were
+    made of (``stretched``). A character replaced by one other starts no piece.
+    """
+
+    __slots__ = ("_bases", "_starts", "_stretched")
+
+    def __init__(self) -> None:
+        self._starts = [0]
+        self._bases = [0]
+        self._stretched = [False]
+
+    def add(self, start: int, base: int, *, stretched: bool = False) -> None:
+        """From ``start`` on, characters come from ``base`` on (all from ``base``, when
+        ``stretched``)."""
+        if self._starts[-1] == start:
+            self._bases[-1], self._stretched[-1] = base, stretched
+        else:
+            self._starts.append(start)
+            self._bases.append(base)
+            self._stretched.append(stretched)
+
+    def at(self, index: int) -> int:
+        """Where the character at ``index`` came from."""
+        piece = bisect.bisect_right(self._starts, index) - 1
+        base = self._bases[piece]
+        return base if self._stretched[piece] else base + index - self._starts[piece]
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,66 +191,100 @@ class View:
     """The original text."""
     view: str
     """What the patterns read (``text`` itself when nothing changed)."""
-    origin: list[int] | None
-    """For each character of ``view``, the index in ``text`` of the character it came from;
-    ``None`` when ``view`` is ``text``."""
+    raw: bytes
+    """``view`` with one byte a character (Latin-1; ``?`` for any other character)."""
+    origin: Pieces | None
+    """Where each character of ``view`` came from in ``text``; ``None`` when one to one."""
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """The characters of ``text`` that ``view[start:end]`` (not empty) was made of."""
         if self.origin is None:
             return start, end
-        return self.origin[start], self.origin[end - 1] + 1
+        return self.origin.at(start), self.origin.at(end - 1) + 1
 
 
 def view_of(text: str) -> View:
     """``text``'s view (see the module's docstring)."""
-    if text.isascii() or (
-        _CHANGES.search(text) is None
-        and (_BEYOND.search(text) is None or _CHANGES_BEYOND.search(text) is None)
+    if text.isascii():
+        return View(text, text, text.encode("ascii"), None)
+    view, origin = text, None
+    if _REWRITTEN.search(text) is not None or (
+        _beyond_the_plane(text) and _REWRITTEN_BEYOND.search(text) is not None
     ):
-        return View(text, text, None)
-    view, origin = (text, None) if _REWRITTEN.search(text) is None else _rewritten(text)
-    if _MIXED.search(view) is not None:
-        view = _fold_mixed_words(view)
-    return View(text, view, origin) if view != text else View(text, text, None)
+        view, origin = _rewritten(text)
+    raw = view.encode("latin-1", "replace")
+    shape = raw.translate(_BESIDE)
+    if b"aq" in shape or b"qa" in shape:
+        folded = _fold_mixed_words(view, shape)
+        if folded is not view:
+            view, raw = folded, folded.encode("latin-1", "replace")
+    return View(text, view, raw, origin)
 
 
-def _rewritten(text: str) -> tuple[str, list[int]]:
+def _rewritten(text: str) -> tuple[str, Pieces | None]:
     """``text`` with its invisible characters removed and its compatibility forms read as NFKC
-    has them, and the origin of each character."""
+    has them, and where each character came from (``None``: one to one)."""
     pieces: list[str] = []
-    origin: list[int] = []
-    done = 0
-    for match in _REWRITTEN.finditer(text):
-        at = match.start()
+    origin = Pieces()
+    stretched = False
+    done = size = 0
+    for at in _all_rewritten(text):
         pieces.append(text[done:at])
-        origin.extend(range(done, at))
-        char = text[at]
-        if _IGNORED.match(char) is None:
-            form = unicodedata.normalize("NFKC", char)
-            form = TAB if form == " " else _IGNORED.sub("", form)
-            pieces.append(form)
-            origin.extend([at] * len(form))
+        size += at - done
+        form = _FORMS[text[at]]
+        pieces.append(form)
+        if len(form) != 1:
+            if form:
+                origin.add(size, at, stretched=True)
+            origin.add(size + len(form), at + 1)
+            stretched = True
+        size += len(form)
         done = at + 1
     pieces.append(text[done:])
-    origin.extend(range(done, len(text)))
-    return "".join(pieces), origin
+    return "".join(pieces), (origin if stretched else None)
 
 
-def _fold_mixed_words(view: str) -> str:
-    """``view`` with the look-alike letters folded in each word that holds an ASCII letter or
-    digit beside one (same length: the origins stay)."""
+def _all_rewritten(text: str) -> list[int]:
+    """Where the characters the view rewrites are, in order."""
+    found = [match.start() for match in _REWRITTEN.finditer(text)]
+    if _beyond_the_plane(text):
+        found = sorted((*found, *(match.start() for match in _REWRITTEN_BEYOND.finditer(text))))
+    return found
+
+
+def _beyond_the_plane(text: str) -> bool:
+    """Whether ``text`` holds a character beyond the Basic Multilingual Plane (which takes two
+    UTF-16 code units: an encoding at memory speed tells)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) > 2 * len(text)
+
+
+def _fold_mixed_words(view: str, shape: bytes) -> str:
+    """``view`` with the look-alike letters folded in each word that holds one beside an ASCII
+    key character (``shape`` tells where: see :data:`_BESIDE`); same length, so the origins
+    stay. ``view`` itself if there is none."""
+    beside = sorted({at + 1 for at in _finds(shape, b"aq")} | set(_finds(shape, b"qa")))
     parts: list[str] = []
     done = 0
-    for match in _MIXED.finditer(view):
-        if match.start() < done:
+    for at in beside:
+        if at < done or view[at] not in LOOK_ALIKES:
             continue
-        start = match.start()
+        start = at
         while start > 0 and (view[start - 1].isalnum() or view[start - 1] in "_-"):
             start -= 1
         word = _WORD.match(view, start)
-        end = word.end() if word is not None else match.end()
+        end = word.end() if word is not None else at + 1
         parts += (view[done:start], view[start:end].translate(_FOLD))
         done = end
+    if not parts:
+        return view
     parts.append(view[done:])
     return "".join(parts)
+
+
+def _finds(data: bytes, needle: bytes) -> list[int]:
+    found: list[int] = []
+    at = data.find(needle)
+    while at != -1:
+        found.append(at)
+        at = data.find(needle, at + 1)
+    return found

@@ -263,6 +263,7 @@ UNICODE_POSITIVES: list[tuple[str, str, str]] = [
     ("zero-width space inside an sk- key", f"{SK[:12]}\u200b{SK[12:]} ok", f"{A} ok"),
     ("zero-width joiner in ghp_", f"{GHP[:2]}\u200d{GHP[2:]}", A),
     ("soft hyphen in AKIA", f"id {AWS[:4]}\xad{AWS[4:]}.", f"id {W}."),
+    ("zero-width space and a line end in a key", f"{SK[:6]}\u200b{SK[6:16]}\n{SK[16:]}.", f"{A}."),
     ("word joiner and BOM in a key", f"{SK[:5]}\u2060{SK[5:9]}\ufeff{SK[9:]}", A),
     ("Cyrillic dze in sk-", f"\u0455k-{SK[3:]}", A),
     ("Cyrillic A in AKIA", f"\u0410{AWS[1:]}", W),
