@@ -95,7 +95,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -283,39 +283,27 @@ def _key_words(raw: bytes) -> bytes:
     identifier of 20 characters, a UUID, a hash): one projection of the bytes and one search
     then stand for the literal scans of all those rules.
 
-    A key split where :func:`_joins` joins it is found too: runs split by a line end or a tab
-    count as one (where two words at a line end make 20 key characters, which prose seldom
-    does), and a word split from such a run by one space comes with it.
+    A key split where :func:`_joins` joins it is found too: line ends and tabs count as key
+    characters here (the lines of a wrapped key make one run; two short words at a line end
+    seldom make 20 characters), and a word split from such a run by one space comes with it.
     """
     shape = raw.translate(patterns.SHAPES)
-    if b"\r" in shape:
-        shape = shape.replace(b"a\r\na", b"aaaa")
-    shape = shape.replace(b"a\na", b"aaa")
     start = shape.find(patterns.KEY_RUN_SHAPE)
     if start == -1:
         return b""
     words: list[bytes] = []
     while start != -1:
-        first = _word_start(shape, start)
-        end = _word_end(shape, start + patterns.KEY_RUN)
+        first = shape.rfind(b" ", 0, start) + 1
+        end = shape.find(b" ", start + patterns.KEY_RUN)
+        end = len(shape) if end == -1 else end
         if first >= 2 and shape[first - 2 : first] == b"a ":
-            first = _word_start(shape, first - 1)
+            first = shape.rfind(b" ", 0, first - 1) + 1
         if shape[end : end + 2] == b" a":
-            end = _word_end(shape, end + 1)
+            end = shape.find(b" ", end + 1)
+            end = len(shape) if end == -1 else end
         words.append(raw[first:end])
         start = shape.find(patterns.KEY_RUN_SHAPE, end)
     return b"\n".join(words)
-
-
-def _word_start(shape: bytes, end: int) -> int:
-    """Where the word of ``shape`` that goes on at ``end`` begins (after whitespace)."""
-    return max(shape.rfind(byte, 0, end) for byte in b" \n\r") + 1
-
-
-def _word_end(shape: bytes, start: int) -> int:
-    """Where the word of ``shape`` that goes on at ``start`` ends (at whitespace)."""
-    ends = [end for byte in b" \n\r" if (end := shape.find(byte, start)) != -1]
-    return min(ends, default=len(shape))
 
 
 _JOINABLE = tuple(
@@ -497,43 +485,47 @@ def _number_text(value: Any) -> str | None:
     return None
 
 
-def _collect(value: Any, add: Callable[[str], None]) -> None:
+def _collect(value: Any, strings: list[str]) -> None:
     """Add the strings in ``value``, a dict or a list, at any depth: keys, string values and
     the numbers that may be cards."""
     if type(value) is dict:
-        for key in value:
-            add(key)
+        strings.extend(value)
         items = value.values()
     else:
         items = value
     for item in items:
         kind = type(item)
         if kind is str:
-            add(item)
+            strings.append(item)
         elif kind is dict or kind is list:
-            _collect(item, add)
-        elif (number := _number_text(item)) is not None:
-            add(number)
+            _collect(item, strings)
+        elif (kind is int or kind is float) and item >= _CARD_LEAST:
+            number = _number_text(item)
+            if number is not None:
+                strings.append(number)
+
+
+_APART = "\n\n"
+"""What strings tested at once are joined by: no pattern spans a newline and a string's edge
+alike, so a secret is found in the join as on its own; and a key is joined across one line
+end, never two (:func:`_key_words`), so nothing is joined across two strings."""
 
 
 def _payload_bytes(payload: JSONDict) -> bytes:
     """Every string of ``payload`` but the image data (keys and numbers that may be cards
-    too), joined by newlines, each as the patterns read it (no pattern spans a newline and a
-    string's edge alike, so a secret is found in the join as on its own)."""
-    strings: list[str] = []
-    add = strings.append
+    too), joined (:data:`_APART`) and read as the patterns read them."""
+    strings: list[str] = list(payload)
     for key, value in payload.items():
-        add(key)
         kind = type(value)
         if kind is str:
-            add(value)
+            strings.append(value)
         elif kind is dict and key in _IMAGES and "data" in value:
-            _collect({k: v for k, v in value.items() if k != "data"}, add)
+            _collect({k: v for k, v in value.items() if k != "data"}, strings)
         elif kind is dict and key == "meta":
-            _collect({k: v for k, v in value.items() if k != "ssim"}, add)
+            _collect({k: v for k, v in value.items() if k != "ssim"}, strings)
         elif kind is dict or kind is list:
-            _collect(value, add)
-    return b"\n".join([_normalised(string) for string in strings])
+            _collect(value, strings)
+    return _normalised(_APART.join(strings))
 
 
 def _unique(out: dict[str, Any], key: str) -> str:
@@ -628,8 +620,7 @@ class Redactor:
         """Each of ``texts`` redacted; ``texts`` itself when nothing was (one test for all)."""
         if not self._enabled or not texts:
             return texts
-        raws = [_normalised(text) for text in texts]
-        rules = _rules_for(b"\n".join(raws) if len(raws) > 1 else raws[0])
+        rules = _rules_for(_normalised(_APART.join(texts) if len(texts) > 1 else texts[0]))
         if not rules:
             return texts
         counts: Counts = {}

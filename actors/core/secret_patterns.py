@@ -99,20 +99,13 @@ URL_LITERAL = compiled("://")
 three or four bytes."""
 KEY_BYTES = f"{string.ascii_letters}{string.digits}_-".encode()
 SHAPES = bytes(
-    0x61
-    if b in KEY_BYTES
-    else b
-    if b in b"\n\r"
-    else 0x0A
-    if b == 0x09
-    else 0x20
-    if b in b" \f\v"
-    else 0x2E
+    0x61 if b in KEY_BYTES or b in b"\t\n\r" else 0x20 if b in b" \f\v" else 0x2E
     for b in range(256)
 )
-"""Turns key characters (ASCII letters, digits, ``_``, ``-``) into ``a``; a line end or a tab
-(what a no-break space is in the view) into ``\\n``, ``\\r`` staying; other whitespace (what
-``\\s`` matches in bytes) into a space and any other byte into ``.``."""
+"""Turns key characters (ASCII letters, digits, ``_``, ``-``) into ``a``, and line ends and
+tabs too (where a key may have been split: see ``_joins`` in :mod:`actors.core.redaction`);
+other whitespace (what ``\\s`` matches in bytes) into a space and any other byte into
+``.``."""
 SPLIT = re.compile(rb"\r?\n|\t| ")
 """What may split a key: a line end (where OCR and editors wrap a long key), a tab (a
 no-break or other Unicode space, in the view) or one space."""
