@@ -131,10 +131,10 @@ def _digit_runs(raw: bytes) -> Iterator[tuple[int, int, bytes, bytes]]:
     while start != -1:
         end = runs.find(b"x", start + 13)
         end = len(runs) if end == -1 else end
-        separators = sum(raw.count(byte, start, end) for byte in (b" ", b"-", b"."))
-        if end - start - separators >= 13:  # not mostly spaces (indentation, a date)
-            window = raw[start:end]
-            yield start, end, window, window.translate(None, _SEPARATORS)
+        window = raw[start:end]
+        digits = window.translate(None, _SEPARATORS)
+        if len(digits) >= 13:  # not mostly spaces (indentation, a date)
+            yield start, end, window, digits
         start = runs.find(_CARD_RUN, end)
 
 

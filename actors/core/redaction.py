@@ -318,6 +318,7 @@ _JOINABLE = tuple(
 """The keys a split may have cut, each with the literal it begins with: every kind that
 stands in a word of its own (not a Slack webhook's path nor a Telegram token, which follow
 text of their own)."""
+_JOIN_LITERALS = {id(rule): literal for rule, literal in _JOINABLE}
 _ALTERNATION = re.compile(rb"(?=[A-Za-z][0-9]|[0-9][A-Za-z])")
 _HUMP = re.compile(rb"[a-z][A-Z]")
 _HEX = re.compile(rb"[0-9a-f]{8,}")
@@ -354,9 +355,9 @@ def _joins(raw: bytes, rules: Sequence[_Rule]) -> list[tuple[int, int]]:
     word after a prefix that is no key (``sk-learn estimators``).
     """
     gaps: set[tuple[int, int]] = set()
-    chosen = {id(rule) for rule in rules}
-    for rule, literal in _JOINABLE:
-        if id(rule) not in chosen:
+    for rule in rules:
+        literal = _JOIN_LITERALS.get(id(rule))
+        if literal is None:
             continue
         for found in literal.finditer(raw):
             start = found.start()
@@ -505,10 +506,10 @@ def _collect(value: Any, strings: list[str]) -> None:
                 strings.append(number)
 
 
-_APART = "\n\n"
-"""What strings tested at once are joined by: no pattern spans a newline and a string's edge
-alike, so a secret is found in the join as on its own; and a key is joined across one line
-end, never two (:func:`_key_words`), so nothing is joined across two strings."""
+_APART = "\x00"
+"""What strings tested at once are joined by: a byte no literal, key run or card holds, so a
+rule is chosen for the join exactly when it would be for one of the strings (the cheap tests
+are all that the join is for)."""
 
 
 def _payload_bytes(payload: JSONDict) -> bytes:
