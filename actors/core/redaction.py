@@ -38,8 +38,33 @@ what it replaced, by kind:
     of a URL: ``https://user:[redacted:password]@host`` (up to the last ``@`` before the
     path: ``user:p@ss@host`` is read as browsers read it).
 ``card``
-    13 to 19 digits, in groups split by single spaces or dashes, that start with 2 to 6 (the
-    card networks' first digits) and pass the Luhn check.
+    13 to 19 digits that start with 2 to 6 (the card networks' first digits) and pass the
+    Luhn check, in groups split by single spaces or dashes, or in a card's layout (four
+    digits, then groups of four to six) split by dots or two or three spaces. A JSON number
+    that is one becomes the marker (a string).
+
+What the patterns read
+----------------------
+Each text is matched in its normalised view (:mod:`actors.core.text_view`): invisible
+characters removed (``pass\u200bword=``, a soft hyphen in ``AKIA...``), compatibility forms
+read as NFKC has them (full-width ``sk-`` and ``:``), Cyrillic and Greek look-alike letters
+folded in a word that holds an ASCII letter or digit beside one, a no-break space read as a
+tab. A match is replaced in the original text over exactly the characters it was made of,
+the invisible ones inside it included.
+
+A key split at a line end (where OCR and editors wrap a long key), by a tab or a no-break
+space, or by one space, is joined when the two runs of key characters make the key together
+(:func:`_joins`): the first begins with a key's literal, the key's pattern matches both to the
+end of the second (its alphabet, its length), and the pieces read as pieces of a random key
+(letters and digits alternating, or a digit and a lower-case letter before an upper-case one,
+or hex). After a space, which prose puts between words, both must, and the first must be no
+key on its own; and only a run of 20 key characters on one side or the other is looked at
+(:func:`_key_words`): a key split by a space into two short halves (``AKIAIOSFOD
+NN7EXAMPLE``) reads as two words and stays. The line after a whole key stays unless it reads
+as the rest of it; a word after a whole key and a space always stays.
+
+Object keys of a JSON payload are text too: a key that holds a secret is redacted, and a key
+that then equals one already there gets ``#2`` (``#3``...) after it, so both values stay.
 
 What survives, on purpose: a word that merely contains a prefix (``task-list``,
 ``sk-learn-compatible``: a key must stand alone, be long enough and hold a digit), a name
@@ -52,10 +77,18 @@ design), Twilio's account ids (``AC...``: an id, not a secret), a URL without a 
 (``bob@example.com``, ``mailto:x@y.z``), a sentence that says "password", a code line that
 names a password without giving one (``password: str``, ``password == other``,
 ``password = None``), numbers that fail Luhn, epoch milliseconds (they start with 1), dates,
-phone numbers, UUIDs and git SHAs (digits glued to letters, dashes or dots are no card).
-``pwd`` is not a password name: ``PWD=/home/me`` is the working directory in every ``env``
-listing. Keys of JSON objects are kept as sent; only string values are redacted. Discord bot
-tokens have no prefix of their own to be told by, and are not looked for.
+phone numbers, UUIDs and git SHAs (digits glued to letters, dashes or dots are no card),
+dotted numbers in other layouts than a card's (IP addresses, OIDs, versions), ``ts`` and
+``meta.ssim`` of a sense event (numbers it must keep). ``pwd`` is not a password name:
+``PWD=/home/me`` is the working directory in every ``env`` listing. Prose in Cyrillic or
+Greek is not folded; a word split from a key-like one (``sk-learn estimators``) is not
+joined. Discord bot tokens have no prefix of their own to be told by, and are not looked for.
+
+What cannot be redacted: image data (``roi.data``, ``diff.data``: base64 images, kept as
+sent; whatever a screenshot shows is not read), a secret with no shape to be told by (a
+password typed without its name), and a key split into halves both shorter than 20
+characters by a plain space, or cut by a line end where a half does not read as a piece of a
+key.
 
 A marker never matches again, so redacting redacted text changes nothing (idempotent).
 
@@ -86,7 +119,12 @@ literal; a pattern that began with a look-behind or a character class would be t
 every position, 20 to 40 times slower. Case-insensitive names are searched in one
 lower-cased copy; card numbers in a projection of the text on its digits (a Luhn-valid run
 of 13 or more once spaces and dashes are dropped). The strings of a sense event, or of a
-burst of feed messages, are joined and tested once. Figures: ``python -m bench.bench_privacy``.
+burst of feed messages, are joined and tested once. An ASCII text is its own normalised view
+(``str.isascii``, at memory speed); another is rebuilt only when it holds a character the
+view changes (one class search), and folded only where a character beyond Latin-1 stands
+beside a key character (one projection). Joining splits costs nothing until a key's literal
+is found: line ends and tabs count as key characters in the projection of key words, so the
+lines of a wrapped key make one run there. Figures: ``python -m bench.bench_privacy``.
 
 Excluded apps and windows are dropped whole, at ingest: :mod:`actors.core.exclusion`.
 """
