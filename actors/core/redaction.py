@@ -386,8 +386,9 @@ def _joins(raw: bytes, rules: Sequence[_Rule]) -> list[tuple[int, int]]:
     - after a line end or a tab: the first run is no key on its own and one of the two reads
       as a piece of a key (:func:`_key_shaped`); or the first run is a key already and the
       second reads as a piece of a key (a long key wrapped over lines, joined line by line);
-    - after a space, which prose puts between words: the first run is no key on its own and
-      both read as pieces of a key.
+    - after a space, which prose puts between words: the first run is no key on its own,
+      both read as pieces of a key, and one holds :data:`patterns.KEY_RUN` characters (the
+      words :func:`_key_words` looks at).
 
     So a word after a whole key stays (``sk-... token2``, ``sk-...\\nNext``), and so does a
     word after a prefix that is no key (``sk-learn estimators``).
@@ -429,7 +430,8 @@ def _joined(rule: _Rule, first: bytes, prefix: int, second: bytes, *, line: bool
     body = first[prefix:]
     if line:
         return _key_shaped(body) or _key_shaped(second)
-    return _key_shaped(body) and _key_shaped(second)
+    long_enough = max(len(first), len(second)) >= patterns.KEY_RUN  # as _key_words looks
+    return long_enough and _key_shaped(body) and _key_shaped(second)
 
 
 def _rules_for(raw: bytes) -> list[_Rule]:
@@ -507,9 +509,6 @@ def redact(text: str) -> tuple[str, Counts]:
 
 _IMAGES = ("roi", "diff")
 """Top-level objects whose ``data`` is base64 image data: not text, never redacted."""
-_NUMBERS = {"ts": None, "meta": "ssim"}
-"""Numbers the sense event must keep as numbers (``ts``, ``meta.ssim``; validation needs
-them): never read as text."""
 _CARD_LEAST = 10**12
 """Integers below this have fewer than 13 digits: no card."""
 
@@ -524,11 +523,11 @@ def _number_text(value: Any) -> str | None:
     return None
 
 
-def _collect(value: Any, strings: list[str]) -> None:
-    """Add the strings in ``value``, a dict or a list, at any depth: keys, string values and
-    the numbers that may be cards."""
+def _collect(value: Any, strings: list[str], keys: list[str]) -> None:
+    """Add the strings in ``value``, a dict or a list, at any depth, to ``strings`` (string
+    values and the numbers that may be cards) and ``keys``."""
     if type(value) is dict:
-        strings.extend(value)
+        keys.extend(value)
         items = value.values()
     else:
         items = value
@@ -537,34 +536,49 @@ def _collect(value: Any, strings: list[str]) -> None:
         if kind is str:
             strings.append(item)
         elif kind is dict or kind is list:
-            _collect(item, strings)
+            _collect(item, strings, keys)
         elif (kind is int or kind is float) and item >= _CARD_LEAST:
             number = _number_text(item)
             if number is not None:
                 strings.append(number)
 
 
-_APART = "\x00"
+_APART = b"\x00"
 """What strings tested at once are joined by: a byte no literal, key run or card holds, so a
 rule is chosen for the join exactly when it would be for one of the strings (the cheap tests
 are all that the join is for)."""
 
 
-def _payload_bytes(payload: JSONDict) -> bytes:
-    """Every string of ``payload`` but the image data (keys and numbers that may be cards
-    too), joined (:data:`_APART`) and read as the patterns read them."""
-    strings: list[str] = list(payload)
+def _tested(strings: Sequence[str]) -> bytes:
+    """``strings`` as the patterns read them, joined (:data:`_APART`) to be tested at once."""
+    joined = "\x00".join(strings)
+    if joined.isascii():  # each string is its own view
+        return joined.encode("ascii")
+    return _APART.join([_normalised(string) for string in strings])
+
+
+def _payload_strings(payload: JSONDict) -> tuple[list[str], list[str]]:
+    """The string values of ``payload`` but the image data (and the numbers that may be
+    cards), and its keys, at any depth."""
+    strings: list[str] = []
+    keys: list[str] = list(payload)
     for key, value in payload.items():
         kind = type(value)
         if kind is str:
             strings.append(value)
+        elif (kind is int or kind is float) and key != "ts":
+            number = _number_text(value)
+            if number is not None:
+                strings.append(number)
         elif kind is dict and key in _IMAGES and "data" in value:
-            _collect({k: v for k, v in value.items() if k != "data"}, strings)
+            keys.append("data")
+            _collect({k: v for k, v in value.items() if k != "data"}, strings, keys)
         elif kind is dict and key == "meta":
-            _collect({k: v for k, v in value.items() if k != "ssim"}, strings)
+            keys.append("ssim")
+            _collect({k: v for k, v in value.items() if k != "ssim"}, strings, keys)
         elif kind is dict or kind is list:
-            _collect(value, strings)
-    return _normalised(_APART.join(strings))
+            _collect(value, strings, keys)
+    return strings, keys
 
 
 def _unique(out: dict[str, Any], key: str) -> str:
@@ -578,20 +592,36 @@ def _unique(out: dict[str, Any], key: str) -> str:
     return f"{key}#{n}"
 
 
-def _rebuild(value: Any, rules: Sequence[_Rule], counts: Counts) -> Any:
-    if isinstance(value, str):
-        return _apply(value, rules, counts)
-    if isinstance(value, dict):
+@dataclass(frozen=True, slots=True)
+class _Rebuild:
+    """Redacts a payload's values with ``rules`` and its keys with ``key_rules`` (those the
+    cheap tests chose for each), adding to ``counts``."""
+
+    rules: Sequence[_Rule]
+    key_rules: Sequence[_Rule]
+    counts: Counts
+
+    def value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return _apply(value, self.rules, self.counts) if self.rules else value
+        if isinstance(value, dict):
+            return self.object(value)
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        if _R_CARD in self.rules and (number := _number_text(value)) is not None:
+            redacted = _apply(number, (_R_CARD,), self.counts)
+            return value if redacted == number else redacted
+        return value
+
+    def object(self, value: dict[str, Any], kept: str | None = None) -> dict[str, Any]:
+        """``value`` redacted, but the value of ``kept`` (image data, a number to keep)."""
         out: dict[str, Any] = {}
         for k, v in value.items():
-            out[_unique(out, _apply(k, rules, counts))] = _rebuild(v, rules, counts)
+            out[_unique(out, self.key(k))] = v if k == kept else self.value(v)
         return out
-    if isinstance(value, list):
-        return [_rebuild(v, rules, counts) for v in value]
-    if _R_CARD in rules and (number := _number_text(value)) is not None:
-        redacted = _apply(number, (_R_CARD,), counts)
-        return value if redacted == number else redacted
-    return value
+
+    def key(self, key: str) -> str:
+        return _apply(key, self.key_rules, self.counts) if self.key_rules else key
 
 
 def redact_payload(payload: JSONDict) -> tuple[JSONDict, Counts]:
@@ -604,29 +634,23 @@ def redact_payload(payload: JSONDict) -> tuple[JSONDict, Counts]:
     The object is never changed: when something is redacted, a new one is returned;
     otherwise ``payload`` itself.
     """
-    rules = _rules_for(_payload_bytes(payload))
-    if not rules:
+    strings, keys = _payload_strings(payload)
+    rules, key_rules = _rules_for(_tested(strings)), _rules_for(_tested(keys))
+    if not rules and not key_rules:
         return payload, {}
-    counts: Counts = {}
+    rebuild = _Rebuild(rules, key_rules, {})
     out: JSONDict = {}
     for key, value in payload.items():
         if key in _IMAGES and isinstance(value, dict):
-            kept: Any = {}
-            for k, v in value.items():
-                kept[_unique(kept, _apply(k, rules, counts))] = (
-                    v if k == "data" else _rebuild(v, rules, counts)
-                )
-        elif key in _NUMBERS and (key == "ts" or not isinstance(value, dict)):
-            kept = value if key == "ts" else _rebuild(value, rules, counts)
+            kept: Any = rebuild.object(value, "data")
         elif key == "meta" and isinstance(value, dict):
-            kept = {}
-            for k, v in value.items():
-                kept[_unique(kept, _apply(k, rules, counts))] = (
-                    v if k == "ssim" else _rebuild(v, rules, counts)
-                )
+            kept = rebuild.object(value, "ssim")
+        elif key == "ts":
+            kept = value
         else:
-            kept = _rebuild(value, rules, counts)
-        out[_unique(out, _apply(key, rules, counts))] = kept
+            kept = rebuild.value(value)
+        out[_unique(out, rebuild.key(key))] = kept
+    counts = rebuild.counts
     return (out if counts else payload), counts
 
 
@@ -659,7 +683,7 @@ class Redactor:
         """Each of ``texts`` redacted; ``texts`` itself when nothing was (one test for all)."""
         if not self._enabled or not texts:
             return texts
-        rules = _rules_for(_normalised(_APART.join(texts) if len(texts) > 1 else texts[0]))
+        rules = _rules_for(_tested(texts))
         if not rules:
             return texts
         counts: Counts = {}

@@ -295,6 +295,7 @@ UNICODE_NEAR_MISSES: list[tuple[str, str]] = [
     ("dotted groups, no card's layout", "OID 5105.105.105.105.100 and 2.16.840.1.113730.3.1.1"),
     ("an IP address and a decimal", "10.0.0.1:8080 192.168.100.200 pi 3.14159265358979323846"),
     ("a zero-width space in prose", "hello\u200bworld, soft\xadhyphen"),
+    ("a key split by a space into two short halves (a limit)", f"{AWS[:10]} {AWS[10:]}"),
 ]
 
 
@@ -429,6 +430,8 @@ FRAGMENTS = [
     "4111.",
     "  ",
     ALNUM[:12],
+    f"{SK[:12]} ",
+    f"{AWS[:10]} ",
 ]
 
 
@@ -564,10 +567,16 @@ def test_a_secret_used_as_an_object_key_is_replaced_and_colliding_keys_keep_both
 
 
 def test_a_card_sent_as_a_json_number_becomes_its_marker() -> None:
-    payload = {"type": "text", "ts": 1, "extra": {"n": 4111111111111111, "f": 5105105105105100.0}}
+    payload = {
+        "type": "text",
+        "ts": 1,
+        "card": 4111111111111111,
+        "extra": {"n": 4111111111111111, "f": 5105105105105100.0, "list": [5105105105105100]},
+    }
     redacted, counts = redact_payload(payload)
-    assert redacted["extra"] == {"n": C, "f": C}
-    assert counts == {"card": 2}
+    assert redacted["card"] == C
+    assert redacted["extra"] == {"n": C, "f": C, "list": [C]}
+    assert counts == {"card": 4}
 
 
 def test_numbers_that_are_no_card_or_must_stay_numbers_are_kept() -> None:
