@@ -573,12 +573,19 @@ def _payload_strings(payload: JSONDict) -> tuple[list[str], list[str]]:
         elif kind is dict and key in _IMAGES and "data" in value:
             keys.append("data")
             _collect({k: v for k, v in value.items() if k != "data"}, strings, keys)
-        elif kind is dict and key == "meta":
-            keys.append("ssim")
-            _collect({k: v for k, v in value.items() if k != "ssim"}, strings, keys)
         elif kind is dict or kind is list:
             _collect(value, strings, keys)
     return strings, keys
+
+
+_PLAIN_KEYS = frozenset(
+    (
+        *("type", "ts", "ocr", "meta", "roi", "diff", "observation", "extra"),
+        *("app", "windowTitle", "screen", "ssim", "data", "bbox", "thumb", "scene"),
+        *("title", "subtitle", "facts", "narrative", "concepts"),
+    )
+)
+"""The names a sense event's fields have in Sinain's capture client: no secret, not tested."""
 
 
 def _unique(out: dict[str, Any], key: str) -> str:
@@ -635,7 +642,9 @@ def redact_payload(payload: JSONDict) -> tuple[JSONDict, Counts]:
     otherwise ``payload`` itself.
     """
     strings, keys = _payload_strings(payload)
-    rules, key_rules = _rules_for(_tested(strings)), _rules_for(_tested(keys))
+    keys = [key for key in keys if key not in _PLAIN_KEYS]
+    rules = _rules_for(_tested(strings))
+    key_rules = _rules_for(_tested(keys)) if keys else []
     if not rules and not key_rules:
         return payload, {}
     rebuild = _Rebuild(rules, key_rules, {})
