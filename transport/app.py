@@ -132,7 +132,7 @@ def build_app(
     app[SENSE_ANSWERS] = ListAnswers()
     access = Access(policy.token, policy.cors_origins, policy.allowed_hosts)
     app[ACCESS] = access
-    app[CLIENT_FIGURES] = figures = ClientFigures()
+    app[CLIENT_FIGURES] = figures = ClientFigures(policy.redactor)
     overlay_bounds = overlay_limits or OverlayLimits.current()
     presence = Presence(
         peers.feed_view, peers.sense_view, peers.clock, overlay_bounds.quiet_spell_s

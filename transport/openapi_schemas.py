@@ -507,7 +507,14 @@ SCHEMAS: dict[str, Schema] = {
             "uptimeS": NUMBER,
             "ts": {"type": "number", "description": "The client's clock, epoch milliseconds."},
             "receivedAt": {"type": "integer", "description": "The relay's clock, epoch ms."},
-            "extra": {"type": "object", "additionalProperties": NUMBER},
+            "extra": nullable(
+                {
+                    "type": "object",
+                    "additionalProperties": NUMBER,
+                    "description": "The client's counters, by name (a secret in a name "
+                    "redacted); `null` for a caller without the token, when one is set.",
+                }
+            ),
         },
         description="A client's newest report, as it sent it, and when it arrived.",
     ),

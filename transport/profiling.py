@@ -8,6 +8,11 @@ report of each client, which ``/health`` and ``/metrics`` show.
 They are live figures, not history: kept in memory on the transport's event loop (the only
 thread that writes or reads them), the newest report of each client only, and gone when the
 transport restarts until the client's next report.
+
+``/health`` needs no token, so the names of ``extra`` fields are redacted as a report arrives
+(:meth:`actors.core.redaction.Redactor.names`: a secret in a name becomes its marker), and a
+caller without the token, when one is set, gets ``extra`` as ``null``: the names of a
+client's counters may say what the user does.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from actors.core.errors import BadRequest
+from actors.core.redaction import Redactor
 
 MAX_EXTRA_FIELDS = 64
 """Fields an ``extra`` object may have at most (the capture client sends 11)."""
@@ -43,14 +49,20 @@ class ProcessReport:
         """This report, arrived at ``received_at`` (the relay's clock, epoch ms)."""
         return replace(self, received_at=received_at)
 
-    def to_json(self) -> dict[str, Any]:
-        """``{rssMb, uptimeS, ts, receivedAt, extra}``, as ``/health.profiling`` shows it."""
+    def named(self, names: list[str]) -> ProcessReport:
+        """This report with its ``extra`` fields named ``names``, in order."""
+        values = (value for _, value in self.extra)
+        return replace(self, extra=tuple(zip(names, values, strict=True)))
+
+    def to_json(self, *, extra: bool = True) -> dict[str, Any]:
+        """``{rssMb, uptimeS, ts, receivedAt, extra}``, as ``/health.profiling`` shows it
+        (``extra`` as ``null`` without ``extra``)."""
         return {
             "rssMb": self.rss_mb,
             "uptimeS": self.uptime_s,
             "ts": self.ts,
             "receivedAt": self.received_at,
-            "extra": dict(self.extra),
+            "extra": dict(self.extra) if extra else None,
         }
 
 
@@ -102,20 +114,24 @@ def parse_report(body: Any) -> ProcessReport:
 class ClientFigures:
     """The newest report of each client (:data:`CLIENTS`); used on the event loop only."""
 
-    def __init__(self) -> None:
+    def __init__(self, redactor: Redactor | None = None) -> None:
         self._reports: dict[str, ProcessReport] = {}
+        self._redactor = redactor or Redactor()
 
     def report(self, client: str, report: ProcessReport) -> None:
-        """Keep ``report`` as ``client``'s newest."""
+        """Keep ``report`` as ``client``'s newest, the names of its ``extra`` redacted."""
+        if report.extra:
+            report = report.named(self._redactor.names([name for name, _ in report.extra]))
         self._reports[client] = report
 
     def latest(self, client: str) -> ProcessReport | None:
         """``client``'s newest report, or ``None`` before its first."""
         return self._reports.get(client)
 
-    def to_json(self) -> dict[str, Any]:
-        """``/health.profiling``: each client's newest report, or ``null``."""
+    def to_json(self, *, extra: bool = True) -> dict[str, Any]:
+        """``/health.profiling``: each client's newest report, or ``null`` (``extra`` as
+        ``null`` without ``extra``: for a caller without the token)."""
         return {
-            client: (report.to_json() if (report := self._reports.get(client)) else None)
+            client: (report.to_json(extra=extra) if (report := self._reports.get(client)) else None)
             for client in CLIENTS
         }

@@ -1,10 +1,13 @@
-"""Card numbers in text: 13 to 19 digits, in groups split by single spaces or dashes, that
-start with 2 to 6 (the card networks' first digits) and pass the Luhn check.
+"""Card numbers in text: 13 to 19 digits that start with 2 to 6 (the card networks' first
+digits) and pass the Luhn check, in groups split by single spaces or dashes, or laid out as
+cards are printed (four digits, then groups of four to six) and split by dots or by two or
+three spaces.
 
-Digits glued to letters, dots or dashes (a decimal, an id, a UUID, a git SHA) are no card;
-epoch milliseconds start with 1. :func:`card_possible` is the cheap test (a projection of
-the text on its digits, scanned at memchr-like speed); :func:`redact_cards` replaces what
-it finds with :data:`CARD_MARKER`.
+Digits glued to letters, dots or dashes (a decimal, an id, a UUID, a git SHA) are no card,
+nor dotted groups of other sizes (an IP address, an OID, a version); epoch milliseconds
+start with 1. :func:`card_possible` is the cheap test (a projection of the text on its
+digits, scanned at memchr-like speed); :func:`card_spans` finds the cards and
+:func:`redact_cards` replaces them with :data:`CARD_MARKER`.
 """
 
 from __future__ import annotations
@@ -14,10 +17,17 @@ from collections.abc import Iterator
 
 CARD_MARKER = "[redacted:card]"
 
-CARD_CANDIDATE = re.compile(rb"[0-9](?<![\w.-][0-9])[0-9]{3}(?:[ -]?[0-9]){9,15}(?![\w]|\.[0-9])")
-"""A card number's candidate: digits in groups split by single spaces or dashes, not glued to
-a letter, digit, dot or dash (a decimal, an id, a UUID); which part is a card is
-:func:`_card_span`'s to say."""
+CARD_CANDIDATE = re.compile(
+    rb"[0-9](?<![\w.-][0-9])[0-9]{3}"
+    rb"(?:(?:[ -]?[0-9]){9,15}"
+    rb"|(?P<sep>\.|[ ]{2,3})[0-9]{4,6}(?:(?P=sep)[0-9]{4,6}){0,2}(?P=sep)[0-9]{3,6})"
+    rb"(?![\w]|\.[0-9])"
+)
+"""A card number's candidate: digits in groups split by single spaces or dashes, or in a
+card's layout (4, then 4 to 6, ..., the last 3 to 6) split by dots or two or three spaces
+alike; not glued to a letter, digit, dot or dash (a decimal, an id, a UUID). Which part is a
+card is :func:`_card_span`'s to say."""
+_GROUP = re.compile(rb"[0-9]+")
 
 _ZEROS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x78 for b in range(256))
 """Turns digits into ``0`` and any other byte into ``x``."""
@@ -28,9 +38,9 @@ _DOUBLED = bytes(
     for b in range(256)
 )
 """A digit's byte to what Luhn adds for it when doubled."""
-_RUNS = bytes(0x30 if 0x30 <= b <= 0x39 or b in b" -" else 0x78 for b in range(256))
-"""Turns digits, spaces and dashes into ``0`` and any other byte into ``x``."""
-_SEPARATORS = b" -"
+_RUNS = bytes(0x30 if 0x30 <= b <= 0x39 or b in b" -." else 0x78 for b in range(256))
+"""Turns digits, spaces, dashes and dots into ``0`` and any other byte into ``x``."""
+_SEPARATORS = b" -."
 _CARD_RUN = b"0" * 13
 _LONG_RUN = 64
 """A longer run of digits (a table of numbers) is left to the card pattern to sort out."""
@@ -56,8 +66,8 @@ def _card_span(candidate: bytes) -> tuple[int, int] | None:
 
     ``4111 1111 1111 1111 12/28`` matches as 18 digits, the card and its expiry month.
     """
-    seps = [n for n, byte in enumerate(candidate) if byte in _SEPARATORS]
-    starts, ends = [0, *(n + 1 for n in seps)], [*seps, len(candidate)]
+    groups = [match.span() for match in _GROUP.finditer(candidate)]
+    starts, ends = [start for start, _ in groups], [end for _, end in groups]
     best: tuple[int, int] | None = None
     for first, start in enumerate(starts):
         for end in reversed(ends[first:]):
@@ -121,24 +131,37 @@ def _digit_runs(raw: bytes) -> Iterator[tuple[int, int, bytes, bytes]]:
     while start != -1:
         end = runs.find(b"x", start + 13)
         end = len(runs) if end == -1 else end
-        separators = raw.count(b" ", start, end) + raw.count(b"-", start, end)
-        if end - start - separators >= 13:  # not mostly spaces (indentation, a date)
-            window = raw[start:end]
-            yield start, end, window, window.translate(None, _SEPARATORS)
+        window = raw[start:end]
+        digits = window.translate(None, _SEPARATORS)
+        if len(digits) >= 13:  # not mostly spaces (indentation, a date)
+            yield start, end, window, digits
         start = runs.find(_CARD_RUN, end)
 
 
 def redact_cards(text: str, raw: bytes) -> tuple[str, int]:
-    """``text`` with its card numbers replaced, and how many were.
-
-    The card pattern runs only where the digits are: in each run of digits, spaces and dashes
-    that may hold a card, trying each group in turn. That costs microseconds a group, so a
-    string gets :data:`_CARD_BUDGET` digits of such runs read closely; runs beyond that (a
-    pathological text: many thousands of digits in groups) are replaced whole, one marker
-    each, rather than let through unread.
-    """
+    """``text`` (whose bytes, one a character, are ``raw``) with its card numbers replaced,
+    and how many were."""
     parts: list[str] = []
     done = 0
+    for start, end in card_spans(raw):
+        parts += (text[done:start], CARD_MARKER)
+        done = end
+    if not parts:
+        return text, 0
+    parts.append(text[done:])
+    return "".join(parts), len(parts) // 2
+
+
+def card_spans(raw: bytes) -> list[tuple[int, int]]:
+    """Where the card numbers of ``raw`` are, in order.
+
+    The card pattern runs only where the digits are: in each run of digits, spaces, dashes
+    and dots that may hold a card, trying each group in turn. That costs microseconds a
+    group, so a string gets :data:`_CARD_BUDGET` digits of such runs read closely; runs
+    beyond that (a pathological text: many thousands of digits in groups) are replaced
+    whole, one span each, rather than let through unread.
+    """
+    spans: list[tuple[int, int]] = []
     budget = _CARD_BUDGET
     for start, end, window, digits in _digit_runs(raw):
         if not _may_start_a_card(digits):
@@ -146,8 +169,7 @@ def redact_cards(text: str, raw: bytes) -> tuple[str, int]:
         budget -= len(digits)
         if budget < 0:
             first = start + len(window) - len(window.lstrip(_SEPARATORS))
-            parts += (text[done:first], CARD_MARKER)
-            done = start + len(window.rstrip(_SEPARATORS))
+            spans.append((first, start + len(window.rstrip(_SEPARATORS))))
         elif len(digits) > _LONG_RUN or _run_has_card(digits):
             at, stop = start, min(end + 2, len(raw))
             while (match := CARD_CANDIDATE.search(raw, at, stop)) is not None:
@@ -155,9 +177,6 @@ def redact_cards(text: str, raw: bytes) -> tuple[str, int]:
                 if span is None:  # "1234 4111 1111 1111 1111": again from the next group
                     at = match.start() + 1
                     continue
-                parts += (text[done : match.start() + span[0]], CARD_MARKER)
-                done = at = match.start() + span[1]
-    if not parts:
-        return text, 0
-    parts.append(text[done:])
-    return "".join(parts), len(parts) // 2
+                spans.append((match.start() + span[0], match.start() + span[1]))
+                at = match.start() + span[1]
+    return spans

@@ -99,10 +99,18 @@ URL_LITERAL = compiled("://")
 three or four bytes."""
 KEY_BYTES = f"{string.ascii_letters}{string.digits}_-".encode()
 SHAPES = bytes(
-    0x61 if b in KEY_BYTES else 0x20 if b in b" \t\n\r\f\v" else 0x2E for b in range(256)
+    0x61 if b in KEY_BYTES or b in b"\t\n\r" else 0x20 if b in b" \f\v" else 0x2E
+    for b in range(256)
 )
-"""Turns key characters (ASCII letters, digits, ``_``, ``-``) into ``a``, whitespace (what
-``\\s`` matches in bytes) into a space and any other byte into ``.``."""
+"""Turns key characters (ASCII letters, digits, ``_``, ``-``) into ``a``, and line ends and
+tabs too (where a key may have been split: see ``_joins`` in :mod:`actors.core.redaction`);
+other whitespace (what ``\\s`` matches in bytes) into a space and any other byte into
+``.``."""
+SPLIT = re.compile(rb"\r?\n|\t| ")
+"""What may split a key: a line end (where OCR and editors wrap a long key), a tab (a
+no-break or other Unicode space, in the view) or one space."""
+RUN = re.compile(rb"[A-Za-z0-9_-]*")
+"""A run of key characters."""
 KEY_RUN = 20
 """The fewest key characters in a row that every key in a word of its own holds (an AWS key
 id has exactly 20; the others more): see :func:`_key_words`."""

@@ -169,3 +169,22 @@ def test_redaction_off_keeps_secrets_and_says_so_at_start(
 
 def test_redaction_on_logs_no_warning(relay: Relay, logs: LogSink) -> None:
     assert logs.named("privacy.redaction_off") == []
+
+
+def test_keys_numbers_and_unicode_are_redacted_on_the_way_in(client: httpx.Client) -> None:
+    """A secret as an object key, a card as a JSON number, a key hidden by a zero-width space
+    or wrapped at a line end: none is stored or served."""
+    wrapped = f"OPENAI_API_KEY={SK[:16]}\n{SK[16:]}"
+    body = {
+        "type": "text",
+        "ts": 1,
+        "ocr": f"{wrapped}\npass\u200bword=hunter2 {AWS[:4]}\u00ad{AWS[4:]}",
+        "extra": {SK: 4111111111111111, GHP: "x"},
+    }
+    assert client.post("/sense", json=body).json() == {"ok": True, "id": 1}
+    (event,) = client.get("/sense").json()["events"]
+    assert event["ocr"] == f"OPENAI_API_KEY={A}\npass\u200bword={PW} {W}"
+    assert event["extra"] == {A: C, f"{A}#2": "x"}
+    served = client.get("/sense").text + client.get("/agent/context").text
+    for secret in (SK, SK[16:], GHP, "hunter2", AWS[4:], "4111111111111111"):
+        assert secret not in served

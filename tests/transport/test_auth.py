@@ -524,3 +524,21 @@ def test_health_without_the_token_hides_what_the_user_did(
     assert private["lastDigest"] == fake_llm.digest
     assert public["lastDigest"] is None
     assert public["totalCalls"] == private["totalCalls"] == 1
+
+
+def test_health_without_the_token_hides_the_names_of_the_clients_counters(
+    make_relay: Callable[..., Relay], fake_llm: Any
+) -> None:
+    """``/health.profiling.*.extra`` (the capture client's own counters, by name) is ``null``
+    for callers without the token; the figures stay."""
+    relay = make_relay(replace(relay_settings(fake_llm), token=TOKEN))
+    report = {"rssMb": 80, "uptimeS": 60, "ts": 1, "extra": {"ocrErrors": 2}}
+    with client_for(relay) as client:
+        assert client.post("/profiling/sense", json=report, headers=AUTHORIZED).status_code == 200
+        private = client.get("/health", headers=AUTHORIZED).json()["profiling"]["sense"]
+        public = client.get("/health").json()["profiling"]["sense"]
+    assert private["extra"] == {"ocrErrors": 2}
+    assert public["extra"] is None
+    assert (
+        (public["rssMb"], public["uptimeS"]) == (private["rssMb"], private["uptimeS"]) == (80, 60)
+    )

@@ -9,7 +9,7 @@ import pytest
 
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.helpers import LogSink, assert_error, recorded, scrape, tick, value
+from tests.helpers import AWS, GHP, SK, A, LogSink, W, assert_error, recorded, scrape, tick, value
 from transport.demo.fake_llm import FakeLLM
 
 
@@ -145,6 +145,17 @@ def test_a_newer_report_replaces_the_last(client: httpx.Client) -> None:
     client.post("/profiling/sense", json={"rssMb": 99, "uptimeS": 3660, "ts": 2}).raise_for_status()
     sense = client.get("/health").json()["profiling"]["sense"]
     assert (sense["rssMb"], sense["uptimeS"], sense["extra"]) == (99, 3660, {})
+
+
+def test_secrets_in_the_names_of_extra_fields_are_redacted(client: httpx.Client) -> None:
+    """Names of ``extra`` fields are served by ``/health``, which needs no token: a secret in a
+    name is replaced by its marker as the report arrives, and names that redact alike keep
+    both their numbers."""
+    extra = {f"key {SK}": 1, "capturesOk": 2, f"key {GHP}": 3, AWS: 4}
+    client.post("/profiling/sense", json={**PROFILE, "extra": extra}).raise_for_status()
+    sense = client.get("/health").json()["profiling"]["sense"]
+    assert sense["extra"] == {f"key {A}": 1, "capturesOk": 2, f"key {A}#2": 3, W: 4}
+    assert value(scrape(client), "relay_redactions_total", type="api-key") == 2
 
 
 @pytest.mark.parametrize(

@@ -60,7 +60,8 @@ async def get_health(request: web.Request) -> web.Response:
     agent["responseFormats"] = peers.formats.value.to_json()
     if isinstance(answers["ticker"], dict):
         agent.update(answers["ticker"])
-    if not request.app[ACCESS].authorized(request):
+    authorized = request.app[ACCESS].authorized(request)
+    if not authorized:
         for key in PRIVATE_HEALTH_FIELDS:
             if key in agent:
                 agent[key] = None
@@ -81,7 +82,7 @@ async def get_health(request: web.Request) -> web.Response:
         },
         "storage": peers.storage.to_json(),
         "streams": request.app[STREAMS].health(),
-        "profiling": request.app[CLIENT_FIGURES].to_json(),
+        "profiling": request.app[CLIENT_FIGURES].to_json(extra=authorized),
     }
     if errors:
         body["error"] = "; ".join(errors)
@@ -91,4 +92,4 @@ async def get_health(request: web.Request) -> web.Response:
 PRIVATE_HEALTH_FIELDS = ("lastDigest", "lastError")
 """``/health.agent`` fields that say what the user did (the digest's first 200 characters,
 an LLM error that may quote the prompt): ``null`` for callers without the token, since
-``/health`` needs none."""
+``/health`` needs none; so is each client's ``profiling.*.extra`` (its counters, by name)."""

@@ -13,6 +13,8 @@ import pytest
 from actors.core import redaction
 from actors.core.redaction import KINDS, Redactor, marker, redact, redact_payload
 from actors.core.validation import validate_sense
+from bench.harness import ROOT
+from bench.prompt_corpus import cases
 from tests.helpers import (
     AWS,
     GHP,
@@ -28,6 +30,7 @@ from tests.helpers import (
     capture_with_secrets,
     recorded,
 )
+from transport.demo.replay import load_session
 
 PAT = "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ"
 SLACK = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
@@ -236,6 +239,66 @@ NEAR_MISSES: list[tuple[str, str]] = [
 ]
 
 
+LONG_SK = "sk-or-v1-" + HEX  # 73 characters: an editor wraps it
+
+
+def wide(text: str) -> str:
+    """``text`` in full-width forms (U+FF01 to U+FF5E), which NFKC reads back as ASCII."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+UNICODE_POSITIVES: list[tuple[str, str, str]] = [
+    # (what, text, redacted)
+    ("key split by a newline", f"KEY={SK[:16]}\n{SK[16:]}\nnext", f"KEY={A}\nnext"),
+    ("key split after its dash", f"{SK[:8]}\n{SK[8:]}", A),
+    ("key split by CRLF", f"npm token {NPM[:30]}\r\n{NPM[30:]}", f"npm token {A}"),
+    ("AWS key split by a newline", f"{AWS[:10]}\n{AWS[10:]}", W),
+    ("a wrapped key over three lines", f"{LONG_SK[:40]}\n{LONG_SK[40:60]}\n{LONG_SK[60:]}", A),
+    ("the line after a wrapped key stays", f"{SK}\nNext steps", f"{A}\nNext steps"),
+    ("key split by a space", f"token {GHP[:20]} {GHP[20:]} ok", f"token {A} ok"),
+    ("the word after a key stays", f"{SK} token2 expires", f"{A} token2 expires"),
+    ("key split by a no-break space", f"{SK[:16]}\xa0{SK[16:]}", A),
+    ("AWS key split by a narrow no-break space", f"{AWS[:8]}\u202f{AWS[8:]}", W),
+    ("zero-width space in sk-", f"key={SK[:2]}\u200b{SK[2:]}", f"key={A}"),
+    ("zero-width space inside an sk- key", f"{SK[:12]}\u200b{SK[12:]} ok", f"{A} ok"),
+    ("zero-width joiner in ghp_", f"{GHP[:2]}\u200d{GHP[2:]}", A),
+    ("soft hyphen in AKIA", f"id {AWS[:4]}\xad{AWS[4:]}.", f"id {W}."),
+    ("zero-width space and a line end in a key", f"{SK[:6]}\u200b{SK[6:16]}\n{SK[16:]}.", f"{A}."),
+    ("word joiner and BOM in a key", f"{SK[:5]}\u2060{SK[5:9]}\ufeff{SK[9:]}", A),
+    ("Cyrillic dze in sk-", f"\u0455k-{SK[3:]}", A),
+    ("Cyrillic A in AKIA", f"\u0410{AWS[1:]}", W),
+    ("Greek Kappa in AKIA", f"A\u039a{AWS[2:]}", W),
+    ("full-width sk-", f"{wide('sk-')}{SK[3:]}", A),
+    ("a full-width key", f"key: {wide(GHP)}", f"key: {A}"),
+    ("full-width password and colon", f"{wide('password:')} hunter2", f"{wide('password:')} {PW}"),
+    ("zero-width space in password", "pass\u200bword=hunter2", f"pass\u200bword={PW}"),
+    ("full-width colon after password", "password\uff1ahunter2", f"password\uff1a{PW}"),
+    ("Cyrillic er in password", "\u0440assword=hunter2", f"\u0440assword={PW}"),
+    ("password and a no-break space", "password\xa0=\xa0hunter2", f"password\xa0=\xa0{PW}"),
+    ("Bearer and a no-break space", "Bearer\xa0abc123def456ghi", f"Bearer\xa0{T}"),
+    ("card with dots", "card 4111.1111.1111.1111.", f"card {C}."),
+    ("card with double spaces", "4111  1111  1111  1111 exp", f"{C} exp"),
+    ("Amex with dots", "3782.822463.10005", C),
+    ("card in full-width digits", wide("4111 1111 1111 1111"), C),
+]
+
+UNICODE_NEAR_MISSES: list[tuple[str, str]] = [
+    ("accents and quotes", "naïve café — “quotes” and ‘more’ … ok"),
+    ("Japanese with full-width punctuation", "日本語のテキスト（テスト）：ｏｋ、１２３"),
+    ("Russian with look-alike letters", "Привет, мир: раскладка АРІ, ѕk-learn и Ассоль"),
+    ("Greek", "Ο κωδικός είναι ΑΚΙΑ του ΚΑΙ"),
+    ("ligatures and compatibility forms", "ﬁle ﬂow x² ½ ™ Ⅻ ① ㎏ ℃"),
+    ("a word split from a key-like one by a space", "sk-learn-compatible estimators1234567890ab"),
+    ("a line end before an identifier", "the sk-learn\nestimators_compatible_with_pipelines_v2"),
+    ("a short key-like word at a line end", "ghp_\nabc and AKIA\nIOSF"),
+    ("two long words split by a space", "test_the_cheap_tests_never_skip_a_rule thatWouldMatch2"),
+    ("dotted groups, no card's layout", "OID 5105.105.105.105.100 and 2.16.840.1.113730.3.1.1"),
+    ("an IP address and a decimal", "10.0.0.1:8080 192.168.100.200 pi 3.14159265358979323846"),
+    ("a zero-width space in prose", "hello\u200bworld, soft\xadhyphen"),
+    ("a key split by a space into two short halves (a limit)", f"{AWS[:10]} {AWS[10:]}"),
+]
+
+
 @pytest.mark.parametrize(("what", "text", "redacted"), POSITIVES, ids=[p[0] for p in POSITIVES])
 def test_each_secret_is_replaced_by_its_typed_marker(what: str, text: str, redacted: str) -> None:
     out, counts = redact(text)
@@ -356,6 +419,19 @@ FRAGMENTS = [
     "sk_live_",
     "hooks.slack.com/services/",
     ALNUM[:24],
+    *(text for _, text, _ in UNICODE_POSITIVES),
+    *(text for _, text in UNICODE_NEAR_MISSES),
+    "\u200b",
+    "\xa0",
+    "\r\n",
+    "\u0455k-",
+    "ｓｋ-",
+    "AKIA",
+    "4111.",
+    "  ",
+    ALNUM[:12],
+    f"{SK[:12]} ",
+    f"{AWS[:10]} ",
 ]
 
 
@@ -365,9 +441,11 @@ def every_rule(text: str) -> tuple[str, dict[str, int]]:
     changed = True
     while changed:
         changed = False
+        read = redaction._read(text, redaction._RULES)
         for rule in redaction._RULES:
-            text, n = rule.apply(text, redaction._bytes(text))
+            text, n = rule.apply(read)
             if n:
+                read = redaction._read(text, redaction._RULES)
                 counts[rule.kind] = counts.get(rule.kind, 0) + n
                 changed = True
     return text, counts
@@ -397,12 +475,12 @@ def test_every_string_of_a_payload_is_redacted_but_image_data() -> None:
     assert redacted["observation"]["facts"][-1] == f"card: {C}"
     assert redacted["observation"]["narrative"] == f"The user pastes {T} into a form"
     assert redacted["observation"]["concepts"] == ["auth", P]
-    assert redacted["extra"] == {"nested": [{"note": f"Bearer {A}"}], "n": 4111111111111111}
+    assert redacted["extra"] == {"nested": [{"note": f"Bearer {A}"}], "n": C}
     assert counts == {
         "api-key": 2,
         "password": 1,
         "aws-key": 1,
-        "card": 1,
+        "card": 2,
         "token": 1,
         "private": 1,
     }
@@ -451,3 +529,87 @@ def test_a_redactor_that_is_off_keeps_everything_and_counts_nothing() -> None:
 def test_clean_texts_come_back_as_the_same_object() -> None:
     texts = ("hello", "normal")
     assert Redactor().texts(texts) is texts
+
+
+# -- what Unicode and line ends must not walk around ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("what", "text", "redacted"), UNICODE_POSITIVES, ids=[p[0] for p in UNICODE_POSITIVES]
+)
+def test_unicode_and_splits_do_not_hide_a_secret(what: str, text: str, redacted: str) -> None:
+    out, counts = redact(text)
+    assert out == redacted, what
+    assert sum(counts.values()) == redacted.count("[redacted:")
+    assert redact(out) == (out, {}), what
+
+
+@pytest.mark.parametrize(
+    ("what", "text"), UNICODE_NEAR_MISSES, ids=[n[0] for n in UNICODE_NEAR_MISSES]
+)
+def test_unicode_near_misses_survive_unchanged(what: str, text: str) -> None:
+    out, counts = redact(text)
+    assert (out, counts) == (text, {}), what
+    assert out is text
+
+
+def test_the_replaced_span_covers_the_invisible_characters_inside_the_match_only() -> None:
+    text = f"\u200b{SK[:10]}\u200b{SK[10:]}\u200b!"
+    assert redact(text) == (f"\u200b{A}\u200b!", {"api-key": 1})
+
+
+def test_a_secret_used_as_an_object_key_is_replaced_and_colliding_keys_keep_both_values() -> None:
+    payload = {"type": "text", "ts": 1, "extra": {SK: 1, "ok": 2, GHP: {AWS: "x"}}}
+    redacted, counts = redact_payload(payload)
+    assert redacted["extra"] == {A: 1, "ok": 2, f"{A}#2": {W: "x"}}
+    assert counts == {"api-key": 2, "aws-key": 1}
+    assert redact_payload(redacted) == (redacted, {})
+
+
+def test_a_card_sent_as_a_json_number_becomes_its_marker() -> None:
+    payload = {
+        "type": "text",
+        "ts": 1,
+        "card": 4111111111111111,
+        "extra": {"n": 4111111111111111, "f": 5105105105105100.0, "list": [5105105105105100]},
+    }
+    redacted, counts = redact_payload(payload)
+    assert redacted["card"] == C
+    assert redacted["extra"] == {"n": C, "f": C, "list": [C]}
+    assert counts == {"card": 4}
+
+
+def test_numbers_that_are_no_card_or_must_stay_numbers_are_kept() -> None:
+    payload = {
+        "type": "text",
+        "ts": 4111111111111111,  # validation needs a number here
+        "meta": {"ssim": 4111111111111111},
+        "extra": {"epoch": 1769901185123, "fails": 4111111111111112, "ok": True, "x": 0.5},
+    }
+    assert redact_payload(payload) == (payload, {})
+
+
+def test_the_recorded_sessions_and_the_prompt_corpus_keep_every_string() -> None:
+    """What screens and speech really hold (code, terminals, browsers, chat, Russian, Japanese
+    and German beside English; a day of work) has no secret: nothing of it is redacted, with
+    its line ends, no-break spaces and letters of other scripts."""
+    bodies = [event.body for case in cases() for event in case.events]
+    bodies += [event.body for event in load_session()]
+    bodies += [event.body for event in load_session(ROOT / "bench/sessions/day.jsonl")]
+    bodies += recorded()
+    assert len(bodies) > 500
+    assert any(not text.isascii() for body in bodies for text in _strings(body))
+    for body in bodies:
+        assert redact_payload(body) == (body, {}), body
+        for text in _strings(body):
+            assert redact(text) == (text, {}), text
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
