@@ -273,3 +273,13 @@ def test_analysis_keeps_multibyte_text():
 def test_analysis_ignores_extra_fields():
     result = parse_analysis('{"hud": "h", "digest": "d", "confidence": 0.9}')
     assert result == Analysis(hud="h", digest="d", parsed_ok=True)
+
+
+def test_analysis_reads_strings_with_raw_line_breaks():
+    # llama-cpp-python's JSON grammar lets a model put a line break or a tab in a string as it
+    # is, which strict JSON forbids; the object is still the answer.
+    content = '{ "hud": "Port 8080 is taken\n\tby the web container", "digest": "Docker:\nfails." }'
+    analysis = parse_analysis(content)
+    assert analysis.parsed_ok is True
+    assert analysis.hud == "Port 8080 is taken\n\tby the web container"
+    assert analysis.digest == "Docker:\nfails."
