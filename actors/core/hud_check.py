@@ -20,7 +20,9 @@ candidate (:func:`judge`) and withholds it with a reason:
                 once the little words every sentence has are left out; or it holds
                 :data:`ECHO_RUN` of those words in a row as an instruction line has them
                 ("what user is doing NOW. Terse" inside a longer line); or a sentence in
-                which the model speaks of itself ("I'm a chatbot"), playing back its role.
+                which the model speaks of itself ("I'm a chatbot") or to itself as the prompt
+                does ("You are a helpful AI"), playing back its role; or the prompt's data
+                played back (an age label ``[12s ago]``, a section label ``App history:``).
 
 Every test is a regular expression or a set lookup over one short line: microseconds, and
 each verdict names the rule that made it. The instruction words are gathered once
@@ -37,7 +39,7 @@ from typing import Literal
 import orjson
 
 from actors.core.completion import NO_OUTPUT, Analysis
-from actors.core.prompt import INSTRUCTIONS, LABELS
+from actors.core.prompt import AGE, INSTRUCTIONS, LABELS
 
 Reason = Literal["empty", "placeholder", "markup", "fragment", "echo"]
 WITHHELD_REASONS: tuple[Reason, ...] = ("empty", "placeholder", "markup", "fragment", "echo")
@@ -136,9 +138,19 @@ _DANGLING = re.compile(r"\b(?:" + "|".join(sorted(_STOPWORDS)) + r")\s*:$", re.I
 """A line that stops at a colon after a little word ("The latest event is:"): its content was
 to come (an error name before a colon, as a traceback shows it, is content)."""
 _SHAPE_CHARS = frozenset('{}[]":')
-_SELF = re.compile(r"(?:^|[.!?]\s+)(?:I|I'm|I've|I'll|I'd|As an AI)\b")
-"""A sentence in which the model speaks of itself ("I'm a chatbot", "I will produce"): the
-role the prompt gives it, not what the user does (a quoted "I" is the user's)."""
+_SELF = re.compile(
+    r"(?:^\W*|[.!?]\s+)(?:I|I'm|I've|I'll|I'd|As an AI)\b"
+    r"|(?:^\W*|[.!?]\s+)(?:you are|you're) an?\b(?:\s+[\w-]+){0,3}?\s+"
+    r"(?:AI|assistant|chatbot|bot|model)\b"
+    r"|\byour (?:responses?|role|task|job|instructions)\b",
+    re.IGNORECASE,
+)
+"""A sentence in which the model speaks of itself ("I'm a chatbot", "I will produce") or to
+itself as the prompt does ("You are a helpful AI", "Your responses should"): the role the
+prompt gives it, not what the user does (a quoted "I" is the user's)."""
+_AGE_MARK = re.compile(re.escape(AGE.strip()).replace(r"\{seconds\}", r"\d+"))
+"""The prompt's age label of an event (``[12s ago]``): a hud holding one plays back the
+prompt's own events."""
 _SALVAGE = (
     re.compile(r'"hud"\s*:\s*("(?:[^"\\\n]|\\.)*")'),
     re.compile(r"'hud'\s*:\s*'([^'\n]*)'"),
@@ -159,10 +171,21 @@ class Vocabulary:
     """The first three words of each ``<…>`` placeholder: a hud holding one is a placeholder."""
     runs: frozenset[tuple[str, ...]]
     """Every :data:`ECHO_RUN` words in a row of an instruction line (little words left out)."""
+    sections: tuple[str, ...] = ()
+    """The heads of the prompt's section labels (``Active app:``, ``Screen (OCR``): a hud
+    holding one plays back the prompt's data."""
 
 
-def vocabulary(lines: Iterable[str]) -> Vocabulary:
-    """Gather the words and placeholders of the instruction lines (once per prompt template)."""
+def _section_head(label: str) -> str:
+    """``label`` up to the first word inside its parenthesis (``Screen (OCR``), all of it when it
+    has none (``App history:``)."""
+    before, paren, inside = label.partition("(")
+    return f"{before}{paren}{inside.split()[0]}" if paren and inside.split() else label
+
+
+def vocabulary(lines: Iterable[str], labels: Iterable[str] = ()) -> Vocabulary:
+    """Gather the words and placeholders of the instruction lines and the heads of the section
+    ``labels`` (once per prompt template)."""
     text = "\n".join(lines)
     openings = tuple(
         tuple(_WORD.findall(match.lower())[:3]) for match in _PLACEHOLDER.findall(text)
@@ -173,12 +196,16 @@ def vocabulary(lines: Iterable[str]) -> Vocabulary:
         for words in [_words(line)]
         for i in range(len(words) - ECHO_RUN + 1)
     }
+    sections = tuple(_section_head(label) for label in labels if not label.startswith("("))
     return Vocabulary(
-        frozenset(_words(text)), tuple(o for o in openings if len(o) == 3), frozenset(runs)
+        frozenset(_words(text)),
+        tuple(o for o in openings if len(o) == 3),
+        frozenset(runs),
+        sections,
     )
 
 
-INSTRUCTION_VOCABULARY = vocabulary((*INSTRUCTIONS, *LABELS))
+INSTRUCTION_VOCABULARY = vocabulary((*INSTRUCTIONS, *LABELS), LABELS)
 """The relay's prompt's instruction lines and section labels, gathered once."""
 
 
@@ -210,6 +237,8 @@ def judge(hud: str, vocab: Vocabulary = INSTRUCTION_VOCABULARY) -> Reason | None
     if (ours >= ECHO_MIN_WORDS and ours >= ECHO_SHARE * len(words)) or _SELF.search(text):
         return "echo"
     if any(tuple(words[i : i + ECHO_RUN]) in vocab.runs for i in range(len(words) - ECHO_RUN + 1)):
+        return "echo"
+    if _AGE_MARK.search(text) or any(head in text for head in vocab.sections):
         return "echo"
     return None
 

@@ -32,6 +32,9 @@ LEGITIMATE = [
     "Editing [slug].tsx in the Next.js app",
     "VS Code: fixing test_idle.py: AssertionError in classify",
     "Terminal: what is holding port 8080?",
+    "You have 2 failing tests in test_idle.py",
+    "You're in a Zoom call with Dana",
+    "Reading 'Active app' docs in Notion",
 ]
 
 
@@ -66,6 +69,14 @@ def test_a_line_a_user_can_read_passes(hud: str) -> None:
         ),
         ("Working on [your task here]", "placeholder"),
         ("Editing {filename} in {app}", "fragment"),
+        # the model addressed as the prompt addresses it
+        ("You are a helpful AI in monitoring the output of a script.\nYour responses", "echo"),
+        ("You're an AI assistant for text re-writing. Rewrite the input text again", "echo"),
+        ("🌟 I'm here to help you with your project. Please share the details", "echo"),
+        # the prompt's own data section played back
+        ("[12s ago]\nActive app: Chrome\nApp history: Chrome — HTMLMediaElement: paused", "echo"),
+        ("PyCharm\nApp history: PyCharm\n\nScreen (OCR text, latest):\n[6s ago] [Python", "echo"),
+        ("[17s ago] [Terminal — zsh — sinain-relay — 120×40] $ python -m pytest", "echo"),
         # a line that stops where its content should begin
         ("The latest event is:", "fragment"),
         (HUD_PLACEHOLDER, "placeholder"),
