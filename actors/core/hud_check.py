@@ -21,7 +21,8 @@ candidate (:func:`judge`) and withholds it with a reason:
                 :data:`ECHO_RUN` of those words in a row as an instruction line has them
                 ("what user is doing NOW. Terse" inside a longer line); or a sentence in
                 which the model speaks of itself ("I'm a chatbot") or to itself as the prompt
-                does ("You are a helpful AI"), playing back its role; or the prompt's data
+                does ("You are a helpful AI"), playing back its role; or chat talk about
+                its own reply ("Here's a summary", "The above text"); or the prompt's data
                 played back (an age label ``[12s ago]``, a section label ``App history:``).
 
 Every test is a regular expression or a set lookup over one short line: microseconds, and
@@ -148,6 +149,16 @@ _SELF = re.compile(
 """A sentence in which the model speaks of itself ("I'm a chatbot", "I will produce") or to
 itself as the prompt does ("You are a helpful AI", "Your responses should"): the role the
 prompt gives it, not what the user does (a quoted "I" is the user's)."""
+_CHAT = re.compile(
+    r"(?:^\W*|[.!?]\s+)(?:sure|certainly|of course|absolutely)\s*[,!.]"
+    r"|\bhere(?:'s| is| are) (?:a|an|the|how|your|my|some)\b"
+    r"|\byou(?:'ve| have) already\b"
+    r"|\bthe above (?:text|code|summary|response|information)\b"
+    r"|\byou can use the following\b",
+    re.IGNORECASE,
+)
+"""The model answering the prompt as a chat ("Sure!", "Here's a summary", "You've already
+covered", "The above text"): it speaks of its own reply, not of what the user does."""
 _AGE_MARK = re.compile(re.escape(AGE.strip()).replace(r"\{seconds\}", r"\d+"))
 """The prompt's age label of an event (``[12s ago]``): a hud holding one plays back the
 prompt's own events."""
@@ -235,6 +246,8 @@ def judge(hud: str, vocab: Vocabulary = INSTRUCTION_VOCABULARY) -> Reason | None
     words = _words(text)
     ours = sum(w in vocab.words for w in words)
     if (ours >= ECHO_MIN_WORDS and ours >= ECHO_SHARE * len(words)) or _SELF.search(text):
+        return "echo"
+    if _CHAT.search(text):
         return "echo"
     if any(tuple(words[i : i + ECHO_RUN]) in vocab.runs for i in range(len(words) - ECHO_RUN + 1)):
         return "echo"

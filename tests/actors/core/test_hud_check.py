@@ -35,6 +35,8 @@ LEGITIMATE = [
     "You have 2 failing tests in test_idle.py",
     "You're in a Zoom call with Dana",
     "Reading 'Active app' docs in Notion",
+    "Writing the JSON schema for the orders API",
+    "Slack: Dana shared the following code snippet",
 ]
 
 
@@ -73,6 +75,12 @@ def test_a_line_a_user_can_read_passes(hud: str) -> None:
         ("You are a helpful AI in monitoring the output of a script.\nYour responses", "echo"),
         ("You're an AI assistant for text re-writing. Rewrite the input text again", "echo"),
         ("🌟 I'm here to help you with your project. Please share the details", "echo"),
+        # the model answering the prompt as a chat: about its own text, not the user
+        ("Your screen is a new one and you're using it to produce JSON.\nHere's how you", "echo"),
+        ("You've already covered the key points. Here's a more detailed and polished", "echo"),
+        ("The above text contains a lot of information, but it's not really helpful.", "echo"),
+        ("You can use the following code to generate a JSON file with your audio", "echo"),
+        ("Sure! The user is editing a file.", "echo"),
         # the prompt's own data section played back
         ("[12s ago]\nActive app: Chrome\nApp history: Chrome — HTMLMediaElement: paused", "echo"),
         ("PyCharm\nApp history: PyCharm\n\nScreen (OCR text, latest):\n[6s ago] [Python", "echo"),
