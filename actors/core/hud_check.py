@@ -51,9 +51,10 @@ ECHO_SHARE = 0.6
 ECHO_MIN_WORDS = 4
 """...if at least this many of them do: a short hud naming the user, the screen or an error
 ("User asked about the error on screen") is not."""
-ECHO_RUN = 4
-"""Words in a row (little words left out) that a hud may share with an instruction line: four
-in the order the prompt has them are its text, not the user's ("user doing now terse")."""
+ECHO_RUN = 3
+"""Words in a row (little words left out) that a hud may share with an instruction line: three
+in the order the prompt has them are its text, not the user's ("minimal overlay display",
+"doing now terse")."""
 SHAPE_SHARE = 0.15
 """A hud of which this share of the visible characters is ``{}[]":`` is a fragment."""
 
@@ -140,7 +141,7 @@ _DANGLING = re.compile(r"\b(?:" + "|".join(sorted(_STOPWORDS)) + r")\s*:$", re.I
 to come (an error name before a colon, as a traceback shows it, is content)."""
 _SHAPE_CHARS = frozenset('{}[]":')
 _SELF = re.compile(
-    r"(?:^\W*|[.!?]\s+)(?:I|I'm|I've|I'll|I'd|As an AI)\b"
+    r"(?:^\W*|[.!?,]\s+)(?:I|I'm|I've|I'll|I'd|As an AI)\b"
     r"|(?:^\W*|[.!?]\s+)(?:you are|you're) an?\b(?:\s+[\w-]+){0,3}?\s+"
     r"(?:AI|assistant|chatbot|bot|model)\b"
     r"|\byour (?:responses?|role|task|job|instructions)\b",
@@ -159,9 +160,14 @@ _CHAT = re.compile(
 )
 """The model answering the prompt as a chat ("Sure!", "Here's a summary", "You've already
 covered", "The above text"): it speaks of its own reply, not of what the user does."""
-_AGE_MARK = re.compile(re.escape(AGE.strip()).replace(r"\{seconds\}", r"\d+"))
-"""The prompt's age label of an event (``[12s ago]``): a hud holding one plays back the
-prompt's own events."""
+_AGE_MARK = re.compile(
+    re.escape(AGE.strip()).replace(r"\{seconds\}", r"\d+")
+    + "|^"
+    + re.escape(AGE.strip()[1:-1]).replace(r"\{seconds\}", r"\d+")
+    + r"\b"
+)
+"""The prompt's age label of an event (``[12s ago]``), or a hud that begins with one without
+its brackets (``12s ago``): it plays back the prompt's own events."""
 _SALVAGE = (
     re.compile(r'"hud"\s*:\s*("(?:[^"\\\n]|\\.)*")'),
     re.compile(r"'hud'\s*:\s*'([^'\n]*)'"),

@@ -37,6 +37,9 @@ LEGITIMATE = [
     "Reading 'Active app' docs in Notion",
     "Writing the JSON schema for the orders API",
     "Slack: Dana shared the following code snippet",
+    "Build failed 12s ago: missing module 'fastapi'",
+    "Reviewing the overlay display settings in System Preferences",
+    "Editing the user activity report in Google Docs",
 ]
 
 
@@ -81,7 +84,11 @@ def test_a_line_a_user_can_read_passes(hud: str) -> None:
         ("The above text contains a lot of information, but it's not really helpful.", "echo"),
         ("You can use the following code to generate a JSON file with your audio", "echo"),
         ("Sure! The user is editing a file.", "echo"),
+        ("Hello, I'm a testing AI assistant. This is a test of your patience.", "echo"),
+        ("Task definition ready. You can roll it out with a minimal overlay display", "echo"),
         # the prompt's own data section played back
+        ("12s ago", "echo"),
+        ("20s ago: (Terminal) 120×40,\n(Same as previous digest)", "echo"),
         ("[12s ago]\nActive app: Chrome\nApp history: Chrome — HTMLMediaElement: paused", "echo"),
         ("PyCharm\nApp history: PyCharm\n\nScreen (OCR text, latest):\n[6s ago] [Python", "echo"),
         ("[17s ago] [Terminal — zsh — sinain-relay — 120×40] $ python -m pytest", "echo"),
