@@ -222,6 +222,8 @@ _RUNTIME_FIELDS: dict[str, tuple[str, Any]] = {
 }
 
 
+HEADER_TIMEOUT_S = 10.0
+"""How long a new connection has to send a whole request head, by default."""
 BODY_TIMEOUT_S = 30.0
 """How long a request's body may take to arrive once its head has, by default."""
 
@@ -267,7 +269,7 @@ class Settings:
     """A JSON file of per-model prices that extends the built-in table (``RELAY_PRICES``)."""
     max_streams: int = 32
     """Concurrent ``/feed/stream`` and ``/agent/stream`` clients; more are answered 503."""
-    header_timeout_s: float = 10.0
+    header_timeout_s: float = HEADER_TIMEOUT_S
     """How long a new connection has to send a whole request head; then it is closed."""
     body_timeout_s: float = BODY_TIMEOUT_S
     """How long a request's body may take to arrive once its head has; then it is a 408."""

@@ -27,7 +27,7 @@ from typing import Literal, Protocol
 
 import structlog
 
-from config.settings import BODY_TIMEOUT_S
+from config.settings import BODY_TIMEOUT_S, HEADER_TIMEOUT_S
 
 log = structlog.get_logger("relay")
 
@@ -122,12 +122,21 @@ class Connections:
         "body_timeout_s",
         "evicted",
         "head_timeouts",
+        "header_timeout_s",
         "limit",
         "refused",
     )
 
-    def __init__(self, limit: int, body_timeout_s: float = BODY_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        limit: int,
+        *,
+        header_timeout_s: float = HEADER_TIMEOUT_S,
+        body_timeout_s: float = BODY_TIMEOUT_S,
+    ) -> None:
         self.limit = limit
+        self.header_timeout_s = header_timeout_s
+        """How long a new connection has to send its request head (``RELAY_HEADER_TIMEOUT_S``)."""
         self.body_timeout_s = body_timeout_s
         """How long a request's body may take once its head has come (``RELAY_BODY_TIMEOUT_S``)."""
         self._clients: dict[Client, None] = {}

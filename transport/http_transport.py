@@ -121,13 +121,16 @@ class HttpTransport(RelayActor):
         failure: list[BaseException] = []
 
         limits = self._limits
-        connections = Connections(limits.cap(), limits.body_timeout_s)
+        connections = Connections(
+            limits.cap(),
+            header_timeout_s=limits.header_timeout_s,
+            body_timeout_s=limits.body_timeout_s,
+        )
 
         async def serve() -> None:
             runner = JsonErrorRunner(
                 build_app(self._peers, self._policy, connections=connections),
                 connections=connections,
-                header_timeout_s=limits.header_timeout_s,
                 keepalive_timeout=limits.keepalive_timeout_s,
                 # the rest of a refused body (413, 408) is read and dropped no longer than a
                 # body may take to come
@@ -221,35 +224,27 @@ class JsonErrorHandler(RequestHandler):
     with a token), and the log line is one ``http.malformed`` event. aiohttp still closes the
     connection after it.
 
-    A new connection is counted in :class:`Connections`, which at the cap closes an idle one
-    to make room (:meth:`evict`) or refuses it: a refused connection's first request is
-    answered a JSON 503, and the connection closes. A connection that has not sent a whole
-    request head ``header_timeout_s`` after it opened (:data:`REFUSED_HEAD_TIMEOUT_S` when
+    A new connection is counted in :class:`Connections`, which at the cap closes an idle one to
+    make room (:meth:`evict`) or refuses it: a refused connection's first request is answered a
+    JSON 503, and the connection closes. A connection that has not sent a whole request head
+    :attr:`Connections.header_timeout_s` after it opened (:data:`REFUSED_HEAD_TIMEOUT_S` when
     refused) is closed: one timer a connection, which looks at aiohttp's count of parsed
     requests when it fires. Between requests, aiohttp's keep-alive timeout closes an idle
     connection (it counts only while no request is being handled, so a stream or a WebSocket
     outlives it); a connection that starts its next request head and stops is idle for it too.
     """
 
-    __slots__ = ("_connections", "_counted", "_head_timer", "_header_timeout_s")
+    __slots__ = ("_connections", "_counted", "_head_timer")
 
-    def __init__(
-        self,
-        manager: web.Server,
-        *,
-        connections: Connections,
-        header_timeout_s: float,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, manager: web.Server, *, connections: Connections, **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
         self._connections = connections
-        self._header_timeout_s = header_timeout_s
         self._counted = False
         self._head_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Count the connection in (or refuse it), and start the clock of its request head."""
-        head_timeout_s = self._header_timeout_s
+        head_timeout_s = self._connections.header_timeout_s
         if self._connections.admit(self):
             self._counted = True
         else:
@@ -286,7 +281,7 @@ class JsonErrorHandler(RequestHandler):
         self._head_timer = None
         if self._request_count == 0 and self.transport is not None:
             self._connections.head_timeouts += 1
-            log.debug("http.head_timeout", actor="http", seconds=self._header_timeout_s)
+            log.debug("http.head_timeout", actor="http", seconds=self._connections.header_timeout_s)
             self.force_close()
 
     async def _refuse(self, _request: web.BaseRequest) -> web.StreamResponse:
@@ -354,43 +349,27 @@ class JsonErrorServer(web.Server):
     """aiohttp's server, whose connections are :class:`JsonErrorHandler`."""
 
     counted_in: Connections
-    header_timeout_s: float
 
     def __call__(self) -> RequestHandler:
-        return JsonErrorHandler(
-            self,
-            loop=self._loop,
-            connections=self.counted_in,
-            header_timeout_s=self.header_timeout_s,
-            **self._kwargs,
-        )
+        return JsonErrorHandler(self, loop=self._loop, connections=self.counted_in, **self._kwargs)
 
 
 class JsonErrorRunner(web.AppRunner):
     """An ``AppRunner`` serving with :class:`JsonErrorServer`, its connections counted in
-    ``connections`` and given ``header_timeout_s`` for a request head.
+    ``connections``, which also holds their timeouts.
 
     aiohttp builds its server in the application (``Application._make_handler``) with every
     other argument the runner and the application give it (``keepalive_timeout`` among them);
     only its class changes here, so each of them still applies.
     """
 
-    def __init__(
-        self,
-        app: web.Application,
-        *,
-        connections: Connections,
-        header_timeout_s: float,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, app: web.Application, *, connections: Connections, **kwargs: Any) -> None:
         super().__init__(app, **kwargs)
         self._connections = connections
-        self._header_timeout_s = header_timeout_s
 
     async def _make_server(self) -> web.Server:
         server = await super()._make_server()
         server.__class__ = JsonErrorServer
         served = cast("JsonErrorServer", server)
         served.counted_in = self._connections
-        served.header_timeout_s = self._header_timeout_s
         return served
