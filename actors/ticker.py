@@ -432,7 +432,8 @@ class Ticker(RelayActor):
         the schedule."""
         now = self._clock.monotonic()
         breaker = self._breaker
-        state = breaker.state(now) if self._config.active else "disabled"
+        config = self._config
+        state = breaker.state(now) if config.active else "no_key" if config.enabled else "disabled"
         open_for = breaker.open_until - now if breaker.is_open(now) and breaker.open_until else 0
         due = self._due()
         return {

@@ -262,8 +262,9 @@ OPTIONS: tuple[Option, ...] = (
         "debounce_ms",
         "AGENT_DEBOUNCE_MS",
         "non_negative_int",
-        "a tick runs this long after the last new feed or sense item, in ms; capped at the "
-        "interval",
+        "a tick looks at new feed and sense items this long after the first one no tick has "
+        "seen (the first after a quiet spell: after 1 s; with AGENT_ECONOMY=false: this long "
+        "after the last), in ms; capped at the interval",
         agent=True,
     ),
     Option(

@@ -66,8 +66,9 @@ _STATUS_OUTCOMES = {
     503: "unavailable",
 }
 """An ingest request's outcome by status; any other status is ``error``."""
-CIRCUIT_STATES = ("ok", "degraded", "open", "disabled")
-"""``/health.agent.state``: the LLM path's circuit."""
+CIRCUIT_STATES = ("ok", "degraded", "open", "disabled", "no_key")
+"""``/health.agent.state``: the LLM path's circuit; ``disabled`` when the agent is switched
+off, ``no_key`` when it is on but has no key to call with."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -126,7 +126,11 @@ _AGENT_HEALTH: dict[str, Schema] = {
         "type": "integer",
         "description": "SITUATION.md writes that failed (`RELAY_SITUATION_FILE`).",
     },
-    "state": {"enum": ["ok", "degraded", "open", "disabled"]},
+    "state": {
+        "enum": ["ok", "degraded", "open", "disabled", "no_key"],
+        "description": "The LLM path: `disabled` when the agent is switched off, `no_key` when "
+        "it is on but has no key.",
+    },
     "consecutiveFailures": INT,
     "circuitOpenForMs": INT,
     "circuitSkips": INT,
