@@ -212,7 +212,7 @@ class DigestStore(DurableActor):
             audio_count=window.audio_count,
             screen_count=window.screen_count,
             pushed=push,
-            model=result.model,
+            model=result.answered_model or result.model,
             latency_ms=result.latency_ms,
             tokens_in=result.tokens_in,
             tokens_out=result.tokens_out,

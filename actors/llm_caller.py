@@ -313,12 +313,13 @@ class LLMCaller(RelayActor):
             cost_usd=completion.cost_usd,
             fallback=attempt.model_index > 0,
             attempts=attempt.attempts,
+            answered_model=completion.model,
             hud_withheld=checked.withheld,
         )
         self._tell_peer(self._digest, DigestStore.record, result)
         detail: dict[str, Any] = {
             **request.why,
-            "model": model,
+            "model": completion.model or model,
             "latencyMs": latency_ms,
             "tokensIn": completion.tokens_in,
             "tokensOut": completion.tokens_out,
@@ -326,6 +327,8 @@ class LLMCaller(RelayActor):
             "responseFormat": level,
             "hud": analysis.hud,
         }
+        if completion.model not in (None, model):
+            detail["askedModel"] = model
         if checked.withheld is not None:
             detail["hudWithheld"] = checked.withheld
         if attempt.errors:

@@ -270,7 +270,11 @@ SCHEMAS: dict[str, Schema] = {
             "latencyMs": INT,
             "hud": {"type": "string", "description": "The tick's hud line."},
             "context": ref("EntryContext"),
-            "model": {"type": "string", "description": "The model that answered."},
+            "model": {
+                "type": "string",
+                "description": "The model the server says answered (the configured name if "
+                "it names none).",
+            },
         },
         description="The latest tick's digest. `hud`, `context` and `model` are the entry's "
         "own (as `/agent/last` gives them), for clients that read them from the digest.",
@@ -296,7 +300,11 @@ SCHEMAS: dict[str, Schema] = {
             "digest": STRING,
             "context": ref("EntryContext"),
             "pushed": {"type": "boolean", "description": "Whether the hud went to the feed."},
-            "model": {"type": "string", "description": "The model that answered."},
+            "model": {
+                "type": "string",
+                "description": "The model the server says answered (the configured name if "
+                "it names none).",
+            },
             "latencyMs": INT,
             "tokensIn": INT,
             "tokensOut": INT,
