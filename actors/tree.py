@@ -47,6 +47,7 @@ from actors import (
     Supervisor,
     Ticker,
 )
+from actors.core.agent_events import AgentEvent
 from actors.core.entries import EMPTY_AGENT
 from actors.core.error_text import safe_text
 from actors.core.exclusion import ExclusionRule, Exclusions
@@ -54,7 +55,7 @@ from actors.core.records import EMPTY_FEED, EMPTY_SENSE
 from actors.core.redaction import Redactor
 from actors.core.response_format import NO_LEVELS
 from actors.kernel.base import NORMAL_EXIT, Reporter
-from actors.kernel.file_modes import situation_risks
+from actors.kernel.listeners import Listeners
 from actors.kernel.published import Published
 from actors.kernel.storage import (
     MEMORY,
@@ -65,7 +66,7 @@ from actors.kernel.storage import (
     with_problem,
 )
 from actors.kernel.supervisor import Backoff, Intensity
-from actors.situation_outbox import SituationOutbox
+from actors.situation_writer import SituationOutbox, situation_outbox, warn_if_replaceable
 from actors.ticker_cells import ConfigCell, News
 from config import Settings
 from config.prices import PriceTable, load_prices
@@ -247,31 +248,20 @@ class Handles:
 
 
 def situation_writer(
-    settings: Settings, hs: Handles
+    settings: Settings, hs: Handles, events: Listeners[AgentEvent]
 ) -> tuple[SituationOutbox | None, tuple[ChildSpec, ...]]:
-    """The SITUATION.md writer's outbox and child spec, or nothing without
-    ``RELAY_SITUATION_FILE``."""
+    """The SITUATION.md writer's outbox (newest situation only) and child spec, or nothing
+    without ``RELAY_SITUATION_FILE``."""
     path = settings.situation_file
     if not path:
         return None, ()
-    outbox = SituationOutbox(hs.situation)
+    outbox = situation_outbox(hs.situation)
 
     def situation(report: Reporter) -> pykka.ActorRef[Any]:
-        return SituationWriter.start(path=path, outbox=outbox, digest=hs.digest, report=report)
+        return SituationWriter.start(path=path, outbox=outbox, events=events, report=report)
 
     log.info("situation.file", actor="root", path=path)
-    for risk in situation_risks(path):
-        log.warning(
-            "situation.file_replaceable_by_others",
-            actor="root",
-            path=path,
-            directory=risk.directory,
-            mode=risk.mode,
-            why=risk.why,
-            fix=risk.fix,
-            note="the plugin reads SITUATION.md as its context: a file another user puts there "
-            "would speak to it in the user's name",
-        )
+    warn_if_replaceable(path)
     # No ping deadline: a write stuck on a dead disk holds only this actor, and the outbox
     # keeps just the newest situation meanwhile (see actors.situation_writer).
     return outbox, (ChildSpec("situation", situation, hs.situation, shutdown_timeout_s=1.0),)
@@ -328,9 +318,10 @@ def start_relay(
     feed_view, sense_view = Published(EMPTY_FEED), Published(EMPTY_SENSE)
     agent_view, formats = Published(EMPTY_AGENT), Published(NO_LEVELS)
     news = News(feed_view, sense_view, ticker_h, clock)
+    events: Listeners[AgentEvent] = Listeners(digest_h)  # the digest store counts them
     intensity = Intensity(settings.max_restarts, settings.restart_window_s)
     llm_ping_s = settings.agent.timeout_ms / 1000 + PING_TIMEOUT_S
-    outbox, writer = situation_writer(settings, hs)
+    outbox, writer = situation_writer(settings, hs, events)
 
     def context(report: Reporter) -> pykka.ActorRef[Any]:
         return ContextBuilder.start(
@@ -339,7 +330,7 @@ def start_relay(
             sense=sense_view,
             agent=agent_view,
             llm=llm_h,
-            digest=digest_h,
+            events=events,
             report=report,
         )
 
@@ -347,6 +338,7 @@ def start_relay(
         return LLMCaller.start(
             clock=clock,
             digest=digest_h,
+            events=events,
             transport=llm_transport,
             formats=formats,
             report=report,
@@ -359,7 +351,7 @@ def start_relay(
             context=context_h,
             me=ticker_h,
             news=news,
-            digest=digest_h,
+            events=events,
             report=report,
         )
 

@@ -13,7 +13,7 @@ from actors.core.response_format import LEVELS
 from actors.core.validation import MAX_PRIORITY_CHARS, MAX_SOURCE_CHARS
 from actors.digest_store import DIGEST_PREVIEW_CHARS
 from config.settings import RESPONSE_FORMATS
-from transport.handlers.meta import MAX_HANG_S
+from transport.inputs import MAX_HANG_S
 from transport.profiling import MAX_EXTRA_FIELDS, MAX_EXTRA_NAME_CHARS
 
 JSON = "application/json"

@@ -16,6 +16,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from actors.core.agent_events import QuietSpell
 from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle
 from actors.kernel.clock import FakeClock
@@ -135,10 +136,10 @@ def test_a_spell_counts_to_when_it_ended_however_late_the_store_hears_of_it(
     """The ticker says when a spell ended; a busy machine may deliver that late."""
     digest: ChildHandle[DigestStore] = relay.handles["digest"]
     start = clock.monotonic()
-    digest.ask(DigestStore.quiet, start, INTERVAL_S, start).result(timeout=5)
+    digest.ask(DigestStore.on_event, QuietSpell(start, INTERVAL_S, start)).result(timeout=5)
     clock.advance(10 * INTERVAL_S)
     ended = start + 1.5 * INTERVAL_S
-    digest.ask(DigestStore.quiet, None, INTERVAL_S, ended).result(timeout=5)
+    digest.ask(DigestStore.on_event, QuietSpell(None, INTERVAL_S, ended)).result(timeout=5)
     assert idle_skips(client) == 1
 
 
@@ -147,8 +148,9 @@ def test_the_count_never_goes_back_below_what_a_reader_saw(
 ) -> None:
     digest: ChildHandle[DigestStore] = relay.handles["digest"]
     start = clock.monotonic()
-    digest.ask(DigestStore.quiet, start, INTERVAL_S, start).result(timeout=5)
+    digest.ask(DigestStore.on_event, QuietSpell(start, INTERVAL_S, start)).result(timeout=5)
     clock.advance(3 * INTERVAL_S)
     assert idle_skips(client) == 3
-    digest.ask(DigestStore.quiet, None, INTERVAL_S, start + INTERVAL_S).result(timeout=5)
+    ended = QuietSpell(None, INTERVAL_S, start + INTERVAL_S)
+    digest.ask(DigestStore.on_event, ended).result(timeout=5)
     assert idle_skips(client) == 3
