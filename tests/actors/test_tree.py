@@ -17,8 +17,9 @@ import pytest
 
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import RelayActor
+from actors.kernel.start_watch import watching_start
 from actors.kernel.storage import DataDirInUse
-from actors.tree import Relay, StartFailed, watching_start
+from actors.tree import Relay, StartFailed
 from tests.helpers import LogSink, relay_settings, restarted, wait_until
 
 
