@@ -150,6 +150,10 @@ def test_a_normal_stop_does_not_escalate(make_relay: Any) -> None:
     assert escalations == []
 
 
+START_ORDER = ("root", "feed", "sense", "digest", "agent", "context", "llm", "ticker", "http")
+"""Each actor as its start begins (a supervisor's children start within its own start)."""
+
+
 def test_the_subtrees_start_in_order_and_stop_in_reverse(
     make_relay: Callable[..., Relay], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -168,9 +172,9 @@ def test_the_subtrees_start_in_order_and_stop_in_reverse(
     monkeypatch.setattr(RelayActor, "on_start", record_start)
     monkeypatch.setattr(RelayActor, "on_stop", record_stop)
     relay = make_relay()
-    assert started == "root feed sense digest agent context llm ticker http".split()
+    assert started == [*START_ORDER]
     assert relay.stop()
-    assert stopped == "http ticker llm context agent digest sense feed root".split()
+    assert stopped == started[::-1]
 
 
 class Refuses(RelayActor):
