@@ -123,11 +123,9 @@ class Frontend(Protocol):
 
     def starter(self, wiring: Wiring) -> Callable[[Reporter], pykka.ActorRef[Any]]:
         """How to start an incarnation of its actor (the root calls it again after a crash)."""
-        ...
 
     def address(self, handle: ChildHandle[Any], timeout_s: float) -> tuple[str, int]:
         """Where the incarnation behind ``handle`` serves."""
-        ...
 
 
 def supervisor(root: pykka.ActorRef[Any]) -> ChildHandle[Supervisor]:
@@ -138,8 +136,9 @@ def supervisor(root: pykka.ActorRef[Any]) -> ChildHandle[Supervisor]:
 
 
 def start_root(wiring: Wiring, escalate: Callable[[ChildExited], None]) -> pykka.ActorRef[Any]:
-    """The root supervisor, with no child yet: each subtree's start adds its own."""
-    root = Supervisor.start(
+    """The root supervisor, with no child yet: each subtree's start adds its own (the first
+    waits for the root's own start)."""
+    return Supervisor.start(
         name="root",
         children=[],
         clock=wiring.clock,
@@ -147,8 +146,6 @@ def start_root(wiring: Wiring, escalate: Callable[[ChildExited], None]) -> pykka
         intensity=wiring.intensity,
         poll_interval_s=wiring.poll_interval_s,
     )
-    root.proxy().ping().get(timeout=START_TIMEOUT_S)
-    return root
 
 
 def stop_root(root: pykka.ActorRef[Any], timeout_s: float | None) -> None:
