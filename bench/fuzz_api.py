@@ -35,7 +35,7 @@ from actors.tree import Relay, start_relay
 from config.logs import configure_logging
 from config.settings import AgentConfig, Settings
 from tests.transport.openapi_contract import Contract, fuzz
-from transport import streams
+from transport import HttpFrontend, streams
 from transport.demo.fake_llm import FakeLLM
 from transport.openapi import openapi_document
 
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings(
             port=0, token=TOKEN, actor_timeout_ms=1_000, data_dir=":memory:", agent=agent
         )
-        relay = start_relay(settings, FakeClock())
+        relay = start_relay(settings, FakeClock(), frontend=HttpFrontend(settings))
         try:
             host, port = relay.address()
             base_url = f"http://{host}:{port}"

@@ -21,7 +21,7 @@ from actors.tree import Relay, start_relay
 from config.logs import configure_logging
 from config.settings import Settings
 from tests.helpers import LogSink, client_for, relay_settings
-from transport import streams
+from transport import HttpFrontend, streams
 from transport.demo.fake_llm import FakeLLM
 
 SINK = LogSink()
@@ -90,7 +90,8 @@ def make_relay(clock: FakeClock) -> Iterator[Callable[..., Relay]]:
     started: list[Relay] = []
 
     def make(settings: Settings | None = None, **kwargs: Any) -> Relay:
-        relay = start_relay(settings or relay_settings(), clock, **kwargs)
+        settings = settings or relay_settings()
+        relay = start_relay(settings, clock, frontend=HttpFrontend(settings), **kwargs)
         started.append(relay)
         return relay
 

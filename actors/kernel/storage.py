@@ -50,6 +50,7 @@ from pathlib import Path
 import structlog
 
 from actors.core.error_text import safe_text
+from actors.core.errors import InUse
 from actors.kernel.file_modes import (
     PRIVATE_DIR,
     PRIVATE_FILE,
@@ -99,7 +100,7 @@ class StorageError(RuntimeError):
     """The data directory cannot be used (the message says why)."""
 
 
-class DataDirInUse(RuntimeError):
+class DataDirInUse(InUse):
     """Another process holds the data directory's lock.
 
     Not a :class:`StorageError`: an unusable directory may be replaced by memory, a directory
@@ -108,7 +109,11 @@ class DataDirInUse(RuntimeError):
 
     def __init__(self, directory: str, pid: int | None) -> None:
         holder = "unknown" if pid is None else str(pid)
-        super().__init__(f"data directory {directory} is in use by another relay (pid {holder})")
+        super().__init__(
+            f"data directory {directory} is in use by another relay (pid {holder})",
+            setting="data_dir",
+            instead="another directory",
+        )
         self.directory = directory
         self.pid = pid
         """The holder's pid as it wrote it in the lock file; None if it has not yet."""
