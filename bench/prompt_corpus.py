@@ -36,6 +36,7 @@ relay accepts.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import takewhile
@@ -59,7 +60,11 @@ SHAPES = ("code", "terminal", "browser", "chat", "mixed")
 CORPUS = Path(__file__).resolve().with_name("corpus")
 """The corpus's directory: ``cases.jsonl`` and ``windows/``."""
 CASES = CORPUS / "cases.jsonl"
+"""Each case's name, shape, busy flag and expected words, in order."""
 WINDOWS = CORPUS / "windows"
+"""Each case's requests, ``<name>.jsonl``."""
+NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+"""A case's name, and so its window file's."""
 
 
 class CorpusError(ValueError):
@@ -90,8 +95,8 @@ def parse_case(line: str, where: str) -> Case:
 
     Raises:
         CorpusError: not ``{"name", "shape", "busy", "expected"}`` with a shape of
-            :data:`SHAPES` and at least one expected word, or a ``demo_until_s`` that is no
-            number of seconds.
+            :data:`SHAPES` and at least one expected word, a ``demo_until_s`` that is no
+            number of seconds, or no window file for it.
         transport.demo.replay.SessionError: the window's file is not a session.
     """
     try:
@@ -100,6 +105,8 @@ def parse_case(line: str, where: str) -> Case:
         raise CorpusError(f"{where}: not JSON ({exc})") from exc
     if not isinstance(raw, dict) or not isinstance(name := raw.get("name"), str):
         raise CorpusError(f'{where}: needs {{"name", "shape", "busy", "expected"}}')
+    if not NAME.fullmatch(name):
+        raise CorpusError(f"{where}: name must be lower-case words joined by hyphens")
     shape, busy, expected = raw.get("shape"), raw.get("busy"), raw.get("expected")
     if shape not in SHAPES:
         raise CorpusError(f"{where}: shape must be one of {', '.join(SHAPES)}")
@@ -113,8 +120,10 @@ def parse_case(line: str, where: str) -> Case:
         if isinstance(until, bool) or not isinstance(until, int | float):
             raise CorpusError(f"{where}: demo_until_s must be a number of seconds")
         events = tuple(e for e in load_session() if e.at <= until)
+    elif (path := window_path(name)).is_file():
+        events = load_session(path)
     else:
-        events = load_session(window_path(name))
+        raise CorpusError(f"{where}: no {path.relative_to(CORPUS)} for {name!r}")
     return Case(name, shape, events, tuple(words), busy=busy)
 
 
