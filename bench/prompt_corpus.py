@@ -24,7 +24,7 @@ The corpus is data, in ``bench/corpus/`` (read from the repository checkout):
   a window of the shipped demo session adds ``"demo_until_s"`` (its requests up to then).
 - ``windows/<name>.jsonl``: the case's requests, in the session format
   :mod:`transport.demo.replay` reads and replays (``{"at", "path", "body"}`` a line, ``at``
-  in seconds from the case's start).
+  in seconds from the case's start, a screen body's ``ts`` :data:`T0_MS` plus ``at``).
 
 To add a case, record or write its requests as ``windows/<name>.jsonl`` (a capture session
 replayed against a relay, or a few lines in the shape of the neighbouring files), then add
