@@ -291,6 +291,14 @@ def test_no_counter_a_reader_saw_goes_back_after_a_kill(tmp_path: Path) -> None:
         wait_until(lambda: first.get("/agent/last")["result"], WAIT_S, "a tick")
         first.post("/sense", event)  # the same screen again: no call
         wait_until(lambda: first.get("/health")["agent"]["unchangedSkips"], WAIT_S, "a skip")
+        llm.mode = "echo"
+        first.post("/sense", {**event, "ocr": "def echo()"})
+        wait_until(lambda: first.get("/health")["agent"]["hudsWithheld"], WAIT_S, "a withheld hud")
+        llm.mode = "http500"
+        first.post("/sense", {**event, "ocr": "def fail()"})
+        wait_until(lambda: first.get("/health")["agent"]["failures"], WAIT_S, "a failed tick")
+        llm.mode = "ok"  # the retry succeeds, then the agent is quiet
+        wait_until(lambda: first.get("/health")["agent"]["state"] == "ok", WAIT_S, "a retry")
         banked = first.get("/health")["agent"]["idleSkips"]
 
         def quiet_intervals() -> bool:
@@ -299,7 +307,8 @@ def test_no_counter_a_reader_saw_goes_back_after_a_kill(tmp_path: Path) -> None:
         wait_until(quiet_intervals, WAIT_S, "idle skips counted in a quiet spell")
         before = counters_shown(first)
         assert first.wait_exit(signal.SIGKILL) == -signal.SIGKILL
-    assert before["health.totalCalls"] >= 1 and before["health.unchangedSkips"] >= 1
+    for key in ("totalCalls", "unchangedSkips", "hudsWithheld.echo", "failures", "idleSkips"):
+        assert before[f"health.{key}"] >= 1, key
 
     with relay(data, **AGENT_OFF) as second:
         after = counters_shown(second)
