@@ -51,7 +51,7 @@ from actors.core.entries import EMPTY_AGENT
 from actors.core.error_text import safe_text
 from actors.core.exclusion import ExclusionRule, Exclusions
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE
-from actors.core.redaction import Redactor
+from actors.core.redactor import Redactor
 from actors.core.response_format import NO_LEVELS
 from actors.kernel.base import NORMAL_EXIT, Reporter
 from actors.kernel.file_modes import situation_risks
