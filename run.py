@@ -29,7 +29,7 @@ from actors.core.error_text import safe_text
 from actors.kernel.malloc import TRIM_INTERVAL_S, limit_malloc_arenas, release_free_memory
 from actors.tree import start_relay
 from config import ConfigError, Settings, configure_logging, load_settings
-from config.options import build_parser
+from config.command_line import build_parser
 from config.prices import PriceTable, load_prices
 from transport import exposure, refusal, warn_at_start
 
