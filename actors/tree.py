@@ -56,9 +56,9 @@ from actors.core.response_format import NO_LEVELS
 from actors.kernel.base import NORMAL_EXIT, Reporter
 from actors.kernel.file_modes import situation_risks
 from actors.kernel.published import Published
+from actors.kernel.schemas import StorageError
 from actors.kernel.storage import (
     MEMORY,
-    StorageError,
     StorageInfo,
     close_storage,
     open_storage,

@@ -17,7 +17,7 @@ import pytest
 
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import RelayActor
-from actors.kernel.storage import DataDirInUse
+from actors.kernel.data_dir import DataDirInUse
 from actors.tree import Relay, StartFailed, watching_start
 from tests.helpers import LogSink, relay_settings, restarted, wait_until
 
