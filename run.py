@@ -3,7 +3,7 @@
 ``python run.py --help`` lists every flag. Exit codes: 0 after a signal, 1 when the relay
 could not start (one ``relay.start_failed`` line says why: a port in use, a data directory
 another relay holds, an actor that failed its start), 2 for an invalid setting (or a host
-beyond loopback without RELAY_TOKEN: see :func:`transport.auth.exposure`), 70 when the root
+beyond loopback without RELAY_TOKEN: see :func:`transport.exposure.exposure`), 70 when the root
 supervisor gave up (restart intensity exceeded), so that a service manager restarts the
 process.
 """
