@@ -471,6 +471,9 @@ def test_a_restarted_transport_listens_anew_without_leaking_listeners(relay: Rel
     before = (listeners(peers.feed_view), listeners(peers.agent_view))
     relay.handles["http"].tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: relay.handles["http"].restarts == 1 and relay.handles["http"].alive)
+    # The supervisor counts the restart when the new incarnation is spawned; its start (which
+    # attaches its hubs) has run once it answers a message.
+    relay.handles["http"].ask(RelayActor.ping).result(timeout=5)
     assert (listeners(peers.feed_view), listeners(peers.agent_view)) == before
     with (
         client_for(relay) as again,
