@@ -4,7 +4,7 @@
 could not start (one ``relay.start_failed`` line says why: a port in use, a data directory
 another relay holds, an actor that failed its start; for something another process holds, a
 ``fix``), 2 for an invalid setting (or a host beyond loopback without RELAY_TOKEN: see
-:func:`transport.auth.exposure`) or a dependency not installed, 70 when the root
+:func:`transport.exposure.exposure`) or a dependency not installed, 70 when the root
 supervisor gave up (restart intensity exceeded), so that a service manager restarts the
 process.
 """
@@ -33,7 +33,8 @@ try:
     from actors.kernel.malloc import TRIM_INTERVAL_S, limit_malloc_arenas, release_free_memory
     from actors.tree import start_relay
     from config import ConfigError, Settings, configure_logging, load_settings
-    from config.options import OPTIONS, build_parser
+    from config.command_line import build_parser
+    from config.options import OPTIONS
     from config.prices import PriceTable, load_prices
     from transport import HttpFrontend, exposure, refusal, warn_at_start
 except ModuleNotFoundError as missing:  # run from a checkout without its install

@@ -88,8 +88,6 @@ class DigestStore(DurableActor):
         self._quiet_seen: tuple[float, float] | None = None
         """The last spell told, counted or not, and how many of its intervals are banked."""
         self._quiet_banked = 0
-        self._quiet_shown = 0
-        """The most intervals of the spell a reader was shown (the count never goes back)."""
 
     def restore(self, db: sqlite3.Connection) -> None:
         """Reload the newest entries and the counters; schedule retention pruning."""
@@ -211,31 +209,28 @@ class DigestStore(DurableActor):
 
         Each whole ``interval_s`` of a spell counts one idle skip: what a tick every
         ``interval_s`` would have skipped, counted without a timer. The intervals that passed
-        before ``at`` are banked into the stored counter when a spell ends (never fewer than
-        a reader was already shown: the counter only grows); a spell told again (an empty
-        tick did not end it) goes on from where it was.
+        before ``at`` are banked into the stored counter when a spell ends, and when a reader
+        asks for the counters (:meth:`_bank_idle_beats`); never fewer than are banked already,
+        so the counter only grows. A spell told again (an empty tick did not end it) goes on
+        from where it was.
         """
         since, interval_s = told.since, told.interval_s
         self._bank_idle_beats(told.at)
         spell = (since, interval_s) if since is not None and interval_s > 0 else None
         if spell is not None and spell != self._quiet_seen:
-            self._quiet_seen, self._quiet_banked, self._quiet_shown = spell, 0, 0
+            self._quiet_seen, self._quiet_banked = spell, 0
         self._quiet = spell
 
     def _beats(self, at: float) -> int:
-        """Whole intervals of the current spell by ``at``, never fewer than were shown."""
+        """Whole intervals of the current spell by ``at``, never fewer than are banked."""
         if self._quiet is None:
             return self._quiet_banked
         since, interval_s = self._quiet
-        return max(int((at - since) // interval_s), self._quiet_shown, self._quiet_banked)
-
-    def _idle_beats(self) -> int:
-        """Idle skips of the current spell not yet banked, as of now (what readers see)."""
-        beats = self._beats(self._clock.monotonic())
-        self._quiet_shown = beats
-        return beats - self._quiet_banked
+        return max(int((at - since) // interval_s), self._quiet_banked)
 
     def _bank_idle_beats(self, at: float) -> None:
+        """Store the spell's intervals by ``at``. Readers bank first, and their answer waits for
+        the commit: no crash takes back a count a reader saw (one write per interval, if read)."""
         beats = self._beats(at) - self._quiet_banked
         if beats > 0:
             self._quiet_banked += beats
@@ -291,8 +286,10 @@ class DigestStore(DurableActor):
         """The counters ``/health.agent`` shows.
 
         ``contextFreshnessMedianMs`` is the median over the newest :data:`AGENT_RING`
-        entries; ``parseSuccessRate`` counts every answer since the counters began.
+        entries; ``parseSuccessRate`` counts every answer since the counters began. Every
+        count shown is stored first (the quiet spell's idle skips are banked).
         """
+        self._bank_idle_beats(self._clock.monotonic())
         c = self._counters
         latest = self._entries[-1] if self._entries else None
         freshness = [
@@ -308,7 +305,7 @@ class DigestStore(DurableActor):
                 model: stats.to_health() for model, stats in c.models.items() if stats.calls
             },
             "fallbacks": c.fallbacks,
-            "idleSkips": c.idle_skips + self._idle_beats(),
+            "idleSkips": c.idle_skips,
             "emptySkips": c.empty_skips,
             "unchangedSkips": c.unchanged_skips,
             "minorSkips": c.minor_skips,
@@ -325,5 +322,7 @@ class DigestStore(DurableActor):
         }
 
     def metrics(self) -> AgentMetrics:
-        """What ``GET /metrics`` reads of the agent: tick outcomes and per-model figures."""
-        return self._counters.metrics(self._counters.idle_skips + self._idle_beats())
+        """What ``GET /metrics`` reads of the agent: tick outcomes and per-model figures,
+        each stored before it is shown (as :meth:`stats`)."""
+        self._bank_idle_beats(self._clock.monotonic())
+        return self._counters.metrics()

@@ -23,7 +23,7 @@ from actors.core.agent_events import AgentEvent
 from actors.core.entries import EMPTY_AGENT, AgentSnapshot
 from actors.core.errors import ActorUnavailable
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE, FeedSnapshot, SenseSnapshot
-from actors.core.redaction import Redactor
+from actors.core.redactor import Redactor
 from actors.core.response_format import NO_LEVELS, FormatLevels
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer

@@ -35,11 +35,12 @@ import structlog
 
 from actors.core.error_text import safe_text
 from actors.core.errors import ActorUnavailable
-from actors.core.redaction import Redactor
+from actors.core.redactor import Redactor
 from actors.kernel.base import NORMAL_EXIT, ChildExited, ChildHandle
 from actors.kernel.clock import Clock
+from actors.kernel.schemas import StorageError
 from actors.kernel.start_watch import watching_start
-from actors.kernel.storage import MEMORY, StorageError, StorageInfo, close_storage, open_storage
+from actors.kernel.storage import MEMORY, StorageInfo, close_storage, open_storage
 from actors.kernel.storage import with_problem as storage_with_problem
 from actors.subtrees import (
     STOP_TIMEOUT_S,

@@ -111,7 +111,7 @@ def scrape_ms(scrapes: int = 50) -> None:
     from transport.exposition import render  # noqa: PLC0415
     from transport.metrics import HttpStats  # noqa: PLC0415
     from transport.state import Peers  # noqa: PLC0415
-    from transport.streams import StreamLimits  # noqa: PLC0415
+    from transport.stream_limits import StreamLimits  # noqa: PLC0415
 
     with FakeLLM() as llm:
         agent = AgentConfig(base_url=llm.base_url, api_key="x", interval_ms=3_600_000)

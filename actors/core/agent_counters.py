@@ -132,12 +132,12 @@ class AgentCounters:
         older_out = self.tokens_out - sum(stats.tokens_out for stats in self.models.values())
         return round(known + estimate_cost(max(older_in, 0), max(older_out, 0)), 6)
 
-    def metrics(self, idle_skips: int) -> AgentMetrics:
-        """A copy for one ``GET /metrics`` scrape; ``idle_skips`` counts the quiet spell's too."""
+    def metrics(self) -> AgentMetrics:
+        """A copy for one ``GET /metrics`` scrape."""
         return AgentMetrics(
             ticks={
                 "called": self.total_calls,
-                "idle": idle_skips,
+                "idle": self.idle_skips,
                 "empty": self.empty_skips,
                 "fingerprint_skip": self.unchanged_skips,
                 "minor_skip": self.minor_skips,

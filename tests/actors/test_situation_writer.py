@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from actors.core.redaction import marker
+from actors.core.redaction_rules import marker
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import RelayActor

@@ -18,8 +18,8 @@ import pytest
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import FakeClock
+from actors.kernel.data_dir import DataDirInUse
 from actors.kernel.start_watch import watching_start
-from actors.kernel.storage import DataDirInUse
 from actors.subtrees import Wiring
 from actors.tree import Relay, StartFailed, start_relay
 from tests.helpers import LogSink, relay_settings, restarted, wait_until
