@@ -310,6 +310,8 @@ class DigestStore(DurableActor):
             "unchangedSkips": c.unchanged_skips,
             "minorSkips": c.minor_skips,
             "deferredTicks": c.deferred,
+            "busySkips": c.busy_skips,
+            "circuitSkips": c.circuit_skips,
             "failures": c.failures,
             "lastError": safe_text(c.last_error) if c.last_error else None,
             "parseFailures": c.parse_failures,

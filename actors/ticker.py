@@ -41,12 +41,12 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import pykka
 
 from actors.context_builder import ContextBuilder
-from actors.core.agent_events import AgentEvent, QuietSpell
+from actors.core.agent_events import AgentEvent, QuietSpell, TickNotStarted
 from actors.core.breaker import Breaker
 from actors.core.change import STALE_AFTER
 from actors.core.ticks import TickDone, TickRequest
@@ -113,7 +113,6 @@ class Ticker(RelayActor):
         self._next_tick_id = 1
         self._in_flight: int | None = None
         self._in_flight_since = 0.0
-        self._busy_skips = 0
         self._breaker = Breaker()
         self._last_tick_at = 0.0
         self._last_call_at: float | None = None
@@ -293,6 +292,11 @@ class Ticker(RelayActor):
 
     # -- ticks -------------------------------------------------------------------------------
 
+    def _not_started(self, reason: Literal["busy", "circuit_open"]) -> None:
+        """Report a due tick that did not start; the digest store keeps the count."""
+        if self._events is not None:
+            self._events.send(TickNotStarted(reason))
+
     def tick(self) -> str:
         """Start a tick now: ``started``, or why not (``inactive``, ``open``, ``busy``,
         ``unavailable``). The schedule calls it when a tick is due; tests and drills may
@@ -302,11 +306,11 @@ class Ticker(RelayActor):
             return "inactive"
         now = self._clock.monotonic()
         if self._breaker.is_open(now):
-            self._breaker.skipped += 1
+            self._not_started("circuit_open")
             return "open"
         if self._in_flight is not None:
             if now - self._in_flight_since < self._lost_after_s():
-                self._busy_skips += 1
+                self._not_started("busy")
                 self._log.debug("tick.skipped_busy", in_flight=self._in_flight)
                 return "busy"
             self._log.warning(
@@ -440,9 +444,7 @@ class Ticker(RelayActor):
             "state": state,
             "consecutiveFailures": breaker.consecutive_failures,
             "circuitOpenForMs": round(open_for * 1000),
-            "circuitSkips": breaker.skipped,
             "inFlight": self._in_flight is not None,
-            "busySkips": self._busy_skips,
             "pending": self._news is not None and self._news.waiting is not None,
             "nextTickInMs": max(0, round((due - now) * 1000)) if due is not None else None,
         }

@@ -212,6 +212,14 @@ class RelayCollector:
         for outcome, count in agent.ticks.items():
             ticks.add_metric([outcome], count)
         yield ticks
+        skips = _counter(
+            "relay_tick_skips_total",
+            "Ticks not started: busy (one in flight), circuit_open (the breaker cooling off).",
+            ["reason"],
+        )
+        for reason, count in agent.not_started.items():
+            skips.add_metric([reason], count)
+        yield skips
         yield CounterMetricFamily(
             "relay_llm_fallbacks_total",
             "Ticks answered by a fallback model rather than the first.",
@@ -273,7 +281,7 @@ class RelayCollector:
         circuit = GaugeMetricFamily(
             "relay_circuit_state",
             "The LLM path's state: 1 for the current one of ok, degraded (ticks failing), "
-            "open (the breaker cools off), disabled (no key, or turned off).",
+            "open (the breaker cools off), disabled (turned off), no_key (on, without a key).",
             labels=["state"],
         )
         for state in CIRCUIT_STATES:
@@ -284,14 +292,6 @@ class RelayCollector:
             "Failed ticks in a row (3 open the circuit).",
             value=status.get("consecutiveFailures", 0),
         )
-        skips = _counter(
-            "relay_tick_skips_total",
-            "Ticks not started: busy (one in flight), circuit_open (since the ticker started).",
-            ["reason"],
-        )
-        skips.add_metric(["busy"], status.get("busySkips", 0))
-        skips.add_metric(["circuit_open"], status.get("circuitSkips", 0))
-        yield skips
 
     @staticmethod
     def _actors(actors: Mapping[str, ChildHandle[Any]]) -> Iterator[Metric]:

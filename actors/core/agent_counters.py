@@ -14,7 +14,13 @@ from typing import Any
 
 import orjson
 
-from actors.core.agent_events import AgentEvent, SituationWriteFailed, TickFailed, TickSkipped
+from actors.core.agent_events import (
+    AgentEvent,
+    SituationWriteFailed,
+    TickFailed,
+    TickNotStarted,
+    TickSkipped,
+)
 from actors.core.cost import call_cost, estimate_cost
 from actors.core.model_stats import ModelStats, models_from_json
 from actors.core.ticks import LLMAttempt, TickResult
@@ -46,6 +52,10 @@ class AgentCounters:
     unchanged_skips: int = 0
     minor_skips: int = 0
     deferred: int = 0
+    busy_skips: int = 0
+    """Ticks not started because one was in flight."""
+    circuit_skips: int = 0
+    """Ticks not started because the circuit breaker was cooling off."""
     failures: int = 0
     last_error: str | None = None
     parse_failures: int = 0
@@ -117,6 +127,10 @@ class AgentCounters:
                 self.minor_skips += 1
             case TickSkipped(reason="deferred"):
                 self.deferred += 1
+            case TickNotStarted(reason="busy"):
+                self.busy_skips += 1
+            case TickNotStarted(reason="circuit_open"):
+                self.circuit_skips += 1
             case TickFailed(error=error, attempts=attempts):
                 self.failures += 1
                 self.last_error = error
@@ -148,6 +162,7 @@ class AgentCounters:
             models={model: stats.copy() for model, stats in self.models.items()},
             situation_write_failures=self.situation_write_failures,
             huds_withheld=dict(self.huds_withheld),
+            not_started={"busy": self.busy_skips, "circuit_open": self.circuit_skips},
         )
 
 
@@ -163,3 +178,5 @@ class AgentMetrics:
     """SITUATION.md writes that failed."""
     huds_withheld: dict[str, int] = field(default_factory=dict)
     """Answers whose hud was not pushed, by reason."""
+    not_started: dict[str, int] = field(default_factory=dict)
+    """Ticks that were due and did not start, by reason (``busy``, ``circuit_open``)."""

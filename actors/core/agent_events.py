@@ -32,6 +32,14 @@ class TickSkipped(AgentEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class TickNotStarted(AgentEvent):
+    """Ticker: a tick was due but did not start: one is in flight (``busy``), or the circuit
+    breaker is cooling off (``circuit_open``)."""
+
+    reason: Literal["busy", "circuit_open"]
+
+
+@dataclass(frozen=True, slots=True)
 class TickFailed(AgentEvent):
     """LLMCaller: a tick's LLM path failed; its last error and each request it made."""
 

@@ -27,7 +27,6 @@ class Breaker:
     consecutive_failures: int = 0
     open_until: float | None = None
     cool_off_s: float = 0.0
-    skipped: int = 0
 
     def is_open(self, now: float) -> bool:
         """Whether ticks must not call the LLM now."""

@@ -18,8 +18,10 @@ from tests.helpers import (
     TRANSCRIPT,
     LogSink,
     asked,
+    client_for,
     last_entry,
     relay_settings,
+    restarted,
     sense,
     tick,
     wait_until,
@@ -259,7 +261,7 @@ def test_only_one_llm_request_is_in_flight(
 
     wait_until(lambda: logs.named("tick"), what="the slow tick to finish")
     assert fake_llm.calls == 1
-    assert asked(relay.handles["ticker"], Ticker.status)["busySkips"] == 2
+    assert asked(relay.handles["digest"], DigestStore.stats)["busySkips"] == 2
 
 
 def test_without_a_key_the_agent_makes_no_calls_until_one_is_set(
@@ -352,3 +354,24 @@ def test_an_entry_names_the_model_the_server_says_answered(
     assert fake_llm.requests[0].body["model"] == "google/gemini-2.5-flash-lite"
     assert last_entry(relay)["model"] == "stand-in/heuristic"
     assert logs.named("tick")[-1]["model"] == "stand-in/heuristic"
+
+
+def test_busy_skips_a_reader_saw_survive_a_crash_of_the_ticker(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    relay = make_relay(relay_settings(fake_llm, timeout_ms=5_000))
+    fake_llm.mode = "slow"
+    fake_llm.delay_s = 0.5
+    asked(relay.handles["sense"], SenseBuffer.append, sense())
+    assert asked(relay.handles["ticker"], Ticker.tick) == "started"
+    wait_until(lambda: fake_llm.calls == 1, what="the request to arrive")
+    assert asked(relay.handles["ticker"], Ticker.tick) == "busy"
+    wait_until(lambda: logs.named("tick"), what="the slow tick to finish")
+    with client_for(relay) as client:
+        wait_until(lambda: client.get("/health").json()["agent"]["busySkips"] == 1)
+
+        ticker = relay.handles["ticker"]
+        ticker.tell(RelayActor.inject_fault, "crash")
+        wait_until(lambda: restarted(ticker, 1), what="the ticker's restart")
+
+        assert client.get("/health").json()["agent"]["busySkips"] >= 1
