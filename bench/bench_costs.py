@@ -6,25 +6,17 @@ Run from the repository root::
     python -m bench.bench_costs --quick       # idle 10 s, 2 starts, fewer repetitions
     python -m bench.bench_costs --only tick   # some parts (idle, startup, tick; comma-separated)
 
-``idle``     ``python run.py`` with the agent on (a ``python -m transport.demo.fake_llm``
-             subprocess, every other setting its default), 5 s to settle, then nothing for
-             ``--idle-seconds``: its CPU (``stat`` and the threads' ``schedstat``) as a share of
-             one core, target below 0.5 %, and its context switches, busiest threads first.
-``startup``  spawn to the first ``GET /health`` 200 of that relay, median of ``--starts`` (the
-             first creates the databases), target below 1 s; after each, the floors from spawn
-             to exit: ``python -c pass``, the dependencies' imports, ``import run``.
-``tick``     in-process: ``actors.tree.start_relay`` (``:memory:``, a 1-hour interval, a fake
-             LLM) with full rings (100 feed items, 30 screen events of 4 KiB OCR in five apps,
-             ``bench/data/tick_window.json``); per call, median and p99 of the pure part (window,
-             prompt, fingerprint, the economy's judgement), the actor part and the bookkeeping
-             (``digest.record`` and its commit). A tick's own cost, window (actor) + prompt +
-             judgement + record with commit, has a target below 2 ms; the LLM call is not part
-             of it. For comparison, the record again on disk (``RELAY_SYNC=full``).
-
-Each part first waits (``--max-wait``) for a quiet machine: a 1-minute load below 0.5 and no
-other bench running; a measurement while the rest of the machine used more than 0.25 of a core
-is retried (3 attempts), then reported as not measured. It prints figures and a table of the
-targets, and asserts nothing.
+``idle``: ``python run.py`` with the agent on (a fake LLM subprocess, the default interval),
+5 s to settle, then ``--idle-seconds`` with nothing arriving: its CPU (``stat``, the threads'
+``schedstat``), target below 0.5 % of a core, and its busiest threads. ``startup``: spawn to
+the first ``GET /health`` 200, median of ``--starts``, target below 1 s, beside the floors
+(``python -c pass``, the dependencies' imports, ``import run``). ``tick``: in-process
+(``actors.tree.start_relay``, ``:memory:``, rings filled from ``bench/data/tick_window.json``),
+median and p99 of each step of a tick but the LLM call: window, prompt, judgement and the
+record with its commit, target below 2 ms; the record again on disk for comparison.
+Each part waits (``--max-wait``) for a quiet machine (1-min load below 0.5, no other bench)
+and is retried (3 attempts) when the rest of the machine used more than 0.25 of a core.
+It prints figures and a table of the targets, and asserts nothing.
 """
 
 from __future__ import annotations
@@ -58,7 +50,7 @@ from actors.kernel.clock import SystemClock
 from actors.sense_buffer import SenseBuffer
 from actors.tree import Relay, start_relay
 from bench import harness as h
-from bench.figures import data, exit_on_sigterm, parser
+from bench.figures import at_least, data, exit_on_sigterm, parser
 from config import Settings, configure_logging
 from config.settings import AgentConfig
 from transport.demo.fake_llm import FakeLLM
@@ -587,23 +579,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     cli = parser(__doc__, quick="idle 10 s, 2 starts, fewer reps")
     add = cli.add_argument
     add("--only", help=f"comma-separated, from {','.join(PARTS)} (default: all)")
-    add("--idle-seconds", type=float, help="idle window (default 60; quick 10)")
-    add("--starts", type=int, help="relay starts (default 5; quick 2)")
-    add("--reps", type=int, help="calls per pure figure (default 20000)")
-    add("--actor-reps", type=int, help="calls per actor figure (default 2000)")
-    add("--max-wait", type=float, default=300.0, help="s to wait for quiet (300)")
+    add("--idle-seconds", type=at_least(0, float, above=True), help="idle window (60; quick 10)")
+    add("--starts", type=at_least(1), help="relay starts (default 5; quick 2)")
+    add("--reps", type=at_least(1), help="calls per pure figure (default 20000)")
+    add("--actor-reps", type=at_least(1), help="calls per actor figure (default 2000)")
+    add("--max-wait", type=at_least(0, float), default=300.0, help="s to wait for quiet (300)")
     args = cli.parse_args(argv)
     h.fill_defaults(
         args, idle_seconds=(10, 60), starts=(2, 5), reps=(2000, 20_000), actor_reps=(200, 2000)
     )
-    if (
-        args.idle_seconds <= 0
-        or min(args.starts, args.reps, args.actor_reps) < 1
-        or args.max_wait < 0
-    ):
-        cli.error(
-            "--idle-seconds above 0; --starts, --reps, --actor-reps at least 1; --max-wait >= 0"
-        )
     args.parts = h.choose(cli, args.only, PARTS)
     return args
 

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import httpx
 
 from bench.day_session import DAY_SESSION, Moment, load_moments
-from bench.figures import median, parser
+from bench.figures import at_least, median, parser
 from bench.harness import Server, percentile, relay_env, relay_process
 from config.logs import configure_logging
 from config.prices import Price, load_prices
@@ -282,18 +282,17 @@ def replay(session: Session, speed: float, llm_delay_s: float) -> list[Run]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     cli = parser(__doc__, moments="list each labelled moment's moment→hud too")
-    cli.add_argument("--speed", type=float, default=1.0, help="replay speed (default 1.0)")
-    cli.add_argument("--llm-delay-s", type=float, default=1.0, help="LLM latency (default 1.0)")
+    speed_type, delay_type = at_least(0, float, above=True), at_least(0, float)
+    cli.add_argument("--speed", type=speed_type, default=1.0, help="replay speed (default 1.0)")
+    cli.add_argument("--llm-delay-s", type=delay_type, default=1.0, help="LLM latency (1.0)")
     cli.add_argument(
-        "--session", action="append", type=session_path,
+        "--session",
+        action="append",
+        type=session_path,
         help=f"{', '.join(NAMED_SESSIONS)} or a session file; repeatable (default: all named)",
-    )  # fmt: skip
+    )
     args = cli.parse_args(argv)
     speed: float = args.speed
-    if not (math.isfinite(speed) and speed > 0):
-        cli.error("--speed must be a positive number")
-    if not (math.isfinite(args.llm_delay_s) and args.llm_delay_s >= 0):
-        cli.error("--llm-delay-s must be 0 or more")
     sessions = []
     for path in args.session or NAMED_SESSIONS.values():
         try:

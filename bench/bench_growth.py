@@ -7,26 +7,13 @@ Run from the repository root (``wrk`` installed)::
     python -m bench.bench_growth --sweeps hour   # some sweeps (ocr, conns, hour; comma-separated)
     python -m bench.bench_growth --sweeps hour --feed-every 1 --sense-every 0.5 --sense-kib 16
 
-Nothing should grow faster than linearly, nor without bound. Each sweep starts a relay
-(``python run.py``, ``RELAY_SYNC=full``, a fake LLM ticking every second); each step is
-``--rounds`` wrk runs (medians) with the CPU of the relay, of wrk and of the rest
-(``cores rel/wrk/oth``); RSS is the relay's VmRSS.
-
-``ocr``    ``POST /sense`` of 1 to 1024 KiB of OCR at 16 connections, after posting as many
-           events as the sense buffer keeps: req/s, p99, CPU per request and per KiB, RSS and
-           its copies of the ring, the database files; super-linear when CPU per request or
-           p99 grows more than 1.2 x the size, or CPU as size^e with e > 1.2 into 64 KiB+.
-``conns``  ``POST /feed`` at 1 to 256 connections: latencies against Little's law (conns /
-           req/s): queueing only while p99/L stays within 2 x its value at 16; CPU per request
-           flat while no step is above 1.3 x the lowest at fewer connections.
-``hour``   an hour of transcripts (``--feed-every``) and screens (``--sense-every``,
-           ``--sense-kib``) posted as fast as taken, in ``--chunks``: after each, the posts'
-           rate and p99, RSS, the files, ``GET /feed?after=0`` and ``GET /sense?after=0``
-           (``~``: other CPU above 0.25 core, ``!``: errors). Bounded over the second half when
-           RSS grew under max(2 MB, 3 %), each file under max(0.25 MiB, 5 %) or a ``-wal``
-           under SQLite's autocheckpoint mark, the GETs' p99 under 1.5 x.
-
-It prints figures and verdicts, and asserts nothing.
+Each sweep starts a relay (``python run.py``, ``RELAY_SYNC=full``, a fake LLM ticking every
+second); each step is ``--rounds`` wrk runs (medians) with the CPU of the relay, of wrk and of
+the rest (``cores rel/wrk/oth``). ``ocr``: ``POST /sense`` of 1 KiB to 1 MiB of OCR, after as
+many events as the sense buffer keeps. ``conns``: ``POST /feed`` at 1 to 256 connections,
+latency against Little's law. ``hour``: an hour of transcripts and screens posted as fast as
+taken, in ``--chunks``, with the files, RSS and the GETs after each. Each sweep prints its
+figures and a verdict (at most linear, queueing only, bounded), the rule of which it states.
 """
 
 from __future__ import annotations
@@ -48,7 +35,7 @@ from actors.feed_buffer import FEED_RING
 from actors.kernel.storage import MIGRATIONS
 from actors.sense_buffer import PRUNE_SLACK, SENSE_RING
 from bench import harness as h
-from bench.figures import Table, exit_on_sigterm, parser
+from bench.figures import Table, at_least, exit_on_sigterm, parser
 from bench.load import WRK_INSTALL_HINT, Round, Row, post, wrk_available, wrk_round
 
 SWEEPS = ("ocr", "conns", "hour")
@@ -414,20 +401,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         quick="smoke run: 1 s, 1 round, OCR 1/16/256/1024 KiB, 1/16/256 connections, 4 chunks",
     )
     add = cli.add_argument
-    add("--seconds", type=int, help="wrk run per round (default 3)")
-    add("--rounds", type=int, help="rounds per step; medians shown (default 3)")
+    add("--seconds", type=at_least(1), help="wrk run per round (default 3)")
+    add("--rounds", type=at_least(1), help="rounds per step; medians shown (default 3)")
     add("--sweeps", help=f"comma-separated, from {','.join(SWEEPS)} (default all)")
-    add("--chunks", type=int, help="chunks of the hour sweep (default 12)")
-    add("--hour-seconds", type=float, default=3600.0, help="simulated s (3600)")
-    add("--feed-every", type=float, default=2.0, help="s between transcripts (2)")
-    add("--sense-every", type=float, default=1.0, help="s between screens (1)")
-    add("--sense-kib", type=int, default=4, help="OCR KiB per screen (4)")
+    add("--chunks", type=at_least(1), help="chunks of the hour sweep (default 12)")
+    positive = at_least(0, float, above=True)
+    add("--hour-seconds", type=positive, default=3600.0, help="simulated s (3600)")
+    add("--feed-every", type=positive, default=2.0, help="s between transcripts (2)")
+    add("--sense-every", type=positive, default=1.0, help="s between screens (1)")
+    add("--sense-kib", type=at_least(0), default=4, help="OCR KiB per screen (4)")
     args = cli.parse_args(argv)
     h.fill_defaults(args, seconds=(1, 3), rounds=(1, 3), chunks=(4, 12))
-    if min(args.seconds, args.rounds, args.chunks) < 1:
-        cli.error("--seconds, --rounds and --chunks must be at least 1")
-    if min(args.hour_seconds, args.feed_every, args.sense_every) <= 0 or args.sense_kib < 0:
-        cli.error("--hour-seconds, --feed-every, --sense-every above 0; --sense-kib >= 0")
     args.sweep_list = h.choose(cli, args.sweeps, SWEEPS)
     return args
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from bench import harness
-from bench.figures import Table, parser
+from bench.figures import Table, at_least, parser
 from bench.load import ENDPOINTS, post
 
 CONNECTIONS = 64
@@ -170,15 +170,15 @@ def print_memory(run: MemoryRun) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     cli = parser(__doc__, quick="10000, then 40000 read every 10000")
-    cli.add_argument("--posts", type=int, help="POSTs before the reference reading (100000)")
-    cli.add_argument("--long-posts", type=int, help="POSTs after it (1000000)")
-    cli.add_argument("--rss-every", type=int, help="POSTs between two readings (100000)")
+    cli.add_argument(
+        "--posts", type=at_least(0), help="POSTs before the reference reading (100000)"
+    )
+    cli.add_argument("--long-posts", type=at_least(0), help="POSTs after it (1000000)")
+    cli.add_argument("--rss-every", type=at_least(1), help="POSTs between two readings (100000)")
     args = cli.parse_args(argv)
     harness.fill_defaults(
         args, posts=(10_000, 100_000), long_posts=(40_000, 1_000_000), rss_every=(10_000, 100_000)
     )
-    if args.posts < 0 or args.long_posts < 0 or args.rss_every < 1:
-        cli.error("--posts and --long-posts must be >= 0, --rss-every at least 1")
     print(
         f"sinain-relay memory bench: {args.posts:,} posts then {args.long_posts:,} read every "
         f"{args.rss_every:,}"

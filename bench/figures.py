@@ -9,7 +9,7 @@ import re
 import signal
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,19 @@ def parser(doc: str | None, **options: str) -> argparse.ArgumentParser:
     for name, text in options.items():
         parsed.add_argument(f"--{name}", action="store_true", help=text)
     return parsed
+
+
+def at_least(low: float, kind: Callable[[str], Any] = int, *, above: bool = False) -> Any:
+    """An argparse type: ``kind`` of the text, finite and at least ``low`` (``above`` it)."""
+
+    def parse(text: str) -> Any:
+        value = kind(text)
+        if not math.isfinite(value) or value < low or (above and value == low):
+            msg = f"must be {'above' if above else 'at least'} {low:g}, not {text}"
+            raise argparse.ArgumentTypeError(msg)
+        return value
+
+    return parse
 
 
 def exit_on_sigterm() -> None:
