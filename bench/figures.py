@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 DATA = Path(__file__).resolve().parent / "data"
-_SPEC = re.compile(r"([<>^]?)(\d*)")
+_SPEC = re.compile(r"([<>=^]?)[-+ ]?z?#?0?(\d*)")
+"""The alignment and the width of a format spec."""
 
 
 def data(name: str) -> Any:
