@@ -261,9 +261,13 @@ def run_to_exit(code: str) -> float:
     """Seconds from spawning ``python -c code`` to its exit."""
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=h.ROOT, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, timeout=FLOOR_TIMEOUT_S, check=False,
-    )  # fmt: skip
+        [sys.executable, "-c", code],
+        cwd=h.ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        timeout=FLOOR_TIMEOUT_S,
+        check=False,
+    )
     if done.returncode != 0:
         msg = f"python -c {code!r} exited with {done.returncode}: {done.stderr.decode()[-400:]}"
         raise RuntimeError(msg)

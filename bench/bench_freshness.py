@@ -110,9 +110,12 @@ def started(config: Config, speed: float, llm_delay_s: float, tmp: Path) -> Iter
     scaled = {f"AGENT_{name}_MS": str(max(1, round(ms / speed))) for name, ms in times.items()}
     with FakeLLM(mode="summarise", latency_s=llm_delay_s / speed) as llm:
         env = relay_env(
-            OPENROUTER_API_KEY="bench-freshness", AGENT_BASE_URL=llm.base_url,
-            AGENT_ECONOMY=str(config.economy).lower(), LOG_FORMAT="json", **scaled,
-        )  # fmt: skip
+            OPENROUTER_API_KEY="bench-freshness",
+            AGENT_BASE_URL=llm.base_url,
+            AGENT_ECONOMY=str(config.economy).lower(),
+            LOG_FORMAT="json",
+            **scaled,
+        )
         with relay_process(str(tmp / slug), tmp / f"{slug}.log", env, log_level=None) as server:
             run = Run(config, llm, server)
             try:

@@ -188,9 +188,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli = parser(__doc__, cases="a row per case, with lost words")
     cli.add_argument("--show", metavar="NAME", help="print both prompts of one case")
     cli.add_argument(
-        "--budgets", metavar="N,N,...",
+        "--budgets",
+        metavar="N,N,...",
         help=f"also the budget prompt with these budgets (the relay's is {SCREEN_BUDGET})",
-    )  # fmt: skip
+    )
     args = cli.parse_args(argv)
     cases = corpus.cases()
     windows = {case.name: corpus.case_window(case) for case in cases}
