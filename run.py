@@ -2,8 +2,9 @@
 
 ``python run.py --help`` lists every flag. Exit codes: 0 after a signal, 1 when the relay
 could not start (one ``relay.start_failed`` line says why: a port in use, a data directory
-another relay holds, an actor that failed its start), 2 for an invalid setting (or a host
-beyond loopback without RELAY_TOKEN: see :func:`transport.auth.exposure`), 70 when the root
+another relay holds, an actor that failed its start; for something another process holds, a
+``fix``), 2 for an invalid setting (or a host beyond loopback without RELAY_TOKEN: see
+:func:`transport.exposure.exposure`) or a dependency not installed, 70 when the root
 supervisor gave up (restart intensity exceeded), so that a service manager restarts the
 process.
 """
@@ -17,21 +18,34 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from types import FrameType
 from typing import NoReturn
 
-import pykka
-import pykka.debug
-import structlog
+try:
+    import pykka
+    import pykka.debug
+    import structlog
 
-from actors import ChildExited, SystemClock
-from actors.core.error_text import safe_text
-from actors.kernel.malloc import TRIM_INTERVAL_S, limit_malloc_arenas, release_free_memory
-from actors.tree import start_relay
-from config import ConfigError, Settings, configure_logging, load_settings
-from config.options import build_parser
-from config.prices import PriceTable, load_prices
-from transport import exposure, refusal, warn_at_start
+    from actors import ChildExited, SystemClock
+    from actors.core.error_text import safe_text
+    from actors.core.errors import InUse
+    from actors.kernel.malloc import TRIM_INTERVAL_S, limit_malloc_arenas, release_free_memory
+    from actors.tree import start_relay
+    from config import ConfigError, Settings, configure_logging, load_settings
+    from config.command_line import build_parser
+    from config.options import OPTIONS
+    from config.prices import PriceTable, load_prices
+    from transport import HttpFrontend, exposure, refusal, warn_at_start
+except ModuleNotFoundError as missing:  # run from a checkout without its install
+    module = (missing.name or "").partition(".")[0]
+    if module in ("", "actors", "config", "transport"):
+        raise  # ours are beside this file: one missing is a broken checkout, traceback and all
+    sys.stderr.write(
+        f"{os.path.basename(sys.argv[0])}: error: the relay's dependency {module!r} is not "
+        f"installed: run python -m pip install -e . (in {Path(__file__).resolve().parent})\n"
+    )
+    raise SystemExit(2) from None  # EXIT_INVALID, as for an invalid setting
 
 EXIT_START_FAILED = 1
 EXIT_INVALID = 2
@@ -61,6 +75,16 @@ def prices_or_exit(user_file: str) -> PriceTable:
 def _exit_invalid(message: str) -> NoReturn:
     parser = build_parser()
     parser.exit(EXIT_INVALID, f"{parser.prog}: error: {message}\n")
+
+
+def remedy(failure: RuntimeError) -> dict[str, str]:
+    """What to do about a start refused for something another process holds, in the user's
+    terms (the flag and the environment variable of the setting), as the log line's ``fix``."""
+    if not isinstance(failure, InUse):
+        return {}
+    option = next(option for option in OPTIONS if option.attr == failure.setting)
+    how = f"{option.flag} ({option.env})" if option.flag else option.env
+    return {"fix": f"stop the other relay, or pass {how} with {failure.instead}"}
 
 
 def _stop_on_signals(stop: threading.Event) -> None:
@@ -126,9 +150,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             settings = prepare_demo(settings, args, os.environ, demo)
         try:
-            relay = start_relay(settings, SystemClock(), on_escalate=on_escalate, prices=prices)
-        except RuntimeError as exc:  # StartFailed, DataDirInUse, StorageError: a line each
-            log.error("relay.start_failed", actor="root", error=safe_text(str(exc)))
+            relay = start_relay(
+                settings,
+                SystemClock(),
+                frontend=HttpFrontend(settings),
+                on_escalate=on_escalate,
+                prices=prices,
+            )
+        except RuntimeError as exc:  # StartFailed, DataDirInUse, PortInUse: a line each
+            log.error("relay.start_failed", actor="root", error=safe_text(str(exc)), **remedy(exc))
             return EXIT_START_FAILED
         host, port = relay.address()
         url = f"http://{host}:{port}"

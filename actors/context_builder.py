@@ -9,15 +9,16 @@ fingerprint), and hands the prompt on, with the previous digest the digest store
 
 from __future__ import annotations
 
+from actors.core.agent_events import AgentEvent, TickSkipped
 from actors.core.change import Gist, gist, judge, settling_until
 from actors.core.entries import EMPTY_AGENT, AgentSnapshot
 from actors.core.prompt import PreviousDigest, build_prompt, fingerprint
 from actors.core.records import FeedSnapshot, SenseSnapshot
 from actors.core.ticks import LLMRequest, TickDone, TickRequest
 from actors.core.window import ContextWindow, build_context_window
-from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Clock
+from actors.kernel.listeners import Listeners
 from actors.kernel.published import Published
 from actors.llm_caller import LLMCaller
 
@@ -34,7 +35,7 @@ class ContextBuilder(RelayActor):
         feed: Published[FeedSnapshot],
         sense: Published[SenseSnapshot],
         llm: ChildHandle[LLMCaller],
-        digest: ChildHandle[DigestStore],
+        events: Listeners[AgentEvent] | None = None,
         agent: Published[AgentSnapshot] | None = None,
         report: Reporter | None = None,
     ) -> None:
@@ -44,7 +45,7 @@ class ContextBuilder(RelayActor):
         self._sense = sense
         self._agent = agent or Published(EMPTY_AGENT)
         self._llm = llm
-        self._digest = digest
+        self._events: Listeners[AgentEvent] = events or Listeners()
 
     def _snapshots(self) -> tuple[FeedSnapshot, SenseSnapshot]:
         return self._feed.value, self._sense.value
@@ -62,7 +63,7 @@ class ContextBuilder(RelayActor):
         feed, sense = self._snapshots()
         marks = (feed.activity, sense.activity)
         if marks == request.last_marks:
-            self._tell_peer(self._digest, DigestStore.record_idle_skip)
+            self._events.send(TickSkipped("idle"))
             self._done(request, TickDone(request.tick_id, "idle", marks))
             return
         config = request.config
@@ -71,12 +72,12 @@ class ContextBuilder(RelayActor):
             feed.items, sense.events, now_ms=now_ms, max_age_ms=config.max_age_ms
         )
         if window.is_empty:
-            self._tell_peer(self._digest, DigestStore.record_empty_skip)
+            self._events.send(TickSkipped("empty"))
             self._done(request, TickDone(request.tick_id, "empty", marks))
             return
         window_print = fingerprint(window)
         if window_print == request.last_fingerprint:
-            self._tell_peer(self._digest, DigestStore.record_unchanged_skip)
+            self._events.send(TickSkipped("unchanged"))
             done = TickDone(request.tick_id, "unchanged", marks, fingerprint=window_print)
             self._done(request, done)
             return
@@ -126,7 +127,7 @@ class ContextBuilder(RelayActor):
             if change.reason == "minor" and request.stale_in_s <= 0 and request.calls_left >= 2:
                 why["reason"] = "minor_stale"
                 return None
-            self._tell_peer(self._digest, DigestStore.record_minor_skip)
+            self._events.send(TickSkipped("minor"))
             recheck = (
                 request.stale_in_s if change.reason == "minor" and request.stale_in_s > 0 else None
             )
@@ -135,13 +136,13 @@ class ContextBuilder(RelayActor):
         if change.reason in ("app", "window") and settle_ms:
             until = settling_until(window, now_ms, settle_ms)
             if until is not None:
-                self._tell_peer(self._digest, DigestStore.record_deferred)
+                self._events.send(TickSkipped("deferred"))
                 detail = {**why, "waiting": "settling"}
                 return TickDone(
                     request.tick_id, "deferred", None, detail, recheck_in_s=(until - now_ms) / 1000
                 )
         if request.calls_left < 1:
-            self._tell_peer(self._digest, DigestStore.record_deferred)
+            self._events.send(TickSkipped("deferred"))
             return TickDone(request.tick_id, "deferred", None, {**why, "waiting": "budget"})
         return None
 

@@ -5,27 +5,25 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections import deque
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import orjson
 import pykka
 
+from actors.core.agent_counters import AgentCounters, AgentMetrics, median
+from actors.core.agent_events import AgentEvent, QuietSpell
 from actors.core.completion import NO_OUTPUT
-from actors.core.cost import call_cost, estimate_cost
 from actors.core.entries import EMPTY_AGENT, AgentEntry, AgentSnapshot
 from actors.core.error_text import safe_text
-from actors.core.model_stats import ModelStats, models_from_json
 from actors.core.records import JSONDict
 from actors.core.situation import Situation
-from actors.core.ticks import LLMAttempt, TickResult
+from actors.core.ticks import TickResult
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle, Reporter
 from actors.kernel.clock import Cancel, Clock
+from actors.kernel.doorbell import Doorbell
 from actors.kernel.durable import DurableActor, Prune
 from actors.kernel.published import Published
 from actors.kernel.storage import Store
-from actors.situation_outbox import SituationOutbox
 from config.app_names import normalize_app_name
 from config.prices import PriceTable, load_prices
 
@@ -39,54 +37,18 @@ PRUNE_INTERVAL_S = 3600.0
 """How often entries older than the retention are deleted."""
 
 
-def _median(values: list[int]) -> int | None:
-    """The median, rounded; ``None`` of nothing. (``statistics`` would import ``decimal`` and
-    ``fractions``: a megabyte resident for one median.)"""
-    if not values:
-        return None
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return ordered[middle]
-    return round((ordered[middle - 1] + ordered[middle]) / 2)
-
-
 def _sql_int(value: int) -> int:
     """``value`` within SQLite's integers (a larger Python int raises ``OverflowError``)."""
     return min(max(value, -(2**63)), 2**63 - 1)
 
 
-@dataclass(slots=True)
-class _Counters:
-    """The agent's counters; persisted as one JSON row."""
-
-    total_calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    last_analysis_ts: int | None = None
-    idle_skips: int = 0
-    empty_skips: int = 0
-    unchanged_skips: int = 0
-    minor_skips: int = 0
-    deferred: int = 0
-    failures: int = 0
-    last_error: str | None = None
-    parse_failures: int = 0
-    last_pushed_hud: str = ""
-    fallbacks: int = 0
-    """Ticks answered by a model other than the first."""
-    situation_write_failures: int = 0
-    """SITUATION.md writes that failed (see :mod:`actors.situation_writer`)."""
-    models: dict[str, ModelStats] = field(default_factory=dict)
-    """Per-model requests, latencies, tokens and cost (absent from rows of older relays)."""
-    huds_withheld: dict[str, int] = field(default_factory=dict)
-    """Answers whose hud was no line a user can read, by reason (:mod:`actors.core.hud_check`)."""
-
-
 class DigestStore(DurableActor):
     """Stores what each successful tick produced and pushes new hud lines to the feed.
 
-    A failed tick changes only the failure counters: the stored hud, digest and entries stay.
+    It also keeps the agent's counters (:class:`~actors.core.agent_counters.AgentCounters`):
+    the answers it stores, and the events the agent's other actors report, to which it
+    listens (:meth:`on_receive`, :mod:`actors.core.agent_events`). A failed tick changes only
+    the failure counters: the stored hud, digest and entries stay.
     The newest :data:`AGENT_RING` entries are also in memory; older ones stay in the database
     for ``retention_days`` and are read back by :meth:`history_range`. With ``situation``
     (``RELAY_SITUATION_FILE`` set), each committed entry and its tick's window are posted
@@ -104,7 +66,7 @@ class DigestStore(DurableActor):
         retention_days: float = 7.0,
         published: Published[AgentSnapshot] | None = None,
         prices: PriceTable | None = None,
-        situation: SituationOutbox | None = None,
+        situation: Doorbell[Situation] | None = None,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(store=store, report=report)
@@ -118,7 +80,7 @@ class DigestStore(DurableActor):
         self._retention_ms = round(retention_days * DAY_MS)
         self._entries: deque[AgentEntry] = deque(maxlen=AGENT_RING)
         self._next_id = 1
-        self._counters = _Counters()
+        self._counters = AgentCounters()
         self._prune_timer: Cancel | None = None
         self._quiet: tuple[float, float] | None = None
         """The quiet spell being counted, ``(since, interval_s)`` on the clock's monotonic
@@ -126,8 +88,6 @@ class DigestStore(DurableActor):
         self._quiet_seen: tuple[float, float] | None = None
         """The last spell told, counted or not, and how many of its intervals are banked."""
         self._quiet_banked = 0
-        self._quiet_shown = 0
-        """The most intervals of the spell a reader was shown (the count never goes back)."""
 
     def restore(self, db: sqlite3.Connection) -> None:
         """Reload the newest entries and the counters; schedule retention pruning."""
@@ -139,12 +99,7 @@ class DigestStore(DurableActor):
         self._next_id = (last or 0) + 1
         state = db.execute("SELECT value FROM agent_state WHERE key = 'counters'").fetchone()
         if state is not None:
-            known = set(_Counters.__dataclass_fields__) - {"models"}
-            saved = orjson.loads(state[0])
-            self._counters = _Counters(
-                **{k: v for k, v in saved.items() if k in known},
-                models=models_from_json(saved.get("models")),
-            )
+            self._counters = AgentCounters.from_json(state[0])
         if rows:
             self._log.info("digest.restored", entries=len(rows), next_id=self._next_id)
         self._request_prune()
@@ -183,7 +138,7 @@ class DigestStore(DurableActor):
     def _save_counters(self) -> None:
         self._write(
             "INSERT OR REPLACE INTO agent_state (key, value) VALUES ('counters', ?)",
-            (orjson.dumps(asdict(self._counters)),),
+            (self._counters.to_json(),),
         )
 
     def record(self, result: TickResult) -> AgentEntry:
@@ -212,7 +167,7 @@ class DigestStore(DurableActor):
             audio_count=window.audio_count,
             screen_count=window.screen_count,
             pushed=push,
-            model=result.model,
+            model=result.answered_model or result.model,
             latency_ms=result.latency_ms,
             tokens_in=result.tokens_in,
             tokens_out=result.tokens_out,
@@ -229,109 +184,58 @@ class DigestStore(DurableActor):
         self._entries.append(entry)
         if self._situation is not None:
             self._situation_next = Situation(result.tick_id, entry, window)
-        counters.total_calls += 1
-        counters.tokens_in += result.tokens_in
-        counters.tokens_out += result.tokens_out
-        counters.last_analysis_ts = entry.ts
-        if not analysis.parsed_ok:
-            counters.parse_failures += 1
-        if result.hud_withheld is not None:
-            withheld = counters.huds_withheld
-            withheld[result.hud_withheld] = withheld.get(result.hud_withheld, 0) + 1
-        self._count_model_call(result)
+        counters.answered(result, entry.ts, self._prices)
         self._save_counters()
         return entry
 
-    def _model(self, model: str) -> ModelStats:
-        stats = self._counters.models.get(model)
-        if stats is None:
-            stats = self._counters.models[model] = ModelStats()
-        return stats
+    def on_receive(self, message: Any) -> Any:
+        """Count the events the agent's other actors report (:meth:`on_event`)."""
+        if isinstance(message, AgentEvent):
+            self.on_event(message)
+            return None
+        return super().on_receive(message)
 
-    def _count_model_call(self, result: TickResult) -> None:
-        """Count the tick's requests per model, and price the answer."""
-        for attempt in result.attempts:
-            self._model(attempt.model).observe(attempt.seconds, ok=attempt.ok)
-        cost, source = call_cost(
-            result.model, result.tokens_in, result.tokens_out, result.cost_usd, self._prices
-        )
-        self._model(result.model).answered(result.tokens_in, result.tokens_out, cost, source)
-        if result.fallback:
-            self._counters.fallbacks += 1
-
-    def record_failure(self, error: str, attempts: tuple[LLMAttempt, ...] = ()) -> None:
-        """Count a failed tick and its requests per model; nothing else changes."""
-        self._counters.failures += 1
-        self._counters.last_error = error
-        for attempt in attempts:
-            self._model(attempt.model).observe(attempt.seconds, ok=attempt.ok)
+    def on_event(self, event: AgentEvent) -> None:
+        """Count ``event`` and store the counters (a quiet spell: see :meth:`_quiet_spell`)."""
+        if isinstance(event, QuietSpell):
+            self._quiet_spell(event)
+            return
+        self._counters.count(event)
         self._save_counters()
 
-    def record_situation_failure(self) -> None:
-        """Count a SITUATION.md write that failed (the writer logged why)."""
-        self._counters.situation_write_failures += 1
-        self._save_counters()
-
-    def record_idle_skip(self) -> None:
-        """Count a tick that ran and found nothing new (one tried again, or started by hand)."""
-        self._counters.idle_skips += 1
-        self._save_counters()
-
-    def quiet(self, since: float | None, interval_s: float, at: float) -> None:
-        """Ticker -> DigestStore: at ``at`` (monotonic seconds), the agent has been quiet since
-        ``since``, or is not quiet (``None``).
+    def _quiet_spell(self, told: QuietSpell) -> None:
+        """At ``told.at`` (monotonic seconds), the agent has been quiet since ``told.since``,
+        or is not quiet (``None``), as the Ticker reports it.
 
         Each whole ``interval_s`` of a spell counts one idle skip: what a tick every
         ``interval_s`` would have skipped, counted without a timer. The intervals that passed
-        before ``at`` are banked into the stored counter when a spell ends (never fewer than
-        a reader was already shown: the counter only grows); a spell told again (an empty
-        tick did not end it) goes on from where it was.
+        before ``at`` are banked into the stored counter when a spell ends, and when a reader
+        asks for the counters (:meth:`_bank_idle_beats`); never fewer than are banked already,
+        so the counter only grows. A spell told again (an empty tick did not end it) goes on
+        from where it was.
         """
-        self._bank_idle_beats(at)
+        since, interval_s = told.since, told.interval_s
+        self._bank_idle_beats(told.at)
         spell = (since, interval_s) if since is not None and interval_s > 0 else None
         if spell is not None and spell != self._quiet_seen:
-            self._quiet_seen, self._quiet_banked, self._quiet_shown = spell, 0, 0
+            self._quiet_seen, self._quiet_banked = spell, 0
         self._quiet = spell
 
     def _beats(self, at: float) -> int:
-        """Whole intervals of the current spell by ``at``, never fewer than were shown."""
+        """Whole intervals of the current spell by ``at``, never fewer than are banked."""
         if self._quiet is None:
             return self._quiet_banked
         since, interval_s = self._quiet
-        return max(int((at - since) // interval_s), self._quiet_shown, self._quiet_banked)
-
-    def _idle_beats(self) -> int:
-        """Idle skips of the current spell not yet banked, as of now (what readers see)."""
-        beats = self._beats(self._clock.monotonic())
-        self._quiet_shown = beats
-        return beats - self._quiet_banked
+        return max(int((at - since) // interval_s), self._quiet_banked)
 
     def _bank_idle_beats(self, at: float) -> None:
+        """Store the spell's intervals by ``at``. Readers bank first, and their answer waits for
+        the commit: no crash takes back a count a reader saw (one write per interval, if read)."""
         beats = self._beats(at) - self._quiet_banked
         if beats > 0:
             self._quiet_banked += beats
             self._counters.idle_skips += beats
             self._save_counters()
-
-    def record_unchanged_skip(self) -> None:
-        """Count a tick skipped because the window said what the last call was told."""
-        self._counters.unchanged_skips += 1
-        self._save_counters()
-
-    def record_minor_skip(self) -> None:
-        """Count a tick skipped because the window changed in no meaningful way."""
-        self._counters.minor_skips += 1
-        self._save_counters()
-
-    def record_deferred(self) -> None:
-        """Count a tick whose meaningful change waits: a burst settling, or the call budget."""
-        self._counters.deferred += 1
-        self._save_counters()
-
-    def record_empty_skip(self) -> None:
-        """Count a tick skipped because the window held no audio and no screen events."""
-        self._counters.empty_skips += 1
-        self._save_counters()
 
     def latest_digest(self) -> JSONDict | None:
         """``/agent/digest``'s ``digest``, or ``None`` before the first successful tick."""
@@ -382,8 +286,10 @@ class DigestStore(DurableActor):
         """The counters ``/health.agent`` shows.
 
         ``contextFreshnessMedianMs`` is the median over the newest :data:`AGENT_RING`
-        entries; ``parseSuccessRate`` counts every answer since the counters began.
+        entries; ``parseSuccessRate`` counts every answer since the counters began. Every
+        count shown is stored first (the quiet spell's idle skips are banked).
         """
+        self._bank_idle_beats(self._clock.monotonic())
         c = self._counters
         latest = self._entries[-1] if self._entries else None
         freshness = [
@@ -394,12 +300,12 @@ class DigestStore(DurableActor):
             "lastDigest": latest.digest[:DIGEST_PREVIEW_CHARS] if latest else None,
             "totalCalls": c.total_calls,
             "totalTokens": {"in": c.tokens_in, "out": c.tokens_out},
-            "estimatedCost": self._estimated_cost(),
+            "estimatedCost": c.estimated_cost(),
             "costByModel": {
                 model: stats.to_health() for model, stats in c.models.items() if stats.calls
             },
             "fallbacks": c.fallbacks,
-            "idleSkips": c.idle_skips + self._idle_beats(),
+            "idleSkips": c.idle_skips,
             "emptySkips": c.empty_skips,
             "unchangedSkips": c.unchanged_skips,
             "minorSkips": c.minor_skips,
@@ -410,49 +316,13 @@ class DigestStore(DurableActor):
             "parseSuccessRate": round((c.total_calls - c.parse_failures) / c.total_calls, 4)
             if c.total_calls
             else None,
-            "contextFreshnessMedianMs": _median(freshness),
+            "contextFreshnessMedianMs": median(freshness),
             "hudsWithheld": dict(c.huds_withheld),
             "situationWriteFailures": c.situation_write_failures,
         }
 
-    def _estimated_cost(self) -> float:
-        """The known costs of every model, in USD. Tokens counted before per-model counts
-        existed (counters of an older relay) keep the flat estimate that relay showed."""
-        c = self._counters
-        known = sum(stats.cost_usd for stats in c.models.values())
-        older_in = c.tokens_in - sum(stats.tokens_in for stats in c.models.values())
-        older_out = c.tokens_out - sum(stats.tokens_out for stats in c.models.values())
-        return round(known + estimate_cost(max(older_in, 0), max(older_out, 0)), 6)
-
     def metrics(self) -> AgentMetrics:
-        """What ``GET /metrics`` reads of the agent: tick outcomes and per-model figures."""
-        c = self._counters
-        return AgentMetrics(
-            ticks={
-                "called": c.total_calls,
-                "idle": c.idle_skips + self._idle_beats(),
-                "empty": c.empty_skips,
-                "fingerprint_skip": c.unchanged_skips,
-                "minor_skip": c.minor_skips,
-                "deferred": c.deferred,
-                "failed": c.failures,
-            },
-            fallbacks=c.fallbacks,
-            models={model: stats.copy() for model, stats in c.models.items()},
-            situation_write_failures=c.situation_write_failures,
-            huds_withheld=dict(c.huds_withheld),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class AgentMetrics:
-    """A copy of the digest store's counters for one scrape (the store keeps no reference)."""
-
-    ticks: dict[str, int]
-    """Ticks by outcome, as ``relay_ticks_total`` labels them."""
-    fallbacks: int
-    models: dict[str, ModelStats]
-    situation_write_failures: int = 0
-    """SITUATION.md writes that failed."""
-    huds_withheld: dict[str, int] = field(default_factory=dict)
-    """Answers whose hud was not pushed, by reason."""
+        """What ``GET /metrics`` reads of the agent: tick outcomes and per-model figures,
+        each stored before it is shown (as :meth:`stats`)."""
+        self._bank_idle_beats(self._clock.monotonic())
+        return self._counters.metrics()

@@ -39,6 +39,7 @@ from typing import Any
 import httpx
 import pykka
 
+from actors.core.agent_events import AgentEvent, TickFailed
 from actors.core.completion import (
     Completion,
     parse_analysis,
@@ -67,6 +68,7 @@ from actors.core.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
 from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Clock
+from actors.kernel.listeners import Listeners
 from actors.kernel.published import Published
 
 MAX_RESPONSE_BYTES = 1024 * 1024
@@ -133,6 +135,7 @@ class LLMCaller(RelayActor):
         *,
         clock: Clock,
         digest: ChildHandle[DigestStore],
+        events: Listeners[AgentEvent] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         formats: Published[FormatLevels] | None = None,
         report: Reporter | None = None,
@@ -143,6 +146,8 @@ class LLMCaller(RelayActor):
         """The response-format level that last answered, per model and base URL (written
         only here)."""
         self._digest = digest
+        self._events: Listeners[AgentEvent] = events or Listeners()
+        """Where a failed tick is reported (the digest store counts it)."""
         self._transport = transport
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client: httpx.AsyncClient | None = None
@@ -284,7 +289,7 @@ class LLMCaller(RelayActor):
     def _fail(self, attempt: _Attempt, error: str) -> None:
         latency_ms = round((self._clock.monotonic() - attempt.started) * 1000)
         last = attempt.errors[-1] if attempt.errors else error
-        self._tell_peer(self._digest, DigestStore.record_failure, last, attempt.attempts)
+        self._events.send(TickFailed(last, attempt.attempts))
         detail = {
             **attempt.request.why,
             "error": error,
@@ -313,12 +318,13 @@ class LLMCaller(RelayActor):
             cost_usd=completion.cost_usd,
             fallback=attempt.model_index > 0,
             attempts=attempt.attempts,
+            answered_model=completion.model,
             hud_withheld=checked.withheld,
         )
         self._tell_peer(self._digest, DigestStore.record, result)
         detail: dict[str, Any] = {
             **request.why,
-            "model": model,
+            "model": completion.model or model,
             "latencyMs": latency_ms,
             "tokensIn": completion.tokens_in,
             "tokensOut": completion.tokens_out,
@@ -326,6 +332,8 @@ class LLMCaller(RelayActor):
             "responseFormat": level,
             "hud": analysis.hud,
         }
+        if completion.model not in (None, model):
+            detail["askedModel"] = model
         if checked.withheld is not None:
             detail["hudWithheld"] = checked.withheld
         if attempt.errors:

@@ -6,11 +6,13 @@ it is an actor of its own under the agent supervisor, started only when
 ``RELAY_SITUATION_FILE`` is set:
 
 * the digest store, once it has committed an entry, posts the entry and the tick's window to
-  the writer's outbox (:mod:`actors.situation_outbox`) and goes on: the tick's reply (the
+  the writer's outbox (a :class:`~actors.kernel.doorbell.Doorbell` that keeps the newest
+  situation only, across the writer's restarts) and goes on: the tick's reply (the
   LLM caller tells the Ticker as soon as it has told the digest store), ingestion and every
   read never wait for the disk;
 * a write that fails (a read-only disk, no permission, a directory at the path) is logged,
-  counted by the digest store with the agent's other counters (``/health.agent``,
+  and reported as an event (:mod:`actors.core.agent_events`) that the digest store counts
+  with the agent's other counters (``/health.agent``,
   ``/metrics``), and changes nothing else; the writer does not crash for it, so no
   supervisor restarts anything;
 * a write that hangs holds only this actor's thread. It has no ping deadline on purpose:
@@ -26,14 +28,53 @@ from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import structlog
+
+from actors.core.agent_events import AgentEvent, SituationWriteFailed
 from actors.core.error_text import safe_error_text
 from actors.core.situation import Situation, render_situation
-from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
-from actors.situation_outbox import SituationOutbox, WritePending
+from actors.kernel.doorbell import Doorbell
+from actors.kernel.file_modes import situation_risks
+from actors.kernel.listeners import Listeners
+
+log = structlog.get_logger("relay")
+
+
+@dataclass(frozen=True, slots=True)
+class WritePending:
+    """Outbox -> SituationWriter: a situation waits in the outbox."""
+
+
+SituationOutbox = Doorbell[Situation]
+"""The digest store's outbox to the writer: the newest situation only, across the writer's
+restarts (the store posts after each commit, the writer takes when rung)."""
+
+
+def situation_outbox(writer: ChildHandle[Any]) -> SituationOutbox:
+    """An outbox that rings the writer behind ``writer`` with :class:`WritePending`."""
+    return Doorbell(writer, WritePending())
+
+
+def warn_if_replaceable(path: str) -> None:
+    """Log a warning for each directory on the way to ``path`` where another user could put
+    a file of their own in its place."""
+    for risk in situation_risks(path):
+        log.warning(
+            "situation.file_replaceable_by_others",
+            actor="root",
+            path=path,
+            directory=risk.directory,
+            mode=risk.mode,
+            why=risk.why,
+            fix=risk.fix,
+            note="the plugin reads SITUATION.md as its context: a file another user puts there "
+            "would speak to it in the user's name",
+        )
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -72,17 +113,18 @@ class SituationWriter(RelayActor):
         *,
         path: str,
         outbox: SituationOutbox,
-        digest: ChildHandle[DigestStore],
+        events: Listeners[AgentEvent] | None = None,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(report=report)
         self._path = Path(path)
         self._outbox = outbox
-        self._digest = digest
+        self._events: Listeners[AgentEvent] = events or Listeners()
+        """Where a failed write is reported (the digest store counts it)."""
 
     def started(self) -> None:
         """Take what was posted while no incarnation ran (its ring found none)."""
-        if self._outbox.waiting:
+        if self._outbox.waiting is not None:
             self.actor_ref.tell(WritePending())
 
     def on_receive(self, message: Any) -> Any:
@@ -95,8 +137,8 @@ class SituationWriter(RelayActor):
     def write_pending(self) -> None:
         """Render and write the situation waiting in the outbox, if any.
 
-        A failure is logged and told to the digest store, which counts it; the writer lives
-        on, and the next tick tries again.
+        A failure is logged and reported as an event (the digest store counts it); the writer
+        lives on, and the next tick tries again.
         """
         situation = self._outbox.take()
         if situation is None:
@@ -125,4 +167,4 @@ class SituationWriter(RelayActor):
             entry_id=situation.entry.id,
             error=error,
         )
-        self._tell_peer(self._digest, DigestStore.record_situation_failure)
+        self._events.send(SituationWriteFailed())

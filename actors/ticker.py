@@ -27,12 +27,13 @@ new and nothing to retry no timer is armed at all. The Ticker never blocks: a sc
 single timer from the injected clock, re-armed whenever the next due time changes.
 
 Quiet spells. While the agent is on and nothing is new, no tick runs, yet a fixed beat of
-``intervalMs`` would have run one tick per interval and skipped it as idle. The Ticker tells
-the digest store when such a spell begins and ends (:meth:`Ticker._quiet`), and the store
-counts one idle skip per interval of it when its counters are read: no timer runs while idle.
-A spell begins when the agent last looked at the window (the start of the last tick that
-found something to read); a tick that found nothing new, or a window with no transcript and
-no screen event, does not end it.
+``intervalMs`` would have run one tick per interval and skipped it as idle. The Ticker
+reports a :class:`~actors.core.agent_events.QuietSpell` when such a spell begins and ends
+(:meth:`Ticker._quiet`), and the digest store, which listens, counts one idle skip per
+interval of it when its counters are read: no timer runs while idle. A spell begins when the
+agent last looked at the window (the start of the last tick that found something to read); a
+tick that found nothing new, or a window with no transcript and no screen event, does not
+end it.
 """
 
 from __future__ import annotations
@@ -45,12 +46,13 @@ from typing import Any
 import pykka
 
 from actors.context_builder import ContextBuilder
+from actors.core.agent_events import AgentEvent, QuietSpell
 from actors.core.breaker import Breaker
 from actors.core.change import STALE_AFTER
 from actors.core.ticks import TickDone, TickRequest
-from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
+from actors.kernel.listeners import Listeners
 from actors.ticker_cells import ConfigCell, NewActivity, News
 from config.secrets import remember_secret
 from config.settings import AgentConfig
@@ -93,14 +95,14 @@ class Ticker(RelayActor):
         context: ChildHandle[ContextBuilder],
         me: ChildHandle[Ticker],
         news: News | None = None,
-        digest: ChildHandle[DigestStore] | None = None,
+        events: Listeners[AgentEvent] | None = None,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(report=report)
         self._clock = clock
         self._me = me
         """This Ticker's own stable address, where a tick's last step replies."""
-        self._digest = digest
+        self._events = events
         self._cell = config
         self._config = config.value
         self._context = context
@@ -121,7 +123,7 @@ class Ticker(RelayActor):
         self._looked_at = 0.0
         """When the last tick that found something to read started (or this incarnation)."""
         self._quiet_told: tuple[float, float] | None = None
-        """The quiet spell the digest store was last told of."""
+        """The quiet spell last reported (the digest store counts its idle skips)."""
         self._recheck_at: float | None = None
         """When a skipped or deferred change is looked at again, or None."""
         self._beat_origin = 0.0
@@ -188,8 +190,8 @@ class Ticker(RelayActor):
         if not config.active:
             return None
         due: float | None = None
-        news = self._news
-        if news is not None and news.pending:
+        news = self._news.waiting if self._news is not None else None
+        if news is not None:
             self._note_news(news.last_at)
             debounce = config.effective_debounce_ms / 1000
             if not config.economy:
@@ -227,8 +229,8 @@ class Ticker(RelayActor):
 
         A timer that fires earlier is kept: when it fires, the Ticker plans again. So a stream
         of items, each pushing the debounce further, re-arms the timer once per debounce, not
-        once per item. Every change of plan passes here, so it also tells the digest store
-        when a quiet spell begins or ends.
+        once per item. Every change of plan passes here, so it also reports when a quiet spell
+        begins or ends.
         """
         quiet = self._quiet()
         if quiet != self._quiet_told:
@@ -265,22 +267,22 @@ class Ticker(RelayActor):
             or self._in_flight is not None
             or self._retry_at is not None
             or self._recheck_at is not None
-            or (self._news is not None and self._news.pending)
+            or (self._news is not None and self._news.waiting is not None)
         ):
             return None
         return self._looked_at, config.interval_ms / 1000
 
     def _tell_quiet(self, quiet: tuple[float, float] | None, *, force: bool = False) -> None:
-        """Tell the digest store the spell it counts idle skips in (``None``: none now).
+        """Report the spell idle skips are counted in (``None``: none now).
 
         ``force``: tell it even when nothing seems to have changed (a new incarnation does
         not know what the last one told).
         """
-        if self._digest is None or (quiet == self._quiet_told and not force):
+        if self._events is None or (quiet == self._quiet_told and not force):
             return
         since, interval_s = quiet if quiet is not None else (None, 0.0)
         now = self._clock.monotonic()
-        if self._tell_peer(self._digest, DigestStore.quiet, since, interval_s, now):
+        if self._events.send(QuietSpell(since, interval_s, now)):
             self._quiet_told = quiet
 
     def _on_due(self) -> None:
@@ -313,11 +315,9 @@ class Ticker(RelayActor):
             self._in_flight = None
         tick_id = self._next_tick_id
         self._next_tick_id += 1
-        pending = self._news is not None and self._news.pending
-        if self._news is not None:
-            if pending:
-                self._note_news(self._news.last_at)
-            self._news.take()
+        taken = self._news.take() if self._news is not None else None
+        if taken is not None:
+            self._note_news(taken.last_at)
         stale_at = (
             self._last_call_at + STALE_AFTER * config.interval_ms / 1000
             if self._last_call_at is not None
@@ -334,8 +334,8 @@ class Ticker(RelayActor):
             stale_in_s=max(0.0, stale_at - now),
         )
         if not self._tell_peer(self._context, ContextBuilder.run_tick, request):
-            if pending and self._news is not None:
-                self._news.pending = True  # still to cover
+            if taken is not None and self._news is not None:
+                self._news.put_back(taken)  # still to cover
             self._retry_at = now + UNAVAILABLE_RETRY_S
             self._reschedule()
             return "unavailable"
@@ -432,7 +432,8 @@ class Ticker(RelayActor):
         the schedule."""
         now = self._clock.monotonic()
         breaker = self._breaker
-        state = breaker.state(now) if self._config.active else "disabled"
+        config = self._config
+        state = breaker.state(now) if config.active else "no_key" if config.enabled else "disabled"
         open_for = breaker.open_until - now if breaker.is_open(now) and breaker.open_until else 0
         due = self._due()
         return {
@@ -442,6 +443,6 @@ class Ticker(RelayActor):
             "circuitSkips": breaker.skipped,
             "inFlight": self._in_flight is not None,
             "busySkips": self._busy_skips,
-            "pending": self._news is not None and self._news.pending,
+            "pending": self._news is not None and self._news.waiting is not None,
             "nextTickInMs": max(0, round((due - now) * 1000)) if due is not None else None,
         }

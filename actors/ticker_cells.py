@@ -1,26 +1,23 @@
 """What the Ticker shares and keeps across incarnations: its configuration cell and the doorbell.
 
 :class:`ConfigCell` holds the agent configuration and the Ticker's memory where a restarted
-Ticker finds them; :class:`News` rings the Ticker when a buffer publishes a client's item.
+Ticker finds them; :class:`News` rings the Ticker (a kernel doorbell) when a buffer publishes
+a client's item.
 """
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 from actors.core.change import Gist
-from actors.core.errors import ActorUnavailable
 from actors.core.records import FeedSnapshot, SenseSnapshot
 from actors.core.ticks import Marks
 from actors.kernel.base import ChildHandle
 from actors.kernel.clock import Clock
+from actors.kernel.doorbell import Doorbell
 from actors.kernel.published import Published
 from config.settings import AgentConfig
-
-if TYPE_CHECKING:
-    from actors.ticker import Ticker
 
 
 class ConfigCell:
@@ -44,39 +41,48 @@ class ConfigCell:
 
 @dataclass(frozen=True, slots=True)
 class NewActivity:
-    """News -> Ticker: a buffer published; its activity counter may have moved."""
+    """News -> Ticker: a client's item arrived that no tick has started on."""
+
+
+@dataclass(frozen=True, slots=True)
+class Arrivals:
+    """What arrived since the last tick started, on the clock's monotonic seconds."""
+
+    first_at: float
+    """When the first item that no tick has started on arrived."""
+    last_at: float
+    """When the newest item arrived."""
+    gap_s: float
+    """How long nothing had arrived before :attr:`first_at` (a quiet spell, when long)."""
+
+
+def _later(waiting: Arrivals, came: Arrivals) -> Arrivals:
+    """More arrivals before a tick took them: the first stays, the newest is ``came``'s."""
+    return Arrivals(waiting.first_at, came.last_at, waiting.gap_s)
 
 
 class News:
     """The doorbell between the buffers' published rings and the Ticker.
 
     Subscribed once to both cells, it notes when a client's item arrived (an activity counter
-    moved; the agent's own hud line does not move it) and rings the Ticker (through its
-    stable handle, so it serves every incarnation) only for the first news after a tick
-    started: under a flood of posts the Ticker gets one message per tick, not one per commit,
-    and a buffer's commit pays a comparison, a clock read and two assignments. The Ticker
-    reads :attr:`pending` and :attr:`last_at` when it plans, and :meth:`take` when a tick
-    starts.
+    moved; the agent's own hud line does not move it) and posts the :class:`Arrivals` on a
+    :class:`~actors.kernel.doorbell.Doorbell`, which rings the Ticker (through its stable
+    handle, so it serves every incarnation) only for the first news after a tick took the
+    last: under a flood of posts the Ticker gets one message per tick, not one per commit.
+    The Ticker reads :attr:`waiting` when it plans, and :meth:`take` when a tick starts.
     """
 
     def __init__(
         self,
         feed: Published[FeedSnapshot],
         sense: Published[SenseSnapshot],
-        ticker: ChildHandle[Ticker],
+        ticker: ChildHandle[Any],
         clock: Clock,
     ) -> None:
-        self._ticker = ticker
         self._clock = clock
+        self._bell: Doorbell[Arrivals] = Doorbell(ticker, NewActivity(), merge=_later)
         self._activity = [feed.value.activity, sense.value.activity]
-        self.pending = False
-        """Something arrived that no tick has started on yet."""
-        self.last_at = 0.0
-        """When the newest item arrived (the clock's monotonic seconds)."""
-        self.first_at = 0.0
-        """When the first item that no tick has started on arrived."""
-        self.gap_s = float("inf")
-        """How long nothing had arrived before :attr:`first_at` (a quiet spell, when long)."""
+        self._last_at = 0.0
         feed.subscribe(lambda snapshot: self._published(0, snapshot.activity))
         sense.subscribe(lambda snapshot: self._published(1, snapshot.activity))
 
@@ -86,17 +92,20 @@ class News:
             return
         self._activity[source] = activity
         now = self._clock.monotonic()
-        previous, self.last_at = self.last_at, now
-        if self.pending:
-            return
-        self.first_at = now
-        self.gap_s = now - previous if previous else float("inf")
-        self.pending = True
-        with contextlib.suppress(ActorUnavailable):  # a restarting Ticker looks when it starts
-            self._ticker.send(NewActivity())
+        previous, self._last_at = self._last_at, now
+        self._bell.post(Arrivals(now, now, now - previous if previous else float("inf")))
 
-    def take(self) -> None:
+    @property
+    def waiting(self) -> Arrivals | None:
+        """What arrived that no tick has started on yet, if anything."""
+        return self._bell.waiting
+
+    def take(self) -> Arrivals | None:
         """A tick starts: what arrived so far is its to cover. Anything published after this
         rings again (a publish sets the cell before it calls its listeners, and the tick
         reads the cells after this)."""
-        self.pending = False
+        return self._bell.take()
+
+    def put_back(self, arrivals: Arrivals) -> None:
+        """A tick that could not start leaves what it took still to cover."""
+        self._bell.put_back(arrivals)

@@ -53,6 +53,7 @@ from bench import harness as h
 from bench.figures import at_least, data, exit_on_sigterm, parser
 from config import Settings, configure_logging
 from config.settings import AgentConfig
+from transport import HttpFrontend
 from transport.demo.fake_llm import FakeLLM
 
 PARTS = ("idle", "startup", "tick")
@@ -500,7 +501,8 @@ def in_process_relay(llm: FakeLLM, data_dir: str, stopped: list[bool]) -> Iterat
     """``start_relay`` with a 1-hour interval, pointed at ``llm``; whether it stopped in time
     is appended to ``stopped``."""
     agent = AgentConfig(interval_ms=HOUR_MS, api_key="bench-key", base_url=llm.base_url)
-    relay = start_relay(Settings(port=0, data_dir=data_dir, agent=agent), SystemClock())
+    settings = Settings(port=0, data_dir=data_dir, agent=agent)
+    relay = start_relay(settings, SystemClock(), frontend=HttpFrontend(settings))
     try:
         yield relay
     finally:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from actors.core.validation import SENSE_BODY_LIMIT
 from actors.feed_buffer import FEED_RING
-from actors.kernel.storage import MIGRATIONS
+from actors.kernel.schemas import MIGRATIONS
 from actors.sense_buffer import PRUNE_SLACK, SENSE_RING
 from bench import harness as h
 from bench.figures import Table, at_least, exit_on_sigterm, parser

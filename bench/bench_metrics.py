@@ -104,18 +104,20 @@ def scrape_ms(scrapes: int = 50) -> None:
     from actors.kernel.published import Published  # noqa: PLC0415
     from actors.tree import start_relay  # noqa: PLC0415
     from config.settings import AgentConfig, Settings  # noqa: PLC0415
+    from transport import HttpFrontend  # noqa: PLC0415
     from transport.app import streams_of as _streams  # noqa: PLC0415
     from transport.bridge import Asker  # noqa: PLC0415
     from transport.demo.fake_llm import FakeLLM  # noqa: PLC0415
     from transport.exposition import render  # noqa: PLC0415
     from transport.metrics import HttpStats  # noqa: PLC0415
     from transport.state import Peers  # noqa: PLC0415
-    from transport.streams import StreamLimits  # noqa: PLC0415
+    from transport.stream_limits import StreamLimits  # noqa: PLC0415
 
     with FakeLLM() as llm:
         agent = AgentConfig(base_url=llm.base_url, api_key="x", interval_ms=3_600_000)
         clock = SystemClock()
-        relay = start_relay(Settings(port=0, data_dir=":memory:", agent=agent), clock)
+        settings = Settings(port=0, data_dir=":memory:", agent=agent)
+        relay = start_relay(settings, clock, frontend=HttpFrontend(settings))
         try:
             for n in range(5):  # counters for one model, as a few ticks leave them
                 relay.handles["sense"].proxy().append(_sense(n)).get(timeout=5)

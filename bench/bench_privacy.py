@@ -1,4 +1,4 @@
-"""Cost of redaction on the ingest path (``actors/core/redaction.py``), in microseconds per call.
+"""Cost of redaction on the ingest path (``actors/core/redactor.py``), in microseconds per call.
 
 Run from the repository root::
 
@@ -35,7 +35,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from actors.core.redaction import Redactor, redact
+from actors.core.redaction import redact
+from actors.core.redactor import Redactor
 from bench.harness import ROOT, best_us
 
 # Read beside this file and no bench module imported: ``--before`` runs it in older checkouts.

@@ -35,7 +35,7 @@ from actors.tree import Relay, start_relay
 from config.logs import configure_logging
 from config.settings import AgentConfig, Settings
 from tests.transport.openapi_contract import Contract, fuzz
-from transport import streams
+from transport import HttpFrontend, stream_limits
 from transport.demo.fake_llm import FakeLLM
 from transport.openapi import openapi_document
 
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
 
     logs = io.StringIO()  # the relay's log lines (one per 4xx) stay out of the figures
     configure_logging("json", "error", stream=logs)
-    streams.CLIENT_CHECK_S = 0.05  # a closed stream frees its slot at once
+    stream_limits.CLIENT_CHECK_S = 0.05  # a closed stream frees its slot at once
     with FakeLLM() as llm:
         agent = AgentConfig(
             interval_ms=HOUR_MS,
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings(
             port=0, token=TOKEN, actor_timeout_ms=1_000, data_dir=":memory:", agent=agent
         )
-        relay = start_relay(settings, FakeClock())
+        relay = start_relay(settings, FakeClock(), frontend=HttpFrontend(settings))
         try:
             host, port = relay.address()
             base_url = f"http://{host}:{port}"

@@ -4,8 +4,8 @@ Nothing here exits the process: a caller decides what an invalid setting means.
 """
 
 from config.app_names import APP_NAMES, normalize_app_name
+from config.command_line import build_parser, load_settings
 from config.logs import configure_logging
-from config.options import build_parser, load_settings
 from config.settings import AgentConfig, ConfigError, Settings
 
 __all__ = [

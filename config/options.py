@@ -1,32 +1,18 @@
-"""The options of the relay: one table of every setting, and reading them.
+"""The options of the relay: one table of every setting.
 
 Each :class:`Option` names its environment variable, its flag, how a value is read and
 what it means; its default is the field's own in :class:`~config.settings.Settings` or
 :class:`~config.settings.AgentConfig`. ``--help`` and the configuration document state the
-defaults from there, so each is written once.
+defaults from there, so each is written once. Reading a value: :mod:`config.option_values`;
+reading the environment and the flags: :mod:`config.command_line`.
 """
 
 from __future__ import annotations
 
-import argparse
-import math
-import re
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from importlib import metadata
-from pathlib import Path
 from typing import Any
 
-from config.settings import (
-    LOG_FORMATS,
-    LOG_LEVELS,
-    RESPONSE_FORMATS,
-    SYNC_MODES,
-    AgentConfig,
-    ConfigError,
-    Settings,
-    check_api_key,
-)
+from config.settings import AgentConfig, Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +28,7 @@ class Option:
     """The flag, ``--`` and the name with dashes; also the field, unless ``field`` says."""
     env: str
     parse: str
-    """How a value is read (a key of :func:`_parse`)."""
+    """How a value is read (a kind of :func:`config.option_values.parse_value`)."""
     help: str
     agent: bool = False
     """The field is :class:`AgentConfig`'s, not :class:`Settings`'."""
@@ -262,8 +248,9 @@ OPTIONS: tuple[Option, ...] = (
         "debounce_ms",
         "AGENT_DEBOUNCE_MS",
         "non_negative_int",
-        "a tick runs this long after the last new feed or sense item, in ms; capped at the "
-        "interval",
+        "a tick looks at new feed and sense items this long after the first one no tick has "
+        "seen (the first after a quiet spell: after 1 s; with AGENT_ECONOMY=false: this long "
+        "after the last), in ms; capped at the interval",
         agent=True,
     ),
     Option(
@@ -324,217 +311,3 @@ OPTIONS: tuple[Option, ...] = (
     ),
 )
 """Every setting, in the order ``--help`` lists them."""
-
-
-_DIGITS = re.compile(r"[0-9]+")
-"""ASCII digits only: ``str.isdigit`` accepts "²", which ``int`` then refuses."""
-
-
-def _parse_origins(name: str, value: str) -> tuple[str, ...]:
-    origins = tuple(o.strip().rstrip("/") for o in value.split(",") if o.strip())
-    for origin in origins:
-        if origin not in ("*", "null") and not re.fullmatch(r"https?://[^/\s]+", origin):
-            raise ConfigError(
-                f"{name} must list origins like http://localhost:5173 (scheme and host, "
-                f"no path; or null for file:// pages), got {origin!r}"
-            )
-    return origins
-
-
-_HOST = re.compile(r"(?:[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?")
-"""A ``Host`` as a browser sends it: a name (letters, digits, ``-``, ``_``, dots; IDNs in
-their ``xn--`` form), an IPv4 address or an IPv6 one in brackets, and a port or none."""
-
-
-def _parse_hosts(name: str, value: str) -> tuple[str, ...]:
-    """``RELAY_ALLOWED_HOSTS``: each entry lower case, without a trailing dot."""
-    hosts = []
-    for entry in (h.strip().lower() for h in value.split(",") if h.strip()):
-        port = entry.rpartition("]")[2].partition(":")[2]
-        if not _HOST.fullmatch(entry) or (port and not 0 < int(port) < 65536):
-            raise ConfigError(
-                f"{name} must list host names or addresses, each with a port or none "
-                f"(my-laptop.local, 192.168.1.20:18791, [fd00::1]; no scheme, path or *), "
-                f"got {entry!r}"
-            )
-        stem, colon, port = entry.rpartition(":") if port else (entry, "", "")
-        hosts.append(stem.rstrip(".") + colon + port)
-    return tuple(hosts)
-
-
-def _parse_regex(name: str, value: str) -> str:
-    try:
-        re.compile(value)
-    except re.error as exc:
-        raise ConfigError(f"{name} is not a valid regular expression: {exc}") from None
-    return value
-
-
-def _parse_api_key(name: str, value: str) -> str:
-    if not value:
-        raise ConfigError(f"{name} must not be empty")
-    return check_api_key(name, value)
-
-
-def _parse_token(name: str, value: str) -> str:
-    """A bearer token (empty: none), held to the rule of an API key: a client can send only
-    printable ASCII in its header, so any other token would refuse every request."""
-    return check_api_key(name, value) if value else ""
-
-
-def _parse_path(name: str, value: str) -> str:
-    """``value`` with ``~`` expanded, made absolute now (a later ``chdir`` changes nothing)."""
-    if not value:
-        raise ConfigError(f"{name} must not be empty")
-    return str(Path(value).expanduser().absolute())
-
-
-def _parse_response_format(name: str, value: str) -> str:
-    if value.lower() not in RESPONSE_FORMATS:
-        raise ConfigError(f"{name} must be one of {', '.join(RESPONSE_FORMATS)}, got {value!r}")
-    return value.lower()
-
-
-_HELPERS: dict[str, Callable[[str, str], Any]] = {
-    "response_format": _parse_response_format,
-    "origin_list": _parse_origins,
-    "host_list": _parse_hosts,
-    "regex": _parse_regex,
-    "path": _parse_path,
-    "api_key": _parse_api_key,
-    "token": _parse_token,
-}
-"""The kinds read by a function of their own, given the option's name and the value."""
-
-
-def _parse(kind: str, name: str, raw: str) -> Any:
-    value = raw.strip()
-    helper = _HELPERS.get(kind)
-    if helper is not None:
-        return helper(name, value)
-    if kind in ("text", "host"):
-        if not value:
-            raise ConfigError(f"{name} must not be empty")
-        if kind == "host" and any(c.isspace() for c in value):
-            raise ConfigError(f"{name} is not a host name or address: {raw!r}")
-        return value
-    if kind == "port":
-        if not _DIGITS.fullmatch(value) or not 0 < int(value) < 65536:
-            raise ConfigError(f"{name} must be a port number from 1 to 65535, got {raw!r}")
-        return int(value)
-    if kind == "positive_int":
-        if not _DIGITS.fullmatch(value) or int(value) <= 0:
-            raise ConfigError(f"{name} must be a positive whole number, got {raw!r}")
-        return int(value)
-    if kind == "non_negative_int":
-        if not _DIGITS.fullmatch(value):
-            raise ConfigError(f"{name} must be a whole number of 0 or more, got {raw!r}")
-        return int(value)
-    if kind == "model_list":
-        return tuple(m.strip() for m in value.split(",") if m.strip())
-    if kind == "positive_number":
-        try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
-        if not math.isfinite(number) or number <= 0:
-            raise ConfigError(f"{name} must be a positive number, got {raw!r}")
-        return number
-    if kind == "sync":
-        if value.lower() not in SYNC_MODES:
-            raise ConfigError(f"{name} must be one of {', '.join(SYNC_MODES)}, got {raw!r}")
-        return value.lower()
-    if kind == "bool":
-        lowered = value.lower()
-        if lowered in ("1", "true", "yes", "on"):
-            return True
-        if lowered in ("0", "false", "no", "off"):
-            return False
-        raise ConfigError(f"{name} must be true or false, got {raw!r}")
-    if kind == "temperature":
-        try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
-        if not 0 <= number <= 2:
-            raise ConfigError(f"{name} must be a number from 0 to 2, got {raw!r}")
-        return number
-    if kind == "url":
-        if not value.startswith(("http://", "https://")):
-            raise ConfigError(f"{name} must be an http:// or https:// URL, got {raw!r}")
-        return value.rstrip("/")
-    if kind == "log_format":
-        if value.lower() not in LOG_FORMATS:
-            raise ConfigError(f"{name} must be one of {', '.join(LOG_FORMATS)}, got {raw!r}")
-        return value.lower()
-    if kind == "log_level":
-        if value.lower() not in LOG_LEVELS:
-            raise ConfigError(f"{name} must be one of {', '.join(LOG_LEVELS)}, got {raw!r}")
-        return value.lower()
-    raise AssertionError(kind)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The command line; each flag overrides its environment variable."""
-    parser = argparse.ArgumentParser(
-        description=(
-            "sinain-relay: ingest /feed and /sense, ask an LLM what the user is doing, "
-            "serve a hud line and a digest. Each flag overrides the environment variable "
-            "named in brackets. The secrets OPENROUTER_API_KEY and RELAY_TOKEN are read from "
-            "the environment only, so they never show in a process list."
-        ),
-    )
-    parser.add_argument("--version", action="version", version=f"sinain-relay {version()}")
-    for option in OPTIONS:
-        if option.flag is None:
-            continue
-        help_text = f"{option.help} (default {option.default_shown()}) [{option.env}]"
-        if option.parse == "bool":  # --faults alone means true
-            parser.add_argument(
-                option.flag,
-                dest=option.name,
-                metavar="BOOL",
-                nargs="?",
-                const="true",
-                help=help_text,
-            )
-        else:
-            parser.add_argument(option.flag, dest=option.name, metavar=option.env, help=help_text)
-    parser.add_argument(
-        "--demo",
-        action="store_true",
-        help="a first-run tour: a stand-in LLM that summarises heuristically (no key, no "
-        "network) and a synthetic capture session, with state in a temporary directory",
-    )
-    return parser
-
-
-def version() -> str:
-    """The installed package's version."""
-    try:
-        return metadata.version("sinain-relay")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
-def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bool) -> Settings:
-    """Read and validate every setting; flags win over the environment.
-
-    Raises:
-        ConfigError: the first invalid setting, named as the user wrote it.
-    """
-    args = vars(build_parser().parse_args(list(argv)))
-    settings: dict[str, Any] = {}
-    agent: dict[str, Any] = {}
-    for option in OPTIONS:
-        given = args.get(option.name) if option.flag is not None else None
-        if given is not None:
-            value = _parse(option.parse, option.flag or option.env, given)
-        elif environ.get(option.env, "").strip():
-            value = _parse(option.parse, option.env, environ[option.env])
-        else:
-            continue
-        (agent if option.agent else settings)[option.attr] = value
-    if "log_format" not in settings:
-        settings["log_format"] = "console" if isatty else "json"
-    return Settings(**settings, demo=bool(args.get("demo")), agent=AgentConfig(**agent))

@@ -38,7 +38,8 @@ class AgentConfig:
     interval_ms: int = 30_000
     """The longest time between two ticks while anything is new."""
     debounce_ms: int = 3_000
-    """A tick runs this long after the last new feed or sense item (capped at the interval)."""
+    """A tick looks at new items this long after the first one no tick has seen (with the
+    economy off: after the last one); capped at the interval."""
     cooldown_ms: int = 0
     """The least time between the starts of two LLM calls."""
     max_age_ms: int = 120_000

@@ -21,7 +21,7 @@ from actors.tree import Relay, start_relay
 from config.logs import configure_logging
 from config.settings import Settings
 from tests.helpers import LogSink, client_for, relay_settings
-from transport import streams
+from transport import HttpFrontend, stream_limits
 from transport.demo.fake_llm import FakeLLM
 
 SINK = LogSink()
@@ -90,7 +90,8 @@ def make_relay(clock: FakeClock) -> Iterator[Callable[..., Relay]]:
     started: list[Relay] = []
 
     def make(settings: Settings | None = None, **kwargs: Any) -> Relay:
-        relay = start_relay(settings or relay_settings(), clock, **kwargs)
+        settings = settings or relay_settings()
+        relay = start_relay(settings, clock, frontend=HttpFrontend(settings), **kwargs)
         started.append(relay)
         return relay
 
@@ -118,4 +119,4 @@ def client(relay: Relay) -> Iterator[httpx.Client]:
 def quick_stream_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     """A stream whose client left frees its slot within 50 ms, not a second (use it with
     ``pytestmark = pytest.mark.usefixtures("quick_stream_checks")``)."""
-    monkeypatch.setattr(streams, "CLIENT_CHECK_S", 0.05)
+    monkeypatch.setattr(stream_limits, "CLIENT_CHECK_S", 0.05)

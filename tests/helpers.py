@@ -28,7 +28,7 @@ import structlog
 from prometheus_client.parser import text_string_to_metric_families
 
 from actors.core.records import FeedItem, SenseInput
-from actors.core.redaction import marker
+from actors.core.redaction_rules import marker
 from actors.core.validation import validate_feed, validate_sense
 from actors.core.window import extract_audio
 from actors.digest_store import DigestStore

@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from bench.harness import free_port
 from tests.helpers import relay_env, spawn_relay, wait_healthy, wait_until
@@ -224,6 +225,95 @@ def test_agent_state_survives_a_restart(tmp_path: Path) -> None:
         assert agent_state(second) == before
         texts = [m["text"] for m in second.get("/feed")["messages"]]
         assert f"[🧠] {llm.hud}" in texts
+
+
+DURABLE_METRICS = (
+    "relay_ticks",
+    "relay_llm_requests",
+    "relay_llm_request_duration_seconds",
+    "relay_llm_tokens",
+    "relay_llm_cost_usd",
+    "relay_llm_fallbacks",
+    "relay_huds_withheld",
+    "relay_situation_write_failures",
+)
+"""The ``/metrics`` families the relay keeps on disk (the others count since it started)."""
+DURABLE_AGENT = (
+    "totalCalls",
+    "totalTokens",
+    "estimatedCost",
+    "costByModel",
+    "fallbacks",
+    "idleSkips",
+    "emptySkips",
+    "unchangedSkips",
+    "minorSkips",
+    "deferredTicks",
+    "failures",
+    "parseFailures",
+    "hudsWithheld",
+    "situationWriteFailures",
+)
+"""The cumulative ``/health.agent`` figures the relay keeps on disk."""
+
+
+def counters_shown(relay: Relay) -> dict[str, float]:
+    """Every durable cumulative counter of one ``/health`` and one ``/metrics``, flattened."""
+    shown: dict[str, float] = {}
+
+    def flatten(name: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                flatten(f"{name}.{key}", inner)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            shown[name] = value
+
+    agent = relay.get("/health")["agent"]
+    for key in DURABLE_AGENT:
+        flatten(f"health.{key}", agent[key])
+    answer = httpx.get(relay.url + "/metrics", timeout=5)
+    assert answer.status_code == 200, answer.text
+    for family in text_string_to_metric_families(answer.text):
+        if family.name in DURABLE_METRICS:
+            for sample in family.samples:
+                labels = ",".join(f"{k}={v}" for k, v in sorted(sample.labels.items()))
+                shown[f"metrics.{sample.name}{{{labels}}}"] = sample.value
+    return shown
+
+
+def test_no_counter_a_reader_saw_goes_back_after_a_kill(tmp_path: Path) -> None:
+    """A kill -9 loses no count a reader was shown: idle skips counted while the agent was
+    quiet included, and calls, tokens, cost and skips."""
+    data = tmp_path / "data"
+    event = {"type": "text", "ts": 1, "ocr": "def main()", "meta": {"app": "idea"}}
+    with FakeLLM(mode="ok") as llm, relay(data, **agent_env(llm)) as first:
+        first.post("/sense", event)
+        wait_until(lambda: first.get("/agent/last")["result"], WAIT_S, "a tick")
+        first.post("/sense", event)  # the same screen again: no call
+        wait_until(lambda: first.get("/health")["agent"]["unchangedSkips"], WAIT_S, "a skip")
+        llm.mode = "echo"
+        first.post("/sense", {**event, "ocr": "def echo()"})
+        wait_until(lambda: first.get("/health")["agent"]["hudsWithheld"], WAIT_S, "a withheld hud")
+        llm.mode = "http500"
+        first.post("/sense", {**event, "ocr": "def fail()"})
+        wait_until(lambda: first.get("/health")["agent"]["failures"], WAIT_S, "a failed tick")
+        llm.mode = "ok"  # the retry succeeds, then the agent is quiet
+        wait_until(lambda: first.get("/health")["agent"]["state"] == "ok", WAIT_S, "a retry")
+        banked = first.get("/health")["agent"]["idleSkips"]
+
+        def quiet_intervals() -> bool:
+            return bool(first.get("/health")["agent"]["idleSkips"] >= banked + 3)
+
+        wait_until(quiet_intervals, WAIT_S, "idle skips counted in a quiet spell")
+        before = counters_shown(first)
+        assert first.wait_exit(signal.SIGKILL) == -signal.SIGKILL
+    for key in ("totalCalls", "unchangedSkips", "hudsWithheld.echo", "failures", "idleSkips"):
+        assert before[f"health.{key}"] >= 1, key
+
+    with relay(data, **AGENT_OFF) as second:
+        after = counters_shown(second)
+    back = {k: (v, after.get(k)) for k, v in before.items() if after.get(k, -1) < v}
+    assert not back, f"counters shown before the kill, then less after it: {back}"
 
 
 def test_a_wiped_data_dir_gets_a_new_epoch(tmp_path: Path) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import socket
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -76,7 +78,9 @@ def error_lines(output: str) -> list[str]:
 
 
 @pytest.mark.parametrize("fmt", ["json", "console"])
-def test_a_port_in_use_is_one_line_and_exit_code_1(tmp_path: Path, fmt: str) -> None:
+def test_a_port_in_use_is_one_line_naming_the_remedy_and_exit_code_1(
+    tmp_path: Path, fmt: str
+) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
@@ -90,9 +94,11 @@ def test_a_port_in_use_is_one_line_and_exit_code_1(tmp_path: Path, fmt: str) -> 
     assert error_lines(output) == [line]
     assert "relay.start_failed" in line
     assert f"port {port} on 127.0.0.1 is in use" in line
+    assert "pass --port (RELAY_PORT) with a free port" in line
+    assert "stop the other relay" in line
 
 
-def test_a_second_relay_on_the_same_data_directory_exits_1_naming_the_holder(
+def test_a_second_relay_on_the_same_data_directory_exits_1_naming_the_holder_and_the_remedy(
     relay_proc: tuple[subprocess.Popen[bytes], int], tmp_path: Path
 ) -> None:
     first, first_port = relay_proc
@@ -105,6 +111,8 @@ def test_a_second_relay_on_the_same_data_directory_exits_1_naming_the_holder(
     (line,) = error_lines(output)
     assert "relay.start_failed" in line
     assert f"data directory {data} is in use by another relay (pid {first.pid})" in line
+    assert "pass --data-dir (RELAY_DATA_DIR) with another directory" in line
+    assert "stop the other relay" in line
     answer = httpx.post(f"http://127.0.0.1:{first_port}/feed", json={"text": "hi"}, timeout=5)
     assert answer.json() == {"ok": True, "id": 1}
 
@@ -188,3 +196,66 @@ def test_the_relay_does_not_load_httpxs_command_line_client() -> None:
         check=True,
     )
     assert done.stdout.strip() == "[]"
+
+
+def dependencies() -> set[str]:
+    """The modules of the dependencies ``pyproject.toml`` lists (``prometheus-client`` is
+    imported as ``prometheus_client``)."""
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        listed = tomllib.load(f)["project"]["dependencies"]
+    return {re.split(r"[<>=;\[ ]", entry, maxsplit=1)[0].replace("-", "_") for entry in listed}
+
+
+def assert_one_line_naming(done: subprocess.CompletedProcess[str], missing: str) -> None:
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()  # no traceback
+    assert f"the relay's dependency {missing!r} is not installed" in line
+    assert f"python -m pip install -e . (in {ROOT})" in line
+
+
+@pytest.mark.parametrize("args", [["--demo"], []], ids=["demo", "plain"])
+def test_without_its_dependencies_the_relay_says_what_to_install_in_one_line(
+    args: list[str],
+) -> None:
+    # -S: no site-packages at all, as in a Python the relay was never installed into
+    done = subprocess.run(
+        [sys.executable, "-S", "run.py", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    named = re.search(r"dependency '([\w.]+)'", done.stderr)
+    assert named is not None, done.stderr
+    assert named.group(1) in dependencies()
+    assert_one_line_naming(done, named.group(1))
+
+
+BLOCK = """
+import importlib.abc, sys
+
+class Missing(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.partition(".")[0] == {module!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+
+sys.meta_path.insert(0, Missing())
+sys.argv = ["run.py", "--demo"]
+import run
+sys.exit(run.main())
+"""
+
+
+@pytest.mark.parametrize("module", ["aiohttp", "structlog"])
+def test_the_one_line_names_the_dependency_that_is_missing(module: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCK.format(module=module)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert_one_line_naming(done, module)

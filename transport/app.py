@@ -36,6 +36,7 @@ from transport.handlers.clients import get_root, get_ws, post_profiling_sense
 from transport.handlers.health import get_health
 from transport.handlers.ingest import get_feed, get_sense, post_feed, post_sense
 from transport.handlers.meta import get_metrics, get_openapi, post_fault
+from transport.hub import Hub
 from transport.metrics import UNMATCHED, HttpStats
 from transport.overlay import OverlayLimits, Overlays
 from transport.presence import Presence
@@ -59,12 +60,9 @@ from transport.state import (
     Peers,
     Policy,
 )
-from transport.streams import (
-    Event,
-    Hub,
-    StreamLimits,
-    Streams,
-)
+from transport.stream_limits import StreamLimits
+from transport.streams import Streams
+from transport.subscriber import Event
 
 log = structlog.get_logger("relay")
 

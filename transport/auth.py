@@ -48,7 +48,7 @@ Five rules, all decided once at start and applied per request by the route guard
   web page. ``same-origin``, ``none`` (typed in the address bar) and no header (native
   clients) pass.
 - **Exposure**: without a token the relay refuses to listen on anything it cannot prove is
-  loopback (:func:`exposure`), unless ``RELAY_ALLOW_INSECURE=1``, which is logged as a
+  loopback (:mod:`transport.exposure`), unless ``RELAY_ALLOW_INSECURE=1``, which is logged as a
   warning at every start.
 """
 
@@ -58,9 +58,7 @@ import hmac
 import ipaddress
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Literal
 
-import structlog
 from aiohttp import hdrs, web
 
 from actors.core.errors import BadRequest, Forbidden, Misdirected, Unauthorized
@@ -93,9 +91,6 @@ NO_HEADERS: Mapping[str, str] = MappingProxyType({})
 Admit = Callable[[web.Request, Mapping[str, str] | None], None]
 """A route's gate: given the request and its CORS headers (``None``: a refused origin),
 return to let it through or raise :class:`Forbidden` / :class:`TokenRefused`."""
-Verdict = Literal["loopback", "token", "insecure", "refused"]
-
-log = structlog.get_logger("relay")
 
 
 class TokenRefused(Unauthorized):
@@ -389,72 +384,3 @@ def _cross_site(site: str) -> CrossSiteRefused:
         f"{shown(site, 20)}) are refused; list the page's origin in RELAY_CORS_ORIGINS to "
         "allow its requests that carry it"
     )
-
-
-# -- exposure ---------------------------------------------------------------------------------
-
-
-def is_loopback(host: str) -> bool:
-    """Whether listening on ``host`` provably serves this machine only.
-
-    True for ``localhost`` (RFC 6761 reserves the name for loopback), 127.0.0.0/8, ``::1``
-    and its IPv4-mapped form. False for everything else, including what may well be
-    loopback but cannot be told without asking a resolver (another host name, ``127.1``):
-    ``0.0.0.0`` and ``::`` listen on every interface.
-    """
-    name = host.strip().lower().rstrip(".")
-    if name == "localhost":
-        return True
-    if name.startswith("[") and name.endswith("]"):
-        name = name[1:-1]
-    try:
-        address = ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped.is_loopback
-    return address.is_loopback
-
-
-def exposure(host: str, *, token: str, allow_insecure: bool) -> Verdict:
-    """Whether the relay may listen on ``host``.
-
-    ``loopback``: this machine only; ``token``: beyond it, with a token; ``insecure``: beyond
-    it without a token, as ``RELAY_ALLOW_INSECURE`` asks (warn at every start);
-    ``refused``: beyond it without a token (exit 2 with :func:`refusal`).
-    """
-    if is_loopback(host):
-        return "loopback"
-    if token:
-        return "token"
-    return "insecure" if allow_insecure else "refused"
-
-
-def refusal(host: str) -> str:
-    """The one-line message of a refused start (after ``run.py: error: ``)."""
-    return (
-        f"refusing to listen on {host} without RELAY_TOKEN: it is not a loopback address "
-        "(127.0.0.1, ::1, localhost), so anyone who can reach the port could read what this "
-        "machine sees and hears. Set RELAY_TOKEN (e.g. RELAY_TOKEN=$(openssl rand -hex 32)), "
-        "or listen on 127.0.0.1 (RELAY_HOST, --host), or set RELAY_ALLOW_INSECURE=1 to serve "
-        "without a token anyway"
-    )
-
-
-def warn_at_start(verdict: Verdict, *, host: str, token: str, cors_origins: Iterable[str]) -> None:
-    """Log what the operator must know at every start: an insecure exposure, an ignored ``*``."""
-    if verdict == "insecure":
-        log.warning(
-            "relay.insecure",
-            actor="root",
-            host=host,
-            note="RELAY_ALLOW_INSECURE: serving beyond loopback without RELAY_TOKEN; anyone "
-            "who can reach the port can read and change everything",
-        )
-    if token and "*" in tuple(cors_origins):
-        log.warning(
-            "relay.cors_wildcard_ignored",
-            actor="root",
-            note="RELAY_CORS_ORIGINS lists * but RELAY_TOKEN is set: * is never sent with a "
-            "token; list the origins that may call the relay",
-        )

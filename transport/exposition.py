@@ -30,11 +30,12 @@ from prometheus_client.metrics_core import (
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import CollectorRegistry
 
+from actors.core.agent_counters import AgentMetrics
 from actors.core.errors import ActorUnavailable
 from actors.core.hud_check import WITHHELD_REASONS
 from actors.core.model_stats import LATENCY_BUCKETS_S
 from actors.core.response_format import NO_LEVELS, FormatLevels
-from actors.digest_store import AgentMetrics, DigestStore
+from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.ticker import Ticker
 from transport.bridge import Asker
@@ -66,8 +67,9 @@ _STATUS_OUTCOMES = {
     503: "unavailable",
 }
 """An ingest request's outcome by status; any other status is ``error``."""
-CIRCUIT_STATES = ("ok", "degraded", "open", "disabled")
-"""``/health.agent.state``: the LLM path's circuit."""
+CIRCUIT_STATES = ("ok", "degraded", "open", "disabled", "no_key")
+"""``/health.agent.state``: the LLM path's circuit; ``disabled`` when the agent is switched
+off, ``no_key`` when it is on but has no key to call with."""
 
 
 @dataclass(frozen=True, slots=True)

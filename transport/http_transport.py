@@ -15,6 +15,7 @@ from aiohttp.http_exceptions import BadHttpMethod, InvalidURLError, LineTooLong
 from aiohttp.web_protocol import RequestHandler
 
 from actors.core.error_text import safe_error_text
+from actors.core.errors import InUse
 from actors.kernel.base import RelayActor, Reporter
 from transport.app import build_app
 from transport.connections import REFUSED_HEAD_TIMEOUT_S, ConnectionLimits, Connections
@@ -32,11 +33,18 @@ class CannotServe(RuntimeError):
     ``__cause__`` is the error of the bind (an ``OSError`` for a bind the system refused)."""
 
 
-def bind_failure(host: str, port: int, cause: BaseException) -> str:
-    """One line for a user on why ``host:port`` could not be served."""
+class PortInUse(CannotServe, InUse):
+    """Another process listens on the port; another ``port`` setting is the remedy."""
+
+    def __init__(self, host: str, port: int) -> None:
+        super().__init__(f"port {port} on {host} is in use", setting="port", instead="a free port")
+
+
+def cannot_serve(host: str, port: int, cause: BaseException) -> CannotServe:
+    """The error to raise, in one line for a user, when ``host:port`` could not be served."""
     if isinstance(cause, OSError) and cause.errno == errno.EADDRINUSE:
-        return f"port {port} on {host} is in use"
-    return f"cannot serve on {host}:{port}: {cause}"
+        return PortInUse(host, port)
+    return CannotServe(f"cannot serve on {host}:{port}: {cause}")
 
 
 def check_port(host: str, port: int) -> None:
@@ -56,7 +64,7 @@ def check_port(host: str, port: int) -> None:
             host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )
     except OSError as exc:
-        raise CannotServe(bind_failure(host, port, exc)) from exc
+        raise cannot_serve(host, port, exc) from exc
     for family, kind, proto, _, address in addresses:
         with socket.socket(family, kind, proto) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -65,7 +73,7 @@ def check_port(host: str, port: int) -> None:
             try:
                 probe.bind(address)
             except OSError as exc:
-                raise CannotServe(bind_failure(host, port, exc)) from exc
+                raise cannot_serve(host, port, exc) from exc
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:
@@ -162,7 +170,7 @@ class HttpTransport(RelayActor):
             msg = f"HTTP server did not bind {self._host}:{self._port} in {START_TIMEOUT_S} s"
             raise CannotServe(msg)
         if failure:
-            raise CannotServe(bind_failure(self._host, self._port, failure[0])) from failure[0]
+            raise cannot_serve(self._host, self._port, failure[0]) from failure[0]
         self._log.info(
             "http.listening",
             host=self._address[0] if self._address else self._host,

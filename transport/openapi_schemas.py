@@ -13,7 +13,7 @@ from actors.core.response_format import LEVELS
 from actors.core.validation import MAX_PRIORITY_CHARS, MAX_SOURCE_CHARS
 from actors.digest_store import DIGEST_PREVIEW_CHARS
 from config.settings import RESPONSE_FORMATS
-from transport.handlers.meta import MAX_HANG_S
+from transport.inputs import MAX_HANG_S
 from transport.profiling import MAX_EXTRA_FIELDS, MAX_EXTRA_NAME_CHARS
 
 JSON = "application/json"
@@ -126,7 +126,11 @@ _AGENT_HEALTH: dict[str, Schema] = {
         "type": "integer",
         "description": "SITUATION.md writes that failed (`RELAY_SITUATION_FILE`).",
     },
-    "state": {"enum": ["ok", "degraded", "open", "disabled"]},
+    "state": {
+        "enum": ["ok", "degraded", "open", "disabled", "no_key"],
+        "description": "The LLM path: `disabled` when the agent is switched off, `no_key` when "
+        "it is on but has no key.",
+    },
     "consecutiveFailures": INT,
     "circuitOpenForMs": INT,
     "circuitSkips": INT,
@@ -266,7 +270,11 @@ SCHEMAS: dict[str, Schema] = {
             "latencyMs": INT,
             "hud": {"type": "string", "description": "The tick's hud line."},
             "context": ref("EntryContext"),
-            "model": {"type": "string", "description": "The model that answered."},
+            "model": {
+                "type": "string",
+                "description": "The model the server says answered (the configured name if "
+                "it names none).",
+            },
         },
         description="The latest tick's digest. `hud`, `context` and `model` are the entry's "
         "own (as `/agent/last` gives them), for clients that read them from the digest.",
@@ -292,7 +300,11 @@ SCHEMAS: dict[str, Schema] = {
             "digest": STRING,
             "context": ref("EntryContext"),
             "pushed": {"type": "boolean", "description": "Whether the hud went to the feed."},
-            "model": {"type": "string", "description": "The model that answered."},
+            "model": {
+                "type": "string",
+                "description": "The model the server says answered (the configured name if "
+                "it names none).",
+            },
             "latencyMs": INT,
             "tokensIn": INT,
             "tokensOut": INT,

@@ -25,7 +25,7 @@ is ``active`` while screen events arrive and ``off`` after a quiet spell; ``conn
 ``connected``. A spell's end is a timer on the relay's clock, so a fresh ``status`` goes out
 when it ends, not at the next event.
 
-The overlay is one more subscriber of the feed hub (:mod:`transport.streams`), with framing
+The overlay is one more subscriber of the feed hub (:mod:`transport.hub`), with framing
 of its own: it shares the stream slots (``RELAY_MAX_STREAMS``) with the SSE streams, and
 gets one beyond them while no other overlay is connected
 (:data:`~transport.streams.OVERLAY_SLOTS`); a feed item's message is made once for every
@@ -49,6 +49,7 @@ from actors.core.errors import ActorUnavailable, BadRequest
 from actors.core.records import FeedInput, FeedItem
 from actors.kernel.clock import Clock
 from transport.batching import Batcher
+from transport.hub import Hub
 from transport.overlay_messages import (
     COMMAND_NOTICES,
     Command,
@@ -64,17 +65,8 @@ from transport.overlay_messages import (
 from transport.presence import Presence
 from transport.profiling import ClientFigures
 from transport.sse import WRITE_CHUNK_BYTES
-from transport.streams import (
-    DROPPED,
-    OVERLAY,
-    SHUTDOWN,
-    Event,
-    Framing,
-    Hub,
-    Streams,
-    Subscriber,
-    abort,
-)
+from transport.streams import OVERLAY, Streams, abort
+from transport.subscriber import DROPPED, SHUTDOWN, Event, Framing, Subscriber
 
 PING_INTERVAL_S = 10.0
 """How often each overlay is sent a ``ping`` message and a WebSocket ping."""

@@ -10,7 +10,7 @@ thread that writes or reads them), the newest report of each client only, and go
 transport restarts until the client's next report.
 
 ``/health`` needs no token, so the names of ``extra`` fields are redacted as a report arrives
-(:meth:`actors.core.redaction.Redactor.names`: a secret in a name becomes its marker), and a
+(:meth:`actors.core.redactor.Redactor.names`: a secret in a name becomes its marker), and a
 caller without the token, when one is set, gets ``extra`` as ``null``: the names of a
 client's counters may say what the user does.
 """
@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from actors.core.errors import BadRequest
-from actors.core.redaction import Redactor
+from actors.core.redactor import Redactor
 
 MAX_EXTRA_FIELDS = 64
 """Fields an ``extra`` object may have at most (the capture client sends 11)."""

@@ -1,6 +1,6 @@
 """Serving one Server-Sent Events stream: ``retry:``, the replay, then what its hub queues.
 
-The hubs (:mod:`transport.streams`) queue each subscriber's frames on the event loop; this
+The hubs (:mod:`transport.hub`) queue each subscriber's frames on the event loop; this
 writes them to the client in bounded pieces, each with a timeout, sends a keepalive comment
 after a quiet spell, and ends the stream when the client leaves, is dropped, or the
 transport stops.
@@ -14,7 +14,10 @@ from typing import Any
 
 from aiohttp import web
 
-from transport.streams import DROPPED, SHUTDOWN, Hub, StreamLimits, Subscriber, abort, log
+from transport.hub import Hub, log
+from transport.stream_limits import StreamLimits
+from transport.streams import abort
+from transport.subscriber import DROPPED, SHUTDOWN, Subscriber
 
 WRITE_CHUNK_BYTES = 256 * 1024
 """Queued events are written in pieces of about this size, each with its own timeout."""

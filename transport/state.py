@@ -18,7 +18,7 @@ from actors.context_builder import ContextBuilder
 from actors.core.entries import AgentSnapshot
 from actors.core.exclusion import Exclusions
 from actors.core.records import FeedSnapshot, SenseSnapshot
-from actors.core.redaction import Redactor
+from actors.core.redactor import Redactor
 from actors.core.response_format import NO_LEVELS, FormatLevels
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer

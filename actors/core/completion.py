@@ -32,6 +32,10 @@ class Completion:
     tokens_out: int
     cost_usd: float | None = None
     """What the provider says the call cost (OpenRouter's ``usage.cost``, USD), if it says."""
+    model: str | None = None
+    """The model the server says answered (the completion's ``model``), if it names one a
+    log line can show: a gateway may route to another model than the one asked for, and a
+    stand-in behind ``AGENT_BASE_URL`` is no model at all."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +51,17 @@ class Analysis:
 def _count(usage: Any, key: str) -> int:
     value = usage.get(key) if isinstance(usage, dict) else None
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+MAX_MODEL_CHARS = 200
+"""Longest model name taken from an answer; a longer one is ignored."""
+
+
+def _model(data: dict[str, Any]) -> str | None:
+    value = data.get("model")
+    if not isinstance(value, str) or len(value) > MAX_MODEL_CHARS or not value.isprintable():
+        return None
+    return value.strip() or None
 
 
 def _cost(usage: Any) -> float | None:
@@ -104,6 +119,7 @@ def parse_chat_completion(body: bytes) -> Completion:
         tokens_in=_count(usage, "prompt_tokens"),
         tokens_out=_count(usage, "completion_tokens"),
         cost_usd=_cost(usage),
+        model=_model(data),
     )
 
 

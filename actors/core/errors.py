@@ -1,4 +1,5 @@
-"""The relay's exceptions. ``transport`` maps them to HTTP statuses in one place."""
+"""The relay's exceptions. ``transport`` maps them to HTTP statuses in one place; a start
+refused because another process holds what it needs is an :class:`InUse`."""
 
 from __future__ import annotations
 
@@ -63,3 +64,18 @@ class LLMUnexpectedError(LLMError):
     """The call failed for a reason none of the others names (a header httpx could not
     encode, a bug): the tick fails and the caller lives on. Its message is already safe to
     show (:func:`actors.core.error_text.safe_error_text`)."""
+
+
+class InUse(RuntimeError):
+    """Another process holds what a start needs (a port, a data directory): the start stops
+    there, and the message says what is held and by whom.
+
+    :attr:`setting` names the setting that picks another (a field of ``config.Settings``)
+    and :attr:`instead` what to give it, so that the entry point can name the remedy in the
+    user's own terms (the flag and the environment variable).
+    """
+
+    def __init__(self, message: str, *, setting: str, instead: str) -> None:
+        super().__init__(message)
+        self.setting = setting
+        self.instead = instead

@@ -37,6 +37,7 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 IGNORABLE_RANGES = (
@@ -288,3 +289,29 @@ def _finds(data: bytes, needle: bytes) -> list[int]:
         found.append(at)
         at = data.find(needle, at + 1)
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """A text as the patterns read it: the bytes of its view (:mod:`actors.core.text_view`),
+    with the splits of keys joined (:func:`~actors.core.key_joins.joins`), and the way back to
+    the text."""
+
+    text: str
+    raw: bytes
+    origin: tuple[Pieces, ...]
+    """From ``raw`` back to ``text``, the last piecewise map first (none: one to one)."""
+
+    def replace(self, spans: Sequence[tuple[int, int]], marker: str) -> str:
+        """``text`` with the characters that made each of ``spans`` (of ``raw``, in order)
+        replaced by ``marker``."""
+        parts: list[str] = []
+        done = 0
+        for start, end in spans:
+            first, last = start, end - 1
+            for pieces in self.origin:
+                first, last = pieces.at(first), pieces.at(last)
+            parts += (self.text[done : max(first, done)], marker)
+            done = last + 1
+        parts.append(self.text[done:])
+        return "".join(parts)

@@ -97,6 +97,9 @@ class TickResult:
     """Answered by a model other than the first of the tick's models."""
     attempts: tuple[LLMAttempt, ...] = ()
     """Every request of the tick, failed ones first, the answering one last."""
+    answered_model: str | None = None
+    """The model the server says answered, when it names one; the entry shows it, while
+    counts and prices stay with ``model``, the configured name that was asked for."""
     hud_withheld: str | None = None
     """Why the model's hud is not pushed (:mod:`actors.core.hud_check`); ``analysis.hud`` is
     then ``—``."""

@@ -16,10 +16,10 @@ created, so the relay always serves; ``/health.storage`` says what happened.
 One process at a time: :func:`open_storage` takes an exclusive ``flock`` on ``relay.lock`` in
 the directory before it reads a file, and holds it until :func:`close_storage`. Two relays on
 one directory would hand out the same ids and interleave their rows, and a second one could
-move aside a file the first is writing; the second is refused instead (:class:`DataDirInUse`).
-The kernel drops the lock when its process ends, however it ends, so a killed relay never
-leaves a stale lock behind. The lock is per open file: a second open in the same process is
-refused too.
+move aside a file the first is writing; the second is refused instead
+(:class:`~actors.kernel.data_dir.DataDirInUse`). The kernel drops the lock when its process
+ends, however it ends, so a killed relay never leaves a stale lock behind. The lock is per
+open file: a second open in the same process is refused too.
 
 Only the relay's user may read the data: a directory it creates is ``0700``, and every file
 it makes there is ``0600`` whatever the umask (the lock file, and each database file,
@@ -33,15 +33,11 @@ crash or an older relay) are made ``0600``, with an info line naming them.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
-import re
 import secrets
-import shlex
 import shutil
 import sqlite3
-import stat
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
@@ -50,128 +46,19 @@ from pathlib import Path
 import structlog
 
 from actors.core.error_text import safe_text
-from actors.kernel.file_modes import (
-    PRIVATE_DIR,
-    PRIVATE_FILE,
-    inspect,
-    open_to_others,
-    readable_by_others,
+from actors.kernel.data_dir import (
+    DirectoryLock,
+    check_privacy,
+    lock_directory,
+    make_private_directory,
 )
+from actors.kernel.file_modes import PRIVATE_FILE
+from actors.kernel.schemas import MIGRATIONS, StorageError, migrate
 
 log = structlog.get_logger("relay")
 
 MEMORY = ":memory:"
 SYNC_MODES = ("full", "normal")
-LOCK_FILE = "relay.lock"
-"""The file in the data directory whose ``flock`` marks it in use; it holds the owner's pid."""
-
-_META = "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-MIGRATIONS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "feed": (
-        (
-            _META,
-            "CREATE TABLE feed (id INTEGER PRIMARY KEY, ts INTEGER NOT NULL,"
-            " text TEXT NOT NULL, priority TEXT NOT NULL, source TEXT)",
-        ),
-        ("ALTER TABLE feed ADD COLUMN channel TEXT NOT NULL DEFAULT 'stream'",),
-    ),
-    "sense": (
-        (
-            _META,
-            "CREATE TABLE sense (id INTEGER PRIMARY KEY, received_at INTEGER NOT NULL,"
-            " payload BLOB NOT NULL)",
-        ),
-    ),
-    "agent": (
-        (
-            _META,
-            "CREATE TABLE agent_entries (id INTEGER PRIMARY KEY, ts INTEGER NOT NULL,"
-            " entry BLOB NOT NULL)",
-            "CREATE INDEX agent_entries_ts ON agent_entries (ts)",
-            "CREATE TABLE agent_state (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
-        ),
-    ),
-}
-"""Per file, the schema changes in order; ``PRAGMA user_version`` counts those applied."""
-
-
-class StorageError(RuntimeError):
-    """The data directory cannot be used (the message says why)."""
-
-
-class DataDirInUse(RuntimeError):
-    """Another process holds the data directory's lock.
-
-    Not a :class:`StorageError`: an unusable directory may be replaced by memory, a directory
-    in use must stop the start, since the holder is serving its data.
-    """
-
-    def __init__(self, directory: str, pid: int | None) -> None:
-        holder = "unknown" if pid is None else str(pid)
-        super().__init__(f"data directory {directory} is in use by another relay (pid {holder})")
-        self.directory = directory
-        self.pid = pid
-        """The holder's pid as it wrote it in the lock file; None if it has not yet."""
-
-
-@dataclass(slots=True, eq=False)
-class DirectoryLock:
-    """The open lock file of a data directory; the ``flock`` lasts while it is open."""
-
-    path: str
-    fd: int | None
-
-    def release(self) -> None:
-        """Close the lock file, which drops the lock (once; later calls do nothing).
-
-        The file stays: removing it would let a newcomer lock a new file while a third
-        process still waits on the old one.
-        """
-        fd, self.fd = self.fd, None
-        if fd is not None:
-            os.close(fd)
-
-
-def _holder(fd: int) -> int | None:
-    """The pid written in a lock file; None while the holder has not written it yet."""
-    try:
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-    except OSError:
-        return None
-    return int(text) if text.isdecimal() else None
-
-
-def lock_directory(directory: Path) -> DirectoryLock:
-    """Take the exclusive lock of ``directory`` without waiting, and write our pid in it.
-
-    Raises:
-        DataDirInUse: another open file (in any process) holds it.
-        StorageError: the lock file cannot be opened, locked or written.
-    """
-    path = directory / LOCK_FILE
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
-    except OSError as exc:
-        msg = f"cannot open the lock file {path}: {exc}"
-        raise StorageError(msg) from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        pid = _holder(fd)
-        os.close(fd)
-        raise DataDirInUse(str(directory), pid) from None
-    except OSError as exc:
-        os.close(fd)
-        msg = f"cannot lock {path}: {exc}"
-        raise StorageError(msg) from exc
-    try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    except OSError as exc:
-        os.close(fd)
-        msg = f"cannot write the lock file {path}: {exc}"
-        raise StorageError(msg) from exc
-    return DirectoryLock(path=str(path), fd=fd)
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,23 +151,6 @@ def connect(store: Store) -> sqlite3.Connection:
     return db
 
 
-def _migrate(db: sqlite3.Connection, part: str) -> None:
-    steps = MIGRATIONS[part]
-    version: int = db.execute("PRAGMA user_version").fetchone()[0]
-    if version > len(steps):
-        msg = (
-            f"{part}.db has schema version {version}, newer than this relay's {len(steps)}; "
-            "run a newer relay or point RELAY_DATA_DIR elsewhere"
-        )
-        raise StorageError(msg)
-    for number in range(version, len(steps)):
-        db.execute("BEGIN")
-        for statement in steps[number]:
-            db.execute(statement)
-        db.execute(f"PRAGMA user_version = {number + 1}")
-        db.execute("COMMIT")
-
-
 def _open_part(store: Store, part: str) -> tuple[str, bool]:
     """Check, migrate and return (creation token, created now) of one file."""
     db = connect(store)
@@ -289,7 +159,7 @@ def _open_part(store: Store, part: str) -> tuple[str, bool]:
         if check != "ok":
             msg = f"quick_check: {check}"
             raise sqlite3.DatabaseError(msg)
-        _migrate(db, part)
+        migrate(db, part)
         row = db.execute("SELECT value FROM meta WHERE key = 'token'").fetchone()
         if row is not None:
             return str(row[0]), False
@@ -311,91 +181,6 @@ def _move_aside(path: Path) -> str:
             with contextlib.suppress(OSError):  # another user's file: the rename was enough
                 os.chmod(moved, PRIVATE_FILE)
     return str(target)
-
-
-_OWN_FILE = re.compile(
-    rf"({'|'.join(MIGRATIONS)})\.db(\.corrupt-\d{{8}}T\d{{6}})?(-wal|-shm|-journal)?"
-)
-"""The names of the files the relay makes in a data directory, besides :data:`LOCK_FILE`."""
-
-
-def _is_own_file(name: str) -> bool:
-    return name == LOCK_FILE or _OWN_FILE.fullmatch(name) is not None
-
-
-def _make_private_directory(directory: Path) -> None:
-    """Create ``directory`` ``0700`` (its missing parents as the umask says); leave an
-    existing one as it is.
-
-    Raises:
-        StorageError: it cannot be created, or something else stands at its path.
-    """
-    try:
-        directory.mkdir(mode=PRIVATE_DIR, parents=True)
-    except FileExistsError:
-        if directory.is_dir():
-            return
-        msg = f"cannot create the data directory {directory}: a file stands there"
-        raise StorageError(msg) from None
-    except OSError as exc:
-        msg = f"cannot create the data directory {directory}: {exc}"
-        raise StorageError(msg) from exc
-    try:
-        os.chmod(directory, PRIVATE_DIR)  # mkdir's mode went through the umask
-    except OSError as exc:
-        msg = f"cannot make the data directory {directory} private: {exc}"
-        raise StorageError(msg) from exc
-
-
-def _check_privacy(directory: Path) -> None:
-    """Make the relay's own files in ``directory`` ``0600``; warn if others may enter it.
-
-    Files that are not the relay's are never changed: they are named in the warning when
-    others may read them through the directory.
-    """
-    tightened: dict[str, str] = {}
-    readable: list[str] = []
-    try:
-        paths = sorted(directory.iterdir())
-    except OSError:  # a directory we may write but not list (-wx): nothing to see in it
-        paths = []
-    for path in paths:
-        try:
-            entry = inspect(path, follow=False)
-        except OSError:
-            continue  # gone meanwhile
-        if not stat.S_ISREG(entry.mode) or not readable_by_others(entry):
-            continue
-        if not _is_own_file(path.name):
-            readable.append(path.name)
-            continue
-        try:
-            os.chmod(path, PRIVATE_FILE)
-        except OSError:  # not ours to change (another user's): the warning below names it
-            readable.append(path.name)
-            continue
-        tightened[path.name] = entry.octal
-    if tightened:
-        log.info(
-            "storage.file_modes_tightened",
-            actor="root",
-            path=str(directory),
-            was=tightened,
-            now=f"{PRIVATE_FILE:04o}",
-        )
-    entry = inspect(directory)
-    if open_to_others(entry):
-        log.warning(
-            "storage.data_dir_not_private",
-            actor="root",
-            path=str(directory),
-            mode=entry.octal,
-            readable_files=readable,
-            fix=f"chmod 700 {shlex.quote(str(directory))}",
-            note="other users of this machine may open the data directory, which holds "
-            "what the user heard and saw; the relay does not change the mode of a directory "
-            "that was there before it started",
-        )
 
 
 def _memory_directory() -> Path:
@@ -421,11 +206,11 @@ def open_storage(data_dir: str, sync: str = "full") -> StorageInfo:
         sync = "off"
     else:
         directory = Path(data_dir).expanduser().resolve()
-        _make_private_directory(directory)
+        make_private_directory(directory)
         lock = lock_directory(directory)
     try:
         if lock is not None:
-            _check_privacy(directory)
+            check_privacy(directory)
         info = _open_parts(directory, sync)
     except BaseException:
         if lock is not None:

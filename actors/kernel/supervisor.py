@@ -133,15 +133,44 @@ class Supervisor(RelayActor):
     def started(self) -> None:
         """Start every child in order; any that does not answer a ping fails the start."""
         for name in self._order:
-            state = self._children[name]
-            ref = self._spawn(state)
-            try:
-                ref.proxy().ping().get(timeout=self._start_timeout_s)
-            except (pykka.ActorDeadError, pykka.Timeout) as exc:
-                msg = f"child {name} failed to start: {safe_error_text(exc)}"
-                raise RuntimeError(msg) from exc
+            self._start_confirmed(self._children[name])
         self._schedule_poll()
         self._log.info("supervisor.started", children=self._order)
+
+    def start_child(self, spec: ChildSpec) -> None:
+        """Add a child after the others and start it, as :meth:`started` starts the first
+        ones (OTP's ``start_child``): a tree can be started subtree by subtree. A child that
+        fails its start is not kept.
+
+        Raises:
+            RuntimeError: the child did not answer a ping (it failed its start).
+            ValueError: a child of that name is already here.
+        """
+        if spec.name in self._children or self._closing:
+            msg = f"supervisor {self.name} cannot add child {spec.name}"
+            raise ValueError(msg)
+        state = _ChildState(spec=spec)
+        self._children[spec.name] = state
+        self._order.append(spec.name)
+        try:
+            self._start_confirmed(state)
+        except RuntimeError:
+            self._forget(spec.name)
+            spec.handle.state = "stopped"
+            raise
+        self._log.info("supervisor.child_started", child=spec.name)
+
+    def stop_child(self, name: str) -> None:
+        """Stop a child and forget it (OTP's ``terminate_child`` and ``delete_child``),
+        bounded by its shutdown timeout; a name not here (never started, or already stopped)
+        is nothing to do."""
+        state = self._children.get(name)
+        if state is None:
+            return
+        self._forget(name)
+        if state.pending is not None:
+            state.pending()
+        self._stop_child(state)
 
     def stopped(self) -> None:
         """Stop the children in reverse order (also after this supervisor crashed)."""
@@ -197,6 +226,19 @@ class Supervisor(RelayActor):
             ref.tell(ChildExited(name=child, urn=exited.urn, reason=exited.reason))
 
         return report
+
+    def _start_confirmed(self, state: _ChildState) -> None:
+        """Start a child and wait for its answer to a ping: a start that failed is an error."""
+        ref = self._spawn(state)
+        try:
+            ref.proxy().ping().get(timeout=self._start_timeout_s)
+        except (pykka.ActorDeadError, pykka.Timeout) as exc:
+            msg = f"child {state.spec.name} failed to start: {safe_error_text(exc)}"
+            raise RuntimeError(msg) from exc
+
+    def _forget(self, name: str) -> None:
+        del self._children[name]
+        self._order.remove(name)
 
     def _spawn(self, state: _ChildState) -> pykka.ActorRef[Any]:
         spec = state.spec

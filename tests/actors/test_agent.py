@@ -339,3 +339,16 @@ def test_the_next_prompt_carries_the_previous_digest(
     assert tick(relay, logs) == "ok"
     second_prompt = fake_llm.requests[1].body["messages"][0]["content"]
     assert f"Earlier (your previous digest, 40s ago):\n{fake_llm.digest}\n" in second_prompt
+
+
+def test_an_entry_names_the_model_the_server_says_answered(
+    relay: Relay, fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    fake_llm.mode = "summarise"  # answers as `stand-in/heuristic`, whatever model was asked
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="TODO: fix idle detection"))
+
+    assert tick(relay, logs) == "ok"
+
+    assert fake_llm.requests[0].body["model"] == "google/gemini-2.5-flash-lite"
+    assert last_entry(relay)["model"] == "stand-in/heuristic"
+    assert logs.named("tick")[-1]["model"] == "stand-in/heuristic"

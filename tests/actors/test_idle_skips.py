@@ -10,17 +10,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from actors.core.agent_events import QuietSpell
 from actors.digest_store import DigestStore
-from actors.kernel.base import ChildHandle
+from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.helpers import LogSink, client_for, relay_settings, ticker_status, wait_until
+from tests.helpers import (
+    LogSink,
+    client_for,
+    relay_settings,
+    restarted,
+    ticker_status,
+    wait_until,
+)
 from transport.demo.fake_llm import FakeLLM
 
 INTERVAL_S = 30.0
@@ -135,10 +144,10 @@ def test_a_spell_counts_to_when_it_ended_however_late_the_store_hears_of_it(
     """The ticker says when a spell ended; a busy machine may deliver that late."""
     digest: ChildHandle[DigestStore] = relay.handles["digest"]
     start = clock.monotonic()
-    digest.ask(DigestStore.quiet, start, INTERVAL_S, start).result(timeout=5)
+    digest.ask(DigestStore.on_event, QuietSpell(start, INTERVAL_S, start)).result(timeout=5)
     clock.advance(10 * INTERVAL_S)
     ended = start + 1.5 * INTERVAL_S
-    digest.ask(DigestStore.quiet, None, INTERVAL_S, ended).result(timeout=5)
+    digest.ask(DigestStore.on_event, QuietSpell(None, INTERVAL_S, ended)).result(timeout=5)
     assert idle_skips(client) == 1
 
 
@@ -147,8 +156,24 @@ def test_the_count_never_goes_back_below_what_a_reader_saw(
 ) -> None:
     digest: ChildHandle[DigestStore] = relay.handles["digest"]
     start = clock.monotonic()
-    digest.ask(DigestStore.quiet, start, INTERVAL_S, start).result(timeout=5)
+    digest.ask(DigestStore.on_event, QuietSpell(start, INTERVAL_S, start)).result(timeout=5)
     clock.advance(3 * INTERVAL_S)
     assert idle_skips(client) == 3
-    digest.ask(DigestStore.quiet, None, INTERVAL_S, start + INTERVAL_S).result(timeout=5)
+    ended = QuietSpell(None, INTERVAL_S, start + INTERVAL_S)
+    digest.ask(DigestStore.on_event, ended).result(timeout=5)
     assert idle_skips(client) == 3
+
+
+def test_a_count_a_reader_saw_survives_a_crash_of_the_digest_store(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, clock: FakeClock, tmp_path: Any
+) -> None:
+    """What a reader was shown is stored before it is shown: a crash loses none of it."""
+    settings = relay_settings(fake_llm, interval_ms=round(INTERVAL_S * 1000))
+    relay = make_relay(replace(settings, data_dir=str(tmp_path / "data")))
+    digest: ChildHandle[DigestStore] = relay.handles["digest"]
+    with client_for(relay) as client:
+        clock.advance(3 * INTERVAL_S)
+        assert idle_skips(client) == 3
+        digest.tell(RelayActor.inject_fault, "crash")
+        wait_until(partial(restarted, digest, 1), what="the digest store's restart")
+        assert idle_skips(client) >= 3

@@ -184,9 +184,11 @@ def test_health_shows_the_llm_path_state(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM
 ) -> None:
     relay = make_relay(relay_settings(fake_llm, api_key=""))
-    assert ticker_status(relay)["state"] == "disabled"
+    assert ticker_status(relay)["state"] == "no_key"  # enabled, but nothing to call with
     asked(relay.handles["ticker"], Ticker.update_config, {"openrouterApiKey": "k"})
     assert ticker_status(relay)["state"] == "ok"
+    asked(relay.handles["ticker"], Ticker.update_config, {"enabled": False})
+    assert ticker_status(relay)["state"] == "disabled"
 
 
 # -- the key in errors, health, metrics and logs ---------------------------------------------

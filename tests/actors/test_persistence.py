@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from actors.core.agent_events import TickFailed
 from actors.core.completion import Analysis
 from actors.core.ticks import TickResult
 from actors.core.validation import validate_sense
@@ -85,7 +86,7 @@ def test_a_last_error_an_older_relay_stored_with_the_key_in_it_is_shown_without_
     settings = replace(relay_settings(fake_llm, api_key=key), data_dir=str(tmp_path / "data"))
     relay = make_relay(settings)
     older = f"UnicodeEncodeError('ascii', 'Bearer {key}\u201d', 32, 33, 'ordinal not in range')"
-    asked(relay.handles["digest"], DigestStore.record_failure, older)
+    asked(relay.handles["digest"], DigestStore.on_event, TickFailed(older))
     relay.stop()
 
     again = make_relay(settings)

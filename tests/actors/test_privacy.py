@@ -13,7 +13,8 @@ from pathlib import Path
 import httpx
 
 from actors.core.records import FeedInput
-from actors.core.redaction import KINDS, Redactor
+from actors.core.redaction_rules import KINDS
+from actors.core.redactor import Redactor
 from actors.core.validation import validate_sense
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.clock import FakeClock

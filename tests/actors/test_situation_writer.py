@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from actors.core.redaction import marker
+from actors.core.redaction_rules import marker
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import RelayActor
@@ -266,6 +266,8 @@ def test_a_hung_writer_delays_no_tick_and_then_writes_only_the_newest(
     assert time.monotonic() - started < 1.2  # both ticks ended while the writer hung
 
     assert "> Tick #3 |" in written(path, 3)
+    # The writer logs after the file is in place: wait for that line, then count.
+    wait_until(lambda: logs.named("situation.written")[-1]["entry_id"] == 3, what="the log line")
     assert len(logs.named("situation.written")) == 2  # entry 2 was never written: 3 was newer
 
 

@@ -7,7 +7,7 @@ import logging
 import os
 import socket
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -16,9 +16,12 @@ import pykka
 import pytest
 
 from actors.feed_buffer import FeedBuffer
-from actors.kernel.base import RelayActor
-from actors.kernel.storage import DataDirInUse
-from actors.tree import Relay, StartFailed, watching_start
+from actors.kernel.base import ChildHandle, RelayActor, Reporter
+from actors.kernel.clock import FakeClock
+from actors.kernel.data_dir import DataDirInUse
+from actors.kernel.start_watch import watching_start
+from actors.subtrees import Wiring
+from actors.tree import Relay, StartFailed, start_relay
 from tests.helpers import LogSink, relay_settings, restarted, wait_until
 
 
@@ -145,3 +148,65 @@ def test_a_normal_stop_does_not_escalate(make_relay: Any) -> None:
     relay = make_relay(on_escalate=escalations.append)
     assert relay.stop()
     assert escalations == []
+
+
+START_ORDER = ("root", "feed", "sense", "digest", "agent", "context", "llm", "ticker", "http")
+"""Each actor as its start begins (a supervisor's children start within its own start)."""
+
+
+def test_the_subtrees_start_in_order_and_stop_in_reverse(
+    make_relay: Callable[..., Relay], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[str] = []
+    stopped: list[str] = []
+    on_start, on_stop = RelayActor.on_start, RelayActor.on_stop
+
+    def record_start(self: RelayActor) -> None:
+        started.append(self.name)
+        on_start(self)
+
+    def record_stop(self: RelayActor) -> None:
+        on_stop(self)
+        stopped.append(self.name)
+
+    monkeypatch.setattr(RelayActor, "on_start", record_start)
+    monkeypatch.setattr(RelayActor, "on_stop", record_stop)
+    relay = make_relay()
+    assert started == [*START_ORDER]
+    assert relay.stop()
+    assert stopped == started[::-1]
+
+
+class Refuses(RelayActor):
+    """A frontend's actor that fails its start, as a server whose bind fails does."""
+
+    name = "http"
+
+    def started(self) -> None:
+        msg = "the frontend cannot serve"
+        raise RuntimeError(msg)
+
+
+@dataclass
+class RefusingFrontend:
+    """A frontend whose check passes and whose actor then fails its start."""
+
+    def check(self) -> None:
+        pass
+
+    def starter(self, wiring: Wiring) -> Callable[[Reporter], pykka.ActorRef[Any]]:
+        return lambda report: Refuses.start(report=report)
+
+    def address(self, handle: ChildHandle[Any], timeout_s: float) -> tuple[str, int]:
+        raise AssertionError(handle, timeout_s)
+
+
+def test_a_subtree_that_fails_its_start_stops_the_others_and_frees_the_directory(
+    make_relay: Callable[..., Relay], clock: FakeClock, tmp_path: Path
+) -> None:
+    settings = replace(relay_settings(), data_dir=str(tmp_path / "data"))
+    with pytest.raises(StartFailed, match=r"^the frontend cannot serve$"):
+        start_relay(settings, clock, frontend=RefusingFrontend())
+    wait_until(lambda: not pykka.ActorRegistry.get_all(), what="every started actor to stop")
+    again = make_relay(settings)  # the data directory is free again
+    assert again.handles["feed"].ask(FeedBuffer.append, "a", "normal").result(timeout=5).id == 1

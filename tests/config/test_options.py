@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from config.options import OPTIONS, build_parser, load_settings
+from config.command_line import build_parser, load_settings
+from config.options import OPTIONS
 from config.settings import AgentConfig, Settings
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from actors.core.redaction import KINDS, marker
+from actors.core.redaction_rules import KINDS, marker
 from config.secrets import MIN_PIECE, _marker, remember_secret, scrub, scrub_value
 
 PLACEHOLDER = "placeholder-for-a-local-server"

@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from config.options import load_settings
+from config.command_line import load_settings
 from config.settings import (
     DEFAULT_BASE_URL,
     DEFAULT_MODEL,

@@ -36,7 +36,8 @@ from tests.helpers import (
     wait_healthy,
 )
 from transport.app import build_app
-from transport.auth import Access, TokenRefused, exposure, is_loopback, warn_at_start
+from transport.auth import Access, TokenRefused
+from transport.exposure import exposure, is_loopback, warn_at_start
 from transport.state import Peers, Policy
 
 TOKEN = "s3cret-token"

@@ -14,7 +14,7 @@ from actors.core.exclusion import ExclusionRule, Exclusions
 from actors.core.validation import validate_sense
 from actors.sense_buffer import SenseBuffer
 from actors.tree import Relay
-from config.options import load_settings
+from config.command_line import load_settings
 from tests.helpers import LogSink, asked, client_for, recorded, relay_settings, tick
 from transport.demo.fake_llm import FakeLLM
 

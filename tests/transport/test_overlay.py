@@ -31,7 +31,7 @@ from tests.transport.overlay_client import (
     Raw,
     Status,
 )
-from transport import overlay, streams
+from transport import overlay, stream_limits
 from transport.demo.fake_llm import FakeLLM
 from transport.overlay_messages import MAX_MESSAGE_BYTES
 
@@ -337,12 +337,12 @@ def test_a_slow_overlay_is_dropped_and_ingestion_stays_fast(
     make_relay: Callable[..., Relay], monkeypatch: pytest.MonkeyPatch, logs: LogSink, reason: str
 ) -> None:
     if reason == "backlog":  # the queue bound trips long before a write could time out
-        monkeypatch.setattr(streams, "MAX_BACKLOG_BYTES", 256 * 1024)
-        monkeypatch.setattr(streams, "WRITE_TIMEOUT_S", 60.0)
+        monkeypatch.setattr(stream_limits, "MAX_BACKLOG_BYTES", 256 * 1024)
+        monkeypatch.setattr(stream_limits, "WRITE_TIMEOUT_S", 60.0)
     else:  # the write times out long before the queue could reach its bound
-        monkeypatch.setattr(streams, "MAX_BACKLOG", 1_000_000)
-        monkeypatch.setattr(streams, "MAX_BACKLOG_BYTES", 1024**3)
-        monkeypatch.setattr(streams, "WRITE_TIMEOUT_S", 0.3)
+        monkeypatch.setattr(stream_limits, "MAX_BACKLOG", 1_000_000)
+        monkeypatch.setattr(stream_limits, "MAX_BACKLOG_BYTES", 1024**3)
+        monkeypatch.setattr(stream_limits, "WRITE_TIMEOUT_S", 0.3)
         monkeypatch.setattr(overlay, "PING_INTERVAL_S", 0.2)  # the heartbeat looks every 0.1 s
     relay = make_relay()
     with (

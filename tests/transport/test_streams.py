@@ -21,7 +21,7 @@ from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.published import Published
 from actors.tree import Relay
 from tests.helpers import LogSink, client_for, relay_settings, tick, wait_until
-from transport import streams
+from transport import stream_limits
 from transport.demo.fake_llm import FakeLLM
 
 Block = dict[str, str]
@@ -194,7 +194,7 @@ def test_replay_is_bounded_to_the_newest_events(relay: Relay, client: httpx.Clie
     append_directly(relay, 1050)  # nothing pruned yet, but more than REPLAY_MAX missed
     with sse(client, "/feed/stream?after=0") as stream:
         gap = stream.event()
-        replayed = stream.events(streams.REPLAY_MAX)
+        replayed = stream.events(stream_limits.REPLAY_MAX)
     assert orjson.loads(gap["data"]) == {"after": 0, "oldest": 51}
     assert ids(replayed) == list(range(51, 1051))
 
@@ -226,7 +226,7 @@ def test_a_bad_resume_point_is_a_400(
 def test_keepalive_comments_fill_the_silence(
     make_relay: Callable[..., Relay], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(streams, "KEEPALIVE_S", 0.1)
+    monkeypatch.setattr(stream_limits, "KEEPALIVE_S", 0.1)
     relay = make_relay()
     with (
         client_for(relay) as client,
@@ -304,12 +304,12 @@ def test_a_slow_client_is_dropped_and_ingestion_stays_fast(
     reason: str,
 ) -> None:
     if reason == "backlog":  # the queue bound trips long before a write could time out
-        monkeypatch.setattr(streams, "MAX_BACKLOG_BYTES", 256 * 1024)
-        monkeypatch.setattr(streams, "WRITE_TIMEOUT_S", 60.0)
+        monkeypatch.setattr(stream_limits, "MAX_BACKLOG_BYTES", 256 * 1024)
+        monkeypatch.setattr(stream_limits, "WRITE_TIMEOUT_S", 60.0)
     else:  # the write times out long before the queue could reach its bound
-        monkeypatch.setattr(streams, "MAX_BACKLOG", 1_000_000)
-        monkeypatch.setattr(streams, "MAX_BACKLOG_BYTES", 1024**3)
-        monkeypatch.setattr(streams, "WRITE_TIMEOUT_S", 0.3)
+        monkeypatch.setattr(stream_limits, "MAX_BACKLOG", 1_000_000)
+        monkeypatch.setattr(stream_limits, "MAX_BACKLOG_BYTES", 1024**3)
+        monkeypatch.setattr(stream_limits, "WRITE_TIMEOUT_S", 0.3)
     relay = make_relay()
     host, port = relay.address()
     with (
@@ -471,6 +471,9 @@ def test_a_restarted_transport_listens_anew_without_leaking_listeners(relay: Rel
     before = (listeners(peers.feed_view), listeners(peers.agent_view))
     relay.handles["http"].tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: relay.handles["http"].restarts == 1 and relay.handles["http"].alive)
+    # The supervisor counts the restart when the new incarnation is spawned; its start (which
+    # attaches its hubs) has run once it answers a message.
+    relay.handles["http"].ask(RelayActor.ping).result(timeout=5)
     assert (listeners(peers.feed_view), listeners(peers.agent_view)) == before
     with (
         client_for(relay) as again,

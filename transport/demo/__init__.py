@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from config import Settings
-from config.options import build_parser
+from config.command_line import build_parser
 
 if TYPE_CHECKING:
     from transport.demo.replay import Replayer

@@ -17,10 +17,10 @@ from actors.core.errors import (
 from actors.digest_store import DigestStore
 from actors.ticker import Ticker
 from transport.guard import json_response
+from transport.hub import Hub
 from transport.inputs import CONFIG_BODY_LIMIT, int_param, optional_int, read_json, wait_param
 from transport.sse import serve
 from transport.state import ACCESS, ASK, PEERS, POLICY, STREAMS
-from transport.streams import Hub
 
 log = structlog.get_logger("relay")
 

@@ -10,7 +10,7 @@ from actors.core.errors import (
 )
 from actors.kernel.base import RelayActor
 from transport.guard import json_response, raw_json_response
-from transport.inputs import CONFIG_BODY_LIMIT, read_json
+from transport.inputs import CONFIG_BODY_LIMIT, MAX_HANG_S, read_json
 from transport.state import ASK, CLIENT_FIGURES, CONNECTIONS, HTTP_STATS, PEERS, POLICY, STREAMS
 
 log = structlog.get_logger("relay")
@@ -49,9 +49,6 @@ FAULT_ACTORS = ("feed", "sense", "context", "llm", "digest", "ticker", "http")
 
 
 FAULT_KINDS = ("crash", "hang")
-
-
-MAX_HANG_S = 3600
 
 
 async def post_fault(request: web.Request) -> web.Response:

@@ -283,3 +283,18 @@ def test_analysis_reads_strings_with_raw_line_breaks():
     assert analysis.parsed_ok is True
     assert analysis.hud == "Port 8080 is taken\n\tby the web container"
     assert analysis.digest == "Docker:\nfails."
+
+
+def test_completion_names_the_model_that_answered():
+    assert parse_chat_completion(body("text", model="openai/gpt-4o-mini")).model == (
+        "openai/gpt-4o-mini"
+    )
+
+
+@pytest.mark.parametrize(
+    "model",
+    [None, "", "   ", 42, ["a"], "x" * 201, "line\nbreak", "tab\there", "bell\x07"],
+    ids=["null", "empty", "blank", "number", "list", "too-long", "newline", "tab", "control"],
+)
+def test_completion_without_a_readable_model_names_none(model: object):
+    assert parse_chat_completion(body("text", model=model)).model is None

@@ -10,8 +10,11 @@ import threading
 
 import pytest
 
-from actors.core import redaction
-from actors.core.redaction import KINDS, Redactor, marker, redact, redact_payload
+from actors.core import redaction, redaction_rules
+from actors.core.payload_redaction import redact_payload
+from actors.core.redaction import redact
+from actors.core.redaction_rules import KINDS, marker
+from actors.core.redactor import Redactor
 from actors.core.validation import validate_sense
 from bench.harness import ROOT
 from bench.prompt_corpus import cases
@@ -374,8 +377,8 @@ def test_no_marker_holds_the_literal_of_a_rule_or_a_run_of_key_characters() -> N
     """
     for kind in KINDS:
         raw = marker(kind).encode()
-        assert redaction._key_words(raw) == b"", kind
-        assert {rule.kind for rule in redaction._rules_for(raw)} <= {"password"}, kind
+        assert redaction_rules._key_words(raw) == b"", kind
+        assert {rule.kind for rule in redaction_rules.rules_for(raw)} <= {"password"}, kind
         assert redact(marker(kind)) == (marker(kind), {}), kind
 
 
@@ -441,11 +444,11 @@ def every_rule(text: str) -> tuple[str, dict[str, int]]:
     changed = True
     while changed:
         changed = False
-        read = redaction._read(text, redaction._RULES)
-        for rule in redaction._RULES:
+        read = redaction._read(text, redaction_rules._RULES)
+        for rule in redaction_rules._RULES:
             text, n = rule.apply(read)
             if n:
-                read = redaction._read(text, redaction._RULES)
+                read = redaction._read(text, redaction_rules._RULES)
                 counts[rule.kind] = counts.get(rule.kind, 0) + n
                 changed = True
     return text, counts

@@ -11,13 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from actors.kernel.data_dir import LOCK_FILE, DataDirInUse
+from actors.kernel.schemas import MIGRATIONS, StorageError
 from actors.kernel.storage import (
     CACHE_KIB,
-    LOCK_FILE,
     MEMORY,
-    MIGRATIONS,
-    DataDirInUse,
-    StorageError,
     close_storage,
     connect,
     open_storage,

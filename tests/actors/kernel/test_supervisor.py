@@ -100,6 +100,47 @@ def test_child_failing_its_first_start_fails_the_supervisor_start(clock: FakeClo
     wait_until(lambda: not ref.is_alive(), what="supervisor to die")
 
 
+def supervisor_handle(ref: pykka.ActorRef[Any]) -> ChildHandle[Supervisor]:
+    handle: ChildHandle[Supervisor] = ChildHandle("test")
+    handle.bind(ref)
+    return handle
+
+
+def test_children_added_later_start_after_the_first_and_stop_before_them(
+    clock: FakeClock,
+) -> None:
+    starts: list[str] = []
+    sup = supervisor_handle(start_sup([spec("a", starts)], clock))
+    b, c = spec("b", starts), spec("c", starts)
+    sup.ask(Supervisor.start_child, b).result(timeout=5)
+    sup.ask(Supervisor.start_child, c).result(timeout=5)
+    assert starts == ["a", "b", "c"]
+    assert b.handle.alive and c.handle.state == "running"
+
+    b.handle.tell(RelayActor.inject_fault, "crash")  # an added child is supervised
+    wait_until(partial(restarted, b, 1), what="the added child's restart")
+
+    sup.ask(Supervisor.stop_child, "c").result(timeout=5)
+    sup.ask(Supervisor.stop_child, "c").result(timeout=5)  # gone already: nothing to do
+    assert not c.handle.alive and c.handle.state == "stopped"
+    assert b.handle.alive
+
+
+def test_a_child_that_fails_its_added_start_is_an_error_to_the_caller_and_not_kept(
+    clock: FakeClock,
+) -> None:
+    starts: list[str] = []
+    sup = supervisor_handle(start_sup([spec("a", starts)], clock))
+    bad = spec("b", starts, fail_starts=[1])
+    with pytest.raises(RuntimeError, match="child b failed to start"):
+        sup.ask(Supervisor.start_child, bad).result(timeout=5)
+    assert bad.handle.state == "stopped"
+    sup.ask(Supervisor.start_child, spec("b", starts)).result(timeout=5)  # the name is free
+    assert starts == ["a", "b"]
+    with pytest.raises(ValueError, match="cannot add child a"):
+        sup.ask(Supervisor.start_child, spec("a", starts)).result(timeout=5)
+
+
 def test_crash_in_told_message_restarts_child_and_handle_follows(
     clock: FakeClock, logs: LogSink
 ) -> None:

@@ -20,7 +20,7 @@ import pytest
 from actors.tree import Relay
 from bench import harness
 from bench.harness import ROOT, free_port
-from config.options import load_settings
+from config.command_line import load_settings
 from config.settings import Settings
 from tests.helpers import LogSink, assert_session_accepted, base_url, spawn_relay, wait_until
 from transport.demo import prepare_demo

@@ -1,0 +1,100 @@
+"""Keys split by a line end, a tab or a space (where OCR and editors wrap a long key), joined
+when the two pieces make one key: the splits redaction drops from the text its rules read
+(:mod:`actors.core.redaction`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from actors.core import secret_patterns as patterns
+from actors.core.redaction_rules import KEYS_AFTER_SLACK, KEYS_BEFORE_SLACK, R_SLACK, Rule
+
+_JOINABLE = tuple(
+    (rule, literal)
+    for rule, literal in (
+        *KEYS_BEFORE_SLACK,
+        (R_SLACK, patterns.SLACK_LITERAL),
+        *KEYS_AFTER_SLACK,
+    )
+    if rule.pattern not in (patterns.SLACK_WEBHOOK, patterns.TELEGRAM)
+)
+"""The keys a split may have cut, each with the literal it begins with: every kind that
+stands in a word of its own (not a Slack webhook's path nor a Telegram token, which follow
+text of their own)."""
+_JOIN_LITERALS = {id(rule): literal for rule, literal in _JOINABLE}
+_ALTERNATION = re.compile(rb"(?=[A-Za-z][0-9]|[0-9][A-Za-z])")
+_HUMP = re.compile(rb"[a-z][A-Z]")
+_HEX = re.compile(rb"[0-9a-f]{8,}")
+
+
+def _key_shaped(part: bytes) -> bool:
+    """Whether ``part`` of a word reads as a piece of a random key, not of a word or a name:
+    letters and digits alternate twice or more, or it holds a digit and a lower-case letter
+    before an upper-case one, or it is 8 hex digits or more, letters and digits both."""
+    if len(_ALTERNATION.findall(part)) >= 2:
+        return True
+    digit = any(0x30 <= byte <= 0x39 for byte in part)
+    if digit and _HUMP.search(part) is not None:
+        return True
+    return digit and _HEX.fullmatch(part) is not None and not part.isdigit()
+
+
+def joins(raw: bytes, rules: Sequence[Rule]) -> list[tuple[int, int]]:
+    """The splits inside keys of ``rules`` in ``raw``: the whitespace to drop, in order.
+
+    A split is a line end, a tab (a no-break or other Unicode space, in the view) or one
+    space between two runs of key characters, the first of which begins with the literal of
+    a key (:data:`_JOINABLE`). It is joined when the key's pattern matches the two runs
+    together, to the end of the second (the second continues the key's alphabet, and the
+    whole has the key's length), and:
+
+    - after a line end or a tab: the first run is no key on its own and one of the two reads
+      as a piece of a key (:func:`_key_shaped`); or the first run is a key already and the
+      second reads as a piece of a key (a long key wrapped over lines, joined line by line);
+    - after a space, which prose puts between words: the first run is no key on its own,
+      both read as pieces of a key, and one holds :data:`patterns.KEY_RUN` characters (the
+      words :func:`~actors.core.redaction_rules._key_words` looks at).
+
+    So a word after a whole key stays (``sk-... token2``, ``sk-...\\nNext``), and so does a
+    word after a prefix that is no key (``sk-learn estimators``).
+    """
+    gaps: set[tuple[int, int]] = set()
+    for rule in rules:
+        literal = _JOIN_LITERALS.get(id(rule))
+        if literal is None:
+            continue
+        for found in literal.finditer(raw):
+            start = found.start()
+            if start and raw[start - 1] in patterns.KEY_BYTES:
+                continue  # not the beginning of a word
+            run = patterns.RUN.match(raw, found.end())
+            end = run.end() if run is not None else found.end()
+            word = raw[start:end]
+            while (split := patterns.SPLIT.match(raw, end)) is not None:
+                nxt = patterns.RUN.match(raw, split.end())
+                if nxt is None or nxt.end() == split.end():
+                    break
+                line = split.group() != b" "
+                if not _joined(rule, word, found.end() - start, nxt.group(), line=line):
+                    break
+                gaps.add(split.span())
+                word += nxt.group()
+                end = nxt.end()
+    return sorted(gaps)
+
+
+def _joined(rule: Rule, first: bytes, prefix: int, second: bytes, *, line: bool) -> bool:
+    """Whether ``first`` (a run that begins with the ``prefix`` characters of ``rule``'s
+    literal) and ``second``, split by a line end or tab (``line``) or a space, are one key."""
+    whole = rule.pattern.match(first + second)
+    if whole is None or whole.end() != len(first) + len(second):
+        return False
+    alone = rule.pattern.match(first)
+    if alone is not None and alone.end() == len(first):
+        return line and _key_shaped(second)
+    body = first[prefix:]
+    if line:
+        return _key_shaped(body) or _key_shaped(second)
+    long_enough = max(len(first), len(second)) >= patterns.KEY_RUN  # as _key_words looks
+    return long_enough and _key_shaped(body) and _key_shaped(second)

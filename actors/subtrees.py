@@ -1,0 +1,344 @@
+"""The subtrees of the relay's tree, each a ``start_*`` function and its ``stop_*`` counterpart.
+
+A ``start_*`` adds its actors to the root supervisor, which starts each and waits for its
+answer to a ping, then watches it for good (a dead child is restarted, too many restarts
+escalate); a ``stop_*`` stops them again. :func:`actors.tree.start_relay` calls the starts in
+order and :meth:`actors.tree.Relay.stop` the stops in reverse. Every subtree is built from one
+:class:`Wiring`, made before any actor starts; the :class:`Frontend` (the HTTP transport,
+assembled outside ``actors``) is handed it too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import pykka
+import structlog
+
+from actors.context_builder import ContextBuilder
+from actors.core.agent_events import AgentEvent
+from actors.core.entries import EMPTY_AGENT, AgentSnapshot
+from actors.core.errors import ActorUnavailable
+from actors.core.records import EMPTY_FEED, EMPTY_SENSE, FeedSnapshot, SenseSnapshot
+from actors.core.redactor import Redactor
+from actors.core.response_format import NO_LEVELS, FormatLevels
+from actors.digest_store import DigestStore
+from actors.feed_buffer import FeedBuffer
+from actors.kernel.base import ChildExited, ChildHandle, Reporter
+from actors.kernel.clock import Clock
+from actors.kernel.listeners import Listeners
+from actors.kernel.published import Published
+from actors.kernel.start_watch import START_TIMEOUT_S
+from actors.kernel.storage import StorageInfo
+from actors.kernel.supervisor import Backoff, ChildSpec, Intensity, Supervisor
+from actors.llm_caller import LLMCaller
+from actors.sense_buffer import SenseBuffer
+from actors.situation_writer import (
+    SituationOutbox,
+    SituationWriter,
+    warn_if_replaceable,
+)
+from actors.situation_writer import situation_outbox as new_outbox
+from actors.ticker import Ticker
+from actors.ticker_cells import ConfigCell, News
+from config import Settings
+from config.prices import PriceTable
+
+if TYPE_CHECKING:
+    import httpx
+
+STOP_TIMEOUT_S = 10.0
+LLM_BACKOFF = Backoff(min_s=0.5, max_s=30.0, random_factor=0.2, reset_after_s=30.0)
+"""The LLM path backs off when it keeps dying; in-process actors restart at once."""
+PING_TIMEOUT_S = 10.0
+"""An actor that leaves a ping unanswered this long is hung and replaced. The LLM caller
+gets ``AGENT_TIMEOUT_MS`` on top, the longest it may legitimately be busy."""
+
+log = structlog.get_logger("relay")
+
+
+@dataclass(frozen=True, slots=True)
+class Handles:
+    """The stable address of every actor of the tree, typed by its actor class."""
+
+    feed: ChildHandle[FeedBuffer] = field(default_factory=lambda: ChildHandle("feed"))
+    sense: ChildHandle[SenseBuffer] = field(default_factory=lambda: ChildHandle("sense"))
+    digest: ChildHandle[DigestStore] = field(default_factory=lambda: ChildHandle("digest"))
+    context: ChildHandle[ContextBuilder] = field(default_factory=lambda: ChildHandle("context"))
+    llm: ChildHandle[LLMCaller] = field(default_factory=lambda: ChildHandle("llm"))
+    ticker: ChildHandle[Ticker] = field(default_factory=lambda: ChildHandle("ticker"))
+    situation: ChildHandle[SituationWriter] = field(
+        default_factory=lambda: ChildHandle("situation")
+    )
+    agent: ChildHandle[Supervisor] = field(default_factory=lambda: ChildHandle("agent"))
+    http: ChildHandle[Any] = field(default_factory=lambda: ChildHandle("http"))
+    """The frontend's actor, whose class only the frontend knows."""
+
+    def by_name(self, *, situation: bool = False) -> dict[str, ChildHandle[Any]]:
+        """Every handle by its actor's short name, in start order; the SITUATION.md
+        writer's only when it runs (``situation``)."""
+        handles = (self.feed, self.sense, self.digest, self.context, self.llm, self.ticker)
+        writer = (self.situation,) if situation else ()
+        return {handle.name: handle for handle in (*handles, *writer, self.agent, self.http)}
+
+
+@dataclass(frozen=True, slots=True)
+class Wiring:
+    """What the subtrees are built from, made once before any actor starts: the settings,
+    the clock, the storage, the redactor, every handle and the cells the actors publish."""
+
+    settings: Settings
+    clock: Clock
+    storage: StorageInfo
+    redactor: Redactor
+    prices: PriceTable
+    llm_transport: httpx.AsyncBaseTransport | None = None
+    """The LLM client's transport; None: the network."""
+    poll_interval_s: float = 1.0
+    """How often the supervisors look for children that died without saying so."""
+    handles: Handles = field(default_factory=Handles)
+    feed_view: Published[FeedSnapshot] = field(default_factory=lambda: Published(EMPTY_FEED))
+    sense_view: Published[SenseSnapshot] = field(default_factory=lambda: Published(EMPTY_SENSE))
+    agent_view: Published[AgentSnapshot] = field(default_factory=lambda: Published(EMPTY_AGENT))
+    formats: Published[FormatLevels] = field(default_factory=lambda: Published(NO_LEVELS))
+    outbox: SituationOutbox | None = None
+    """The SITUATION.md writer's outbox, with ``RELAY_SITUATION_FILE`` only."""
+
+    @property
+    def actors(self) -> dict[str, ChildHandle[Any]]:
+        """Every supervised actor by short name, in start order."""
+        return self.handles.by_name(situation=self.outbox is not None)
+
+    @property
+    def intensity(self) -> Intensity:
+        """How many restarts a supervisor allows before it escalates."""
+        return Intensity(self.settings.max_restarts, self.settings.restart_window_s)
+
+
+class Frontend(Protocol):
+    """What serves the tree to its clients: the HTTP transport, which ``actors`` does not
+    know. The entry point assembles it and hands it to :func:`actors.tree.start_relay`, which
+    checks it before any actor starts, starts it last and stops it first."""
+
+    def check(self) -> None:
+        """Raise if it cannot serve (a port in use), before anything has started."""
+
+    def starter(self, wiring: Wiring) -> Callable[[Reporter], pykka.ActorRef[Any]]:
+        """How to start an incarnation of its actor (the root calls it again after a crash)."""
+
+    def address(self, handle: ChildHandle[Any], timeout_s: float) -> tuple[str, int]:
+        """Where the incarnation behind ``handle`` serves."""
+
+
+def supervisor(root: pykka.ActorRef[Any]) -> ChildHandle[Supervisor]:
+    """A typed address of the root supervisor, for asks from outside the tree."""
+    handle: ChildHandle[Supervisor] = ChildHandle("root")
+    handle.bind(root)
+    return handle
+
+
+def start_root(wiring: Wiring, escalate: Callable[[ChildExited], None]) -> pykka.ActorRef[Any]:
+    """The root supervisor, with no child yet: each subtree's start adds its own (the first
+    waits for the root's own start)."""
+    return Supervisor.start(
+        name="root",
+        children=[],
+        clock=wiring.clock,
+        report=escalate,
+        intensity=wiring.intensity,
+        poll_interval_s=wiring.poll_interval_s,
+    )
+
+
+def stop_root(root: pykka.ActorRef[Any], timeout_s: float | None) -> None:
+    """Stop the root, which stops any child still running, in reverse start order; without
+    ``timeout_s``, do not wait (a root busy starting a child stops once it is done).
+
+    Raises:
+        pykka.Timeout: the root did not stop within ``timeout_s``.
+    """
+    with contextlib.suppress(pykka.ActorDeadError):
+        root.stop(block=timeout_s is not None, timeout=timeout_s)
+
+
+def _add(root: pykka.ActorRef[Any], *specs: ChildSpec) -> None:
+    for spec in specs:
+        supervisor(root).ask(Supervisor.start_child, spec).result(timeout=START_TIMEOUT_S)
+
+
+def _remove(root: pykka.ActorRef[Any], timeout_s: float, *names: str) -> None:
+    for name in names:
+        with contextlib.suppress(ActorUnavailable):  # the root stopped them when it gave up
+            supervisor(root).ask(Supervisor.stop_child, name).result(timeout=timeout_s)
+
+
+def start_buffers(root: pykka.ActorRef[Any], w: Wiring) -> None:
+    """The feed and the sense buffers: their rings, ids and tables."""
+    stores, hs = w.storage.stores, w.handles
+
+    def feed(report: Reporter) -> pykka.ActorRef[Any]:
+        return FeedBuffer.start(
+            clock=w.clock,
+            store=stores["feed"],
+            published=w.feed_view,
+            report=report,
+            redactor=w.redactor,
+        )
+
+    def sense(report: Reporter) -> pykka.ActorRef[Any]:
+        return SenseBuffer.start(
+            clock=w.clock,
+            store=stores["sense"],
+            published=w.sense_view,
+            report=report,
+            redactor=w.redactor,
+        )
+
+    _add(
+        root,
+        ChildSpec("feed", feed, hs.feed, ping_timeout_s=PING_TIMEOUT_S),
+        ChildSpec("sense", sense, hs.sense, ping_timeout_s=PING_TIMEOUT_S),
+    )
+
+
+def stop_buffers(root: pykka.ActorRef[Any], timeout_s: float) -> None:
+    """Stop the buffers, each after its last commit."""
+    _remove(root, timeout_s, "sense", "feed")
+
+
+def start_digest(root: pykka.ActorRef[Any], w: Wiring) -> None:
+    """The digest store: agent entries, counters, the hud pushed to the feed."""
+
+    def digest(report: Reporter) -> pykka.ActorRef[Any]:
+        return DigestStore.start(
+            clock=w.clock,
+            store=w.storage.stores["agent"],
+            feed=w.handles.feed,
+            retention_days=w.settings.retention_days,
+            published=w.agent_view,
+            prices=w.prices,
+            situation=w.outbox,
+            report=report,
+        )
+
+    _add(root, ChildSpec("digest", digest, w.handles.digest, ping_timeout_s=PING_TIMEOUT_S))
+
+
+def stop_digest(root: pykka.ActorRef[Any], timeout_s: float) -> None:
+    """Stop the digest store."""
+    _remove(root, timeout_s, "digest")
+
+
+def start_agent(root: pykka.ActorRef[Any], w: Wiring) -> None:
+    """The LLM path under a supervisor of its own: context, LLM caller, ticker, and the
+    SITUATION.md writer when it runs; started together, restarted on their own."""
+    hs = w.handles
+    config, news = ConfigCell(w.settings.agent), News(w.feed_view, w.sense_view, hs.ticker, w.clock)
+    events: Listeners[AgentEvent] = Listeners(hs.digest)  # the digest store counts them
+
+    def context(report: Reporter) -> pykka.ActorRef[Any]:
+        return ContextBuilder.start(
+            clock=w.clock,
+            feed=w.feed_view,
+            sense=w.sense_view,
+            agent=w.agent_view,
+            llm=hs.llm,
+            events=events,
+            report=report,
+        )
+
+    def llm(report: Reporter) -> pykka.ActorRef[Any]:
+        return LLMCaller.start(
+            clock=w.clock,
+            digest=hs.digest,
+            events=events,
+            transport=w.llm_transport,
+            formats=w.formats,
+            report=report,
+        )
+
+    def ticker(report: Reporter) -> pykka.ActorRef[Any]:
+        return Ticker.start(
+            clock=w.clock,
+            config=config,
+            context=hs.context,
+            me=hs.ticker,
+            news=news,
+            events=events,
+            report=report,
+        )
+
+    llm_ping_s = w.settings.agent.timeout_ms / 1000 + PING_TIMEOUT_S
+    children = [
+        ChildSpec("context", context, hs.context, ping_timeout_s=PING_TIMEOUT_S),
+        # Holds nothing to flush: a stop behind a hung request abandons its thread after 1 s.
+        ChildSpec(
+            "llm",
+            llm,
+            hs.llm,
+            backoff=LLM_BACKOFF,
+            shutdown_timeout_s=1.0,
+            ping_timeout_s=llm_ping_s,
+        ),
+        ChildSpec("ticker", ticker, hs.ticker, ping_timeout_s=PING_TIMEOUT_S),
+        *situation_writer(w, events),
+    ]
+
+    def agent(report: Reporter) -> pykka.ActorRef[Any]:
+        return Supervisor.start(
+            name="agent",
+            children=children,
+            clock=w.clock,
+            report=report,
+            intensity=w.intensity,
+            poll_interval_s=w.poll_interval_s,
+        )
+
+    _add(root, ChildSpec("agent", agent, hs.agent, shutdown_timeout_s=STOP_TIMEOUT_S))
+
+
+def stop_agent(root: pykka.ActorRef[Any], timeout_s: float) -> None:
+    """Stop the LLM path (a request in flight is abandoned, not awaited)."""
+    _remove(root, timeout_s, "agent")
+
+
+def situation_outbox(
+    settings: Settings, handle: ChildHandle[SituationWriter]
+) -> SituationOutbox | None:
+    """The SITUATION.md writer's outbox, or None without ``RELAY_SITUATION_FILE``; a warning
+    for each way another local user could replace the file."""
+    path = settings.situation_file
+    if not path:
+        return None
+    log.info("situation.file", actor="root", path=path)
+    warn_if_replaceable(path)
+    return new_outbox(handle)
+
+
+def situation_writer(w: Wiring, events: Listeners[AgentEvent]) -> tuple[ChildSpec, ...]:
+    """The SITUATION.md writer's child spec, or nothing without its outbox."""
+    path, outbox = w.settings.situation_file, w.outbox
+    if outbox is None:
+        return ()
+
+    def situation(report: Reporter) -> pykka.ActorRef[Any]:
+        return SituationWriter.start(path=path, outbox=outbox, events=events, report=report)
+
+    # No ping deadline: a write stuck on a dead disk holds only this actor, and the outbox
+    # keeps just the newest situation meanwhile (see actors.situation_writer).
+    return (ChildSpec("situation", situation, w.handles.situation, shutdown_timeout_s=1.0),)
+
+
+def start_frontend(root: pykka.ActorRef[Any], w: Wiring, frontend: Frontend) -> None:
+    """The frontend's actor, last: it serves what the others hold."""
+    # The HTTP transport's actor thread only starts and stops the server; its event loop runs
+    # on a thread of its own, so a ping of the actor says nothing of the loop.
+    _add(root, ChildSpec("http", frontend.starter(w), w.handles.http))
+
+
+def stop_frontend(root: pykka.ActorRef[Any], timeout_s: float) -> None:
+    """Stop the frontend first: no request reaches an actor that has stopped."""
+    _remove(root, timeout_s, "http")

@@ -1,0 +1,79 @@
+"""The command line and the environment: the flags' parser, and the settings read from both
+(flags win), each by its option (:data:`config.options.OPTIONS`)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from importlib import metadata
+from typing import Any
+
+from config.option_values import parse_value
+from config.options import OPTIONS
+from config.settings import AgentConfig, Settings
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line; each flag overrides its environment variable."""
+    parser = argparse.ArgumentParser(
+        description=(
+            "sinain-relay: ingest /feed and /sense, ask an LLM what the user is doing, "
+            "serve a hud line and a digest. Each flag overrides the environment variable "
+            "named in brackets. The secrets OPENROUTER_API_KEY and RELAY_TOKEN are read from "
+            "the environment only, so they never show in a process list."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"sinain-relay {version()}")
+    for option in OPTIONS:
+        if option.flag is None:
+            continue
+        help_text = f"{option.help} (default {option.default_shown()}) [{option.env}]"
+        if option.parse == "bool":  # --faults alone means true
+            parser.add_argument(
+                option.flag,
+                dest=option.name,
+                metavar="BOOL",
+                nargs="?",
+                const="true",
+                help=help_text,
+            )
+        else:
+            parser.add_argument(option.flag, dest=option.name, metavar=option.env, help=help_text)
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="a first-run tour: a stand-in LLM that summarises heuristically (no key, no "
+        "network) and a synthetic capture session, with state in a temporary directory",
+    )
+    return parser
+
+
+def version() -> str:
+    """The installed package's version."""
+    try:
+        return metadata.version("sinain-relay")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bool) -> Settings:
+    """Read and validate every setting; flags win over the environment.
+
+    Raises:
+        ConfigError: the first invalid setting, named as the user wrote it.
+    """
+    args = vars(build_parser().parse_args(list(argv)))
+    settings: dict[str, Any] = {}
+    agent: dict[str, Any] = {}
+    for option in OPTIONS:
+        given = args.get(option.name) if option.flag is not None else None
+        if given is not None:
+            value = parse_value(option.parse, option.flag or option.env, given)
+        elif environ.get(option.env, "").strip():
+            value = parse_value(option.parse, option.env, environ[option.env])
+        else:
+            continue
+        (agent if option.agent else settings)[option.attr] = value
+    if "log_format" not in settings:
+        settings["log_format"] = "console" if isatty else "json"
+    return Settings(**settings, demo=bool(args.get("demo")), agent=AgentConfig(**agent))
