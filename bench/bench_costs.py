@@ -6,31 +6,17 @@ Run from the repository root::
     python -m bench.bench_costs --quick       # idle 10 s, 2 starts, fewer repetitions
     python -m bench.bench_costs --only tick   # some parts (idle, startup, tick; comma-separated)
 
-``idle``     ``python run.py --data-dir <temp dir>`` with the agent on (a key, a ``python -m
-             transport.demo.fake_llm`` subprocess, every other setting its default: a tick every
-             30 s). After 5 s to settle, nothing arrives for ``--idle-seconds``: the relay's CPU
-             (``/proc/<pid>/stat``, and the threads' ``schedstat``) as a share of one core,
-             target below 0.5 %; its voluntary context switches (main thread and all threads),
-             with the busiest threads.
-``startup``  from spawning that relay (one data directory for all starts: the first creates
-             the databases) to its first ``GET /health`` 200, polled every 50 ms, median of
-             ``--starts``; target below 1 s. Each start is followed by its floors, timed from
-             spawn to exit: ``python -c pass``, the dependencies' imports, and ``import run``.
-``tick``     in-process: a relay from ``actors.tree.start_relay`` (``:memory:``, a 1-hour
-             interval, a fake LLM), its rings filled through the actors with realistic items
-             (100 feed items, 30 screen events of 4 KiB OCR in five apps). Per call, median and
-             p99: the pure part (``build_context_window``, ``build_prompt``, ``fingerprint``,
-             the economy's ``gist`` + ``judge``), the actor part (the snapshots,
-             ``context.window``) and the bookkeeping (``digest.record``, and until its commit).
-             A tick's own cost is window (actor) + prompt + judgement + record with its commit,
-             target below 2 ms; the LLM call is not part of it. For comparison, the record
-             again on disk (``RELAY_SYNC=full``: an fsync).
-
-Before each part the script waits (``--max-wait``, 300 s) for a quiet machine: a 1-minute
-load below 0.5 and no other bench running. A measurement during which the rest of the
-machine used more than 0.25 of a core is thrown away and repeated (3 attempts); a part that
-never got a quiet machine is reported as not measured. It prints figures and a table of the
-targets, and asserts nothing.
+``idle``: ``python run.py`` with the agent on (a fake LLM subprocess, the default interval),
+5 s to settle, then ``--idle-seconds`` with nothing arriving: its CPU (``stat``, the threads'
+``schedstat``), target below 0.5 % of a core, and its busiest threads. ``startup``: spawn to
+the first ``GET /health`` 200, median of ``--starts``, target below 1 s, beside the floors
+(``python -c pass``, the dependencies' imports, ``import run``). ``tick``: in-process
+(``actors.tree.start_relay``, ``:memory:``, rings filled from ``bench/data/tick_window.json``),
+median and p99 of each step of a tick but the LLM call: window, prompt, judgement and the
+record with its commit, target below 2 ms; the record again on disk for comparison.
+Each part waits (``--max-wait``) for a quiet machine (1-min load below 0.5, no other bench)
+and is retried (3 attempts) when the rest of the machine used more than 0.25 of a core.
+It prints figures and a table of the targets, and asserts nothing.
 """
 
 from __future__ import annotations
@@ -41,13 +27,12 @@ import io
 import itertools
 import math
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -64,43 +49,21 @@ from actors.feed_buffer import FeedBuffer
 from actors.kernel.clock import SystemClock
 from actors.sense_buffer import SenseBuffer
 from actors.tree import Relay, start_relay
-from bench.harness import (
-    MEMORY,
-    ROOT,
-    Meter,
-    Server,
-    Usage,
-    choose,
-    data_directory,
-    fake_llm_process,
-    filesystem,
-    fill_defaults,
-    health,
-    load_1min,
-    log_file,
-    percentile,
-    print_log_summary,
-    relay_env,
-    relay_process,
-    timed_stop,
-)
+from bench import harness as h
+from bench.figures import at_least, data, exit_on_sigterm, parser
 from config import Settings, configure_logging
 from config.settings import AgentConfig
 from transport import HttpFrontend
 from transport.demo.fake_llm import FakeLLM
 
 PARTS = ("idle", "startup", "tick")
-TICK_LIMIT_MS = 2.0
-IDLE_LIMIT_PCT = 0.5
-START_LIMIT_S = 1.0
+TICK_LIMIT_MS, IDLE_LIMIT_PCT, START_LIMIT_S = 2.0, 0.5, 1.0
 MAX_AGE_MS = 120_000
 HOUR_MS = 3_600_000
 CALL_TIMEOUT_S = 5.0
 SETTLE_S = 5.0
 FLOOR_TIMEOUT_S = 30.0
-QUIET_LOAD = 0.5
-QUIET_OTHER_CORES = 0.25
-ATTEMPTS = 3
+QUIET_LOAD, QUIET_OTHER_CORES, ATTEMPTS = 0.5, 0.25, 3
 DISK_REPS = 300
 THREADS_SHOWN = 12
 FLOORS = {
@@ -110,24 +73,21 @@ FLOORS = {
 }
 BENCHES = ("bench_", "bench.chaos", "bench/chaos")
 """Command-line fragments of the benches that must not run beside this one."""
+TEXTS = data("tick_window")
+OCR_CHARS = 4096
+PREVIOUS_DIGEST = TEXTS["previous_digest"] * 4
+
+Row = tuple[str, str, str, str, str]
+"""A target's row: target, measured, limit, result, part."""
 
 
-@dataclass(frozen=True, slots=True)
-class TableRow:
-    target: str
-    measured: str
-    limit: str
-    result: str
-    part: str
-
-
-def table_rows(part: str, limit: str, values: dict[str, float | None], unit: str) -> list[TableRow]:
+def table_rows(part: str, limit: str, values: dict[str, float | None], unit: str) -> list[Row]:
     """A row per target: ``pass`` when its value is under ``limit``; not measured when None."""
     bound = float(limit.split(maxsplit=1)[0])
     return [
-        TableRow(name, "not measured", limit, "n/a", part)
+        (name, "not measured", limit, "n/a", part)
         if value is None
-        else TableRow(name, f"{value:.3f} {unit}", limit, "pass" if value < bound else "FAIL", part)
+        else (name, f"{value:.3f} {unit}", limit, "pass" if value < bound else "FAIL", part)
         for name, value in values.items()
     ]
 
@@ -135,25 +95,18 @@ def table_rows(part: str, limit: str, values: dict[str, float | None], unit: str
 # -- a quiet machine -----------------------------------------------------------------------------
 
 
-def own_lineage() -> set[int]:
-    """This process and its ancestors (a shell or ``timeout`` that started it names it too)."""
-    pids: set[int] = set()
-    pid = os.getpid()
-    while pid > 1 and pid not in pids:
-        pids.add(pid)
+def busy_reasons() -> list[str]:
+    """Why the machine is not quiet now (empty when it is)."""
+    load = h.load_1min()
+    reasons = [f"1-min load {load:.2f} (>= {QUIET_LOAD})"] if load >= QUIET_LOAD else []
+    mine, pid = set(), os.getpid()  # this process and its ancestors (a shell, ``timeout``)
+    while pid > 1 and pid not in mine:
+        mine.add(pid)
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
             pid = int(stat[stat.rindex(")") + 2 :].split()[1])
         except (OSError, ValueError, IndexError):
             break
-    return pids
-
-
-def busy_reasons() -> list[str]:
-    """Why the machine is not quiet now (empty when it is)."""
-    load = load_1min()
-    reasons = [f"1-min load {load:.2f} (>= {QUIET_LOAD})"] if load >= QUIET_LOAD else []
-    mine = own_lineage()
     others: list[str] = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) in mine:
@@ -162,16 +115,13 @@ def busy_reasons() -> list[str]:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             if any(pattern in cmdline for pattern in BENCHES):
                 others.append(f"{entry.name}: {cmdline.strip()[:80]}")
-    if others:
-        reasons.append("other benches running: " + "; ".join(others))
-    return reasons
+    return reasons + (["other benches running: " + "; ".join(others)] if others else [])
 
 
 def quiet_attempts(part: str, max_wait_s: float) -> Iterator[int]:
     """Attempt numbers, each once the machine is quiet; stops (and says why) when it is not."""
     for attempt in range(1, ATTEMPTS + 1):
-        deadline = time.monotonic() + max_wait_s
-        said = 0.0
+        deadline, said = time.monotonic() + max_wait_s, 0.0
         while (reasons := busy_reasons()) and time.monotonic() < deadline:
             if time.monotonic() - said >= 30.0:
                 left = deadline - time.monotonic()
@@ -185,10 +135,9 @@ def quiet_attempts(part: str, max_wait_s: float) -> Iterator[int]:
     print(f"  {part}: other processes were busy in each of {ATTEMPTS} attempts; not measured")
 
 
-def busy_during(part: str, attempt: int, used: Usage) -> float | None:
+def busy_during(part: str, attempt: int, used: h.Usage) -> float | None:
     """The cores the rest of the machine used; None (and say so) when too many."""
-    other = used.other(used.children)
-    if other <= QUIET_OTHER_CORES:
+    if (other := used.other(used.children)) <= QUIET_OTHER_CORES:
         return other
     print(
         f"  {part} attempt {attempt}: the rest of the machine used {other:.2f} cores "
@@ -198,10 +147,10 @@ def busy_during(part: str, attempt: int, used: Usage) -> float | None:
 
 
 @contextlib.contextmanager
-def default_relay(llm: Server, data_dir: str, log_path: Path) -> Iterator[Server]:
+def default_relay(llm: h.Server, data_dir: str, log_path: Path) -> Iterator[h.Server]:
     """``python run.py --data-dir <data_dir>`` with a key and the fake LLM, its defaults else."""
-    env = relay_env(OPENROUTER_API_KEY="x", AGENT_BASE_URL=llm.base_url + "/v1")
-    with relay_process(data_dir, log_path, env, log_level=None) as relay:
+    env = h.relay_env(OPENROUTER_API_KEY="x", AGENT_BASE_URL=llm.base_url + "/v1")
+    with h.relay_process(data_dir, log_path, env, log_level=None) as relay:
         yield relay
 
 
@@ -224,63 +173,54 @@ def thread_stats(pid: int) -> dict[int, ThreadStat]:
     stats: dict[int, ThreadStat] = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
-            status = (task / "status").read_text()
+            status = dict(line.split(":", 1) for line in (task / "status").read_text().splitlines())
             cpu_ns = int((task / "schedstat").read_text().split()[0])
         except (OSError, ValueError, IndexError):
             continue  # the thread ended meanwhile
-        values = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        stats[int(task.name)] = ThreadStat(
-            int(values["voluntary_ctxt_switches"]),
-            int(values["nonvoluntary_ctxt_switches"]),
-            cpu_ns,
+        voluntary, involuntary = (
+            int(status[f"{k}_ctxt_switches"]) for k in ("voluntary", "nonvoluntary")
         )
+        stats[int(task.name)] = ThreadStat(voluntary, involuntary, cpu_ns)
     return stats
 
 
-def agent_counters(relay: Server) -> dict[str, Any]:
-    agent = health(relay)[1].get("agent")
+def agent_counters(relay: h.Server) -> dict[str, Any]:
+    agent = h.health(relay)[1].get("agent")
     keys = ("emptySkips", "idleSkips", "totalCalls", "failures", "state")
     return {k: agent.get(k) for k in keys} if isinstance(agent, dict) else {}
 
 
 def measure_idle(
-    args: argparse.Namespace, relay: Server, llm: Server, attempt: int
+    args: argparse.Namespace, relay: h.Server, llm: h.Server, attempt: int
 ) -> tuple[float, float] | None:
     """One idle window, printed; the relay's CPU in % of a core from ``stat`` and from the
     threads' ``schedstat`` (None: the machine was busy)."""
-    pid = relay.pid
-    before_agent = agent_counters(relay)
+    pid, before_agent = relay.pid, agent_counters(relay)
     time.sleep(SETTLE_S)
-    threads0 = thread_stats(pid)
-    meter = Meter(pid, idle=(llm.pid,))
+    threads0, meter = thread_stats(pid), h.Meter(pid, idle=(llm.pid,))
     time.sleep(args.idle_seconds)
-    threads1 = thread_stats(pid)
-    used = meter.read()
-    other = busy_during("idle", attempt, used)
-    if other is None:
+    threads1, used = thread_stats(pid), meter.read()
+    if (other := busy_during("idle", attempt, used)) is None:
         return None
     deltas = sorted(
         ((tid, s1 - threads0[tid]) for tid, s1 in threads1.items() if tid in threads0),
         key=lambda item: (-item[1].voluntary, item[0]),
     )
-    seconds = used.wall
-    pct = used.server / seconds * 100
+    seconds, pct = used.wall, used.server / used.wall * 100
     exact = sum(d.cpu_ns for _, d in deltas) / 1e9 / seconds * 100
     print(
         f"  CPU over {seconds:.1f} s: {used.server:.2f} s = {pct:.3f} % of one core "
-        f"(/proc/<pid>/stat granularity {100 / os.sysconf('SC_CLK_TCK') / seconds:.3f} %); "
+        f"(/proc/<pid>/stat granularity {100 / h.CLK_TCK / seconds:.3f} %); "
         f"from the threads' schedstat (ns) {exact:.3f} %; rest of the machine {other:.2f} cores"
     )
-    for label, ids in (
-        ("main thread (/proc/<pid>/status)", [pid]),
-        (f"all {len(deltas)} threads", None),
-    ):
-        a = sum(s.voluntary for t, s in threads0.items() if ids is None or t in ids)
-        b = sum(s.voluntary for t, s in threads1.items() if ids is None or t in ids)
-        print(
-            f"  voluntary context switches, {label}: {a} -> {b} "
-            f"(+{b - a}, {(b - a) / seconds:.1f}/s)"
+    main_thread = "main thread (/proc/<pid>/status)"
+    for label, ids in ((main_thread, {pid}), (f"all {len(deltas)} threads", None)):
+        a, b = (
+            sum(s.voluntary for t, s in ts.items() if ids is None or t in ids)
+            for ts in (threads0, threads1)
         )
+        rate = (b - a) / seconds
+        print(f"  voluntary context switches, {label}: {a} -> {b} (+{b - a}, {rate:.1f}/s)")
     print(f"  agent before/after: {before_agent} / {agent_counters(relay)}")
     print("  busiest threads over the window (tid = pid is the main thread):")
     for tid, d in deltas[:THREADS_SHOWN]:
@@ -293,15 +233,15 @@ def measure_idle(
     return pct, exact
 
 
-def run_idle(args: argparse.Namespace, llm: Server) -> list[TableRow]:
+def run_idle(args: argparse.Namespace, llm: h.Server) -> list[Row]:
     print(
         f"\n== idle CPU: python run.py, agent on (fake LLM), default interval; settle "
         f"{SETTLE_S:g} s, then {args.idle_seconds:g} s with nothing arriving"
     )
     pct: tuple[float, float] | None = None
     with (
-        data_directory(None, "relay-bench-idle-") as data_dir,
-        log_file("idle", "relay log (level info)") as log,
+        h.data_directory(None, "relay-bench-idle-") as data_dir,
+        h.log_file("idle", "relay log (level info)") as log,
     ):
         for attempt in quiet_attempts("idle", args.max_wait):
             with default_relay(llm, data_dir, log) as relay:
@@ -323,37 +263,32 @@ def run_to_exit(code: str) -> float:
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-c", code],
-        cwd=ROOT,
+        cwd=h.ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         timeout=FLOOR_TIMEOUT_S,
         check=False,
     )
-    took = time.monotonic() - started
     if done.returncode != 0:
         msg = f"python -c {code!r} exited with {done.returncode}: {done.stderr.decode()[-400:]}"
         raise RuntimeError(msg)
-    return took
+    return time.monotonic() - started
 
 
-@dataclass(slots=True)
-class Starts:
-    ready: list[float] = field(default_factory=list)
-    stop: list[float] = field(default_factory=list)
-    floors: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k in FLOORS})
-
-
-def measure_starts(args: argparse.Namespace, llm: Server, log_path: Path) -> Starts:
-    starts = Starts()
-    with data_directory(None, "relay-bench-start-") as data_dir:
+def measure_starts(
+    args: argparse.Namespace, llm: h.Server, log_path: Path
+) -> dict[str, list[float]]:
+    """Per start: ``ready`` (spawn to 200), ``stop`` (SIGTERM to exit) and each floor."""
+    starts: dict[str, list[float]] = {k: [] for k in ("ready", "stop", *FLOORS)}
+    with h.data_directory(None, "relay-bench-start-") as data_dir:
         for n in range(1, args.starts + 1):
             with default_relay(llm, data_dir, log_path) as relay:
-                stop_s, code = timed_stop(relay)
-            starts.ready.append(relay.ready_s)
-            starts.stop.append(stop_s)
+                stop_s, code = h.timed_stop(relay)
+            starts["ready"].append(relay.ready_s)
+            starts["stop"].append(stop_s)
             for name, code_text in FLOORS.items():
-                starts.floors[name].append(run_to_exit(code_text))
-            floors = ", ".join(f"{k} {v[-1]:.3f} s" for k, v in starts.floors.items())
+                starts[name].append(run_to_exit(code_text))
+            floors = ", ".join(f"{k} {starts[k][-1]:.3f} s" for k in FLOORS)
             print(
                 f"  start {n}: spawn -> /health 200 {relay.ready_s:.3f} s, SIGTERM -> exit "
                 f"{stop_s:.3f} s (code {code}); {floors}"
@@ -361,29 +296,28 @@ def measure_starts(args: argparse.Namespace, llm: Server, log_path: Path) -> Sta
     return starts
 
 
-def run_startup(args: argparse.Namespace, llm: Server) -> list[TableRow]:
+def run_startup(args: argparse.Namespace, llm: h.Server) -> list[Row]:
     print(
         f"\n== start-up: spawn -> first GET /health 200 of python run.py, {args.starts} starts "
         "(one data dir: the first start creates it), each with the floors after it"
     )
     ready: float | None = None
-    with log_file("start", "relay logs (level info)") as log_path:
+    with h.log_file("start", "relay logs (level info)") as log_path:
         for attempt in quiet_attempts("startup", args.max_wait):
-            meter = Meter(idle=(llm.pid,))
+            meter = h.Meter(idle=(llm.pid,))
             starts = measure_starts(args, llm, log_path)
-            other = busy_during("startup", attempt, meter.read())
-            if other is None:
+            if (other := busy_during("startup", attempt, meter.read())) is None:
                 continue
-            ready = statistics.median(starts.ready)
-            floors = {k: statistics.median(v) for k, v in starts.floors.items()}
-            deps = floors["dependencies"]
+            ready, ready_all = statistics.median(starts["ready"]), starts["ready"]
+            floors = {k: statistics.median(starts[k]) for k in FLOORS}
             print(
-                f"  medians: relay {ready:.3f} s (min {min(starts.ready):.3f}, max "
-                f"{max(starts.ready):.3f}); SIGTERM -> exit {statistics.median(starts.stop):.3f} "
+                f"  medians: relay {ready:.3f} s (min {min(ready_all):.3f}, max "
+                f"{max(ready_all):.3f}); SIGTERM -> exit {statistics.median(starts['stop']):.3f} "
                 f"s; rest of the machine {other:.2f} cores"
             )
             for name, value in floors.items():
                 print(f"    floor {name:<13} python -c {FLOORS[name]!r}: {value:.3f} s")
+            deps = floors["dependencies"]
             print(
                 f"  the relay's own share (relay - dependency imports): {ready - deps:.3f} s, "
                 f"of which importing its own modules {floors['relay modules'] - deps:.3f} s"
@@ -395,67 +329,10 @@ def run_startup(args: argparse.Namespace, llm: Server) -> list[TableRow]:
 
 # -- a tick's own cost ---------------------------------------------------------------------------
 
-TRANSCRIPT = (
-    "okay so the relay keeps the last hundred feed messages and thirty screen events, and "
-    "every thirty seconds the agent builds a two minute window and asks the model for a short "
-    "hud line and a longer digest; the question is whether the tick itself costs anything "
-    "next to the model call, so let's measure it before we optimise anything at all"
-)
-SHORT_MESSAGES = (
-    "build passed on main",
-    "standup moved to 10:30",
-    "can you review PR 412?",
-    "deploy to staging done",
-    "lunch?",
-)
-APP_RUNS = (("idea", 8), ("Google Chrome", 6), ("Slack", 4), ("iTerm2", 6), ("code", 6))
-"""The sense ring's apps, oldest first, in runs (30 events; five app switches)."""
-OCR_LINES = {
-    "code": (
-        "{n:>4}  async def handle_feed(request: web.Request) -> web.Response:",
-        "{n:>4}      body = await read_json(request, limit=FEED_BODY_LIMIT)",
-        "{n:>4}      text, priority = validate_feed(body)",
-        "{n:>4}      item = await call(peers.feed, 'append', text, priority)",
-        "{n:>4}      return json_response({{'ok': True, 'id': item.id}})",
-        "{n:>4}  # TODO: measure the tick before optimising it",
-        "Problems: 2   Warnings: 14   hud-relay.mjs   server/routes.py:{n}",
-    ),
-    "browser": (
-        "Pull requests · sinain/relay · GitHub",
-        "Performance: a tick's own cost, idle CPU, start-up #{n}",
-        "Files changed  12     Conversation  8     Checks  3 passing",
-        "bench/bench_costs.py  +{n} -0   Viewed",
-        "maya commented: the p99 of the window looks fine; what wakes the process when idle?",
-        "Review required   Merging is blocked   Squash and merge",
-    ),
-    "chat": (
-        "#relay-dev   Maya  10:{m:02d}  the idle relay wakes every second: the supervisors?",
-        "Tom  10:{m:02d}  yes, one poll per supervisor and a ping to each child",
-        "Maya  10:{m:02d}  ok; the tick itself is well under a millisecond here",
-        "Threads   Mentions & reactions   Drafts & sent   Direct messages",
-        "Message #relay-dev",
-    ),
-    "terminal": (
-        "$ python -m pytest -q tests/actors/test_window.py",
-        "........................................................... [{n:>3}%]",
-        "FAILED tests/actors/test_prompt.py::test_prompt_shape - AssertionError: assert 'hud'",
-        "E       assert 'Active app: IntelliJ IDEA' in prompt",
-        "{n} passed, 1 failed, 2 warnings in 3.{m:02d}s",
-        "$ git status --short",
-        " M actors/prompt.py",
-    ),
-}
-OCR_KIND = {"idea": "code", "code": "code", "Google Chrome": "browser", "Slack": "chat"}
-OCR_CHARS = 4096
-PREVIOUS_DIGEST = (
-    "The user is in IntelliJ IDEA editing server/routes.py (handle_feed), after reading a "
-    "failing test in iTerm. Earlier they discussed the idle check in Telegram. " * 4
-)
-
 
 def feed_texts(count: int) -> list[str]:
     """Feed items like the bridge's: mostly ``[PERIODIC]`` transcripts, some short messages."""
-    words = TRANSCRIPT.split()
+    words, short = TEXTS["transcript"].split(), TEXTS["short_messages"]
     texts: list[str] = []
     for i in range(count):
         t = " ".join(words[i % len(words) :] + words[: i % len(words)])[:300]
@@ -467,33 +344,29 @@ def feed_texts(count: int) -> list[str]:
                 f"[2s ago, openrouter] {t[150:]}"
             )
         else:
-            texts.append(SHORT_MESSAGES[i % len(SHORT_MESSAGES)])
+            texts.append(short[i % len(short)])
     return texts
 
 
 def ocr_text(kind: str, seed: int) -> str:
     """4 KiB of OCR: lines of code, web UI, chat or a terminal."""
-    lines = OCR_LINES[kind]
-    out: list[str] = []
-    size = 0
+    lines, out, size = TEXTS["ocr_lines"][kind], [], 0
     for n in itertools.count(seed):
         out.append(lines[n % len(lines)].format(n=n, m=n % 60))
-        size += len(out[-1]) + 1
-        if size > OCR_CHARS:
-            break
-    return "\n".join(out)[:OCR_CHARS]
+        if (size := size + len(out[-1]) + 1) > OCR_CHARS:
+            return "\n".join(out)[:OCR_CHARS]
+    raise AssertionError  # itertools.count never ends
 
 
 def sense_bodies(now_ms: int) -> list[dict[str, Any]]:
     """30 ``POST /sense`` bodies; every fifth repeats the screen before it."""
-    apps = [app for app, run in APP_RUNS for _ in range(run)]
+    apps = [app for app, run in TEXTS["app_runs"].items() for _ in range(run)]
     bodies: list[dict[str, Any]] = []
     ocr = ""
     for i, app in enumerate(apps):
         if i % 5 != 4 or not ocr:
-            ocr = ocr_text(OCR_KIND.get(app, "terminal"), seed=i * 13)
-        ssim = round(0.55 + (i * 7 % 44) / 100, 2)
-        ts = now_ms - (len(apps) - i) * 3000
+            ocr = ocr_text(TEXTS["ocr_kind"].get(app, "terminal"), seed=i * 13)
+        ssim, ts = round(0.55 + (i * 7 % 44) / 100, 2), now_ms - (len(apps) - i) * 3000
         bodies.append({"type": "text", "ts": ts, "ocr": ocr, "meta": {"app": app, "ssim": ssim}})
     return bodies
 
@@ -504,13 +377,13 @@ class Figure:
 
     name: str
     ns: list[int]
-    cpu_us: float = float("nan")
+    cpu_us: float = math.nan
 
     def median_us(self) -> float:
         return statistics.median(self.ns) / 1000
 
     def p99_us(self) -> float:
-        return percentile(self.ns, 99) / 1000
+        return h.percentile(self.ns, 99) / 1000
 
     def line(self) -> str:
         cpu = "" if math.isnan(self.cpu_us) else f"  CPU/call {self.cpu_us:7.1f} µs"
@@ -523,8 +396,7 @@ class Figure:
 def timed(name: str, fn: Callable[[], object], reps: int, *, cpu: bool = False) -> Figure:
     """Nanoseconds of each of ``reps`` calls (after ``reps // 10`` untimed ones); with
     ``cpu``, this process's CPU (all threads: the actors too) per call."""
-    warm = max(1, reps // 10)
-    cpu0 = time.process_time()
+    warm, cpu0 = max(1, reps // 10), time.process_time()
     for _ in range(warm):
         fn()
     samples: list[int] = []
@@ -532,7 +404,7 @@ def timed(name: str, fn: Callable[[], object], reps: int, *, cpu: bool = False) 
         t0 = time.perf_counter_ns()
         fn()
         samples.append(time.perf_counter_ns() - t0)
-    cpu_us = (time.process_time() - cpu0) / (warm + reps) * 1e6 if cpu else float("nan")
+    cpu_us = (time.process_time() - cpu0) / (warm + reps) * 1e6 if cpu else math.nan
     return Figure(name, sorted(samples), cpu_us)
 
 
@@ -549,55 +421,43 @@ def fill_rings(relay: Relay) -> tuple[FeedSnapshot, SenseSnapshot]:
     )
 
 
-def measure_pure(feed: FeedSnapshot, sense: SenseSnapshot, reps: int) -> list[Figure]:
-    now_ms = SystemClock().now_ms()
-    previous = PreviousDigest(PREVIOUS_DIGEST, now_ms - 20_000)
-
-    def window() -> ContextWindow:
-        return build_context_window(feed.items, sense.events, now_ms=now_ms, max_age_ms=MAX_AGE_MS)
-
-    ctx = window()
-    # the last call saw the window without its newest screen event
-    before = gist(
-        build_context_window(
-            feed.items, sense.events[:-1], now_ms=now_ms - 1_000, max_age_ms=MAX_AGE_MS
-        )
-    )
-    return [
-        timed("build_context_window", window, reps),
-        timed("build_prompt", lambda: build_prompt(ctx, now_ms=now_ms, previous=previous), reps),
-        timed("fingerprint", lambda: fingerprint(ctx), reps),
-        timed("gist + judge (economy)", lambda: judge(before, ctx, gist(ctx)), reps),
-        timed("gist + judge, the newest event never seen", lambda: judge_new(ctx, before), reps),
-        timed(
-            "all three",
-            lambda: (build_prompt(w := window(), now_ms=now_ms, previous=previous), fingerprint(w)),
-            reps,
-        ),
-    ]
-
-
 _fresh = itertools.count()
 
 
 def judge_new(ctx: ContextWindow, before: Gist) -> Change:
     """``judge`` of ``ctx`` whose newest screen event's text was never keyed before (as in a
     tick after a new screen event: the others are keyed once in their life)."""
-    newest = ctx.screen[-1]
-    fresh = replace(newest, ocr=f"{newest.ocr}\n{next(_fresh)}")
+    fresh = replace(ctx.screen[-1], ocr=f"{ctx.screen[-1].ocr}\n{next(_fresh)}")
     window = replace(ctx, screen=(*ctx.screen[:-1], fresh))
     return judge(before, window, gist(window))
 
 
+def measure_pure(feed: FeedSnapshot, sense: SenseSnapshot, reps: int) -> list[Figure]:
+    now_ms = SystemClock().now_ms()
+    previous = PreviousDigest(PREVIOUS_DIGEST, now_ms - 20_000)
+
+    def window(events: Sequence[Any] = sense.events, now: int = now_ms) -> ContextWindow:
+        return build_context_window(feed.items, events, now_ms=now, max_age_ms=MAX_AGE_MS)
+
+    ctx = window()
+    before = gist(window(sense.events[:-1], now_ms - 1_000))  # the last call saw one event less
+    calls: dict[str, Callable[[], object]] = {
+        "build_context_window": window,
+        "build_prompt": lambda: build_prompt(ctx, now_ms=now_ms, previous=previous),
+        "fingerprint": lambda: fingerprint(ctx),
+        "gist + judge (economy)": lambda: judge(before, ctx, gist(ctx)),
+        "gist + judge, the newest event never seen": lambda: judge_new(ctx, before),
+        "all three": lambda: (
+            build_prompt(w := window(), now_ms=now_ms, previous=previous),
+            fingerprint(w),
+        ),
+    }
+    return [timed(name, call, reps) for name, call in calls.items()]
+
+
 def tick_result(n: int, window: ContextWindow) -> TickResult:
-    digest = (
-        "The user is in IntelliJ IDEA editing server/routes.py (handle_feed), after reading a "
-        "pull request about the relay's performance in Chrome and a Slack thread on what wakes "
-        f"the idle relay. A pytest run shows one failure in test_prompt_shape (run {n}). They "
-        "said they want to measure the tick before optimising it."
-    )
-    analysis = Analysis(f"Editing hud-relay.mjs in IDEA, tests failing ({n})", digest, True)
-    # a successful call of 850 ms, 1200 tokens in and 90 out, its hud pushed to the feed
+    """A successful call of 850 ms, 1200 tokens in and 90 out, its hud pushed to the feed."""
+    analysis = Analysis(TEXTS["hud"].format(n=n), TEXTS["digest"].format(n=n), True)
     return TickResult(n, analysis, window, "google/gemini-2.5-flash-lite", 850, 1200, 90, True)
 
 
@@ -605,11 +465,8 @@ def measure_records(
     relay: Relay, window: ContextWindow, reps: int, where: str = ""
 ) -> list[Figure]:
     """``digest.record`` until its reply, and until its commit (a ping queued behind it)."""
-    digest = relay.handles["digest"]
-    reply: list[int] = []
-    committed: list[int] = []
-    warm = max(1, reps // 10)
-    cpu0 = time.process_time()
+    digest, reply, committed = relay.handles["digest"], [], []
+    warm, cpu0 = max(1, reps // 10), time.process_time()
     for n in range(warm + reps):
         t0 = time.perf_counter_ns()
         digest.ask(DigestStore.record, tick_result(n, window)).result(timeout=CALL_TIMEOUT_S)
@@ -626,14 +483,14 @@ def measure_records(
 
 
 def measure_actors(relay: Relay, reps: int) -> tuple[list[Figure], ContextWindow]:
-    h = relay.handles
+    feed, sense, context = (relay.handles[k] for k in ("feed", "sense", "context"))
 
     def window() -> ContextWindow:
-        return h["context"].ask(ContextBuilder.window, MAX_AGE_MS).result(timeout=CALL_TIMEOUT_S)
+        return context.ask(ContextBuilder.window, MAX_AGE_MS).result(timeout=CALL_TIMEOUT_S)
 
     calls: dict[str, Callable[[], object]] = {
-        "feed.snapshot()": lambda: h["feed"].ask(FeedBuffer.snapshot).result(CALL_TIMEOUT_S),
-        "sense.snapshot()": lambda: h["sense"].ask(SenseBuffer.snapshot).result(CALL_TIMEOUT_S),
+        "feed.snapshot()": lambda: feed.ask(FeedBuffer.snapshot).result(CALL_TIMEOUT_S),
+        "sense.snapshot()": lambda: sense.ask(SenseBuffer.snapshot).result(CALL_TIMEOUT_S),
         "context.window(120000) (snapshots + window)": window,
     }
     return [timed(name, call, reps, cpu=True) for name, call in calls.items()], window()
@@ -652,7 +509,7 @@ def in_process_relay(llm: FakeLLM, data_dir: str, stopped: list[bool]) -> Iterat
         stopped.append(relay.stop())
 
 
-def run_tick(args: argparse.Namespace) -> list[TableRow]:
+def run_tick(args: argparse.Namespace) -> list[Row]:
     print(
         f"\n== a tick's own cost: in-process relay (:memory:, SystemClock, fake LLM in-process, "
         f"interval 1 h); {args.reps} pure calls, {args.actor_reps} actor calls per figure"
@@ -662,21 +519,20 @@ def run_tick(args: argparse.Namespace) -> list[TableRow]:
     configure_logging("json", "info", stream=log)
     for attempt in quiet_attempts("tick", args.max_wait):
         stopped: list[bool] = []
-        with FakeLLM() as llm, in_process_relay(llm, MEMORY, stopped) as relay:
+        with FakeLLM() as llm, in_process_relay(llm, h.MEMORY, stopped) as relay:
             feed, sense = fill_rings(relay)
-            meter = Meter()
+            meter = h.Meter()
             pure = measure_pure(feed, sense, args.reps)
             actor, window = measure_actors(relay, args.actor_reps)
             actor += measure_records(relay, window, args.actor_reps)
         with (
             FakeLLM() as llm,
-            data_directory(None, "relay-bench-tick-") as data_dir,
+            h.data_directory(None, "relay-bench-tick-") as data_dir,
             in_process_relay(llm, data_dir, stopped) as relay,
         ):
-            fs = filesystem(data_dir)
+            fs = h.filesystem(data_dir)
             disk = measure_records(relay, window, min(args.actor_reps, DISK_REPS), " on disk")
-        other = busy_during("tick", attempt, meter.read())
-        if other is None:
+        if (other := busy_during("tick", attempt, meter.read())) is None:
             continue
         now_ms = SystemClock().now_ms()
         prompt = build_prompt(
@@ -701,12 +557,15 @@ def run_tick(args: argparse.Namespace) -> list[TableRow]:
         ):
             print(f"  {title}\n" + "\n".join(figure.line() for figure in figures))
         by_name = {f.name: f for f in pure + actor}
-        summed = (
-            "context.window(120000) (snapshots + window)",
-            "build_prompt",
-            "gist + judge, the newest event never seen",
-        )
-        parts = [by_name[name] for name in (*summed, "digest.record + commit (ping behind it)")]
+        parts = [
+            by_name[name]
+            for name in (
+                "context.window(120000) (snapshots + window)",
+                "build_prompt",
+                "gist + judge, the newest event never seen",
+                "digest.record + commit (ping behind it)",
+            )
+        ]
         median_ms = sum(f.median_us() for f in parts) / 1000
         p99_ms = sum(f.p99_us() for f in parts) / 1000
         print(
@@ -715,7 +574,7 @@ def run_tick(args: argparse.Namespace) -> list[TableRow]:
         )
         values = {"tick own cost, median": median_ms, "tick own cost, p99": p99_ms}
         break
-    print_log_summary(log.getvalue().splitlines(), "in-process relay log", above_info=True)
+    h.print_log_summary(log.getvalue().splitlines(), "in-process relay log", above_info=True)
     return table_rows("tick", f"{TICK_LIMIT_MS:g} ms", values, "ms")
 
 
@@ -723,38 +582,35 @@ def run_tick(args: argparse.Namespace) -> list[TableRow]:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--quick", action="store_true", help="idle 10 s, 2 starts, fewer reps")
-    parser.add_argument("--only", help=f"comma-separated, from {','.join(PARTS)} (default: all)")
-    parser.add_argument("--idle-seconds", type=float, help="idle window (default 60; quick 10)")
-    parser.add_argument("--starts", type=int, help="relay starts (default 5; quick 2)")
-    parser.add_argument("--reps", type=int, help="calls per pure figure (default 20000)")
-    parser.add_argument("--actor-reps", type=int, help="calls per actor figure (default 2000)")
-    parser.add_argument("--max-wait", type=float, default=300.0, help="s to wait for quiet (300)")
-    args = parser.parse_args(argv)
-    fill_defaults(
+    cli = parser(__doc__, quick="idle 10 s, 2 starts, fewer reps")
+    add = cli.add_argument
+    add("--only", help=f"comma-separated, from {','.join(PARTS)} (default: all)")
+    add("--idle-seconds", type=at_least(0, float, above=True), help="idle window (60; quick 10)")
+    add("--starts", type=at_least(1), help="relay starts (default 5; quick 2)")
+    add("--reps", type=at_least(1), help="calls per pure figure (default 20000)")
+    add("--actor-reps", type=at_least(1), help="calls per actor figure (default 2000)")
+    add("--max-wait", type=at_least(0, float), default=300.0, help="s to wait for quiet (300)")
+    args = cli.parse_args(argv)
+    h.fill_defaults(
         args, idle_seconds=(10, 60), starts=(2, 5), reps=(2000, 20_000), actor_reps=(200, 2000)
     )
-    counts = (args.starts, args.reps, args.actor_reps)
-    if args.idle_seconds <= 0 or min(counts) < 1 or args.max_wait < 0:
-        parser.error(
-            "--idle-seconds above 0; --starts, --reps, --actor-reps at least 1; --max-wait >= 0"
-        )
-    args.parts = choose(parser, args.only, PARTS)
+    args.parts = h.choose(cli, args.only, PARTS)
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    # SIGTERM ends the run through the ``finally`` blocks, which stop every subprocess.
-    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
+    exit_on_sigterm()
     print(
         f"sinain-relay cost bench: parts {','.join(args.parts)}; {os.cpu_count()} CPUs, "
-        f"Python {sys.version.split()[0]}, 1-min load {load_1min():.2f}"
+        f"Python {sys.version.split()[0]}, 1-min load {h.load_1min():.2f}"
     )
-    rows: list[TableRow] = []
+    rows: list[Row] = []
     if "idle" in args.parts or "startup" in args.parts:
-        with log_file("fake-llm", "fake LLM output") as llm_log, fake_llm_process(llm_log) as llm:
+        with (
+            h.log_file("fake-llm", "fake LLM output") as llm_log,
+            h.fake_llm_process(llm_log) as llm,
+        ):
             if "idle" in args.parts:
                 rows += run_idle(args, llm)
             if "startup" in args.parts:
@@ -763,9 +619,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows += run_tick(args)
     head = f"{'target':<40} {'measured':>12} {'limit':>8} {'result':>7}  command"
     print(f"\n{head}\n{'-' * (len(head) + 33)}")
-    for r in rows:
-        command = f"python -m bench.bench_costs --only {r.part}"
-        print(f"{r.target:<40} {r.measured:>12} {r.limit:>8} {r.result:>7}  {command}")
+    for target, measured, limit, result, part in rows:
+        command = f"python -m bench.bench_costs --only {part}"
+        print(f"{target:<40} {measured:>12} {limit:>8} {result:>7}  {command}")
     return 0
 
 

@@ -4,58 +4,25 @@ Run from the repository root::
 
     python -m bench.bench_freshness --speed 10    # both sessions: about 4 minutes
     python -m bench.bench_freshness               # at real speed: about 41 minutes
-    python -m bench.bench_freshness --session demo --llm-delay-s 2.5
+    python -m bench.bench_freshness --session demo --llm-delay-s 2.5 --moments
     python -m bench.bench_freshness --session my_session.jsonl
 
-``--session`` (repeatable; both named sessions by default) is ``demo``, the demo's five
-minutes (``transport/demo/session.jsonl``: editing, a failing test, a search, a chat, speech,
-repeats, two quiet spells); ``day``, about 35 minutes of a working morning
-(``bench/sessions/day.jsonl``, written by :mod:`bench.day_session`: focused stretches full
-of OCR flicker, bursts of app switching, a call, errors and their fixes, idle spells); or a
-session file. The sessions run one after the other, a table each. Each is replayed over HTTP
-(``transport.demo.replay.Replayer``) against two relays at once (``python run.py``
-subprocesses), each with its own fake LLM (mode ``summarise``) answering after
-``--llm-delay-s``:
-
-``event-driven``     the defaults: ``AGENT_DEBOUNCE_MS=3000``, ``AGENT_INTERVAL_MS=30000``,
-                     ``AGENT_ECONOMY=true``
-``fixed 30 s beat``  ``AGENT_DEBOUNCE_MS=30000 AGENT_INTERVAL_MS=30000 AGENT_ECONOMY=false``: a
-                     call at most every 30 s while anything is new, whatever changed (the
-                     relay has no fixed-timer mode)
-
-Columns, in session seconds: ``LLM calls``; ``entries`` (``/agent/history``); ``unchanged``
-(ticks without a call because the window's fingerprint did not change); ``freshness p50``
-(median ``contextFreshnessMs``); ``event→hud p50/p90``, from each request's acknowledgement to
-the first entry whose LLM call started after it (``unanswered``: none did).
-
-The labelled moments (a session's ``<name>.labels.json``; the rule is in
-:mod:`bench.day_session`) are what a user would expect the hud to follow. ``labelled`` is
-``answered/total``. A moment is answered by the first agent entry whose LLM call started (its
-``ts`` less its ``latencyMs``) at or after the moment's request was acknowledged, if that call
-started before the next moment's request was acknowledged (the last moment: any time before
-the run ends); a moment whose first entry came only after the next moment, or that no entry
-followed, is unanswered. ``moment→hud p50/p90``: from the acknowledgement to that entry's
-``ts`` (when its hud reaches the feed), over the answered moments. Any entry counts, whatever
-its hud says: the stand-in's huds are not judged. ``--moments`` lists each moment's
-moment→hud in each configuration.
-
-``$/h``: what an hour of session time costs at the price of :data:`PRICED_MODEL` in
-``config/prices.json``, from the entries' token counts (the fake LLM counts a token per four
-characters of the prompt, the relay's one message, and of its answer).
-
-``--speed S`` replays S times faster and divides debounce, interval, ``AGENT_MAX_AGE_MS`` and
-the LLM delay by S; the figures are multiplied back. They are approximate above 1: the relay's
-own work, the HTTP round trips and the relay's constants that are not settings (the economy's
-first look after a quiet spell) are not scaled, and the prompt's ages (``[12s ago]``) are
-wall seconds. It prints figures and asserts nothing.
+Each session (``demo``, ``day``, or a file) is replayed over HTTP against two relays at once,
+each with its own fake LLM (mode ``summarise``) answering after ``--llm-delay-s``: the
+defaults (``event-driven``) and ``fixed 30 s beat`` (debounce and interval 30 s, economy off).
+It prints a table per session: LLM calls, entries, unchanged windows, freshness, event→hud,
+the labelled moments answered and moment→hud, and ``$/h`` at :data:`PRICED_MODEL`'s price
+from the entries' tokens; docs/benchmarks.md defines each column and when a moment is
+answered. ``--speed S`` replays S times faster, divides debounce, interval,
+``AGENT_MAX_AGE_MS`` and the LLM delay by S and multiplies the figures back (approximate
+above 1: the relay's own work and its constants that are not settings are not scaled).
+It asserts nothing.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import math
-import statistics
 import sys
 import tempfile
 import time
@@ -67,15 +34,14 @@ from typing import Any, NamedTuple
 import httpx
 
 from bench.day_session import DAY_SESSION, Moment, load_moments
+from bench.figures import at_least, median, parser
 from bench.harness import Server, percentile, relay_env, relay_process
 from config.logs import configure_logging
 from config.prices import Price, load_prices
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.replay import DEMO_SESSION, Posted, Replayer, SessionEvent, load_session
 
-DEFAULT_DEBOUNCE_MS = 3_000
-DEFAULT_INTERVAL_MS = 30_000
-DEFAULT_MAX_AGE_MS = 120_000
+MAX_AGE_MS = 120_000
 TAIL_MARGIN_S = 3.0
 """Wall seconds waited after the last tick could have answered."""
 NAMED_SESSIONS = {"demo": DEMO_SESSION, "day": DAY_SESSION}
@@ -85,19 +51,19 @@ PRICED_MODEL = "google/gemini-2.5-flash-lite"
 
 
 class Config(NamedTuple):
-    """One relay configuration to measure."""
+    """One relay configuration to measure (``economy``: ``AGENT_ECONOMY``)."""
 
     name: str
     debounce_ms: int
     interval_ms: int
     economy: bool = True
-    """``AGENT_ECONOMY``: the spec's beat calls on every new window, whatever changed."""
 
 
-CONFIGS = (
-    Config("event-driven", DEFAULT_DEBOUNCE_MS, DEFAULT_INTERVAL_MS),
-    Config("fixed 30 s beat", 30_000, 30_000, economy=False),
-)
+CONFIGS = (Config("event-driven", 3_000, 30_000), Config("fixed 30 s beat", 30_000, 30_000, False))
+HEADER = (
+    "configuration", "LLM calls", "entries", "unchanged", "freshness p50", "event→hud p50",
+    "event→hud p90", "unanswered", "labelled", "moment→hud p50", "moment→hud p90", "$/h",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -125,29 +91,10 @@ class Run:
     entries: list[dict[str, Any]] = field(default_factory=list)
     health: dict[str, Any] = field(default_factory=dict)
 
-
-HEADER = (
-    "configuration",
-    "LLM calls",
-    "entries",
-    "unchanged",
-    "freshness p50",
-    "event→hud p50",
-    "event→hud p90",
-    "unanswered",
-    "labelled",
-    "moment→hud p50",
-    "moment→hud p90",
-    "$/h",
-)
-
-
-def median(values: Sequence[float]) -> float:
-    return statistics.median(values) if values else math.nan
-
-
-def scaled_ms(ms: int, speed: float) -> int:
-    return max(1, round(ms / speed))
+    @property
+    def posted(self) -> list[Posted]:
+        assert self.replayer is not None
+        return list(self.replayer.posted)
 
 
 def session_path(value: str) -> Path:
@@ -159,15 +106,15 @@ def session_path(value: str) -> Path:
 def started(config: Config, speed: float, llm_delay_s: float, tmp: Path) -> Iterator[Run]:
     """A fake LLM and a relay subprocess for ``config``; both stopped on exit."""
     slug = config.name.replace(" ", "-")
+    times = {"DEBOUNCE": config.debounce_ms, "INTERVAL": config.interval_ms, "MAX_AGE": MAX_AGE_MS}
+    scaled = {f"AGENT_{name}_MS": str(max(1, round(ms / speed))) for name, ms in times.items()}
     with FakeLLM(mode="summarise", latency_s=llm_delay_s / speed) as llm:
         env = relay_env(
             OPENROUTER_API_KEY="bench-freshness",
             AGENT_BASE_URL=llm.base_url,
-            AGENT_DEBOUNCE_MS=str(scaled_ms(config.debounce_ms, speed)),
             AGENT_ECONOMY=str(config.economy).lower(),
-            AGENT_INTERVAL_MS=str(scaled_ms(config.interval_ms, speed)),
-            AGENT_MAX_AGE_MS=str(scaled_ms(DEFAULT_MAX_AGE_MS, speed)),
             LOG_FORMAT="json",
+            **scaled,
         )
         with relay_process(str(tmp / slug), tmp / f"{slug}.log", env, log_level=None) as server:
             run = Run(config, llm, server)
@@ -181,16 +128,13 @@ def started(config: Config, speed: float, llm_delay_s: float, tmp: Path) -> Iter
 def collect(run: Run) -> None:
     """Read the run's agent entries (every page) and ``/health``."""
     entries: list[dict[str, Any]] = []
-    before: int | None = None
+    params: dict[str, Any] = {"since": run.start_ms, "limit": 500}
     with httpx.Client(base_url=run.server.base_url, timeout=5.0) as client:
         while True:
-            params: dict[str, Any] = {"since": run.start_ms, "limit": 500}
-            if before is not None:
-                params["before"] = before
             page = client.get("/agent/history", params=params).json()
             entries.extend(page["results"])
-            before = page.get("next")
-            if before is None:
+            params["before"] = page.get("next")
+            if params["before"] is None:
                 break
         run.health = client.get("/health").json()
     run.entries = sorted(entries, key=lambda e: e["ts"])
@@ -207,11 +151,11 @@ def event_to_hud_s(
 ) -> list[float | None]:
     """For each request: session seconds from its acknowledgement to the first entry whose
     LLM call started at or after it, or None when no entry followed."""
-    out: list[float | None] = []
-    for post in posted:
-        answer = next((e["ts"] for e in entries if call_started_ms(e) >= post.acked_ms), None)
-        out.append(None if answer is None else (answer - post.acked_ms) * speed / 1000)
-    return out
+    answers = (
+        (next((e["ts"] for e in entries if call_started_ms(e) >= p.acked_ms), None), p.acked_ms)
+        for p in posted
+    )
+    return [None if ts is None else (ts - acked) * speed / 1000 for ts, acked in answers]
 
 
 def moment_acks(
@@ -230,17 +174,15 @@ def moment_acks(
 def moment_to_hud_s(
     acks: Sequence[int | None], entries: Sequence[dict[str, Any]], speed: float
 ) -> list[float | None]:
-    """For each moment (its acknowledgement, in order): session seconds to the entry that
-    answers it, or None when it is unanswered (see the module for the definition)."""
+    """For each moment (its acknowledgement, in order): session seconds to the first entry
+    whose call started at or after it, if that call started before the next moment's
+    acknowledgement (the last moment: any time); None when it is unanswered."""
     out: list[float | None] = []
     for n, ack in enumerate(acks):
-        if ack is None:
-            out.append(None)
-            continue
-        later = [a for a in acks[n + 1 :] if a is not None]
-        until = later[0] if later else math.inf
-        entry = next((e for e in entries if call_started_ms(e) >= ack), None)
-        if entry is None or call_started_ms(entry) >= until:
+        until = next((a for a in acks[n + 1 :] if a is not None), math.inf)
+        if ack is not None:
+            entry = next((e for e in entries if call_started_ms(e) >= ack), None)
+        if ack is None or entry is None or call_started_ms(entry) >= until:
             out.append(None)
         else:
             out.append((entry["ts"] - ack) * speed / 1000)
@@ -259,17 +201,15 @@ def seconds(value: float | None) -> str:
 
 def moments_to_hud_s(run: Run, session: Session, speed: float) -> list[float | None] | None:
     """:func:`moment_to_hud_s` of each labelled moment in a run (``None``: no labels)."""
-    assert run.replayer is not None
     if session.moments is None:
         return None
-    acks = moment_acks(session.moments, session.events, list(run.replayer.posted))
+    acks = moment_acks(session.moments, session.events, run.posted)
     return moment_to_hud_s(acks, run.entries, speed)
 
 
 def measured(run: Run, session: Session, speed: float, price: Price) -> tuple[str, ...]:
     """The table's row of one run."""
-    assert run.replayer is not None
-    latencies = event_to_hud_s(list(run.replayer.posted), run.entries, speed)
+    latencies = event_to_hud_s(run.posted, run.entries, speed)
     answered = [v for v in latencies if v is not None]
     freshness = [
         e["contextFreshnessMs"] * speed / 1000
@@ -277,26 +217,18 @@ def measured(run: Run, session: Session, speed: float, price: Price) -> tuple[st
         if e.get("contextFreshnessMs") is not None
     ]
     unchanged = run.health.get("agent", {}).get("unchangedSkips")
-    labelled, moment_p50, moment_p90 = "-", "-", "-"
-    per_moment = moments_to_hud_s(run, session, speed)
-    if per_moment is not None:
+    moments = ["-", "-", "-"]
+    if (per_moment := moments_to_hud_s(run, session, speed)) is not None:
         to_hud = [v for v in per_moment if v is not None]
-        labelled = f"{len(to_hud)}/{len(per_moment)}"
-        moment_p50, moment_p90 = seconds(median(to_hud)), seconds(percentile(to_hud, 90))
+        p50, p90 = seconds(median(to_hud)), seconds(percentile(to_hud, 90))
+        moments = [f"{len(to_hud)}/{len(per_moment)}", p50, p90]
     return (
-        run.config.name,
-        str(run.llm.calls),
-        str(len(run.entries)),
-        "?" if unchanged is None else str(unchanged),
-        seconds(median(freshness)),
-        seconds(median(answered)),
-        seconds(percentile(answered, 90)),
-        str(len(latencies) - len(answered)),
-        labelled,
-        moment_p50,
-        moment_p90,
+        run.config.name, str(run.llm.calls), str(len(run.entries)),
+        "?" if unchanged is None else str(unchanged), seconds(median(freshness)),
+        seconds(median(answered)), seconds(percentile(answered, 90)),
+        str(len(latencies) - len(answered)), *moments,
         f"${hourly_cost(run.entries, price, session.duration_s):.4f}",
-    )
+    )  # fmt: skip
 
 
 def print_table(rows: Sequence[tuple[str, ...]]) -> None:
@@ -352,45 +284,36 @@ def replay(session: Session, speed: float, llm_delay_s: float) -> list[Run]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description="Replay capture sessions against the event-driven schedule and the "
-        "fixed 30 s beat; print LLM calls, hud freshness, labelled moments answered, cost.",
-    )
-    parser.add_argument("--speed", type=float, default=1.0, help="replay speed (default 1.0)")
-    parser.add_argument("--llm-delay-s", type=float, default=1.0, help="LLM latency (default 1.0)")
-    parser.add_argument(
-        "--moments", action="store_true", help="list each labelled moment's moment→hud too"
-    )
-    parser.add_argument(
+    cli = parser(__doc__, moments="list each labelled moment's moment→hud too")
+    speed_type, delay_type = at_least(0, float, above=True), at_least(0, float)
+    cli.add_argument("--speed", type=speed_type, default=1.0, help="replay speed (default 1.0)")
+    cli.add_argument("--llm-delay-s", type=delay_type, default=1.0, help="LLM latency (1.0)")
+    cli.add_argument(
         "--session",
         action="append",
         type=session_path,
         help=f"{', '.join(NAMED_SESSIONS)} or a session file; repeatable (default: all named)",
     )
-    args = parser.parse_args(argv)
-    if not (math.isfinite(args.speed) and args.speed > 0):
-        parser.error("--speed must be a positive number")
-    if not (math.isfinite(args.llm_delay_s) and args.llm_delay_s >= 0):
-        parser.error("--llm-delay-s must be 0 or more")
+    args = cli.parse_args(argv)
+    speed: float = args.speed
     sessions = []
     for path in args.session or NAMED_SESSIONS.values():
         try:
             events = load_session(path)
             sessions.append(Session(path, events, load_moments(path, events)))
         except (OSError, ValueError) as exc:
-            parser.error(f"--session {path}: {exc}")
+            cli.error(f"--session {path}: {exc}")
     # the replayers' and fake LLMs' own log lines: warnings only (a failed post), on stderr
     configure_logging("console", "warning", stream=sys.stderr)
-    speed: float = args.speed
     price = load_prices()[PRICED_MODEL]
+    configs = "; ".join(
+        f"{c.name}: debounce {c.debounce_ms / 1000:g} s, interval {c.interval_ms / 1000:g} s, "
+        f"economy {'on' if c.economy else 'off'}"
+        for c in CONFIGS
+    )
     print(
         f"sinain-relay hud freshness at speed {speed:g}, fake LLM (mode summarise) answering "
-        f"after {args.llm_delay_s:g} s; "
-        + "; ".join(
-            f"{c.name}: debounce {c.debounce_ms / 1000:g} s, interval {c.interval_ms / 1000:g} s, "
-            f"economy {'on' if c.economy else 'off'}"
-            for c in CONFIGS
-        )
+        f"after {args.llm_delay_s:g} s; {configs}"
     )
     if speed != 1:
         print(
@@ -405,11 +328,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.moments and session.moments is not None:
             print()
             print_moments(session, runs, speed)
-    print()
     print(
-        f"  $/h: the entries' tokens (prompt and answer characters / 4) at {PRICED_MODEL}'s "
+        f"\n  $/h: the entries' tokens (prompt and answer characters / 4) at {PRICED_MODEL}'s "
         f"${price.input:.2f} / ${price.output:.2f} per million tokens in / out, per hour of "
-        "session time. Session seconds throughout; the module docstring defines each column."
+        "session time. Session seconds throughout; docs/benchmarks.md defines each column."
     )
     return 0
 

@@ -6,19 +6,12 @@ Run from the repository root::
     python -m bench.bench_memory --quick    # 10,000, then 40,000 more read every 10,000
     python -m bench.bench_memory --posts 100000 --long-posts 0
 
-A relay like the ingest bench's (``python run.py --data-dir <temp dir>``, ``RELAY_SYNC=full``,
-a fake LLM ticking every second) is read (VmRSS, ``/proc/<pid>/status``) right after start,
-after ``--posts`` POSTs, then after every ``--rss-every`` further POSTs until ``--long-posts``
-more. A POST counts when answered 200; half go to ``/feed``, half to ``/sense`` (4 KiB OCR),
-alternately, at 64 connections, from an asyncio client of this script, which counts them
-exactly. Each reading prints both counts, the RSS and its change since start and since
-the ``--posts`` reading.
-
-Targets: RSS at most 60 MB after 100,000 posts (fewer posts are said); and flat: the last
-reading at most 1.0 MB above the ``--posts`` one, and the last 4 readings not a steady rise
-(each more than 0.05 MB above the one before). A least-squares trend in MB per 100,000 posts
-is printed for information. Posting stops early, and says so, after 3600 s or when a round of
-posts gets no 200. It asserts nothing.
+A relay (``python run.py``, ``RELAY_SYNC=full``, a fake LLM ticking every second) gets POSTs,
+half ``/feed``, half ``/sense`` (4 KiB OCR), alternately, at 64 connections from this script,
+which counts those answered 200. Its VmRSS is read after start, after ``--posts``, then every
+``--rss-every`` until ``--long-posts`` more. Targets: at most 60 MB after 100,000 posts; flat:
+the last reading at most 1.0 MB above the ``--posts`` one, the last 4 not each 0.05 MB above
+the one before. Posting stops early after 3600 s or a round without a 200. It asserts nothing.
 """
 
 from __future__ import annotations
@@ -34,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from bench import harness
-from bench.load import ENDPOINTS, post, print_head
+from bench.figures import Table, at_least, parser
+from bench.load import ENDPOINTS, post
 
 CONNECTIONS = 64
 MAX_S = 3600.0
@@ -61,7 +55,7 @@ class Reading(NamedTuple):
 @dataclass(slots=True)
 class MemoryRun:
     posts: int
-    """``--posts``: the reading after them is the reference."""
+    """``--posts``: the reading after them (``readings[reference]``) is the reference."""
     readings: list[Reading] = field(default_factory=list)
     complete: bool = True
 
@@ -85,11 +79,10 @@ def reading_line(run: MemoryRun, reading: Reading) -> str:
     )
     if len(run.readings) > run.reference + 1:
         text += f", {reading.rss_mb - run.readings[run.reference].rss_mb:+.2f} vs {run.posts:,}"
-    text += ")"
     if reading.seconds:
         rate = (reading.posts - run.readings[-2].posts) / reading.seconds
-        text += f"; {reading.seconds:.1f} s posting, {rate:.0f} ok/s; errors {reading.errors}"
-    return text
+        return f"{text}); {reading.seconds:.1f} s posting, {rate:.0f} ok/s; errors {reading.errors}"
+    return text + ")"
 
 
 def run_memory(args: argparse.Namespace) -> MemoryRun:
@@ -109,28 +102,20 @@ def run_memory(args: argparse.Namespace) -> MemoryRun:
             print(f"  {reading_line(run, run.readings[0])}")
             started = time.monotonic()
             for target in targets(args):
-                if time.monotonic() - started > MAX_S:
+                t0, missing = time.monotonic(), target - ok.total()
+                if t0 - started > MAX_S:
                     print(f"  stopped early: the bound of {MAX_S:g} s")
                     run.complete = False
                     break
-                t0 = time.monotonic()
-                missing = target - ok.total()
                 result = post(relay.base_url, itertools.islice(bodies, missing), CONNECTIONS)
-                ok += result.ok
-                errors += result.errors
+                ok, errors = ok + result.ok, errors + result.errors
                 if not result.ok:
                     print(f"  stopped early: none of {missing} POSTs answered 200")
                     run.complete = False
                     break
-                reading = Reading(
-                    ok["/feed"],
-                    ok["/sense"],
-                    harness.rss_mb(relay.pid),
-                    time.monotonic() - t0,
-                    errors.total(),
-                )
-                run.readings.append(reading)
-                print(f"  {reading_line(run, reading)}")
+                rss, took = harness.rss_mb(relay.pid), time.monotonic() - t0
+                run.readings.append(Reading(ok["/feed"], ok["/sense"], rss, took, errors.total()))
+                print(f"  {reading_line(run, run.readings[-1])}")
             if errors:
                 print(f"  errors: {dict(errors)}")
             print(f"  fake LLM got {llm.calls} calls")
@@ -145,16 +130,15 @@ def print_memory(run: MemoryRun) -> None:
         print(f"only the reading after start: RSS {start.rss_mb:.1f} MB (cut short)")
         return
     ref = run.readings[run.reference]
-    print_head(
-        f"{'posts':>10} {'/feed':>9} {'/sense':>9} {'RSS MB':>7} {'vs start':>8}",
-        f"{'vs ' + format(run.posts, ','):>11} {'posting s':>9} {'errors':>6}",
+    table = Table(
+        "posts >10,|/feed >9,|/sense >9,|RSS MB >7.1f|vs start >+8.1f|"
+        f"vs {run.posts:,} >+11.2f|posting s >9.1f|errors >6"
     )
+    table.head()
     for n, r in enumerate(run.readings):
-        since_ref = f"{r.rss_mb - ref.rss_mb:>+11.2f}" if n >= run.reference else " " * 11
-        print(
-            f"{r.posts:>10,} {r.feed:>9,} {r.sense:>9,} {r.rss_mb:>7.1f} "
-            f"{r.rss_mb - start.rss_mb:>+8.1f} {since_ref} {r.seconds:>9.1f} {r.errors:>6}"
-        )
+        since_ref = r.rss_mb - ref.rss_mb if n >= run.reference else ""
+        vs_start = r.rss_mb - start.rss_mb
+        table.row(r.posts, r.feed, r.sense, r.rss_mb, vs_start, since_ref, r.seconds, r.errors)
     verdict = "pass" if ref.rss_mb <= RSS_TARGET_MB else "FAIL"
     note = "" if ref.posts >= 100_000 else " (fewer posts than the target's 100,000)"
     print(
@@ -173,36 +157,28 @@ def print_memory(run: MemoryRun) -> None:
     judged = len(tail) == RISING_READINGS
     rise_text = ("yes" if rising else "no") if judged else f"not judged, {len(tail)} readings"
     fit = statistics.linear_regression([float(r.posts) for r in later], [r.rss_mb for r in later])
-    cut = "" if run.complete else " (cut short: see above)"
     print(
-        f"flat over {later[-1].posts - ref.posts:,} more posts{cut}: RSS {growth:+.2f} MB since "
+        f"flat over {later[-1].posts - ref.posts:,} more posts"
+        f"{'' if run.complete else ' (cut short: see above)'}: RSS {growth:+.2f} MB since "
         f"the {ref.posts:,} reading (must be <= +{FLAT_MB:g} MB); the last {RISING_READINGS} "
         f"readings each more than +{RISING_STEP_MB:g} MB above the one before (a steady "
-        f"rise): {rise_text} (must be no): {verdict}"
-    )
-    print(
-        f"trend (least squares over the {len(later)} readings from {ref.posts:,} posts on): "
+        f"rise): {rise_text} (must be no): {verdict}\ntrend (least squares over the "
+        f"{len(later)} readings from {ref.posts:,} posts on): "
         f"{fit.slope * 100_000:+.3f} MB per 100,000 posts"
     )
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--posts", type=int, help="POSTs before the reference reading (100000)")
-    parser.add_argument("--long-posts", type=int, help="POSTs after it (1000000)")
-    parser.add_argument("--rss-every", type=int, help="POSTs between two readings (100000)")
-    parser.add_argument("--quick", action="store_true", help="10000, then 40000 read every 10000")
-    args = parser.parse_args(argv)
+def main(argv: Sequence[str] | None = None) -> int:
+    cli = parser(__doc__, quick="10000, then 40000 read every 10000")
+    cli.add_argument(
+        "--posts", type=at_least(0), help="POSTs before the reference reading (100000)"
+    )
+    cli.add_argument("--long-posts", type=at_least(0), help="POSTs after it (1000000)")
+    cli.add_argument("--rss-every", type=at_least(1), help="POSTs between two readings (100000)")
+    args = cli.parse_args(argv)
     harness.fill_defaults(
         args, posts=(10_000, 100_000), long_posts=(40_000, 1_000_000), rss_every=(10_000, 100_000)
     )
-    if args.posts < 0 or args.long_posts < 0 or args.rss_every < 1:
-        parser.error("--posts and --long-posts must be >= 0, --rss-every at least 1")
-    return args
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
     print(
         f"sinain-relay memory bench: {args.posts:,} posts then {args.long_posts:,} read every "
         f"{args.rss_every:,}"

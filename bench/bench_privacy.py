@@ -7,29 +7,19 @@ Run from the repository root::
     git worktree add /tmp/redact-before <commit>
     python -m bench.bench_privacy --before /tmp/redact-before --rounds 5
 
-It prints figures and asserts nothing. Each figure is the best of 5 timeit repeats (the
-least disturbed), divided by the calls per repeat; in-process, one thread. With
-``--before``, this script runs in turns in that checkout (its redaction code, these inputs)
-and in this one, ``--rounds`` times each, in subprocesses of one session; it prints the
-median of each figure for both and the ratio after/before.
+Each figure is the best of 5 timeit repeats over the calls per repeat, in-process; building the
+input is subtracted. ``--before`` runs this script in turns in that checkout (its redaction
+code, these inputs) and in this one and prints the medians and the ratio after/before.
 
-Texts (each also "with secrets": an ``sk-`` key, a ``password=`` value and a card number put
-in the middle; "new kinds": a URL's password, a Stripe key and a Google API key; and
-"hidden": an ``sk-`` key split at a line end, a ``ghp_`` token with a zero-width space in it,
-an AWS key id with a Cyrillic A and a card number written with dots):
-
-``code OCR 4 KiB``        editor text: Python with numbers, a date, a URL, ``-``, ``_``, ``<``
-``log OCR 4 KiB``         terminal text: JSON log lines with epoch-millisecond timestamps (13
-                          digits: they pass the cheap card test and need the Luhn look)
-``transcript 300``        a spoken sentence or two, as ``/feed`` gets them
-``capture payload``       the capture client's recorded ``/sense`` body
-                          (``tests/fixtures/capture_client_sense.json``, its second event),
-                          through ``Redactor.payload`` (every string, not ``roi.data``)
-``sense payload 4 KiB``   the code OCR in a ``/sense`` body with meta, observation and a 64 KiB
-                          ``roi.data``
-``feed message``          the transcript and its priority, through ``Redactor.texts``
-``mixed OCR 4 KiB``       Russian, Japanese (full-width brackets and colons, which the
-                          normalised view rewrites) and German beside code
+The inputs (``bench/data/privacy.json``): 4 KiB of editor OCR (code), of terminal OCR (JSON
+logs whose 13-digit timestamps need the Luhn look) and of mixed scripts (Russian, Japanese,
+German beside code); a 300-character transcript; the capture client's recorded ``/sense``
+body (``tests/fixtures/capture_client_sense.json``) and a ``/sense`` body of the code OCR
+with a 64 KiB ``roi.data``, through ``Redactor.payload``; a feed message through
+``Redactor.texts``. Each also with secrets put in its middle: ``sk-``, ``password=`` and a card
+number; new kinds (a URL's password, Stripe and Google keys); hidden ones (a key split at a
+line end, a zero-width space or a Cyrillic letter inside, a card written with dots). It
+asserts nothing.
 """
 
 from __future__ import annotations
@@ -49,132 +39,76 @@ from actors.core.redaction import redact
 from actors.core.redactor import Redactor
 from bench.harness import ROOT, best_us
 
-CODE_LINES = (
-    "def _due(self) -> float | None:\n"
-    "    config = self._config  # see https://example.com/docs/ticker?id=42\n"
-    "    if not config.active or len(self._items) < 2:\n"
-    "        return None\n"
-    "    deadline = self._last + config.interval_ms / 1000  # 2026-02-03 12:34:56\n"
-    "    for n, item in enumerate(self._items[-30:]):\n"
-    '        log.info("tick", id=item.id, port=18791, app="VS Code", ratio=0.913)\n'
-)
-LOG_LINES = (
-    '{"ts": 1769901185123, "level": "info", "event": "tick", "actor": "ticker", '
-    '"latencyMs": 812, "model": "google/gemini-2.5-flash-lite", "outcome": "ok"}\n'
-    '{"ts": 1769901186410, "level": "debug", "event": "http.request", "method": "POST", '
-    '"path": "/sense", "status": 200, "ms": 0.41, "request_id": "1f3a"}\n'
-)
-TRANSCRIPT = (
-    "So what we need to fix is the idle detection, because once the ring is full the length "
-    "stays the same and the agent idles forever. Let's call Bob at 415-555-0100 tomorrow "
-    "about the release on 2026-02-03; build 4821 passed and the dashboard looks fine now."
-)[:300]
-SECRETS = " sk-proj-Ab12Cd34Ef56Gh78Ij90KlMnOpQrSt password=hunter2 card 4111 1111 1111 1111 "
-NEW_SECRETS = (  # each prefix apart from its body, so that no secret scanner takes it for a leak
-    " https://alice:"
-    + "s3cr3t@db.example.com/app"
-    + " sk_"
-    + "live_"
-    + "aB3dE5gH7jK9mN1pQ3sT5vW7"
-    + " AIza"
-    + "SyB7xq-3kLmN0pQrS4tUvW5xYz_6AbCf8g9 "
-)
+# Read beside this file and no bench module imported: ``--before`` runs it in older checkouts.
+TEXTS = json.loads(Path(__file__).with_name("data").joinpath("privacy.json").read_text("utf-8"))
+SECRETS = {name: "".join(parts) for name, parts in TEXTS["secrets"].items()}
+"""Each secret's prefix kept apart from its body, so that no secret scanner takes it for a leak."""
+HEADER = ("no secret", *SECRETS)
 
 
-HIDDEN = (  # each prefix apart from its body, so that no secret scanner takes it for a leak
-    " sk-"
-    + "proj-Ab12Cd34\nEf56Gh78Ij90KlMnOpQrSt gh"
-    + "\u200bp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5 \u0410KIA"
-    + "IOSFODNN7EXAMPLE 4111.1111.1111.1111 "
-)
-MIXED_LINES = (
-    "# Проверка ключа API перед запуском сервера\n"
-    "def проверить(ключ: str) -> bool:  # 鍵を確認する（テスト用）：OK\n"
-    "    return ключ.startswith('Schlüssel')  # Größe: 4,2 MB — Zeile 48\n"
-    "Готово: 12 файлов за 3,1 с; ошибок нет. 完了しました。\n"
-)
-
-
-def _sized(lines: str, size: int) -> str:
+def _sized(name: str, size: int = 4096) -> str:
+    lines = "".join(TEXTS[name])
     return (lines * (size // len(lines) + 1))[:size]
 
 
-def _with_secrets(text: str, secrets: str = SECRETS) -> str:
+def _with_secrets(text: str, secrets: str = SECRETS["with secrets"]) -> str:
     middle = len(text) // 2
     return text[:middle] + secrets + text[middle + len(secrets) :]
 
 
-def _capture_payload() -> dict[str, Any]:
-    events = json.loads((ROOT / "tests/fixtures/capture_client_sense.json").read_text())
-    event: dict[str, Any] = events[1]
-    return event
-
-
 def _sense_payload(ocr: str) -> dict[str, Any]:
+    title = "ticker.py — sinain-relay"
     return {
         "type": "text",
         "ts": 1769901189874.102,
         "ocr": ocr,
-        "meta": {"app": "Code", "windowTitle": "ticker.py — sinain-relay", "ssim": 0.913},
+        "meta": {"app": "Code", "windowTitle": title, "ssim": 0.913},
         "roi": {"data": base64.b64encode(bytes(48 * 1024)).decode(), "bbox": [0, 0, 860, 96]},
         "observation": {
             "title": "text in Code",
-            "subtitle": "ticker.py — sinain-relay",
-            "facts": ["app: Code", "window: ticker.py — sinain-relay", "ssim: 0.913"],
+            "subtitle": title,
+            "facts": ["app: Code", f"window: {title}", "ssim: 0.913"],
         },
     }
 
 
 def measure(quick: bool) -> dict[str, list[float]]:
-    """Each row's figures, microseconds a call: no secret, with secrets, new kinds, hidden."""
+    """Each row's figures, microseconds a call, in :data:`HEADER`'s order."""
     number = 2_000 if quick else 20_000
-    code, log = _sized(CODE_LINES, 4096), _sized(LOG_LINES, 4096)
-    mixed = _sized(MIXED_LINES, 4096)
+    code, log, mixed, speech = _sized("code"), _sized("log"), _sized("mixed"), TEXTS["transcript"]
     redactor = Redactor()
-    capture = _capture_payload()
-    rows: list[tuple[str, Callable[[], Any], Callable[[str], Any]]] = [
-        ("code OCR 4 KiB", lambda: redact(code), lambda s: redact(_with_secrets(code, s))),
-        ("log OCR 4 KiB", lambda: redact(log), lambda s: redact(_with_secrets(log, s))),
-        (
-            "transcript 300",
-            lambda: redact(TRANSCRIPT),
-            lambda s: redact(_with_secrets(TRANSCRIPT, s)),
+    capture = json.loads((ROOT / "tests/fixtures/capture_client_sense.json").read_text())[1]
+    payload, texts = redactor.payload, redactor.texts
+    rows: dict[str, tuple[Callable[[], Any], Callable[[str], Any]]] = {
+        "code OCR 4 KiB": (lambda: redact(code), lambda s: redact(_with_secrets(code, s))),
+        "log OCR 4 KiB": (lambda: redact(log), lambda s: redact(_with_secrets(log, s))),
+        "transcript 300": (lambda: redact(speech), lambda s: redact(_with_secrets(speech, s))),
+        "capture payload": (
+            lambda: payload(capture),
+            lambda s: payload({**capture, "ocr": capture["ocr"] + s}),
         ),
-        (
-            "capture payload",
-            lambda: redactor.payload(capture),
-            lambda s: redactor.payload({**capture, "ocr": capture["ocr"] + s}),
+        "sense payload 4 KiB": (
+            lambda: payload(_sense_payload(code)),
+            lambda s: payload(_sense_payload(_with_secrets(code, s))),
         ),
-        (
-            "sense payload 4 KiB",
-            lambda: redactor.payload(_sense_payload(code)),
-            lambda s: redactor.payload(_sense_payload(_with_secrets(code, s))),
+        "feed message": (
+            lambda: texts((speech, "normal")),
+            lambda s: texts((_with_secrets(speech, s), "normal")),
         ),
-        (
-            "feed message",
-            lambda: redactor.texts((TRANSCRIPT, "normal")),
-            lambda s: redactor.texts((_with_secrets(TRANSCRIPT, s), "normal")),
-        ),
-        ("mixed OCR 4 KiB", lambda: redact(mixed), lambda s: redact(_with_secrets(mixed, s))),
-    ]
+        "mixed OCR 4 KiB": (lambda: redact(mixed), lambda s: redact(_with_secrets(mixed, s))),
+    }
     build_code = best_us(lambda: _with_secrets(code), number)
     build_sense = best_us(lambda: _sense_payload(code), number)
     figures: dict[str, list[float]] = {}
-    for name, clean, dirty in rows:
+    for name, (clean, dirty) in rows.items():
         row = [best_us(clean, number)]
-        row += [
-            best_us(partial(dirty, secrets), max(number // 4, 100))
-            for secrets in (SECRETS, NEW_SECRETS, HIDDEN)
-        ]
+        row += [best_us(partial(dirty, s), max(number // 4, 100)) for s in SECRETS.values()]
         if name == "sense payload 4 KiB":  # less building the test input itself
             row = [row[0] - build_sense, *(v - build_sense - build_code for v in row[1:])]
         elif "4 KiB" in name:
             row = [row[0], *(v - build_code for v in row[1:])]
         figures[name] = row
     return figures
-
-
-HEADER = ("no secret", "with secrets", "new kinds", "hidden")
 
 
 def main() -> None:
@@ -186,14 +120,12 @@ def main() -> None:
     args = parser.parse_args()
     if args.before is not None:
         compare(args.before, args.rounds, quick=args.quick)
-        return
-    figures = measure(args.quick)
-    if args.json:
-        print(json.dumps(figures))
-        return
-    print(f"{'input':<22}" + "".join(f"{h + ' (us)':>18}" for h in HEADER))
-    for name, row in figures.items():
-        print(f"{name:<22}" + "".join(f"{v:>18.2f}" for v in row))
+    elif args.json:
+        print(json.dumps(measure(args.quick)))
+    else:
+        print(f"{'input':<22}" + "".join(f"{h + ' (us)':>18}" for h in HEADER))
+        for name, row in measure(args.quick).items():
+            print(f"{name:<22}" + "".join(f"{v:>18.2f}" for v in row))
 
 
 def _run(checkout: Path, quick: bool) -> dict[str, list[float]]:
@@ -211,12 +143,11 @@ def _run(checkout: Path, quick: bool) -> dict[str, list[float]]:
 
 def compare(before: Path, rounds: int, *, quick: bool) -> None:
     """Medians of ``rounds`` turns of ``before``'s code and this checkout's, and the ratios."""
-    here = Path(__file__).resolve().parent.parent
+    checkouts = {"before": before, "after": ROOT}
     runs: dict[str, list[dict[str, list[float]]]] = {"before": [], "after": []}
     for n in range(rounds):
-        order = (("before", before), ("after", here))
-        for label, checkout in order if n % 2 == 0 else order[::-1]:
-            runs[label].append(_run(checkout, quick))
+        for label in list(runs)[:: 1 if n % 2 == 0 else -1]:
+            runs[label].append(_run(checkouts[label], quick))
     print(f"medians of {rounds} turns each, us a call; after/before")
     print(f"{'input':<22}{'column':<14}{'before':>10}{'after':>10}{'ratio':>8}")
     for name in runs["after"][0]:

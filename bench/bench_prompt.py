@@ -7,35 +7,18 @@ Run from the repository root::
     python -m bench.bench_prompt --show NAME  # both prompts of one case
     python -m bench.bench_prompt --budgets 600,800,1000   # the budget prompt with others
 
-For each case of :mod:`bench.prompt_corpus` it builds the window a tick would read, then two
-prompts: the **cut** one, the original relay's (each OCR text cut at 200 characters, its
-newlines made spaces; the rest of the prompt is today's), and the **budget** one, today's
-(:func:`actors.core.prompt.build_prompt`: one budget for the screen section). For each it
-prints:
-
-- **expected**: the case's expected words found (case aside) in the prompt's window part
-  (from the active app to the answer's instructions, so that the instructions' own words do
-  not count), n/total;
-- **input words**: the share of the distinct words of 4+ letters (case-folded) of the
-  window's texts (OCR, window and observation titles, narratives, transcripts, app names)
-  found among the words of the prompt's window part;
-- **length**: the prompt's mean length in characters, and the budget one's against the cut
-  one's;
-- **cost**: building a prompt (and the budget one's fingerprint), in µs per window: for each
-  case the
-  best of five runs, then the median over the cases. The budget prompt reads each OCR text once
-  and remembers its lines while it stays in the window, and a tick builds the fingerprint and
-  then the prompt from the same texts: its cost is given for a window whose every text is new
-  to it, and for a tick (fingerprint, then prompt) after one new text, the usual case; and the
-  same for the heavy window of ``bench.bench_costs``' tick (10 events of 4 KiB of OCR).
-
-Targets (not asserted): every expected word kept, 99 % of the input words, a mean length at
-most 1.2 times the cut one's.
+For each window of :mod:`bench.prompt_corpus`, two prompts: the **cut** one, the original
+relay's (each OCR text cut at 200 characters on one line), and the **budget** one,
+:func:`actors.core.prompt.build_prompt`'s. For each: the case's expected words found in the
+prompt's window part (from the active app to the answer's instructions); the share of the
+window's distinct words of 4+ letters found there; the mean length; and the µs to build it
+(the budget one for a window whose every text is new, and for a tick after one new text; also
+on ``bench.bench_costs``' heavy window). Targets: every expected word, 99 % of the input
+words, a mean length at most 1.2 times the cut one's.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 import statistics
 from collections.abc import Callable, Iterable, Sequence
@@ -55,19 +38,10 @@ from actors.core.prompt import (
 from actors.core.records import SenseEvent
 from actors.core.validation import validate_sense
 from actors.core.window import ContextWindow, build_context_window
+from bench import prompt_corpus as corpus
 from bench.bench_costs import sense_bodies
+from bench.figures import Table, parser
 from bench.harness import best_us
-from bench.load import print_head
-from bench.prompt_corpus import (
-    MAX_AGE_MS,
-    SHAPES,
-    T0_MS,
-    Case,
-    case_window,
-    cases,
-    input_texts,
-    tick_ms,
-)
 
 CUT_OCR_CHARS = 200
 """The original relay's cut: OCR characters per screen event."""
@@ -75,6 +49,8 @@ WORD = re.compile(r"[^\W\d_]{4,}")
 """A word: four letters or more (any script), digits and underscores splitting words."""
 TARGET_INPUT_SHARE = 0.99
 TARGET_LENGTH_RATIO = 1.2
+COST_CALLS = 200
+"""Calls per timed run."""
 
 
 def cut_prompt(ctx: ContextWindow, *, now_ms: int) -> str:
@@ -87,11 +63,7 @@ def cut_prompt(ctx: ContextWindow, *, now_ms: int) -> str:
     return prompt_with_screen(ctx, "\n".join(lines), now_ms=now_ms)
 
 
-def budget_prompt(ctx: ContextWindow, *, now_ms: int) -> str:
-    return build_prompt(ctx, now_ms=now_ms)
-
-
-PROMPTS: dict[str, Callable[..., str]] = {"cut": cut_prompt, "budget": budget_prompt}
+PROMPTS: dict[str, Callable[..., str]] = {"cut": cut_prompt, "budget": build_prompt}
 
 
 def window_part(prompt: str) -> str:
@@ -115,14 +87,13 @@ class Measure:
     length: int
 
 
-def measure(case: Case, window: ContextWindow, prompt: str) -> Measure:
+def measure(case: corpus.Case, window: ContextWindow, prompt: str) -> Measure:
     part = window_part(prompt)
     folded = part.casefold()
     kept = tuple(w for w in case.expected if w.casefold() in folded)
     lost = tuple(w for w in case.expected if w.casefold() not in folded)
-    given = words(input_texts(window))
-    shown = words([part])
-    return Measure(kept, lost, len(given), len(given & shown), len(prompt))
+    given = words(corpus.input_texts(window))
+    return Measure(kept, lost, len(given), len(given & words([part])), len(prompt))
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,50 +101,37 @@ class Totals:
     cases: int
     expected: int
     expected_kept: int
-    words_in: int
-    words_kept: int
+    share: float
     mean_length: float
 
     @classmethod
     def of(cls, measures: Sequence[Measure]) -> Totals:
+        kept = sum(len(m.expected_kept) for m in measures)
+        words_in = sum(m.words_in for m in measures)
         return cls(
-            cases=len(measures),
-            expected=sum(len(m.expected_kept) + len(m.expected_lost) for m in measures),
-            expected_kept=sum(len(m.expected_kept) for m in measures),
-            words_in=sum(m.words_in for m in measures),
-            words_kept=sum(m.words_kept for m in measures),
-            mean_length=statistics.fmean(m.length for m in measures),
-        )
-
-    @property
-    def share(self) -> float:
-        return self.words_kept / self.words_in if self.words_in else 1.0
+            len(measures), kept + sum(len(m.expected_lost) for m in measures), kept,
+            sum(m.words_kept for m in measures) / words_in if words_in else 1.0,
+            statistics.fmean(m.length for m in measures),
+        )  # fmt: skip
 
     def cells(self) -> str:
         expected = f"{self.expected_kept}/{self.expected}"
         return f"{expected:>7} {self.share:>6.1%} {self.mean_length:>6.0f}"
 
 
-COST_CALLS = 200
-"""Calls per timed run."""
-
-
-def cost_us(build: Callable[[], object]) -> float:
-    return best_us(build, number=COST_CALLS)
-
-
 def tick_us(window: ContextWindow, now_ms: int, *, new_texts: int, fingerprinted: bool) -> float:
     """µs to build the prompt of ``window`` (after its fingerprint if ``fingerprinted``) when
     its ``new_texts`` newest OCR texts are ones the relay has not read before: each call gets
     copies of them (with a line of spaces more: the same lines), which it has never seen."""
-
     kept, renewed = window.screen[:-new_texts], window.screen[-new_texts:]
-
-    def fresh(n: int) -> ContextWindow:
-        copies = tuple(replace(e, ocr=f"{e.ocr}\n{' ' * n}") for e in renewed)
-        return replace(window, screen=kept + copies)
-
-    copies = iter([fresh(n) for n in range(1, 5 * COST_CALLS + 1)])
+    copies = iter(  # made before the clock starts
+        [
+            replace(
+                window, screen=kept + tuple(replace(e, ocr=f"{e.ocr}\n{' ' * n}") for e in renewed)
+            )
+            for n in range(1, 5 * COST_CALLS + 1)
+        ]
+    )
 
     def tick() -> None:
         copy = next(copies)
@@ -184,139 +142,40 @@ def tick_us(window: ContextWindow, now_ms: int, *, new_texts: int, fingerprinted
     return best_us(tick, number=COST_CALLS)
 
 
-def heavy_window() -> tuple[ContextWindow, int]:
-    """The window of ``bench.bench_costs``' tick: 10 events of 4 KiB of OCR each."""
-    now_ms = T0_MS
-    bodies = sense_bodies(now_ms)
-    sense = [SenseEvent.stored(n, b["ts"], validate_sense(b)) for n, b in enumerate(bodies, 1)]
-    window = build_context_window([], sense, now_ms=now_ms, max_age_ms=MAX_AGE_MS)
-    return window, now_ms
-
-
 def print_rows(rows: Sequence[tuple[str, Totals, Totals]]) -> None:
     width = max(len(label) for label, _, _ in rows)
     print(" " * (width + 7) + f"{'cut':^21}   {'budget':^21}")
-    print_head(
-        f"{'':<{width}} {'cases':>5}",
-        f"{'expect':>7} {'words':>6} {'length':>6}   {'expect':>7} {'words':>6} {'length':>6}",
-        f"{'budget/cut':>10}",
-    )
+    head = f"{'':<{width}} {'cases':>5} {'expect':>7} {'words':>6} {'length':>6}   "
+    head += f"{'expect':>7} {'words':>6} {'length':>6} {'budget/cut':>10}"
+    print(f"{head}\n{'-' * len(head)}")
     for label, cut, budget in rows:
         ratio = budget.mean_length / cut.mean_length
         print(f"{label:<{width}} {cut.cases:>5} {cut.cells()}   {budget.cells()} {ratio:>10.2f}")
 
 
-def print_budgets(
-    corpus: Sequence[Case],
-    windows: dict[str, ContextWindow],
-    cut: Totals,
-    budgets: Sequence[int],
-) -> None:
-    """The budget prompt with each of ``budgets`` as its screen budget, against the cut one."""
-    print("\nscreen budgets (the budget prompt, all cases):")
-    print_head(
-        f"{'budget':>8} {'expect':>7} {'words':>6} {'length':>6} {'budget/cut':>10}", indent="  "
-    )
-    for budget in budgets:
-        totals = Totals.of(
-            [
-                measure(
-                    c,
-                    windows[c.name],
-                    build_prompt(windows[c.name], now_ms=tick_ms(c), screen_budget=budget),
-                )
-                for c in corpus
-            ]
-        )
-        ratio = totals.mean_length / cut.mean_length
-        print(f"  {budget:>8} {totals.cells()} {ratio:>10.2f}")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", action="store_true", help="a row per case, with lost words")
-    parser.add_argument("--show", metavar="NAME", help="print both prompts of one case")
-    parser.add_argument(
-        "--budgets",
-        metavar="N,N,...",
-        help=f"also the budget prompt with these budgets (the relay's is {SCREEN_BUDGET})",
-    )
-    args = parser.parse_args(argv)
-    corpus = cases()
-    windows = {case.name: case_window(case) for case in corpus}
-    if args.show:
-        case = next((c for c in corpus if c.name == args.show), None)
-        if case is None:
-            parser.error(f"no case {args.show!r}; cases: {', '.join(c.name for c in corpus)}")
-        for name, build in PROMPTS.items():
-            print(f"==== {name} ({case.name}) ====")
-            print(build(windows[case.name], now_ms=tick_ms(case)))
-        return 0
-
-    measures = {
-        name: {
-            case.name: measure(
-                case, windows[case.name], build(windows[case.name], now_ms=tick_ms(case))
-            )
-            for case in corpus
-        }
-        for name, build in PROMPTS.items()
-    }
-    print(f"sinain-relay prompt bench: {len(corpus)} windows of the prompt corpus")
-    print(
-        "expect: expected words kept; words: share of the distinct input words (4+ letters) "
-        "kept; length: mean prompt characters\n"
-    )
-
-    def totals(name: str, chosen: Sequence[Case]) -> Totals:
-        return Totals.of([measures[name][c.name] for c in chosen])
-
-    rows = [
-        (shape, totals("cut", chosen), totals("budget", chosen))
-        for shape in SHAPES
-        if (chosen := [c for c in corpus if c.shape == shape])
-    ]
-    for label, busy in (("small windows", False), ("busy windows", True)):
-        chosen = [c for c in corpus if c.busy is busy]
-        rows.append((label, totals("cut", chosen), totals("budget", chosen)))
-    rows.append(("all", totals("cut", corpus), totals("budget", corpus)))
-    print_rows(rows)
-
-    if args.cases:
-        print()
-        print_rows([(c.name, totals("cut", [c]), totals("budget", [c])) for c in corpus])
-        print()
-        for case in corpus:
-            for name in PROMPTS:
-                lost = measures[name][case.name].expected_lost
-                if lost:
-                    print(f"{case.name}: {name} lost {', '.join(lost)}")
-
+def print_costs(cases: Sequence[corpus.Case], windows: dict[str, ContextWindow]) -> None:
     print("\ncost per window, µs (median over the cases of the best of 5 runs):")
+    pairs = [(windows[c.name], corpus.tick_ms(c)) for c in cases]
     costs = {
-        "cut: prompt": [
-            cost_us(partial(cut_prompt, windows[c.name], now_ms=tick_ms(c))) for c in corpus
-        ],
+        "cut: prompt": [best_us(partial(cut_prompt, w, now_ms=t), COST_CALLS) for w, t in pairs],
         "budget: prompt, every text new": [
-            tick_us(
-                windows[c.name],
-                tick_ms(c),
-                new_texts=len(windows[c.name].screen),
-                fingerprinted=False,
-            )
-            for c in corpus
+            tick_us(w, t, new_texts=len(w.screen), fingerprinted=False) for w, t in pairs
         ],
         "budget: tick after one new text": [
-            tick_us(windows[c.name], tick_ms(c), new_texts=1, fingerprinted=True) for c in corpus
+            tick_us(w, t, new_texts=1, fingerprinted=True) for w, t in pairs
         ],
     }
     width = max(len(label) for label in costs)
     for label, values in costs.items():
         print(f"  {label:<{width}} {statistics.median(values):>7.1f}   (max {max(values):.1f})")
     print("  (a tick: the fingerprint, then the prompt, of a window whose newest text is new)")
-    heavy, now_ms = heavy_window()
+    # the window of bench.bench_costs' tick: 10 events of 4 KiB of OCR each
+    now_ms = corpus.T0_MS
+    bodies = enumerate(sense_bodies(now_ms), 1)
+    sense = [SenseEvent.stored(n, b["ts"], validate_sense(b)) for n, b in bodies]
+    heavy = build_context_window([], sense, now_ms=now_ms, max_age_ms=corpus.MAX_AGE_MS)
     events, kib = len(heavy.screen), sum(len(e.ocr) for e in heavy.screen) // 1024
-    cut_us = cost_us(partial(cut_prompt, heavy, now_ms=now_ms))
+    cut_us = best_us(partial(cut_prompt, heavy, now_ms=now_ms), COST_CALLS)
     all_new = tick_us(heavy, now_ms, new_texts=events, fingerprinted=False)
     one_new = tick_us(heavy, now_ms, new_texts=1, fingerprinted=True)
     print(
@@ -324,14 +183,72 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"every text new {all_new:.0f}, tick after one new text {one_new:.0f}"
     )
 
-    cut_all, budget_all = totals("cut", corpus), totals("budget", corpus)
+
+def main(argv: Sequence[str] | None = None) -> int:
+    cli = parser(__doc__, cases="a row per case, with lost words")
+    cli.add_argument("--show", metavar="NAME", help="print both prompts of one case")
+    cli.add_argument(
+        "--budgets",
+        metavar="N,N,...",
+        help=f"also the budget prompt with these budgets (the relay's is {SCREEN_BUDGET})",
+    )
+    args = cli.parse_args(argv)
+    cases = corpus.cases()
+    windows = {case.name: corpus.case_window(case) for case in cases}
+    if args.show:
+        case = next((c for c in cases if c.name == args.show), None)
+        if case is None:
+            cli.error(f"no case {args.show!r}; cases: {', '.join(c.name for c in cases)}")
+        for name, build in PROMPTS.items():
+            print(f"==== {name} ({case.name}) ====")
+            print(build(windows[case.name], now_ms=corpus.tick_ms(case)))
+        return 0
+
+    def measured(build: Callable[..., str], case: corpus.Case, **options: int) -> Measure:
+        window = windows[case.name]
+        return measure(case, window, build(window, now_ms=corpus.tick_ms(case), **options))
+
+    measures = {n: {c.name: measured(build, c) for c in cases} for n, build in PROMPTS.items()}
+    print(
+        f"sinain-relay prompt bench: {len(cases)} windows of the prompt corpus\nexpect: expected "
+        "words kept; words: share of the distinct input words (4+ letters) kept; length: mean "
+        "prompt characters\n"
+    )
+
+    def row(label: str, chosen: Sequence[corpus.Case]) -> tuple[str, Totals, Totals]:
+        cut, budget = (Totals.of([measures[n][c.name] for c in chosen]) for n in PROMPTS)
+        return label, cut, budget
+
+    rows = [row(s, chosen) for s in corpus.SHAPES if (chosen := [c for c in cases if c.shape == s])]
+    for label, busy in (("small windows", False), ("busy windows", True)):
+        rows.append(row(label, [c for c in cases if c.busy is busy]))
+    rows.append(row("all", cases))
+    print_rows(rows)
+    if args.cases:
+        print()
+        print_rows([row(c.name, [c]) for c in cases])
+        print()
+        for case in cases:
+            for name in PROMPTS:
+                if lost := measures[name][case.name].expected_lost:
+                    print(f"{case.name}: {name} lost {', '.join(lost)}")
+    print_costs(cases, windows)
+    _, cut_all, budget_all = rows[-1]
     if args.budgets:
-        print_budgets(corpus, windows, cut_all, [int(b) for b in args.budgets.split(",")])
+        print("\nscreen budgets (the budget prompt, all cases):")
+        table = Table("budget >8|expect >7|words >6|length >6|budget/cut >10", indent="  ")
+        table.head()
+        for budget in (int(b) for b in args.budgets.split(",")):
+            totals = Totals.of([measured(build_prompt, c, screen_budget=budget) for c in cases])
+            ratio = totals.mean_length / cut_all.mean_length
+            print(f"  {budget:>8} {totals.cells()} {ratio:>10.2f}")
     ratio = budget_all.mean_length / cut_all.mean_length
-    print("\ntargets (the budget prompt):")
-    print(f"  every expected word   {budget_all.expected_kept}/{budget_all.expected}")
-    print(f"  input words >= {TARGET_INPUT_SHARE:.0%}     {budget_all.share:.1%}")
-    print(f"  length <= {TARGET_LENGTH_RATIO:g} x cut     {ratio:.2f}")
+    print(
+        f"\ntargets (the budget prompt):\n  every expected word   "
+        f"{budget_all.expected_kept}/{budget_all.expected}\n  input words >= "
+        f"{TARGET_INPUT_SHARE:.0%}     {budget_all.share:.1%}\n  length <= "
+        f"{TARGET_LENGTH_RATIO:g} x cut     {ratio:.2f}"
+    )
     return 0
 
 

@@ -1,0 +1,84 @@
+"""What the figure benches share: their command line, medians of nothing, tables of columns."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import signal
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).resolve().parent / "data"
+_SPEC = re.compile(r"([<>=^]?)[-+ ]?z?#?0?(\d*)")
+"""The alignment and the width of a format spec."""
+
+
+def data(name: str) -> Any:
+    """``bench/data/<name>.json``: texts and tables the benches feed the relay."""
+    return json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def parser(doc: str | None, **options: str) -> argparse.ArgumentParser:
+    """A parser described by ``doc``'s first line, with a ``store_true`` flag per option."""
+    parsed = argparse.ArgumentParser(description=(doc or "").split("\n", 1)[0])
+    for name, text in options.items():
+        parsed.add_argument(f"--{name}", action="store_true", help=text)
+    return parsed
+
+
+def at_least(low: float, kind: Callable[[str], Any] = int, *, above: bool = False) -> Any:
+    """An argparse type: ``kind`` of the text, finite and at least ``low`` (``above`` it)."""
+
+    def parse(text: str) -> Any:
+        value = kind(text)
+        if not math.isfinite(value) or value < low or (above and value == low):
+            msg = f"must be {'above' if above else 'at least'} {low:g}, not {text}"
+            raise argparse.ArgumentTypeError(msg)
+        return value
+
+    return parse
+
+
+def exit_on_sigterm() -> None:
+    """SIGTERM ends the run through the ``finally`` blocks, which stop every subprocess."""
+    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
+
+
+def median(values: Sequence[float]) -> float:
+    """The median, NaN for no values."""
+    return statistics.median(values) if values else math.nan
+
+
+def cell(value: object, spec: str) -> str:
+    """``value`` by ``spec`` (``>8.2f``); a text or NaN (``-``) only aligned as wide."""
+    align, width = _SPEC.match(spec).groups()  # type: ignore[union-attr]
+    if isinstance(value, float) and math.isnan(value):
+        value = "-"
+    return format(value, align + width) if isinstance(value, str) else format(value, spec)
+
+
+class Table:
+    """Columns ``"head spec|head spec..."`` (``"p99 ms >8.2f"``), printed joined by spaces, each
+    head aligned as its spec aligns the values; :meth:`head` prints the heads over a rule."""
+
+    def __init__(self, columns: str, indent: str = "") -> None:
+        self.heads, self.specs = zip(*(c.rsplit(" ", 1) for c in columns.split("|")), strict=True)
+        self.indent = indent
+
+    def head(self, *, blank: bool = False) -> None:
+        line = self.line(*self.heads)
+        print(
+            f"{chr(10) if blank else ''}{line}\n{self.indent}{'-' * (len(line) - len(self.indent))}"
+        )
+
+    def line(self, *values: object) -> str:
+        cells = (cell(v, s) for v, s in zip(values, self.specs, strict=True))
+        return self.indent + " ".join(cells)
+
+    def row(self, *values: object) -> None:
+        print(self.line(*values))
