@@ -11,12 +11,12 @@ from typing import Any
 import orjson
 import pykka
 
+from actors.core import shapes
 from actors.core.completion import NO_OUTPUT
 from actors.core.cost import call_cost, estimate_cost
 from actors.core.entries import EMPTY_AGENT, AgentEntry, AgentSnapshot
 from actors.core.error_text import safe_text
 from actors.core.model_stats import ModelStats, models_from_json
-from actors.core.records import JSONDict
 from actors.core.situation import Situation
 from actors.core.ticks import LLMAttempt, TickResult
 from actors.feed_buffer import FeedBuffer
@@ -333,22 +333,22 @@ class DigestStore(DurableActor):
         self._counters.empty_skips += 1
         self._save_counters()
 
-    def latest_digest(self) -> JSONDict | None:
+    def latest_digest(self) -> shapes.Digest | None:
         """``/agent/digest``'s ``digest``, or ``None`` before the first successful tick."""
-        return self._entries[-1].digest_json() if self._entries else None
+        return self._entries[-1].digest_shape() if self._entries else None
 
-    def last(self) -> JSONDict | None:
+    def last(self) -> shapes.AgentEntry | None:
         """``/agent/last``'s ``result``."""
-        return self._entries[-1].to_json() if self._entries else None
+        return self._entries[-1].shape() if self._entries else None
 
-    def history(self, limit: int) -> list[JSONDict]:
+    def history(self, limit: int) -> list[shapes.AgentEntry]:
         """The newest ``limit`` entries (at most :data:`AGENT_RING`), newest first."""
         newest = list(self._entries)[-limit:] if limit > 0 else []
-        return [entry.to_json() for entry in reversed(newest)]
+        return [entry.shape() for entry in reversed(newest)]
 
     def history_range(
         self, since: int | None, until: int | None, before: int | None, limit: int
-    ) -> tuple[list[JSONDict], int | None]:
+    ) -> tuple[list[shapes.AgentEntry], int | None]:
         """Entries with ``since <= ts < until`` and ``id < before``, newest first.
 
         Returns the page and the ``before`` cursor of the next page (``None`` on the last).
@@ -367,7 +367,7 @@ class DigestStore(DurableActor):
         ).fetchall()
         page = [AgentEntry.from_record(row[0]) for row in rows[:limit]]
         cursor = page[-1].id if len(rows) > limit else None
-        return [entry.to_json() for entry in page], cursor
+        return [entry.shape() for entry in page], cursor
 
     def entries_after(self, after: int, limit: int) -> tuple[AgentEntry, ...]:
         """Up to ``limit`` stored entries with an id above ``after``, oldest first: what a

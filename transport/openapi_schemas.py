@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors.core.records import CHANNELS
 from actors.core.response_format import LEVELS
+from actors.core.shapes import CHANNELS
 from actors.core.validation import MAX_PRIORITY_CHARS, MAX_SOURCE_CHARS
 from actors.digest_store import DIGEST_PREVIEW_CHARS
+from actors.kernel.base import FAULT_ACTORS, FAULT_KINDS, MAX_HANG_S
 from config.settings import RESPONSE_FORMATS
-from transport.handlers.meta import MAX_HANG_S
 from transport.profiling import MAX_EXTRA_FIELDS, MAX_EXTRA_NAME_CHARS
 
 JSON = "application/json"
@@ -403,8 +403,8 @@ SCHEMAS: dict[str, Schema] = {
     "Fault": {
         "type": "object",
         "properties": {
-            "actor": {"enum": ["feed", "sense", "context", "llm", "digest", "ticker", "http"]},
-            "kind": {"enum": ["crash", "hang"]},
+            "actor": {"enum": list(FAULT_ACTORS)},
+            "kind": {"enum": list(FAULT_KINDS)},
             "seconds": {
                 "type": "number",
                 "exclusiveMinimum": 0,

@@ -35,7 +35,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-import orjson
 import structlog
 from aiohttp import web
 
@@ -43,7 +42,9 @@ from actors.core.entries import AgentEntry, AgentSnapshot
 from actors.core.error_text import safe_error_text
 from actors.core.errors import RelayError
 from actors.core.records import FeedSnapshot
+from actors.core.shapes import encode
 from actors.kernel.published import Published
+from transport.answers import StreamCounts, StreamGap
 
 KEEPALIVE_S = 15.0
 """A stream that has sent nothing for this long sends a comment line (``: keepalive``), so
@@ -138,7 +139,7 @@ def _event_id(event: Event) -> int:
 
 def gap_frame(after: int, oldest: int) -> bytes:
     """The ``gap`` event: what came after ``after`` and before ``oldest`` is gone."""
-    return b"event: gap\ndata: " + orjson.dumps({"after": after, "oldest": oldest}) + b"\n\n"
+    return b"event: gap\ndata: " + encode(StreamGap(after=after, oldest=oldest)) + b"\n\n"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -560,13 +561,15 @@ class Streams:
             OVERLAY: (self.feed.clients[OVERLAY], self.feed.drops[OVERLAY]),
         }
 
-    def health(self) -> dict[str, int]:
+    def health(self) -> StreamCounts:
         """``/health.streams``: clients open per stream and clients dropped."""
         clients = self.clients()
-        return {
-            **{name: count for name, (count, _) in clients.items()},
-            "dropped": sum(dropped for _, dropped in clients.values()),
-        }
+        return StreamCounts(
+            feed=clients["feed"][0],
+            agent=clients["agent"][0],
+            overlay=clients[OVERLAY][0],
+            dropped=sum(dropped for _, dropped in clients.values()),
+        )
 
     async def on_startup(self, _app: web.Application) -> None:
         """Listen to both cells from the transport's loop."""

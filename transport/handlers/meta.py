@@ -8,7 +8,8 @@ from aiohttp import web
 from actors.core.errors import (
     BadRequest,
 )
-from actors.kernel.base import RelayActor
+from actors.kernel.base import FAULT_ACTORS, FAULT_KINDS, MAX_HANG_S, RelayActor
+from transport.answers import Done
 from transport.guard import json_response, raw_json_response
 from transport.inputs import CONFIG_BODY_LIMIT, read_json
 from transport.state import ASK, CLIENT_FIGURES, CONNECTIONS, HTTP_STATS, PEERS, POLICY, STREAMS
@@ -45,15 +46,6 @@ async def get_openapi(_request: web.Request) -> web.Response:
     return raw_json_response(openapi_json())
 
 
-FAULT_ACTORS = ("feed", "sense", "context", "llm", "digest", "ticker", "http")
-
-
-FAULT_KINDS = ("crash", "hang")
-
-
-MAX_HANG_S = 3600
-
-
 async def post_fault(request: web.Request) -> web.Response:
     """``POST /debug/fault``: make an actor crash on its next message or hang for N seconds.
 
@@ -79,4 +71,4 @@ async def post_fault(request: web.Request) -> web.Response:
     peers = request.app[PEERS]
     peers.actors[actor].tell(RelayActor.inject_fault, kind, float(seconds))
     log.warning("debug.fault", actor="http", target=actor, kind=kind, seconds=seconds)
-    return json_response({"ok": True})
+    return json_response(Done(ok=True))
