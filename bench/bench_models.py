@@ -264,8 +264,8 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
             f"({figures.tokens_out // answered} per answer)"
         )
     if args.show:
-        for name, level, hud, verdict in figures.shown:
-            print(f"  {name:<28} {level:<11} {verdict:<22} {hud[:90]!r}")
+        for name, shown_level, hud, verdict in figures.shown:
+            print(f"  {name:<28} {shown_level:<11} {verdict:<22} {hud[:90]!r}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

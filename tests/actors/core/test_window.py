@@ -7,10 +7,10 @@ import orjson
 import pytest
 
 from actors.core.records import FeedItem, SenseEvent
+from actors.core.shapes import AppSwitch
 from actors.core.window import (
     MAX_AUDIO,
     MAX_SCREEN,
-    AppSwitch,
     AudioEvent,
     ContextWindow,
     ScreenEvent,
@@ -391,7 +391,7 @@ def test_screen_to_json_omits_missing_ssim():
 def test_to_json_is_serialisable():
     ctx = ContextWindow(
         current_app="idea",
-        app_history=(AppSwitch("idea", 1.5),),
+        app_history=(AppSwitch("idea", 1),),
         audio=(AudioEvent(2, "Привет 👋"),),
         screen=(ScreenEvent(3, "text", "idea", "日本語", None),),
         audio_count=1,
