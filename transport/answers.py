@@ -1,8 +1,8 @@
 """Every answer the HTTP API, the streams and the overlay's socket send, as typed structs.
 
-One statement per shape: handlers encode their answers from these (:func:`encode`), and the
-OpenAPI document's components are generated from them (:data:`ANSWERS`,
-:mod:`transport.openapi`), each docstring and ``Meta(description=...)`` the component's
+One statement per shape: handlers encode their answers from these
+(:func:`actors.core.shapes.encode`), and the OpenAPI document's components are generated from
+them (:mod:`transport.openapi`), each docstring and ``Meta(description=...)`` the component's
 description. The shapes of what the actors own (feed items, agent entries, digests, the
 window) are in :mod:`actors.core.shapes`; the envelopes and figures only HTTP shows are here.
 Every answer is closed (``additionalProperties: false``); a field that may be left out is
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal
 
-from msgspec import UNSET, Meta, Raw, UnsetType, field
+from msgspec import UNSET, Meta, Raw, Struct, UnsetType, field
 
 from actors.core.response_format import Level
 from actors.core.shapes import (
@@ -399,22 +399,9 @@ class OverlayPing(Shape, frozen=True):
     ts: Ms
 
 
-ANSWERS = (
-    Error,
-    Accepted,
-    Dropped,
-    Done,
-    FeedList,
-    SenseList,
-    DigestAnswer,
-    LastAnswer,
-    HistoryAnswer,
-    ContextAnswer,
-    ConfigAnswer,
-    Health,
-    StreamGap,
-    OverlayStatus,
-    OverlayFeed,
-    OverlayPing,
-)
-"""Every answer type: their components (and those they refer to) make the document's."""
+class OpenAPIDocument(Struct, frozen=True):
+    """The OpenAPI 3.1 description of the API (`GET /openapi.json`); it has more fields."""
+
+    openapi: str
+    info: dict[str, Any]
+    paths: dict[str, Any]

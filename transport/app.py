@@ -17,26 +17,14 @@ from actors.core.validation import SENSE_BODY_LIMIT
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.sense_buffer import SenseBuffer
+from transport import routes
 from transport.auth import ANY_METHOD, Access
 from transport.batching import Batcher
 from transport.bridge import Asker
 from transport.connections import Connections, max_connections_for
-from transport.guard import AnyTarget, Handler, expecting, guarded, no_route, refuse_expectation
-from transport.handlers.agent import (
-    get_agent_stream,
-    get_config,
-    get_context,
-    get_digest,
-    get_feed_stream,
-    get_history,
-    get_last,
-    post_config,
-)
-from transport.handlers.clients import get_root, get_ws, post_profiling_sense
-from transport.handlers.health import get_health
-from transport.handlers.ingest import get_feed, get_sense, post_feed, post_sense
-from transport.handlers.meta import get_metrics, get_openapi, post_fault
+from transport.guard import AnyTarget, expecting, guarded, no_route, refuse_expectation
 from transport.metrics import UNMATCHED, HttpStats
+from transport.openapi import openapi_json
 from transport.overlay import OverlayLimits, Overlays
 from transport.presence import Presence
 from transport.profiling import ClientFigures
@@ -48,6 +36,7 @@ from transport.state import (
     FEED_ANSWERS,
     FEED_POSTS,
     HTTP_STATS,
+    OPENAPI,
     OVERLAYS,
     PEERS,
     POLICY,
@@ -132,6 +121,7 @@ def build_app(
     app[SENSE_ANSWERS] = ListAnswers()
     access = Access(policy.token, policy.cors_origins, policy.allowed_hosts)
     app[ACCESS] = access
+    app[OPENAPI] = openapi_json
     app[CLIENT_FIGURES] = figures = ClientFigures(policy.redactor)
     overlay_bounds = overlay_limits or OverlayLimits.current()
     presence = Presence(
@@ -149,30 +139,11 @@ def build_app(
     app.on_startup.append(overlays.on_startup)
     app.on_cleanup.append(overlays.on_cleanup)
     http_stats = app[HTTP_STATS] = HttpStats(sum(policy.exclusions.counts().values()))
-    routes: list[tuple[str, str, Handler]] = [
-        ("POST", "/feed", post_feed),
-        ("GET", "/feed", get_feed),
-        ("GET", "/feed/stream", get_feed_stream),
-        ("POST", "/sense", post_sense),
-        ("GET", "/sense", get_sense),
-        ("GET", "/agent/digest", get_digest),
-        ("GET", "/agent/stream", get_agent_stream),
-        ("GET", "/agent/last", get_last),
-        ("GET", "/agent/history", get_history),
-        ("GET", "/agent/context", get_context),
-        ("GET", "/agent/config", get_config),
-        ("POST", "/agent/config", post_config),
-        ("GET", "/health", get_health),
-        ("GET", "/metrics", get_metrics),
-        ("GET", "/openapi.json", get_openapi),
-        ("POST", "/profiling/sense", post_profiling_sense),
-        ("GET", "/", get_root),
-        ("GET", "/ws", get_ws),
-    ]
-    if policy.faults:
-        routes.append(("POST", "/debug/fault", post_fault))
     allowed: dict[str, set[str]] = {}
-    for method, path, handler in routes:
+    for route in routes.ROUTES:
+        if route.drill and not policy.faults:
+            continue
+        method, path = route.method, route.path
         guard = functools.partial(
             guarded,
             trace=policy.trace_requests,
@@ -180,12 +151,12 @@ def build_app(
             admit=access.gate(method, path),
             stats=http_stats.route(method, path),
         )
-        route = guard(handler)
+        handler = guard(route.handler)
         expect = expecting(guard(refuse_expectation), access)
         if method == "GET":
-            app.router.add_get(path, route, expect_handler=expect)  # and HEAD
+            app.router.add_get(path, handler, expect_handler=expect)  # and HEAD
         else:
-            app.router.add_route(method, path, route, expect_handler=expect)
+            app.router.add_route(method, path, handler, expect_handler=expect)
         allowed.setdefault(path, {"OPTIONS"}).update(
             {method, "HEAD"} if method == "GET" else {method}
         )

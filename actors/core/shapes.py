@@ -64,7 +64,7 @@ def encode(shape: object) -> bytes:
 
 
 class FeedItem(Shape, frozen=True, kw_only=True):
-    """One message of the feed, as ``GET /feed`` and the feed stream give it."""
+    """One message of the feed, as `GET /feed` and the feed stream give it."""
 
     id: Id
     text: str
