@@ -7,6 +7,7 @@ errors to statuses in one place (:mod:`transport.guard`).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import structlog
 from aiohttp import web
@@ -22,7 +23,7 @@ from transport.auth import ANY_METHOD, Access
 from transport.batching import Batcher
 from transport.bridge import Asker
 from transport.connections import Connections, max_connections_for
-from transport.guard import AnyTarget, expecting, guarded, no_route, refuse_expectation
+from transport.guard import AnyTarget, Handler, expecting, guarded, no_route, refuse_expectation
 from transport.metrics import UNMATCHED, HttpStats
 from transport.openapi import openapi_json
 from transport.overlay import OverlayLimits, Overlays
@@ -138,21 +139,33 @@ def build_app(
     app[OVERLAYS] = overlays
     app.on_startup.append(overlays.on_startup)
     app.on_cleanup.append(overlays.on_cleanup)
-    http_stats = app[HTTP_STATS] = HttpStats(sum(policy.exclusions.counts().values()))
+    app[HTTP_STATS] = HttpStats(sum(policy.exclusions.counts().values()))
+    _add_routes(app, policy)
+    return app
+
+
+def _add_routes(app: web.Application, policy: Policy) -> None:
+    """Each route of the table behind its guard, then the catch-all for what none takes
+    (a preflight, a 405 or a 404)."""
+    access, http_stats = app[ACCESS], app[HTTP_STATS]
+
+    def guard(method: str, path: str, stats_path: str) -> Callable[[Handler], Handler]:
+        return functools.partial(
+            guarded,
+            trace=policy.trace_requests,
+            access=access,
+            admit=access.gate(method, path),
+            stats=http_stats.route(method, stats_path),
+        )
+
     allowed: dict[str, set[str]] = {}
     for route in routes.ROUTES:
         if route.drill and not policy.faults:
             continue
         method, path = route.method, route.path
-        guard = functools.partial(
-            guarded,
-            trace=policy.trace_requests,
-            access=access,
-            admit=access.gate(method, path),
-            stats=http_stats.route(method, path),
-        )
-        handler = guard(route.handler)
-        expect = expecting(guard(refuse_expectation), access)
+        guarding = guard(method, path, path)
+        handler = guarding(route.handler)
+        expect = expecting(guarding(refuse_expectation), access)
         if method == "GET":
             app.router.add_get(path, handler, expect_handler=expect)  # and HEAD
         else:
@@ -161,15 +174,8 @@ def build_app(
             {method, "HEAD"} if method == "GET" else {method}
         )
     app[ROUTES] = allowed
-    guard = functools.partial(
-        guarded,
-        trace=policy.trace_requests,
-        access=access,
-        admit=access.gate(ANY_METHOD, ""),
-        stats=http_stats.route(ANY_METHOD, UNMATCHED),
-    )
+    guarding = guard(ANY_METHOD, "", UNMATCHED)
     anywhere = AnyTarget("/{path:.*}")
     app.router.register_resource(anywhere)  # last: only what no route took
-    expect = expecting(guard(refuse_expectation), access)
-    anywhere.add_route("*", guard(no_route), expect_handler=expect)
-    return app
+    expect = expecting(guarding(refuse_expectation), access)
+    anywhere.add_route("*", guarding(no_route), expect_handler=expect)

@@ -564,12 +564,8 @@ class Streams:
     def health(self) -> StreamCounts:
         """``/health.streams``: clients open per stream and clients dropped."""
         clients = self.clients()
-        return StreamCounts(
-            feed=clients["feed"][0],
-            agent=clients["agent"][0],
-            overlay=clients[OVERLAY][0],
-            dropped=sum(dropped for _, dropped in clients.values()),
-        )
+        counts = {name: count for name, (count, _) in clients.items()}
+        return StreamCounts(**counts, dropped=sum(dropped for _, dropped in clients.values()))
 
     async def on_startup(self, _app: web.Application) -> None:
         """Listen to both cells from the transport's loop."""

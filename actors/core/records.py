@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,13 +175,6 @@ class SenseEvent:
 def _strips_image_data(payload: JSONDict) -> bool:
     return any(
         isinstance(payload.get(key), dict) and "data" in payload[key] for key in ("roi", "diff")
-    )
-
-
-def json_list(key: str, items: Sequence[bytes], epoch: str) -> bytes:
-    """``{"<key>": [...items...], "epoch": "..."}`` from items already serialised."""
-    return b"".join(
-        (b'{"', key.encode(), b'":[', b",".join(items), b'],"epoch":', orjson.dumps(epoch), b"}")
     )
 
 
