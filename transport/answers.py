@@ -31,7 +31,7 @@ from actors.core.shapes import (
 )
 from actors.digest_store import DIGEST_PREVIEW_CHARS
 from actors.kernel.base import ChildState
-from config import settings
+from config.settings import AgentConfig as RuntimeConfig
 from config.settings import ResponseFormat
 
 
@@ -154,7 +154,7 @@ class AgentConfig(Shape, frozen=True):
     has_api_key: Annotated[bool, Meta(description="The key itself is never shown.")]
 
 
-def public_config(config: settings.AgentConfig) -> AgentConfig:
+def public_config(config: RuntimeConfig) -> AgentConfig:
     """The ``/agent/config`` view of ``config``: the key itself is never shown, ``hasApiKey``
     instead."""
     return AgentConfig(

@@ -18,7 +18,6 @@ from actors.core.validation import SENSE_BODY_LIMIT
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.sense_buffer import SenseBuffer
-from transport import routes
 from transport.auth import ANY_METHOD, Access
 from transport.batching import Batcher
 from transport.bridge import Asker
@@ -29,6 +28,7 @@ from transport.openapi import openapi_json
 from transport.overlay import OverlayLimits, Overlays
 from transport.presence import Presence
 from transport.profiling import ClientFigures
+from transport.routes import ROUTE_TABLE
 from transport.state import (
     ACCESS,
     ASK,
@@ -159,7 +159,7 @@ def _add_routes(app: web.Application, policy: Policy) -> None:
         )
 
     allowed: dict[str, set[str]] = {}
-    for route in routes.ROUTES:
+    for route in ROUTE_TABLE:
         if route.drill and not policy.faults:
             continue
         method, path = route.method, route.path

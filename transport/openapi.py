@@ -1,6 +1,6 @@
 """The OpenAPI 3.1 description of the relay's HTTP API, served at ``GET /openapi.json``.
 
-The document is made from the route table (:data:`transport.routes.ROUTES`): each route's
+The document is made from the route table (:data:`transport.routes.ROUTE_TABLE`): each route's
 summary, parameters, request body and answers. The answers' component schemas are generated
 from their structs (:mod:`transport.answers`, :mod:`actors.core.shapes`) by msgspec, in JSON
 Schema 2020-12 (the dialect of OpenAPI 3.1); the request bodies' are in
@@ -39,7 +39,7 @@ from transport.overlay import (
     SILENCE_LIMIT_S,
 )
 from transport.overlay_messages import MAX_MESSAGE_BYTES
-from transport.routes import ROUTES, Answer, Param, Route
+from transport.routes import ROUTE_TABLE, Answer, Param, Route
 
 REF = "#/components/schemas/{name}"
 EXTENDS = {"SenseEvent": "SenseInput"}
@@ -287,7 +287,7 @@ def _operation(route: Route, c: _Components) -> Schema:
 
 def _paths(c: _Components) -> dict[str, dict[str, Schema]]:
     paths: dict[str, dict[str, Schema]] = {}
-    for route in ROUTES:
+    for route in ROUTE_TABLE:
         operation = _operation(route, c)
         operation["operationId"] = _operation_id(route.method, route.path)
         answers = operation["responses"]

@@ -23,7 +23,8 @@ from typing import Any
 
 from actors.core.errors import BadRequest
 from actors.core.redaction import Redactor
-from transport import answers
+from transport.answers import ClientFigures as FiguresShape
+from transport.answers import Profiling
 
 MAX_EXTRA_FIELDS = 64
 """Fields an ``extra`` object may have at most (the capture client sends 11)."""
@@ -55,10 +56,10 @@ class ProcessReport:
         values = (value for _, value in self.extra)
         return replace(self, extra=tuple(zip(names, values, strict=True)))
 
-    def shape(self, *, extra: bool = True) -> answers.ClientFigures:
+    def shape(self, *, extra: bool = True) -> FiguresShape:
         """``{rssMb, uptimeS, ts, receivedAt, extra}``, as ``/health.profiling`` shows it
         (``extra`` as ``null`` without ``extra``)."""
-        return answers.ClientFigures(
+        return FiguresShape(
             rss_mb=self.rss_mb,
             uptime_s=self.uptime_s,
             ts=self.ts,
@@ -129,11 +130,11 @@ class ClientFigures:
         """``client``'s newest report, or ``None`` before its first."""
         return self._reports.get(client)
 
-    def shape(self, *, extra: bool = True) -> answers.Profiling:
+    def shape(self, *, extra: bool = True) -> Profiling:
         """``/health.profiling``: each client's newest report, or ``null`` (``extra`` as
         ``null`` without ``extra``: for a caller without the token)."""
         sense, overlay = (self._reports.get(client) for client in CLIENTS)
-        return answers.Profiling(
+        return Profiling(
             sense=sense.shape(extra=extra) if sense else None,
             overlay=overlay.shape(extra=extra) if overlay else None,
         )

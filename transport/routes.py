@@ -1,6 +1,6 @@
 """The API's routes, each stated once: its handler, what it reads and what it answers.
 
-:func:`transport.app.build_app` registers a handler for each :data:`ROUTES` entry, and
+:func:`transport.app.build_app` registers a handler for each :data:`ROUTE_TABLE` entry, and
 :mod:`transport.openapi` describes the same entries: a route's answers are typed structs
 (:mod:`transport.answers`), its query parameters typed too, its request body named by its
 component. Each route also answers ``OPTIONS`` (a CORS preflight), and ``HEAD`` where it
@@ -115,7 +115,7 @@ def _ok(answer_type: Any, description: str) -> Mapping[str, Answer]:
     return {"200": Answer(answer_type, description)}
 
 
-ROUTES: tuple[Route, ...] = (
+ROUTE_TABLE: tuple[Route, ...] = (
     Route(
         "POST",
         "/feed",
