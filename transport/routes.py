@@ -53,7 +53,7 @@ from transport.handlers.health import get_health
 from transport.handlers.ingest import get_feed, get_sense, post_feed, post_sense
 from transport.handlers.meta import get_metrics, get_openapi, post_fault
 from transport.inputs import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT
-from transport.openapi_schemas import TEXT
+from transport.openapi_schemas import JSON, TEXT
 from transport.streams import LONG_POLL_MAX_S
 
 INGEST_ERRORS = ("BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable")
@@ -78,7 +78,7 @@ class Answer:
     type: Any
     """What msgspec describes; a tuple: one of these (each a struct)."""
     description: str
-    media: str = "application/json"
+    media: str = JSON
 
 
 @dataclass(frozen=True, slots=True)
