@@ -9,6 +9,7 @@ from typing import Any
 
 import pykka
 
+from actors.core import shapes
 from actors.core.agent_counters import AgentCounters, AgentMetrics, median
 from actors.core.agent_events import AgentEvent, QuietSpell
 from actors.core.completion import NO_OUTPUT
@@ -239,20 +240,20 @@ class DigestStore(DurableActor):
 
     def latest_digest(self) -> JSONDict | None:
         """``/agent/digest``'s ``digest``, or ``None`` before the first successful tick."""
-        return self._entries[-1].digest_json() if self._entries else None
+        return self._entries[-1].digest_shape() if self._entries else None
 
-    def last(self) -> JSONDict | None:
+    def last(self) -> shapes.AgentEntry | None:
         """``/agent/last``'s ``result``."""
-        return self._entries[-1].to_json() if self._entries else None
+        return self._entries[-1].shape() if self._entries else None
 
-    def history(self, limit: int) -> list[JSONDict]:
+    def history(self, limit: int) -> list[shapes.AgentEntry]:
         """The newest ``limit`` entries (at most :data:`AGENT_RING`), newest first."""
         newest = list(self._entries)[-limit:] if limit > 0 else []
-        return [entry.to_json() for entry in reversed(newest)]
+        return [entry.shape() for entry in reversed(newest)]
 
     def history_range(
         self, since: int | None, until: int | None, before: int | None, limit: int
-    ) -> tuple[list[JSONDict], int | None]:
+    ) -> tuple[list[shapes.AgentEntry], int | None]:
         """Entries with ``since <= ts < until`` and ``id < before``, newest first.
 
         Returns the page and the ``before`` cursor of the next page (``None`` on the last).
@@ -271,7 +272,7 @@ class DigestStore(DurableActor):
         ).fetchall()
         page = [AgentEntry.from_record(row[0]) for row in rows[:limit]]
         cursor = page[-1].id if len(rows) > limit else None
-        return [entry.to_json() for entry in page], cursor
+        return [entry.shape() for entry in page], cursor
 
     def entries_after(self, after: int, limit: int) -> tuple[AgentEntry, ...]:
         """Up to ``limit`` stored entries with an id above ``after``, oldest first: what a

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from actors.core.records import AGENT, EMPTY_FEED, STREAM, FeedInput, FeedItem, FeedSnapshot
+from actors.core.records import EMPTY_FEED, FeedInput, FeedItem, FeedSnapshot
+from actors.core.shapes import AGENT, STREAM, Channel
 from actors.ring_buffer import RingBuffer
 
 FEED_RING = 100
@@ -12,7 +13,7 @@ FEED_RING = 100
 PRUNE_SLACK = 1000
 """Rows beyond the ring are deleted in batches of about this many."""
 
-_Row = tuple[int, int, str, str, "str | None", str]
+_Row = tuple[int, int, str, str, "str | None", Channel]
 
 
 class FeedBuffer(RingBuffer[FeedItem, FeedSnapshot]):
@@ -69,7 +70,7 @@ class FeedBuffer(RingBuffer[FeedItem, FeedSnapshot]):
         text: str,
         priority: str = "normal",
         source: str | None = None,
-        channel: str = STREAM,
+        channel: Channel = STREAM,
     ) -> FeedItem:
         """Store a client's message (already validated) and count it as activity."""
         return self.append_many((FeedInput(text, priority, source, channel),))[0]

@@ -29,6 +29,7 @@ from aiohttp import web
 
 from actors.core.errors import BadRequest, PayloadTooLarge
 from actors.core.validation import SENSE_BODY_LIMIT, validate_feed, validate_sense
+from transport.answers import Accepted, Error
 from transport.guard import json_response
 from transport.http_transport import SHUTDOWN_TIMEOUT_S, new_event_loop
 from transport.inputs import FEED_BODY_LIMIT
@@ -60,8 +61,8 @@ def ingest(limit: int, validate: Callable[[Any], object]) -> Handler:
             validate(await read_json(request, limit))
         except BadRequest as exc:
             status = 413 if isinstance(exc, PayloadTooLarge) else 400
-            return json_response({"ok": False, "error": str(exc)}, status)
-        return json_response({"ok": True, "id": next(ids)})
+            return json_response(Error(ok=False, error=str(exc)), status)
+        return json_response(Accepted(ok=True, id=next(ids)))
 
     return handler
 

@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "google/gemini-2.5-flash-lite"
@@ -19,7 +19,9 @@ DEFAULT_DATA_DIR = str(Path(__file__).resolve().parent.parent / "data")
 SYNC_MODES = ("full", "normal")
 LOG_FORMATS = ("console", "json")
 LOG_LEVELS = ("debug", "info", "warning", "error")
-RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "off")
+ResponseFormat = Literal["auto", "json_schema", "json_object", "off"]
+"""What the agent's requests ask of the LLM (``AGENT_RESPONSE_FORMAT``)."""
+RESPONSE_FORMATS: tuple[ResponseFormat, ...] = get_args(ResponseFormat)
 """``AGENT_RESPONSE_FORMAT``'s values (see :mod:`actors.core.response_format`)."""
 
 
@@ -53,7 +55,7 @@ class AgentConfig:
     fixed beat of ``interval_ms`` would; ``False``: call on every new window."""
     fallback_models: tuple[str, ...] = ()
     """Tried in order when ``model`` fails or times out."""
-    response_format: str = "auto"
+    response_format: ResponseFormat = "auto"
     """What the request asks for (``RESPONSE_FORMATS``): ``auto`` tries ``json_schema``,
     then ``json_object``, then nothing, stepping down when a server refuses; a named level
     is sent as it is."""
@@ -77,27 +79,6 @@ class AgentConfig:
     def active(self) -> bool:
         """Ticks call the LLM only when the agent is enabled and has a key."""
         return self.enabled and bool(self.api_key)
-
-    def to_public(self) -> dict[str, Any]:
-        """The ``/agent/config`` view: the key itself is never shown, ``hasApiKey`` instead."""
-        return {
-            "enabled": self.enabled,
-            "intervalMs": self.interval_ms,
-            "debounceMs": self.debounce_ms,
-            "cooldownMs": self.cooldown_ms,
-            "model": self.model,
-            "maxAgeMs": self.max_age_ms,
-            "maxTokens": self.max_tokens,
-            "temperature": self.temperature,
-            "pushToFeed": self.push_to_feed,
-            "logVerbose": self.log_verbose,
-            "economy": self.economy,
-            "timeoutMs": self.timeout_ms,
-            "fallbackModels": list(self.fallback_models),
-            "responseFormat": self.response_format,
-            "baseUrl": self.base_url,
-            "hasApiKey": bool(self.api_key),
-        }
 
     def updated(self, changes: Mapping[str, Any]) -> AgentConfig:
         """Return this config with a ``POST /agent/config`` body applied.

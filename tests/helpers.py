@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any, Concatenate, ParamSpec, TypeVar
 
 import httpx
+import msgspec
 import pytest
 import structlog
 from prometheus_client.parser import text_string_to_metric_families
@@ -204,7 +205,8 @@ def last_entry(relay: Relay) -> dict[str, Any]:
     """The digest store's newest entry (``/agent/last``'s ``result``); fails if there is none."""
     last = asked(relay.handles["digest"], DigestStore.last)
     assert last is not None, "the digest store has no entry yet"
-    return last
+    shown: dict[str, Any] = msgspec.to_builtins(last)
+    return shown
 
 
 def tick(relay: Relay, logs: LogSink) -> str:

@@ -7,6 +7,7 @@ errors to statuses in one place (:mod:`transport.guard`).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import structlog
 from aiohttp import web
@@ -22,25 +23,13 @@ from transport.batching import Batcher
 from transport.bridge import Asker
 from transport.connections import Connections, max_connections_for
 from transport.guard import AnyTarget, Handler, expecting, guarded, no_route, refuse_expectation
-from transport.handlers.agent import (
-    get_agent_stream,
-    get_config,
-    get_context,
-    get_digest,
-    get_feed_stream,
-    get_history,
-    get_last,
-    post_config,
-)
-from transport.handlers.clients import get_root, get_ws, post_profiling_sense
-from transport.handlers.health import get_health
-from transport.handlers.ingest import get_feed, get_sense, post_feed, post_sense
-from transport.handlers.meta import get_metrics, get_openapi, post_fault
 from transport.hub import Hub
 from transport.metrics import UNMATCHED, HttpStats
+from transport.openapi import openapi_json
 from transport.overlay import OverlayLimits, Overlays
 from transport.presence import Presence
 from transport.profiling import ClientFigures
+from transport.routes import ROUTE_TABLE
 from transport.state import (
     ACCESS,
     ASK,
@@ -49,6 +38,7 @@ from transport.state import (
     FEED_ANSWERS,
     FEED_POSTS,
     HTTP_STATS,
+    OPENAPI,
     OVERLAYS,
     PEERS,
     POLICY,
@@ -130,6 +120,7 @@ def build_app(
     app[SENSE_ANSWERS] = ListAnswers()
     access = Access(policy.token, policy.cors_origins, policy.allowed_hosts)
     app[ACCESS] = access
+    app[OPENAPI] = openapi_json
     app[CLIENT_FIGURES] = figures = ClientFigures(policy.redactor)
     overlay_bounds = overlay_limits or OverlayLimits.current()
     presence = Presence(
@@ -146,57 +137,43 @@ def build_app(
     app[OVERLAYS] = overlays
     app.on_startup.append(overlays.on_startup)
     app.on_cleanup.append(overlays.on_cleanup)
-    http_stats = app[HTTP_STATS] = HttpStats(sum(policy.exclusions.counts().values()))
-    routes: list[tuple[str, str, Handler]] = [
-        ("POST", "/feed", post_feed),
-        ("GET", "/feed", get_feed),
-        ("GET", "/feed/stream", get_feed_stream),
-        ("POST", "/sense", post_sense),
-        ("GET", "/sense", get_sense),
-        ("GET", "/agent/digest", get_digest),
-        ("GET", "/agent/stream", get_agent_stream),
-        ("GET", "/agent/last", get_last),
-        ("GET", "/agent/history", get_history),
-        ("GET", "/agent/context", get_context),
-        ("GET", "/agent/config", get_config),
-        ("POST", "/agent/config", post_config),
-        ("GET", "/health", get_health),
-        ("GET", "/metrics", get_metrics),
-        ("GET", "/openapi.json", get_openapi),
-        ("POST", "/profiling/sense", post_profiling_sense),
-        ("GET", "/", get_root),
-        ("GET", "/ws", get_ws),
-    ]
-    if policy.faults:
-        routes.append(("POST", "/debug/fault", post_fault))
-    allowed: dict[str, set[str]] = {}
-    for method, path, handler in routes:
-        guard = functools.partial(
+    app[HTTP_STATS] = HttpStats(sum(policy.exclusions.counts().values()))
+    _add_routes(app, policy)
+    return app
+
+
+def _add_routes(app: web.Application, policy: Policy) -> None:
+    """Each route of the table behind its guard, then the catch-all for what none takes
+    (a preflight, a 405 or a 404)."""
+    access, http_stats = app[ACCESS], app[HTTP_STATS]
+
+    def guard(method: str, path: str, stats_path: str) -> Callable[[Handler], Handler]:
+        return functools.partial(
             guarded,
             trace=policy.trace_requests,
             access=access,
             admit=access.gate(method, path),
-            stats=http_stats.route(method, path),
+            stats=http_stats.route(method, stats_path),
         )
-        route = guard(handler)
-        expect = expecting(guard(refuse_expectation), access)
+
+    allowed: dict[str, set[str]] = {}
+    for route in ROUTE_TABLE:
+        if route.drill and not policy.faults:
+            continue
+        method, path = route.method, route.path
+        guarding = guard(method, path, path)
+        handler = guarding(route.handler)
+        expect = expecting(guarding(refuse_expectation), access)
         if method == "GET":
-            app.router.add_get(path, route, expect_handler=expect)  # and HEAD
+            app.router.add_get(path, handler, expect_handler=expect)  # and HEAD
         else:
-            app.router.add_route(method, path, route, expect_handler=expect)
+            app.router.add_route(method, path, handler, expect_handler=expect)
         allowed.setdefault(path, {"OPTIONS"}).update(
             {method, "HEAD"} if method == "GET" else {method}
         )
     app[ROUTES] = allowed
-    guard = functools.partial(
-        guarded,
-        trace=policy.trace_requests,
-        access=access,
-        admit=access.gate(ANY_METHOD, ""),
-        stats=http_stats.route(ANY_METHOD, UNMATCHED),
-    )
+    guarding = guard(ANY_METHOD, "", UNMATCHED)
     anywhere = AnyTarget("/{path:.*}")
     app.router.register_resource(anywhere)  # last: only what no route took
-    expect = expecting(guard(refuse_expectation), access)
-    anywhere.add_route("*", guard(no_route), expect_handler=expect)
-    return app
+    expect = expecting(guarding(refuse_expectation), access)
+    anywhere.add_route("*", guarding(no_route), expect_handler=expect)

@@ -10,9 +10,7 @@ import contextvars
 import itertools
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
 
-import orjson
 import structlog
 from aiohttp import HttpVersion11, hdrs, web
 
@@ -25,8 +23,10 @@ from actors.core.errors import (
     RelayError,
     Unauthorized,
 )
+from actors.core.shapes import Shape, encode
 from actors.kernel.base import CURRENT_REQUEST
 from config.settings import ConfigError
+from transport.answers import Error
 from transport.auth import Access, Admit, challenge
 from transport.metrics import RouteStats
 from transport.state import ACCESS, REQUEST_ID, ROUTES
@@ -90,9 +90,10 @@ def _status_of(exc: RelayError) -> int:
     return next(status for kind, status in _STATUSES if isinstance(exc, kind))
 
 
-def json_response(body: Any, status: int = 200) -> web.Response:
-    """A JSON answer (orjson); the route's guard adds the CORS headers."""
-    return web.Response(body=orjson.dumps(body), status=status, content_type="application/json")
+def json_response(body: Shape, status: int = 200) -> web.Response:
+    """``body`` encoded as JSON (:mod:`transport.answers`); the route's guard adds the CORS
+    headers."""
+    return web.Response(body=encode(body), status=status, content_type="application/json")
 
 
 def raw_json_response(body: bytes) -> web.Response:
@@ -101,7 +102,7 @@ def raw_json_response(body: bytes) -> web.Response:
 
 
 def error_response(status: int, message: str) -> web.Response:
-    return json_response({"ok": False, "error": message}, status)
+    return json_response(Error(ok=False, error=message), status)
 
 
 def _http_message(exc: web.HTTPException) -> str:

@@ -8,7 +8,6 @@ import socket
 import threading
 from typing import Any, Literal, cast
 
-import orjson
 import structlog
 from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMethod, InvalidURLError, LineTooLong
@@ -16,7 +15,9 @@ from aiohttp.web_protocol import RequestHandler
 
 from actors.core.error_text import safe_error_text
 from actors.core.errors import InUse
+from actors.core.shapes import encode
 from actors.kernel.base import RelayActor, Reporter
+from transport.answers import Error
 from transport.app import build_app
 from transport.connections import REFUSED_HEAD_TIMEOUT_S, ConnectionLimits, Connections
 from transport.state import Peers, Policy
@@ -296,12 +297,12 @@ class JsonErrorHandler(RequestHandler):
         """The answer on a connection over the cap: a JSON 503, and the connection closes."""
         limit = self._connections.limit
         response = web.Response(
-            body=orjson.dumps(
-                {
-                    "ok": False,
-                    "error": f"too many connections: the relay serves {limit} at once; "
+            body=encode(
+                Error(
+                    ok=False,
+                    error=f"too many connections: the relay serves {limit} at once; "
                     "retry when one has closed",
-                }
+                )
             ),
             status=503,
             content_type="application/json",
@@ -332,7 +333,7 @@ class JsonErrorHandler(RequestHandler):
                 "http.malformed", actor="http", status=status, error=error, remote=request.remote
             )
         response = web.Response(
-            body=orjson.dumps({"ok": False, "error": error}),
+            body=encode(Error(ok=False, error=error)),
             status=status,
             content_type="application/json",
         )

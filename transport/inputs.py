@@ -31,10 +31,6 @@ FEED_BODY_LIMIT = 256 * 1024
 CONFIG_BODY_LIMIT = 16 * 1024
 
 
-MAX_HANG_S = 3600
-"""The longest hang ``POST /debug/fault`` may inject, in seconds."""
-
-
 ACCEPTED_ENCODINGS = "gzip, deflate"
 """The content codings a request body may have besides ``identity`` (the ``Accept-Encoding``
 of a 415 for a coding)."""

@@ -1,11 +1,15 @@
 """The OpenAPI 3.1 description of the relay's HTTP API, served at ``GET /openapi.json``.
 
-The document is data: :func:`openapi_document` returns it as a dict, :func:`openapi_json`
-as the bytes the handler sends, both built once. Component schemas are JSON Schema 2020-12
-(the dialect of OpenAPI 3.1). Objects the relay makes are closed (``additionalProperties:
-false``), so a field added to an answer and not here fails ``tests/transport/test_openapi.py``,
-which checks real answers against this document and fuzzes the request bodies from it; what
-clients send may carry more (the relay ignores or keeps it, as each schema says).
+The document is made from the route table (:data:`transport.routes.ROUTE_TABLE`): each route's
+summary, parameters, request body and answers. The answers' component schemas are generated
+from their structs (:mod:`transport.answers`, :mod:`actors.core.shapes`) by msgspec, in JSON
+Schema 2020-12 (the dialect of OpenAPI 3.1); the request bodies' are in
+:mod:`transport.openapi_schemas`. :func:`openapi_document` returns it as a dict,
+:func:`openapi_json` as the bytes the handler sends, both built once. Objects the relay makes
+are closed (``additionalProperties: false``), so a field added to an answer's struct is in
+the document, and ``tests/transport/test_openapi.py`` checks real answers against it and
+fuzzes the request bodies from it; what clients send may carry more (the relay ignores or
+keeps it, as each schema says).
 
 Paths have no templates; every path also answers ``OPTIONS`` (a CORS preflight, described
 for each path) and ``HEAD`` where it answers ``GET`` (not described: the ``GET``'s headers
@@ -19,33 +23,14 @@ from __future__ import annotations
 
 import copy
 import functools
-from importlib import metadata
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Literal
 
+import msgspec
 import orjson
 
-from actors.core.validation import SENSE_BODY_LIMIT
-from transport.handlers.agent import HISTORY_DEFAULT, HISTORY_MAX, RANGE_DEFAULT, RANGE_MAX
-from transport.inputs import FEED_BODY_LIMIT
-from transport.openapi_schemas import (
-    BOOL,
-    EPOCH,
-    ERROR_ANSWERS,
-    INT,
-    JSON,
-    SCHEMAS,
-    SSE,
-    STRING,
-    TEXT,
-    Schema,
-    answer,
-    closed,
-    json_body,
-    kib,
-    nullable,
-    query,
-    ref,
-)
+from transport.answers import Error, OverlayFeed, OverlayPing, OverlayStatus, StreamGap
+from transport.openapi_schemas import ERROR_ANSWERS, JSON, SCHEMAS, SSE, Schema, kib, ref
 from transport.overlay import (
     PING_INTERVAL_S,
     QUIET_SPELL_S,
@@ -54,58 +39,11 @@ from transport.overlay import (
     SILENCE_LIMIT_S,
 )
 from transport.overlay_messages import MAX_MESSAGE_BYTES
-from transport.streams import LONG_POLL_MAX_S
+from transport.routes import ROUTE_TABLE, Answer, Param, Route
 
-
-def _responses() -> dict[str, Schema]:
-    answers: dict[str, Schema] = {
-        name: json_body(ref("Error"), description)
-        for name, (_, description) in ERROR_ANSWERS.items()
-    }
-    answers["Unauthorized"]["headers"] = {
-        "WWW-Authenticate": {"schema": STRING, "required": True, "description": "`Bearer ...`"}
-    }
-    answers["UnsupportedMediaType"]["headers"] = {
-        "Accept-Encoding": {
-            "schema": STRING,
-            "description": "When the coding is what is refused: the codings read "
-            "(`gzip, deflate`).",
-        }
-    }
-    answers["MethodNotAllowed"]["headers"] = {
-        "Allow": {"schema": STRING, "required": True, "description": "The methods it answers."}
-    }
-    answers["StreamUnavailable"] = {
-        **json_body(
-            ref("Error"),
-            "Every stream slot (`RELAY_MAX_STREAMS`, both endpoints together) is taken, or the "
-            "relay is stopping.",
-        ),
-        "headers": {"Retry-After": {"schema": INT, "required": True}},
-    }
-    answers["UpgradeRequired"] = {
-        **json_body(ref("Error"), "Not an upgrade request: this path is a WebSocket."),
-        "headers": {"Upgrade": {"schema": {"const": "websocket"}, "required": True}},
-    }
-    answers["Preflight"] = {
-        "description": "CORS preflight: `Access-Control-Allow-*` headers, no body.",
-    }
-    return answers
-
-
-def _errors(*names: str) -> dict[str, Schema]:
-    return {ERROR_ANSWERS[name][0]: answer(name) for name in names}
-
-
-def _ok(schema: Schema, description: str) -> Schema:
-    return {"200": json_body(schema, description)}
-
-
-def _envelope(key: str, schema: Schema, **more: Schema) -> Schema:
-    return closed({"ok": {"const": True}, key: schema, **more})
-
-
-AFTER = query("after", INT, "Only items with an id above this one (0 by default).")
+REF = "#/components/schemas/{name}"
+EXTENDS = {"SenseEvent": "SenseInput"}
+"""Answers that are a request body as sent, with the server's fields around it."""
 _BODY_NOTE = (
     " JSON, read as JSON whatever the `Content-Type` (none, or `text/plain`, are fine). It "
     "may be compressed (`Content-Encoding: gzip` or `deflate`); the limit then applies to the "
@@ -119,45 +57,16 @@ _SSE_DESCRIPTION = (
     "missed are gone a `gap` event (no `id`) comes first. A client that falls behind is "
     "dropped (its stream ends) and can resume with `Last-Event-ID`."
 )
-
-
-def _stream(event: str, item: str, summary: str) -> Schema:
-    return {
-        "summary": summary,
-        "description": _SSE_DESCRIPTION,
-        "security": [{"bearerAuth": []}, {"streamToken": []}],
-        "parameters": [
-            {
-                "name": "Last-Event-ID",
-                "in": "header",
-                "required": False,
-                "schema": INT,
-                "description": "Resume after this id (an `EventSource` sends it when it "
-                "reconnects); takes precedence over `after`. Below 0 counts as 0; above the "
-                "newest id means live only.",
-            },
-            query("after", INT, "Resume after this id when there is no `Last-Event-ID`."),
-        ],
-        "responses": {
-            "200": {
-                "description": "The event stream; it ends when the relay stops.",
-                "headers": {
-                    "Cache-Control": {"schema": {"const": "no-cache"}},
-                    "X-Accel-Buffering": {"schema": {"const": "no"}},
-                },
-                "content": {
-                    SSE: {
-                        "schema": STRING,
-                        "x-events": {event: ref(item), "gap": ref("StreamGap")},
-                    }
-                },
-            },
-            **_errors("BadRequest"),
-            "503": answer("StreamUnavailable"),
-        },
-    }
-
-
+_RESUME = (
+    Param(
+        "Last-Event-ID",
+        int,
+        "Resume after this id (an `EventSource` sends it when it reconnects); takes precedence "
+        "over `after`. Below 0 counts as 0; above the newest id means live only.",
+        "header",
+    ),
+    Param("after", int, "Resume after this id when there is no `Last-Event-ID`."),
+)
 _SOCKET_DESCRIPTION = (
     "The overlay's WebSocket: Sinain's HUD connects here as it does to Sinain's server "
     "(`ws://<relay>/`, or `/ws`). The upgrade is a `GET` with `Connection: Upgrade`, `Upgrade: "
@@ -177,317 +86,229 @@ _SOCKET_DESCRIPTION = (
     "`going away`. Browsers apply no CORS to WebSockets: an upgrade from a page of an origin "
     "not in `RELAY_CORS_ORIGINS` is a 403; a native client sends no `Origin`."
 )
+_INBOUND = ("OverlayPong", "OverlayProfiling", "OverlayCommand", "OverlayMessage")
+"""What the overlay may send, by ``type``: request bodies (:mod:`transport.openapi_schemas`)."""
 
 
-def _socket(path: str, refusal: Schema) -> Schema:
-    """The overlay's WebSocket at ``path``; ``refusal``: the answers to a request that is no
-    upgrade."""
+class _Components:
+    """The component schemas the answers refer to, gathered while the paths are made."""
+
+    def __init__(self) -> None:
+        self.schemas: dict[str, Schema] = {}
+
+    def schema(self, answer_type: Any) -> Schema:
+        """``answer_type``'s schema: a ``$ref`` for a struct, whose components are kept."""
+        (schema,), found = msgspec.json.schema_components([answer_type], ref_template=REF)
+        for name, component in found.items():
+            self.schemas[name] = _component(component)
+        plain: Schema = _plain(schema)
+        return plain
+
+    def finished(self) -> dict[str, Schema]:
+        """The answers' components and the request bodies', by name."""
+        out = dict(self.schemas)
+        for name, base in EXTENDS.items():
+            out[name] = {"allOf": [ref(base)], **out[name]}
+        return dict(sorted({**out, **SCHEMAS}.items()))
+
+
+def _component(schema: Schema) -> Schema:
+    """A struct's schema as the document states it: no title (the name says it), and its
+    docstring on one line."""
+    out = {key: _plain(value) for key, value in schema.items() if key != "title"}
+    if "description" in out:
+        out["description"] = " ".join(out["description"].split())
+    return out
+
+
+def _plain(node: Any) -> Any:
+    """``node`` with each one-value ``enum`` (msgspec's ``Literal``) said as a ``const``."""
+    if isinstance(node, list):
+        return [_plain(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _plain(value) for key, value in node.items()}
+    enum = out.get("enum")
+    if isinstance(enum, list) and len(enum) == 1:
+        del out["enum"]
+        out["const"] = enum[0]
+    return out
+
+
+def _header(header_type: Any, c: _Components, *, required: bool = False, **more: str) -> Schema:
+    return {"schema": c.schema(header_type), **({"required": True} if required else {}), **more}
+
+
+def _answer(name: str) -> Schema:
+    return {"$ref": f"#/components/responses/{name}"}
+
+
+def _body(answer: Answer, c: _Components) -> Schema:
+    if answer.type is None:
+        return {"description": answer.description}
+    if isinstance(answer.type, tuple):  # msgspec takes no union of untagged structs
+        schema = {"oneOf": [c.schema(one) for one in answer.type]}
+    else:
+        schema = c.schema(answer.type)
+    return {"description": answer.description, "content": {answer.media: {"schema": schema}}}
+
+
+def _responses(c: _Components) -> dict[str, Schema]:
+    """``components.responses``: the refusals a route lists by name, and the preflight's."""
+    answers = {
+        name: _body(Answer(Error, description), c)
+        for name, (_, description) in ERROR_ANSWERS.items()
+    }
+    answers["Unauthorized"]["headers"] = {
+        "WWW-Authenticate": _header(str, c, required=True, description="`Bearer ...`")
+    }
+    answers["UnsupportedMediaType"]["headers"] = {
+        "Accept-Encoding": _header(
+            str,
+            c,
+            description="When the coding is what is refused: the codings read (`gzip, deflate`).",
+        )
+    }
+    answers["MethodNotAllowed"]["headers"] = {
+        "Allow": _header(str, c, required=True, description="The methods it answers.")
+    }
+    answers["StreamUnavailable"] = {
+        **_body(
+            Answer(
+                Error,
+                "Every stream slot (`RELAY_MAX_STREAMS`, both endpoints together) is taken, "
+                "or the relay is stopping.",
+            ),
+            c,
+        ),
+        "headers": {"Retry-After": _header(int, c, required=True)},
+    }
+    answers["UpgradeRequired"] = {
+        **_body(Answer(Error, "Not an upgrade request: this path is a WebSocket."), c),
+        "headers": {"Upgrade": _header(Literal["websocket"], c, required=True)},
+    }
+    answers["Preflight"] = {
+        "description": "CORS preflight: `Access-Control-Allow-*` headers, no body."
+    }
+    return answers
+
+
+_STATUS = {name: status for name, (status, _) in ERROR_ANSWERS.items()}
+_STATUS.update(StreamUnavailable="503", UpgradeRequired="426")
+
+
+def _refusals(names: Iterable[str]) -> dict[str, Schema]:
+    return {_STATUS[name]: _answer(name) for name in names}
+
+
+def _param(param: Param, c: _Components) -> Schema:
     return {
-        "summary": f"The overlay's WebSocket (upgrade), at {path}",
+        "name": param.name,
+        "in": param.where,
+        "required": False,
+        "schema": c.schema(param.type),
+        "description": param.description,
+    }
+
+
+def _stream(route: Route, c: _Components) -> Schema:
+    """A Server-Sent Events route: its events' schemas in ``x-events``."""
+    assert route.stream is not None
+    event, item = route.stream
+    events = {event: c.schema(item), "gap": c.schema(StreamGap)}
+    stream = {"schema": c.schema(str), "x-events": events}
+    return {
+        "description": _SSE_DESCRIPTION,
+        "security": [{"bearerAuth": []}, {"streamToken": []}],
+        "parameters": [_param(p, c) for p in _RESUME],
+        "responses": {
+            "200": {
+                "description": "The event stream; it ends when the relay stops.",
+                "headers": {
+                    "Cache-Control": _header(Literal["no-cache"], c),
+                    "X-Accel-Buffering": _header(Literal["no"], c),
+                },
+                "content": {SSE: stream},
+            },
+            **_refusals(("BadRequest", "StreamUnavailable")),
+        },
+    }
+
+
+def _socket(c: _Components) -> Schema:
+    """The overlay's WebSocket: the messages both ways in the 101's ``x-messages``."""
+    outbound = {"status": OverlayStatus, "feed": OverlayFeed, "ping": OverlayPing}
+    return {
         "description": _SOCKET_DESCRIPTION,
         "security": [{"bearerAuth": []}, {"streamToken": []}],
         "responses": {
             "101": {
                 "description": "Switching Protocols: the socket is open.",
                 "headers": {
-                    "Upgrade": {"schema": {"const": "websocket"}, "required": True},
-                    "Sec-WebSocket-Accept": {"schema": STRING, "required": True},
+                    "Upgrade": _header(Literal["websocket"], c, required=True),
+                    "Sec-WebSocket-Accept": _header(str, c, required=True),
                 },
                 "x-messages": {
-                    "relayToOverlay": {
-                        "status": ref("OverlayStatus"),
-                        "feed": ref("OverlayFeed"),
-                        "ping": ref("OverlayPing"),
-                    },
-                    "overlayToRelay": {
-                        "pong": ref("OverlayPong"),
-                        "profiling": ref("OverlayProfiling"),
-                        "command": ref("OverlayCommand"),
-                        "message": ref("OverlayMessage"),
-                    },
+                    "relayToOverlay": {k: c.schema(t) for k, t in outbound.items()},
+                    "overlayToRelay": {n.removeprefix("Overlay").lower(): ref(n) for n in _INBOUND},
                 },
             },
-            **_errors("BadRequest"),
-            **refusal,
-            "503": answer("StreamUnavailable"),
+            **_refusals(("BadRequest", "StreamUnavailable")),
         },
     }
 
 
-def _paths() -> dict[str, dict[str, Schema]]:
-    history_item = {"type": "array", "items": ref("AgentEntry"), "description": "Newest first."}
-    paths: dict[str, dict[str, Schema]] = {
-        "/feed": {
-            "post": {
-                "summary": "Store a feed message (what the user hears: transcripts, messages)",
-                "requestBody": {
-                    "required": True,
-                    "description": f"At most {kib(FEED_BODY_LIMIT)}." + _BODY_NOTE,
-                    "content": {JSON: {"schema": ref("FeedInput")}},
-                },
-                "responses": {
-                    **_ok(ref("Accepted"), "Stored (committed) with this id."),
-                    **_errors(
-                        "BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable"
-                    ),
-                },
-            },
-            "get": {
-                "summary": "Feed messages after an id",
-                "parameters": [AFTER],
-                "responses": {
-                    **_ok(ref("FeedList"), "The messages, oldest first."),
-                    **_errors("BadRequest"),
-                },
-            },
-        },
-        "/feed/stream": {"get": _stream("feed", "FeedItem", "Feed messages as they come (SSE)")},
-        "/sense": {
-            "post": {
-                "summary": "Store a screen event (what the user sees)",
-                "requestBody": {
-                    "required": True,
-                    "description": f"At most {kib(SENSE_BODY_LIMIT)}." + _BODY_NOTE,
-                    "content": {JSON: {"schema": ref("SenseInput")}},
-                },
-                "responses": {
-                    **_ok(
-                        {"oneOf": [ref("Accepted"), ref("Dropped")]},
-                        "Stored (committed) with this id, or dropped as excluded.",
-                    ),
-                    **_errors(
-                        "BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable"
-                    ),
-                },
-            },
-            "get": {
-                "summary": "Screen events after an id",
-                "parameters": [
-                    AFTER,
-                    query(
-                        "meta_only",
-                        BOOL,
-                        "`true` (or `1`) drops `roi.data` and `diff.data`; any other value "
-                        "reads as false.",
-                    ),
-                ],
-                "responses": {
-                    **_ok(ref("SenseList"), "The events, oldest first."),
-                    **_errors("BadRequest"),
-                },
-            },
-        },
-        "/agent/digest": {
-            "get": {
-                "summary": "The latest digest; with `wait`, a long-poll for a newer one",
-                "description": "Without `wait` it answers at once. With `wait` it answers as soon "
-                "as the latest digest's `id` is above `after`, at once if it already is, or "
-                "after `wait` seconds with the current digest (maybe `null`, or not newer). "
-                "To follow the digest, pass the last `digest.id` you got as `after`.",
-                "parameters": [
-                    query(
-                        "wait",
-                        {"type": "number", "exclusiveMinimum": 0, "maximum": LONG_POLL_MAX_S},
-                        "Seconds to wait for a newer digest (long-poll).",
-                    ),
-                    query("after", INT, "With `wait`: the id to wait past (0 by default)."),
-                ],
-                "responses": {
-                    **_ok(
-                        _envelope("digest", nullable(ref("Digest"))),
-                        "The digest, `null` before the first tick.",
-                    ),
-                    **_errors("BadRequest", "Unavailable"),
-                },
-            },
-        },
-        "/agent/stream": {
-            "get": _stream("agent", "AgentEntry", "Agent entries as ticks record them (SSE)")
-        },
-        "/agent/last": {
-            "get": {
-                "summary": "The newest agent entry",
-                "responses": {
-                    **_ok(
-                        _envelope("result", nullable(ref("AgentEntry"))),
-                        "The entry, `null` before the first tick.",
-                    ),
-                    **_errors("Unavailable"),
-                },
-            },
-        },
-        "/agent/history": {
-            "get": {
-                "summary": "Agent entries, newest first; or a time range, page by page",
-                "description": "Without `since`, `until` and `before`: the newest entries "
-                f"(`limit` {HISTORY_DEFAULT} by default, {HISTORY_MAX} at most). With any of "
-                "them: entries with `since <= ts < until` and `id < before` from the whole "
-                f"retention (`limit` {RANGE_DEFAULT} by default, {RANGE_MAX} at most), and "
-                "`next`, the `before` of the next page.",
-                "parameters": [
-                    query("limit", {"type": "integer", "minimum": 1}, "Larger is capped."),
-                    query("since", INT, "Epoch ms, inclusive."),
-                    query("until", INT, "Epoch ms, exclusive; not before `since`."),
-                    query("before", INT, "Entries with an id below this one (a `next`)."),
-                ],
-                "responses": {
-                    **_ok(
-                        {
-                            **_envelope(
-                                "results",
-                                history_item,
-                                epoch=EPOCH,
-                                next=nullable(
-                                    {
-                                        "type": "integer",
-                                        "description": "`before` for the next page; `null` on "
-                                        "the last. Only with a range.",
-                                    }
-                                ),
-                            ),
-                            "required": ["ok", "results", "epoch"],
-                        },
-                        "The entries.",
-                    ),
-                    **_errors("BadRequest", "Unavailable"),
-                },
-            },
-        },
-        "/agent/context": {
-            "get": {
-                "summary": "The context window the next tick would see",
-                "responses": {
-                    **_ok(_envelope("context", ref("ContextWindow")), "The window."),
-                    **_errors("Unavailable"),
-                },
-            },
-        },
-        "/agent/config": {
-            "get": {
-                "summary": "The agent's runtime configuration",
-                "responses": {
-                    **_ok(_envelope("config", ref("AgentConfig")), "The configuration."),
-                    **_errors("Unavailable"),
-                },
-            },
-            "post": {
-                "summary": "Change the agent's configuration at runtime",
-                "requestBody": {
-                    "required": True,
-                    "description": "At most 16 KiB." + _BODY_NOTE,
-                    "content": {JSON: {"schema": ref("AgentConfigUpdate")}},
-                },
-                "responses": {
-                    **_ok(_envelope("config", ref("AgentConfig")), "The configuration applied."),
-                    **_errors(
-                        "BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable"
-                    ),
-                },
-            },
-        },
-        "/debug/fault": {
-            "post": {
-                "summary": "Fault drill: make an actor crash or hang",
-                "description": "Only with `RELAY_FAULTS=1` (a 404 otherwise). A `crash` fires on "
-                "the actor's next message, a `hang` blocks it for `seconds` (for `http`, the "
-                "event loop). Answers before the fault fires.",
-                "requestBody": {
-                    "required": True,
-                    "content": {JSON: {"schema": ref("Fault")}},
-                },
-                "responses": {
-                    **_ok(closed({"ok": {"const": True}}), "The fault is on its way."),
-                    **_errors("BadRequest", "NotFound", "PayloadTooLarge", "UnsupportedMediaType"),
-                },
-            },
-        },
-        "/profiling/sense": {
-            "post": {
-                "summary": "The capture client's own figures: RSS, uptime, counters",
-                "description": "Sinain's capture client posts them every 60 s. The newest "
-                "report is shown in `/health.profiling.sense` and in `/metrics` "
-                '(`relay_client_*{client="sense"}`); it is kept in memory only.',
-                "requestBody": {
-                    "required": True,
-                    "description": "At most 16 KiB." + _BODY_NOTE,
-                    "content": {JSON: {"schema": ref("ProcessReport")}},
-                },
-                "responses": {
-                    **_ok(closed({"ok": {"const": True}}), "Kept as the newest report."),
-                    **_errors("BadRequest", "PayloadTooLarge", "UnsupportedMediaType"),
-                },
-            },
-        },
-        "/": {
-            "get": _socket(
-                "/",
-                {
-                    "404": json_body(
-                        ref("Error"), "Not an upgrade request: `/` serves nothing else."
-                    )
-                },
-            )
-        },
-        "/ws": {"get": _socket("/ws", {"426": answer("UpgradeRequired")})},
-        "/health": {
-            "get": {
-                "summary": "Counts, agent statistics, every actor's state, storage and streams",
-                "security": [],
-                "responses": {
-                    "200": json_body(ref("Health"), "Every actor answered."),
-                    "503": json_body(
-                        ref("Health"),
-                        "An actor did not answer: `ok` is false and `error` says which.",
-                    ),
-                },
-            },
-        },
-        "/metrics": {
-            "get": {
-                "summary": "The relay's counters, in the Prometheus text format",
-                "description": "Made at scrape time. An actor that does not answer in time "
-                "leaves its metrics out of that scrape; `relay_scrape_source_up{source}` says "
-                "which.",
-                "responses": {
-                    "200": {
-                        "description": "The Prometheus text exposition format, version 0.0.4.",
-                        "content": {TEXT: {"schema": STRING}},
-                    }
-                },
-            },
-        },
-        "/openapi.json": {
-            "get": {
-                "summary": "This document",
-                "responses": {
-                    **_ok(
-                        {"type": "object", "required": ["openapi", "info", "paths"]},
-                        "The OpenAPI 3.1 description of the API.",
-                    ),
-                },
-            },
-        },
-    }
+def _operation(route: Route, c: _Components) -> Schema:
+    """One route as the document describes it, before the answers every route may get."""
+    if route.stream is not None:
+        operation = _stream(route, c)
+    elif route.socket:
+        operation = _socket(c)
+    else:
+        operation = {"responses": {}}
+        if route.description:
+            operation["description"] = route.description
+        if route.params:
+            operation["parameters"] = [_param(p, c) for p in route.params]
+        if route.body is not None:
+            body: Schema = {"required": True, "content": {JSON: {"schema": ref(route.body)}}}
+            if route.body_limit:
+                body["description"] = f"At most {kib(route.body_limit)}." + _BODY_NOTE
+            operation["requestBody"] = body
+    operation["summary"] = route.summary
+    if route.public:
+        operation["security"] = []
+    operation["responses"].update(
+        {status: _body(answer, c) for status, answer in route.answers.items()}
+    )
+    operation["responses"].update(_refusals(route.errors))
+    return operation
+
+
+def _paths(c: _Components) -> dict[str, dict[str, Schema]]:
+    paths: dict[str, dict[str, Schema]] = {}
+    for route in ROUTE_TABLE:
+        operation = _operation(route, c)
+        operation["operationId"] = _operation_id(route.method, route.path)
+        answers = operation["responses"]
+        if not route.public:
+            answers["401"] = _answer("Unauthorized")
+        answers["403"] = _answer("Forbidden")  # a refused origin, whatever the endpoint
+        answers["417"] = _answer("ExpectationFailed")  # whatever the endpoint
+        answers["421"] = _answer("Misdirected")  # whatever the endpoint
+        if "413" in answers:  # an endpoint that reads a body
+            answers["408"] = _answer("RequestTimeout")
+        operation["responses"] = dict(sorted(answers.items()))
+        paths.setdefault(route.path, {})[route.method.lower()] = operation
     for path, operations in paths.items():
-        for method, operation in operations.items():
-            operation["operationId"] = _operation_id(method, path)
-            answers = operation["responses"]
-            if operation.get("security") != []:
-                answers["401"] = answer("Unauthorized")
-            answers["403"] = answer("Forbidden")  # a refused origin, whatever the endpoint
-            answers["417"] = answer("ExpectationFailed")  # whatever the endpoint
-            answers["421"] = answer("Misdirected")  # whatever the endpoint
-            if "413" in answers:  # an endpoint that reads a body
-                answers["408"] = answer("RequestTimeout")
-            operation["responses"] = dict(sorted(answers.items()))
         operations["options"] = {
             "summary": "CORS preflight",
             "operationId": _operation_id("options", path),
             "security": [],
             "responses": {
-                "204": answer("Preflight"),
-                "417": answer("ExpectationFailed"),
-                "421": answer("Misdirected"),
+                "204": _answer("Preflight"),
+                "417": _answer("ExpectationFailed"),
+                "421": _answer("Misdirected"),
             },
         }
     return paths
@@ -495,17 +316,63 @@ def _paths() -> dict[str, dict[str, Schema]]:
 
 def _operation_id(method: str, path: str) -> str:
     words = path.replace(".", "/").strip("/").split("/")
-    return method + ("".join(word[:1].upper() + word[1:] for word in words) or "Root")
+    return method.lower() + ("".join(word[:1].upper() + word[1:] for word in words) or "Root")
 
 
 def _version() -> str:
+    # imported when the document is first made: importlib.metadata weighs on the start
+    from importlib import metadata  # noqa: PLC0415
+
     try:
         return metadata.version("sinain-relay")
     except metadata.PackageNotFoundError:  # run from a checkout that was never installed
         return "0.0.0"
 
 
+_API_DESCRIPTION = (
+    'Every error is JSON, `{"ok": false, "error": "..."}`, with a '
+    "4xx status for bad input (which changes nothing) and 503 when an actor is "
+    "restarting or did not answer in time. Any path answers `OPTIONS` (a CORS "
+    "preflight, 204); a described path answers `HEAD` where it answers `GET`, and 405 "
+    "(with `Allow`) to other methods; any other path is a 404. A request whose `Host` "
+    "is not a name the relay serves gets 421 on any path, before anything else. With "
+    "`RELAY_TOKEN` set, a request without the token gets 401 on any path but `/health` "
+    "and preflights; a request from a web page of an origin not in "
+    "`RELAY_CORS_ORIGINS`, or one a browser sent for a page of another site "
+    "(`Sec-Fetch-Site`) on any path but `/health`, gets 403. A "
+    "request body may be gzip or deflate (`Content-Encoding`); another coding is a 415. "
+    "A request with an `Expect` other than `100-continue` gets 417. A request the HTTP "
+    "parser refuses before it reaches the API (a bad or repeated `Content-Length`, "
+    "`Content-Length` with `Transfer-Encoding`, a request line or "
+    "header longer than 8190 bytes, a missing `Host`) gets a JSON 400 whose error "
+    "starts `malformed HTTP request:`, and the connection is closed. Only a `CONNECT` "
+    "(its target is no path) gets the HTTP server's own plain-text 404. A new "
+    "connection beyond `RELAY_MAX_CONNECTIONS` while every open one is busy gets a "
+    "JSON 503 (`Retry-After: 1`) on any path, and is closed."
+)
+_SECURITY_SCHEMES: dict[str, Schema] = {
+    "bearerAuth": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "Needed only when the relay runs with `RELAY_TOKEN`: then every request "
+        "but `GET`/`HEAD /health` and `OPTIONS` carries `Authorization: Bearer <RELAY_TOKEN>`, "
+        "unknown paths and methods included (401 rather than 404 or 405 without it).",
+    },
+    "streamToken": {
+        "type": "apiKey",
+        "in": "query",
+        "name": "access_token",
+        "description": "The token on the stream endpoints only, for a browser's "
+        "`EventSource`, which cannot set headers. Used when there is no `Authorization` "
+        "header.",
+    },
+}
+
+
 def _build() -> dict[str, Any]:
+    components = _Components()
+    paths = _paths(components)
+    responses = _responses(components)
     return {
         "openapi": "3.1.0",
         "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
@@ -514,50 +381,15 @@ def _build() -> dict[str, Any]:
             "version": _version(),
             "summary": "Sinain's eyes: what the user hears and sees in, a hud line and a digest "
             "out.",
-            "description": 'Every error is JSON, `{"ok": false, "error": "..."}`, with a '
-            "4xx status for bad input (which changes nothing) and 503 when an actor is "
-            "restarting or did not answer in time. Any path answers `OPTIONS` (a CORS "
-            "preflight, 204); a described path answers `HEAD` where it answers `GET`, and 405 "
-            "(with `Allow`) to other methods; any other path is a 404. A request whose `Host` "
-            "is not a name the relay serves gets 421 on any path, before anything else. With "
-            "`RELAY_TOKEN` set, a request without the token gets 401 on any path but `/health` "
-            "and preflights; a request from a web page of an origin not in "
-            "`RELAY_CORS_ORIGINS`, or one a browser sent for a page of another site "
-            "(`Sec-Fetch-Site`) on any path but `/health`, gets 403. A "
-            "request body may be gzip or deflate (`Content-Encoding`); another coding is a 415. "
-            "A request with an `Expect` other than `100-continue` gets 417. A request the HTTP "
-            "parser refuses before it reaches the API (a bad or repeated `Content-Length`, "
-            "`Content-Length` with `Transfer-Encoding`, a request line or "
-            "header longer than 8190 bytes, a missing `Host`) gets a JSON 400 whose error "
-            "starts `malformed HTTP request:`, and the connection is closed. Only a `CONNECT` "
-            "(its target is no path) gets the HTTP server's own plain-text 404. A new "
-            "connection beyond `RELAY_MAX_CONNECTIONS` while every open one is busy gets a "
-            "JSON 503 (`Retry-After: 1`) on any path, and is closed.",
+            "description": _API_DESCRIPTION,
         },
         "servers": [{"url": "/", "description": "Where this document is served."}],
         "security": [{"bearerAuth": []}],
-        "paths": _paths(),
+        "paths": paths,
         "components": {
-            "schemas": SCHEMAS,
-            "responses": _responses(),
-            "securitySchemes": {
-                "bearerAuth": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "description": "Needed only when the relay runs with `RELAY_TOKEN`: then "
-                    "every request but `GET`/`HEAD /health` and `OPTIONS` carries "
-                    "`Authorization: Bearer <RELAY_TOKEN>`, unknown paths and methods "
-                    "included (401 rather than 404 or 405 without it).",
-                },
-                "streamToken": {
-                    "type": "apiKey",
-                    "in": "query",
-                    "name": "access_token",
-                    "description": "The token on the stream endpoints only, for a browser's "
-                    "`EventSource`, which cannot set headers. Used when there is no "
-                    "`Authorization` header.",
-                },
-            },
+            "schemas": components.finished(),
+            "responses": responses,
+            "securitySchemes": _SECURITY_SCHEMES,
         },
     }
 
@@ -573,6 +405,10 @@ def openapi_document() -> dict[str, Any]:
 
 
 @functools.cache
-def openapi_json() -> bytes:
-    """The document as ``GET /openapi.json`` sends it."""
+def _encoded() -> bytes:
     return orjson.dumps(_document())
+
+
+def openapi_json() -> bytes:
+    """The document as ``GET /openapi.json`` sends it, made at the first call."""
+    return _encoded()

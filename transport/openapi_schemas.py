@@ -1,19 +1,19 @@
-"""The component schemas of the OpenAPI description, and the helpers that write them.
+"""The request bodies' component schemas of the OpenAPI description, the error answers'
+descriptions, and the helpers they share with :mod:`transport.openapi`.
 
-JSON Schema 2020-12 (the dialect of OpenAPI 3.1). Objects the relay makes are closed
-(``additionalProperties: false``); what clients send may carry more, as each schema says.
+JSON Schema 2020-12 (the dialect of OpenAPI 3.1). What clients send may carry more than a
+schema names, as each says; the answers' components are generated from their structs
+(:mod:`transport.answers`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from actors.core.records import CHANNELS
-from actors.core.response_format import LEVELS
+from actors.core.shapes import CHANNELS
 from actors.core.validation import MAX_PRIORITY_CHARS, MAX_SOURCE_CHARS
-from actors.digest_store import DIGEST_PREVIEW_CHARS
+from actors.kernel.base import FAULT_ACTORS, FAULT_KINDS, MAX_HANG_S
 from config.settings import RESPONSE_FORMATS
-from transport.inputs import MAX_HANG_S
 from transport.profiling import MAX_EXTRA_FIELDS, MAX_EXTRA_NAME_CHARS
 
 JSON = "application/json"
@@ -32,129 +32,16 @@ def ref(name: str) -> Schema:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def answer(name: str) -> Schema:
-    return {"$ref": f"#/components/responses/{name}"}
-
-
 def nullable(schema: Schema) -> Schema:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-def closed(properties: dict[str, Schema], *optional: str, **extra: Any) -> Schema:
-    """An object with exactly these properties; all required but ``optional``."""
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": [name for name in properties if name not in optional],
-        "additionalProperties": False,
-        **extra,
-    }
-
-
-def json_body(schema: Schema, description: str) -> Schema:
-    return {"description": description, "content": {JSON: {"schema": schema}}}
-
-
-def query(name: str, schema: Schema, description: str) -> Schema:
-    return {
-        "name": name,
-        "in": "query",
-        "required": False,
-        "schema": schema,
-        "description": description,
-    }
-
-
-INT: Schema = {"type": "integer"}
-ID: Schema = {"type": "integer", "minimum": 1, "description": "Monotonic, also across restarts."}
-MS: Schema = {"type": "integer", "description": "Epoch milliseconds."}
 STRING: Schema = {"type": "string"}
 NOT_BLANK: Schema = {"type": "string", "pattern": r"\S", "description": "Not only whitespace."}
 NUMBER: Schema = {"type": "number"}
 BOOL: Schema = {"type": "boolean"}
-EPOCH: Schema = {
-    "type": "string",
-    "description": "Changes only when the data is new: a client that sees a new epoch resets "
-    "its `after` cursor.",
-}
-
-_AGENT_HEALTH: dict[str, Schema] = {
-    "enabled": BOOL,
-    "active": {"type": "boolean", "description": "Enabled and keyed."},
-    "hasApiKey": BOOL,
-    "model": STRING,
-    "intervalMs": INT,
-    "debounceMs": {"type": "integer", "description": "As applied: capped at the interval."},
-    "cooldownMs": INT,
-    "lastAnalysis": nullable(MS),
-    "lastDigest": nullable({"type": "string", "maxLength": DIGEST_PREVIEW_CHARS}),
-    "totalCalls": INT,
-    "totalTokens": closed({"in": INT, "out": INT}),
-    "estimatedCost": {"type": "number", "description": "USD, every model's known cost."},
-    "costByModel": {
-        "type": "object",
-        "additionalProperties": ref("ModelCost"),
-        "description": "By model, those that answered at least once.",
-    },
-    "fallbacks": {"type": "integer", "description": "Ticks a fallback model answered."},
-    "idleSkips": INT,
-    "emptySkips": INT,
-    "unchangedSkips": INT,
-    "minorSkips": INT,
-    "deferredTicks": INT,
-    "failures": INT,
-    "lastError": nullable(STRING),
-    "parseFailures": INT,
-    "parseSuccessRate": nullable({"type": "number", "minimum": 0, "maximum": 1}),
-    "contextFreshnessMedianMs": nullable(INT),
-    "hudsWithheld": {
-        "type": "object",
-        "additionalProperties": INT,
-        "description": "Answers whose hud was not pushed because it was no line a user can "
-        "read, by reason: `echo` (our instructions), `fragment` (JSON pieces), `markup`, "
-        "`placeholder` (the prompt's), `empty`.",
-    },
-    "responseFormats": {
-        "type": "array",
-        "items": closed(
-            {"model": STRING, "baseUrl": STRING, "level": {"enum": list(LEVELS)}},
-        ),
-        "description": "The `response_format` level that last answered, per model and base "
-        "URL (`AGENT_RESPONSE_FORMAT`); empty before the first answer.",
-    },
-    "situationWriteFailures": {
-        "type": "integer",
-        "description": "SITUATION.md writes that failed (`RELAY_SITUATION_FILE`).",
-    },
-    "state": {
-        "enum": ["ok", "degraded", "open", "disabled", "no_key"],
-        "description": "The LLM path: `disabled` when the agent is switched off, `no_key` when "
-        "it is on but has no key.",
-    },
-    "consecutiveFailures": INT,
-    "circuitOpenForMs": INT,
-    "circuitSkips": INT,
-    "inFlight": BOOL,
-    "busySkips": INT,
-    "pending": BOOL,
-    "nextTickInMs": nullable(INT),
-}
 
 SCHEMAS: dict[str, Schema] = {
-    "Error": closed(
-        {"ok": {"const": False}, "error": {"type": "string", "description": "What is wrong."}},
-        description="Every error answer: a 4xx for bad input (which changes nothing), 503 when "
-        "an actor is restarting or did not answer in time.",
-    ),
-    "Accepted": closed(
-        {"ok": {"const": True}, "id": ID},
-        description="A stored item and its id.",
-    ),
-    "Dropped": closed(
-        {"ok": {"const": True}, "dropped": {"const": "excluded"}},
-        description="Not stored, by design: the event's app or window is excluded "
-        "(`RELAY_EXCLUDE_APPS`, `RELAY_EXCLUDE_TITLES`). No id.",
-    ),
     "FeedInput": {
         "type": "object",
         "properties": {
@@ -184,26 +71,6 @@ SCHEMAS: dict[str, Schema] = {
         "description": "`priority` defaults to `normal` and `channel` to `stream` (`null` "
         "counts as absent). Other fields are ignored.",
     },
-    "FeedItem": closed(
-        {
-            "id": ID,
-            "text": STRING,
-            "priority": STRING,
-            "ts": MS,
-            "source": {
-                **STRING,
-                "description": "`agent` on the agent's own lines, whose text is "
-                "`[🧠] <hud>`; `overlay` on what the user typed in the overlay; otherwise what "
-                "the client posted, absent when it gave none.",
-            },
-            "channel": {"enum": list(CHANNELS)},
-        },
-        "source",
-    ),
-    "FeedList": closed(
-        {"messages": {"type": "array", "items": ref("FeedItem")}, "epoch": EPOCH},
-        description="Oldest first; the ring keeps the newest 100.",
-    ),
     "SenseMeta": {
         "type": "object",
         "properties": {
@@ -244,139 +111,6 @@ SCHEMAS: dict[str, Schema] = {
         "are dropped. Objects and arrays may nest 100 levels deep at most (the body is the "
         "first).",
     },
-    "SenseEvent": {
-        "allOf": [ref("SenseInput")],
-        "type": "object",
-        "properties": {"id": ID, "receivedAt": MS},
-        "required": ["id", "receivedAt"],
-        "description": "The event as sent, between its `id` and the server's `receivedAt`.",
-    },
-    "SenseList": closed(
-        {"events": {"type": "array", "items": ref("SenseEvent")}, "epoch": EPOCH},
-        description="Oldest first; the ring keeps the newest 30.",
-    ),
-    "AppSwitch": closed({"app": STRING, "ts": NUMBER}),
-    "Digest": closed(
-        {
-            "id": ID,
-            "ts": MS,
-            "digest": STRING,
-            "currentApp": STRING,
-            "appHistory": {
-                "type": "array",
-                "items": ref("AppSwitch"),
-                "description": "Each app switch in the tick's window, with its time.",
-            },
-            "latencyMs": INT,
-            "hud": {"type": "string", "description": "The tick's hud line."},
-            "context": ref("EntryContext"),
-            "model": {
-                "type": "string",
-                "description": "The model the server says answered (the configured name if "
-                "it names none).",
-            },
-        },
-        description="The latest tick's digest. `hud`, `context` and `model` are the entry's "
-        "own (as `/agent/last` gives them), for clients that read them from the digest.",
-    ),
-    "EntryContext": closed(
-        {
-            "currentApp": STRING,
-            "appHistory": {
-                "type": "array",
-                "items": STRING,
-                "description": "The apps of the tick's window, in the order they were used.",
-            },
-            "audioCount": {"type": "integer", "description": "Transcripts in the window."},
-            "screenCount": {"type": "integer", "description": "Screen events in the window."},
-        },
-        description="What the tick's window held.",
-    ),
-    "AgentEntry": closed(
-        {
-            "id": ID,
-            "ts": MS,
-            "hud": STRING,
-            "digest": STRING,
-            "context": ref("EntryContext"),
-            "pushed": {"type": "boolean", "description": "Whether the hud went to the feed."},
-            "model": {
-                "type": "string",
-                "description": "The model the server says answered (the configured name if "
-                "it names none).",
-            },
-            "latencyMs": INT,
-            "tokensIn": INT,
-            "tokensOut": INT,
-            "parsedOk": {"type": "boolean", "description": "Whether the answer was JSON."},
-            "contextFreshnessMs": nullable(
-                {
-                    "type": "integer",
-                    "description": "From the arrival of the newest event in the window to the "
-                    "answer.",
-                }
-            ),
-        },
-        description="One successful tick.",
-    ),
-    "ContextWindow": closed(
-        {
-            "currentApp": STRING,
-            "appHistory": {"type": "array", "items": ref("AppSwitch")},
-            "audio": {
-                "type": "array",
-                "items": closed({"ts": MS, "text": STRING}),
-                "description": "Transcript chunks, newest last.",
-            },
-            "screen": {
-                "type": "array",
-                "items": closed(
-                    {
-                        "ts": NUMBER,
-                        "type": STRING,
-                        "app": STRING,
-                        "ocr": STRING,
-                        "ssim": NUMBER,
-                        "windowTitle": STRING,
-                        "title": STRING,
-                        "narrative": STRING,
-                    },
-                    "ssim",
-                    "windowTitle",
-                    "title",
-                    "narrative",
-                ),
-                "description": "Unique screen events, newest last; `windowTitle`, `title` and "
-                "`narrative` when they say more than the OCR.",
-            },
-            "audioCount": INT,
-            "screenCount": INT,
-            "windowMs": INT,
-            "newestEventTs": nullable(MS),
-        },
-        description="The window the next tick would see.",
-    ),
-    "AgentConfig": closed(
-        {
-            "enabled": BOOL,
-            "intervalMs": INT,
-            "debounceMs": INT,
-            "cooldownMs": INT,
-            "model": STRING,
-            "maxAgeMs": INT,
-            "maxTokens": INT,
-            "temperature": NUMBER,
-            "pushToFeed": BOOL,
-            "logVerbose": BOOL,
-            "economy": BOOL,
-            "timeoutMs": INT,
-            "fallbackModels": {"type": "array", "items": STRING},
-            "responseFormat": {"enum": list(RESPONSE_FORMATS)},
-            "baseUrl": STRING,
-            "hasApiKey": {"type": "boolean", "description": "The key itself is never shown."},
-        },
-        description="The agent's runtime configuration.",
-    ),
     "AgentConfigUpdate": {
         "type": "object",
         "properties": {
@@ -415,8 +149,8 @@ SCHEMAS: dict[str, Schema] = {
     "Fault": {
         "type": "object",
         "properties": {
-            "actor": {"enum": ["feed", "sense", "context", "llm", "digest", "ticker", "http"]},
-            "kind": {"enum": ["crash", "hang"]},
+            "actor": {"enum": list(FAULT_ACTORS)},
+            "kind": {"enum": list(FAULT_KINDS)},
             "seconds": {
                 "type": "number",
                 "exclusiveMinimum": 0,
@@ -427,71 +161,6 @@ SCHEMAS: dict[str, Schema] = {
         "required": ["actor", "kind"],
         "additionalProperties": True,
     },
-    "ModelCost": closed(
-        {
-            "calls": INT,
-            "tokensIn": INT,
-            "tokensOut": INT,
-            "costUsd": nullable({"type": "number", "description": "`null` when not known."}),
-            "costSource": {
-                "enum": ["provider", "table", "mixed", "unknown"],
-                "description": "Where the prices came from: the provider's answers, the price "
-                "table, both, or neither.",
-            },
-            "unpricedCalls": INT,
-        }
-    ),
-    "ActorState": closed(
-        {
-            "alive": BOOL,
-            "restarts": INT,
-            "lastRestart": nullable(MS),
-            "state": {"enum": ["running", "backoff", "stopped"]},
-        }
-    ),
-    "AgentHealth": closed(
-        _AGENT_HEALTH,
-        # Each part comes from one actor; one that does not answer leaves its part out.
-        *_AGENT_HEALTH,
-        description="The agent's settings, counters and LLM path.",
-    ),
-    "Health": closed(
-        {
-            "ok": BOOL,
-            "error": {"type": "string", "description": "On a 503: which actors did not answer."},
-            "epoch": EPOCH,
-            "messages": nullable(INT),
-            "senseEvents": nullable(INT),
-            "agent": ref("AgentHealth"),
-            "actors": {"type": "object", "additionalProperties": ref("ActorState")},
-            "storage": closed(
-                {
-                    "path": STRING,
-                    "epoch": EPOCH,
-                    "sync": {"enum": ["full", "normal", "off"], "description": "`off` in memory."},
-                    "schemaVersions": {"type": "object", "additionalProperties": INT},
-                    "recovered": BOOL,
-                    "movedAside": {"type": "array", "items": STRING},
-                    "problem": nullable(STRING),
-                }
-            ),
-            "streams": closed(
-                {"feed": INT, "agent": INT, "overlay": INT, "dropped": INT},
-                description="Clients open per stream (`overlay`: overlay sockets), and clients "
-                "dropped for falling behind since the transport started.",
-            ),
-            "profiling": closed(
-                {
-                    "sense": nullable(ref("ClientFigures")),
-                    "overlay": nullable(ref("ClientFigures")),
-                },
-                description="The capture client's and the overlay's newest reports of their "
-                "own figures (`null` before the first); kept in memory, not history.",
-            ),
-        },
-        "error",
-        description="Made for each request: it shows every write answered before it was asked.",
-    ),
     "ProcessReport": {
         "type": "object",
         "properties": {
@@ -513,55 +182,6 @@ SCHEMAS: dict[str, Schema] = {
         "description": "A client process's figures, as the capture client posts them every "
         "60 s. `null` counts as absent; other fields are ignored.",
     },
-    "ClientFigures": closed(
-        {
-            "rssMb": NUMBER,
-            "uptimeS": NUMBER,
-            "ts": {"type": "number", "description": "The client's clock, epoch milliseconds."},
-            "receivedAt": {"type": "integer", "description": "The relay's clock, epoch ms."},
-            "extra": nullable(
-                {
-                    "type": "object",
-                    "additionalProperties": NUMBER,
-                    "description": "The client's counters, by name (a secret in a name "
-                    "redacted); `null` for a caller without the token, when one is set.",
-                }
-            ),
-        },
-        description="A client's newest report, as it sent it, and when it arrived.",
-    ),
-    "OverlayStatus": closed(
-        {
-            "type": {"const": "status"},
-            "audio": {
-                "enum": ["active", "muted"],
-                "description": "`active` while transcripts arrive, `muted` after a quiet spell.",
-            },
-            "screen": {
-                "enum": ["active", "off"],
-                "description": "`active` while screen events arrive, `off` after a quiet spell.",
-            },
-            "connection": {"const": "connected"},
-        },
-        description="Relay → overlay: on connect, and again whenever it changes.",
-    ),
-    "OverlayFeed": closed(
-        {
-            "type": {"const": "feed"},
-            "text": STRING,
-            "priority": STRING,
-            "ts": MS,
-            "channel": {"enum": list(CHANNELS)},
-            "sender": {"const": "user", "description": "On what the user typed in the overlay."},
-        },
-        "sender",
-        description="Relay → overlay: a feed item (on connect the newest 20, oldest first, then "
-        "each one committed), or a line for this overlay alone. Never an `id`.",
-    ),
-    "OverlayPing": closed(
-        {"type": {"const": "ping"}, "ts": MS},
-        description="Relay → overlay: the heartbeat; the overlay answers `pong`.",
-    ),
     "OverlayPong": {
         "type": "object",
         "properties": {"type": {"const": "pong"}, "ts": NUMBER},
@@ -598,10 +218,6 @@ SCHEMAS: dict[str, Schema] = {
         '`source: "overlay"` (validated, redacted and batched as `POST /feed`), so it '
         "reaches every overlay and `GET /feed`.",
     },
-    "StreamGap": closed(
-        {"after": INT, "oldest": INT},
-        description="Items after `after` and before `oldest` are gone.",
-    ),
 }
 
 ERROR_ANSWERS: dict[str, tuple[str, str]] = {

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import orjson
+from msgspec import UNSET
 
 from actors.core.errors import BadRequest
-from actors.core.records import STREAM, FeedInput, FeedItem
+from actors.core.records import FeedInput, FeedItem
+from actors.core.shapes import STREAM, encode
 from actors.core.validation import validate_feed
+from transport.answers import OverlayFeed, OverlayPing, OverlayStatus
 from transport.profiling import ProcessReport, parse_report
 
 MAX_MESSAGE_BYTES = 64 * 1024
@@ -38,16 +41,15 @@ COMMAND_NOTICES = {
 
 def feed_message(item: FeedItem) -> bytes:
     """A feed item as the overlay reads it; no ``id``."""
-    message: dict[str, Any] = {
-        "type": "feed",
-        "text": item.text,
-        "priority": item.priority,
-        "ts": item.ts,
-        "channel": item.channel,
-    }
-    if item.source == OVERLAY_SOURCE:
-        message["sender"] = "user"
-    return orjson.dumps(message)
+    message = OverlayFeed(
+        type="feed",
+        text=item.text,
+        priority=item.priority,
+        ts=item.ts,
+        channel=item.channel,
+        sender="user" if item.source == OVERLAY_SOURCE else UNSET,
+    )
+    return encode(message)
 
 
 def text_frame(message: bytes) -> bytes:
@@ -67,12 +69,12 @@ def feed_frame(item: FeedItem) -> bytes:
 
 def notice_frame(text: str, ts: int) -> bytes:
     """A feed line for one overlay only, from the relay itself."""
-    message = {"type": "feed", "text": text, "priority": "normal", "ts": ts, "channel": STREAM}
-    return text_frame(orjson.dumps(message))
+    message = OverlayFeed(type="feed", text=text, priority="normal", ts=ts, channel=STREAM)
+    return text_frame(encode(message))
 
 
 def ping_frame(ts: int) -> bytes:
-    return text_frame(orjson.dumps({"type": "ping", "ts": ts}))
+    return text_frame(encode(OverlayPing(type="ping", ts=ts)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,13 +86,10 @@ class Status:
 
     def frame(self) -> bytes:
         """The ``status`` message, as a WebSocket frame."""
-        message = {
-            "type": "status",
-            "audio": self.audio,
-            "screen": self.screen,
-            "connection": "connected",
-        }
-        return text_frame(orjson.dumps(message))
+        message = OverlayStatus(
+            type="status", audio=self.audio, screen=self.screen, connection="connected"
+        )
+        return text_frame(encode(message))
 
 
 def status_at(heard_ms: int | None, seen_ms: int | None, now_ms: int, quiet_ms: int) -> Status:

@@ -23,6 +23,8 @@ from typing import Any
 
 from actors.core.errors import BadRequest
 from actors.core.redactor import Redactor
+from transport.answers import ClientFigures as FiguresShape
+from transport.answers import Profiling
 
 MAX_EXTRA_FIELDS = 64
 """Fields an ``extra`` object may have at most (the capture client sends 11)."""
@@ -54,16 +56,16 @@ class ProcessReport:
         values = (value for _, value in self.extra)
         return replace(self, extra=tuple(zip(names, values, strict=True)))
 
-    def to_json(self, *, extra: bool = True) -> dict[str, Any]:
+    def shape(self, *, extra: bool = True) -> FiguresShape:
         """``{rssMb, uptimeS, ts, receivedAt, extra}``, as ``/health.profiling`` shows it
         (``extra`` as ``null`` without ``extra``)."""
-        return {
-            "rssMb": self.rss_mb,
-            "uptimeS": self.uptime_s,
-            "ts": self.ts,
-            "receivedAt": self.received_at,
-            "extra": dict(self.extra) if extra else None,
-        }
+        return FiguresShape(
+            rss_mb=self.rss_mb,
+            uptime_s=self.uptime_s,
+            ts=self.ts,
+            received_at=self.received_at,
+            extra=dict(self.extra) if extra else None,
+        )
 
 
 def _number(value: Any) -> bool:
@@ -128,10 +130,11 @@ class ClientFigures:
         """``client``'s newest report, or ``None`` before its first."""
         return self._reports.get(client)
 
-    def to_json(self, *, extra: bool = True) -> dict[str, Any]:
+    def shape(self, *, extra: bool = True) -> Profiling:
         """``/health.profiling``: each client's newest report, or ``null`` (``extra`` as
         ``null`` without ``extra``: for a caller without the token)."""
-        return {
-            client: (report.to_json(extra=extra) if (report := self._reports.get(client)) else None)
-            for client in CLIENTS
-        }
+        sense, overlay = (self._reports.get(client) for client in CLIENTS)
+        return Profiling(
+            sense=sense.shape(extra=extra) if sense else None,
+            overlay=overlay.shape(extra=extra) if overlay else None,
+        )

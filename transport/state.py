@@ -168,5 +168,9 @@ CONNECTIONS = web.AppKey("connections", Connections)
 """The server's count of open client connections, for ``GET /metrics``."""
 
 
+OPENAPI: web.AppKey[Callable[[], bytes]] = web.AppKey("openapi")
+"""The OpenAPI document as ``GET /openapi.json`` sends it, made at the first request."""
+
+
 ACCESS = web.AppKey("access", Access)
 """The token and CORS policy; the guard adds each answer's CORS headers (:func:`guarded`)."""

@@ -40,6 +40,7 @@ from aiohttp import web
 from actors.core.entries import AgentEntry, AgentSnapshot
 from actors.core.errors import RelayError
 from actors.core.records import FeedSnapshot
+from transport.answers import StreamCounts
 from transport.hub import Hub
 from transport.stream_limits import StreamLimits
 from transport.subscriber import Event, Framing, Subscriber
@@ -130,13 +131,11 @@ class Streams:
             OVERLAY: (self.feed.clients[OVERLAY], self.feed.drops[OVERLAY]),
         }
 
-    def health(self) -> dict[str, int]:
+    def health(self) -> StreamCounts:
         """``/health.streams``: clients open per stream and clients dropped."""
         clients = self.clients()
-        return {
-            **{name: count for name, (count, _) in clients.items()},
-            "dropped": sum(dropped for _, dropped in clients.values()),
-        }
+        counts = {name: count for name, (count, _) in clients.items()}
+        return StreamCounts(**counts, dropped=sum(dropped for _, dropped in clients.values()))
 
     async def on_startup(self, _app: web.Application) -> None:
         """Listen to both cells from the transport's loop."""

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-import orjson
+from actors.core.shapes import encode
+from transport.answers import StreamGap
 
 DROPPED = "dropped"
 SHUTDOWN = "shutdown"
@@ -27,7 +28,7 @@ class Event(Protocol):
 
 def gap_frame(after: int, oldest: int) -> bytes:
     """The ``gap`` event: what came after ``after`` and before ``oldest`` is gone."""
-    return b"event: gap\ndata: " + orjson.dumps({"after": after, "oldest": oldest}) + b"\n\n"
+    return b"event: gap\ndata: " + encode(StreamGap(after=after, oldest=oldest)) + b"\n\n"
 
 
 @dataclass(frozen=True, slots=True, eq=False)

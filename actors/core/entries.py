@@ -5,8 +5,10 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+import msgspec
 import orjson
 
+from actors.core import shapes
 from actors.core.records import JSONDict
 
 
@@ -19,7 +21,8 @@ class AgentEntry:
     hud: str
     digest: str
     current_app: str
-    app_history: tuple[tuple[str, float], ...]
+    app_history: tuple[tuple[str, int], ...]
+    """Each app switch of the tick's window and its time, epoch ms."""
     audio_count: int
     screen_count: int
     pushed: bool
@@ -32,29 +35,34 @@ class AgentEntry:
     """From the newest event in the tick's window to the answer; ``None`` in entries stored
     before it was recorded."""
     json: bytes = field(default=b"", compare=False, repr=False)
-    """:meth:`to_json` serialised, made once (streams send these bytes)."""
+    """:meth:`shape` encoded, made once (streams send these bytes)."""
 
     def __post_init__(self) -> None:
         if not self.json:
-            object.__setattr__(self, "json", orjson.dumps(self.to_json()))
+            object.__setattr__(self, "json", shapes.encode(self.shape()))
 
-    def to_json(self) -> JSONDict:
+    def shape(self) -> shapes.AgentEntry:
         """The shape of ``/agent/last``'s ``result`` that Sinain's clients read, plus
         ``contextFreshnessMs``."""
-        return {
-            "id": self.id,
-            "ts": self.ts,
-            "hud": self.hud,
-            "digest": self.digest,
-            "context": self.context_json(),
-            "pushed": self.pushed,
-            "model": self.model,
-            "latencyMs": self.latency_ms,
-            "tokensIn": self.tokens_in,
-            "tokensOut": self.tokens_out,
-            "parsedOk": self.parsed_ok,
-            "contextFreshnessMs": self.context_freshness_ms,
-        }
+        return shapes.AgentEntry(
+            id=self.id,
+            ts=self.ts,
+            hud=self.hud,
+            digest=self.digest,
+            context=self.context_shape(),
+            pushed=self.pushed,
+            model=self.model,
+            latency_ms=self.latency_ms,
+            tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out,
+            parsed_ok=self.parsed_ok,
+            context_freshness_ms=self.context_freshness_ms,
+        )
+
+    def to_json(self) -> JSONDict:
+        """:meth:`shape` as plain data."""
+        out: JSONDict = msgspec.to_builtins(self.shape())
+        return out
 
     def to_record(self) -> bytes:
         """The row stored in ``agent_entries.entry``."""
@@ -73,7 +81,7 @@ class AgentEntry:
             hud=data["hud"],
             digest=data["digest"],
             current_app=context["currentApp"],
-            app_history=tuple((app, ts) for app, ts in data["appHistory"]),
+            app_history=tuple((app, shapes.whole_ms(ts)) for app, ts in data["appHistory"]),
             audio_count=context["audioCount"],
             screen_count=context["screenCount"],
             pushed=data["pushed"],
@@ -85,30 +93,30 @@ class AgentEntry:
             context_freshness_ms=data.get("contextFreshnessMs"),
         )
 
-    def context_json(self) -> JSONDict:
+    def context_shape(self) -> shapes.EntryContext:
         """``context``: what the tick's window held, in the shape Sinain's clients read."""
-        return {
-            "currentApp": self.current_app,
-            "appHistory": [app for app, _ in self.app_history],
-            "audioCount": self.audio_count,
-            "screenCount": self.screen_count,
-        }
+        return shapes.EntryContext(
+            current_app=self.current_app,
+            app_history=[app for app, _ in self.app_history],
+            audio_count=self.audio_count,
+            screen_count=self.screen_count,
+        )
 
-    def digest_json(self) -> JSONDict:
+    def digest_shape(self) -> shapes.Digest:
         """The shape of ``/agent/digest``'s ``digest``: the relay's own fields (``currentApp``,
         ``appHistory`` with the time of each switch), and beside them ``hud``, ``context`` and
-        ``model`` as in :meth:`to_json`, which Sinain's current clients read from the digest."""
-        return {
-            "id": self.id,
-            "ts": self.ts,
-            "digest": self.digest,
-            "currentApp": self.current_app,
-            "appHistory": [{"app": app, "ts": ts} for app, ts in self.app_history],
-            "latencyMs": self.latency_ms,
-            "hud": self.hud,
-            "context": self.context_json(),
-            "model": self.model,
-        }
+        ``model`` as in :meth:`shape`, which Sinain's current clients read from the digest."""
+        return shapes.Digest(
+            id=self.id,
+            ts=self.ts,
+            digest=self.digest,
+            current_app=self.current_app,
+            app_history=[shapes.AppSwitch(app=app, ts=ts) for app, ts in self.app_history],
+            latency_ms=self.latency_ms,
+            hud=self.hud,
+            context=self.context_shape(),
+            model=self.model,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,8 @@ import bisect
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from actors.core import shapes
 from actors.core.cost import CostSource
-from actors.core.records import JSONDict
 
 LATENCY_BUCKETS_S = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 20.0, 30.0, 60.0)
 """Upper bounds of the LLM request latency histogram, in seconds (``+Inf`` follows)."""
@@ -71,7 +71,7 @@ class ModelStats:
         return self.provider_priced + self.table_priced > 0
 
     @property
-    def cost_source(self) -> str:
+    def cost_source(self) -> shapes.CostOrigin:
         """``provider`` or ``table`` when every call was priced that way, ``unknown`` when
         none was, ``mixed`` otherwise (``costUsd`` then covers the priced calls only)."""
         if not self.cost_known:
@@ -80,16 +80,16 @@ class ModelStats:
             return "provider"
         return "table" if self.table_priced == self.calls else "mixed"
 
-    def to_health(self) -> JSONDict:
+    def to_health(self) -> shapes.ModelCost:
         """The model's entry in ``/health.agent.costByModel``."""
-        return {
-            "calls": self.calls,
-            "tokensIn": self.tokens_in,
-            "tokensOut": self.tokens_out,
-            "costUsd": round(self.cost_usd, 6) if self.cost_known else None,
-            "costSource": self.cost_source,
-            "unpricedCalls": self.calls - self.provider_priced - self.table_priced,
-        }
+        return shapes.ModelCost(
+            calls=self.calls,
+            tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out,
+            cost_usd=round(self.cost_usd, 6) if self.cost_known else None,
+            cost_source=self.cost_source,
+            unpriced_calls=self.calls - self.provider_priced - self.table_priced,
+        )
 
     def copy(self) -> ModelStats:
         """An independent copy (what a reader on another thread may keep)."""

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import orjson
 
+from actors.core import shapes
+from actors.core.shapes import STREAM, Channel
+
 JSONDict = dict[str, Any]
-
-
-STREAM = "stream"
-"""The channel of most feed items: the overlay's main feed."""
-AGENT = "agent"
-"""The channel of advice for the user (the overlay's Agent tab); also the ``source`` of the
-relay's own hud lines."""
-CHANNELS = (STREAM, AGENT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +23,7 @@ class FeedInput:
     priority: str = "normal"
     source: str | None = None
     """Who or what it comes from, as the client says: ``"audio"`` marks a transcript."""
-    channel: str = STREAM
+    channel: Channel = STREAM
     """One of :data:`CHANNELS`."""
 
 
@@ -42,14 +37,14 @@ class FeedItem:
     ts: int
     source: str | None = None
     """``"agent"`` for the agent's own hud lines; what the client said, or absent, for posts."""
-    channel: str = STREAM
+    channel: Channel = STREAM
     """Where the overlay shows it: :data:`STREAM` or :data:`AGENT` (its Agent tab)."""
     json: bytes = field(default=b"", compare=False, repr=False)
-    """:meth:`to_json` serialised, made once (reads join these bytes)."""
+    """:meth:`shape` encoded, made once (reads join these bytes)."""
 
     def __post_init__(self) -> None:
         if not self.json:
-            object.__setattr__(self, "json", orjson.dumps(self.to_json()))
+            object.__setattr__(self, "json", shapes.encode(self.shape()))
 
     @classmethod
     def stored(cls, item_id: int, ts: int, message: FeedInput) -> FeedItem:
@@ -63,13 +58,21 @@ class FeedItem:
             channel=message.channel,
         )
 
-    def to_json(self) -> JSONDict:
+    def shape(self) -> shapes.FeedItem:
         """The wire shape Sinain's clients read: ``{id, text, priority, ts, channel}``, and
         ``source`` when there is one."""
-        out: JSONDict = {"id": self.id, "text": self.text, "priority": self.priority, "ts": self.ts}
-        if self.source is not None:
-            out["source"] = self.source
-        out["channel"] = self.channel
+        return shapes.FeedItem(
+            id=self.id,
+            text=self.text,
+            priority=self.priority,
+            ts=self.ts,
+            source=msgspec.UNSET if self.source is None else self.source,
+            channel=self.channel,
+        )
+
+    def to_json(self) -> JSONDict:
+        """:meth:`shape` as plain data."""
+        out: JSONDict = msgspec.to_builtins(self.shape())
         return out
 
 
@@ -172,13 +175,6 @@ class SenseEvent:
 def _strips_image_data(payload: JSONDict) -> bool:
     return any(
         isinstance(payload.get(key), dict) and "data" in payload[key] for key in ("roi", "diff")
-    )
-
-
-def json_list(key: str, items: Sequence[bytes], epoch: str) -> bytes:
-    """``{"<key>": [...items...], "epoch": "..."}`` from items already serialised."""
-    return b"".join(
-        (b'{"', key.encode(), b'":[', b",".join(items), b'],"epoch":', orjson.dumps(epoch), b"}")
     )
 
 

@@ -20,27 +20,38 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_args
 from urllib.parse import urlsplit, urlunsplit
+
+import msgspec
+from msgspec import Meta
 
 from config.settings import RESPONSE_FORMATS
 
 Level = Literal["json_schema", "json_object", "off"]
 """What a request asks for: structured output, a JSON object, or nothing."""
-LEVELS: tuple[Level, ...] = ("json_schema", "json_object", "off")
+LEVELS: tuple[Level, ...] = get_args(Level)
 """The levels, most wanted first: a refusal steps one down."""
 assert ("auto", *LEVELS) == RESPONSE_FORMATS, "the setting names the levels"
 SCHEMA_NAME = "hud_and_digest"
 
-ANSWER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "hud": {"type": "string", "description": "At most 15 words: what the user does now."},
-        "digest": {"type": "string", "description": "3 to 5 sentences on the situation."},
-    },
-    "required": ["hud", "digest"],
-    "additionalProperties": False,
-}
+
+class Answer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    # The answer the prompt asks for. No docstring: it would be the schema's description,
+    # sent with every request.
+
+    hud: Annotated[str, Meta(description="At most 15 words: what the user does now.")]
+    digest: Annotated[str, Meta(description="3 to 5 sentences on the situation.")]
+
+
+def _schema_of(struct: type[msgspec.Struct]) -> dict[str, Any]:
+    """``struct``'s JSON schema, inline (no ``$ref``) and without a title."""
+    _, components = msgspec.json.schema_components([struct])
+    schema: dict[str, Any] = components[struct.__name__]
+    return {key: value for key, value in schema.items() if key != "title"}
+
+
+ANSWER_SCHEMA = _schema_of(Answer)
 """The answer the prompt asks for, as a JSON schema (strict: both fields, nothing else)."""
 
 HUD_MAX_CHARS = 100

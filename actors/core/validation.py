@@ -11,7 +11,8 @@ import math
 from typing import Any
 
 from actors.core.errors import BadRequest
-from actors.core.records import CHANNELS, FeedInput, SenseInput
+from actors.core.records import FeedInput, SenseInput
+from actors.core.shapes import CHANNELS
 
 _SERVER_FIELDS = ("id", "receivedAt")
 """Fields the server sets on a stored event; dropped from what a client sends."""

@@ -14,7 +14,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from actors.core.records import AGENT, FeedItem, JSONDict, SenseEvent
+import msgspec
+
+from actors.core import shapes
+from actors.core.records import FeedItem, JSONDict, SenseEvent
+from actors.core.shapes import AGENT, AppSwitch
 
 MAX_AUDIO = 5
 """Transcript chunks the window keeps (the newest)."""
@@ -32,10 +36,6 @@ class AudioEvent:
 
     ts: int
     text: str
-
-    def to_json(self) -> JSONDict:
-        """``{ts, text}``."""
-        return {"ts": self.ts, "text": self.text}
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,30 +56,19 @@ class ScreenEvent:
     narrative: str = ""
     """``observation.narrative``, when it says more than the OCR."""
 
-    def to_json(self) -> JSONDict:
+    def shape(self) -> shapes.ScreenLine:
         """``{ts, type, app, ocr, ssim?, windowTitle?, title?, narrative?}``."""
-        out: JSONDict = {"ts": self.ts, "type": self.type, "app": self.app, "ocr": self.ocr}
-        if self.ssim is not None:
-            out["ssim"] = self.ssim
-        if self.window_title:
-            out["windowTitle"] = self.window_title
-        if self.title:
-            out["title"] = self.title
-        if self.narrative:
-            out["narrative"] = self.narrative
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class AppSwitch:
-    """The moment the active app changed."""
-
-    app: str
-    ts: float
-
-    def to_json(self) -> JSONDict:
-        """``{app, ts}``."""
-        return {"app": self.app, "ts": self.ts}
+        unset = msgspec.UNSET
+        return shapes.ScreenLine(
+            ts=self.ts,
+            type=self.type,
+            app=self.app,
+            ocr=self.ocr,
+            ssim=unset if self.ssim is None else self.ssim,
+            window_title=self.window_title or unset,
+            title=self.title or unset,
+            narrative=self.narrative or unset,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,18 +92,23 @@ class ContextWindow:
         """No audio and no screen events inside the window."""
         return self.audio_count == 0 and self.screen_count == 0
 
-    def to_json(self) -> JSONDict:
+    def shape(self) -> shapes.ContextWindow:
         """The shape ``/agent/context`` serves."""
-        return {
-            "currentApp": self.current_app,
-            "appHistory": [a.to_json() for a in self.app_history],
-            "audio": [a.to_json() for a in self.audio],
-            "screen": [s.to_json() for s in self.screen],
-            "audioCount": self.audio_count,
-            "screenCount": self.screen_count,
-            "windowMs": self.window_ms,
-            "newestEventTs": self.newest_ms,
-        }
+        return shapes.ContextWindow(
+            current_app=self.current_app,
+            app_history=list(self.app_history),
+            audio=[shapes.AudioChunk(ts=a.ts, text=a.text) for a in self.audio],
+            screen=[s.shape() for s in self.screen],
+            audio_count=self.audio_count,
+            screen_count=self.screen_count,
+            window_ms=self.window_ms,
+            newest_event_ts=self.newest_ms,
+        )
+
+    def to_json(self) -> JSONDict:
+        """:meth:`shape` as plain data."""
+        out: JSONDict = msgspec.to_builtins(self.shape())
+        return out
 
 
 AUDIO_SOURCE = "audio"
@@ -261,7 +255,7 @@ def build_context_window(
     last_app = ""
     for event in screen:
         if event.app != last_app:
-            history.append(AppSwitch(app=event.app, ts=event.ts))
+            history.append(AppSwitch(app=event.app, ts=shapes.whole_ms(event.ts)))
             last_app = event.app
 
     times = [a.ts for a in heard] + [e.received_at for e in screen]

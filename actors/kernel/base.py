@@ -24,7 +24,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, ClassVar, Concatenate, Generic, ParamSpec, TypeVar, cast
+from typing import Any, ClassVar, Concatenate, Generic, Literal, ParamSpec, TypeVar, cast
 
 import pykka
 import structlog
@@ -46,6 +46,17 @@ meanwhile carries it, and the actor binds it to its log lines while it answers."
 
 class InjectedFault(Exception):
     """Raised by :meth:`RelayActor.inject_fault` to crash an actor on purpose."""
+
+
+FAULT_ACTORS = ("feed", "sense", "context", "llm", "digest", "ticker", "http")
+"""The actors a fault drill (``POST /debug/fault``) may crash or hang."""
+FAULT_KINDS = ("crash", "hang")
+"""What a drill does: crash the actor on its next message, or hang its mailbox."""
+MAX_HANG_S = 3600
+"""The longest hang a drill may ask for, in seconds."""
+
+ChildState = Literal["running", "backoff", "stopped"]
+"""A supervised child's state: alive, waiting to be restarted, or stopped."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +290,7 @@ class ChildHandle(Generic[A]):
         self.restarts = 0
         """How many times the supervisor started a new incarnation after the first."""
         self.last_restart_ms: int | None = None
-        self.state = "stopped"
+        self.state: ChildState = "stopped"
         """``running``, ``backoff`` (waiting to be restarted) or ``stopped``."""
 
     def bind(self, ref: pykka.ActorRef[Any] | None) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
+from actors.core.shapes import AppSwitch
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import RelayActor
@@ -60,9 +61,9 @@ def test_tick_sends_the_prompt_and_stores_hud_and_digest(
     }
     digest = asked(relay.handles["digest"], DigestStore.latest_digest)
     assert digest is not None
-    assert digest["id"] == last["id"]
-    assert digest["digest"] == fake_llm.digest
-    assert digest["appHistory"] == [{"app": "IntelliJ IDEA", "ts": 1}]
+    assert digest.id == last["id"]
+    assert digest.digest == fake_llm.digest
+    assert digest.app_history == [AppSwitch(app="IntelliJ IDEA", ts=1)]
 
     feed = asked(relay.handles["feed"], FeedBuffer.items_after, 0)
     assert feed[-1].text == f"[🧠] {fake_llm.hud}"
@@ -147,7 +148,7 @@ def test_the_same_hud_is_not_pushed_twice_and_idle_is_never_pushed(
     asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="c"))
     assert tick(relay, logs) == "ok"
 
-    pushed = [e["pushed"] for e in asked(relay.handles["digest"], DigestStore.history, 10)]
+    pushed = [e.pushed for e in asked(relay.handles["digest"], DigestStore.history, 10)]
     assert pushed == [False, False, True]  # newest first
     agent_items = [
         i for i in asked(relay.handles["feed"], FeedBuffer.items_after, 0) if i.source == "agent"

@@ -7,6 +7,7 @@ import contextlib
 import sqlite3
 from typing import Any
 
+import msgspec
 import orjson
 import pytest
 
@@ -60,7 +61,7 @@ def test_counters_of_an_older_relay_load_and_keep_their_cost_estimate(
 
     stats = store.stats().get(timeout=5)
     assert stats["totalTokens"] == {"in": 1_001_000, "out": 100_100}
-    by_model = stats["costByModel"]
+    by_model = msgspec.to_builtins(stats["costByModel"])
     assert list(by_model) == [FLASH_LITE]  # "first" only failed: it cost nothing
     assert by_model[FLASH_LITE]["costUsd"] == pytest.approx(0.00014)  # 1000 x 0.10 + 100 x 0.40
     assert stats["estimatedCost"] == pytest.approx(0.105 + 0.00014)
@@ -99,7 +100,7 @@ def test_per_model_counters_survive_a_restart_of_the_store(clock: FakeClock, sto
     after = again.stats().get(timeout=5)
 
     assert after == before
-    by_model = after["costByModel"]
+    by_model = msgspec.to_builtins(after["costByModel"])
     assert by_model["x/provider"]["costUsd"] == 0.25
     assert by_model["x/provider"]["costSource"] == "provider"
     assert by_model["x/priced"]["costUsd"] == pytest.approx(0.0011)

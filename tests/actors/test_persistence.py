@@ -204,12 +204,12 @@ def test_entries_beyond_the_ring_are_kept_for_the_retention_then_pruned(
     everything_page, cursor = store.history_range(None, None, None, 500).get(timeout=5)
     assert len(everything_page) == 80 and cursor is None
     first_hour, _ = store.history_range(start_ms, start_ms + 3_600_000, None, 500).get(timeout=5)
-    assert [e["hud"] for e in first_hour] == [f"hud {n}" for n in range(59, -1, -1)]
+    assert [e.hud for e in first_hour] == [f"hud {n}" for n in range(59, -1, -1)]
 
     clock.advance(86_400 + 3_600)  # past the retention; the hourly prune runs on the way
 
     kept, _ = store.history_range(None, None, None, 500).get(timeout=5)
-    assert [e["hud"] for e in kept] == [f"hud {n}" for n in range(79, 79 - AGENT_RING, -1)]
+    assert [e.hud for e in kept] == [f"hud {n}" for n in range(79, 79 - AGENT_RING, -1)]
     assert len(store.history(50).get(timeout=5)) == AGENT_RING
 
 
@@ -223,7 +223,7 @@ def test_history_range_pages_with_a_cursor(clock: FakeClock, storage: StorageInf
     before = None
     for _ in range(10):
         page, before = store.history_range(None, None, before, 3).get(timeout=5)
-        seen += [e["hud"] for e in page]
+        seen += [e.hud for e in page]
         if before is None:
             break
     assert seen == [f"hud {n}" for n in range(6, -1, -1)]

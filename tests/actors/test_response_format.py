@@ -108,7 +108,7 @@ def test_a_refusal_counts_toward_no_failure_no_breaker_and_no_fallback(
     assert {r.body["model"] for r in fake_llm.requests} == {PRIMARY}
     stats = asked(relay.handles["digest"], DigestStore.stats)
     assert (stats["failures"], stats["fallbacks"], stats["lastError"]) == (0, 0, None)
-    assert stats["costByModel"][PRIMARY]["calls"] == 4
+    assert stats["costByModel"][PRIMARY].calls == 4
     status = ticker_status(relay)
     assert (status["state"], status["consecutiveFailures"]) == ("ok", 0)
     assert not logs.named("llm.fallback")

@@ -206,7 +206,7 @@ def test_the_schedule_follows_a_runtime_change(
     advance(relay, clock, 0.5)
     settled(relay, logs, 1)
     assert fake_llm.calls == 1
-    assert asked(relay.handles["ticker"], Ticker.config).to_public()["debounceMs"] == 500
+    assert asked(relay.handles["ticker"], Ticker.config).debounce_ms == 500
 
 
 def test_an_inactive_agent_waits_and_ticks_once_it_has_a_key(

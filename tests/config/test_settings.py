@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import orjson
 import pytest
 
@@ -20,6 +21,7 @@ from config.settings import (
 )
 from run import settings_or_exit
 from tests.helpers import assert_nowhere
+from transport.answers import public_config
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -641,11 +643,11 @@ def test_updated_with_empty_api_key_clears_it():
     config = AgentConfig(api_key="sk-or-1").updated({"openrouterApiKey": ""})
     assert config.api_key == ""
     assert config.active is False
-    assert config.to_public()["hasApiKey"] is False
+    assert msgspec.to_builtins(public_config(config))["hasApiKey"] is False
 
 
 def test_to_public_never_contains_the_key():
-    public = AgentConfig(api_key="sk-or-very-secret-123").to_public()
+    public = msgspec.to_builtins(public_config(AgentConfig(api_key="sk-or-very-secret-123")))
     assert public["hasApiKey"] is True
     assert "sk-or-very-secret-123" not in orjson.dumps(public).decode()
     assert "apiKey" not in public
@@ -654,7 +656,7 @@ def test_to_public_never_contains_the_key():
 
 
 def test_to_public_has_the_runtime_fields():
-    assert AgentConfig().to_public() == {
+    assert msgspec.to_builtins(public_config(AgentConfig())) == {
         "enabled": True,
         "intervalMs": 30_000,
         "debounceMs": 3_000,

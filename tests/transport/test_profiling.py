@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
 from actors.core.errors import BadRequest
@@ -14,7 +15,7 @@ def test_a_report_keeps_what_the_client_sent_and_ignores_other_fields() -> None:
     report = parse_report(
         {"rssMb": 81.5, "uptimeS": 30, "ts": 5, "heapUsedMb": 3, "extra": {"b": 2, "a": 1.5}}
     )
-    assert report.arrived(1234).to_json() == {
+    assert msgspec.to_builtins(report.arrived(1234).shape()) == {
         "rssMb": 81.5,
         "uptimeS": 30,
         "ts": 5,
@@ -44,10 +45,10 @@ def test_a_malformed_report_says_which_field(body: Any, fragment: str) -> None:
 
 def test_each_client_has_its_newest_report_and_none_before_its_first() -> None:
     figures = ClientFigures()
-    assert figures.to_json() == {"sense": None, "overlay": None}
+    assert msgspec.to_builtins(figures.shape()) == {"sense": None, "overlay": None}
     figures.report("overlay", parse_report({"rssMb": 1, "uptimeS": 1, "ts": 1}).arrived(10))
     figures.report("overlay", parse_report({"rssMb": 2, "uptimeS": 31, "ts": 2}).arrived(20))
     latest = figures.latest("overlay")
     assert latest is not None
     assert (latest.rss_mb, latest.received_at) == (2, 20)
-    assert figures.to_json()["sense"] is None
+    assert msgspec.to_builtins(figures.shape())["sense"] is None

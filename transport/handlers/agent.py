@@ -16,6 +16,14 @@ from actors.core.errors import (
 )
 from actors.digest_store import DigestStore
 from actors.ticker import Ticker
+from transport.answers import (
+    ConfigAnswer,
+    ContextAnswer,
+    DigestAnswer,
+    HistoryAnswer,
+    LastAnswer,
+    public_config,
+)
 from transport.guard import json_response
 from transport.hub import Hub
 from transport.inputs import CONFIG_BODY_LIMIT, int_param, optional_int, read_json, wait_param
@@ -53,11 +61,11 @@ async def get_digest(request: web.Request) -> web.Response:
     """
     if not request.query.get("wait"):
         digest = await request.app[ASK](request.app[PEERS].digest, DigestStore.latest_digest)
-        return json_response({"ok": True, "digest": digest})
+        return json_response(DigestAnswer(ok=True, digest=digest))
     wait_s = wait_param(request)
     after = int_param(request, "after", 0)
     latest = await request.app[STREAMS].newer_entry(after, wait_s)
-    return json_response({"ok": True, "digest": latest.digest_json() if latest else None})
+    return json_response(DigestAnswer(ok=True, digest=latest.digest_shape() if latest else None))
 
 
 async def get_feed_stream(request: web.Request) -> web.StreamResponse:
@@ -102,7 +110,7 @@ def _resume_point(request: web.Request) -> int | None:
 async def get_last(request: web.Request) -> web.Response:
     """``GET /agent/last``: the newest agent entry, or null."""
     result = await request.app[ASK](request.app[PEERS].digest, DigestStore.last)
-    return json_response({"ok": True, "result": result})
+    return json_response(LastAnswer(ok=True, result=result))
 
 
 async def get_history(request: web.Request) -> web.Response:
@@ -121,7 +129,7 @@ async def get_history(request: web.Request) -> web.Response:
         raise BadRequest(msg)
     if not ranged:
         results = await request.app[ASK](peers.digest, DigestStore.history, min(limit, HISTORY_MAX))
-        return json_response({"ok": True, "results": results, "epoch": peers.storage.epoch})
+        return json_response(HistoryAnswer(ok=True, results=results, epoch=peers.storage.epoch))
     since = optional_int(request, "since")
     until = optional_int(request, "until")
     before = optional_int(request, "before")
@@ -132,7 +140,7 @@ async def get_history(request: web.Request) -> web.Response:
         peers.digest, DigestStore.history_range, since, until, before, min(limit, RANGE_MAX)
     )
     return json_response(
-        {"ok": True, "results": results, "next": cursor, "epoch": peers.storage.epoch}
+        HistoryAnswer(ok=True, results=results, epoch=peers.storage.epoch, next=cursor)
     )
 
 
@@ -141,13 +149,13 @@ async def get_context(request: web.Request) -> web.Response:
     peers = request.app[PEERS]
     config = await request.app[ASK](peers.ticker, Ticker.config)
     window = await request.app[ASK](peers.context, ContextBuilder.window, config.max_age_ms)
-    return json_response({"ok": True, "context": window.to_json()})
+    return json_response(ContextAnswer(ok=True, context=window.shape()))
 
 
 async def get_config(request: web.Request) -> web.Response:
     """``GET /agent/config``: the runtime configuration; ``hasApiKey``, never the key."""
     config = await request.app[ASK](request.app[PEERS].ticker, Ticker.config)
-    return json_response({"ok": True, "config": config.to_public()})
+    return json_response(ConfigAnswer(ok=True, config=public_config(config)))
 
 
 async def post_config(request: web.Request) -> web.Response:
@@ -169,4 +177,4 @@ async def post_config(request: web.Request) -> web.Response:
         )
         raise Forbidden(msg)
     config = await request.app[ASK](peers.ticker, Ticker.update_config, body)
-    return json_response({"ok": True, "config": config.to_public()})
+    return json_response(ConfigAnswer(ok=True, config=public_config(config)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import structlog
 from aiohttp import web
 
+from transport.answers import Done
 from transport.guard import Refused, json_response
 from transport.inputs import CONFIG_BODY_LIMIT, read_json
 from transport.overlay import is_upgrade, serve
@@ -46,4 +47,4 @@ async def post_profiling_sense(request: web.Request) -> web.Response:
     report = parse_report(await read_json(request, CONFIG_BODY_LIMIT))
     received_at = request.app[PEERS].clock.now_ms()
     request.app[CLIENT_FIGURES].report("sense", report.arrived(received_at))
-    return json_response({"ok": True})
+    return json_response(Done(ok=True))

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import msgspec
 import structlog
 from aiohttp import web
+from msgspec import UNSET
 
 from actors.core.errors import (
     ActorUnavailable,
@@ -15,6 +17,7 @@ from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.sense_buffer import SenseBuffer
 from actors.ticker import Ticker
+from transport.answers import ActorState, AgentHealth, Health, Storage
 from transport.guard import json_response
 from transport.state import ACCESS, ASK, CLIENT_FIGURES, PEERS, STREAMS
 
@@ -43,9 +46,8 @@ async def get_health(request: web.Request) -> web.Response:
     for value in answers.values():
         if isinstance(value, BaseException) and not isinstance(value, ActorUnavailable):
             raise value
-    stats = answers["agent"] if isinstance(answers["agent"], dict) else {}
-    config = answers["config"]
     agent: dict[str, Any] = {}
+    config = answers["config"]
     if not isinstance(config, BaseException):
         agent.update(
             enabled=config.enabled,
@@ -56,36 +58,36 @@ async def get_health(request: web.Request) -> web.Response:
             debounceMs=config.effective_debounce_ms,
             cooldownMs=config.cooldown_ms,
         )
-    agent.update(stats)
+    for part in (answers["agent"], answers["ticker"]):
+        if isinstance(part, dict):
+            agent.update(part)
     agent["responseFormats"] = peers.formats.value.to_json()
-    if isinstance(answers["ticker"], dict):
-        agent.update(answers["ticker"])
     authorized = request.app[ACCESS].authorized(request)
     if not authorized:
         for key in PRIVATE_HEALTH_FIELDS:
             if key in agent:
                 agent[key] = None
-    body: dict[str, Any] = {
-        "ok": not errors,
-        "epoch": peers.storage.epoch,
-        "messages": answers["messages"] if isinstance(answers["messages"], int) else None,
-        "senseEvents": answers["senseEvents"] if isinstance(answers["senseEvents"], int) else None,
-        "agent": agent,
-        "actors": {
-            name: {
-                "alive": handle.alive,
-                "restarts": handle.restarts,
-                "lastRestart": handle.last_restart_ms,
-                "state": handle.state,
-            }
+    counts = [answers[name] for name in ("messages", "senseEvents")]
+    body = Health(
+        ok=not errors,
+        error="; ".join(errors) if errors else UNSET,
+        epoch=peers.storage.epoch,
+        messages=counts[0] if isinstance(counts[0], int) else None,
+        sense_events=counts[1] if isinstance(counts[1], int) else None,
+        agent=msgspec.convert(agent, AgentHealth),
+        actors={
+            name: ActorState(
+                alive=handle.alive,
+                restarts=handle.restarts,
+                last_restart=handle.last_restart_ms,
+                state=handle.state,
+            )
             for name, handle in peers.actors.items()
         },
-        "storage": peers.storage.to_json(),
-        "streams": request.app[STREAMS].health(),
-        "profiling": request.app[CLIENT_FIGURES].to_json(extra=authorized),
-    }
-    if errors:
-        body["error"] = "; ".join(errors)
+        storage=msgspec.convert(peers.storage.to_json(), Storage),
+        streams=request.app[STREAMS].health(),
+        profiling=request.app[CLIENT_FIGURES].shape(extra=authorized),
+    )
     return json_response(body, 200 if not errors else 503)
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import structlog
 from aiohttp import web
 
-from actors.core.records import json_list
+from actors.core.shapes import encode
 from actors.core.validation import SENSE_BODY_LIMIT, validate_feed, validate_sense
+from transport.answers import Accepted, Dropped, FeedList, SenseList, encoded
 from transport.guard import json_response, raw_json_response
 from transport.inputs import FEED_BODY_LIMIT, int_param, read_json
 from transport.state import (
@@ -26,7 +27,7 @@ async def post_feed(request: web.Request) -> web.Response:
     """``POST /feed``: store a message; answers ``{ok, id}``."""
     message = validate_feed(await read_json(request, FEED_BODY_LIMIT))
     item = await request.app[FEED_POSTS].submit(message)
-    return json_response({"ok": True, "id": item.id})
+    return json_response(Accepted(ok=True, id=item.id))
 
 
 async def get_feed(request: web.Request) -> web.Response:
@@ -34,12 +35,12 @@ async def get_feed(request: web.Request) -> web.Response:
     after = int_param(request, "after", 0)
     peers = request.app[PEERS]
     snapshot = peers.feed_view.value
-    body = request.app[FEED_ANSWERS].get(
-        snapshot,
-        after,
-        lambda: json_list("messages", [i.json for i in snapshot.after(after)], peers.storage.epoch),
-    )
-    return raw_json_response(body)
+
+    def build() -> bytes:
+        items = encoded(item.json for item in snapshot.after(after))
+        return encode(FeedList(messages=items, epoch=peers.storage.epoch))
+
+    return raw_json_response(request.app[FEED_ANSWERS].get(snapshot, after, build))
 
 
 async def post_sense(request: web.Request) -> web.Response:
@@ -52,9 +53,9 @@ async def post_sense(request: web.Request) -> web.Response:
     reason = request.app[POLICY].exclusions.check(event)
     if reason is not None:  # the title is not logged: it may be what is private
         log.debug("sense.excluded", actor="http", reason=reason, request_id=request.get(REQUEST_ID))
-        return json_response({"ok": True, "dropped": "excluded"})
+        return json_response(Dropped(ok=True, dropped="excluded"))
     stored = await request.app[SENSE_POSTS].submit(event)
-    return json_response({"ok": True, "id": stored.id})
+    return json_response(Accepted(ok=True, id=stored.id))
 
 
 async def get_sense(request: web.Request) -> web.Response:
@@ -66,7 +67,7 @@ async def get_sense(request: web.Request) -> web.Response:
 
     def build() -> bytes:
         events = snapshot.after(after)
-        bodies = [e.json_meta_only if meta_only else e.json for e in events]
-        return json_list("events", bodies, peers.storage.epoch)
+        bodies = encoded(e.json_meta_only if meta_only else e.json for e in events)
+        return encode(SenseList(events=bodies, epoch=peers.storage.epoch))
 
     return raw_json_response(request.app[SENSE_ANSWERS].get(snapshot, (after, meta_only), build))

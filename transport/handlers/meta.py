@@ -8,10 +8,20 @@ from aiohttp import web
 from actors.core.errors import (
     BadRequest,
 )
-from actors.kernel.base import RelayActor
+from actors.kernel.base import FAULT_ACTORS, FAULT_KINDS, MAX_HANG_S, RelayActor
+from transport.answers import Done
 from transport.guard import json_response, raw_json_response
-from transport.inputs import CONFIG_BODY_LIMIT, MAX_HANG_S, read_json
-from transport.state import ASK, CLIENT_FIGURES, CONNECTIONS, HTTP_STATS, PEERS, POLICY, STREAMS
+from transport.inputs import CONFIG_BODY_LIMIT, read_json
+from transport.state import (
+    ASK,
+    CLIENT_FIGURES,
+    CONNECTIONS,
+    HTTP_STATS,
+    OPENAPI,
+    PEERS,
+    POLICY,
+    STREAMS,
+)
 
 log = structlog.get_logger("relay")
 
@@ -37,18 +47,9 @@ async def get_metrics(request: web.Request) -> web.Response:
     return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
 
 
-async def get_openapi(_request: web.Request) -> web.Response:
+async def get_openapi(request: web.Request) -> web.Response:
     """``GET /openapi.json``: the OpenAPI 3.1 description of this API (:mod:`transport.openapi`)."""
-    # imported at the first request: the document and importlib.metadata weigh on memory
-    from transport.openapi import openapi_json  # noqa: PLC0415
-
-    return raw_json_response(openapi_json())
-
-
-FAULT_ACTORS = ("feed", "sense", "context", "llm", "digest", "ticker", "http")
-
-
-FAULT_KINDS = ("crash", "hang")
+    return raw_json_response(request.app[OPENAPI]())
 
 
 async def post_fault(request: web.Request) -> web.Response:
@@ -76,4 +77,4 @@ async def post_fault(request: web.Request) -> web.Response:
     peers = request.app[PEERS]
     peers.actors[actor].tell(RelayActor.inject_fault, kind, float(seconds))
     log.warning("debug.fault", actor="http", target=actor, kind=kind, seconds=seconds)
-    return json_response({"ok": True})
+    return json_response(Done(ok=True))

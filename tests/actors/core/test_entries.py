@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import orjson
 
 from actors.core.entries import AgentEntry
@@ -34,7 +35,7 @@ fields come from what every row holds, so no schema change is needed to serve th
 def test_a_stored_row_of_an_older_relay_gives_the_digest_with_hud_context_and_model() -> None:
     entry = AgentEntry.from_record(OLDER_ROW)
 
-    assert entry.digest_json() == {
+    assert msgspec.to_builtins(entry.digest_shape()) == {
         "id": 7,
         "ts": 1_769_901_200_000,
         "digest": "The user edits idle.py.",
@@ -53,5 +54,16 @@ def test_a_stored_row_of_an_older_relay_gives_the_digest_with_hud_context_and_mo
         },
         "model": "google/gemini-2.5-flash-lite",
     }
-    assert entry.to_json()["context"] == entry.digest_json()["context"]
+    assert entry.to_json()["context"] == msgspec.to_builtins(entry.digest_shape())["context"]
     assert entry.to_json()["contextFreshnessMs"] is None
+
+
+def test_a_stored_row_whose_switch_times_have_a_fraction_gives_whole_milliseconds() -> None:
+    row = orjson.loads(OLDER_ROW)
+    row["appHistory"] = [["Terminal", 1_769_901_100_000.4], ["VS Code", 1e300]]
+    entry = AgentEntry.from_record(orjson.dumps(row))
+
+    times = [switch.ts for switch in entry.digest_shape().app_history]
+
+    assert times == [1_769_901_100_000, 2**53 - 1]
+    assert all(type(ts) is int for ts in times)

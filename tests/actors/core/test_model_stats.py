@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from actors.core.model_stats import LATENCY_BUCKETS_S, ModelStats, models_from_json
@@ -10,10 +11,10 @@ from actors.core.model_stats import LATENCY_BUCKETS_S, ModelStats, models_from_j
 def test_model_stats_say_where_their_cost_came_from():
     stats = ModelStats()
     stats.answered(100, 10, None, "unknown")
-    assert stats.to_health()["costUsd"] is None
-    assert stats.to_health()["costSource"] == "unknown"
+    assert stats.to_health().cost_usd is None
+    assert stats.to_health().cost_source == "unknown"
     stats.answered(100, 10, 0.002, "provider")
-    assert stats.to_health() == {
+    assert msgspec.to_builtins(stats.to_health()) == {
         "calls": 2,
         "tokensIn": 200,
         "tokensOut": 20,

@@ -13,7 +13,8 @@ from actors.core.prompt import (
     build_prompt,
     fingerprint,
 )
-from actors.core.window import AppSwitch, AudioEvent, ContextWindow, ScreenEvent
+from actors.core.shapes import AppSwitch
+from actors.core.window import AudioEvent, ContextWindow, ScreenEvent
 
 NOW = 1_769_901_200_000
 SCREEN = "Screen (OCR text, newest first):"

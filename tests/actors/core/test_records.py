@@ -7,7 +7,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from actors.core.records import FeedItem, FeedSnapshot, SenseEvent, json_list
+from actors.core.records import FeedItem, FeedSnapshot, SenseEvent
 from actors.core.validation import validate_sense
 
 
@@ -30,13 +30,6 @@ def test_a_sense_events_bytes_are_its_json_full_and_meta_only(body: dict[str, ob
     event = SenseEvent.stored(4, 9, validate_sense(body))
     assert orjson.loads(event.json) == event.to_json()
     assert orjson.loads(event.json_meta_only) == event.to_json(meta_only=True)
-
-
-def test_a_list_body_is_built_from_the_items_bytes() -> None:
-    items = [FeedItem(id=n, text=f"t{n}", priority="normal", ts=n) for n in (1, 2)]
-    body = json_list("messages", [i.json for i in items], 'ep"och')
-    assert orjson.loads(body) == {"messages": [i.to_json() for i in items], "epoch": 'ep"och'}
-    assert orjson.loads(json_list("events", [], "e")) == {"events": [], "epoch": "e"}
 
 
 @pytest.mark.parametrize(

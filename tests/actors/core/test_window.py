@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import msgspec
 import orjson
 import pytest
 
 from actors.core.records import FeedItem, SenseEvent
+from actors.core.shapes import AppSwitch
 from actors.core.window import (
     MAX_AUDIO,
     MAX_SCREEN,
-    AppSwitch,
     AudioEvent,
     ContextWindow,
     ScreenEvent,
@@ -378,18 +379,19 @@ def test_to_json_of_empty_window():
 
 def test_screen_to_json_keeps_zero_ssim():
     event = ScreenEvent(ts=1, type="visual", app="a", ocr="o", ssim=0.0)
-    assert event.to_json() == {"ts": 1, "type": "visual", "app": "a", "ocr": "o", "ssim": 0.0}
+    shown = msgspec.to_builtins(event.shape())
+    assert shown == {"ts": 1, "type": "visual", "app": "a", "ocr": "o", "ssim": 0.0}
 
 
 def test_screen_to_json_omits_missing_ssim():
     event = ScreenEvent(ts=1, type="visual", app="a", ocr="o", ssim=None)
-    assert "ssim" not in event.to_json()
+    assert "ssim" not in msgspec.to_builtins(event.shape())
 
 
 def test_to_json_is_serialisable():
     ctx = ContextWindow(
         current_app="idea",
-        app_history=(AppSwitch("idea", 1.5),),
+        app_history=(AppSwitch("idea", 1),),
         audio=(AudioEvent(2, "Привет 👋"),),
         screen=(ScreenEvent(3, "text", "idea", "日本語", None),),
         audio_count=1,
@@ -551,3 +553,14 @@ def test_plain_and_bridge_transcripts_share_the_window():
     built = window(items)
     assert [a.text for a in built.audio] == ["bridge format", "core format", "plain post"]
     assert built.audio_count == 3
+
+
+def test_app_switch_times_are_whole_epoch_milliseconds_whatever_the_client_sent():
+    events = [
+        sense(received_at=NOW - 3, ts=1_769_901_100_000.6, app="code", ocr="a"),
+        sense(received_at=NOW - 2, ts=-1e308, app="idea", ocr="b"),
+        sense(received_at=NOW - 1, ts=2.5, app="code", ocr="c"),
+    ]
+    switches = window(sense_events=events).to_json()["appHistory"]
+    assert [s["ts"] for s in switches] == [1_769_901_100_001, -(2**53 - 1), 2]
+    assert all(type(s["ts"]) is int for s in switches)

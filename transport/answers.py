@@ -1,0 +1,416 @@
+"""Every answer the HTTP API, the streams and the overlay's socket send, as typed structs.
+
+One statement per shape: handlers encode their answers from these
+(:func:`actors.core.shapes.encode`), and the OpenAPI document's components are generated from
+them (:mod:`transport.openapi`), each docstring and ``Meta(description=...)`` the component's
+description. The shapes of what the actors own (feed items, agent entries, digests, the
+window) are in :mod:`actors.core.shapes`; the envelopes and figures only HTTP shows are here.
+Every answer is closed (``additionalProperties: false``); a field that may be left out is
+``UNSET`` when it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Annotated, Any, Literal
+
+from msgspec import UNSET, Meta, Raw, Struct, UnsetType, field
+
+from actors.core.response_format import Level
+from actors.core.shapes import (
+    AgentEntry,
+    Channel,
+    ContextWindow,
+    Digest,
+    Epoch,
+    FeedItem,
+    Id,
+    ModelCost,
+    Ms,
+    Shape,
+)
+from actors.digest_store import DIGEST_PREVIEW_CHARS
+from actors.kernel.base import ChildState
+from config.settings import AgentConfig as RuntimeConfig
+from config.settings import ResponseFormat
+
+
+def encoded(items: Iterable[bytes]) -> Any:
+    """Items already encoded, to stand in a list field of their type: they are sent as
+    they are (``msgspec.Raw``), not encoded again."""
+    return [Raw(item) for item in items]
+
+
+_ClientMs = Annotated[float, Meta(description="The client's clock, epoch milliseconds.")]
+
+
+class Error(Shape, frozen=True):
+    """Every error answer: a 4xx for bad input (which changes nothing), 503 when an actor is
+    restarting or did not answer in time."""
+
+    ok: Literal[False]
+    error: Annotated[str, Meta(description="What is wrong.")]
+
+
+class Accepted(Shape, frozen=True):
+    """A stored item and its id."""
+
+    ok: Literal[True]
+    id: Id
+
+
+class Dropped(Shape, frozen=True):
+    """Not stored, by design: the event's app or window is excluded (`RELAY_EXCLUDE_APPS`,
+    `RELAY_EXCLUDE_TITLES`). No id."""
+
+    ok: Literal[True]
+    dropped: Literal["excluded"]
+
+
+class Done(Shape, frozen=True):
+    """Done: nothing more to say."""
+
+    ok: Literal[True]
+
+
+class FeedList(Shape, frozen=True):
+    """Oldest first; the ring keeps the newest 100."""
+
+    messages: Sequence[FeedItem]
+    """Each item's own encoding, made once (:func:`encoded`)."""
+    epoch: Epoch
+
+
+class SenseEvent(Shape, frozen=True, forbid_unknown_fields=False):
+    """The event as sent, between its `id` and the server's `receivedAt`."""
+
+    id: Id
+    received_at: Ms
+
+
+class SenseList(Shape, frozen=True):
+    """Oldest first; the ring keeps the newest 30."""
+
+    events: Sequence[SenseEvent]
+    """Each event's own encoding, made once (:func:`encoded`)."""
+    epoch: Epoch
+
+
+class DigestAnswer(Shape, frozen=True):
+    """The digest, `null` before the first tick."""
+
+    ok: Literal[True]
+    digest: Digest | None
+
+
+class LastAnswer(Shape, frozen=True):
+    """The newest agent entry, `null` before the first tick."""
+
+    ok: Literal[True]
+    result: AgentEntry | None
+
+
+class HistoryAnswer(Shape, frozen=True, kw_only=True):
+    """Agent entries, newest first; with a range, `next` too."""
+
+    ok: Literal[True]
+    results: Annotated[list[AgentEntry], Meta(description="Newest first.")]
+    next: (
+        Annotated[
+            int,
+            Meta(description="`before` for the next page; `null` on the last. Only with a range."),
+        ]
+        | UnsetType
+        | None
+    ) = UNSET
+    epoch: Epoch
+
+
+class ContextAnswer(Shape, frozen=True):
+    """The window the next tick would see."""
+
+    ok: Literal[True]
+    context: ContextWindow
+
+
+class AgentConfig(Shape, frozen=True):
+    """The agent's runtime configuration."""
+
+    enabled: bool
+    interval_ms: int
+    debounce_ms: int
+    cooldown_ms: int
+    model: str
+    max_age_ms: int
+    max_tokens: int
+    temperature: float
+    push_to_feed: bool
+    log_verbose: bool
+    economy: bool
+    timeout_ms: int
+    fallback_models: list[str]
+    response_format: ResponseFormat
+    base_url: str
+    has_api_key: Annotated[bool, Meta(description="The key itself is never shown.")]
+
+
+def public_config(config: RuntimeConfig) -> AgentConfig:
+    """The ``/agent/config`` view of ``config``: the key itself is never shown, ``hasApiKey``
+    instead."""
+    return AgentConfig(
+        enabled=config.enabled,
+        interval_ms=config.interval_ms,
+        debounce_ms=config.debounce_ms,
+        cooldown_ms=config.cooldown_ms,
+        model=config.model,
+        max_age_ms=config.max_age_ms,
+        max_tokens=config.max_tokens,
+        temperature=config.temperature,
+        push_to_feed=config.push_to_feed,
+        log_verbose=config.log_verbose,
+        economy=config.economy,
+        timeout_ms=config.timeout_ms,
+        fallback_models=list(config.fallback_models),
+        response_format=config.response_format,
+        base_url=config.base_url,
+        has_api_key=bool(config.api_key),
+    )
+
+
+class ConfigAnswer(Shape, frozen=True):
+    """The agent's runtime configuration."""
+
+    ok: Literal[True]
+    config: AgentConfig
+
+
+class TokenTotals(Shape, frozen=True):
+    """Tokens sent and received, every model together."""
+
+    in_: int = field(name="in")
+    out: int
+
+
+class FormatLevel(Shape, frozen=True):
+    """The `response_format` level that last answered a model at a base URL."""
+
+    model: str
+    base_url: str
+    level: Level
+
+
+_Counter = int | UnsetType
+_Flag = bool | UnsetType
+
+
+class AgentHealth(Shape, frozen=True):
+    """The agent's settings, counters and LLM path."""
+
+    # Each part comes from one actor; one that does not answer leaves its part out.
+    enabled: _Flag = UNSET
+    active: Annotated[bool, Meta(description="Enabled and keyed.")] | UnsetType = UNSET
+    has_api_key: _Flag = UNSET
+    model: str | UnsetType = UNSET
+    interval_ms: _Counter = UNSET
+    debounce_ms: (
+        Annotated[int, Meta(description="As applied: capped at the interval.")] | UnsetType
+    ) = UNSET
+    cooldown_ms: _Counter = UNSET
+    last_analysis: Ms | UnsetType | None = UNSET
+    last_digest: Annotated[str, Meta(max_length=DIGEST_PREVIEW_CHARS)] | UnsetType | None = UNSET
+    total_calls: _Counter = UNSET
+    total_tokens: TokenTotals | UnsetType = UNSET
+    estimated_cost: (
+        Annotated[float, Meta(description="USD, every model's known cost.")] | UnsetType
+    ) = UNSET
+    cost_by_model: (
+        Annotated[
+            dict[str, ModelCost],
+            Meta(description="By model, those that answered at least once."),
+        ]
+        | UnsetType
+    ) = UNSET
+    fallbacks: Annotated[int, Meta(description="Ticks a fallback model answered.")] | UnsetType = (
+        UNSET
+    )
+    idle_skips: _Counter = UNSET
+    empty_skips: _Counter = UNSET
+    unchanged_skips: _Counter = UNSET
+    minor_skips: _Counter = UNSET
+    deferred_ticks: _Counter = UNSET
+    failures: _Counter = UNSET
+    last_error: str | UnsetType | None = UNSET
+    parse_failures: _Counter = UNSET
+    parse_success_rate: Annotated[float, Meta(ge=0, le=1)] | UnsetType | None = UNSET
+    context_freshness_median_ms: int | UnsetType | None = UNSET
+    huds_withheld: (
+        Annotated[
+            dict[str, int],
+            Meta(
+                description="Answers whose hud was not pushed because it was no line a user "
+                "can read, by reason: `echo` (our instructions), `fragment` (JSON pieces), "
+                "`markup`, `placeholder` (the prompt's), `empty`."
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    situation_write_failures: (
+        Annotated[
+            int, Meta(description="SITUATION.md writes that failed (`RELAY_SITUATION_FILE`).")
+        ]
+        | UnsetType
+    ) = UNSET
+    response_formats: (
+        Annotated[
+            list[FormatLevel],
+            Meta(
+                description="The `response_format` level that last answered, per model and "
+                "base URL (`AGENT_RESPONSE_FORMAT`); empty before the first answer."
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    state: (
+        Annotated[
+            Literal["ok", "degraded", "open", "disabled", "no_key"],
+            Meta(
+                description="The LLM path: `disabled` when the agent is switched off, `no_key` "
+                "when it is on but has no key."
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    consecutive_failures: _Counter = UNSET
+    circuit_open_for_ms: _Counter = UNSET
+    circuit_skips: _Counter = UNSET
+    in_flight: _Flag = UNSET
+    busy_skips: _Counter = UNSET
+    pending: _Flag = UNSET
+    next_tick_in_ms: int | UnsetType | None = UNSET
+
+
+class ActorState(Shape, frozen=True):
+    """One actor's supervision: alive, its restarts and the newest, its state."""
+
+    alive: bool
+    restarts: int
+    last_restart: Ms | None
+    state: ChildState
+
+
+class Storage(Shape, frozen=True):
+    """Where the data is kept, and what happened to it at this start."""
+
+    path: str
+    epoch: Epoch
+    sync: Annotated[Literal["full", "normal", "off"], Meta(description="`off` in memory.")]
+    schema_versions: dict[str, int]
+    recovered: bool
+    moved_aside: list[str]
+    problem: str | None
+
+
+class StreamCounts(Shape, frozen=True):
+    """Clients open per stream (`overlay`: overlay sockets), and clients dropped for falling
+    behind since the transport started."""
+
+    feed: int
+    agent: int
+    overlay: int
+    dropped: int
+
+
+class ClientFigures(Shape, frozen=True):
+    """A client's newest report, as it sent it, and when it arrived."""
+
+    rss_mb: float
+    uptime_s: float
+    ts: _ClientMs
+    received_at: Annotated[int, Meta(description="The relay's clock, epoch ms.")]
+    extra: (
+        Annotated[
+            dict[str, float],
+            Meta(
+                description="The client's counters, by name (a secret in a name redacted); "
+                "`null` for a caller without the token, when one is set."
+            ),
+        ]
+        | None
+    )
+
+
+class Profiling(Shape, frozen=True):
+    """The capture client's and the overlay's newest reports of their own figures (`null`
+    before the first); kept in memory, not history."""
+
+    sense: ClientFigures | None
+    overlay: ClientFigures | None
+
+
+class Health(Shape, frozen=True, kw_only=True):
+    """Made for each request: it shows every write answered before it was asked."""
+
+    ok: bool
+    error: (
+        Annotated[str, Meta(description="On a 503: which actors did not answer.")] | UnsetType
+    ) = UNSET
+    epoch: Epoch
+    messages: int | None
+    sense_events: int | None
+    agent: AgentHealth
+    actors: dict[str, ActorState]
+    storage: Storage
+    streams: StreamCounts
+    profiling: Profiling
+
+
+class StreamGap(Shape, frozen=True):
+    """Items after `after` and before `oldest` are gone."""
+
+    after: int
+    oldest: int
+
+
+class OverlayStatus(Shape, frozen=True):
+    """Relay → overlay: on connect, and again whenever it changes."""
+
+    type: Literal["status"]
+    audio: Annotated[
+        Literal["active", "muted"],
+        Meta(description="`active` while transcripts arrive, `muted` after a quiet spell."),
+    ]
+    screen: Annotated[
+        Literal["active", "off"],
+        Meta(description="`active` while screen events arrive, `off` after a quiet spell."),
+    ]
+    connection: Literal["connected"]
+
+
+class OverlayFeed(Shape, frozen=True, kw_only=True):
+    """Relay → overlay: a feed item (on connect the newest 20, oldest first, then each one
+    committed), or a line for this overlay alone. Never an `id`."""
+
+    type: Literal["feed"]
+    text: str
+    priority: str
+    ts: Ms
+    channel: Channel
+    sender: (
+        Annotated[Literal["user"], Meta(description="On what the user typed in the overlay.")]
+        | UnsetType
+    ) = UNSET
+
+
+class OverlayPing(Shape, frozen=True):
+    """Relay → overlay: the heartbeat; the overlay answers `pong`."""
+
+    type: Literal["ping"]
+    ts: Ms
+
+
+class OpenAPIDocument(Struct, frozen=True):
+    """The OpenAPI 3.1 description of the API (`GET /openapi.json`); it has more fields."""
+
+    openapi: str
+    info: dict[str, Any]
+    paths: dict[str, Any]

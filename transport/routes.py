@@ -1,0 +1,321 @@
+"""The API's routes, each stated once: its handler, what it reads and what it answers.
+
+:func:`transport.app.build_app` registers a handler for each :data:`ROUTE_TABLE` entry, and
+:mod:`transport.openapi` describes the same entries: a route's answers are typed structs
+(:mod:`transport.answers`), its query parameters typed too, its request body named by its
+component. Each route also answers ``OPTIONS`` (a CORS preflight), and ``HEAD`` where it
+answers ``GET``; the errors every request may get (401, 403, 417, 421) are added by the
+document, not listed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from msgspec import Meta
+
+from actors.core.shapes import AgentEntry, FeedItem
+from actors.core.validation import SENSE_BODY_LIMIT
+from transport.answers import (
+    Accepted,
+    ConfigAnswer,
+    ContextAnswer,
+    DigestAnswer,
+    Done,
+    Dropped,
+    Error,
+    FeedList,
+    Health,
+    HistoryAnswer,
+    LastAnswer,
+    OpenAPIDocument,
+    SenseList,
+)
+from transport.guard import Handler
+from transport.handlers.agent import (
+    HISTORY_DEFAULT,
+    HISTORY_MAX,
+    RANGE_DEFAULT,
+    RANGE_MAX,
+    get_agent_stream,
+    get_config,
+    get_context,
+    get_digest,
+    get_feed_stream,
+    get_history,
+    get_last,
+    post_config,
+)
+from transport.handlers.clients import get_root, get_ws, post_profiling_sense
+from transport.handlers.health import get_health
+from transport.handlers.ingest import get_feed, get_sense, post_feed, post_sense
+from transport.handlers.meta import get_metrics, get_openapi, post_fault
+from transport.inputs import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT
+from transport.openapi_schemas import JSON, TEXT
+from transport.streams import LONG_POLL_MAX_S
+
+INGEST_ERRORS = ("BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable")
+"""What a route that stores a posted body may answer besides its 200."""
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A query (or header) parameter; never required."""
+
+    name: str
+    type: Any
+    """A type msgspec describes: ``int``, ``bool``, or one ``Annotated`` with its limits."""
+    description: str
+    where: Literal["query", "header"] = "query"
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One status's answer: its body's type (``None``: no body) and what it means."""
+
+    type: Any
+    """What msgspec describes; a tuple: one of these (each a struct)."""
+    description: str
+    media: str = JSON
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One method on one path."""
+
+    method: Literal["GET", "POST"]
+    path: str
+    handler: Handler
+    summary: str
+    answers: Mapping[str, Answer] = field(default_factory=dict)
+    errors: tuple[str, ...] = ()
+    """Names of :data:`transport.openapi.ERROR_ANSWERS` this route may answer."""
+    description: str = ""
+    params: tuple[Param, ...] = ()
+    body: str | None = None
+    """The request body's component, when it reads one."""
+    body_limit: int | None = None
+    """The body's size limit, as the description states it."""
+    public: bool = False
+    """Needs no token, even when the relay has one."""
+    drill: bool = False
+    """Served only with ``RELAY_FAULTS=1``."""
+    stream: tuple[str, type] | None = None
+    """Server-Sent Events: the event's name and its item's type."""
+    socket: bool = False
+    """The overlay's WebSocket."""
+
+
+AFTER = Param("after", int, "Only items with an id above this one (0 by default).")
+
+
+def _ok(answer_type: Any, description: str) -> Mapping[str, Answer]:
+    return {"200": Answer(answer_type, description)}
+
+
+ROUTE_TABLE: tuple[Route, ...] = (
+    Route(
+        "POST",
+        "/feed",
+        post_feed,
+        "Store a feed message (what the user hears: transcripts, messages)",
+        _ok(Accepted, "Stored (committed) with this id."),
+        INGEST_ERRORS,
+        body="FeedInput",
+        body_limit=FEED_BODY_LIMIT,
+    ),
+    Route(
+        "GET",
+        "/feed",
+        get_feed,
+        "Feed messages after an id",
+        _ok(FeedList, "The messages, oldest first."),
+        ("BadRequest",),
+        params=(AFTER,),
+    ),
+    Route(
+        "GET",
+        "/feed/stream",
+        get_feed_stream,
+        "Feed messages as they come (SSE)",
+        stream=("feed", FeedItem),
+    ),
+    Route(
+        "POST",
+        "/sense",
+        post_sense,
+        "Store a screen event (what the user sees)",
+        _ok((Accepted, Dropped), "Stored (committed) with this id, or dropped as excluded."),
+        INGEST_ERRORS,
+        body="SenseInput",
+        body_limit=SENSE_BODY_LIMIT,
+    ),
+    Route(
+        "GET",
+        "/sense",
+        get_sense,
+        "Screen events after an id",
+        _ok(SenseList, "The events, oldest first."),
+        ("BadRequest",),
+        params=(
+            AFTER,
+            Param(
+                "meta_only",
+                bool,
+                "`true` (or `1`) drops `roi.data` and `diff.data`; any other value reads as false.",
+            ),
+        ),
+    ),
+    Route(
+        "GET",
+        "/agent/digest",
+        get_digest,
+        "The latest digest; with `wait`, a long-poll for a newer one",
+        _ok(DigestAnswer, "The digest, `null` before the first tick."),
+        ("BadRequest", "Unavailable"),
+        "Without `wait` it answers at once. With `wait` it answers as soon as the latest "
+        "digest's `id` is above `after`, at once if it already is, or after `wait` seconds "
+        "with the current digest (maybe `null`, or not newer). To follow the digest, pass the "
+        "last `digest.id` you got as `after`.",
+        params=(
+            Param(
+                "wait",
+                Annotated[float, Meta(gt=0, le=LONG_POLL_MAX_S)],
+                "Seconds to wait for a newer digest (long-poll).",
+            ),
+            Param("after", int, "With `wait`: the id to wait past (0 by default)."),
+        ),
+    ),
+    Route(
+        "GET",
+        "/agent/stream",
+        get_agent_stream,
+        "Agent entries as ticks record them (SSE)",
+        stream=("agent", AgentEntry),
+    ),
+    Route(
+        "GET",
+        "/agent/last",
+        get_last,
+        "The newest agent entry",
+        _ok(LastAnswer, "The entry, `null` before the first tick."),
+        ("Unavailable",),
+    ),
+    Route(
+        "GET",
+        "/agent/history",
+        get_history,
+        "Agent entries, newest first; or a time range, page by page",
+        _ok(HistoryAnswer, "The entries."),
+        ("BadRequest", "Unavailable"),
+        "Without `since`, `until` and `before`: the newest entries (`limit` "
+        f"{HISTORY_DEFAULT} by default, {HISTORY_MAX} at most). With any of them: entries "
+        "with `since <= ts < until` and `id < before` from the whole retention (`limit` "
+        f"{RANGE_DEFAULT} by default, {RANGE_MAX} at most), and `next`, the `before` of the "
+        "next page.",
+        params=(
+            Param("limit", Annotated[int, Meta(ge=1)], "Larger is capped."),
+            Param("since", int, "Epoch ms, inclusive."),
+            Param("until", int, "Epoch ms, exclusive; not before `since`."),
+            Param("before", int, "Entries with an id below this one (a `next`)."),
+        ),
+    ),
+    Route(
+        "GET",
+        "/agent/context",
+        get_context,
+        "The context window the next tick would see",
+        _ok(ContextAnswer, "The window."),
+        ("Unavailable",),
+    ),
+    Route(
+        "GET",
+        "/agent/config",
+        get_config,
+        "The agent's runtime configuration",
+        _ok(ConfigAnswer, "The configuration."),
+        ("Unavailable",),
+    ),
+    Route(
+        "POST",
+        "/agent/config",
+        post_config,
+        "Change the agent's configuration at runtime",
+        _ok(ConfigAnswer, "The configuration applied."),
+        INGEST_ERRORS,
+        body="AgentConfigUpdate",
+        body_limit=CONFIG_BODY_LIMIT,
+    ),
+    Route(
+        "POST",
+        "/debug/fault",
+        post_fault,
+        "Fault drill: make an actor crash or hang",
+        _ok(Done, "The fault is on its way."),
+        ("BadRequest", "NotFound", "PayloadTooLarge", "UnsupportedMediaType"),
+        "Only with `RELAY_FAULTS=1` (a 404 otherwise). A `crash` fires on the actor's next "
+        "message, a `hang` blocks it for `seconds` (for `http`, the event loop). Answers "
+        "before the fault fires.",
+        body="Fault",
+        drill=True,
+    ),
+    Route(
+        "POST",
+        "/profiling/sense",
+        post_profiling_sense,
+        "The capture client's own figures: RSS, uptime, counters",
+        _ok(Done, "Kept as the newest report."),
+        ("BadRequest", "PayloadTooLarge", "UnsupportedMediaType"),
+        "Sinain's capture client posts them every 60 s. The newest report is shown in "
+        "`/health.profiling.sense` and in `/metrics` "
+        '(`relay_client_*{client="sense"}`); it is kept in memory only.',
+        body="ProcessReport",
+        body_limit=CONFIG_BODY_LIMIT,
+    ),
+    Route(
+        "GET",
+        "/",
+        get_root,
+        "The overlay's WebSocket (upgrade), at /",
+        {"404": Answer(Error, "Not an upgrade request: `/` serves nothing else.")},
+        socket=True,
+    ),
+    Route(
+        "GET",
+        "/ws",
+        get_ws,
+        "The overlay's WebSocket (upgrade), at /ws",
+        errors=("UpgradeRequired",),
+        socket=True,
+    ),
+    Route(
+        "GET",
+        "/health",
+        get_health,
+        "Counts, agent statistics, every actor's state, storage and streams",
+        {
+            "200": Answer(Health, "Every actor answered."),
+            "503": Answer(Health, "An actor did not answer: `ok` is false and `error` says which."),
+        },
+        public=True,
+    ),
+    Route(
+        "GET",
+        "/metrics",
+        get_metrics,
+        "The relay's counters, in the Prometheus text format",
+        {"200": Answer(str, "The Prometheus text exposition format, version 0.0.4.", TEXT)},
+        description="Made at scrape time. An actor that does not answer in time leaves its "
+        "metrics out of that scrape; `relay_scrape_source_up{source}` says which.",
+    ),
+    Route(
+        "GET",
+        "/openapi.json",
+        get_openapi,
+        "This document",
+        _ok(OpenAPIDocument, "The OpenAPI 3.1 description of the API."),
+    ),
+)
+"""Every route, in the order the document lists them."""
