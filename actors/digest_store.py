@@ -15,7 +15,6 @@ from actors.core.agent_events import AgentEvent, QuietSpell
 from actors.core.completion import NO_OUTPUT
 from actors.core.entries import EMPTY_AGENT, AgentEntry, AgentSnapshot
 from actors.core.error_text import safe_text
-from actors.core.records import JSONDict
 from actors.core.situation import Situation
 from actors.core.ticks import TickResult
 from actors.feed_buffer import FeedBuffer
@@ -238,7 +237,7 @@ class DigestStore(DurableActor):
             self._counters.idle_skips += beats
             self._save_counters()
 
-    def latest_digest(self) -> JSONDict | None:
+    def latest_digest(self) -> shapes.Digest | None:
         """``/agent/digest``'s ``digest``, or ``None`` before the first successful tick."""
         return self._entries[-1].digest_shape() if self._entries else None
 

@@ -212,8 +212,8 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
             f"tokens in {tokens_in} ({tokens_in // answered} per answer), out {tokens_out} "
             f"({tokens_out // answered} per answer)"
         )
-    for name, level, hud, verdict in figures.shown if args.show else ():
-        print(f"  {name:<28} {level:<11} {verdict:<22} {hud[:90]!r}")
+    for name, shown_level, hud, verdict in figures.shown if args.show else ():
+        print(f"  {name:<28} {shown_level:<11} {verdict:<22} {hud[:90]!r}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -115,7 +115,7 @@ def test_children_added_later_start_after_the_first_and_stop_before_them(
     sup.ask(Supervisor.start_child, b).result(timeout=5)
     sup.ask(Supervisor.start_child, c).result(timeout=5)
     assert starts == ["a", "b", "c"]
-    assert b.handle.alive and c.handle.state == "running"
+    assert b.handle.alive and str(c.handle.state) == "running"
 
     b.handle.tell(RelayActor.inject_fault, "crash")  # an added child is supervised
     wait_until(partial(restarted, b, 1), what="the added child's restart")
