@@ -7,7 +7,7 @@ Run from the repository root::
     python -m bench.fuzz_api --quick              # 50 per operation: a smoke run
 
 A relay starts in this process (in memory, a token, the fake LLM, two ticks done so the
-agent's reads have entries). ``tests/transport/openapi_contract.py`` then sends its fixed
+agent's reads have entries). ``testkit/openapi_contract.py`` then sends its fixed
 corpora (nasty bodies, wrong methods, unknown paths; ``header``: content types, codings, a
 gzip bomb, ``Expect``, a foreign or rebound ``Host``, ``Sec-Fetch-Site``; ``raw-http``:
 broken framing over a plain socket) and ``--examples``
@@ -34,7 +34,7 @@ from actors.kernel.clock import FakeClock
 from actors.tree import Relay, start_relay
 from config.logs import configure_logging
 from config.settings import AgentConfig, Settings
-from tests.transport.openapi_contract import Contract, fuzz
+from testkit.openapi_contract import Contract, fuzz
 from transport import streams
 from transport.demo.fake_llm import FakeLLM
 from transport.openapi import openapi_document

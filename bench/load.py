@@ -389,7 +389,7 @@ def overlay_sockets(server: Server, count: int) -> Iterator[OverlayLoad]:
     :data:`OVERLAY_PONG_EVERY_S`, so the relay keeps it; the socket is the one the tests read
     (``OverlayClient``). :attr:`OverlayLoad.cpu_s` is what reading cost this process.
     """
-    from tests.transport.overlay_client import OverlayClient  # noqa: PLC0415 - a test helper
+    from testkit.overlay_client import OverlayClient  # noqa: PLC0415 - a test helper
 
     load = OverlayLoad()
     stop = threading.Event()

@@ -21,9 +21,7 @@ import pytest
 
 from actors.core.validation import SENSE_BODY_LIMIT
 from actors.tree import Relay
-from tests.helpers import LogSink, client_for, rendered_logs, wait_until
-from tests.helpers import assert_error as assert_json_error
-from tests.transport.openapi_contract import (
+from testkit.openapi_contract import (
     RawAnswer,
     chunked,
     gzip_bomb,
@@ -31,6 +29,8 @@ from tests.transport.openapi_contract import (
     raw_exchange,
     raw_request,
 )
+from tests.helpers import LogSink, client_for, rendered_logs, wait_until
+from tests.helpers import assert_error as assert_json_error
 from transport.inputs import FEED_BODY_LIMIT
 
 FEED = orjson.dumps({"text": "hello"})
