@@ -1,8 +1,6 @@
-"""What the benches share: ``python run.py`` subprocesses, ``/proc`` readings, bodies, numbers.
-
-It imports nothing from ``tests``, so the tests' process helpers may use it too. Only
-127.0.0.1 is used; every wait is bounded; a process is stopped with SIGTERM, then SIGKILL
-after :data:`TERM_TIMEOUT_S`.
+"""What the benches share: ``python run.py`` subprocesses, ``/proc`` readings, bodies, numbers,
+logs and arguments. Only 127.0.0.1 is used; every wait is bounded; a process is stopped with
+SIGTERM, then SIGKILL after :data:`TERM_TIMEOUT_S`. The tests' process helpers use it too.
 """
 
 from __future__ import annotations
@@ -42,7 +40,7 @@ HEALTH_TIMEOUT_S = 20.0
 TERM_TIMEOUT_S = 15.0
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
-# -- request bodies ------------------------------------------------------------------------------
+# -- request bodies, numbers ---------------------------------------------------------------------
 
 FEED_TEXT = (
     "[PERIODIC] status check\n"
@@ -55,36 +53,27 @@ APPS = ("code", "idea", "chrome", "slack", "terminal")
 
 def feed_body(n: int = 0) -> bytes:
     """A ``POST /feed`` body like the sinain overlay's; ``n`` above 0 numbers the text."""
-    text = f"[{n}] {FEED_TEXT}" if n else FEED_TEXT
-    return orjson.dumps({"text": text, "priority": "normal"})
+    return orjson.dumps({"text": f"[{n}] {FEED_TEXT}" if n else FEED_TEXT, "priority": "normal"})
 
 
 def sense_body(ocr_bytes: int = OCR_BYTES, n: int = 0, ts: int | None = None) -> bytes:
     """A ``POST /sense`` text event with ``ocr_bytes`` of code-like OCR; ``n`` varies text, app."""
     prefix = f"# screen {n}\n" if n else ""
     ocr = (prefix + OCR_LINE * (ocr_bytes // len(OCR_LINE) + 1))[:ocr_bytes]
-    body = {
-        "type": "text",
-        "ts": ts if ts is not None else int(time.time() * 1000),
-        "ocr": ocr,
-        "meta": {"app": APPS[n % len(APPS)], "ssim": 0.9},
-    }
-    return orjson.dumps(body)
+    ts = ts if ts is not None else int(time.time() * 1000)
+    meta = {"app": APPS[n % len(APPS)], "ssim": 0.9}
+    return orjson.dumps({"type": "text", "ts": ts, "ocr": ocr, "meta": meta})
 
 
 def post_body(path: str) -> bytes:
     return feed_body() if path == "/feed" else sense_body()
 
 
-# -- numbers -------------------------------------------------------------------------------------
-
-
 def percentile(values: Sequence[float], q: float) -> float:
     """Nearest-rank percentile (NaN for no values)."""
     if not values:
         return float("nan")
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+    return sorted(values)[max(0, math.ceil(q / 100 * len(values)) - 1)]
 
 
 def best_us(call: Callable[[], object], number: int) -> float:
@@ -94,13 +83,9 @@ def best_us(call: Callable[[], object], number: int) -> float:
 
 def drive(handler: Callable[[Any], Any], request: object) -> None:
     """Run an aiohttp handler that never awaits to its end, without an event loop."""
-    coroutine = handler(request)
-    try:
-        coroutine.send(None)
-    except StopIteration:
-        return
-    msg = "the handler awaited something"
-    raise AssertionError(msg)
+    with contextlib.suppress(StopIteration):
+        handler(request).send(None)
+        raise AssertionError("the handler awaited something")
 
 
 # -- /proc ---------------------------------------------------------------------------------------
@@ -131,24 +116,19 @@ def load_1min() -> float:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """CPU seconds used over a window, and the window's length (``wall``)."""
+    """CPU seconds over a window: the server, this process (a fake LLM, the sampling), its
+    children waited for (a ``wrk`` run), the bench's ``idle`` servers, the machine; ``wall``."""
 
     server: float
     me: float
-    """This process (its threads: a fake LLM, the sampling)."""
     children: float
-    """This process's children waited for meanwhile (a ``wrk`` run)."""
     idle: float
-    """The bench's other servers, idle meanwhile."""
     machine: float
     wall: float
 
     def other(self, gen: float) -> float:
-        """The rest of the machine, as a share of one core (``gen``: the load generator's s).
-
-        Within about +-0.08 of 0 is the 10 ms granularity of the counters; more is another
-        process on the machine.
-        """
+        """The rest of the machine, as a share of one core (``gen``: the load generator's s);
+        within about +-0.08 of 0 is the 10 ms granularity of the counters."""
         return (self.machine - self.server - gen - self.me - self.idle) / self.wall
 
 
@@ -201,13 +181,9 @@ def wait_answering(
     log_path: Path | None = None,
     timeout_s: float = HEALTH_TIMEOUT_S,
 ) -> None:
-    """Poll ``GET url`` every 50 ms until it answers 200.
-
-    Raises:
-        RuntimeError: the process exited, or ``timeout_s`` went by.
-    """
-    deadline = time.monotonic() + timeout_s
-    last = "no answer yet"
+    """Poll ``GET url`` every 50 ms until it answers 200; RuntimeError if the process exits or
+    ``timeout_s`` goes by."""
+    deadline, last = time.monotonic() + timeout_s, "no answer yet"
     with httpx.Client(timeout=2.0) as client:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
@@ -225,20 +201,6 @@ def wait_answering(
     raise RuntimeError(msg)
 
 
-def stop_process(proc: subprocess.Popen[bytes] | None, name: str | None = None) -> int | None:
-    """SIGTERM, then SIGKILL after :data:`TERM_TIMEOUT_S`; the exit code. A ``name`` says so."""
-    if proc is None:
-        return None
-    if proc.poll() is not None:
-        if name:
-            print(f"  [{name}] had already exited with code {proc.returncode}")
-        return proc.returncode
-    took, code = _terminate(proc, name or f"pid {proc.pid}")
-    if name:
-        print(f"  [{name}] exited with code {code} {took:.2f} s after SIGTERM")
-    return code
-
-
 def _terminate(proc: subprocess.Popen[bytes], name: str) -> tuple[float, int | None]:
     """SIGTERM; the seconds until the process exited (a thread blocks in ``waitpid``, so the
     time is exact) and its exit code (``None``: killed after :data:`TERM_TIMEOUT_S`)."""
@@ -248,7 +210,7 @@ def _terminate(proc: subprocess.Popen[bytes], name: str) -> tuple[float, int | N
         proc.wait()
         exited.append(time.monotonic())
 
-    waiter = threading.Thread(target=wait, name="server-exit", daemon=True)
+    waiter = threading.Thread(target=wait, daemon=True)
     waiter.start()
     started = time.monotonic()
     proc.send_signal(signal.SIGTERM)
@@ -284,6 +246,14 @@ def timed_stop(server: Server) -> tuple[float, int | None]:
     return _terminate(server.proc, "relay")
 
 
+def with_open_files(nofile: int | None, command: list[str]) -> list[str]:
+    """``command`` run with at most ``nofile`` open files (``ulimit -S -n`` through ``sh``,
+    which then becomes the command: the same process); as it is for ``None``."""
+    if nofile is None:
+        return command
+    return ["/bin/sh", "-c", f'ulimit -S -n {int(nofile)} && exec "$@"', "sh", *command]
+
+
 @contextlib.contextmanager
 def server_process(
     args: Sequence[str],
@@ -295,38 +265,25 @@ def server_process(
     cwd: Path = ROOT,
     nofile: int | None = None,
 ) -> Iterator[Server]:
-    """``python <args> --port <free port>``, its output appended to ``log_path``.
-
-    ``nofile``: the process's limit of open files (``ulimit -n``), as a Mac's default of 256
-    would have it; ``None`` leaves this process's. Yields once ``GET <ready_path>`` answers
-    200; stops the process on exit.
-    """
-    port = free_port()
-    spawned = time.monotonic()
+    """``python <args> --port <free port>`` (at most ``nofile`` open files if set), its output
+    appended to ``log_path``; yields once ``GET <ready_path>`` answers 200, stops it on exit."""
+    port, spawned = free_port(), time.monotonic()
     with log_path.open("ab") as log:
-        proc = subprocess.Popen(
-            with_open_files(nofile, [sys.executable, *args, "--port", str(port)]),
-            cwd=cwd,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        command = with_open_files(nofile, [sys.executable, *args, "--port", str(port)])
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     server = Server(proc, f"http://{HOST}:{port}", log_path)
     try:
         wait_answering(server.base_url + ready_path, proc, name, log_path)
         server.ready_s = time.monotonic() - spawned
         yield server
     finally:
-        if not server.stopped:
-            stop_process(proc, name)
-
-
-def with_open_files(nofile: int | None, command: list[str]) -> list[str]:
-    """``command`` run with at most ``nofile`` open files (``ulimit -S -n``, through ``sh``,
-    which then becomes the command: the same process); as it is for ``None``."""
-    if nofile is None:
-        return command
-    return ["/bin/sh", "-c", f'ulimit -S -n {int(nofile)} && exec "$@"', "sh", *command]
+        if server.stopped:
+            pass
+        elif proc.poll() is not None:
+            print(f"  [{name}] had already exited with code {proc.returncode}")
+        else:
+            took, code = _terminate(proc, name)
+            print(f"  [{name}] exited with code {code} {took:.2f} s after SIGTERM")
 
 
 def relay_env(**settings: str) -> dict[str, str]:
@@ -359,9 +316,7 @@ def relay_process(
 ) -> Iterator[Server]:
     """``python run.py --data-dir <data_dir> [--log-level <log_level>] --port <free port>``,
     ``run.py`` that of the checkout at ``cwd``, with at most ``nofile`` open files if set."""
-    args = ["run.py", "--data-dir", data_dir]
-    if log_level:
-        args += ["--log-level", log_level]
+    args = ["run.py", "--data-dir", data_dir] + (["--log-level", log_level] if log_level else [])
     with server_process(args, log_path, env=env, cwd=cwd, nofile=nofile) as server:
         yield server
 
@@ -374,7 +329,7 @@ def fake_llm_process(log_path: Path) -> Iterator[Server]:
         yield server
 
 
-# -- data directories, logs, /health -------------------------------------------------------------
+# -- data directories, logs, /health, arguments --------------------------------------------------
 
 
 @contextlib.contextmanager
@@ -389,10 +344,8 @@ def data_directory(path: str | None = None, prefix: str = "relay-bench-") -> Ite
 
 def filesystem(path: str) -> str:
     """The type and mount point of the filesystem holding ``path`` (fsync costs depend on it)."""
-    best = ("?", "")
-    real = os.path.realpath(path)
-    for line in Path("/proc/mounts").read_text().splitlines():
-        fields = line.split()
+    best, real = ("?", ""), os.path.realpath(path)
+    for fields in (line.split() for line in Path("/proc/mounts").read_text().splitlines()):
         point = fields[1] if len(fields) > 2 else ""
         inside = real == point or real.startswith(point.rstrip("/") + "/")
         if point and inside and len(point) >= len(best[1]):
@@ -411,6 +364,7 @@ def where(data_dir: str, sync: str = "full") -> str:
 def agent_setup(
     name: str, data_dir: str | None = None, mode: str = "ok", delay_s: float = 1.0
 ) -> Iterator[tuple[FakeLLM, str, Path]]:
+    """A fake LLM on a thread, a data directory and a log file (summarised on exit)."""
     with (
         data_directory(data_dir, f"relay-bench-{name}-") as path,
         log_file(name) as log_path,
@@ -437,10 +391,8 @@ _URN = re.compile(r"\(urn:uuid:[0-9a-f-]+\)")
 def summarize_log(
     lines: Sequence[str], limit: int = 8, *, above_info: bool = False, first_lines: bool = True
 ) -> list[str]:
-    """Counts of a relay's log events (``level event``), each with its first line (truncated).
-
-    ``above_info``: warnings and worse only.
-    """
+    """Counts of a relay's log events (``level event``), each with its first line (truncated);
+    ``above_info``: warnings and worse only."""
     events: Counter[str] = Counter()
     first: dict[str, str] = {}
     for line in lines:
@@ -450,14 +402,12 @@ def summarize_log(
             key = f"{level} {_URN.sub('(urn)', str(record.get('event')))}"
         except (orjson.JSONDecodeError, AttributeError):
             level, key = None, line[:80]
-        if above_info and level in ("debug", "info"):
-            continue
-        events[key] += 1
-        first.setdefault(key, line)
+        if not (above_info and level in ("debug", "info")):
+            events[key] += 1
+            first.setdefault(key, line)
     out: list[str] = []
     for key, n in events.most_common(limit):
-        out.append(f"{n:6d} x {key}")
-        out += [f"         first: {first[key][:400]}"] if first_lines else []
+        out += [f"{n:6d} x {key}"] + ([f"         first: {first[key][:400]}"] * first_lines)
     return out
 
 
@@ -468,28 +418,12 @@ def print_log_summary(lines: Sequence[str], label: str, limit: int = 8, **option
         print(f"    {line}")
 
 
-def fill_defaults(args: argparse.Namespace, **pairs: tuple[float, float]) -> None:
-    """Each option of ``pairs`` not given gets its ``(quick, full)`` default, by ``--quick``."""
-    for name, pair in pairs.items():
-        if getattr(args, name) is None:
-            setattr(args, name, pair[0] if args.quick else pair[1])
-
-
-def choose(parser: argparse.ArgumentParser, text: str | None, names: Sequence[str]) -> list[str]:
-    """The names a comma-separated option gives (all when ``None``), in ``names``' order."""
-    wanted = {n.strip() for n in (text or ",".join(names)).split(",") if n.strip()}
-    if not wanted or wanted - set(names):
-        parser.error(f"takes a comma-separated list of {', '.join(names)}, not {text!r}")
-    return [name for name in names if name in wanted]
-
-
 def post_many(server: Server, feed_posts: int, sense_posts: int) -> None:
     """``feed_posts`` ``POST /feed`` and ``sense_posts`` ``POST /sense`` (4 KiB OCR), in turn."""
     with httpx.Client(timeout=REQUEST_TIMEOUT_S, headers=JSON_HEADERS) as client:
         for path, count in (("/feed", feed_posts), ("/sense", sense_posts)):
-            body = post_body(path)
             for _ in range(count):
-                client.post(server.base_url + path, content=body).raise_for_status()
+                client.post(server.base_url + path, content=post_body(path)).raise_for_status()
 
 
 def health(server: Server) -> tuple[int, dict[str, Any]]:
@@ -512,3 +446,31 @@ def print_health(server: Server, prefix: str = "") -> None:
         if isinstance(a, dict) and a.get("restarts")
     }
     print(f"  {prefix}actor restarts: {restarts or 'none'}")
+
+
+def fill_defaults(args: argparse.Namespace, **pairs: tuple[float, float]) -> None:
+    """Each option of ``pairs`` not given gets its ``(quick, full)`` default, by ``--quick``."""
+    for name, pair in pairs.items():
+        if getattr(args, name) is None:
+            setattr(args, name, pair[0] if args.quick else pair[1])
+
+
+def choose(parser: argparse.ArgumentParser, text: str | None, names: Sequence[str]) -> list[str]:
+    """The names a comma-separated option gives (all when ``None``), in ``names``' order."""
+    wanted = {n.strip() for n in (text or ",".join(names)).split(",") if n.strip()}
+    if not wanted or wanted - set(names):
+        parser.error(f"takes a comma-separated list of {', '.join(names)}, not {text!r}")
+    return [name for name in names if name in wanted]
+
+
+def parser(doc: str | None, **options: tuple[type, Any, str]) -> argparse.ArgumentParser:
+    """A parser described by the first line of ``doc``; each option ``name=(type, default,
+    help)`` becomes ``--name`` (underscores as dashes; ``bool``: a flag)."""
+    made = argparse.ArgumentParser(description=(doc or "").split("\n", 1)[0])
+    for name, (kind, default, text) in options.items():
+        flag = "--" + name.replace("_", "-")
+        if kind is bool:
+            made.add_argument(flag, action="store_true", help=text)
+        else:
+            made.add_argument(flag, type=kind, default=default, help=text)
+    return made
