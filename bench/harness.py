@@ -32,16 +32,10 @@ from transport.demo.fake_llm import FakeLLM
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
-MEMORY = ":memory:"
-"""``--data-dir :memory:``: the same SQLite files in ``/dev/shm``, no sync."""
+MEMORY = ":memory:"  # --data-dir :memory:: the same SQLite files in /dev/shm, no sync
 JSON_HEADERS = {"Content-Type": "application/json"}
-REQUEST_TIMEOUT_S = 10.0
-HEALTH_TIMEOUT_S = 20.0
-TERM_TIMEOUT_S = 15.0
+REQUEST_TIMEOUT_S, HEALTH_TIMEOUT_S, TERM_TIMEOUT_S = 10.0, 20.0, 15.0
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-# -- request bodies, numbers ---------------------------------------------------------------------
-
 FEED_TEXT = (
     "[PERIODIC] status check\n"
     "[2s ago, openrouter] so the relay keeps the last messages and the agent reads them"
@@ -58,11 +52,10 @@ def feed_body(n: int = 0) -> bytes:
 
 def sense_body(ocr_bytes: int = OCR_BYTES, n: int = 0, ts: int | None = None) -> bytes:
     """A ``POST /sense`` text event with ``ocr_bytes`` of code-like OCR; ``n`` varies text, app."""
-    prefix = f"# screen {n}\n" if n else ""
-    ocr = (prefix + OCR_LINE * (ocr_bytes // len(OCR_LINE) + 1))[:ocr_bytes]
+    ocr = (f"# screen {n}\n" if n else "") + OCR_LINE * (ocr_bytes // len(OCR_LINE) + 1)
     ts = ts if ts is not None else int(time.time() * 1000)
     meta = {"app": APPS[n % len(APPS)], "ssim": 0.9}
-    return orjson.dumps({"type": "text", "ts": ts, "ocr": ocr, "meta": meta})
+    return orjson.dumps({"type": "text", "ts": ts, "ocr": ocr[:ocr_bytes], "meta": meta})
 
 
 def post_body(path: str) -> bytes:
@@ -101,7 +94,7 @@ def rss_mb(pid: int) -> float:
 
 
 def cpu_s(pid: int) -> float:
-    """utime + stime of a process (all its threads), in seconds."""
+    """utime + stime of a process (all its threads), in seconds (NaN when it is gone)."""
     try:
         raw = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -163,8 +156,7 @@ def free_port() -> int:
     """A TCP port that was free on loopback a moment ago."""
     with socket.socket() as s:
         s.bind((HOST, 0))
-        port: int = s.getsockname()[1]
-        return port
+        return int(s.getsockname()[1])
 
 
 def log_tail(path: Path | None, lines: int = 15) -> str:
@@ -185,18 +177,16 @@ def wait_answering(
     ``timeout_s`` goes by."""
     deadline, last = time.monotonic() + timeout_s, "no answer yet"
     with httpx.Client(timeout=2.0) as client:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                msg = f"{what} exited with code {proc.returncode}:\n{log_tail(log_path)}"
-                raise RuntimeError(msg)
+        while time.monotonic() < deadline and proc.poll() is None:
             try:
-                status = client.get(url).status_code
-                if status == 200:
+                if (status := client.get(url).status_code) == 200:
                     return
                 last = f"HTTP {status}"
             except httpx.HTTPError as exc:
                 last = type(exc).__name__
             time.sleep(0.05)
+    if proc.poll() is not None:
+        raise RuntimeError(f"{what} exited with code {proc.returncode}:\n{log_tail(log_path)}")
     msg = f"{what} not answering {url} after {timeout_s:g} s ({last}):\n{log_tail(log_path)}"
     raise RuntimeError(msg)
 
@@ -225,15 +215,14 @@ def _terminate(proc: subprocess.Popen[bytes], name: str) -> tuple[float, int | N
 
 @dataclass(slots=True)
 class Server:
-    """A server subprocess (a relay, the bare app, the fake LLM) and where it listens."""
+    """A server subprocess (a relay, the bare app, the fake LLM), where it listens, how long it
+    took from spawn to its first 200, and whether :func:`timed_stop` stopped it already."""
 
     proc: subprocess.Popen[bytes]
     base_url: str
     log_path: Path
     ready_s: float = float("nan")
-    """From spawning the process to its first 200."""
     stopped: bool = False
-    """Stopped by :func:`timed_stop`: :func:`server_process` has nothing left to stop."""
 
     @property
     def pid(self) -> int:
@@ -295,14 +284,8 @@ def relay_env(**settings: str) -> dict[str, str]:
 
 def agent_env(llm_url: str, sync: str = "full", **extra: str) -> dict[str, str]:
     """A relay pointed at a fake LLM, ticking every second (a tick times out after 5 s)."""
-    return relay_env(
-        OPENROUTER_API_KEY="bench-key",
-        AGENT_BASE_URL=llm_url,
-        AGENT_INTERVAL_MS="1000",
-        AGENT_TIMEOUT_MS="5000",
-        RELAY_SYNC=sync,
-        **extra,
-    )
+    agent = {"AGENT_BASE_URL": llm_url, "AGENT_INTERVAL_MS": "1000", "AGENT_TIMEOUT_MS": "5000"}
+    return relay_env(OPENROUTER_API_KEY="bench-key", RELAY_SYNC=sync, **agent, **extra)
 
 
 @contextlib.contextmanager
@@ -407,7 +390,9 @@ def summarize_log(
             first.setdefault(key, line)
     out: list[str] = []
     for key, n in events.most_common(limit):
-        out += [f"{n:6d} x {key}"] + ([f"         first: {first[key][:400]}"] * first_lines)
+        out += [f"{n:6d} x {key}"] + (
+            [f"         first: {first[key][:400]}"] if first_lines else []
+        )
     return out
 
 
@@ -439,12 +424,8 @@ def print_health(server: Server, prefix: str = "") -> None:
     """The relay's ``/health.agent`` and the actors that restarted."""
     status, body = health(server)
     print(f"  {prefix}GET /health -> {status}: agent={body.get('agent')}")
-    actors = body.get("actors")
-    restarts = {
-        name: a.get("restarts")
-        for name, a in (actors.items() if isinstance(actors, dict) else ())
-        if isinstance(a, dict) and a.get("restarts")
-    }
+    actors: dict[str, Any] = body.get("actors") or {}
+    restarts = {n: a["restarts"] for n, a in actors.items() if a.get("restarts")}
     print(f"  {prefix}actor restarts: {restarts or 'none'}")
 
 
@@ -465,12 +446,15 @@ def choose(parser: argparse.ArgumentParser, text: str | None, names: Sequence[st
 
 def parser(doc: str | None, **options: tuple[type, Any, str]) -> argparse.ArgumentParser:
     """A parser described by the first line of ``doc``; each option ``name=(type, default,
-    help)`` becomes ``--name`` (underscores as dashes; ``bool``: a flag)."""
+    help)`` is ``--name`` (dashes for underscores; ``bool``: a flag; default ``...``: required),
+    or a positional argument for a name that starts with ``_``."""
     made = argparse.ArgumentParser(description=(doc or "").split("\n", 1)[0])
     for name, (kind, default, text) in options.items():
         flag = "--" + name.replace("_", "-")
-        if kind is bool:
+        if name.startswith("_"):
+            made.add_argument(name[1:], type=kind, help=text)
+        elif kind is bool:
             made.add_argument(flag, action="store_true", help=text)
         else:
-            made.add_argument(flag, type=kind, default=default, help=text)
+            made.add_argument(flag, type=kind, default=default, required=default is ..., help=text)
     return made

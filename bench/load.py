@@ -289,24 +289,13 @@ class Setup:
 
 
 @contextlib.contextmanager
-def _thread(run: Callable[[threading.Event], None], stop: threading.Event) -> Iterator[None]:
-    """``run(stop)`` on a daemon thread until exit."""
-    thread = threading.Thread(target=run, args=(stop,), daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(timeout=REQUEST_TIMEOUT_S + 1)
-
-
-@contextlib.contextmanager
 def crash_loop(server: Server) -> Iterator[Counter[str]]:
     """POST :data:`CRASH_FAULT` every :data:`CRASH_EVERY_S` until exit; yields the answers by
     status (200: crash sent; 503: the caller was waiting out its restart backoff) or failure."""
     outcomes: Counter[str] = Counter()
+    stop = threading.Event()
 
-    def run(stop: threading.Event) -> None:
+    def run() -> None:
         with httpx.Client(timeout=REQUEST_TIMEOUT_S) as client:
             while not stop.is_set():
                 try:
@@ -316,8 +305,13 @@ def crash_loop(server: Server) -> Iterator[Counter[str]]:
                     outcomes[type(exc).__name__] += 1
                 stop.wait(CRASH_EVERY_S)
 
-    with _thread(run, threading.Event()):
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
         yield outcomes
+    finally:
+        stop.set()
+        thread.join(timeout=REQUEST_TIMEOUT_S + 1)
 
 
 @dataclass(slots=True)
@@ -421,6 +415,21 @@ def run_scenario(setup: Setup, rounds: int, seconds: float) -> tuple[list[Row], 
             rss["end"] = harness.rss_mb(relay.pid)
             print(f"  RSS at the end {rss['end']:.1f} MB; fake LLM got {llm.calls} calls")
             harness.print_health(relay)
+    return rows, rss
+
+
+def run_setups(
+    setups: Sequence[Setup], args: argparse.Namespace, title: str
+) -> tuple[list[Row], dict[str, dict[str, float]]]:
+    """Every row of each setup (:func:`run_scenario`), then their table and the relays' RSS."""
+    rows: list[Row] = []
+    rss: dict[str, dict[str, float]] = {}
+    for setup in setups:
+        scenario_rows, rss[setup.name] = run_scenario(setup, args.rounds, args.seconds)
+        rows += scenario_rows
+    if rows:
+        print_table(title, rows)
+        print_rss(rss)
     return rows, rss
 
 
