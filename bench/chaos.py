@@ -1,30 +1,21 @@
-"""Chaos soak: steady ingestion while every actor crashes or hangs at random and the LLM fails in
-every way the fake LLM knows; nothing acknowledged is lost.
+"""Chaos soak: steady ingestion while actors crash or hang at random and the LLM fails in every
+way the fake LLM knows; nothing acknowledged may be lost. Exit code 1 on any correctness problem.
 
 Run from the repository root::
 
     python -m bench.chaos               # 10 minutes
     python -m bench.chaos --quick       # 1 minute: a smoke run
-    python -m bench.chaos --minutes 3 --seed 7
+    python -m bench.chaos --minutes 3 --seed 7 --keep   # keep the data dir and both logs
 
-A fake LLM (``python -m transport.demo.fake_llm``) and a relay (``python run.py`` with
-``RELAY_FAULTS=1``; the agent without the economy, so every tick with new posts calls the LLM,
-ticking every 250 ms, a call timing out after 2 s) run on a temporary data directory (``--keep``
-keeps it and both logs). A spawned process posts to ``/feed`` and ``/sense`` at ``--rate`` per
-second each (8 coroutines per endpoint on a shared schedule; never retried). After a fault-free
-``--baseline`` share, every 5 to 8 s ``POST /debug/fault`` makes a random actor crash (70 %) or
-hang for 0.5 to 3 s, until 8 s before the end. Meanwhile the LLM drill (:class:`LLMDrill`)
-points the relay at each fault mode of the fake LLM in turn, an answered call between two.
-Three poller threads per endpoint read ``GET <endpoint>?after=<last id seen>`` and check each
-answer: ids above ``after``, increasing, no gap unless a whole ring went by ("behind"), and an
-id seen twice never changes.
-
-It prints posts sent and acknowledged, acknowledged posts never seen or seen changed (must be
-0), the rings re-read against what was acknowledged, ingestion p50/p99 in the baseline and in
-the faults, errors by status, the longest run of failed posts, restarts per actor beside the
-crashes injected, the LLM calls and the relay's verdicts per fake LLM mode, the relay's RSS,
-whether it is alive and its exit code after SIGTERM. Exit code 1 on any correctness problem.
-``tests/test_chaos.py`` uses the load, the reader, the drill and the checks of this module.
+A fake LLM and a relay (``RELAY_FAULTS=1``; the agent without the economy: a call on every
+tick with news, every 250 ms) run as subprocesses. A spawned process posts to ``/feed`` and
+``/sense`` at ``--rate`` per second each (never retried); after a fault-free ``--baseline``
+share, ``POST /debug/fault`` crashes (70 %) or hangs a random actor every 5 to 8 s, and
+:class:`LLMDrill` walks the fake LLM's fault modes. Three pollers per endpoint read
+``GET <endpoint>?after=<last id seen>`` and check ids and contents. It prints posts sent,
+acknowledged, never seen or changed, the rings re-read at the end, ingestion latency in the
+baseline and the faults, restarts per actor against the crashes injected, the requests and
+their outcomes per fake LLM mode, RSS, and the exit code after SIGTERM.
 """
 
 from __future__ import annotations
@@ -541,11 +532,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             if status != 200:
                 print(f"  final /health answered {status}: {health}")
             rings: dict[str, list[dict[str, Any]] | None] = dict.fromkeys(ENDPOINTS)
-            with httpx.Client(base_url=relay.base_url, timeout=5.0) as client:
+            with httpx.Client(timeout=5.0) as client:
                 for e in ENDPOINTS:
                     with contextlib.suppress(httpx.HTTPError, ValueError, KeyError):
-                        rings[e] = client.get(e, params={"after": 0}).json()[ITEMS_KEY[e]]
-            with httpx.Client(timeout=5.0) as client:
+                        got = client.get(relay.base_url + e, params={"after": 0})
+                        rings[e] = got.json()[ITEMS_KEY[e]]
                 drilled = drill.requests(client)
             rss_end = harness.rss_mb(relay.pid)
             problems = report(records, acked, readers, rings, faults_at)
