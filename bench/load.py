@@ -109,13 +109,14 @@ def run_wrk(
 
 @dataclass(slots=True)
 class Round:
+    """One measured run: 200 answers per second, wrk's percentiles, errors, the CPU of the server,
+    of the generator and of the rest of the machine (shares of one core), requests, seconds."""
+
     rps: float
-    """200 answers per second."""
     p50: float
     p99: float
     errors: Counter[str]
     relay_cpu: float
-    """The server's CPU over the window, as a share of one core."""
     gen_cpu: float
     other_cpu: float
     requests: int
@@ -190,9 +191,10 @@ def measure(
 
 @dataclass(slots=True)
 class Posted:
+    """What :func:`post` sent: the latencies of the 200s, the 200s and the failures by path."""
+
     latencies_ms: list[float] = field(default_factory=list)
     ok: Counter[str] = field(default_factory=Counter)
-    """200 answers by path."""
     errors: Counter[str] = field(default_factory=Counter)
     wall_s: float = 0.0
 
@@ -330,6 +332,9 @@ def overlay_sockets(server: Server, count: int) -> Iterator[OverlayLoad]:
     thread draining what the relay sends every :data:`OVERLAY_READ_EVERY_S` without parsing it
     and sending ``{"type": "pong"}`` every :data:`OVERLAY_PONG_EVERY_S`."""
     load, stop, url = OverlayLoad(), threading.Event(), httpx.URL(server.base_url)
+    if not count:
+        yield load
+        return
     clients = [OverlayClient(url.host, url.port or 80, "/", timeout_s=1.0) for _ in range(count)]
     refused = [client.refusal for client in clients if client.refusal is not None]
     if refused:
@@ -376,11 +381,8 @@ def run_scenario(setup: Setup, rounds: int, seconds: float) -> tuple[list[Row], 
     rows: list[Row] = []
     rss: dict[str, float] = {}
     faulty = {"RELAY_FAULTS": "1", "RELAY_MAX_RESTARTS": str(CRASH_MAX_RESTARTS)}
-    with harness.agent_setup(setup.name, setup.data_dir, setup.mode, setup.delay_s) as (
-        llm,
-        data_dir,
-        log,
-    ):
+    with harness.agent_setup(setup.name, setup.data_dir, setup.mode, setup.delay_s) as made:
+        llm, data_dir, log = made
         print(f"\n== scenario {setup.name} ({setup.header(data_dir)})")
         env = harness.agent_env(llm.base_url, setup.sync, **(faulty if setup.crash_loop else {}))
         with harness.relay_process(data_dir, log, env) as relay, contextlib.ExitStack() as stack:
@@ -388,11 +390,7 @@ def run_scenario(setup: Setup, rounds: int, seconds: float) -> tuple[list[Row], 
             start = f"RSS after start {rss['start']:.1f} MB"
             print(f"  relay pid {relay.pid} at {relay.base_url}; {start}")
             faults = stack.enter_context(crash_loop(relay)) if setup.crash_loop else Counter()
-            overlay = (
-                stack.enter_context(overlay_sockets(relay, setup.overlays))
-                if setup.overlays
-                else None
-            )
+            overlay = stack.enter_context(overlay_sockets(relay, setup.overlays))
             for endpoint in ENDPOINTS:
                 for conns in setup.conns:
                     row = Row(setup.name, endpoint, conns)
@@ -404,7 +402,7 @@ def run_scenario(setup: Setup, rounds: int, seconds: float) -> tuple[list[Row], 
                 code = relay.proc.poll()
                 state = "still running" if code is None else f"EXITED with code {code}"
                 print(f"  POST /debug/fault answers: {dict(faults) or 'none'}; relay {state}")
-            if overlay is not None:
+            if setup.overlays:
                 streams = harness.health(relay)[1].get("streams", {})
                 megabytes = sum(overlay.received.values()) / 1e6
                 print(
