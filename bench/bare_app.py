@@ -1,21 +1,19 @@
-"""A bare aiohttp app that answers like the relay with nothing behind it: the floor bench's.
+"""A bare aiohttp app that answers like the relay with nothing behind it: the floor's server.
 
-Run from the repository root::
+Run from the repository root (``bench_floor`` and ``bench_ab --bare`` run it for you)::
 
     python -m bench.bare_app --port 18800 --feed-body feed.json --health-body health.json
 
-``POST /feed`` and ``POST /sense`` read the body under the relay's limits (413 above), parse
-it with orjson, run the relay's own ``validate_feed`` / ``validate_sense`` (400 on a bad body)
-and answer ``{"ok": true, "id": n}``. ``GET /feed`` (any query) and ``GET /health`` answer
-the files given (``bench_floor`` passes a relay's real answers). The server is built as the
-relay's transport builds it: the same event loop, ``AppRunner`` and ``TCPSite`` settings,
-``client_max_size`` and orjson answers; no middleware, actors, storage or logging per request.
-SIGTERM or SIGINT stops it (exit code 0).
+``POST /feed`` and ``POST /sense`` read the body under the relay's limits (413 above), parse it
+with orjson, run the relay's ``validate_feed`` / ``validate_sense`` (400 on a bad body) and
+answer ``{"ok": true, "id": n}``; ``GET /feed`` and ``GET /health`` answer the files given.
+The server is built as the relay's transport builds it (event loop, ``AppRunner`` and
+``TCPSite`` settings, ``client_max_size``, orjson answers); no middleware, actors, storage or
+logging per request. SIGTERM or SIGINT stops it (exit code 0).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import itertools
 import signal
@@ -29,6 +27,7 @@ from aiohttp import web
 
 from actors.core.errors import BadRequest, PayloadTooLarge
 from actors.core.validation import SENSE_BODY_LIMIT, validate_feed, validate_sense
+from bench.harness import HOST, parser
 from transport.answers import Accepted, Error
 from transport.guard import json_response
 from transport.http_transport import SHUTDOWN_TIMEOUT_S, new_event_loop
@@ -37,28 +36,18 @@ from transport.inputs import FEED_BODY_LIMIT
 Handler = Callable[[web.Request], Awaitable[web.Response]]
 
 
-async def read_json(request: web.Request, limit: int) -> Any:
-    """The body parsed with orjson, at most ``limit`` bytes."""
-    if request.content_length is not None and request.content_length > limit:
-        msg = f"body is larger than {limit} bytes"
-        raise PayloadTooLarge(msg)
-    body = await request.read()
-    if len(body) > limit:
-        msg = f"body is larger than {limit} bytes"
-        raise PayloadTooLarge(msg)
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise BadRequest(f"body is not valid JSON: {exc}") from None
-
-
 def ingest(limit: int, validate: Callable[[Any], object]) -> Handler:
-    """A POST handler: read, parse and validate the body; answer the next id."""
+    """A POST handler: read at most ``limit`` bytes, parse, validate; answer the next id."""
     ids = itertools.count(1)
 
     async def handler(request: web.Request) -> web.Response:
         try:
-            validate(await read_json(request, limit))
+            if (request.content_length or 0) > limit or len(body := await request.read()) > limit:
+                raise PayloadTooLarge(f"body is larger than {limit} bytes")
+            try:
+                validate(orjson.loads(body))
+            except orjson.JSONDecodeError as exc:
+                raise BadRequest(f"body is not valid JSON: {exc}") from None
         except BadRequest as exc:
             status = 413 if isinstance(exc, PayloadTooLarge) else 400
             return json_response(Error(ok=False, error=str(exc)), status)
@@ -76,36 +65,28 @@ def prebuilt(body: bytes) -> Handler:
     return handler
 
 
-def build_app(feed_body: bytes, health_body: bytes) -> web.Application:
-    """The four routes the bench measures."""
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser(
+        __doc__,
+        port=(int, ..., "port to listen on"),
+        feed_body=(Path, ..., "answer to GET /feed"),
+        health_body=(Path, ..., "answer to GET /health"),
+    ).parse_args(argv)
+    feed, health = args.feed_body.read_bytes(), args.health_body.read_bytes()
     app = web.Application(client_max_size=SENSE_BODY_LIMIT + 1)
     app.router.add_post("/feed", ingest(FEED_BODY_LIMIT, validate_feed))
     app.router.add_post("/sense", ingest(SENSE_BODY_LIMIT, validate_sense))
-    app.router.add_get("/feed", prebuilt(feed_body))
-    app.router.add_get("/health", prebuilt(health_body))
-    return app
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="The bare aiohttp floor of the ingest bench.")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--feed-body", type=Path, required=True, help="answer to GET /feed")
-    parser.add_argument("--health-body", type=Path, required=True, help="answer to GET /health")
-    args = parser.parse_args(argv)
-    feed, health = args.feed_body.read_bytes(), args.health_body.read_bytes()
+    app.router.add_get("/feed", prebuilt(feed))
+    app.router.add_get("/health", prebuilt(health))
     loop = new_event_loop()
     asyncio.set_event_loop(loop)
-    runner = web.AppRunner(
-        build_app(feed, health), access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S
-    )
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
     loop.run_until_complete(runner.setup())
-    site = web.TCPSite(runner, args.host, args.port, backlog=1024)
-    loop.run_until_complete(site.start())
+    loop.run_until_complete(web.TCPSite(runner, HOST, args.port, backlog=1024).start())
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, loop.stop)
     print(
-        f"bare app on http://{args.host}:{args.port} ({type(loop).__module__} loop; "
+        f"bare app on http://{HOST}:{args.port} ({type(loop).__module__} loop; "
         f"GET /feed {len(feed)} bytes, GET /health {len(health)} bytes)",
         flush=True,
     )

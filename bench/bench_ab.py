@@ -7,91 +7,71 @@ Run from the repository root, with the other checkout made by ``git worktree``::
     python -m bench.bench_ab /tmp/relay-before . --rounds 9 --seconds 3
     python -m bench.bench_ab /tmp/relay-before . --bare   # and the ratios to the floor
 
-Both relays run as ``python run.py`` subprocesses of their own checkout, on free loopback
-ports, with ``--data-dir :memory:`` (no fsync: what is compared is the code, not the disk)
-and no LLM key. ``wrk`` (``apt-get install wrk``) drives ``POST /feed`` and ``POST /sense``
-(4 KiB of code-like OCR), the bodies of the ingest bench, at 16 and 64 connections. Within
-each row the two relays take turns, the first of a round alternating, so that what the
-shared machine does meanwhile falls on both alike. With ``--bare``, ``bench/bare_app.py``
-(the floor: the relay's loop, JSON and validation with nothing behind them) takes its turns
-too. It prints, per row, the median requests per second and p99 of each server, the ratio
-after/before of the medians and, with ``--bare``, each checkout's ratio to the floor. It
-asserts nothing.
+Each checkout's ``run.py`` serves with ``--data-dir :memory:`` (the code is compared, not the
+disk) and no LLM key; ``wrk`` drives the ingest bench's ``POST /feed`` and ``POST /sense`` at
+16 and 64 connections, the servers taking turns within each row (the first alternating), so
+what the machine does meanwhile falls on both alike; ``--bare`` adds ``bench/bare_app.py``.
+It prints per row each server's median req/s and p99, after/before, and with ``--bare`` each
+checkout's ratio to the floor.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from bench.harness import feed_body, relay_env, relay_process, sense_body, server_process
+from bench.harness import feed_body, parser, relay_env, relay_process, sense_body, server_process
 from bench.load import run_wrk
 
-ROWS = [
-    (path, body, conns)
-    for path, body in (("/feed", feed_body()), ("/sense", sense_body()))
-    for conns in (16, 64)
-]
+ROWS = [(p, b, c) for p, b in (("/feed", feed_body()), ("/sense", sense_body())) for c in (16, 64)]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("before", type=Path, help="the checkout measured as 'before'")
-    parser.add_argument("after", type=Path, help="the checkout measured as 'after'")
-    parser.add_argument("--rounds", type=int, default=5, help="turns of each server per row")
-    parser.add_argument("--seconds", type=int, default=2, help="wrk's window per turn")
-    parser.add_argument(
-        "--bare", action="store_true", help="also serve bench/bare_app.py and give ratios to it"
-    )
-    args = parser.parse_args(argv)
+    args = parser(
+        __doc__,
+        _before=(Path, None, "the checkout measured as 'before'"),
+        _after=(Path, None, "the checkout measured as 'after'"),
+        rounds=(int, 5, "turns of each server per row"),
+        seconds=(int, 2, "wrk's window per turn"),
+        bare=(bool, None, "also serve bench/bare_app.py and give ratios to it"),
+    ).parse_args(argv)
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="relay-ab-")))
         urls = {}
         if args.bare:
-            answers = [tmp / "feed.json", tmp / "health.json"]
-            for answer in answers:
-                answer.write_bytes(b'{"ok": true}')
-            bare = ["-m", "bench.bare_app", "--feed-body", str(answers[0])]
-            bare += ["--health-body", str(answers[1])]
-            urls["bare"] = stack.enter_context(
-                server_process(bare, tmp / "bare.log", name="bare app")
-            ).base_url
+            for name in ("feed", "health"):
+                (tmp / f"{name}.json").write_bytes(b'{"ok": true}')
+            bare = ["-m", "bench.bare_app", "--feed-body", str(tmp / "feed.json")]
+            bare += ["--health-body", str(tmp / "health.json")]
+            server = server_process(bare, tmp / "bare.log", name="bare app")
+            urls["bare"] = stack.enter_context(server).base_url
         for name in ("before", "after"):
             root = getattr(args, name).resolve()
             env = relay_env(PYTHONPATH=str(root), LOG_LEVEL="warning")
-            relay = stack.enter_context(
-                relay_process(":memory:", tmp / f"{name}.log", env, log_level=None, cwd=root)
-            )
-            urls[name] = relay.base_url
+            relay = relay_process(":memory:", tmp / f"{name}.log", env, log_level=None, cwd=root)
+            urls[name] = stack.enter_context(relay).base_url
         names = list(urls)
         columns = "".join(f" {n + ' req/s':>13} {'p99':>6}" for n in names)
-        ratios = "  after/before" + ("  before/bare  after/bare" if args.bare else "")
-        print(f"{'row':14}{columns}{ratios}")
+        print(f"{'row':14}{columns}  after/before" + ("  before/bare  after/bare" * args.bare))
         for path, body, conns in ROWS:
             rates: dict[str, list[float]] = {n: [] for n in names}
             p99s: dict[str, list[float]] = {n: [] for n in names}
             for turn in range(args.rounds):
-                order = names[turn % len(names) :] + names[: turn % len(names)]
-                for name in order:
-                    result = run_wrk(
-                        urls[name] + path,
-                        conns=conns,
-                        seconds=args.seconds,
-                        method="POST",
-                        body=body,
-                    )
+                for name in names[turn % len(names) :] + names[: turn % len(names)]:
+                    url, secs = urls[name] + path, args.seconds
+                    result = run_wrk(url, conns=conns, seconds=secs, method="POST", body=body)
                     rates[name].append(result.requests / result.seconds)
                     p99s[name].append(result.p99_ms)
             rate = {n: statistics.median(rates[n]) for n in names}
             cells = "".join(f" {rate[n]:13.0f} {statistics.median(p99s[n]):6.2f}" for n in names)
             line = f"{path + ' @' + str(conns):14}{cells}  {rate['after'] / rate['before']:12.3f}"
             if args.bare:
-                line += f"  {rate['before'] / rate['bare']:11.3f}"
-                line += f"  {rate['after'] / rate['bare']:10.3f}"
+                line += (
+                    f"  {rate['before'] / rate['bare']:11.3f}  {rate['after'] / rate['bare']:10.3f}"
+                )
             print(line)
     return 0
 

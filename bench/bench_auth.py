@@ -4,34 +4,30 @@ Run from the repository root::
 
     python -m bench.bench_auth [--number 200000]
 
-Each figure is the best of 5 ``timeit`` runs, per call, on a request made with aiohttp's
-``make_mocked_request`` carrying a capture client's headers. ``guard`` runs a whole guarded
-route (:func:`transport.guard.guarded`) around a handler that answers a prebuilt
-response, driven without an event loop (the coroutine finishes at its first ``send``);
-``handler`` is that handler alone, so ``guard - handler`` is the guard's whole cost (the
-metrics' count included).
-``host`` is the ``Host`` check alone (the set look-up the guard makes), ``rules`` the access
-part only: that look-up, :meth:`Access.cors` and the route's gate. ``response``
-builds the JSON answer of ``POST /feed`` with and without three CORS headers
-(``Access-Control-Allow-Origin: *`` and the rest) on every answer. It asserts nothing.
+Each figure is the best of 5 ``timeit`` runs, per call, on an aiohttp ``make_mocked_request``
+with a capture client's headers. ``guard``: a whole guarded route around a handler answering a
+prebuilt response, driven without an event loop; ``handler``: that handler alone (so
+``guard - handler`` is the guard's whole cost, the metrics' count included); ``host``: the
+``Host`` check alone; ``rules``: that check, :meth:`Access.cors` and the route's gate.
+``response``: the JSON answer of ``POST /feed`` with and without three CORS headers.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import orjson
 from aiohttp import hdrs, web
 from aiohttp.test_utils import make_mocked_request
 
-from bench.harness import best_us, drive
-from transport.auth import Access, Admit
-from transport.guard import guarded as _guarded
-from transport.metrics import HttpStats
+from bench.harness import best_us, drive, parser
+from transport.auth import Access
+from transport.guard import guarded
+from transport.metrics import HttpStats, RouteStats
 
-TOKEN = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+TOKEN = "0123456789abcdef" * 4
 ORIGIN = "http://localhost:5173"
 CLIENT_HEADERS = {
     "Host": "127.0.0.1:18791",
@@ -47,16 +43,13 @@ OLD_CORS = {
     "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
     "Access-Control-Allow-Headers": "Content-Type, Authorization, Last-Event-ID",
 }
+BEARER = {"Authorization": f"Bearer {TOKEN}"}
 CASES: tuple[tuple[str, str, tuple[str, ...], dict[str, str]], ...] = (
     ("no token, no origins (default)", "", (), {}),
-    ("token, header sent", TOKEN, (), {"Authorization": f"Bearer {TOKEN}"}),
-    (
-        "token + allowed origin",
-        TOKEN,
-        (ORIGIN,),
-        {"Authorization": f"Bearer {TOKEN}", "Origin": ORIGIN},
-    ),
+    ("token, header sent", TOKEN, (), BEARER),
+    ("token + allowed origin", TOKEN, (ORIGIN,), {**BEARER, "Origin": ORIGIN}),
 )
+ANSWER = web.Response(body=b'{"ok":true,"id":1}', content_type="application/json")
 
 
 class Arrived:
@@ -66,60 +59,55 @@ class Arrived:
         return ("127.0.0.1", 18791) if name == "sockname" else default
 
 
+async def handler(_request: web.Request) -> web.StreamResponse:
+    return ANSWER
+
+
+def route(
+    access: Access, stats: RouteStats, headers: dict[str, str], arrived: bool = True
+) -> tuple[Any, web.Request]:
+    """A guarded ``POST /feed`` around :func:`handler`, and a request for it (``arrived``: on a
+    connection to the relay's default address)."""
+    admit = access.gate("POST", "/feed")
+    request = make_mocked_request("POST", "/feed", headers=headers)
+    if arrived:
+        request = make_mocked_request("POST", "/feed", headers=headers, transport=Arrived())
+    return guarded(handler, trace=False, access=access, admit=admit, stats=stats), request
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--number", type=int, default=200_000, help="calls per run")
-    number = parser.parse_args(argv).number
-    answer = web.Response(body=b'{"ok":true,"id":1}', content_type="application/json")
-
-    async def handler(_request: web.Request) -> web.StreamResponse:
-        return answer
-
-    print(
-        f"{'case':34} {'host':>6} {'rules':>7} {'guard':>7} {'handler':>8} "
-        f"{'guard-handler':>14}  (us)"
-    )
+    number = parser(__doc__, number=(int, 200_000, "calls per run")).parse_args(argv).number
+    head = f"{'host':>6} {'rules':>7} {'guard':>7} {'handler':>8} {'guard-handler':>14}  (us)"
+    print(f"{'case':34} {head}")
     for name, token, origins, extra in CASES:
         access = Access(token, origins)
-        admit = access.gate("POST", "/feed")
         stats = HttpStats().route("POST", "/feed")
-        guarded = _guarded(handler, trace=False, access=access, admit=admit, stats=stats)
-        request = make_mocked_request(
-            "POST", "/feed", headers={**CLIENT_HEADERS, **extra}, transport=Arrived()
-        )
+        route_, request = route(access, stats, {**CLIENT_HEADERS, **extra})
+        admit = access.gate("POST", "/feed")
         access.check_host(request)  # the first request on the address teaches it its port
 
         def host(access: Access = access, request: web.Request = request) -> None:
             if request.headers.get(hdrs.HOST) not in access.hosts:
                 access.check_host(request)
 
-        def rules(
-            access: Access = access, admit: Admit = admit, request: web.Request = request
-        ) -> None:
+        def rules(access: Access = access, request: web.Request = request) -> None:
             if request.headers.get(hdrs.HOST) not in access.hosts:
                 access.check_host(request)
-            admit(request, access.cors(request))
+            admit(request, access.cors(request))  # noqa: B023 - used at once
 
-        host_us = best_us(host, number)
-        rules_us = best_us(rules, number)
-        guard_us = best_us(lambda: drive(guarded, request), number)  # noqa: B023 - used at once
+        host_us, rules_us = best_us(host, number), best_us(rules, number)
+        guard_us = best_us(lambda: drive(route_, request), number)  # noqa: B023 - used at once
         handler_us = best_us(lambda: drive(handler, request), number)  # noqa: B023
         print(
             f"{name:34} {host_us:6.3f} {rules_us:7.3f} {guard_us:7.3f} {handler_us:8.3f} "
             f"{guard_us - handler_us:14.3f}"
         )
-
-    body = {"ok": True, "id": 12345}
-    before = best_us(
-        lambda: web.Response(
-            body=orjson.dumps(body), content_type="application/json", headers=OLD_CORS
-        ),
-        number,
+    body, kind = {"ok": True, "id": 12345}, "application/json"
+    old = best_us(
+        lambda: web.Response(body=orjson.dumps(body), content_type=kind, headers=OLD_CORS), number
     )
-    after = best_us(
-        lambda: web.Response(body=orjson.dumps(body), content_type="application/json"), number
-    )
-    print(f"response with the old CORS headers {before:.3f} us, without {after:.3f} us")
+    new = best_us(lambda: web.Response(body=orjson.dumps(body), content_type=kind), number)
+    print(f"response with the old CORS headers {old:.3f} us, without {new:.3f} us")
     return 0
 
 

@@ -7,26 +7,18 @@ Run from the repository root::
     python -m bench.bench_conns --checkout /tmp/relay-before   # another checkout's run.py
     python -m bench.bench_conns --base-url http://127.0.0.1:18791   # a relay already running
 
-For each scenario a relay starts with at most ``--nofile`` open files (a Mac's default is
-256), real SQLite files and its default connection settings; then ``--idle`` connections are
-opened to it and left alone:
-
-``silent``  connect and send nothing;
-``half``    send half a request head (the request line and part of a header), then nothing;
-``kept``    send one whole request, read its answer, and keep the connection open.
-
-While they stay open, a new client connects every 0.25 s for ``--seconds`` and asks
-``GET /health``. The table shows how many of these new clients were answered 200, how many
-were refused with 503 (the relay at its connection cap) and how many got nothing (connection
-refused, reset, or no answer in 1 s); when the first was answered; how many of the idle
-connections the relay had closed by the end, and after how long the last of those went; and
-the relay's open files at most (``/proc``, when it runs here). Then the idle connections are
-closed and one more client must be answered. It asserts nothing: it prints figures.
+Per scenario a relay starts with at most ``--nofile`` open files, real SQLite files and its
+default connection settings; ``--idle`` connections are opened and left ``silent`` (nothing
+sent), ``half`` (half a request head) or ``kept`` (one request answered, kept open). Meanwhile
+a new client asks ``GET /health`` every 0.25 s for ``--seconds``. Per scenario: new clients
+answered 200, refused 503 (the connection cap) or getting nothing (refused, reset, no answer
+in 1 s), when the first was answered, how many idle connections the relay closed and when the
+last went, the relay's open files at most (``/proc``), and one more client's answer once the
+idle connections are gone.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import select
@@ -34,48 +26,31 @@ import socket
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.harness import HOST, ROOT, relay_env, relay_process, summarize_log
+from bench.harness import HOST, ROOT, parser, relay_env, relay_process, summarize_log
 
 SCENARIOS = ("silent", "half", "kept")
-PROBE_EVERY_S = 0.25
-PROBE_TIMEOUT_S = 1.0
-HALF_HEAD = b"GET /health HTTP/1.1\r\nHost: relay\r\nUser-Agent: bench-"
-WHOLE_REQUEST = b"GET /health HTTP/1.1\r\nHost: relay\r\n\r\n"
-PROBE_REQUEST = b"GET /health HTTP/1.1\r\nHost: relay\r\nConnection: close\r\n\r\n"
+PROBE_EVERY_S, PROBE_TIMEOUT_S = 0.25, 1.0
 
 
-@dataclass(slots=True)
-class Outcome:
-    """What one scenario measured."""
-
-    scenario: str
-    opened: int = 0
-    answered: int = 0
-    refused: int = 0
-    failed: int = 0
-    first_answer_s: float | None = None
-    closed: int = 0
-    last_closed_s: float | None = None
-    peak_fds: int | None = None
-    after: str = ""
-    """The answer to one more client once the idle connections are gone."""
-    statuses: list[str] = field(default_factory=list)
+def head(host: str, port: int, close: bool = False) -> bytes:
+    """A ``GET /health`` request head (the relay answers only its own ``Host``)."""
+    closing = "Connection: close\r\n" if close else ""
+    return f"GET /health HTTP/1.1\r\nHost: {host}:{port}\r\n{closing}\r\n".encode()
 
 
 def probe(host: str, port: int) -> str:
     """One new client's ``GET /health``: ``"200"``, ``"503"`` ..., or why it got nothing."""
     try:
         with socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S) as conn:
-            conn.sendall(PROBE_REQUEST)
+            conn.sendall(head(host, port, close=True))
             data = b""
             while b"\r\n" not in data:
-                chunk = conn.recv(4096)
-                if not chunk:
-                    return "closed" if not data else "short"
+                if not (chunk := conn.recv(4096)):
+                    return "short" if data else "closed"
                 data += chunk
     except TimeoutError:
         return "timeout"
@@ -86,47 +61,27 @@ def probe(host: str, port: int) -> str:
 
 
 def open_idle(host: str, port: int, count: int, scenario: str) -> list[socket.socket]:
-    """``count`` connections left as ``scenario`` says (those the system refuses are left out)."""
+    """``count`` connections left as ``scenario`` says (those the system refuses left out)."""
     conns: list[socket.socket] = []
     for _ in range(count):
-        try:
-            conn = socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S)
-        except OSError:
-            continue
-        conns.append(conn)
-        try:
+        with contextlib.suppress(OSError):
+            conns.append(conn := socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S))
             if scenario == "half":
-                conn.sendall(HALF_HEAD)
+                conn.sendall(head(host, port)[:-2] + b"User-Agent: bench-")
             elif scenario == "kept":
-                conn.sendall(WHOLE_REQUEST)
-                _read_answer(conn)
-        except OSError:
-            continue
+                conn.sendall(head(host, port))
+                data = b""  # read the answer's head and its Content-Length body
+                while b"\r\n\r\n" not in data and (chunk := conn.recv(4096)):
+                    data += chunk
+                top, _, body = data.partition(b"\r\n\r\n")
+                length = [
+                    ln[15:] for ln in top.lower().split(b"\r\n") if ln[:15] == b"content-length:"
+                ]
+                while len(body) < int((length or [b"0"])[0]) and (chunk := conn.recv(4096)):
+                    body += chunk
     for conn in conns:
         conn.setblocking(False)
     return conns
-
-
-def _read_answer(conn: socket.socket) -> None:
-    """Read one answer's head and body (``Content-Length``), or give up at the timeout."""
-    data = b""
-    with contextlib.suppress(OSError):
-        while b"\r\n\r\n" not in data:
-            chunk = conn.recv(4096)
-            if not chunk:
-                return
-            data += chunk
-        head, _, body = data.partition(b"\r\n\r\n")
-        length = 0
-        for line in head.split(b"\r\n"):
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        while len(body) < length:
-            chunk = conn.recv(4096)
-            if not chunk:
-                return
-            body += chunk
 
 
 def newly_closed(conns: list[socket.socket], closed: set[int]) -> list[int]:
@@ -134,101 +89,85 @@ def newly_closed(conns: list[socket.socket], closed: set[int]) -> list[int]:
     readable, _, _ = select.select([c for i, c in enumerate(conns) if i not in closed], [], [], 0)
     found = []
     for conn in readable:
-        index = conns.index(conn)
         with contextlib.suppress(BlockingIOError):
             try:
                 data = conn.recv(65536)
             except OSError:
                 data = b""
             if not data or b"Connection: close" in data:
-                found.append(index)
+                found.append(conns.index(conn))
     return found
 
 
 def open_files(pid: int | None) -> int | None:
-    if pid is None:
-        return None
-    try:
-        return len(os.listdir(f"/proc/{pid}/fd"))
-    except OSError:
-        return None
+    with contextlib.suppress(OSError):
+        return None if pid is None else len(os.listdir(f"/proc/{pid}/fd"))
+    return None
 
 
 def run_scenario(
     scenario: str, host: str, port: int, pid: int | None, idle: int, seconds: float
-) -> Outcome:
-    outcome = Outcome(scenario)
+) -> str:
+    """The scenario's row of the table, and what the probes got that was not 200 or 503."""
     started = time.monotonic()
     conns = open_idle(host, port, idle, scenario)
-    outcome.opened = len(conns)
     closed: set[int] = set()
+    statuses: Counter[str] = Counter()
+    first = last = None
     peak = open_files(pid)
     try:
         while time.monotonic() - started < seconds:
             tick = time.monotonic()
-            status = probe(host, port)
-            outcome.statuses.append(status)
-            if status == "200":
-                outcome.answered += 1
-                if outcome.first_answer_s is None:
-                    outcome.first_answer_s = time.monotonic() - started
-            elif status == "503":
-                outcome.refused += 1
-            else:
-                outcome.failed += 1
-            found = newly_closed(conns, closed)
-            if found:
+            statuses[status := probe(host, port)] += 1
+            if status == "200" and first is None:
+                first = time.monotonic() - started
+            if found := newly_closed(conns, closed):
                 closed.update(found)
-                outcome.last_closed_s = time.monotonic() - started
+                last = time.monotonic() - started
             fds = open_files(pid)
-            if fds is not None:
-                peak = max(peak or 0, fds)
+            peak = max(peak or 0, fds) if fds is not None else peak
             time.sleep(max(0.0, PROBE_EVERY_S - (time.monotonic() - tick)))
     finally:
-        outcome.closed = len(closed)
-        outcome.peak_fds = peak
         for conn in conns:
             conn.close()
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        outcome.after = probe(host, port)
-        if outcome.after == "200":
-            break
+    deadline, after = time.monotonic() + 5, ""
+    while time.monotonic() < deadline and (after := probe(host, port)) != "200":
         time.sleep(0.1)
-    return outcome
+    none = statuses.total() - statuses["200"] - statuses["503"]
+    cells = [len(conns), statuses["200"], statuses["503"], none]
+    times = ["-" if t is None else f"{t:.2f}" for t in (first, last)]
+    row = f"{scenario:<8} {cells[0]:>5} {cells[1]:>4} {cells[2]:>4} {cells[3]:>5} {times[0]:>9} "
+    row += f"{len(closed):>6} {times[1]:>13} {'-' if peak is None else peak:>7}  {after}"
+    others = sorted(s for s in statuses if s not in ("200", "503"))
+    return row + (f"\n    no answer: {', '.join(others)}" if others else "")
 
 
 @contextlib.contextmanager
-def relay(args: argparse.Namespace, log: list[str]) -> Iterator[tuple[str, int, int | None]]:
-    """Where the relay of one scenario listens, and its pid (``None``: not ours); a summary
-    of its log is added to ``log`` once it stopped."""
+def relay(args, log: list[str]) -> Iterator[tuple[str, int, int | None]]:
+    """Where the relay of one scenario listens and its pid (``None``: not ours); a summary of
+    its log is added to ``log`` once it stopped."""
     if args.base_url:
-        hostport = args.base_url.split("://", 1)[-1].rstrip("/")
-        host, _, port = hostport.rpartition(":")
+        host, _, port = args.base_url.split("://", 1)[-1].rstrip("/").rpartition(":")
         yield host, int(port), None
         return
     root = Path(args.checkout).resolve() if args.checkout else ROOT
     with tempfile.TemporaryDirectory(prefix="relay-conns-") as tmp:
-        log_path = Path(tmp) / "relay.log"
-        env = relay_env()
-        with relay_process(
-            str(Path(tmp) / "data"), log_path, env, cwd=root, nofile=args.nofile
-        ) as server:
-            host, port = server.base_url.split("://", 1)[1].rsplit(":", 1)
-            yield host, int(port), server.pid
+        log_path, data = Path(tmp) / "relay.log", str(Path(tmp) / "data")
+        with relay_process(data, log_path, relay_env(), cwd=root, nofile=args.nofile) as server:
+            yield HOST, int(server.base_url.rsplit(":", 1)[1]), server.pid
         log += summarize_log(log_path.read_text(errors="replace").splitlines(), first_lines=False)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--idle", type=int, default=240, help="idle connections (default 240)")
-    parser.add_argument("--nofile", type=int, default=256, help="the relay's ulimit -n")
-    parser.add_argument("--seconds", type=float, default=15.0, help="probing per scenario")
-    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated")
-    parser.add_argument("--checkout", help="run run.py of this checkout (default: this one)")
-    parser.add_argument("--base-url", help="a relay already running (no ulimit, no /proc)")
-    args = parser.parse_args(argv)
-    scenarios = [s for s in args.scenarios.split(",") if s]
+    args = parser(
+        __doc__,
+        idle=(int, 240, "idle connections (default 240)"),
+        nofile=(int, 256, "the relay's ulimit -n"),
+        seconds=(float, 15.0, "probing per scenario"),
+        scenarios=(str, ",".join(SCENARIOS), "comma-separated"),
+        checkout=(str, None, "run run.py of this checkout (default: this one)"),
+        base_url=(str, None, "a relay already running (no ulimit, no /proc)"),
+    ).parse_args(argv)
     where = args.base_url or f"run.py of {args.checkout or ROOT}, ulimit -n {args.nofile}"
     print(
         f"== {args.idle} idle connections, a new client every {PROBE_EVERY_S:g} s for "
@@ -239,20 +178,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{'closed':>6} {'last closed s':>13} {'fds max':>7}  after"
     )
     logs: dict[str, list[str]] = {}
-    for scenario in scenarios:
-        log = logs[scenario] = []
-        with relay(args, log) as (host, port, pid):
-            o = run_scenario(scenario, host, port, pid, args.idle, args.seconds)
-        first = "-" if o.first_answer_s is None else f"{o.first_answer_s:.2f}"
-        last = "-" if o.last_closed_s is None else f"{o.last_closed_s:.2f}"
-        fds = "-" if o.peak_fds is None else str(o.peak_fds)
-        print(
-            f"{scenario:<8} {o.opened:>5} {o.answered:>4} {o.refused:>4} {o.failed:>5} "
-            f"{first:>9} {o.closed:>6} {last:>13} {fds:>7}  {o.after}"
-        )
-        others = sorted({s for s in o.statuses if s not in ("200", "503")})
-        if others:
-            print(f"    no answer: {', '.join(others)}")
+    for scenario in [s for s in args.scenarios.split(",") if s]:
+        with relay(args, logs.setdefault(scenario, [])) as (host, port, pid):
+            row = run_scenario(scenario, host, port, pid, args.idle, args.seconds)
+        print(row)
     for scenario, lines in logs.items():
         if lines:
             print(f"  {scenario}: the relay's log (level warning), events by count")

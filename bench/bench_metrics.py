@@ -2,29 +2,19 @@
 
 Run from the repository root::
 
-    python -m bench.bench_metrics [--number 200000]
+    python -m bench.bench_metrics [--number 200000] [--no-scrape]
 
-Each per-request figure is the best of 5 ``timeit`` runs, per call:
-
-``observe``    the statement the route guard runs per request (:func:`transport.guard.guarded`):
-               ``stats.observe(status, time.perf_counter() - started)``, on a
-               :class:`transport.metrics.RouteStats`.
-``guard``      a whole guarded ``POST /feed`` route around a handler that answers a prebuilt
-               response, driven without an event loop, on aiohttp's ``make_mocked_request``,
-               with the real ``RouteStats`` and with a stand-in whose ``observe`` does nothing;
-               the difference is what the counting adds beyond a method call.
-``prometheus`` for comparison, the same count done with prometheus-client's own objects:
-               ``Histogram.labels(...).observe()`` and ``Counter.labels(...).inc()``.
-``scrape``     ``transport.exposition.render`` on a relay with the fake LLM and a few ticks'
-               worth of counters (in-process, ``data_dir=":memory:"``), median of 50 scrapes,
-               in milliseconds, with the size of the text.
-
-It prints figures and asserts nothing.
+Per request, the best of 5 ``timeit`` runs, per call: ``observe``, the statement the route guard
+runs per request on a :class:`transport.metrics.RouteStats`; ``guard``, a whole guarded
+``POST /feed`` route (as ``bench_auth``'s) with the real ``RouteStats`` and with one whose
+``observe`` does nothing (the difference is what counting adds beyond a method call); and for
+comparison prometheus-client's ``Histogram.labels(...).observe()`` + ``Counter...inc()``.
+``scrape``: ``transport.exposition.render`` on an in-process relay with the fake LLM and a few
+ticks' counters, median of 50, in milliseconds, with the size of the text.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import sys
@@ -32,15 +22,26 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
-from aiohttp import web
-from aiohttp.test_utils import make_mocked_request
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from bench.harness import best_us, drive
+from actors.core.entries import EMPTY_AGENT
+from actors.core.records import EMPTY_FEED, EMPTY_SENSE
+from actors.core.validation import validate_sense
+from actors.kernel.clock import SystemClock
+from actors.kernel.published import Published
+from actors.tree import start_relay
+from bench.bench_auth import route
+from bench.harness import best_us, drive, parser
+from config.settings import AgentConfig, Settings
+from transport import HttpFrontend
+from transport.app import streams_of
 from transport.auth import Access
-from transport.guard import guarded as _guarded
-from transport.metrics import HTTP_BUCKETS_S, RouteStats
+from transport.bridge import Asker
+from transport.demo.fake_llm import FakeLLM
+from transport.exposition import render
+from transport.metrics import HTTP_BUCKETS_S, HttpStats, RouteStats
+from transport.state import Peers
+from transport.stream_limits import StreamLimits
 
 
 class _NoStats(RouteStats):
@@ -53,40 +54,23 @@ class _NoStats(RouteStats):
 
 
 def per_request(number: int) -> None:
-    stats = RouteStats("POST", "/feed")
-    started = time.perf_counter()
+    stats, started = RouteStats("POST", "/feed"), time.perf_counter()
     observe = best_us(lambda: stats.observe(200, time.perf_counter() - started), number)
     print(f"observe (the guard's added statement)      {observe:6.3f} us")
-
-    answer = web.Response(body=orjson.dumps({"ok": True, "id": 1}), content_type="application/json")
-
-    async def handler(_request: web.Request) -> web.StreamResponse:
-        return answer
-
-    access = Access("", ())
-    request = make_mocked_request(
-        "POST", "/feed", headers={"Content-Type": "application/json", "Content-Length": "16"}
-    )
+    headers = {"Content-Type": "application/json", "Content-Length": "16"}
     figures = {}
     for name, route_stats in (("counting", RouteStats("POST", "/feed")), ("not", _NoStats("", ""))):
-        guarded = _guarded(
-            handler,
-            trace=False,
-            access=access,
-            admit=access.gate("POST", "/feed"),
-            stats=route_stats,
-        )
-        figures[name] = best_us(lambda g=guarded: drive(g, request), number)  # type: ignore[misc]
+        guarded, request = route(Access("", ()), route_stats, headers, arrived=False)
+        figures[name] = best_us(lambda g=guarded, r=request: drive(g, r), number)  # type: ignore[misc]
     print(f"guard, counting                           {figures['counting']:6.3f} us")
     print(f"guard, observe() a no-op                  {figures['not']:6.3f} us")
-    added = figures["counting"] - figures["not"]
-    print(f"  difference                              {added:6.3f} us")
-
-    registry = CollectorRegistry(auto_describe=False)
-    histogram = Histogram(
-        "h_seconds", "h", ["method", "route"], buckets=HTTP_BUCKETS_S, registry=registry
+    print(
+        f"  difference                              {figures['counting'] - figures['not']:6.3f} us"
     )
-    counter = Counter("c", "c", ["method", "route", "status"], registry=registry)
+    registry = CollectorRegistry(auto_describe=False)
+    labels = ["method", "route"]
+    histogram = Histogram("h_seconds", "h", labels, buckets=HTTP_BUCKETS_S, registry=registry)
+    counter = Counter("c", "c", [*labels, "status"], registry=registry)
 
     def with_prometheus_client() -> None:
         seconds = time.perf_counter() - started
@@ -98,21 +82,6 @@ def per_request(number: int) -> None:
 
 
 def scrape_ms(scrapes: int = 50) -> None:
-    from actors.core.entries import EMPTY_AGENT  # noqa: PLC0415
-    from actors.core.records import EMPTY_FEED, EMPTY_SENSE  # noqa: PLC0415
-    from actors.kernel.clock import SystemClock  # noqa: PLC0415
-    from actors.kernel.published import Published  # noqa: PLC0415
-    from actors.tree import start_relay  # noqa: PLC0415
-    from config.settings import AgentConfig, Settings  # noqa: PLC0415
-    from transport import HttpFrontend  # noqa: PLC0415
-    from transport.app import streams_of as _streams  # noqa: PLC0415
-    from transport.bridge import Asker  # noqa: PLC0415
-    from transport.demo.fake_llm import FakeLLM  # noqa: PLC0415
-    from transport.exposition import render  # noqa: PLC0415
-    from transport.metrics import HttpStats  # noqa: PLC0415
-    from transport.state import Peers  # noqa: PLC0415
-    from transport.stream_limits import StreamLimits  # noqa: PLC0415
-
     with FakeLLM() as llm:
         agent = AgentConfig(base_url=llm.base_url, api_key="x", interval_ms=3_600_000)
         clock = SystemClock()
@@ -120,39 +89,32 @@ def scrape_ms(scrapes: int = 50) -> None:
         relay = start_relay(settings, clock, frontend=HttpFrontend(settings))
         try:
             for n in range(5):  # counters for one model, as a few ticks leave them
-                relay.handles["sense"].proxy().append(_sense(n)).get(timeout=5)
+                event = {"type": "text", "ts": n, "ocr": f"screen {n}", "meta": {"app": "idea"}}
+                relay.handles["sense"].proxy().append(validate_sense(event)).get(timeout=5)
                 relay.handles["ticker"].proxy().tick().get(timeout=5)
                 time.sleep(0.1)
             http = HttpStats()
-            for method, route in (("POST", "/feed"), ("POST", "/sense"), ("GET", "/health")):
-                stats = http.route(method, route)
+            for method, path in (("POST", "/feed"), ("POST", "/sense"), ("GET", "/health")):
+                stats = http.route(method, path)
                 for n in range(1000):
                     stats.observe(200 if n % 50 else 400, n / 100_000)
-            handles: dict[str, Any] = {
-                name: relay.handles[name]
-                for name in ("feed", "sense", "digest", "context", "ticker")
-            }
-            views = (Published(EMPTY_FEED), Published(EMPTY_SENSE), Published(EMPTY_AGENT))
+            names = ("feed", "sense", "digest", "context", "ticker")
+            handles: dict[str, Any] = {name: relay.handles[name] for name in names}
+            empty = {"feed_view": EMPTY_FEED, "sense_view": EMPTY_SENSE, "agent_view": EMPTY_AGENT}
+            views: dict[str, Any] = {name: Published(value) for name, value in empty.items()}
+            storage, actors = relay.storage, relay.handles
             peers = Peers(
-                **handles,
-                feed_view=views[0],
-                sense_view=views[1],
-                agent_view=views[2],
-                actors=relay.handles,
-                timeout_s=2.0,
-                storage=relay.storage,
-                clock=clock,
+                **handles, **views, actors=actors, timeout_s=2.0, storage=storage, clock=clock
             )
 
             async def run() -> tuple[list[float], int]:
                 # a scrape reads the streams' counts
-                streams = _streams(peers, Asker(peers.timeout_s), StreamLimits.current(), 32)
+                streams = streams_of(peers, Asker(peers.timeout_s), StreamLimits.current(), 32)
                 times, size = [], 0
                 for _ in range(scrapes):
                     started = time.perf_counter()
-                    body = await render(peers, Asker(peers.timeout_s), http, streams)
+                    size = len(await render(peers, Asker(peers.timeout_s), http, streams))
                     times.append(time.perf_counter() - started)
-                    size = len(body)
                 return times, size
 
             times, size = asyncio.run(run())
@@ -162,17 +124,12 @@ def scrape_ms(scrapes: int = 50) -> None:
     print(f"scrape (render), median of {scrapes}             {median:6.2f} ms, {size} bytes")
 
 
-def _sense(n: int) -> object:
-    from actors.core.validation import validate_sense  # noqa: PLC0415
-
-    return validate_sense({"type": "text", "ts": n, "ocr": f"screen {n}", "meta": {"app": "idea"}})
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--number", type=int, default=200_000, help="calls per timeit run")
-    parser.add_argument("--no-scrape", action="store_true", help="per-request figures only")
-    args = parser.parse_args(argv)
+    args = parser(
+        __doc__,
+        number=(int, 200_000, "calls per timeit run"),
+        no_scrape=(bool, None, "per-request figures only"),
+    ).parse_args(argv)
     per_request(args.number)
     if not args.no_scrape:
         scrape_ms()

@@ -1,34 +1,25 @@
-"""Chaos soak: steady ingestion while every actor crashes or hangs at random; nothing is lost.
+"""Chaos soak: steady ingestion while actors crash or hang at random and the LLM fails in every
+way the fake LLM knows; nothing acknowledged may be lost. Exit code 1 on any correctness problem.
 
 Run from the repository root::
 
     python -m bench.chaos               # 10 minutes
     python -m bench.chaos --quick       # 1 minute: a smoke run
-    python -m bench.chaos --minutes 3 --seed 7
+    python -m bench.chaos --minutes 3 --seed 7 --keep   # keep the data dir and both logs
 
-A fake LLM (``python -m transport.demo.fake_llm``) and a relay (``python run.py`` with
-``RELAY_FAULTS=1``, the agent ticking every second) run as subprocesses on a temporary data
-directory (``--keep`` keeps it, with both logs). A spawned process posts to ``/feed`` and
-``/sense`` at ``--rate`` per second each (8 coroutines per endpoint on a shared schedule: an
-outage is never followed by a burst); every attempt is recorded, never retried. After a
-fault-free ``--baseline`` share of the run, every 5 to 8 s ``POST /debug/fault`` makes a random
-actor crash (70 %) or hang for 0.5 to 3 s, until 8 s before the end; meanwhile the fake LLM
-changes mode every 20 s. Three poller threads per endpoint read ``GET <endpoint>?after=<last
-id seen>`` throughout and check each answer: ids above ``after``, increasing, no gap unless a
-whole ring went by ("behind", a limit of the pollers), and an id seen twice never changes.
-
-It prints posts sent and acknowledged, acknowledged posts never seen or seen changed (must be
-0), the rings re-read after the run against what was acknowledged, ingestion p50/p99 during
-the baseline and during the faults, errors by status, the longest run of failed posts, the
-restarts per actor beside the crashes injected, the relay's RSS, whether it is still alive and
-its exit code after SIGTERM. Exit code 1 on any correctness problem.
-
-``tests/test_chaos.py`` uses the load, the reader and the checks of this module.
+A fake LLM and a relay (``RELAY_FAULTS=1``; the agent without the economy: a call on every
+tick with news, every 250 ms) run as subprocesses. A spawned process posts to ``/feed`` and
+``/sense`` at ``--rate`` per second each (never retried); after a fault-free ``--baseline``
+share, ``POST /debug/fault`` crashes (70 %) or hangs a random actor every 5 to 8 s, and
+:class:`LLMDrill` walks the fake LLM's fault modes. Three pollers per endpoint read
+``GET <endpoint>?after=<last id seen>`` and check ids and contents. It prints posts sent,
+acknowledged, never seen or changed, the rings re-read at the end, ingestion latency in the
+baseline and the faults, restarts per actor against the crashes injected, the requests and
+their outcomes per fake LLM mode, RSS, and the exit code after SIGTERM.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import concurrent.futures
 import contextlib
@@ -36,6 +27,7 @@ import hashlib
 import itertools
 import multiprocessing
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -53,16 +45,8 @@ import orjson
 
 from actors.feed_buffer import FEED_RING
 from actors.sense_buffer import SENSE_RING
-from bench.harness import (
-    JSON_HEADERS,
-    fake_llm_process,
-    percentile,
-    print_log_summary,
-    relay_env,
-    rss_mb,
-    server_process,
-    timed_stop,
-)
+from bench import harness
+from bench.harness import JSON_HEADERS, percentile
 from transport.demo.fake_llm import MODES
 
 ENDPOINTS = ("/feed", "/sense")
@@ -70,37 +54,26 @@ RING = {"/feed": FEED_RING, "/sense": SENSE_RING}
 ITEMS_KEY = {"/feed": "messages", "/sense": "events"}
 FAULT_ACTORS = ("feed", "sense", "context", "llm", "digest", "ticker", "http")
 ACTORS = ("feed", "sense", "digest", "context", "llm", "ticker", "agent", "http")
-WORKERS = 8
+LLM_FAULTS = tuple(m for m in MODES if m != "ok")
+WORKERS, POLLERS = 8, 3
 REQUEST_TIMEOUT_S = 5.0
-POLLERS = 3
 READER_PAUSE_S = 0.02
-START_TIMEOUT_S = 20.0
-LEAD_S = 1.0
-FAULT_GAP_S = (5.0, 8.0)
-HANG_S = (0.5, 3.0)
-CRASH_SHARE = 0.7
-QUIET_END_S = 8.0
-MODE_EVERY_S = 20.0
-SLOW_DELAY_S = 2.0
-CATCH_UP_S = 10.0
+START_TIMEOUT_S, LEAD_S, QUIET_END_S, CATCH_UP_S = 20.0, 1.0, 8.0, 10.0
+FAULT_GAP_S, HANG_S, CRASH_SHARE = (5.0, 8.0), (0.5, 3.0), 0.7
 OCR_CHARS = 256
+AGENT = {"AGENT_ECONOMY": "false", "AGENT_INTERVAL_MS": "250", "AGENT_TIMEOUT_MS": "2000"}
+"""The chaos relay's agent: a call on every tick with news, four a second at most."""
+SLOW_DELAY_S = 1.0
 
 
 def payload(endpoint: str, seq: int) -> dict[str, Any]:
     """The body of post number ``seq`` to ``endpoint``: unique and deterministic."""
     if endpoint == "/feed":
-        return {
-            "text": f"chaos feed #{seq}",
-            "priority": "high" if seq % 3 == 0 else "normal",
-            "channel": "agent" if seq % 2 else "stream",
-        }
-    return {
-        "type": "text",
-        "ts": 1_769_901_200_000 + seq,
-        "ocr": (f"chaos sense #{seq} " + "x" * OCR_CHARS)[:OCR_CHARS],
-        "meta": {"app": "idea", "ssim": round(0.5 + (seq % 50) / 100, 2)},
-        "seq": seq,
-    }
+        priority, channel = "high" if seq % 3 == 0 else "normal", "agent" if seq % 2 else "stream"
+        return {"text": f"chaos feed #{seq}", "priority": priority, "channel": channel}
+    ocr = (f"chaos sense #{seq} " + "x" * OCR_CHARS)[:OCR_CHARS]
+    meta = {"app": "idea", "ssim": round(0.5 + (seq % 50) / 100, 2)}
+    return {"type": "text", "ts": 1_769_901_200_000 + seq, "ocr": ocr, "meta": meta, "seq": seq}
 
 
 def digest_of(body: dict[str, Any]) -> bytes:
@@ -138,39 +111,27 @@ def run_load(
 ) -> list[Record]:
     """Post to each endpoint at its rate per second, from ``start_at`` to ``end_at`` (or
     ``stop``), from :data:`WORKERS` coroutines per endpoint on a shared schedule."""
-    return asyncio.run(_load(base_url, rates, start_at, end_at, stop))
+    return asyncio.run(_load(base_url, rates, start_at, end_at, stop or threading.Event()))
 
 
 async def _load(
-    base_url: str,
-    rates: Mapping[str, float],
-    start_at: float,
-    end_at: float,
-    stop: threading.Event | None,
+    base_url: str, rates: Mapping[str, float], start_at: float, end_at: float, stop: Any
 ) -> list[Record]:
     records: list[Record] = []
-    timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_S)
-    connector = aiohttp.TCPConnector(limit=len(rates) * WORKERS)
     seqs = {endpoint: itertools.count(1) for endpoint in rates}
 
     async def worker(session: aiohttp.ClientSession, endpoint: str, index: int) -> None:
-        period = WORKERS / rates[endpoint]
-        next_at = start_at + index / rates[endpoint]
+        period, next_at = WORKERS / rates[endpoint], start_at + index / rates[endpoint]
         while True:
             await asyncio.sleep(max(0.0, next_at - time.monotonic()))
-            if time.monotonic() >= end_at or (stop is not None and stop.is_set()):
+            if time.monotonic() >= end_at or stop.is_set():
                 return
-            seq = next(seqs[endpoint])
-            started = time.monotonic()
-            item_id = -1
+            seq, started, item_id = next(seqs[endpoint]), time.monotonic(), -1
             try:
                 body = orjson.dumps(payload(endpoint, seq))
-                async with session.post(
-                    base_url + endpoint, data=body, headers=JSON_HEADERS
-                ) as answer:
-                    raw = await answer.read()
-                    status = str(answer.status)
-                    if answer.status == 200:
+                async with session.post(base_url + endpoint, data=body, headers=JSON_HEADERS) as a:
+                    raw, status = await a.read(), str(a.status)
+                    if a.status == 200:
                         data = orjson.loads(raw)
                         ok = data.get("ok") is True and isinstance(data.get("id"), int)
                         item_id, status = (data["id"], status) if ok else (-1, "200-bad-body")
@@ -182,12 +143,14 @@ async def _load(
             )
             next_at = max(next_at + period, ended)
 
+    connector = aiohttp.TCPConnector(limit=len(rates) * WORKERS)
+    timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_S)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
         await asyncio.gather(*(worker(session, e, i) for e in rates for i in range(WORKERS)))
     return records
 
 
-# -- the reader and the checks ---------------------------------------------------------------------
+# -- the reader and the checks -------------------------------------------------------------------
 
 
 class Seen(NamedTuple):
@@ -212,10 +175,8 @@ class ReaderState:
 
 class Reader:
     """``pollers`` threads polling ``GET <endpoint>?after=<last id seen>`` until ``stop``.
-
-    Several pollers, not one: a read queued at an actor that crashes waits for the actor
-    timeout, and one blind poller would let a whole sense ring go by.
-    """
+    Several: a read queued at a crashing actor waits for the actor timeout, and one blind
+    poller would let a whole sense ring go by."""
 
     def __init__(
         self,
@@ -229,12 +190,10 @@ class Reader:
     ) -> None:
         self.base_url, self.endpoint, self.stop = base_url, endpoint, stop
         self.pause_s, self.timeout_s = pause_s, timeout_s
-        self.state = ReaderState()
-        self.lock = threading.Lock()
+        self.state, self.lock = ReaderState(), threading.Lock()
         self.errors: list[BaseException] = []
-        name = f"reader{endpoint.replace('/', '-')}"
         self.threads = [
-            threading.Thread(target=self._run, args=(i, pollers), name=f"{name}-{i}", daemon=True)
+            threading.Thread(target=self._run, args=(i, pollers), daemon=True)
             for i in range(pollers)
         ]
 
@@ -264,17 +223,15 @@ class Reader:
             after = self.state.last_id
         try:
             answer = client.get(self.endpoint, params={"after": after})
+            failure = None if answer.status_code == 200 else str(answer.status_code)
         except httpx.HTTPError as exc:
+            failure = type(exc).__name__
+        if failure is not None:
             with self.lock:
-                self.state.failures[type(exc).__name__] += 1
-            return
-        if answer.status_code != 200:
-            with self.lock:
-                self.state.failures[str(answer.status_code)] += 1
+                self.state.failures[failure] += 1
             return
         data = answer.json()
-        items: list[dict[str, Any]] = data[ITEMS_KEY[self.endpoint]]
-        seen = [(item["id"], self.fingerprint(item)) for item in items]
+        seen = [(item["id"], self.fingerprint(item)) for item in data[ITEMS_KEY[self.endpoint]]]
         with self.lock:
             self._check(after, str(data.get("epoch")), seen)
 
@@ -283,17 +240,16 @@ class Reader:
         return Seen(digest_of(item), digest_of(as_posted(self.endpoint, item)), label)
 
     def _check(self, after: int, epoch: str, seen: list[tuple[int, Seen]]) -> None:
-        state = self.state
+        state, ring = self.state, RING[self.endpoint]
         state.polls += 1
         state.epochs.add(epoch)
         if seen and seen[0][0] > after + 1:
             gap = (after + 1, seen[0][0] - 1)
-            if len(seen) >= RING[self.endpoint]:
+            if len(seen) >= ring:
                 state.behind.append(gap)
             else:
                 state.violations.append(
-                    f"after={after} skipped ids {gap[0]}..{gap[1]} "
-                    f"({len(seen)} items, ring {RING[self.endpoint]})"
+                    f"after={after} skipped ids {gap[0]}..{gap[1]} ({len(seen)} items, ring {ring})"
                 )
         previous = after
         for item_id, fingerprint in seen:
@@ -303,8 +259,7 @@ class Reader:
                     "(backwards or repeated)"
                 )
                 continue
-            previous = item_id
-            known = state.seen.get(item_id)
+            previous, known = item_id, state.seen.get(item_id)
             if known is not None and known.whole != fingerprint.whole:
                 state.violations.append(
                     f"id {item_id} changed: first {known.label!r}, now {fingerprint.label!r}"
@@ -312,14 +267,15 @@ class Reader:
             state.seen[item_id] = fingerprint
             state.last_id = max(state.last_id, item_id)
 
+    def _posted(self, record: Record) -> bytes:
+        return digest_of(payload(self.endpoint, record.seq))
+
     def unseen_and_changed(self, acked: Mapping[int, Record]) -> tuple[list[Record], list[Record]]:
         """The acknowledged posts the reader never saw, and those it saw with other content."""
         seen = self.state.seen
         unseen = [r for r in acked.values() if r.id not in seen]
         changed = [
-            r
-            for r in acked.values()
-            if r.id in seen and seen[r.id].posted != digest_of(payload(self.endpoint, r.seq))
+            r for r in acked.values() if r.id in seen and seen[r.id].posted != self._posted(r)
         ]
         return unseen, changed
 
@@ -333,11 +289,7 @@ class Reader:
             return list(acked), [], []
         in_ring = {item["id"]: self.fingerprint(item) for item in ring}
         absent = [i for i in acked if i >= ring[0]["id"] and i not in in_ring]
-        other = [
-            i
-            for i, f in in_ring.items()
-            if i in acked and f.posted != digest_of(payload(self.endpoint, acked[i].seq))
-        ]
+        other = [i for i, f in in_ring.items() if i in acked and f.posted != self._posted(acked[i])]
         not_as_read = [i for i, f in in_ring.items() if self.state.seen.get(i) != f]
         return absent, other, not_as_read
 
@@ -362,8 +314,7 @@ def acked_by_id(records: Sequence[Record], endpoint: str) -> dict[int, Record]:
 
 def longest_failing_run(records: Sequence[Record]) -> tuple[float, int, str]:
     """Longest run of consecutive failed posts (by start time): seconds, posts, statuses."""
-    best = (0.0, 0, "")
-    run: list[Record] = []
+    best, run = (0.0, 0, ""), list[Record]()
     for record in [*sorted(records, key=lambda r: r.started), None]:
         if record is not None and record.id < 0:
             run.append(record)
@@ -388,31 +339,99 @@ def inject(client: httpx.Client, actor: str, kind: str, seconds: float = 0.0) ->
     return "ok" if answer.status_code == 200 else str(answer.status_code)
 
 
-# -- the soak ------------------------------------------------------------------------------------
+# -- the LLM drill -------------------------------------------------------------------------------
+
+_REQUESTS = re.compile(r'relay_llm_requests_total\{model="drill/([^"]+)",outcome="(\w+)"\} (\S+)')
 
 
-class ModeCycler(threading.Thread):
-    """Every :data:`MODE_EVERY_S`, the next fault mode of the fake LLM (then ``ok`` again)."""
+class LLMDrill(threading.Thread):
+    """Gives each mode of the fake LLM a model of its own (``drill/<mode>``), then points the
+    relay at each fault mode's model in turn until one request to it ended (or ``visit_s``),
+    and at ``drill/ok``'s until one was answered: the circuit breaker sees a success between
+    two faults, so it never opens. From ``start_at`` until ``until``, ``rounds`` times at most.
+    The relay's own counters (``relay_llm_requests_total`` by model) say what each mode met.
+    """
 
-    def __init__(self, llm_url: str, start_at: float, stop: threading.Event) -> None:
-        super().__init__(name="mode-cycler", daemon=True)
-        self.llm_url, self.start_at, self.stop = llm_url, start_at, stop
+    def __init__(
+        self,
+        llm_url: str,
+        relay_url: str,
+        start_at: float,
+        until: float,
+        *,
+        visit_s: float = 10.0,
+        rounds: float = float("inf"),
+    ) -> None:
+        super().__init__(name="llm-drill", daemon=True)
+        self.llm_url, self.relay_url, self.start_at, self.until = (
+            llm_url,
+            relay_url,
+            start_at,
+            until,
+        )
+        self.visit_s, self.rounds, self.stop = visit_s, rounds, threading.Event()
         self.modes: Counter[str] = Counter()
         """Modes set (answered 200)."""
+        self.visits: Counter[str] = Counter()
+        self.error: BaseException | None = None
 
     def run(self) -> None:
-        if self.stop.wait(max(0.0, self.start_at - time.monotonic())):
-            return
-        with httpx.Client(timeout=5.0) as client:
-            for mode in itertools.cycle([m for m in MODES if m != "ok"] + ["ok"]):
-                with contextlib.suppress(httpx.HTTPError):
-                    answer = client.post(
-                        f"{self.llm_url}/_mode", json={"mode": mode, "delay_s": SLOW_DELAY_S}
-                    )
-                    if answer.status_code == 200:
+        try:
+            with httpx.Client(timeout=REQUEST_TIMEOUT_S) as client:
+                for mode in MODES:
+                    body = {"mode": mode, "model": f"drill/{mode}", "delay_s": SLOW_DELAY_S}
+                    if client.post(f"{self.llm_url}/_mode", json=body).status_code == 200:
                         self.modes[mode] += 1
-                if self.stop.wait(MODE_EVERY_S):
-                    return
+                self.stop.wait(max(0.0, self.start_at - time.monotonic()))
+                done = 0
+                while done < self.rounds and not self._over():
+                    for mode in LLM_FAULTS:
+                        self._visit(client, mode, ("ok", "error"))
+                        self._visit(client, "ok", ("ok",))
+                    done += 1
+        except BaseException as exc:  # reported by the caller, never lost with the thread
+            self.error = exc
+
+    def _over(self) -> bool:
+        return self.stop.is_set() or time.monotonic() >= self.until
+
+    def requests(self, client: httpx.Client) -> Counter[tuple[str, str]] | None:
+        """The relay's requests to the drill's models by (mode, outcome); None: no answer."""
+        try:
+            text = client.get(f"{self.relay_url}/metrics").text
+        except httpx.HTTPError:
+            return None
+        return Counter({(m, o): int(float(n)) for m, o, n in _REQUESTS.findall(text)})
+
+    def _visit(self, client: httpx.Client, mode: str, outcomes: tuple[str, ...]) -> None:
+        if self._over():
+            return
+        before = self.requests(client)
+        with contextlib.suppress(httpx.HTTPError):
+            client.post(f"{self.relay_url}/agent/config", json={"model": f"drill/{mode}"})
+        self.visits[mode] += 1
+        deadline = min(time.monotonic() + self.visit_s, self.until)
+        while time.monotonic() < deadline and not self.stop.wait(0.05):
+            now = self.requests(client)
+            before = before if before is not None else now
+            if now and before is not None and sum(now[mode, o] - before[mode, o] for o in outcomes):
+                return
+
+    def print(self, requests: Counter[tuple[str, str]] | None) -> None:
+        """Visits and the relay's requests per mode (``requests``: :meth:`requests`)."""
+        print("\nLLM drill (each fault mode's model until a request ended, then ok's until one")
+        print("was answered; requests as the relay counted them, retries included)")
+        print(f"  {'mode':18} {'visits':>7} {'answered':>9} {'failed':>7}")
+        for mode in (*LLM_FAULTS, "ok"):
+            got = requests or Counter()
+            print(
+                f"  {mode:18} {self.visits[mode]:7d} {got[mode, 'ok']:9d} {got[mode, 'error']:7d}"
+            )
+        if self.error is not None:
+            print(f"  the LLM drill died: {self.error!r}")
+
+
+# -- the soak ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -447,14 +466,15 @@ def inject_faults(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--minutes", type=float, default=10.0, help="length of the run")
-    parser.add_argument("--quick", action="store_true", help="a 1-minute run")
-    parser.add_argument("--rate", type=float, default=200.0, help="posts/s to each endpoint")
-    parser.add_argument("--baseline", type=float, default=0.1, help="fault-free share")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the fault schedule")
-    parser.add_argument("--keep", action="store_true", help="keep the data dir and the logs")
-    args = parser.parse_args(argv)
+    args = harness.parser(
+        __doc__,
+        minutes=(float, 10.0, "length of the run"),
+        quick=(bool, None, "a 1-minute run"),
+        rate=(float, 200.0, "posts/s to each endpoint"),
+        baseline=(float, 0.1, "fault-free share"),
+        seed=(int, None, "seed of the fault schedule"),
+        keep=(bool, None, "keep the data dir and the logs"),
+    ).parse_args(argv)
     minutes = 1.0 if args.quick else args.minutes
     duration_s = minutes * 60
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
@@ -465,18 +485,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         with contextlib.ExitStack() as stack:
-            llm = stack.enter_context(fake_llm_process(workdir / "fake_llm.log"))
-            env = relay_env(
+            llm = stack.enter_context(harness.fake_llm_process(workdir / "fake_llm.log"))
+            env = harness.relay_env(
                 RELAY_FAULTS="1",
                 RELAY_DATA_DIR=str(workdir / "data"),
                 OPENROUTER_API_KEY="unused",
                 AGENT_BASE_URL=f"{llm.base_url}/v1",
-                AGENT_INTERVAL_MS="1000",
-                AGENT_TIMEOUT_MS="5000",
                 LOG_FORMAT="json",
+                **AGENT,
             )
-            relay = stack.enter_context(server_process(["run.py"], workdir / "relay.log", env=env))
-            rss_start = rss_mb(relay.pid)
+            relay = stack.enter_context(
+                harness.server_process(["run.py"], workdir / "relay.log", env=env)
+            )
+            rss_start = harness.rss_mb(relay.pid)
             print(
                 f"chaos: {minutes:g} min, {args.rate:g} posts/s to each of /feed and /sense, "
                 f"baseline {args.baseline:.0%}, seed {seed}"
@@ -492,43 +513,42 @@ def main(argv: Sequence[str] | None = None) -> int:
             rates = dict.fromkeys(ENDPOINTS, args.rate)
             load = pool.submit(run_load, relay.base_url, rates, start_at, end_at)
             readers = {e: Reader(relay.base_url, e, stop_reading).start() for e in ENDPOINTS}
-            cycler = ModeCycler(llm.base_url, faults_at, stop_reading)
-            cycler.start()
+            drill = LLMDrill(llm.base_url, relay.base_url, faults_at, end_at - QUIET_END_S)
+            drill.start()
 
             def alive() -> bool:
                 return relay.proc.poll() is None
 
-            faults = inject_faults(
-                relay.base_url, alive, random.Random(seed), faults_at, end_at - QUIET_END_S
-            )
+            rng = random.Random(seed)
+            faults = inject_faults(relay.base_url, alive, rng, faults_at, end_at - QUIET_END_S)
             if not alive():
                 print(f"  the relay exited with {relay.proc.returncode} during the run")
             records = load.result(timeout=duration_s + LEAD_S + REQUEST_TIMEOUT_S + 60)
             acked = {e: acked_by_id(records, e) for e in ENDPOINTS}
             catch_up(readers, acked, CATCH_UP_S)
-            cycler.join(timeout=REQUEST_TIMEOUT_S + 2)
+            drill.join(timeout=2 * REQUEST_TIMEOUT_S)
             was_alive = alive()
-            health: dict[str, Any] = {}
+            status, health = harness.health(relay)
+            if status != 200:
+                print(f"  final /health answered {status}: {health}")
             rings: dict[str, list[dict[str, Any]] | None] = dict.fromkeys(ENDPOINTS)
-            with httpx.Client(base_url=relay.base_url, timeout=5.0) as client:
-                with contextlib.suppress(httpx.HTTPError, ValueError):
-                    answer = client.get("/health")
-                    health = answer.json()
-                    if answer.status_code != 200:
-                        print(f"  final /health answered {answer.status_code}: {health}")
+            with httpx.Client(timeout=5.0) as client:
                 for e in ENDPOINTS:
                     with contextlib.suppress(httpx.HTTPError, ValueError, KeyError):
-                        rings[e] = client.get(e, params={"after": 0}).json()[ITEMS_KEY[e]]
-            rss_end = rss_mb(relay.pid)
+                        got = client.get(relay.base_url + e, params={"after": 0})
+                        rings[e] = got.json()[ITEMS_KEY[e]]
+                drilled = drill.requests(client)
+            rss_end = harness.rss_mb(relay.pid)
             problems = report(records, acked, readers, rings, faults_at)
-            print_faults(faults, cycler, health)
+            print_faults(faults, drill.modes, health)
+            drill.print(drilled)
             print(f"relay RSS: {rss_start:.1f} MB at start, {rss_end:.1f} MB at the end")
             state = "yes" if was_alive else f"NO (exit {relay.proc.returncode})"
             print(f"relay alive at the end: {state}")
-            _took, code = timed_stop(relay)
+            _took, code = harness.timed_stop(relay)
             print(f"relay exit code after SIGTERM: {code}")
         lines = (workdir / "relay.log").read_text(errors="replace").splitlines()
-        print_log_summary(lines, "relay log", 50, above_info=True, first_lines=False)
+        harness.print_log_summary(lines, "relay log", 50, above_info=True, first_lines=False)
         print(f"correctness problems: {problems}")
         return 0 if was_alive and problems == 0 and code == 0 else 1
     finally:
@@ -557,8 +577,7 @@ def report(
         f"{'longest failing run':>22}"
     )
     for e in ENDPOINTS:
-        sent = [r for r in records if r.endpoint == e]
-        reader = readers[e]
+        reader, sent = readers[e], [r for r in records if r.endpoint == e]
         state = reader.state
         missing, changed = reader.unseen_and_changed(acked[e])
         behind = [
@@ -606,29 +625,27 @@ def report(
     print(
         f"  {'endpoint':9} {'phase':9} {'n':>7} {'p50':>8} {'p99':>8} {'max':>8}  errors by status"
     )
-    for e in ENDPOINTS:
-        for phase, during_faults in (("baseline", False), ("faults", True)):
-            rows = [
-                r for r in records if r.endpoint == e and (r.started >= faults_at) == during_faults
-            ]
-            ok = [r.latency_ms for r in rows if r.id >= 0]
-            errors = Counter(r.status for r in rows if r.id < 0)
-            shown = ", ".join(f"{k} {v}" for k, v in sorted(errors.items())) or "none"
-            print(
-                f"  {e:9} {phase:9} {len(ok):7d} {percentile(ok, 50):8.2f} "
-                f"{percentile(ok, 99):8.2f} {max(ok, default=float('nan')):8.2f}  {shown}"
-            )
+    for e, (phase, in_faults) in itertools.product(
+        ENDPOINTS, (("baseline", False), ("faults", True))
+    ):
+        rows = [r for r in records if r.endpoint == e and (r.started >= faults_at) == in_faults]
+        ok = [r.latency_ms for r in rows if r.id >= 0]
+        errors = Counter(r.status for r in rows if r.id < 0)
+        shown = ", ".join(f"{k} {v}" for k, v in sorted(errors.items())) or "none"
+        print(
+            f"  {e:9} {phase:9} {len(ok):7d} {percentile(ok, 50):8.2f} "
+            f"{percentile(ok, 99):8.2f} {max(ok, default=float('nan')):8.2f}  {shown}"
+        )
     return problems
 
 
-def print_faults(faults: list[Fault], cycler: ModeCycler, health: dict[str, Any]) -> None:
+def print_faults(faults: list[Fault], modes: Counter[str], health: dict[str, Any]) -> None:
     print("\nfaults injected (actor: kind count)")
     by_actor = Counter((f.actor, f.kind) for f in faults if f.outcome == "ok")
     actors = health.get("actors", {})
     print(f"  {'actor':8} {'crash':>6} {'hang':>6} {'restarts':>9} {'alive':>6}  state")
     for name in ACTORS:
-        info = actors.get(name, {})
-        crashes = by_actor[name, "crash"]
+        info, crashes = actors.get(name, {}), by_actor[name, "crash"]
         restarts = info.get("restarts")
         flag = "" if restarts == crashes else "   <- restarts differ from crashes injected"
         print(
@@ -642,7 +659,7 @@ def print_faults(faults: list[Fault], cycler: ModeCycler, health: dict[str, Any]
     hangs = [f.seconds for f in faults if f.kind == "hang" and f.outcome == "ok"]
     if hangs:
         print(f"  hangs: {min(hangs):.2f} to {max(hangs):.2f} s, {sum(hangs):.1f} s in all")
-    print(f"  fake LLM modes set: {dict(cycler.modes)}")
+    print(f"  fake LLM modes set: {dict(modes)}")
     if "agent" in health:
         keys = ("totalCalls", "failures", "parseFailures", "busySkips", "idleSkips", "state")
         print("  agent: " + ", ".join(f"{k} {health['agent'].get(k)}" for k in keys))

@@ -1,8 +1,6 @@
-"""What the benches share: ``python run.py`` subprocesses, ``/proc`` readings, bodies, numbers.
-
-It imports nothing from ``tests``, so the tests' process helpers may use it too. Only
-127.0.0.1 is used; every wait is bounded; a process is stopped with SIGTERM, then SIGKILL
-after :data:`TERM_TIMEOUT_S`.
+"""What the benches share: ``python run.py`` subprocesses, ``/proc`` readings, bodies, numbers,
+logs and arguments. Only 127.0.0.1 is used; every wait is bounded; a process is stopped with
+SIGTERM, then SIGKILL after :data:`TERM_TIMEOUT_S`. The tests' process helpers use it too.
 """
 
 from __future__ import annotations
@@ -34,16 +32,10 @@ from transport.demo.fake_llm import FakeLLM
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
-MEMORY = ":memory:"
-"""``--data-dir :memory:``: the same SQLite files in ``/dev/shm``, no sync."""
+MEMORY = ":memory:"  # --data-dir :memory:: the same SQLite files in /dev/shm, no sync
 JSON_HEADERS = {"Content-Type": "application/json"}
-REQUEST_TIMEOUT_S = 10.0
-HEALTH_TIMEOUT_S = 20.0
-TERM_TIMEOUT_S = 15.0
+REQUEST_TIMEOUT_S, HEALTH_TIMEOUT_S, TERM_TIMEOUT_S = 10.0, 20.0, 15.0
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-# -- request bodies ------------------------------------------------------------------------------
-
 FEED_TEXT = (
     "[PERIODIC] status check\n"
     "[2s ago, openrouter] so the relay keeps the last messages and the agent reads them"
@@ -55,36 +47,26 @@ APPS = ("code", "idea", "chrome", "slack", "terminal")
 
 def feed_body(n: int = 0) -> bytes:
     """A ``POST /feed`` body like the sinain overlay's; ``n`` above 0 numbers the text."""
-    text = f"[{n}] {FEED_TEXT}" if n else FEED_TEXT
-    return orjson.dumps({"text": text, "priority": "normal"})
+    return orjson.dumps({"text": f"[{n}] {FEED_TEXT}" if n else FEED_TEXT, "priority": "normal"})
 
 
 def sense_body(ocr_bytes: int = OCR_BYTES, n: int = 0, ts: int | None = None) -> bytes:
     """A ``POST /sense`` text event with ``ocr_bytes`` of code-like OCR; ``n`` varies text, app."""
-    prefix = f"# screen {n}\n" if n else ""
-    ocr = (prefix + OCR_LINE * (ocr_bytes // len(OCR_LINE) + 1))[:ocr_bytes]
-    body = {
-        "type": "text",
-        "ts": ts if ts is not None else int(time.time() * 1000),
-        "ocr": ocr,
-        "meta": {"app": APPS[n % len(APPS)], "ssim": 0.9},
-    }
-    return orjson.dumps(body)
+    ocr = (f"# screen {n}\n" if n else "") + OCR_LINE * (ocr_bytes // len(OCR_LINE) + 1)
+    ts = ts if ts is not None else int(time.time() * 1000)
+    meta = {"app": APPS[n % len(APPS)], "ssim": 0.9}
+    return orjson.dumps({"type": "text", "ts": ts, "ocr": ocr[:ocr_bytes], "meta": meta})
 
 
 def post_body(path: str) -> bytes:
     return feed_body() if path == "/feed" else sense_body()
 
 
-# -- numbers -------------------------------------------------------------------------------------
-
-
 def percentile(values: Sequence[float], q: float) -> float:
     """Nearest-rank percentile (NaN for no values)."""
     if not values:
         return float("nan")
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+    return sorted(values)[max(0, math.ceil(q / 100 * len(values)) - 1)]
 
 
 def best_us(call: Callable[[], object], number: int) -> float:
@@ -94,13 +76,11 @@ def best_us(call: Callable[[], object], number: int) -> float:
 
 def drive(handler: Callable[[Any], Any], request: object) -> None:
     """Run an aiohttp handler that never awaits to its end, without an event loop."""
-    coroutine = handler(request)
     try:
-        coroutine.send(None)
+        handler(request).send(None)
     except StopIteration:
         return
-    msg = "the handler awaited something"
-    raise AssertionError(msg)
+    raise AssertionError("the handler awaited something")
 
 
 # -- /proc ---------------------------------------------------------------------------------------
@@ -116,7 +96,7 @@ def rss_mb(pid: int) -> float:
 
 
 def cpu_s(pid: int) -> float:
-    """utime + stime of a process (all its threads), in seconds."""
+    """utime + stime of a process (all its threads), in seconds (NaN when it is gone)."""
     try:
         raw = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -131,24 +111,19 @@ def load_1min() -> float:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """CPU seconds used over a window, and the window's length (``wall``)."""
+    """CPU seconds over a window: the server, this process (a fake LLM, the sampling), its
+    children waited for (a ``wrk`` run), the bench's ``idle`` servers, the machine; ``wall``."""
 
     server: float
     me: float
-    """This process (its threads: a fake LLM, the sampling)."""
     children: float
-    """This process's children waited for meanwhile (a ``wrk`` run)."""
     idle: float
-    """The bench's other servers, idle meanwhile."""
     machine: float
     wall: float
 
     def other(self, gen: float) -> float:
-        """The rest of the machine, as a share of one core (``gen``: the load generator's s).
-
-        Within about +-0.08 of 0 is the 10 ms granularity of the counters; more is another
-        process on the machine.
-        """
+        """The rest of the machine, as a share of one core (``gen``: the load generator's s);
+        within about +-0.08 of 0 is the 10 ms granularity of the counters."""
         return (self.machine - self.server - gen - self.me - self.idle) / self.wall
 
 
@@ -183,8 +158,7 @@ def free_port() -> int:
     """A TCP port that was free on loopback a moment ago."""
     with socket.socket() as s:
         s.bind((HOST, 0))
-        port: int = s.getsockname()[1]
-        return port
+        return int(s.getsockname()[1])
 
 
 def log_tail(path: Path | None, lines: int = 15) -> str:
@@ -201,42 +175,22 @@ def wait_answering(
     log_path: Path | None = None,
     timeout_s: float = HEALTH_TIMEOUT_S,
 ) -> None:
-    """Poll ``GET url`` every 50 ms until it answers 200.
-
-    Raises:
-        RuntimeError: the process exited, or ``timeout_s`` went by.
-    """
-    deadline = time.monotonic() + timeout_s
-    last = "no answer yet"
+    """Poll ``GET url`` every 50 ms until it answers 200; RuntimeError if the process exits or
+    ``timeout_s`` goes by."""
+    deadline, last = time.monotonic() + timeout_s, "no answer yet"
     with httpx.Client(timeout=2.0) as client:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                msg = f"{what} exited with code {proc.returncode}:\n{log_tail(log_path)}"
-                raise RuntimeError(msg)
+        while time.monotonic() < deadline and proc.poll() is None:
             try:
-                status = client.get(url).status_code
-                if status == 200:
+                if (status := client.get(url).status_code) == 200:
                     return
                 last = f"HTTP {status}"
             except httpx.HTTPError as exc:
                 last = type(exc).__name__
             time.sleep(0.05)
+    if proc.poll() is not None:
+        raise RuntimeError(f"{what} exited with code {proc.returncode}:\n{log_tail(log_path)}")
     msg = f"{what} not answering {url} after {timeout_s:g} s ({last}):\n{log_tail(log_path)}"
     raise RuntimeError(msg)
-
-
-def stop_process(proc: subprocess.Popen[bytes] | None, name: str | None = None) -> int | None:
-    """SIGTERM, then SIGKILL after :data:`TERM_TIMEOUT_S`; the exit code. A ``name`` says so."""
-    if proc is None:
-        return None
-    if proc.poll() is not None:
-        if name:
-            print(f"  [{name}] had already exited with code {proc.returncode}")
-        return proc.returncode
-    took, code = _terminate(proc, name or f"pid {proc.pid}")
-    if name:
-        print(f"  [{name}] exited with code {code} {took:.2f} s after SIGTERM")
-    return code
 
 
 def _terminate(proc: subprocess.Popen[bytes], name: str) -> tuple[float, int | None]:
@@ -248,7 +202,7 @@ def _terminate(proc: subprocess.Popen[bytes], name: str) -> tuple[float, int | N
         proc.wait()
         exited.append(time.monotonic())
 
-    waiter = threading.Thread(target=wait, name="server-exit", daemon=True)
+    waiter = threading.Thread(target=wait, daemon=True)
     waiter.start()
     started = time.monotonic()
     proc.send_signal(signal.SIGTERM)
@@ -263,15 +217,14 @@ def _terminate(proc: subprocess.Popen[bytes], name: str) -> tuple[float, int | N
 
 @dataclass(slots=True)
 class Server:
-    """A server subprocess (a relay, the bare app, the fake LLM) and where it listens."""
+    """A server subprocess (a relay, the bare app, the fake LLM), where it listens, how long it
+    took from spawn to its first 200, and whether :func:`timed_stop` stopped it already."""
 
     proc: subprocess.Popen[bytes]
     base_url: str
     log_path: Path
     ready_s: float = float("nan")
-    """From spawning the process to its first 200."""
     stopped: bool = False
-    """Stopped by :func:`timed_stop`: :func:`server_process` has nothing left to stop."""
 
     @property
     def pid(self) -> int:
@@ -282,6 +235,14 @@ def timed_stop(server: Server) -> tuple[float, int | None]:
     """SIGTERM; seconds until the process exited, and its exit code (``None``: killed)."""
     server.stopped = True
     return _terminate(server.proc, "relay")
+
+
+def with_open_files(nofile: int | None, command: list[str]) -> list[str]:
+    """``command`` run with at most ``nofile`` open files (``ulimit -S -n`` through ``sh``,
+    which then becomes the command: the same process); as it is for ``None``."""
+    if nofile is None:
+        return command
+    return ["/bin/sh", "-c", f'ulimit -S -n {int(nofile)} && exec "$@"', "sh", *command]
 
 
 @contextlib.contextmanager
@@ -295,38 +256,25 @@ def server_process(
     cwd: Path = ROOT,
     nofile: int | None = None,
 ) -> Iterator[Server]:
-    """``python <args> --port <free port>``, its output appended to ``log_path``.
-
-    ``nofile``: the process's limit of open files (``ulimit -n``), as a Mac's default of 256
-    would have it; ``None`` leaves this process's. Yields once ``GET <ready_path>`` answers
-    200; stops the process on exit.
-    """
-    port = free_port()
-    spawned = time.monotonic()
+    """``python <args> --port <free port>`` (at most ``nofile`` open files if set), its output
+    appended to ``log_path``; yields once ``GET <ready_path>`` answers 200, stops it on exit."""
+    port, spawned = free_port(), time.monotonic()
     with log_path.open("ab") as log:
-        proc = subprocess.Popen(
-            with_open_files(nofile, [sys.executable, *args, "--port", str(port)]),
-            cwd=cwd,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        command = with_open_files(nofile, [sys.executable, *args, "--port", str(port)])
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     server = Server(proc, f"http://{HOST}:{port}", log_path)
     try:
         wait_answering(server.base_url + ready_path, proc, name, log_path)
         server.ready_s = time.monotonic() - spawned
         yield server
     finally:
-        if not server.stopped:
-            stop_process(proc, name)
-
-
-def with_open_files(nofile: int | None, command: list[str]) -> list[str]:
-    """``command`` run with at most ``nofile`` open files (``ulimit -S -n``, through ``sh``,
-    which then becomes the command: the same process); as it is for ``None``."""
-    if nofile is None:
-        return command
-    return ["/bin/sh", "-c", f'ulimit -S -n {int(nofile)} && exec "$@"', "sh", *command]
+        if server.stopped:
+            pass
+        elif proc.poll() is not None:
+            print(f"  [{name}] had already exited with code {proc.returncode}")
+        else:
+            took, code = _terminate(proc, name)
+            print(f"  [{name}] exited with code {code} {took:.2f} s after SIGTERM")
 
 
 def relay_env(**settings: str) -> dict[str, str]:
@@ -338,14 +286,8 @@ def relay_env(**settings: str) -> dict[str, str]:
 
 def agent_env(llm_url: str, sync: str = "full", **extra: str) -> dict[str, str]:
     """A relay pointed at a fake LLM, ticking every second (a tick times out after 5 s)."""
-    return relay_env(
-        OPENROUTER_API_KEY="bench-key",
-        AGENT_BASE_URL=llm_url,
-        AGENT_INTERVAL_MS="1000",
-        AGENT_TIMEOUT_MS="5000",
-        RELAY_SYNC=sync,
-        **extra,
-    )
+    agent = {"AGENT_BASE_URL": llm_url, "AGENT_INTERVAL_MS": "1000", "AGENT_TIMEOUT_MS": "5000"}
+    return relay_env(OPENROUTER_API_KEY="bench-key", RELAY_SYNC=sync, **agent, **extra)
 
 
 @contextlib.contextmanager
@@ -359,9 +301,7 @@ def relay_process(
 ) -> Iterator[Server]:
     """``python run.py --data-dir <data_dir> [--log-level <log_level>] --port <free port>``,
     ``run.py`` that of the checkout at ``cwd``, with at most ``nofile`` open files if set."""
-    args = ["run.py", "--data-dir", data_dir]
-    if log_level:
-        args += ["--log-level", log_level]
+    args = ["run.py", "--data-dir", data_dir] + (["--log-level", log_level] if log_level else [])
     with server_process(args, log_path, env=env, cwd=cwd, nofile=nofile) as server:
         yield server
 
@@ -374,7 +314,7 @@ def fake_llm_process(log_path: Path) -> Iterator[Server]:
         yield server
 
 
-# -- data directories, logs, /health -------------------------------------------------------------
+# -- data directories, logs, /health, arguments --------------------------------------------------
 
 
 @contextlib.contextmanager
@@ -389,10 +329,8 @@ def data_directory(path: str | None = None, prefix: str = "relay-bench-") -> Ite
 
 def filesystem(path: str) -> str:
     """The type and mount point of the filesystem holding ``path`` (fsync costs depend on it)."""
-    best = ("?", "")
-    real = os.path.realpath(path)
-    for line in Path("/proc/mounts").read_text().splitlines():
-        fields = line.split()
+    best, real = ("?", ""), os.path.realpath(path)
+    for fields in (line.split() for line in Path("/proc/mounts").read_text().splitlines()):
         point = fields[1] if len(fields) > 2 else ""
         inside = real == point or real.startswith(point.rstrip("/") + "/")
         if point and inside and len(point) >= len(best[1]):
@@ -411,6 +349,7 @@ def where(data_dir: str, sync: str = "full") -> str:
 def agent_setup(
     name: str, data_dir: str | None = None, mode: str = "ok", delay_s: float = 1.0
 ) -> Iterator[tuple[FakeLLM, str, Path]]:
+    """A fake LLM on a thread, a data directory and a log file (summarised on exit)."""
     with (
         data_directory(data_dir, f"relay-bench-{name}-") as path,
         log_file(name) as log_path,
@@ -437,10 +376,8 @@ _URN = re.compile(r"\(urn:uuid:[0-9a-f-]+\)")
 def summarize_log(
     lines: Sequence[str], limit: int = 8, *, above_info: bool = False, first_lines: bool = True
 ) -> list[str]:
-    """Counts of a relay's log events (``level event``), each with its first line (truncated).
-
-    ``above_info``: warnings and worse only.
-    """
+    """Counts of a relay's log events (``level event``), each with its first line (truncated);
+    ``above_info``: warnings and worse only."""
     events: Counter[str] = Counter()
     first: dict[str, str] = {}
     for line in lines:
@@ -450,14 +387,14 @@ def summarize_log(
             key = f"{level} {_URN.sub('(urn)', str(record.get('event')))}"
         except (orjson.JSONDecodeError, AttributeError):
             level, key = None, line[:80]
-        if above_info and level in ("debug", "info"):
-            continue
-        events[key] += 1
-        first.setdefault(key, line)
+        if not (above_info and level in ("debug", "info")):
+            events[key] += 1
+            first.setdefault(key, line)
     out: list[str] = []
     for key, n in events.most_common(limit):
-        out.append(f"{n:6d} x {key}")
-        out += [f"         first: {first[key][:400]}"] if first_lines else []
+        out += [f"{n:6d} x {key}"] + (
+            [f"         first: {first[key][:400]}"] if first_lines else []
+        )
     return out
 
 
@@ -466,6 +403,32 @@ def print_log_summary(lines: Sequence[str], label: str, limit: int = 8, **option
     print(f"  {label}: {len(lines)} lines{below}")
     for line in summarize_log(lines, limit, **options):
         print(f"    {line}")
+
+
+def post_many(server: Server, feed_posts: int, sense_posts: int) -> None:
+    """``feed_posts`` ``POST /feed`` and ``sense_posts`` ``POST /sense`` (4 KiB OCR), in turn."""
+    with httpx.Client(timeout=REQUEST_TIMEOUT_S, headers=JSON_HEADERS) as client:
+        for path, count in (("/feed", feed_posts), ("/sense", sense_posts)):
+            for _ in range(count):
+                client.post(server.base_url + path, content=post_body(path)).raise_for_status()
+
+
+def health(server: Server) -> tuple[int, dict[str, Any]]:
+    """``GET /health``: status and body (status 0 when it did not answer)."""
+    try:
+        resp = httpx.get(server.base_url + "/health", timeout=5.0)
+        return resp.status_code, resp.json()
+    except (httpx.HTTPError, ValueError) as exc:
+        return 0, {"error": repr(exc)}
+
+
+def print_health(server: Server, prefix: str = "") -> None:
+    """The relay's ``/health.agent`` and the actors that restarted."""
+    status, body = health(server)
+    print(f"  {prefix}GET /health -> {status}: agent={body.get('agent')}")
+    actors: dict[str, Any] = body.get("actors") or {}
+    restarts = {n: a["restarts"] for n, a in actors.items() if a.get("restarts")}
+    print(f"  {prefix}actor restarts: {restarts or 'none'}")
 
 
 def fill_defaults(args: argparse.Namespace, **pairs: tuple[float, float]) -> None:
@@ -483,32 +446,17 @@ def choose(parser: argparse.ArgumentParser, text: str | None, names: Sequence[st
     return [name for name in names if name in wanted]
 
 
-def post_many(server: Server, feed_posts: int, sense_posts: int) -> None:
-    """``feed_posts`` ``POST /feed`` and ``sense_posts`` ``POST /sense`` (4 KiB OCR), in turn."""
-    with httpx.Client(timeout=REQUEST_TIMEOUT_S, headers=JSON_HEADERS) as client:
-        for path, count in (("/feed", feed_posts), ("/sense", sense_posts)):
-            body = post_body(path)
-            for _ in range(count):
-                client.post(server.base_url + path, content=body).raise_for_status()
-
-
-def health(server: Server) -> tuple[int, dict[str, Any]]:
-    """``GET /health``: status and body (status 0 when it did not answer)."""
-    try:
-        resp = httpx.get(server.base_url + "/health", timeout=5.0)
-        return resp.status_code, resp.json()
-    except (httpx.HTTPError, ValueError) as exc:
-        return 0, {"error": repr(exc)}
-
-
-def print_health(server: Server, prefix: str = "") -> None:
-    """The relay's ``/health.agent`` and the actors that restarted."""
-    status, body = health(server)
-    print(f"  {prefix}GET /health -> {status}: agent={body.get('agent')}")
-    actors = body.get("actors")
-    restarts = {
-        name: a.get("restarts")
-        for name, a in (actors.items() if isinstance(actors, dict) else ())
-        if isinstance(a, dict) and a.get("restarts")
-    }
-    print(f"  {prefix}actor restarts: {restarts or 'none'}")
+def parser(doc: str | None, **options: tuple[type, Any, str]) -> argparse.ArgumentParser:
+    """A parser described by the first line of ``doc``; each option ``name=(type, default,
+    help)`` is ``--name`` (dashes for underscores; ``bool``: a flag; default ``...``: required),
+    or a positional argument for a name that starts with ``_``."""
+    made = argparse.ArgumentParser(description=(doc or "").split("\n", 1)[0])
+    for name, (kind, default, text) in options.items():
+        flag = "--" + name.replace("_", "-")
+        if name.startswith("_"):
+            made.add_argument(name[1:], type=kind, help=text)
+        elif kind is bool:
+            made.add_argument(flag, action="store_true", help=text)
+        else:
+            made.add_argument(flag, type=kind, default=default, required=default is ..., help=text)
+    return made

@@ -1,15 +1,12 @@
 """The benches' load: ``wrk`` for measured rounds, an asyncio client for counted posts, overlay
 WebSockets that read what the relay pushes; tables.
 
-``wrk`` (``apt-get install wrk``; C, a few microseconds per request; a Python client costs as
-much CPU per request as the relay and caps it) runs one thread on keep-alive connections with
-the bench's body for a POST. A round is a 1 s warm-up run (wrk runs whole seconds), then the
-measured run: p50 and p99 are wrk's percentiles, req/s its completed requests less its non-2xx
-answers over its duration. Around the measured run the CPU of the server, of wrk
-(``RUSAGE_CHILDREN``), of this script and of the machine is read: ``other cpu`` is the
-machine's busy time less all of those, as a share of one core (see
-:meth:`bench.harness.Usage.other`). Posts that must be counted, or stop at the first failure,
-are sent by :func:`post` from this process. Each request has a 10 s timeout.
+``wrk`` (``apt-get install wrk``; a Python client would cost as much CPU per request as the
+relay) runs one thread on keep-alive connections. A round is a 1 s warm-up run, then the
+measured run: p50 and p99 are wrk's, req/s its completed requests less its non-2xx answers
+over its duration. Around the measured run the CPU of the server, of wrk, of this script and
+of the machine is read; ``other cpu`` is the rest of the machine as a share of one core
+(:meth:`bench.harness.Usage.other`). Posts that must be counted are sent by :func:`post`.
 """
 
 from __future__ import annotations
@@ -34,50 +31,28 @@ import aiohttp
 import httpx
 import orjson
 
-from bench.harness import (
-    JSON_HEADERS,
-    REQUEST_TIMEOUT_S,
-    Meter,
-    Server,
-    agent_env,
-    agent_setup,
-    fill_defaults,
-    health,
-    post_body,
-    print_health,
-    relay_process,
-    rss_mb,
-    where,
-)
+from bench import harness
+from bench.harness import JSON_HEADERS, REQUEST_TIMEOUT_S, Meter, Server, post_body
+from bench.overlay_client import OverlayClient
 
 CONNECTIONS = (1, 16, 64)
 ENDPOINTS = ("/feed", "/sense")
 WRK_WARMUP_S = 1
 POSTS_MAX_S = 600.0
 """Bound on one counted posting job."""
-
-# -- wrk -----------------------------------------------------------------------------------------
-
 WRK_INSTALL_HINT = "wrk is not installed: apt-get install wrk (Debian's package)"
-_LUA = """
-wrk.method = {method}
+_KINDS = ("status", "connect", "read", "write", "timeout")
+_LUA = """wrk.method = {method}
 wrk.headers["Content-Type"] = "application/json"
 {body}
 function done(summary, latency, requests)
   local e = summary.errors
-  io.write(string.format(
-    "\\nWRK-JSON {{\\"requests\\": %d, \\"duration_us\\": %d, \\"p50_us\\": %d, "
-    .. "\\"p99_us\\": %d, \\"status\\": %d, \\"connect\\": %d, "
-    .. "\\"read\\": %d, \\"write\\": %d, \\"timeout\\": %d}}\\n",
+  io.write(string.format("\\nWRK-JSON [%d, %d, %d, %d, %d, %d, %d, %d, %d]\\n",
     summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
     e.status, e.connect, e.read, e.write, e.timeout))
 end
 """
-_BODY = """
-local f = assert(io.open({path}, "rb"))
-wrk.body = f:read("*a")
-f:close()
-"""
+_BODY = 'local f = assert(io.open({path}, "rb"))\nwrk.body = f:read("*a")\nf:close()'
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,11 +76,8 @@ def wrk_available() -> bool:
 def run_wrk(
     url: str, *, conns: int, seconds: float, method: str = "GET", body: bytes | None = None
 ) -> WrkResult:
-    """Drive ``url`` with ``conns`` keep-alive connections for ``seconds`` (one wrk thread).
-
-    Raises:
-        RuntimeError: wrk is missing, failed, or printed no result.
-    """
+    """Drive ``url`` with ``conns`` keep-alive connections for ``seconds`` (one wrk thread);
+    RuntimeError when wrk is missing, fails or prints no result."""
     if not wrk_available():
         raise RuntimeError(WRK_INSTALL_HINT)
     with tempfile.TemporaryDirectory(prefix="relay-wrk-") as tmp:
@@ -127,15 +99,9 @@ def run_wrk(
     if done.returncode != 0 or not lines:
         msg = f"wrk failed (exit {done.returncode}): {done.stderr.strip() or done.stdout[-500:]}"
         raise RuntimeError(msg)
-    raw = json.loads(lines[-1].removeprefix("WRK-JSON "))
-    kinds = ("status", "connect", "read", "write", "timeout")
-    return WrkResult(
-        requests=raw["requests"],
-        seconds=raw["duration_us"] / 1e6,
-        p50_ms=raw["p50_us"] / 1000,
-        p99_ms=raw["p99_us"] / 1000,
-        errors={kind: raw[kind] for kind in kinds if raw[kind]},
-    )
+    n, duration_us, p50_us, p99_us, *errors = json.loads(lines[-1].removeprefix("WRK-JSON "))
+    counts = {kind: count for kind, count in zip(_KINDS, errors, strict=True) if count}
+    return WrkResult(n, duration_us / 1e6, p50_us / 1000, p99_us / 1000, counts)
 
 
 # -- rounds and rows -----------------------------------------------------------------------------
@@ -143,13 +109,14 @@ def run_wrk(
 
 @dataclass(slots=True)
 class Round:
+    """One measured run: 200 answers per second, wrk's percentiles, errors, the CPU of the server,
+    of the generator and of the rest of the machine (shares of one core), requests, seconds."""
+
     rps: float
-    """200 answers per second."""
     p50: float
     p99: float
     errors: Counter[str]
     relay_cpu: float
-    """The server's CPU over the window, as a share of one core."""
     gen_cpu: float
     other_cpu: float
     requests: int
@@ -172,16 +139,7 @@ class Row:
         return statistics.median(float(getattr(r, attr)) for r in self.rounds)
 
     def errors(self) -> Counter[str]:
-        total: Counter[str] = Counter()
-        for r in self.rounds:
-            total.update(r.errors)
-        return total
-
-
-def keyed(path: str, errors: Mapping[str, int]) -> Counter[str]:
-    """Error counts keyed ``feed:status``, ``sense:read``, ..."""
-    name = path.rsplit("/", 1)[-1]
-    return Counter({f"{name}:{kind}": n for kind, n in errors.items()})
+        return sum((r.errors for r in self.rounds), Counter())
 
 
 def wrk_round(
@@ -194,27 +152,24 @@ def wrk_round(
     idle: Sequence[int] = (),
     warmup_s: int = WRK_WARMUP_S,
 ) -> Round:
-    """A wrk warm-up run (when ``warmup_s``), then one measured run: ``POST body`` or ``GET``.
-
-    ``idle``: the pids of the bench's other servers, whose CPU is not counted as ``other``.
-    """
-    method = "GET" if body is None else "POST"
-    url = server.base_url + path
+    """A wrk warm-up run (when ``warmup_s``), then one measured run: ``POST body`` or ``GET``;
+    ``idle``: the pids of the bench's other servers, whose CPU is not counted as ``other``."""
+    method, url = "GET" if body is None else "POST", server.base_url + path
     if warmup_s:
         run_wrk(url, conns=conns, seconds=warmup_s, method=method, body=body)
     meter = Meter(server.pid, idle)
     result = run_wrk(url, conns=conns, seconds=seconds, method=method, body=body)
     used = meter.read()
-    status = result.errors.get("status", 0)
+    name = path.rsplit("/", 1)[-1]
     return Round(
         rps=result.ok / result.seconds,
         p50=result.p50_ms,
         p99=result.p99_ms,
-        errors=keyed(path, result.errors),
+        errors=Counter({f"{name}:{kind}": n for kind, n in result.errors.items()}),
         relay_cpu=used.server / used.wall,
         gen_cpu=used.children / used.wall,
         other_cpu=used.other(used.children),
-        requests=result.requests + sum(result.errors.values()) - status,
+        requests=result.requests + sum(result.errors.values()) - result.errors.get("status", 0),
         seconds=used.wall,
     )
 
@@ -236,9 +191,10 @@ def measure(
 
 @dataclass(slots=True)
 class Posted:
+    """What :func:`post` sent: the latencies of the 200s, the 200s and the failures by path."""
+
     latencies_ms: list[float] = field(default_factory=list)
     ok: Counter[str] = field(default_factory=Counter)
-    """200 answers by path."""
     errors: Counter[str] = field(default_factory=Counter)
     wall_s: float = 0.0
 
@@ -259,11 +215,11 @@ def post(
 async def _post(
     base_url: str, todo: Iterator[tuple[str, bytes]], conns: int, stop_on_error: bool, max_s: float
 ) -> Posted:
-    result = Posted()
+    result, started = Posted(), time.monotonic()
 
     async def sender(session: aiohttp.ClientSession) -> None:
         for path, body in todo:
-            started = time.monotonic()
+            sent = time.monotonic()
             status: int | str
             try:
                 async with session.post(base_url + path, data=body, headers=JSON_HEADERS) as resp:
@@ -272,19 +228,17 @@ async def _post(
             except (aiohttp.ClientError, TimeoutError) as exc:
                 status = type(exc).__name__
             if status == 200:
-                result.latencies_ms.append((time.monotonic() - started) * 1000)
+                result.latencies_ms.append((time.monotonic() - sent) * 1000)
                 result.ok[path] += 1
             else:
                 result.errors[f"{path}:{status}"] += 1
                 if stop_on_error:
                     return
 
-    started = time.monotonic()
     connector = aiohttp.TCPConnector(limit=conns)
     timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_S)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
-        senders = asyncio.gather(*(sender(session) for _ in range(conns)))
-        await asyncio.wait_for(senders, max_s)
+        await asyncio.wait_for(asyncio.gather(*(sender(session) for _ in range(conns))), max_s)
     result.wall_s = time.monotonic() - started
     return result
 
@@ -295,6 +249,10 @@ CRASH_EVERY_S = 0.5
 CRASH_FAULT = {"actor": "llm", "kind": "crash"}
 CRASH_MAX_RESTARTS = 1_000_000
 """``RELAY_MAX_RESTARTS`` of a crash-looped relay, so that no supervisor escalates."""
+OVERLAY_PONG_EVERY_S = 5.0
+"""How often each bench overlay says it is alive (the relay drops one silent for 30 s)."""
+OVERLAY_READ_EVERY_S = 0.01
+"""How long a bench overlay lets what comes pile up between two reads (reading costs less)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,16 +287,13 @@ class Setup:
                 f"escalates), a thread POSTs /debug/fault {orjson.dumps(CRASH_FAULT).decode()} "
                 f"every {CRASH_EVERY_S:g} s for the whole scenario"
             )
-        return f"{text}; {where(data_dir, self.sync)}"
+        return f"{text}; {harness.where(data_dir, self.sync)}"
 
 
 @contextlib.contextmanager
 def crash_loop(server: Server) -> Iterator[Counter[str]]:
-    """A thread that POSTs :data:`CRASH_FAULT` every :data:`CRASH_EVERY_S` until exit.
-
-    Yields the answers by status (200: crash sent; 503: the LLM caller was waiting out its
-    restart backoff) or failure.
-    """
+    """POST :data:`CRASH_FAULT` every :data:`CRASH_EVERY_S` until exit; yields the answers by
+    status (200: crash sent; 503: the caller was waiting out its restart backoff) or failure."""
     outcomes: Counter[str] = Counter()
     stop = threading.Event()
 
@@ -352,7 +307,7 @@ def crash_loop(server: Server) -> Iterator[Counter[str]]:
                     outcomes[type(exc).__name__] += 1
                 stop.wait(CRASH_EVERY_S)
 
-    thread = threading.Thread(target=run, name="llm-crash-loop", daemon=True)
+    thread = threading.Thread(target=run, daemon=True)
     thread.start()
     try:
         yield outcomes
@@ -361,39 +316,25 @@ def crash_loop(server: Server) -> Iterator[Counter[str]]:
         thread.join(timeout=REQUEST_TIMEOUT_S + 1)
 
 
-OVERLAY_PONG_EVERY_S = 5.0
-"""How often each bench overlay says it is alive (the relay drops one silent for 30 s)."""
-OVERLAY_READ_EVERY_S = 0.01
-"""How long a bench overlay lets what comes pile up between two reads, so that reading it
-costs the machine's two cores little."""
-
-
 @dataclass(slots=True)
 class OverlayLoad:
-    """What the bench's overlay sockets received."""
+    """What the bench's overlay sockets received: bytes by socket, how those that ended early
+    did, and this process's CPU seconds while they were open (reading them, mostly)."""
 
     received: Counter[int] = field(default_factory=Counter)
-    """Bytes, by socket."""
     ended: list[str] = field(default_factory=list)
-    """How the sockets that ended before the scenario did."""
     cpu_s: float = 0.0
-    """This process's CPU seconds while the sockets were open (reading them, mostly)."""
 
 
 @contextlib.contextmanager
 def overlay_sockets(server: Server, count: int) -> Iterator[OverlayLoad]:
-    """``count`` overlay WebSockets on ``server`` until exit, each on a thread of this script.
-
-    Each drains what the relay sends (its status, every feed item, pings) every
-    :data:`OVERLAY_READ_EVERY_S`, without parsing it, and sends ``{"type": "pong"}`` every
-    :data:`OVERLAY_PONG_EVERY_S`, so the relay keeps it; the socket is the one the tests read
-    (``OverlayClient``). :attr:`OverlayLoad.cpu_s` is what reading cost this process.
-    """
-    from tests.transport.overlay_client import OverlayClient  # noqa: PLC0415 - a test helper
-
-    load = OverlayLoad()
-    stop = threading.Event()
-    url = httpx.URL(server.base_url)
+    """``count`` overlay WebSockets (:class:`OverlayClient`) on ``server`` until exit, each on a
+    thread draining what the relay sends every :data:`OVERLAY_READ_EVERY_S` without parsing it
+    and sending ``{"type": "pong"}`` every :data:`OVERLAY_PONG_EVERY_S`."""
+    load, stop, url = OverlayLoad(), threading.Event(), httpx.URL(server.base_url)
+    if not count:
+        yield load
+        return
     clients = [OverlayClient(url.host, url.port or 80, "/", timeout_s=1.0) for _ in range(count)]
     refused = [client.refusal for client in clients if client.refusal is not None]
     if refused:
@@ -407,21 +348,19 @@ def overlay_sockets(server: Server, count: int) -> Iterator[OverlayLoad]:
                 client.send({"type": "pong"})
                 next_pong += OVERLAY_PONG_EVERY_S
             try:
-                chunk = client.sock.recv(1 << 16)
+                chunk, ended = client.sock.recv(1 << 16), "closed by the relay"
             except TimeoutError:
                 continue
             except OSError as exc:
-                load.ended.append(type(exc).__name__)
-                return
+                chunk, ended = b"", type(exc).__name__
             if not chunk:
-                load.ended.append("closed by the relay")
+                load.ended.append(ended)
                 return
             load.received[n] += len(chunk)
             stop.wait(OVERLAY_READ_EVERY_S)
 
     threads = [
-        threading.Thread(target=drain, args=(n, client), name=f"overlay-{n}", daemon=True)
-        for n, client in enumerate(clients)
+        threading.Thread(target=drain, args=pair, daemon=True) for pair in enumerate(clients)
     ]
     started = time.process_time()
     for thread in threads:
@@ -441,45 +380,54 @@ def run_scenario(setup: Setup, rounds: int, seconds: float) -> tuple[list[Row], 
     """A fake LLM and a relay; every row of ``setup``; the relay's RSS at start and at the end."""
     rows: list[Row] = []
     rss: dict[str, float] = {}
-    env = {"RELAY_FAULTS": "1", "RELAY_MAX_RESTARTS": str(CRASH_MAX_RESTARTS)}
-    with agent_setup(setup.name, setup.data_dir, setup.mode, setup.delay_s) as (llm, data_dir, log):
+    faulty = {"RELAY_FAULTS": "1", "RELAY_MAX_RESTARTS": str(CRASH_MAX_RESTARTS)}
+    with harness.agent_setup(setup.name, setup.data_dir, setup.mode, setup.delay_s) as made:
+        llm, data_dir, log = made
         print(f"\n== scenario {setup.name} ({setup.header(data_dir)})")
-        env = agent_env(llm.base_url, setup.sync, **(env if setup.crash_loop else {}))
-        with relay_process(data_dir, log, env) as relay:
-            rss["start"] = rss_mb(relay.pid)
+        env = harness.agent_env(llm.base_url, setup.sync, **(faulty if setup.crash_loop else {}))
+        with harness.relay_process(data_dir, log, env) as relay, contextlib.ExitStack() as stack:
+            rss["start"] = harness.rss_mb(relay.pid)
             start = f"RSS after start {rss['start']:.1f} MB"
             print(f"  relay pid {relay.pid} at {relay.base_url}; {start}")
-            faulting: contextlib.AbstractContextManager[Counter[str]] = (
-                crash_loop(relay) if setup.crash_loop else contextlib.nullcontext(Counter())
-            )
-            overlays: contextlib.AbstractContextManager[OverlayLoad] = (
-                overlay_sockets(relay, setup.overlays)
-                if setup.overlays
-                else contextlib.nullcontext(OverlayLoad())
-            )
-            with faulting as faults, overlays as overlay_load:
-                for endpoint in ENDPOINTS:
-                    for conns in setup.conns:
-                        row = Row(setup.name, endpoint, conns)
-                        for _ in range(rounds):
-                            row.rounds.append(measure(relay, endpoint, conns, seconds))
-                        rows.append(row)
-                        print_progress(row)
+            faults = stack.enter_context(crash_loop(relay)) if setup.crash_loop else Counter()
+            overlay = stack.enter_context(overlay_sockets(relay, setup.overlays))
+            for endpoint in ENDPOINTS:
+                for conns in setup.conns:
+                    row = Row(setup.name, endpoint, conns)
+                    row.rounds = [measure(relay, endpoint, conns, seconds) for _ in range(rounds)]
+                    rows.append(row)
+                    print_progress(row)
+            stack.close()
             if setup.crash_loop:
                 code = relay.proc.poll()
                 state = "still running" if code is None else f"EXITED with code {code}"
                 print(f"  POST /debug/fault answers: {dict(faults) or 'none'}; relay {state}")
             if setup.overlays:
-                streams = health(relay)[1].get("streams", {})
-                megabytes = sum(overlay_load.received.values()) / 1e6
+                streams = harness.health(relay)[1].get("streams", {})
+                megabytes = sum(overlay.received.values()) / 1e6
                 print(
                     f"  overlay sockets: {megabytes:.1f} MB received over {setup.overlays}, "
-                    f"reading them cost this script {overlay_load.cpu_s:.1f} CPU s; ended "
-                    f"early: {overlay_load.ended or 'none'}; /health.streams {streams}"
+                    f"reading them cost this script {overlay.cpu_s:.1f} CPU s; ended "
+                    f"early: {overlay.ended or 'none'}; /health.streams {streams}"
                 )
-            rss["end"] = rss_mb(relay.pid)
+            rss["end"] = harness.rss_mb(relay.pid)
             print(f"  RSS at the end {rss['end']:.1f} MB; fake LLM got {llm.calls} calls")
-            print_health(relay)
+            harness.print_health(relay)
+    return rows, rss
+
+
+def run_setups(
+    setups: Sequence[Setup], args: argparse.Namespace, title: str
+) -> tuple[list[Row], dict[str, dict[str, float]]]:
+    """Every row of each setup (:func:`run_scenario`), then their table and the relays' RSS."""
+    rows: list[Row] = []
+    rss: dict[str, dict[str, float]] = {}
+    for setup in setups:
+        scenario_rows, rss[setup.name] = run_scenario(setup, args.rounds, args.seconds)
+        rows += scenario_rows
+    if rows:
+        print_table(title, rows)
+        print_rss(rss)
     return rows, rss
 
 
@@ -503,22 +451,22 @@ def print_head(*columns: str, indent: str = "", blank: bool = False) -> None:
 
 
 def print_table(title: str, rows: Sequence[Row]) -> None:
+    w = max([8, *(len(row.endpoint) for row in rows)])
     print(f"\n{title}")
-    width = max([8, *(len(row.endpoint) for row in rows)])
     print_head(
-        f"{'scenario':<9} {'endpoint':<{width}} {'conns':>5} {'req/s':>8} {'p50 ms':>8}",
+        f"{'scenario':<9} {'endpoint':<{w}} {'conns':>5} {'req/s':>8} {'p50 ms':>8}",
         f"{'p99 ms':>8} {'errors':>6}  {'relay cpu':>9} {'gen cpu':>7} {'other cpu':>9}",
     )
-    for row in rows:
+    for r in rows:
         print(
-            f"{row.scenario:<9} {row.endpoint:<{width}} {row.conns:>5} {row.median('rps'):>8.0f} "
-            f"{row.median('p50'):>8.2f} {row.median('p99'):>8.2f} "
-            f"{sum(row.errors().values()):>6}  {row.median('relay_cpu'):>9.2f} "
-            f"{row.median('gen_cpu'):>7.2f} {row.median('other_cpu'):>9.2f}"
+            f"{r.scenario:<9} {r.endpoint:<{w}} {r.conns:>5} {r.median('rps'):>8.0f} "
+            f"{r.median('p50'):>8.2f} {r.median('p99'):>8.2f} {sum(r.errors().values()):>6}  "
+            f"{r.median('relay_cpu'):>9.2f} {r.median('gen_cpu'):>7.2f} "
+            f"{r.median('other_cpu'):>9.2f}"
         )
-    for row in rows:
-        if row.errors():
-            print(f"errors {row.scenario} {row.endpoint} {row.conns}: {dict(row.errors())}")
+    for r in rows:
+        if r.errors():
+            print(f"errors {r.scenario} {r.endpoint} {r.conns}: {dict(r.errors())}")
 
 
 def print_ratios(
@@ -558,11 +506,12 @@ def print_rss(rss: Mapping[str, Mapping[str, float]]) -> None:
 
 
 def parser_with_rows(description: str, quick: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--seconds", type=int, help="measured window per round (default 3)")
-    parser.add_argument("--rounds", type=int, help="rounds per row; medians shown (default 3)")
-    parser.add_argument("--quick", action="store_true", help=f"smoke run: {quick}")
-    return parser
+    return harness.parser(
+        description,
+        seconds=(int, None, "measured window per round (default 3)"),
+        rounds=(int, None, "rounds per row; medians shown (default 3)"),
+        quick=(bool, None, f"smoke run: {quick}"),
+    )
 
 
 def parse_rows_args(
@@ -571,7 +520,7 @@ def parse_rows_args(
     """Parse; fill the defaults not given from ``(quick, full)`` pairs (``--seconds`` and
     ``--rounds``: 1 and 3)."""
     args = parser.parse_args(argv)
-    fill_defaults(args, seconds=(1, 3), rounds=(1, 3), **quick)
+    harness.fill_defaults(args, seconds=(1, 3), rounds=(1, 3), **quick)
     if args.seconds < 1 or args.rounds < 1:
         parser.error("--seconds and --rounds must be at least 1")
     if not wrk_available():

@@ -5,9 +5,11 @@ A poster thread posts to ``/feed`` and ``/sense`` at a fixed, moderate rate and 
 attempt; two readers poll ``GET /feed?after=`` and ``GET /sense?after=`` and record every item
 they see (the load, the readers and the checks are ``bench/chaos.py``'s). Meanwhile
 ``POST /debug/fault`` crashes each of the seven actors in turn (waiting for each restart to
-show in ``/health``), then hangs the feed and the sense buffers for a second each. At the end:
-nothing acknowledged is lost or changed, ids only grow, each actor restarted exactly as often
-as it was crashed, and no endpoint kept failing for longer than a restart takes.
+show in ``/health``), then hangs the feed and the sense buffers for a second each, then points
+the agent (without the economy: it calls the LLM on every tick with news) at each fault mode
+of the fake LLM once (``LLMDrill``). At the end: nothing acknowledged is lost or changed, ids
+only grow, each actor restarted exactly as often as it was crashed, no endpoint kept failing
+for longer than a restart takes, and every fault mode met a request.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ import pytest
 from bench.chaos import (
     ENDPOINTS,
     ITEMS_KEY,
+    LLM_FAULTS,
     RING,
+    LLMDrill,
     Reader,
     Record,
     acked_by_id,
@@ -51,6 +55,8 @@ SETTLE_S = 0.5
 """Steady traffic between two faults, so that every recovery is measured."""
 MAX_FAILING_S = 5.0
 CATCH_UP_S = 5.0
+DRILL_VISIT_S = 5.0
+"""Bound on one mode's visit of the LLM drill (a request ends within the 1 s call timeout)."""
 CRASHED = ("feed", "sense", "context", "llm", "digest", "ticker", "http")
 HUNG = ("feed", "sense")
 ALL_ACTORS = ("feed", "sense", "digest", "context", "llm", "ticker", "agent", "http")
@@ -149,6 +155,7 @@ def test_no_acknowledged_post_is_lost_while_every_actor_crashes_and_hangs(
         AGENT_BASE_URL=fake_llm.base_url,
         AGENT_INTERVAL_MS="200",
         AGENT_TIMEOUT_MS="1000",
+        AGENT_ECONOMY="false",
     )
     stop_posting, stop_reading = threading.Event(), threading.Event()
     with server_process(["run.py"], tmp_path / "relay.log", env=env) as relay:
@@ -182,6 +189,13 @@ def test_no_acknowledged_post_is_lost_while_every_actor_crashes_and_hangs(
                 time.sleep(HANG_S)
                 chaos.wait_answering(f"/{actor}", timeout_s=5.0)
                 time.sleep(SETTLE_S)
+            llm_url = fake_llm.base_url.removesuffix("/v1")
+            now = time.monotonic()
+            drill = LLMDrill(
+                llm_url, relay.base_url, now, math.inf, visit_s=DRILL_VISIT_S, rounds=1
+            )
+            drill.run()
+            drilled = drill.requests(chaos.client)
 
             stop_posting.set()
             poster.join(timeout=REQUEST_TIMEOUT_S + 3)
@@ -238,6 +252,13 @@ def test_no_acknowledged_post_is_lost_while_every_actor_crashes_and_hangs(
         assert span < MAX_FAILING_S, (
             f"POST {endpoint} kept failing for {span:.2f} s ({count} posts in a row: {reasons})"
         )
+
+    assert drill.error is None, f"the LLM drill died: {drill.error!r}"
+    assert drilled is not None, "no /metrics after the drill"
+    unmet = [m for m in LLM_FAULTS if drilled[m, "ok"] + drilled[m, "error"] == 0]
+    assert not unmet, f"fault modes that met no request: {unmet}; visits {drill.visits}{tail}"
+    asked = {r.body.get("model") for r in fake_llm.requests}
+    assert {f"drill/{m}" for m in LLM_FAULTS} <= asked, f"the fake LLM saw models {asked}"
 
     assert final_actors is not None, "no /health at the end"
     restarts = {name: final_actors[name]["restarts"] for name in ALL_ACTORS}

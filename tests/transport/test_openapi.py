@@ -1,6 +1,6 @@
 """``GET /openapi.json`` stays true: the document is valid OpenAPI 3.1, it describes every
 route and no other, every real answer of a relay matches it, and a fuzz of the requests it
-describes finds no 5xx (bounded here; ``bench/fuzz_api.py`` runs a larger one)."""
+describes finds no 5xx (bounded here; ``python -m tests.transport.fuzz_api`` runs a larger one)."""
 
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from actors.kernel.base import RelayActor
 from actors.tree import Relay
+from bench.overlay_client import OverlayClient, Status
 from tests.helpers import RECORDED, LogSink, base_url, client_for, relay_settings, tick, wait_until
 from tests.transport.openapi_contract import Contract, fuzz
-from tests.transport.overlay_client import OverlayClient, Status
 from transport import http_transport
 from transport.app import build_app
 from transport.demo.fake_llm import FakeLLM
