@@ -4,13 +4,13 @@ Run from the repository root::
 
     python -m bench.bare_app --port 18800 --feed-body feed.json --health-body health.json
 
-``POST /feed`` and ``POST /sense`` read the body under the relay's limits (413 above), parse
-it with orjson, run the relay's own ``validate_feed`` / ``validate_sense`` (400 on a bad body)
-and answer ``{"ok": true, "id": n}``. ``GET /feed`` (any query) and ``GET /health`` answer
-the files given (``bench_floor`` passes a relay's real answers). The server is built as the
-relay's transport builds it: the same event loop, ``AppRunner`` and ``TCPSite`` settings,
-``client_max_size`` and orjson answers; no middleware, actors, storage or logging per request.
-SIGTERM or SIGINT stops it (exit code 0).
+``POST /feed`` and ``POST /sense`` read the body under the relay's limits (413 above), decode
+and check it as the relay does (``/feed`` straight into its struct, ``/sense`` parsed with
+orjson and checked by ``sense_input``; 400 on a bad body) and answer ``{"ok": true, "id": n}``.
+``GET /feed`` (any query) and ``GET /health`` answer the files given (``bench_floor`` passes a
+relay's real answers). The server is built as the relay's transport builds it: the same event
+loop, ``AppRunner`` and ``TCPSite`` settings, ``client_max_size`` and orjson answers; no
+middleware, actors, storage or logging per request. SIGTERM or SIGINT stops it (exit code 0).
 """
 
 from __future__ import annotations
@@ -22,22 +22,21 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
 
+import msgspec
 import orjson
 from aiohttp import web
 
+from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT, FeedInput, decode, sense_input
 from actors.core.errors import BadRequest, PayloadTooLarge
-from actors.core.validation import SENSE_BODY_LIMIT, validate_feed, validate_sense
 from transport.guard import json_response
 from transport.http_transport import SHUTDOWN_TIMEOUT_S, new_event_loop
-from transport.inputs import FEED_BODY_LIMIT
 
 Handler = Callable[[web.Request], Awaitable[web.Response]]
 
 
-async def read_json(request: web.Request, limit: int) -> Any:
-    """The body parsed with orjson, at most ``limit`` bytes."""
+async def read_bytes(request: web.Request, limit: int) -> bytes:
+    """The body, at most ``limit`` bytes."""
     if request.content_length is not None and request.content_length > limit:
         msg = f"body is larger than {limit} bytes"
         raise PayloadTooLarge(msg)
@@ -45,19 +44,30 @@ async def read_json(request: web.Request, limit: int) -> Any:
     if len(body) > limit:
         msg = f"body is larger than {limit} bytes"
         raise PayloadTooLarge(msg)
+    return body
+
+
+def feed(body: bytes) -> object:
     try:
-        return orjson.loads(body)
+        return decode(body, FeedInput).record()
+    except msgspec.DecodeError as exc:
+        raise BadRequest(f"body is not valid JSON: {exc}") from None
+
+
+def sense(body: bytes) -> object:
+    try:
+        return sense_input(orjson.loads(body))
     except orjson.JSONDecodeError as exc:
         raise BadRequest(f"body is not valid JSON: {exc}") from None
 
 
-def ingest(limit: int, validate: Callable[[Any], object]) -> Handler:
+def ingest(limit: int, validate: Callable[[bytes], object]) -> Handler:
     """A POST handler: read, parse and validate the body; answer the next id."""
     ids = itertools.count(1)
 
     async def handler(request: web.Request) -> web.Response:
         try:
-            validate(await read_json(request, limit))
+            validate(await read_bytes(request, limit))
         except BadRequest as exc:
             status = 413 if isinstance(exc, PayloadTooLarge) else 400
             return json_response({"ok": False, "error": str(exc)}, status)
@@ -78,8 +88,8 @@ def prebuilt(body: bytes) -> Handler:
 def build_app(feed_body: bytes, health_body: bytes) -> web.Application:
     """The four routes the bench measures."""
     app = web.Application(client_max_size=SENSE_BODY_LIMIT + 1)
-    app.router.add_post("/feed", ingest(FEED_BODY_LIMIT, validate_feed))
-    app.router.add_post("/sense", ingest(SENSE_BODY_LIMIT, validate_sense))
+    app.router.add_post("/feed", ingest(FEED_BODY_LIMIT, feed))
+    app.router.add_post("/sense", ingest(SENSE_BODY_LIMIT, sense))
     app.router.add_get("/feed", prebuilt(feed_body))
     app.router.add_get("/health", prebuilt(health_body))
     return app

@@ -53,7 +53,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from actors.core.validation import SENSE_BODY_LIMIT
+from actors.core.bodies import SENSE_BODY_LIMIT
 from actors.feed_buffer import FEED_RING
 from actors.kernel.storage import MIGRATIONS
 from actors.sense_buffer import PRUNE_SLACK, SENSE_RING

@@ -161,9 +161,9 @@ def scrape_ms(scrapes: int = 50) -> None:
 
 
 def _sense(n: int) -> object:
-    from actors.core.validation import validate_sense  # noqa: PLC0415
+    from actors.core.bodies import sense_input  # noqa: PLC0415
 
-    return validate_sense({"type": "text", "ts": n, "ocr": f"screen {n}", "meta": {"app": "idea"}})
+    return sense_input({"type": "text", "ts": n, "ocr": f"screen {n}", "meta": {"app": "idea"}})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

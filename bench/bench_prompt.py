@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
+from actors.core.bodies import sense_input
 from actors.core.prompt import (
     ACTIVE_APP,
     AGE,
@@ -53,7 +54,6 @@ from actors.core.prompt import (
     screen_line,
 )
 from actors.core.records import SenseEvent
-from actors.core.validation import validate_sense
 from actors.core.window import ContextWindow, build_context_window
 from bench.bench_costs import sense_bodies
 from bench.harness import best_us
@@ -188,7 +188,7 @@ def heavy_window() -> tuple[ContextWindow, int]:
     """The window of ``bench.bench_costs``' tick: 10 events of 4 KiB of OCR each."""
     now_ms = T0_MS
     bodies = sense_bodies(now_ms)
-    sense = [SenseEvent.stored(n, b["ts"], validate_sense(b)) for n, b in enumerate(bodies, 1)]
+    sense = [SenseEvent.stored(n, b["ts"], sense_input(b)) for n, b in enumerate(bodies, 1)]
     window = build_context_window([], sense, now_ms=now_ms, max_age_ms=MAX_AGE_MS)
     return window, now_ms
 

@@ -24,9 +24,8 @@ from typing import Any
 
 import orjson
 
-from actors.core.validation import SENSE_BODY_LIMIT
+from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT
 from transport.handlers.agent import HISTORY_DEFAULT, HISTORY_MAX, RANGE_DEFAULT, RANGE_MAX
-from transport.inputs import FEED_BODY_LIMIT
 from transport.openapi_schemas import (
     BOOL,
     EPOCH,

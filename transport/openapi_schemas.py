@@ -2,19 +2,21 @@
 
 JSON Schema 2020-12 (the dialect of OpenAPI 3.1). Objects the relay makes are closed
 (``additionalProperties: false``); what clients send may carry more, as each schema says.
+The request bodies' schemas are generated from the structs that decode them
+(:data:`actors.core.bodies.REQUEST_TYPES`), so the document says what the decoder does.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
+from actors.core.bodies import REQUEST_TYPES
 from actors.core.records import CHANNELS
 from actors.core.response_format import LEVELS
-from actors.core.validation import MAX_PRIORITY_CHARS, MAX_SOURCE_CHARS
 from actors.digest_store import DIGEST_PREVIEW_CHARS
 from config.settings import RESPONSE_FORMATS
-from transport.handlers.meta import MAX_HANG_S
-from transport.profiling import MAX_EXTRA_FIELDS, MAX_EXTRA_NAME_CHARS
 
 JSON = "application/json"
 SSE = "text/event-stream"
@@ -151,35 +153,6 @@ SCHEMAS: dict[str, Schema] = {
         description="Not stored, by design: the event's app or window is excluded "
         "(`RELAY_EXCLUDE_APPS`, `RELAY_EXCLUDE_TITLES`). No id.",
     ),
-    "FeedInput": {
-        "type": "object",
-        "properties": {
-            "text": NOT_BLANK,
-            "priority": nullable(
-                {"type": "string", "minLength": 1, "maxLength": MAX_PRIORITY_CHARS}
-            ),
-            "source": nullable(
-                {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": MAX_SOURCE_CHARS,
-                    "description": "Who or what the item comes from. `audio` marks a "
-                    "transcript: the agent hears it (so does text starting with `[📝] `).",
-                }
-            ),
-            "channel": nullable(
-                {
-                    "enum": list(CHANNELS),
-                    "description": "Where the overlay shows it: `stream` (its feed, the "
-                    "default) or `agent` (its Agent tab, for advice to the user).",
-                }
-            ),
-        },
-        "required": ["text"],
-        "additionalProperties": True,
-        "description": "`priority` defaults to `normal` and `channel` to `stream` (`null` "
-        "counts as absent). Other fields are ignored.",
-    },
     "FeedItem": closed(
         {
             "id": ID,
@@ -200,46 +173,6 @@ SCHEMAS: dict[str, Schema] = {
         {"messages": {"type": "array", "items": ref("FeedItem")}, "epoch": EPOCH},
         description="Oldest first; the ring keeps the newest 100.",
     ),
-    "SenseMeta": {
-        "type": "object",
-        "properties": {
-            "app": nullable(STRING),
-            "windowTitle": nullable(STRING),
-            "ssim": nullable(NUMBER),
-            "screen": nullable({"type": ["number", "string"]}),
-        },
-        "additionalProperties": True,
-    },
-    "Observation": {
-        "type": "object",
-        "properties": {
-            "title": nullable(STRING),
-            "subtitle": nullable(STRING),
-            "narrative": nullable(STRING),
-            "facts": nullable({"type": "array", "items": STRING}),
-            "concepts": nullable({"type": "array", "items": STRING}),
-        },
-        "additionalProperties": True,
-        "description": "What the capture client says of the moment.",
-    },
-    "SenseInput": {
-        "type": "object",
-        "properties": {
-            "type": {"type": "string", "minLength": 1, "examples": ["text", "context"]},
-            "ts": {"type": "number", "description": "The client's clock, epoch milliseconds."},
-            "ocr": nullable(STRING),
-            "meta": nullable(ref("SenseMeta")),
-            "roi": nullable({"type": "object", "description": "`data`: the image, base64."}),
-            "diff": nullable({"type": "object", "description": "`data`: the image, base64."}),
-            "observation": nullable(ref("Observation")),
-        },
-        "required": ["type", "ts"],
-        "additionalProperties": True,
-        "description": "A screen event as Sinain's capture client sends it. `null` counts as "
-        "absent; other fields are kept as sent; `id` and `receivedAt` are the server's and "
-        "are dropped. Objects and arrays may nest 100 levels deep at most (the body is the "
-        "first).",
-    },
     "SenseEvent": {
         "allOf": [ref("SenseInput")],
         "type": "object",
@@ -365,56 +298,6 @@ SCHEMAS: dict[str, Schema] = {
         },
         description="The agent's runtime configuration.",
     ),
-    "AgentConfigUpdate": {
-        "type": "object",
-        "properties": {
-            "enabled": BOOL,
-            "intervalMs": {"type": "integer", "description": "Raised to 5000 at least."},
-            "debounceMs": {"type": "integer", "description": "Clamped to 0..86400000."},
-            "cooldownMs": {"type": "integer", "description": "Clamped to 0..86400000."},
-            "model": NOT_BLANK,
-            "fallbackModels": {"type": "array", "items": NOT_BLANK},
-            "maxAge": {"type": "integer", "description": "Milliseconds, raised to 10000."},
-            "maxAgeMs": {"type": "integer", "description": "Raised to 10000 at least."},
-            "maxTokens": {"type": "integer", "minimum": 1, "maximum": 32000},
-            "temperature": {"type": "number", "minimum": 0, "maximum": 2},
-            "pushToFeed": BOOL,
-            "logVerbose": BOOL,
-            "economy": {
-                "type": "boolean",
-                "description": "Call only on meaningful changes, within a fixed beat's calls.",
-            },
-            "responseFormat": {
-                "enum": list(RESPONSE_FORMATS),
-                "description": "`auto` asks for `json_schema`, then `json_object`, then "
-                "nothing, stepping down when the server refuses; a level is sent as it is.",
-            },
-            "openrouterApiKey": {
-                "type": "string",
-                "pattern": r"^\s*[!-~]*\s*$",
-                "description": "Printable ASCII without spaces (spaces around it are dropped); "
-                "empty removes the key. Never shown back.",
-            },
-        },
-        "additionalProperties": False,
-        "description": "Any subset of the fields. An unknown field or a wrong type rejects "
-        "the whole body.",
-    },
-    "Fault": {
-        "type": "object",
-        "properties": {
-            "actor": {"enum": ["feed", "sense", "context", "llm", "digest", "ticker", "http"]},
-            "kind": {"enum": ["crash", "hang"]},
-            "seconds": {
-                "type": "number",
-                "exclusiveMinimum": 0,
-                "maximum": MAX_HANG_S,
-                "description": "Required for a hang.",
-            },
-        },
-        "required": ["actor", "kind"],
-        "additionalProperties": True,
-    },
     "ModelCost": closed(
         {
             "calls": INT,
@@ -480,27 +363,6 @@ SCHEMAS: dict[str, Schema] = {
         "error",
         description="Made for each request: it shows every write answered before it was asked.",
     ),
-    "ProcessReport": {
-        "type": "object",
-        "properties": {
-            "rssMb": {"type": "number", "minimum": 0, "description": "Resident memory, MB."},
-            "uptimeS": {"type": "number", "minimum": 0, "description": "Seconds since start."},
-            "ts": {"type": "number", "description": "The client's clock, epoch milliseconds."},
-            "extra": nullable(
-                {
-                    "type": "object",
-                    "maxProperties": MAX_EXTRA_FIELDS,
-                    "propertyNames": {"maxLength": MAX_EXTRA_NAME_CHARS},
-                    "additionalProperties": NUMBER,
-                    "description": "The client's own counters, by name.",
-                }
-            ),
-        },
-        "required": ["rssMb", "uptimeS", "ts"],
-        "additionalProperties": True,
-        "description": "A client process's figures, as the capture client posts them every "
-        "60 s. `null` counts as absent; other fields are ignored.",
-    },
     "ClientFigures": closed(
         {
             "rssMb": NUMBER,
@@ -591,6 +453,25 @@ SCHEMAS: dict[str, Schema] = {
         description="Items after `after` and before `oldest` are gone.",
     ),
 }
+
+
+def _flowed(node: Any) -> Any:
+    """``node`` with each description in one line: a struct's docstring is its description,
+    and a docstring breaks its lines and indents them."""
+    if isinstance(node, dict):
+        return {
+            k: " ".join(v.split()) if k == "description" else _flowed(v) for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [_flowed(v) for v in node]
+    return node
+
+
+SCHEMAS.update(
+    _flowed(
+        msgspec.json.schema_components(REQUEST_TYPES, ref_template="#/components/schemas/{name}")[1]
+    )
+)
 
 ERROR_ANSWERS: dict[str, tuple[str, str]] = {
     # name: (status, description)

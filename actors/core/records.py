@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 import orjson
 
@@ -18,6 +18,9 @@ AGENT = "agent"
 """The channel of advice for the user (the overlay's Agent tab); also the ``source`` of the
 relay's own hud lines."""
 CHANNELS = (STREAM, AGENT)
+Channel = Literal["stream", "agent"]
+"""One of :data:`CHANNELS`, as a type (what ``POST /feed`` takes)."""
+assert get_args(Channel) == CHANNELS, "the type names the channels"
 
 
 @dataclass(frozen=True, slots=True)
