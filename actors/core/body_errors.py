@@ -22,6 +22,7 @@ _WANTS = {
     "bool": "true or false",
     "object": "an object",
     "array": "an array",
+    "array of strings": "an array of strings",
 }
 _GOT = {**_WANTS, "float": "a number with a fraction", "null": "null"}
 _AT = re.compile(r"^(?P<what>.*?)(?: - at `(?P<path>[^`]*)`(?: in `(?P<owner>[^`]*)`)?)?$", re.S)
@@ -66,6 +67,8 @@ def bad_body(exc: msgspec.ValidationError, kind: type[Any]) -> BadRequest:
     if path is None and what.startswith("Expected `object`"):
         got = _EXPECTED.match(what)
         return BadRequest(f"body must be a JSON object, not {_GOT.get(got['got'] if got else '')}")
+    if isinstance(node, inspect.ListType) and isinstance(_unwrap(node.item_type), inspect.StrType):
+        what = what.replace("Expected `array", "Expected `array of strings", 1)
     return BadRequest(f"{_name(path)} {_must(what, choices)}")
 
 
