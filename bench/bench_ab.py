@@ -14,9 +14,10 @@ and no LLM key. ``wrk`` (``apt-get install wrk``) drives ``POST /feed`` and ``PO
 each row the two relays take turns, the first of a round alternating, so that what the
 shared machine does meanwhile falls on both alike. With ``--bare``, ``bench/bare_app.py``
 (the floor: the relay's loop, JSON and validation with nothing behind them) takes its turns
-too. It prints, per row, the median requests per second and p99 of each server, the ratio
-after/before of the medians and, with ``--bare``, each checkout's ratio to the floor. It
-asserts nothing.
+too. It prints, per row, the median requests per second, p99 and server CPU per request (µs:
+what the code costs, which what else the machine runs moves less than the rate) of each
+server, the ratios after/before of the median rates and CPU and, with ``--bare``, each
+checkout's rate ratio to the floor. It asserts nothing.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.harness import feed_body, relay_env, relay_process, sense_body, server_process
+from bench.harness import Meter, feed_body, relay_env, relay_process, sense_body, server_process
 from bench.load import run_wrk
 
 ROWS = [
@@ -50,33 +51,34 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="relay-ab-")))
-        urls = {}
+        urls, pids = {}, {}
         if args.bare:
             answers = [tmp / "feed.json", tmp / "health.json"]
             for answer in answers:
                 answer.write_bytes(b'{"ok": true}')
             bare = ["-m", "bench.bare_app", "--feed-body", str(answers[0])]
             bare += ["--health-body", str(answers[1])]
-            urls["bare"] = stack.enter_context(
-                server_process(bare, tmp / "bare.log", name="bare app")
-            ).base_url
+            server = stack.enter_context(server_process(bare, tmp / "bare.log", name="bare app"))
+            urls["bare"], pids["bare"] = server.base_url, server.pid
         for name in ("before", "after"):
             root = getattr(args, name).resolve()
             env = relay_env(PYTHONPATH=str(root), LOG_LEVEL="warning")
             relay = stack.enter_context(
                 relay_process(":memory:", tmp / f"{name}.log", env, log_level=None, cwd=root)
             )
-            urls[name] = relay.base_url
+            urls[name], pids[name] = relay.base_url, relay.pid
         names = list(urls)
-        columns = "".join(f" {n + ' req/s':>13} {'p99':>6}" for n in names)
-        ratios = "  after/before" + ("  before/bare  after/bare" if args.bare else "")
+        columns = "".join(f" {n + ' req/s':>13} {'p99':>6} {'cpu µs':>6}" for n in names)
+        ratios = "  after/before  cpu a/b" + ("  before/bare  after/bare" if args.bare else "")
         print(f"{'row':14}{columns}{ratios}")
         for path, body, conns in ROWS:
             rates: dict[str, list[float]] = {n: [] for n in names}
             p99s: dict[str, list[float]] = {n: [] for n in names}
+            cpus: dict[str, list[float]] = {n: [] for n in names}
             for turn in range(args.rounds):
                 order = names[turn % len(names) :] + names[: turn % len(names)]
                 for name in order:
+                    meter = Meter(pids[name])
                     result = run_wrk(
                         urls[name] + path,
                         conns=conns,
@@ -84,11 +86,17 @@ def main(argv: list[str] | None = None) -> int:
                         method="POST",
                         body=body,
                     )
+                    used = meter.read()
                     rates[name].append(result.requests / result.seconds)
                     p99s[name].append(result.p99_ms)
+                    cpus[name].append(1e6 * used.server / max(result.requests, 1))
             rate = {n: statistics.median(rates[n]) for n in names}
-            cells = "".join(f" {rate[n]:13.0f} {statistics.median(p99s[n]):6.2f}" for n in names)
+            cpu = {n: statistics.median(cpus[n]) for n in names}
+            cells = "".join(
+                f" {rate[n]:13.0f} {statistics.median(p99s[n]):6.2f} {cpu[n]:6.1f}" for n in names
+            )
             line = f"{path + ' @' + str(conns):14}{cells}  {rate['after'] / rate['before']:12.3f}"
+            line += f"  {cpu['after'] / cpu['before']:7.3f}"
             if args.bare:
                 line += f"  {rate['before'] / rate['bare']:11.3f}"
                 line += f"  {rate['after'] / rate['bare']:10.3f}"

@@ -58,7 +58,12 @@ NOT_BLANK = r"\S"
 _SERVER_FIELDS = ("id", "receivedAt")
 """Fields the server sets on a stored event; dropped from what a client sends."""
 
-Text = Annotated[str, Meta(pattern=NOT_BLANK, description="Not only whitespace.")]
+Text = Annotated[
+    str, Meta(extra_json_schema={"pattern": NOT_BLANK}, description="Not only whitespace.")
+]
+"""A text that is not only whitespace: the document states the pattern; :func:`_not_blank`
+checks it in ``__post_init__`` with ``str.isspace`` (the whitespace of Python's ``\\S``), which
+spares each post a ``re`` search."""
 Number = int | float
 """A JSON number, kept as sent (``60`` is shown again as ``60``, not ``60.0``)."""
 NotNegative = Annotated[int, Meta(ge=0)] | Annotated[float, Meta(ge=0)]
@@ -96,6 +101,9 @@ class FeedInput(Struct, frozen=True):
         ]
         | None
     ) = None
+
+    def __post_init__(self) -> None:
+        _not_blank("text", self.text)
 
     def record(self) -> records.FeedInput:
         """The message as the feed buffer takes it, ``null`` fields at their defaults."""
@@ -218,6 +226,11 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
 
     def __post_init__(self) -> None:
         # Raised here, msgspec reports it as the body's ValidationError.
+        if self.model is not UNSET:
+            _not_blank("model", self.model)
+        if self.fallback_models is not UNSET:
+            for n, model in enumerate(self.fallback_models):
+                _not_blank(f"fallbackModels[{n}]", model)
         if self.response_format is not UNSET and _format(self.response_format) is None:
             raise ValueError(f"responseFormat must be one of {', '.join(RESPONSE_FORMATS)}")
         if self.openrouter_api_key is not UNSET:
@@ -262,6 +275,12 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
         if self.openrouter_api_key is not UNSET:
             out["api_key"] = self.openrouter_api_key.strip()
         return out
+
+
+def _not_blank(name: str, value: str) -> None:
+    """Refuse a :data:`Text` that is only whitespace (or empty)."""
+    if not value or value.isspace():
+        raise ValueError(f"{name} must be a string that is not blank")
 
 
 def _format(value: str) -> str | None:
