@@ -6,8 +6,8 @@ import sqlite3
 
 import orjson
 
+from actors.core.bodies import sense_input
 from actors.core.records import EMPTY_SENSE, SenseEvent, SenseInput, SenseSnapshot
-from actors.core.validation import validate_sense
 from actors.ring_buffer import RingBuffer
 
 SENSE_RING = 30
@@ -44,7 +44,7 @@ class SenseBuffer(RingBuffer[SenseEvent, SenseSnapshot]):
         ).fetchall()
         for event_id, received_at, payload in reversed(rows):
             self._ring.append(
-                SenseEvent.stored(event_id, received_at, validate_sense(orjson.loads(payload)))
+                SenseEvent.stored(event_id, received_at, sense_input(orjson.loads(payload)))
             )
         first, last = db.execute("SELECT MIN(id), MAX(id) FROM sense").fetchone()
         self._next_id = (last or 0) + 1
@@ -82,7 +82,7 @@ class SenseBuffer(RingBuffer[SenseEvent, SenseSnapshot]):
         """``event`` with its secrets redacted; its fields (``ocr``, ``app``...) are read again
         from the redacted object, so that they agree with it."""
         payload = self._redactor.payload(event.payload)
-        return event if payload is event.payload else validate_sense(payload)
+        return event if payload is event.payload else sense_input(payload)
 
     def prune(self) -> None:
         """Drop the rows that fell out of the ring (batched: every PRUNE_SLACK events or

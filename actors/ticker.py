@@ -47,6 +47,7 @@ import pykka
 
 from actors.context_builder import ContextBuilder
 from actors.core.agent_events import AgentEvent, QuietSpell, TickNotStarted
+from actors.core.bodies import AgentConfigUpdate
 from actors.core.breaker import Breaker
 from actors.core.change import STALE_AFTER
 from actors.core.ticks import TickDone, TickRequest
@@ -406,13 +407,10 @@ class Ticker(RelayActor):
         """The current runtime configuration."""
         return self._config
 
-    def update_config(self, changes: dict[str, Any]) -> AgentConfig:
-        """Apply a ``POST /agent/config`` body (all fields or none); reschedule.
-
-        Raises:
-            ConfigError: a field is unknown or invalid; nothing changed.
-        """
-        new = self._config.updated(changes)
+    def update_config(self, update: AgentConfigUpdate) -> AgentConfig:
+        """Apply a ``POST /agent/config`` body (decoded, so valid: all fields); reschedule."""
+        changes = update.given()
+        new = self._config.updated(update)
         remember_secret(new.api_key)  # never in an error text or a log line
         old = self._config
         if (new.active, new.interval_ms) != (old.active, old.interval_ms):

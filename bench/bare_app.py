@@ -4,12 +4,13 @@ Run from the repository root (``bench_floor`` and ``bench_ab --bare`` run it for
 
     python -m bench.bare_app --port 18800 --feed-body feed.json --health-body health.json
 
-``POST /feed`` and ``POST /sense`` read the body under the relay's limits (413 above), parse it
-with orjson, run the relay's ``validate_feed`` / ``validate_sense`` (400 on a bad body) and
-answer ``{"ok": true, "id": n}``; ``GET /feed`` and ``GET /health`` answer the files given.
-The server is built as the relay's transport builds it (event loop, ``AppRunner`` and
-``TCPSite`` settings, ``client_max_size``, orjson answers); no middleware, actors, storage or
-logging per request. SIGTERM or SIGINT stops it (exit code 0).
+``POST /feed`` and ``POST /sense`` read the body under the relay's limits (413 above), decode
+and check it as the relay does (``/feed`` straight into its struct, ``/sense`` parsed with
+orjson and checked by ``sense_input``; 400 on a bad body) and answer ``{"ok": true, "id": n}``.
+``GET /feed`` (any query) and ``GET /health`` answer the files given (``bench_floor`` passes a
+relay's real answers). The server is built as the relay's transport builds it: the same event
+loop, ``AppRunner`` and ``TCPSite`` settings, ``client_max_size`` and orjson answers; no
+middleware, actors, storage or logging per request. SIGTERM or SIGINT stops it (exit code 0).
 """
 
 from __future__ import annotations
@@ -20,34 +21,44 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
 
+import msgspec
 import orjson
 from aiohttp import web
 
+from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT, FeedInput, decode, sense_input
 from actors.core.errors import BadRequest, PayloadTooLarge
-from actors.core.validation import SENSE_BODY_LIMIT, validate_feed, validate_sense
 from bench.harness import HOST, parser
 from transport.answers import Accepted, Error
 from transport.guard import json_response
 from transport.http_transport import SHUTDOWN_TIMEOUT_S, new_event_loop
-from transport.inputs import FEED_BODY_LIMIT
 
 Handler = Callable[[web.Request], Awaitable[web.Response]]
 
 
-def ingest(limit: int, validate: Callable[[Any], object]) -> Handler:
-    """A POST handler: read at most ``limit`` bytes, parse, validate; answer the next id."""
+def feed(body: bytes) -> object:
+    try:
+        return decode(body, FeedInput).record()
+    except msgspec.DecodeError as exc:
+        raise BadRequest(f"body is not valid JSON: {exc}") from None
+
+
+def sense(body: bytes) -> object:
+    try:
+        return sense_input(orjson.loads(body))
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(f"body is not valid JSON: {exc}") from None
+
+
+def ingest(limit: int, validate: Callable[[bytes], object]) -> Handler:
+    """A POST handler: read, parse and validate the body; answer the next id."""
     ids = itertools.count(1)
 
     async def handler(request: web.Request) -> web.Response:
         try:
             if (request.content_length or 0) > limit or len(body := await request.read()) > limit:
                 raise PayloadTooLarge(f"body is larger than {limit} bytes")
-            try:
-                validate(orjson.loads(body))
-            except orjson.JSONDecodeError as exc:
-                raise BadRequest(f"body is not valid JSON: {exc}") from None
+            validate(body)
         except BadRequest as exc:
             status = 413 if isinstance(exc, PayloadTooLarge) else 400
             return json_response(Error(ok=False, error=str(exc)), status)
@@ -72,12 +83,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         feed_body=(Path, ..., "answer to GET /feed"),
         health_body=(Path, ..., "answer to GET /health"),
     ).parse_args(argv)
-    feed, health = args.feed_body.read_bytes(), args.health_body.read_bytes()
+    feed_body, health_body = args.feed_body.read_bytes(), args.health_body.read_bytes()
     app = web.Application(client_max_size=SENSE_BODY_LIMIT + 1)
-    app.router.add_post("/feed", ingest(FEED_BODY_LIMIT, validate_feed))
-    app.router.add_post("/sense", ingest(SENSE_BODY_LIMIT, validate_sense))
-    app.router.add_get("/feed", prebuilt(feed))
-    app.router.add_get("/health", prebuilt(health))
+    app.router.add_post("/feed", ingest(FEED_BODY_LIMIT, feed))
+    app.router.add_post("/sense", ingest(SENSE_BODY_LIMIT, sense))
+    app.router.add_get("/feed", prebuilt(feed_body))
+    app.router.add_get("/health", prebuilt(health_body))
     loop = new_event_loop()
     asyncio.set_event_loop(loop)
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
@@ -87,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         loop.add_signal_handler(signum, loop.stop)
     print(
         f"bare app on http://{HOST}:{args.port} ({type(loop).__module__} loop; "
-        f"GET /feed {len(feed)} bytes, GET /health {len(health)} bytes)",
+        f"GET /feed {len(feed_body)} bytes, GET /health {len(health_body)} bytes)",
         flush=True,
     )
     try:

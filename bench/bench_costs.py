@@ -37,12 +37,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from actors.context_builder import ContextBuilder
+from actors.core.bodies import sense_input
 from actors.core.change import Change, Gist, gist, judge
 from actors.core.completion import Analysis
 from actors.core.prompt import PreviousDigest, build_prompt, fingerprint
 from actors.core.records import FeedSnapshot, SenseSnapshot
 from actors.core.ticks import TickResult
-from actors.core.validation import validate_sense
 from actors.core.window import ContextWindow, build_context_window
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
@@ -414,7 +414,7 @@ def fill_rings(relay: Relay) -> tuple[FeedSnapshot, SenseSnapshot]:
     for text in feed_texts(100):
         feed.ask(FeedBuffer.append, text, "normal").result(timeout=CALL_TIMEOUT_S)
     for body in sense_bodies(SystemClock().now_ms()):
-        sense.ask(SenseBuffer.append, validate_sense(body)).result(timeout=CALL_TIMEOUT_S)
+        sense.ask(SenseBuffer.append, sense_input(body)).result(timeout=CALL_TIMEOUT_S)
     return (
         feed.ask(FeedBuffer.snapshot).result(timeout=CALL_TIMEOUT_S),
         sense.ask(SenseBuffer.snapshot).result(timeout=CALL_TIMEOUT_S),

@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from actors.core.validation import SENSE_BODY_LIMIT
+from actors.core.bodies import SENSE_BODY_LIMIT
 from actors.feed_buffer import FEED_RING
 from actors.kernel.schemas import MIGRATIONS
 from actors.sense_buffer import PRUNE_SLACK, SENSE_RING

@@ -24,9 +24,9 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
+from actors.core.bodies import sense_input
 from actors.core.entries import EMPTY_AGENT
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE
-from actors.core.validation import validate_sense
 from actors.kernel.clock import SystemClock
 from actors.kernel.published import Published
 from actors.tree import start_relay
@@ -90,7 +90,7 @@ def scrape_ms(scrapes: int = 50) -> None:
         try:
             for n in range(5):  # counters for one model, as a few ticks leave them
                 event = {"type": "text", "ts": n, "ocr": f"screen {n}", "meta": {"app": "idea"}}
-                relay.handles["sense"].proxy().append(validate_sense(event)).get(timeout=5)
+                relay.handles["sense"].proxy().append(sense_input(event)).get(timeout=5)
                 relay.handles["ticker"].proxy().tick().get(timeout=5)
                 time.sleep(0.1)
             http = HttpStats()

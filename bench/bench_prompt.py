@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
+from actors.core.bodies import sense_input
 from actors.core.prompt import (
     ACTIVE_APP,
     AGE,
@@ -36,7 +37,6 @@ from actors.core.prompt import (
     screen_line,
 )
 from actors.core.records import SenseEvent
-from actors.core.validation import validate_sense
 from actors.core.window import ContextWindow, build_context_window
 from bench import prompt_corpus as corpus
 from bench.bench_costs import sense_bodies
@@ -172,7 +172,7 @@ def print_costs(cases: Sequence[corpus.Case], windows: dict[str, ContextWindow])
     # the window of bench.bench_costs' tick: 10 events of 4 KiB of OCR each
     now_ms = corpus.T0_MS
     bodies = enumerate(sense_bodies(now_ms), 1)
-    sense = [SenseEvent.stored(n, b["ts"], validate_sense(b)) for n, b in bodies]
+    sense = [SenseEvent.stored(n, b["ts"], sense_input(b)) for n, b in bodies]
     heavy = build_context_window([], sense, now_ms=now_ms, max_age_ms=corpus.MAX_AGE_MS)
     events, kib = len(heavy.screen), sum(len(e.ocr) for e in heavy.screen) // 1024
     cut_us = best_us(partial(cut_prompt, heavy, now_ms=now_ms), COST_CALLS)

@@ -43,9 +43,9 @@ from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
+from actors.core.bodies import FeedInput, convert, sense_input
 from actors.core.prompt import PreviousDigest, build_prompt
 from actors.core.records import FeedItem, SenseEvent
-from actors.core.validation import validate_feed, validate_sense
 from actors.core.window import ContextWindow, build_context_window
 from config.app_names import normalize_app_name
 from transport.demo.replay import SessionEvent, load_session
@@ -146,9 +146,9 @@ def stored(events: Iterable[SessionEvent]) -> tuple[list[FeedItem], list[SenseEv
     for n, event in enumerate(events, start=1):
         at = T0_MS + round(event.at * 1000)
         if event.path == "/feed":
-            feed.append(FeedItem.stored(n, at, validate_feed(event.body)))
+            feed.append(FeedItem.stored(n, at, convert(event.body, FeedInput).record()))
         else:
-            sense.append(SenseEvent.stored(n, at, validate_sense(event.body)))
+            sense.append(SenseEvent.stored(n, at, sense_input(event.body)))
     return feed, sense
 
 

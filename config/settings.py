@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "google/gemini-2.5-flash-lite"
@@ -27,6 +25,12 @@ RESPONSE_FORMATS: tuple[ResponseFormat, ...] = get_args(ResponseFormat)
 
 class ConfigError(ValueError):
     """A setting is invalid; the message says which and why."""
+
+
+class ConfigUpdate(Protocol):
+    """A decoded ``POST /agent/config`` body: the fields it sets, by ``AgentConfig`` name."""
+
+    def changes(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,44 +84,14 @@ class AgentConfig:
         """Ticks call the LLM only when the agent is enabled and has a key."""
         return self.enabled and bool(self.api_key)
 
-    def updated(self, changes: Mapping[str, Any]) -> AgentConfig:
+    def updated(self, update: ConfigUpdate) -> AgentConfig:
         """Return this config with a ``POST /agent/config`` body applied.
 
-        Every field is checked before anything changes: one bad field rejects the whole body.
-        ``intervalMs`` is raised to 5000 and ``maxAge`` to 10000 at least.
-
-        Raises:
-            ConfigError: an unknown field or a value of the wrong type or range.
+        The body was checked as it was decoded (``actors.core.bodies.AgentConfigUpdate`` says
+        what each field takes); ``intervalMs`` is raised to :data:`MIN_RUNTIME_INTERVAL_MS`
+        and ``maxAge`` to :data:`MIN_RUNTIME_MAX_AGE_MS` at least, by its ``changes()``.
         """
-        unknown = sorted(set(changes) - set(_RUNTIME_FIELDS))
-        if unknown:
-            accepted = ", ".join(sorted(_RUNTIME_FIELDS))
-            raise ConfigError(f"unknown field(s) {', '.join(unknown)}; accepted: {accepted}")
-        values: dict[str, Any] = {}
-        for key, value in changes.items():
-            attr, check = _RUNTIME_FIELDS[key]
-            values[attr] = check(key, value)
-        return replace(self, **values)
-
-
-def _want_bool(key: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{key} must be true or false")
-    return value
-
-
-def _want_int(key: str, value: Any, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(f"{key} must be a number")
-    if not math.isfinite(value) or value != int(value):
-        raise ConfigError(f"{key} must be a whole number")
-    return min(max(int(value), low), high)
-
-
-def _want_text(key: str, value: Any, *, allow_empty: bool = False) -> str:
-    if not isinstance(value, str) or (not allow_empty and not value.strip()):
-        raise ConfigError(f"{key} must be a non-empty string")
-    return value.strip()
+        return replace(self, **update.changes())
 
 
 def check_api_key(name: str, key: str) -> str:
@@ -149,59 +123,6 @@ def _character_kind(char: str) -> str:
     if char.isspace():
         return f"a non-ASCII space ({code})"
     return f"a non-ASCII character ({code})"
-
-
-def _want_key(key: str, value: Any) -> str:
-    return check_api_key(key, _want_text(key, value, allow_empty=True))
-
-
-def _want_temperature(key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 2:
-        raise ConfigError(f"{key} must be a number from 0 to 2")
-    return float(value)
-
-
-def _want_models(key: str, value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(m, str) and m.strip() for m in value):
-        raise ConfigError(f"{key} must be a list of model names")
-    return tuple(m.strip() for m in value)
-
-
-def _want_response_format(key: str, value: Any) -> str:
-    if not isinstance(value, str) or value.strip().lower() not in RESPONSE_FORMATS:
-        raise ConfigError(f"{key} must be one of {', '.join(RESPONSE_FORMATS)}")
-    return value.strip().lower()
-
-
-def _want_max_tokens(key: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 32_000:
-        raise ConfigError(f"{key} must be a whole number from 1 to 32000")
-    return value
-
-
-_RUNTIME_FIELDS: dict[str, tuple[str, Any]] = {
-    "enabled": ("enabled", _want_bool),
-    "intervalMs": (
-        "interval_ms",
-        lambda k, v: _want_int(k, v, MIN_RUNTIME_INTERVAL_MS, 24 * 3_600_000),
-    ),
-    "debounceMs": ("debounce_ms", lambda k, v: _want_int(k, v, 0, 24 * 3_600_000)),
-    "cooldownMs": ("cooldown_ms", lambda k, v: _want_int(k, v, 0, 24 * 3_600_000)),
-    "model": ("model", _want_text),
-    "maxAge": ("max_age_ms", lambda k, v: _want_int(k, v, MIN_RUNTIME_MAX_AGE_MS, 24 * 3_600_000)),
-    "maxAgeMs": (
-        "max_age_ms",
-        lambda k, v: _want_int(k, v, MIN_RUNTIME_MAX_AGE_MS, 24 * 3_600_000),
-    ),
-    "maxTokens": ("max_tokens", _want_max_tokens),
-    "temperature": ("temperature", _want_temperature),
-    "pushToFeed": ("push_to_feed", _want_bool),
-    "logVerbose": ("log_verbose", _want_bool),
-    "economy": ("economy", _want_bool),
-    "openrouterApiKey": ("api_key", _want_key),
-    "fallbackModels": ("fallback_models", _want_models),
-    "responseFormat": ("response_format", _want_response_format),
-}
 
 
 HEADER_TIMEOUT_S = 10.0

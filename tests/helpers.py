@@ -28,9 +28,9 @@ import pytest
 import structlog
 from prometheus_client.parser import text_string_to_metric_families
 
+from actors.core.bodies import FeedInput, convert, sense_input
 from actors.core.records import FeedItem, SenseInput
 from actors.core.redaction_rules import marker
-from actors.core.validation import validate_feed, validate_sense
 from actors.core.window import extract_audio
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
@@ -170,9 +170,7 @@ TRANSCRIPT = (
 
 def sense(ocr: str = "def build_context_window():", app: str = "idea", ts: int = 1) -> SenseInput:
     """A validated screen event, as the transport hands it to the sense buffer."""
-    return validate_sense(
-        {"type": "text", "ts": ts, "ocr": ocr, "meta": {"app": app, "ssim": 0.85}}
-    )
+    return sense_input({"type": "text", "ts": ts, "ocr": ocr, "meta": {"app": app, "ssim": 0.85}})
 
 
 Act = TypeVar("Act", bound=RelayActor)
@@ -304,12 +302,12 @@ def assert_session_accepted(path: Path) -> tuple[SessionEvent, ...]:
         assert set(raw) == {"at", "path", "body"}, number
         body = raw["body"]
         if raw["path"] == "/feed":
-            message = validate_feed(body)
+            message = convert(body, FeedInput).record()
             assert message.priority == "normal"
             assert extract_audio(FeedItem.stored(1, 0, message)), number
             continue
         assert raw["path"] == "/sense", number
-        validate_sense(body)
+        sense_input(body)
         assert body["type"] in ("text", "visual", "context"), number
         assert isinstance(body["ts"], float), number
         assert isinstance(body["ocr"], str), number

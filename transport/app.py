@@ -12,9 +12,9 @@ from collections.abc import Callable
 import structlog
 from aiohttp import web
 
+from actors.core.bodies import SENSE_BODY_LIMIT
 from actors.core.entries import AgentSnapshot
 from actors.core.records import FeedSnapshot
-from actors.core.validation import SENSE_BODY_LIMIT
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.sense_buffer import SenseBuffer

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import math
 import zlib
-from typing import Any
+from typing import Any, TypeVar
 
+import msgspec
 import orjson
 import structlog
 from aiohttp import web
 
+from actors.core.bodies import decode
 from actors.core.errors import (
     BadRequest,
     PayloadTooLarge,
@@ -22,13 +24,6 @@ from transport.streams import (
 )
 
 log = structlog.get_logger("relay")
-
-
-FEED_BODY_LIMIT = 256 * 1024
-"""Largest ``POST /feed`` body, in bytes (a long transcript batch fits many times over)."""
-
-
-CONFIG_BODY_LIMIT = 16 * 1024
 
 
 ACCEPTED_ENCODINGS = "gzip, deflate"
@@ -44,6 +39,25 @@ GZIP_MEMBERS = 16
 """gzip members a body may have (one, from any client that compresses a body once)."""
 
 
+T = TypeVar("T", bound=msgspec.Struct)
+
+
+async def read_body(request: web.Request, limit: int, kind: type[T]) -> T:
+    """The body decoded into ``kind``, which validates it (:mod:`actors.core.bodies`); read as
+    :func:`read_json` reads it.
+
+    Raises:
+        BadRequest: as :func:`read_json`, or the body is not a ``kind`` (naming the field).
+    """
+    body = await _read(request, limit)
+    try:
+        if not body.isascii():  # the decoder checks the strings it keeps, not those it skips
+            body.decode("utf-8")
+        return decode(body, kind)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise _not_json(request, body, exc) from None
+
+
 async def read_json(request: web.Request, limit: int) -> Any:
     """The body as JSON: at most ``limit`` bytes, as sent and as decoded, of valid UTF-8.
 
@@ -57,6 +71,15 @@ async def read_json(request: web.Request, limit: int) -> Any:
     not parse is a 400 that says where, or a 415 saying that JSON is expected when its
     ``Content-Type`` names another media type (a form, plain text).
     """
+    body = await _read(request, limit)
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise _not_json(request, body, exc) from None
+
+
+async def _read(request: web.Request, limit: int) -> bytes | bytearray:
+    """The body, whole, decompressed and not empty (see :func:`read_json`)."""
     coding = request.headers.get("Content-Encoding")
     if coding is not None:  # checked once: a plain body costs this lookup and no more
         coding = _coding(coding)
@@ -84,10 +107,7 @@ async def read_json(request: web.Request, limit: int) -> Any:
         body = _inflate(body, coding, limit)
         if not body:
             raise BadRequest("body is empty; send a JSON object")
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise _not_json(request, body, exc) from None
+    return body
 
 
 async def _read_body(request: web.Request, declared: int | None, limit: int) -> bytes | bytearray:
@@ -183,8 +203,11 @@ def _not_json(request: web.Request, body: bytes | bytearray, exc: Exception) -> 
         return UnsupportedMediaType(msg)
     try:
         body.decode("utf-8")
+        orjson.loads(body)  # its words say where: what the decoder stopped at, it stops at too
     except UnicodeDecodeError:
         return BadRequest("body is not valid UTF-8")
+    except orjson.JSONDecodeError as error:
+        exc = error
     return BadRequest(f"body is not valid JSON: {exc}")
 
 

@@ -29,6 +29,7 @@ from typing import Any, Literal
 import msgspec
 import orjson
 
+from actors.core.bodies import REQUEST_TYPES
 from transport.answers import Error, OverlayFeed, OverlayPing, OverlayStatus, StreamGap
 from transport.openapi_schemas import ERROR_ANSWERS, JSON, SCHEMAS, SSE, Schema, kib, ref
 from transport.overlay import (
@@ -105,8 +106,11 @@ class _Components:
         return plain
 
     def finished(self) -> dict[str, Schema]:
-        """The answers' components and the request bodies', by name."""
+        """The answers' components and the request bodies' (generated from the structs that
+        decode them, :data:`actors.core.bodies.REQUEST_TYPES`), by name."""
         out = dict(self.schemas)
+        _, bodies = msgspec.json.schema_components(REQUEST_TYPES, ref_template=REF)
+        out.update((name, _component(component)) for name, component in bodies.items())
         for name, base in EXTENDS.items():
             out[name] = {"allOf": [ref(base)], **out[name]}
         return dict(sorted({**out, **SCHEMAS}.items()))

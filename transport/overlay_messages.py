@@ -14,12 +14,12 @@ from typing import Literal
 import orjson
 from msgspec import UNSET
 
+from actors.core import bodies
 from actors.core.errors import BadRequest
 from actors.core.records import FeedInput, FeedItem
 from actors.core.shapes import STREAM, encode
-from actors.core.validation import validate_feed
 from transport.answers import OverlayFeed, OverlayPing, OverlayStatus
-from transport.profiling import ProcessReport, parse_report
+from transport.profiling import ProcessReport, report_of
 
 MAX_MESSAGE_BYTES = 64 * 1024
 """A message from the overlay larger than this is ignored (a typed message fits many times)."""
@@ -151,14 +151,14 @@ def parse_inbound(data: bytes) -> Inbound:
         if kind == "pong":
             return Pong()
         if kind == "profiling":
-            return Profiling(parse_report(message))
+            return Profiling(report_of(bodies.convert(message, bodies.ProcessReport)))
         if kind == "command":
             action = message.get("action")
             if isinstance(action, str) and action in COMMAND_NOTICES:
                 return Command(action)
             raise Ignored("command: not an action the relay answers")
         if kind == "message":
-            text = validate_feed({"text": message.get("text")}).text
+            text = bodies.convert({"text": message.get("text")}, bodies.FeedInput).text
             return UserMessage(FeedInput(text, source=OVERLAY_SOURCE))
     except BadRequest as exc:
         msg = f"{kind}: {exc}"

@@ -2,7 +2,8 @@
 
 Sinain's capture client posts ``POST /profiling/sense {rssMb, uptimeS, ts, extra}`` every
 60 s; the overlay sends ``{"type": "profiling", rssMb, uptimeS, ts}`` on its WebSocket every
-30 s. :func:`parse_report` validates either (pure); :class:`ClientFigures` keeps the newest
+30 s. Either is decoded as :class:`actors.core.bodies.ProcessReport` and made a
+:class:`ProcessReport` by :func:`report_of`; :class:`ClientFigures` keeps the newest
 report of each client, which ``/health`` and ``/metrics`` show.
 
 They are live figures, not history: kept in memory on the transport's event loop (the only
@@ -17,19 +18,13 @@ client's counters may say what the user does.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
-from typing import Any
 
-from actors.core.errors import BadRequest
+from actors.core import bodies
 from actors.core.redactor import Redactor
 from transport.answers import ClientFigures as FiguresShape
 from transport.answers import Profiling
 
-MAX_EXTRA_FIELDS = 64
-"""Fields an ``extra`` object may have at most (the capture client sends 11)."""
-MAX_EXTRA_NAME_CHARS = 64
-"""Characters of one ``extra`` field's name at most."""
 CLIENTS = ("sense", "overlay")
 """The clients that report their figures: the capture client and the overlay."""
 
@@ -68,48 +63,14 @@ class ProcessReport:
         )
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def parse_report(body: Any) -> ProcessReport:
-    """Check a process report; return it (without its arrival time).
-
-    ``rssMb`` and ``uptimeS`` are numbers at least 0, ``ts`` a number; ``extra``, when present
-    (``null`` counts as absent), an object of at most :data:`MAX_EXTRA_FIELDS` numbers whose
-    names have at most :data:`MAX_EXTRA_NAME_CHARS` characters. Other fields are ignored.
-
-    Raises:
-        BadRequest: what is wrong, by field name.
-    """
-    if not isinstance(body, dict):
-        raise BadRequest("body must be a JSON object")
-    for name in ("rssMb", "uptimeS", "ts"):
-        if name not in body:
-            raise BadRequest(f"{name} is required")
-        if not _number(body[name]):
-            raise BadRequest(f"{name} must be a number")
-    for name in ("rssMb", "uptimeS"):
-        if body[name] < 0:
-            raise BadRequest(f"{name} must not be negative")
-    extra = body.get("extra")
-    if extra is None:
-        extra = {}
-    if not isinstance(extra, dict):
-        raise BadRequest("extra must be an object")
-    if len(extra) > MAX_EXTRA_FIELDS:
-        raise BadRequest(f"extra must have at most {MAX_EXTRA_FIELDS} fields")
-    for name, value in extra.items():
-        if len(name) > MAX_EXTRA_NAME_CHARS:
-            msg = f"extra field names must have at most {MAX_EXTRA_NAME_CHARS} characters"
-            raise BadRequest(msg)
-        if not _number(value):
-            raise BadRequest(f"extra.{name[:MAX_EXTRA_NAME_CHARS]} must be a number")
+def report_of(body: bodies.ProcessReport) -> ProcessReport:
+    """A decoded process report (:class:`actors.core.bodies.ProcessReport`, which says what
+    one may hold), without its arrival time."""
     return ProcessReport(
-        rss_mb=body["rssMb"],
-        uptime_s=body["uptimeS"],
-        ts=body["ts"],
-        extra=tuple(extra.items()),
+        rss_mb=body.rss_mb,
+        uptime_s=body.uptime_s,
+        ts=body.ts,
+        extra=tuple((body.extra or {}).items()),
     )
 
 

@@ -16,8 +16,8 @@ from typing import Annotated, Any, Literal
 
 from msgspec import Meta
 
+from actors.core.bodies import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT, SENSE_BODY_LIMIT
 from actors.core.shapes import AgentEntry, FeedItem
-from actors.core.validation import SENSE_BODY_LIMIT
 from transport.answers import (
     Accepted,
     ConfigAnswer,
@@ -52,7 +52,6 @@ from transport.handlers.clients import get_root, get_ws, post_profiling_sense
 from transport.handlers.health import get_health
 from transport.handlers.ingest import get_feed, get_sense, post_feed, post_sense
 from transport.handlers.meta import get_metrics, get_openapi, post_fault
-from transport.inputs import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT
 from transport.openapi_schemas import JSON, TEXT
 from transport.streams import LONG_POLL_MAX_S
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
+from actors.core.bodies import AgentConfigUpdate, convert
 from actors.core.shapes import AppSwitch
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
@@ -272,7 +273,11 @@ def test_without_a_key_the_agent_makes_no_calls_until_one_is_set(
     asked(relay.handles["sense"], SenseBuffer.append, sense())
     assert tick(relay, logs) == "inactive"
     assert logs.named("agent.off")
-    asked(relay.handles["ticker"], Ticker.update_config, {"openrouterApiKey": "new-key"})
+    asked(
+        relay.handles["ticker"],
+        Ticker.update_config,
+        convert({"openrouterApiKey": "new-key"}, AgentConfigUpdate),
+    )
     assert tick(relay, logs) == "ok"
     assert fake_llm.requests[0].authorization == "Bearer new-key"
 
@@ -289,7 +294,9 @@ def test_a_crashed_llm_caller_is_restarted_and_the_agent_carries_on(
 
 def test_runtime_config_survives_a_ticker_crash(relay: Relay) -> None:
     asked(
-        relay.handles["ticker"], Ticker.update_config, {"intervalMs": 7_000, "model": "other/model"}
+        relay.handles["ticker"],
+        Ticker.update_config,
+        convert({"intervalMs": 7_000, "model": "other/model"}, AgentConfigUpdate),
     )
     relay.handles["ticker"].tell(RelayActor.inject_fault, "crash")
     wait_until(lambda: relay.handles["ticker"].restarts == 1, what="ticker restart")

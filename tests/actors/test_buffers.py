@@ -7,8 +7,8 @@ from typing import Any
 
 import pykka
 
+from actors.core.bodies import sense_input
 from actors.core.records import FeedInput
-from actors.core.validation import validate_sense
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo
@@ -61,7 +61,7 @@ def test_agent_push_is_stored_but_not_counted_as_activity(
 def test_sense_ring_ids_and_received_at(clock: FakeClock, storage: StorageInfo) -> None:
     sense = start(SenseBuffer, clock, storage)
     for n in range(33):
-        sense.append(validate_sense({"type": "text", "ts": n, "ocr": str(n)})).get(timeout=5)
+        sense.append(sense_input({"type": "text", "ts": n, "ocr": str(n)})).get(timeout=5)
         clock.advance(1)
     events = sense.events_after(0).get(timeout=5)
     assert [e.id for e in events] == list(range(4, 34))

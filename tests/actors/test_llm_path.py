@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from actors.core.bodies import AgentConfigUpdate, convert
 from actors.core.breaker import BREAKER_THRESHOLD, COOL_OFF_JITTER, COOL_OFF_MIN_S, Breaker
 from actors.digest_store import DigestStore
 from actors.kernel.clock import FakeClock
@@ -186,9 +187,17 @@ def test_health_shows_the_llm_path_state(
 ) -> None:
     relay = make_relay(relay_settings(fake_llm, api_key=""))
     assert ticker_status(relay)["state"] == "no_key"  # enabled, but nothing to call with
-    asked(relay.handles["ticker"], Ticker.update_config, {"openrouterApiKey": "k"})
+    asked(
+        relay.handles["ticker"],
+        Ticker.update_config,
+        convert({"openrouterApiKey": "k"}, AgentConfigUpdate),
+    )
     assert ticker_status(relay)["state"] == "ok"
-    asked(relay.handles["ticker"], Ticker.update_config, {"enabled": False})
+    asked(
+        relay.handles["ticker"],
+        Ticker.update_config,
+        convert({"enabled": False}, AgentConfigUpdate),
+    )
     assert ticker_status(relay)["state"] == "disabled"
 
 

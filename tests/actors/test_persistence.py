@@ -12,9 +12,9 @@ from typing import Any
 import orjson
 
 from actors.core.agent_events import TickFailed
+from actors.core.bodies import sense_input
 from actors.core.completion import Analysis
 from actors.core.ticks import TickResult
-from actors.core.validation import validate_sense
 from actors.core.window import build_context_window
 from actors.digest_store import AGENT_RING, DigestStore
 from actors.feed_buffer import FEED_RING, PRUNE_SLACK, FeedBuffer
@@ -150,7 +150,7 @@ def test_rows_beyond_the_rings_are_pruned_in_batches(
     for n in range(FEED_RING + PRUNE_SLACK + 50):
         relay.handles["feed"].tell(FeedBuffer.append, f"m{n}")
     for n in range(300):
-        relay.handles["sense"].tell(SenseBuffer.append, validate_sense({"type": "t", "ts": n}))
+        relay.handles["sense"].tell(SenseBuffer.append, sense_input({"type": "t", "ts": n}))
     assert asked(relay.handles["feed"], FeedBuffer.count) == FEED_RING
     feed_db = relay.storage.stores["feed"].path
     sense_db = relay.storage.stores["sense"].path
@@ -169,7 +169,7 @@ def test_large_sense_events_are_pruned_by_bytes_too(
     ocr = "x" * (1024 * 1024)  # 1 MiB events: 100 rows of slack would be 100 MiB on disk
     for n in range(SENSE_RING + 20):
         relay.handles["sense"].tell(
-            SenseBuffer.append, validate_sense({"type": "t", "ts": n, "ocr": ocr})
+            SenseBuffer.append, sense_input({"type": "t", "ts": n, "ocr": ocr})
         )
     assert asked(relay.handles["sense"], SenseBuffer.count) == SENSE_RING
     sense_db = relay.storage.stores["sense"].path

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import httpx
 
+from actors.core.bodies import sense_input
 from actors.core.records import FeedInput
 from actors.core.redaction_rules import KINDS
 from actors.core.redactor import Redactor
-from actors.core.validation import validate_sense
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo
@@ -69,7 +69,7 @@ def test_the_sense_buffer_stores_events_redacted_and_their_fields_agree(
 ) -> None:
     redactor = Redactor()
     sense = SenseBuffer.start(clock=clock, store=storage.stores["sense"], redactor=redactor).proxy()
-    event = validate_sense(
+    event = sense_input(
         {"type": "text", "ts": 1, "ocr": f"key {SK}", "meta": {"app": f"Code {AWS}"}}
     )
     (stored,) = sense.append_many((event,)).get(timeout=5)
@@ -88,7 +88,7 @@ def test_the_sense_buffer_stores_events_redacted_and_their_fields_agree(
 def test_restored_rows_are_not_redacted_again(clock: FakeClock, storage: StorageInfo) -> None:
     first = Redactor()
     sense = SenseBuffer.start(clock=clock, store=storage.stores["sense"], redactor=first)
-    sense.proxy().append(validate_sense({"type": "text", "ts": 1, "ocr": VISA})).get(timeout=5)
+    sense.proxy().append(sense_input({"type": "text", "ts": 1, "ocr": VISA})).get(timeout=5)
     sense.stop(timeout=5)
     again = Redactor()
     restored = SenseBuffer.start(clock=clock, store=storage.stores["sense"], redactor=again)

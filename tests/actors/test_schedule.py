@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from actors.core.bodies import AgentConfigUpdate, convert
 from actors.digest_store import DigestStore
 from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
@@ -201,7 +202,11 @@ def test_the_schedule_follows_a_runtime_change(
 ) -> None:
     relay = start()
     show(relay)
-    asked(relay.handles["ticker"], Ticker.update_config, {"debounceMs": 500})
+    asked(
+        relay.handles["ticker"],
+        Ticker.update_config,
+        convert({"debounceMs": 500}, AgentConfigUpdate),
+    )
     assert ticker_status(relay)["nextTickInMs"] == 500
     advance(relay, clock, 0.5)
     settled(relay, logs, 1)
@@ -215,7 +220,11 @@ def test_an_inactive_agent_waits_and_ticks_once_it_has_a_key(
     relay = make_relay(relay_settings(fake_llm, api_key="", debounce_ms=3_000))
     show(relay)
     assert ticker_status(relay)["nextTickInMs"] is None
-    asked(relay.handles["ticker"], Ticker.update_config, {"openrouterApiKey": "late-key"})
+    asked(
+        relay.handles["ticker"],
+        Ticker.update_config,
+        convert({"openrouterApiKey": "late-key"}, AgentConfigUpdate),
+    )
     advance(relay, clock, 3)
     settled(relay, logs, 1)
     assert fake_llm.requests[0].authorization == "Bearer late-key"

@@ -6,11 +6,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import orjson
 import pytest
 
+from actors.core.bodies import AgentConfigUpdate, convert
+from actors.core.errors import BadRequest
 from config.command_line import load_settings
 from config.settings import (
     DEFAULT_BASE_URL,
@@ -479,8 +482,8 @@ def test_a_secret_no_http_header_can_carry_stops_start_up_and_is_not_printed(
 @pytest.mark.parametrize(("raw", "position", "kind"), BAD_KEYS, ids=BAD_KEY_IDS)
 def test_a_key_no_http_header_can_carry_is_refused_at_run_time_and_not_shown(raw, position, kind):
     config = AgentConfig(api_key="old-key")
-    with pytest.raises(ConfigError) as info:
-        config.updated({"openrouterApiKey": raw})
+    with pytest.raises(BadRequest) as info:
+        config.updated(update({"openrouterApiKey": raw}))
     assert f"openrouterApiKey holds {kind} at position {position}" in str(info.value)
     assert_nowhere(KEY, str(info.value))
     assert config.api_key == "old-key"
@@ -493,7 +496,7 @@ def test_an_empty_token_leaves_the_token_unset():
 
 def test_a_key_of_printable_ascii_is_taken_and_its_surrounding_spaces_dropped():
     assert load(env={"OPENROUTER_API_KEY": f"  {KEY}\n"}).agent.api_key == KEY
-    assert AgentConfig().updated({"openrouterApiKey": f" {KEY} "}).api_key == KEY
+    assert AgentConfig().updated(update({"openrouterApiKey": f" {KEY} "})).api_key == KEY
     odd = "!\"#$%&'()*+,-./0-9:;<=>?@A-Z[\\]^_`a-z{|}~"
     assert load(env={"OPENROUTER_API_KEY": odd}).agent.api_key == odd
 
@@ -517,20 +520,27 @@ def test_run_py_with_a_pasted_key_exits_2_naming_the_variable_not_the_key():
 # --- AgentConfig -------------------------------------------------------------------------------
 
 
+def update(changes: dict[str, Any]) -> AgentConfigUpdate:
+    """A ``POST /agent/config`` body, decoded as the relay decodes it (which checks it)."""
+    return convert(changes, AgentConfigUpdate)
+
+
 def test_updated_applies_every_runtime_field():
     config = AgentConfig().updated(
-        {
-            "enabled": False,
-            "intervalMs": 60_000,
-            "model": " openai/gpt-4o-mini ",
-            "maxAge": 300_000,
-            "maxTokens": 500,
-            "temperature": 1,
-            "pushToFeed": False,
-            "logVerbose": True,
-            "responseFormat": "OFF",
-            "openrouterApiKey": " sk-or-new ",
-        }
+        update(
+            {
+                "enabled": False,
+                "intervalMs": 60_000,
+                "model": " openai/gpt-4o-mini ",
+                "maxAge": 300_000,
+                "maxTokens": 500,
+                "temperature": 1,
+                "pushToFeed": False,
+                "logVerbose": True,
+                "responseFormat": "OFF",
+                "openrouterApiKey": " sk-or-new ",
+            }
+        )
     )
     assert config == AgentConfig(
         enabled=False,
@@ -549,44 +559,44 @@ def test_updated_applies_every_runtime_field():
 
 def test_updated_returns_a_new_config_and_keeps_the_old_one():
     old = AgentConfig()
-    new = old.updated({"model": "x"})
+    new = old.updated(update({"model": "x"}))
     assert new.model == "x"
     assert old.model == DEFAULT_MODEL
 
 
 def test_updated_with_empty_body_changes_nothing():
     config = AgentConfig(model="m", interval_ms=7_000)
-    assert config.updated({}) == config
+    assert config.updated(update({})) == config
 
 
 @pytest.mark.parametrize(
     ("value", "expected"), [(1_000, 5_000), (0, 5_000), (-1, 5_000), (4_999, 5_000), (5_000, 5_000)]
 )
 def test_updated_raises_interval_to_at_least_5000(value, expected):
-    assert AgentConfig().updated({"intervalMs": value}).interval_ms == expected
+    assert AgentConfig().updated(update({"intervalMs": value})).interval_ms == expected
 
 
 @pytest.mark.parametrize("key", ["maxAge", "maxAgeMs"])
 @pytest.mark.parametrize(("value", "expected"), [(100, 10_000), (9_999, 10_000), (10_001, 10_001)])
 def test_updated_raises_max_age_to_at_least_10000(key, value, expected):
-    assert AgentConfig().updated({key: value}).max_age_ms == expected
+    assert AgentConfig().updated(update({key: value})).max_age_ms == expected
 
 
 def test_updated_caps_interval_at_a_day():
-    assert AgentConfig().updated({"intervalMs": 10**12}).interval_ms == 24 * 3_600_000
+    assert AgentConfig().updated(update({"intervalMs": 10**12})).interval_ms == 24 * 3_600_000
 
 
 def test_updated_accepts_a_whole_float_interval():
-    config = AgentConfig().updated({"intervalMs": 6_000.0})
+    config = AgentConfig().updated(update({"intervalMs": 6_000.0}))
     assert config.interval_ms == 6_000
     assert isinstance(config.interval_ms, int)
 
 
 def test_updated_rejects_unknown_fields_naming_them():
-    with pytest.raises(ConfigError) as info:
-        AgentConfig().updated({"model": "m", "colour": "red", "apiKey": "k"})
+    with pytest.raises(BadRequest) as info:
+        AgentConfig().updated(update({"model": "m", "colour": "red", "apiKey": "k"}))
     message = str(info.value)
-    assert "unknown field(s) apiKey, colour" in message
+    assert "unknown field colour" in message  # the first, in the order of the body
     assert "accepted:" in message
     assert "intervalMs" in message
 
@@ -598,49 +608,51 @@ def test_updated_rejects_unknown_fields_naming_them():
         ({"enabled": 1}, "enabled must be true or false"),
         ({"pushToFeed": None}, "pushToFeed must be true or false"),
         ({"logVerbose": "false"}, "logVerbose must be true or false"),
-        ({"intervalMs": "6000"}, "intervalMs must be a number"),
+        ({"intervalMs": "6000"}, "intervalMs must be a number, not a string"),
         ({"intervalMs": True}, "intervalMs must be a number"),
-        ({"intervalMs": None}, "intervalMs must be a number"),
+        ({"intervalMs": None}, "intervalMs must be a number, not null"),
         ({"intervalMs": 6_000.5}, "intervalMs must be a whole number"),
         ({"intervalMs": float("inf")}, "intervalMs must be a whole number"),
         ({"maxAge": "60000"}, "maxAge must be a number"),
-        ({"temperature": 5}, "temperature must be a number from 0 to 2"),
-        ({"temperature": -0.1}, "temperature must be a number from 0 to 2"),
-        ({"temperature": "0.5"}, "temperature must be a number from 0 to 2"),
-        ({"temperature": True}, "temperature must be a number from 0 to 2"),
-        ({"temperature": float("nan")}, "temperature must be a number from 0 to 2"),
-        ({"maxTokens": 0}, "maxTokens must be a whole number from 1 to 32000"),
-        ({"maxTokens": 32_001}, "maxTokens must be a whole number from 1 to 32000"),
-        ({"maxTokens": 100.0}, "maxTokens must be a whole number from 1 to 32000"),
-        ({"maxTokens": True}, "maxTokens must be a whole number from 1 to 32000"),
-        ({"model": ""}, "model must be a non-empty string"),
-        ({"model": "   "}, "model must be a non-empty string"),
-        ({"model": 5}, "model must be a non-empty string"),
-        ({"openrouterApiKey": None}, "openrouterApiKey must be a non-empty string"),
+        ({"temperature": 5}, "temperature must be a number at most 2"),
+        ({"temperature": -0.1}, "temperature must be a number at least 0"),
+        ({"temperature": "0.5"}, "temperature must be a number, not a string"),
+        ({"temperature": True}, "temperature must be a number, not true or false"),
+        ({"temperature": float("nan")}, "temperature must be a number at least 0"),
+        ({"maxTokens": 0}, "maxTokens must be a whole number at least 1"),
+        ({"maxTokens": 32_001}, "maxTokens must be a whole number at most 32000"),
+        ({"maxTokens": 100.0}, "maxTokens must be a whole number, not a number with"),
+        ({"maxTokens": True}, "maxTokens must be a whole number, not true or false"),
+        ({"model": ""}, "model must be a string that is not blank"),
+        ({"model": "   "}, "model must be a string that is not blank"),
+        ({"model": 5}, "model must be a string, not a whole number"),
+        ({"openrouterApiKey": None}, "openrouterApiKey must be a string, not null"),
         ({"responseFormat": "json"}, "responseFormat must be one of auto, json_schema"),
-        ({"responseFormat": None}, "responseFormat must be one of auto, json_schema"),
+        ({"responseFormat": None}, "responseFormat must be a string, not null"),
     ],
 )
 def test_updated_rejects_wrong_types_and_ranges(changes, message):
-    with pytest.raises(ConfigError) as info:
-        AgentConfig().updated(changes)
+    with pytest.raises(BadRequest) as info:
+        AgentConfig().updated(update(changes))
     assert message in str(info.value)
 
 
 def test_updated_changes_nothing_when_one_field_of_several_is_bad():
     config = AgentConfig(model="old", interval_ms=30_000, enabled=True)
-    with pytest.raises(ConfigError, match="temperature"):
-        config.updated({"model": "new", "intervalMs": 6_000, "enabled": False, "temperature": 5})
+    with pytest.raises(BadRequest, match="temperature"):
+        config.updated(
+            update({"model": "new", "intervalMs": 6_000, "enabled": False, "temperature": 5})
+        )
     assert config == AgentConfig(model="old", interval_ms=30_000, enabled=True)
 
 
 def test_updated_accepts_temperature_bounds():
-    assert AgentConfig().updated({"temperature": 0}).temperature == 0.0
-    assert AgentConfig().updated({"temperature": 2}).temperature == 2.0
+    assert AgentConfig().updated(update({"temperature": 0})).temperature == 0.0
+    assert AgentConfig().updated(update({"temperature": 2})).temperature == 2.0
 
 
 def test_updated_with_empty_api_key_clears_it():
-    config = AgentConfig(api_key="sk-or-1").updated({"openrouterApiKey": ""})
+    config = AgentConfig(api_key="sk-or-1").updated(update({"openrouterApiKey": ""}))
     assert config.api_key == ""
     assert config.active is False
     assert msgspec.to_builtins(public_config(config))["hasApiKey"] is False
@@ -701,11 +713,13 @@ def test_schedule_settings_must_be_whole_numbers(var, raw):
 
 
 def test_schedule_fields_change_at_runtime():
-    config = AgentConfig().updated({"debounceMs": 0, "cooldownMs": 5_000})
+    config = AgentConfig().updated(update({"debounceMs": 0, "cooldownMs": 5_000}))
     assert (config.debounce_ms, config.cooldown_ms) == (0, 5_000)
-    assert AgentConfig().updated({"debounceMs": -5}).debounce_ms == 0  # clamped, as intervalMs
-    with pytest.raises(ConfigError, match="debounceMs"):
-        AgentConfig().updated({"debounceMs": "soon"})
+    assert (
+        AgentConfig().updated(update({"debounceMs": -5})).debounce_ms == 0
+    )  # clamped, as intervalMs
+    with pytest.raises(BadRequest, match="debounceMs"):
+        AgentConfig().updated(update({"debounceMs": "soon"}))
 
 
 def test_demo_flag():

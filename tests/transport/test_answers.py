@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import orjson
 
+from actors.core.bodies import REQUEST_TYPES
 from actors.core.records import FeedItem
 from actors.core.shapes import encode
 from actors.feed_buffer import FEED_RING
@@ -33,7 +35,8 @@ def _objects(schema: Any) -> list[dict[str, Any]]:
 
 def test_every_answer_object_in_the_document_is_closed() -> None:
     schemas = openapi_document()["components"]["schemas"]
-    answers = {name: s for name, s in schemas.items() if name not in SCHEMAS}
+    _, bodies = msgspec.json.schema_components(REQUEST_TYPES)  # what clients send
+    answers = {n: s for n, s in schemas.items() if n not in SCHEMAS and n not in bodies}
     assert {"Health", "AgentHealth", "FeedItem", "Digest", "ContextWindow"} <= set(answers)
     for name, schema in answers.items():
         if name in OPEN_ANSWERS:

@@ -67,8 +67,14 @@ def test_the_prompt_names_the_window_and_what_was_seen(
         ({"observation": "a title"}, "observation must be an object"),
         ({"observation": {"title": 1}}, "observation.title must be a string"),
         ({"observation": {"narrative": ["x"]}}, "observation.narrative must be a string"),
-        ({"observation": {"facts": "app: Code"}}, "observation.facts must be a list of strings"),
-        ({"observation": {"concepts": [1, 2]}}, "observation.concepts must be a list of strings"),
+        (
+            {"observation": {"facts": "app: Code"}},
+            "observation.facts must be an array of strings, not a string",
+        ),
+        (
+            {"observation": {"concepts": [1, 2]}},
+            "observation.concepts[0] must be a string, not a whole number",
+        ),
     ],
 )
 def test_a_malformed_capture_field_is_a_400_and_stores_nothing(
@@ -164,10 +170,10 @@ def test_secrets_in_the_names_of_extra_fields_are_redacted(client: httpx.Client)
         ({"uptimeS": 1, "ts": 1}, "rssMb is required"),
         ({**PROFILE, "rssMb": "212"}, "rssMb must be a number"),
         ({**PROFILE, "uptimeS": True}, "uptimeS must be a number"),
-        ({**PROFILE, "rssMb": -1}, "rssMb must not be negative"),
-        ({**PROFILE, "ts": None}, "ts must be a number"),
+        ({**PROFILE, "rssMb": -1}, "rssMb must be a number at least 0"),
+        ({**PROFILE, "ts": None}, "ts is required"),
         ({**PROFILE, "extra": [1]}, "extra must be an object"),
-        ({**PROFILE, "extra": {"eventsSent": "310"}}, "extra.eventsSent must be a number"),
+        ({**PROFILE, "extra": {"eventsSent": "310"}}, "each field of extra must be a number"),
         ({**PROFILE, "extra": {f"k{n}": n for n in range(65)}}, "at most 64 fields"),
         ({"crash": "Traceback ...", "ts": 1}, "rssMb is required"),
         ([PROFILE], "body must be a JSON object"),

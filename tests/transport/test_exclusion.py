@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
+from actors.core.bodies import sense_input
 from actors.core.exclusion import ExclusionRule, Exclusions
-from actors.core.validation import validate_sense
 from actors.sense_buffer import SenseBuffer
 from actors.tree import Relay
 from config.command_line import load_settings
@@ -53,39 +53,39 @@ def test_apps_match_by_name_ignoring_case_and_after_normalisation(
     app: str | None, excluded: bool
 ) -> None:
     rule = ExclusionRule.of(("Code", "1password"))
-    assert rule.reason(validate_sense(event(app))) == ("app" if excluded else None)
+    assert rule.reason(sense_input(event(app))) == ("app" if excluded else None)
 
 
 def test_an_app_configured_by_its_display_name_matches_the_process_name() -> None:
     rule = ExclusionRule.of(("IntelliJ IDEA",))
-    assert rule.reason(validate_sense(event("idea"))) == "app"
-    assert rule.reason(validate_sense(event("IntelliJ IDEA"))) == "app"
+    assert rule.reason(sense_input(event("idea"))) == "app"
+    assert rule.reason(sense_input(event("IntelliJ IDEA"))) == "app"
 
 
 def test_titles_are_searched_in_the_window_title_and_the_observation_subtitle() -> None:
     rule = ExclusionRule.of((), TITLES)
-    assert rule.reason(validate_sense(event("Google Chrome", "New Incognito Tab"))) == "title"
+    assert rule.reason(sense_input(event("Google Chrome", "New Incognito Tab"))) == "title"
     private = {"title": "text in Firefox", "subtitle": "Private Browsing"}
-    assert rule.reason(validate_sense(event("Firefox", observation=private))) == "title"
-    assert rule.reason(validate_sense(event("Firefox", "Docs — Mozilla Firefox"))) is None
-    assert rule.reason(validate_sense(event("Firefox"))) is None
+    assert rule.reason(sense_input(event("Firefox", observation=private))) == "title"
+    assert rule.reason(sense_input(event("Firefox", "Docs — Mozilla Firefox"))) is None
+    assert rule.reason(sense_input(event("Firefox"))) is None
 
 
 def test_the_title_pattern_is_applied_as_written() -> None:
     rule = ExclusionRule.of((), "Incognito")
-    assert rule.reason(validate_sense(event("Chrome", "New Incognito Tab"))) == "title"
-    assert rule.reason(validate_sense(event("Chrome", "new incognito tab"))) is None
+    assert rule.reason(sense_input(event("Chrome", "New Incognito Tab"))) == "title"
+    assert rule.reason(sense_input(event("Chrome", "new incognito tab"))) is None
 
 
 def test_exclusions_count_by_reason_and_an_empty_rule_excludes_nothing() -> None:
     exclusions = Exclusions(ExclusionRule.of(("Code",), TITLES))
     for body in (event("Code"), event("Code", "Incognito"), event("Chrome", "Incognito")):
-        assert exclusions.check(validate_sense(body)) is not None
-    assert exclusions.check(validate_sense(event("Terminal"))) is None
+        assert exclusions.check(sense_input(body)) is not None
+    assert exclusions.check(sense_input(event("Terminal"))) is None
     assert exclusions.counts() == {"app": 2, "title": 1}
     nothing = Exclusions()
     assert not nothing.rule.active
-    assert nothing.check(validate_sense(event("Code", "Incognito"))) is None
+    assert nothing.check(sense_input(event("Code", "Incognito"))) is None
     assert nothing.counts() == {"app": 0, "title": 0}
 
 

@@ -19,7 +19,7 @@ import httpx
 import orjson
 import pytest
 
-from actors.core.validation import SENSE_BODY_LIMIT
+from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT
 from actors.tree import Relay
 from tests.helpers import LogSink, client_for, rendered_logs, wait_until
 from tests.helpers import assert_error as assert_json_error
@@ -31,7 +31,6 @@ from tests.transport.openapi_contract import (
     raw_exchange,
     raw_request,
 )
-from transport.inputs import FEED_BODY_LIMIT
 
 FEED = orjson.dumps({"text": "hello"})
 ACCEPTED = "gzip, deflate"

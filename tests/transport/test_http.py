@@ -72,10 +72,14 @@ def test_feed_ring_keeps_the_newest_100(client: httpx.Client) -> None:
         (b'"text"', "JSON object"),
         (b'{"priority": "high"}', "text is required"),
         (b'{"text": 42}', "text must be a string"),
-        (b'{"text": "   "}', "text must not be empty"),
+        (b'{"text": "   "}', "text must be a string that is not blank"),
         (b'{"text": "x", "priority": 5}', "priority"),
         (b'{"text": "\xff\xfe bad"}', "UTF-8"),
         (b'{"text": "\\ud800"}', "not valid JSON"),
+        # in a field the relay ignores, too: the whole body is JSON, or it is refused
+        (b'{"text": "ok", "note": "\xff\xfe bad"}', "UTF-8"),
+        (b'{"text": "ok", "note": "\\ud800"}', "not valid JSON"),
+        (b'{"text": "ok"} trailing', "not valid JSON"),
     ],
 )
 def test_bad_feed_bodies_get_a_400_and_change_nothing(
@@ -158,8 +162,8 @@ def test_sense_ring_keeps_the_newest_30_and_after_filters(client: httpx.Client) 
 @pytest.mark.parametrize(
     ("body", "fragment"),
     [
-        ({"ts": 1}, "missing type or ts"),
-        ({"type": "text"}, "missing type or ts"),
+        ({"ts": 1}, "type is required"),
+        ({"type": "text"}, "ts is required"),
         ({"type": 3, "ts": 1}, "type must be"),
         ({"type": "text", "ts": "now"}, "ts must be a number"),
         ({"type": "text", "ts": True}, "ts must be a number"),
@@ -168,6 +172,7 @@ def test_sense_ring_keeps_the_newest_30_and_after_filters(client: httpx.Client) 
         ({"type": "text", "ts": 1, "meta": {"app": 7}}, "meta.app must be a string"),
         ({"type": "text", "ts": 1, "meta": {"ssim": "high"}}, "meta.ssim must be a number"),
         ({"type": "text", "ts": 1, "roi": "AAAA"}, "roi must be an object"),
+        ({"type": "text", "ts": 1, "observation": {"facts": ["a", 2]}}, "observation.facts[1]"),
     ],
 )
 def test_bad_sense_bodies_get_a_400_and_change_nothing(
@@ -568,6 +573,10 @@ def test_the_fault_endpoint_is_absent_unless_enabled(client: httpx.Client) -> No
         ({"actor": "feed", "kind": "hang"}, "seconds"),
         ({"actor": "feed", "kind": "hang", "seconds": -1}, "seconds"),
         ({"actor": "feed", "kind": "hang", "seconds": "5"}, "seconds"),
+        # seconds is a number whatever the kind: the document says so, and a crash drill
+        # with a word for seconds must not be a 500
+        ({"actor": "feed", "kind": "crash", "seconds": "soon"}, "seconds"),
+        ({"actor": "feed", "kind": "crash", "seconds": None}, "seconds"),
     ],
 )
 def test_bad_fault_requests_are_400s(

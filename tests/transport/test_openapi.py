@@ -19,6 +19,7 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate as validate_openapi
 from prometheus_client.parser import text_string_to_metric_families
 
+from actors.core.bodies import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT
 from actors.kernel.base import RelayActor
 from actors.tree import Relay
 from bench.overlay_client import OverlayClient, Status
@@ -27,7 +28,6 @@ from tests.transport.openapi_contract import Contract, fuzz
 from transport import http_transport
 from transport.app import build_app
 from transport.demo.fake_llm import FakeLLM
-from transport.inputs import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT
 from transport.openapi import openapi_document
 from transport.openapi_schemas import SSE
 from transport.state import ROUTES

@@ -47,7 +47,7 @@ def test_a_typed_message_becomes_a_feed_input_from_the_overlay() -> None:
         (b"[1]", "not a JSON object"),
         (b'{"type": ["pong"]}', "not a type the relay reads"),
         (b'{"type": "command", "action": {"a": 1}}', "command: not an action"),
-        (b'{"type": "message", "text": ""}', "message: text must not be empty"),
+        (b'{"type": "message", "text": ""}', "message: text must be a string that is not blank"),
         (b'{"type": "profiling", "rssMb": -1, "uptimeS": 1, "ts": 1}', "profiling: rssMb"),
     ],
 )

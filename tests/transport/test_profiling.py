@@ -5,10 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import orjson
 import pytest
 
+from actors.core.bodies import MAX_EXTRA_NAME_CHARS, ProcessReport, convert, decode
 from actors.core.errors import BadRequest
-from transport.profiling import MAX_EXTRA_NAME_CHARS, ClientFigures, parse_report
+from transport.profiling import ClientFigures, report_of
+
+
+def parse_report(body: Any) -> Any:
+    return report_of(convert(body, ProcessReport))
 
 
 def test_a_report_keeps_what_the_client_sent_and_ignores_other_fields() -> None:
@@ -28,19 +34,39 @@ def test_a_report_keeps_what_the_client_sent_and_ignores_other_fields() -> None:
 @pytest.mark.parametrize(
     ("body", "fragment"),
     [
-        ({"rssMb": float("nan"), "uptimeS": 1, "ts": 1}, "rssMb must be a number"),
-        ({"rssMb": 1, "uptimeS": float("inf"), "ts": 1}, "uptimeS must be a number"),
-        ({"rssMb": 1, "uptimeS": -0.5, "ts": 1}, "uptimeS must not be negative"),
-        ({"rssMb": 1, "uptimeS": 1}, "ts is required"),
-        ({"rssMb": 1, "uptimeS": 1, "ts": 1, "extra": {"x" * 65: 1}}, "at most 64 characters"),
-        ({"rssMb": 1, "uptimeS": 1, "ts": 1, "extra": {"ok": False}}, "extra.ok must be a number"),
-        ("rssMb", "body must be a JSON object"),
+        (b'{"rssMb": 1e400, "uptimeS": 1, "ts": 1}', "rssMb is out of range"),
+        (b'{"rssMb": "1", "uptimeS": 1, "ts": 1}', "rssMb must be a number, not a string"),
+        (b'{"rssMb": 1, "uptimeS": true, "ts": 1}', "uptimeS must be a number, not true or false"),
+        (b'{"rssMb": 1, "uptimeS": -0.5, "ts": 1}', "uptimeS must be a number at least 0"),
+        (b'{"rssMb": 1, "uptimeS": 1}', "ts is required"),
+        (
+            orjson.dumps({"rssMb": 1, "uptimeS": 1, "ts": 1, "extra": {"x" * 65: 1}}),
+            "the field names of extra must be a string of at most 64 characters",
+        ),
+        (
+            orjson.dumps(
+                {"rssMb": 1, "uptimeS": 1, "ts": 1, "extra": {str(n): n for n in range(65)}}
+            ),
+            "extra must be an object of at most 64 fields",
+        ),
+        (
+            b'{"rssMb": 1, "uptimeS": 1, "ts": 1, "extra": {"ok": false}}',
+            "each field of extra must be a number, not true or false",
+        ),
+        (b'"rssMb"', "body must be a JSON object, not a string"),
     ],
 )
-def test_a_malformed_report_says_which_field(body: Any, fragment: str) -> None:
+def test_a_malformed_report_says_which_field(body: bytes, fragment: str) -> None:
     with pytest.raises(BadRequest, match=fragment):
-        parse_report(body)
+        decode(body, ProcessReport)
     assert MAX_EXTRA_NAME_CHARS == 64
+
+
+def test_a_report_keeps_whole_numbers_whole() -> None:
+    report = report_of(decode(b'{"rssMb": 60, "uptimeS": 30.5, "ts": 7}', ProcessReport))
+    assert msgspec.json.encode(report.shape()) == (
+        b'{"rssMb":60,"uptimeS":30.5,"ts":7,"receivedAt":0,"extra":{}}'
+    )
 
 
 def test_each_client_has_its_newest_report_and_none_before_its_first() -> None:

@@ -8,8 +8,10 @@ from typing import Any
 
 import structlog
 from aiohttp import web
+from msgspec import UNSET
 
 from actors.context_builder import ContextBuilder
+from actors.core.bodies import CONFIG_BODY_LIMIT, AgentConfigUpdate
 from actors.core.errors import (
     BadRequest,
     Forbidden,
@@ -26,7 +28,7 @@ from transport.answers import (
 )
 from transport.guard import json_response
 from transport.hub import Hub
-from transport.inputs import CONFIG_BODY_LIMIT, int_param, optional_int, read_json, wait_param
+from transport.inputs import int_param, optional_int, read_body, wait_param
 from transport.sse import serve
 from transport.state import ACCESS, ASK, PEERS, POLICY, STREAMS
 
@@ -161,20 +163,19 @@ async def get_config(request: web.Request) -> web.Response:
 async def post_config(request: web.Request) -> web.Response:
     """``POST /agent/config``: change fields at runtime; a bad field changes nothing.
 
-    The guard has checked the token. ``openrouterApiKey`` is refused (403) while no token is
+    The body is decoded first: a malformed one is a 400 whatever it holds. The guard has
+    checked the token. ``openrouterApiKey`` is refused (403) while no token is
     set: on a relay anyone on this machine (or a web page, were its origin allowed) can
     call, the key would be theirs to swap, pointing the user's context at their account.
     """
     peers = request.app[PEERS]
-    body = await read_json(request, CONFIG_BODY_LIMIT)
-    if not isinstance(body, dict):
-        raise BadRequest("body must be a JSON object")
-    if "openrouterApiKey" in body and not request.app[POLICY].token:
+    update = await read_body(request, CONFIG_BODY_LIMIT, AgentConfigUpdate)
+    if update.openrouter_api_key is not UNSET and not request.app[POLICY].token:
         msg = (
             "openrouterApiKey can be changed over HTTP only when the relay has a token: set "
             "RELAY_TOKEN (and send Authorization: Bearer <token>), or set OPENROUTER_API_KEY "
             "in the relay's environment"
         )
         raise Forbidden(msg)
-    config = await request.app[ASK](peers.ticker, Ticker.update_config, body)
+    config = await request.app[ASK](peers.ticker, Ticker.update_config, update)
     return json_response(ConfigAnswer(ok=True, config=public_config(config)))

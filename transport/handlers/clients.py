@@ -6,11 +6,12 @@ from __future__ import annotations
 import structlog
 from aiohttp import web
 
+from actors.core.bodies import CONFIG_BODY_LIMIT, ProcessReport
 from transport.answers import Done
 from transport.guard import Refused, json_response
-from transport.inputs import CONFIG_BODY_LIMIT, read_json
+from transport.inputs import read_body
 from transport.overlay import is_upgrade, serve
-from transport.profiling import parse_report
+from transport.profiling import report_of
 from transport.state import CLIENT_FIGURES, OVERLAYS, PEERS
 
 log = structlog.get_logger("relay")
@@ -44,7 +45,7 @@ async def post_profiling_sense(request: web.Request) -> web.Response:
     The newest report is kept in memory for ``/health`` and ``/metrics``
     (:mod:`transport.profiling`); a malformed one is a 400 and changes nothing.
     """
-    report = parse_report(await read_json(request, CONFIG_BODY_LIMIT))
+    report = report_of(await read_body(request, CONFIG_BODY_LIMIT, ProcessReport))
     received_at = request.app[PEERS].clock.now_ms()
     request.app[CLIENT_FIGURES].report("sense", report.arrived(received_at))
     return json_response(Done(ok=True))

@@ -5,11 +5,11 @@ from __future__ import annotations
 import structlog
 from aiohttp import web
 
+from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT, FeedInput, sense_input
 from actors.core.shapes import encode
-from actors.core.validation import SENSE_BODY_LIMIT, validate_feed, validate_sense
 from transport.answers import Accepted, Dropped, FeedList, SenseList, encoded
 from transport.guard import json_response, raw_json_response
-from transport.inputs import FEED_BODY_LIMIT, int_param, read_json
+from transport.inputs import int_param, read_body, read_json
 from transport.state import (
     FEED_ANSWERS,
     FEED_POSTS,
@@ -25,7 +25,7 @@ log = structlog.get_logger("relay")
 
 async def post_feed(request: web.Request) -> web.Response:
     """``POST /feed``: store a message; answers ``{ok, id}``."""
-    message = validate_feed(await read_json(request, FEED_BODY_LIMIT))
+    message = (await read_body(request, FEED_BODY_LIMIT, FeedInput)).record()
     item = await request.app[FEED_POSTS].submit(message)
     return json_response(Accepted(ok=True, id=item.id))
 
@@ -49,7 +49,8 @@ async def post_sense(request: web.Request) -> web.Response:
     An event of an excluded app or window (``RELAY_EXCLUDE_APPS``/``_TITLES``) is dropped
     here, before any actor sees it, and answered ``{ok, dropped: "excluded"}``, without an id.
     """
-    event = validate_sense(await read_json(request, SENSE_BODY_LIMIT))
+    # Parsed once, into the payload kept as sent; sense_input checks it as a SenseInput.
+    event = sense_input(await read_json(request, SENSE_BODY_LIMIT))
     reason = request.app[POLICY].exclusions.check(event)
     if reason is not None:  # the title is not logged: it may be what is private
         log.debug("sense.excluded", actor="http", reason=reason, request_id=request.get(REQUEST_ID))

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import structlog
 from aiohttp import web
+from msgspec import UNSET
 
-from actors.core.errors import (
-    BadRequest,
-)
-from actors.kernel.base import FAULT_ACTORS, FAULT_KINDS, MAX_HANG_S, RelayActor
+from actors.core.bodies import CONFIG_BODY_LIMIT, Fault
+from actors.kernel.base import RelayActor
 from transport.answers import Done
 from transport.guard import json_response, raw_json_response
-from transport.inputs import CONFIG_BODY_LIMIT, read_json
+from transport.inputs import read_body
 from transport.state import (
     ASK,
     CLIENT_FIGURES,
@@ -57,24 +56,8 @@ async def post_fault(request: web.Request) -> web.Response:
 
     Only with ``RELAY_FAULTS=1``. Answers before the fault fires.
     """
-    body = await read_json(request, CONFIG_BODY_LIMIT)
-    if not isinstance(body, dict):
-        raise BadRequest("body must be a JSON object")
-    actor, kind, seconds = body.get("actor"), body.get("kind"), body.get("seconds", 0)
-    if actor not in FAULT_ACTORS:
-        msg = f"actor must be one of {', '.join(FAULT_ACTORS)}"
-        raise BadRequest(msg)
-    if kind not in FAULT_KINDS:
-        msg = f"kind must be one of {', '.join(FAULT_KINDS)}"
-        raise BadRequest(msg)
-    if kind == "hang" and (
-        isinstance(seconds, bool)
-        or not isinstance(seconds, int | float)
-        or not 0 < seconds <= MAX_HANG_S
-    ):
-        msg = f"seconds must be a number above 0 and at most {MAX_HANG_S} for a hang"
-        raise BadRequest(msg)
-    peers = request.app[PEERS]
-    peers.actors[actor].tell(RelayActor.inject_fault, kind, float(seconds))
-    log.warning("debug.fault", actor="http", target=actor, kind=kind, seconds=seconds)
+    fault = await read_body(request, CONFIG_BODY_LIMIT, Fault)
+    seconds = 0.0 if fault.seconds is UNSET else fault.seconds
+    request.app[PEERS].actors[fault.actor].tell(RelayActor.inject_fault, fault.kind, seconds)
+    log.warning("debug.fault", actor="http", target=fault.actor, kind=fault.kind, seconds=seconds)
     return json_response(Done(ok=True))

@@ -7,8 +7,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from actors.core.bodies import sense_input
 from actors.core.records import FeedItem, FeedSnapshot, SenseEvent
-from actors.core.validation import validate_sense
 
 
 @pytest.mark.parametrize("source", [None, "agent"])
@@ -27,7 +27,7 @@ def test_a_feed_items_bytes_are_its_json(source: str | None) -> None:
     ],
 )
 def test_a_sense_events_bytes_are_its_json_full_and_meta_only(body: dict[str, object]) -> None:
-    event = SenseEvent.stored(4, 9, validate_sense(body))
+    event = SenseEvent.stored(4, 9, sense_input(body))
     assert orjson.loads(event.json) == event.to_json()
     assert orjson.loads(event.json_meta_only) == event.to_json(meta_only=True)
 

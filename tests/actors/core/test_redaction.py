@@ -11,11 +11,11 @@ import threading
 import pytest
 
 from actors.core import redaction, redaction_rules
+from actors.core.bodies import sense_input
 from actors.core.payload_redaction import redact_payload
 from actors.core.redaction import redact
 from actors.core.redaction_rules import KINDS, marker
 from actors.core.redactor import Redactor
-from actors.core.validation import validate_sense
 from bench.harness import ROOT
 from bench.prompt_corpus import cases
 from tests.helpers import (
@@ -470,7 +470,7 @@ def test_the_cheap_tests_never_skip_a_rule_that_would_match() -> None:
 
 def test_every_string_of_a_payload_is_redacted_but_image_data() -> None:
     body = capture_with_secrets()
-    sent = validate_sense(body).payload
+    sent = sense_input(body).payload
     redacted, counts = redact_payload(sent)
     assert redacted["ocr"].endswith(f"\nOPENAI_API_KEY={A}")
     assert redacted["meta"]["windowTitle"] == f"password={PW} — Code"
@@ -492,7 +492,7 @@ def test_every_string_of_a_payload_is_redacted_but_image_data() -> None:
 
 def test_a_clean_payload_is_returned_as_it_is() -> None:
     for body in recorded():
-        payload = validate_sense(body).payload
+        payload = sense_input(body).payload
         assert redact_payload(payload) == (payload, {})
         assert redact_payload(payload)[0] is payload
 

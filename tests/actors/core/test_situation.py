@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from actors.core.bodies import sense_input
 from actors.core.entries import AgentEntry
 from actors.core.records import FeedItem, SenseEvent
 from actors.core.situation import render_situation
-from actors.core.validation import validate_sense
 from actors.core.window import ContextWindow, build_context_window
 
 NOW = 1_769_901_200_000
@@ -28,7 +28,7 @@ def screen(
         body["meta"] = {"app": app, "windowTitle": title}
     if observation:
         body["observation"] = {"narrative": observation}
-    return SenseEvent.stored(n, NOW - round(ago_s * 1000), validate_sense(body))
+    return SenseEvent.stored(n, NOW - round(ago_s * 1000), sense_input(body))
 
 
 def heard(n: int, text: str, ago_s: float) -> FeedItem:

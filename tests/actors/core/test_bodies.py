@@ -1,26 +1,28 @@
-"""Validation of ``POST /feed`` and ``POST /sense`` bodies, and the records' wire shapes."""
+"""Decoding (which validates) ``POST /feed`` and ``POST /sense`` bodies, and the records'
+wire shapes."""
 
 from __future__ import annotations
 
 import copy
-import math
 
 import orjson
 import pytest
 
+from actors.core import bodies
+from actors.core.bodies import MAX_NESTING, MAX_PRIORITY_CHARS, MAX_SOURCE_CHARS, sense_input
 from actors.core.errors import BadRequest
 from actors.core.records import FeedInput, FeedItem, SenseEvent, SenseInput
-from actors.core.validation import (
-    MAX_NESTING,
-    MAX_PRIORITY_CHARS,
-    MAX_SOURCE_CHARS,
-    validate_feed,
-    validate_sense,
-)
 
 MULTIBYTE = "Привет 👋 日本語"
 
-# --- validate_feed -----------------------------------------------------------------------------
+
+def validate_feed(body: object) -> FeedInput:
+    return bodies.convert(body, bodies.FeedInput).record()
+
+
+validate_sense = sense_input
+
+# --- FeedInput ---------------------------------------------------------------------------------
 
 
 def test_feed_valid_body_returns_text_and_priority():
@@ -75,7 +77,7 @@ def test_feed_text_not_a_string_is_rejected(body):
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\t "])
 def test_feed_empty_text_is_rejected(text):
-    with pytest.raises(BadRequest, match="text must not be empty"):
+    with pytest.raises(BadRequest, match="text must be a string that is not blank"):
         validate_feed({"text": text})
 
 
@@ -85,11 +87,11 @@ def test_feed_empty_text_is_rejected(text):
     ids=["int", "bool", "list", "object", "empty", "too-long"],
 )
 def test_feed_bad_priority_is_rejected(priority):
-    with pytest.raises(BadRequest, match="priority must be a string of 1 to 32 characters"):
+    with pytest.raises(BadRequest, match="priority must be a string"):
         validate_feed({"text": "t", "priority": priority})
 
 
-# --- validate_sense ----------------------------------------------------------------------------
+# --- SenseInput --------------------------------------------------------------------------------
 
 
 def full_sense_body() -> dict[str, object]:
@@ -179,27 +181,33 @@ def test_sense_body_not_an_object_is_rejected(body):
 
 
 @pytest.mark.parametrize(
-    "body",
-    [{"ts": 1}, {"type": None, "ts": 1}, {"type": "text"}, {}],
-    ids=["no-type", "null-type", "no-ts", "neither"],
+    ("body", "message"),
+    [
+        ({"ts": 1}, "type is required"),
+        ({"type": None, "ts": 1}, "type is required"),
+        ({"type": "text"}, "ts is required"),
+        ({"type": "text", "ts": None}, "ts is required"),
+        ({}, "type is required"),
+    ],
+    ids=["no-type", "null-type", "no-ts", "null-ts", "neither"],
 )
-def test_sense_missing_type_or_ts_is_rejected(body):
-    with pytest.raises(BadRequest, match="missing type or ts"):
+def test_sense_missing_type_or_ts_is_rejected(body, message):
+    with pytest.raises(BadRequest, match=message):
         validate_sense(body)
 
 
 @pytest.mark.parametrize("kind", [5, True, ["text"], {"t": 1}, ""])
 def test_sense_type_not_a_non_empty_string_is_rejected(kind):
-    with pytest.raises(BadRequest, match="type must be a non-empty string"):
+    with pytest.raises(BadRequest, match="type must be a string"):
         validate_sense({"type": kind, "ts": 1})
 
 
 @pytest.mark.parametrize(
     "ts",
-    [True, False, "123", None, [1], {"t": 1}, math.nan, math.inf, -math.inf],
-    ids=["true", "false", "string", "null", "list", "object", "nan", "inf", "-inf"],
+    [True, False, "123", [1], {"t": 1}],
+    ids=["true", "false", "string", "list", "object"],
 )
-def test_sense_ts_not_a_finite_number_is_rejected(ts):
+def test_sense_ts_not_a_number_is_rejected(ts):
     with pytest.raises(BadRequest, match="ts must be a number"):
         validate_sense({"type": "text", "ts": ts})
 
@@ -222,9 +230,7 @@ def test_sense_meta_app_not_a_string_is_rejected(app):
         validate_sense({"type": "text", "ts": 1, "meta": {"app": app}})
 
 
-@pytest.mark.parametrize(
-    "ssim", ["0.9", True, [0.9], math.nan, math.inf], ids=["string", "bool", "list", "nan", "inf"]
-)
+@pytest.mark.parametrize("ssim", ["0.9", True, [0.9]], ids=["string", "bool", "list"])
 def test_sense_meta_ssim_not_a_number_is_rejected(ssim):
     with pytest.raises(BadRequest, match=r"meta\.ssim must be a number"):
         validate_sense({"type": "text", "ts": 1, "meta": {"ssim": ssim}})
@@ -346,7 +352,7 @@ def test_sense_nesting_is_bounded_so_every_stored_event_can_be_written_back():
         validate_sense({"type": "text", "ts": 1, "extra": [1, {"a": [nested(300)]}]})
 
 
-# --- validate_feed: source and channel ---------------------------------------------------------
+# --- FeedInput: source and channel -------------------------------------------------------------
 
 
 def test_feed_input_defaults_to_no_source_and_the_stream_channel():

@@ -1,0 +1,102 @@
+"""The request bodies' schemas in the OpenAPI document are the structs that decode them: at
+each limit, the document and the decoder say the same (the fuzz says so at random; this, at
+the edges, every run)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import orjson
+import pytest
+
+from actors.core import bodies
+from actors.core.bodies import (
+    MAX_EXTRA_FIELDS,
+    MAX_EXTRA_NAME_CHARS,
+    MAX_HANG_S,
+    MAX_PRIORITY_CHARS,
+    MAX_SOURCE_CHARS,
+    MAX_TOKENS,
+    REQUEST_TYPES,
+)
+from actors.core.errors import BadRequest
+from tests.transport.openapi_contract import Contract
+from transport.openapi import openapi_document
+
+FIGURES = {"rssMb": 1, "uptimeS": 1, "ts": 1}
+
+EDGES: list[tuple[type[Any], dict[str, Any], bool]] = [
+    (bodies.FeedInput, {"text": "t", "priority": "p" * MAX_PRIORITY_CHARS}, True),
+    (bodies.FeedInput, {"text": "t", "priority": "p" * (MAX_PRIORITY_CHARS + 1)}, False),
+    (bodies.FeedInput, {"text": "t", "priority": ""}, False),
+    (bodies.FeedInput, {"text": "t", "source": "s" * MAX_SOURCE_CHARS}, True),
+    (bodies.FeedInput, {"text": "t", "source": "s" * (MAX_SOURCE_CHARS + 1)}, False),
+    (bodies.FeedInput, {"text": "t", "channel": "agent", "priority": None}, True),
+    (bodies.FeedInput, {"text": "t", "channel": "Agent"}, False),
+    (bodies.FeedInput, {"text": " \n\t"}, False),
+    (bodies.FeedInput, {"text": " x ", "anything": [1, {"else": None}]}, True),
+    (bodies.SenseInput, {"type": "", "ts": 1}, False),
+    (bodies.SenseInput, {"type": "t", "ts": 1.5, "meta": {"screen": "2"}, "x": 1}, True),
+    (bodies.SenseInput, {"type": "t", "ts": 1, "meta": {"screen": [2]}}, False),
+    (bodies.SenseInput, {"type": "t", "ts": 1, "observation": {"facts": ["a", 1]}}, False),
+    (bodies.ProcessReport, FIGURES | {"extra": {str(n): n for n in range(MAX_EXTRA_FIELDS)}}, True),
+    (
+        bodies.ProcessReport,
+        FIGURES | {"extra": {str(n): n for n in range(MAX_EXTRA_FIELDS + 1)}},
+        False,
+    ),
+    (bodies.ProcessReport, FIGURES | {"extra": {"n" * MAX_EXTRA_NAME_CHARS: 1}}, True),
+    (bodies.ProcessReport, FIGURES | {"extra": {"n" * (MAX_EXTRA_NAME_CHARS + 1): 1}}, False),
+    (bodies.ProcessReport, FIGURES | {"rssMb": 0}, True),
+    (bodies.ProcessReport, FIGURES | {"rssMb": -0.5}, False),
+    (bodies.AgentConfigUpdate, {"maxTokens": MAX_TOKENS}, True),
+    (bodies.AgentConfigUpdate, {"maxTokens": MAX_TOKENS + 1}, False),
+    (bodies.AgentConfigUpdate, {"intervalMs": 6000.0}, True),
+    (bodies.AgentConfigUpdate, {"intervalMs": 6000.5}, False),
+    (bodies.AgentConfigUpdate, {"temperature": 2}, True),
+    (bodies.AgentConfigUpdate, {"temperature": 2.01}, False),
+    (bodies.AgentConfigUpdate, {"fallbackModels": ["a/b", " "]}, False),
+    (bodies.AgentConfigUpdate, {"colour": "red"}, False),
+    (bodies.Fault, {"actor": "llm", "kind": "hang", "seconds": MAX_HANG_S}, True),
+    (bodies.Fault, {"actor": "llm", "kind": "hang", "seconds": MAX_HANG_S + 0.5}, False),
+    (bodies.Fault, {"actor": "llm", "kind": "crash", "seconds": 0}, False),
+    (bodies.Fault, {"actor": "root", "kind": "crash"}, False),
+]
+
+
+@pytest.fixture(scope="module")
+def contract() -> Contract:
+    return Contract(openapi_document())
+
+
+@pytest.mark.parametrize(("kind", "body", "valid"), EDGES)
+def test_the_document_and_the_decoder_agree_at_the_edges(
+    contract: Contract, kind: type[Any], body: dict[str, Any], valid: bool
+) -> None:
+    assert contract.schema(kind.__name__).is_valid(body) is valid
+    raw = orjson.dumps(body)
+    if valid:
+        bodies.decode(raw, kind)
+    else:
+        with pytest.raises(BadRequest):
+            bodies.decode(raw, kind)
+
+
+def test_each_request_body_is_described_by_its_struct(contract: Contract) -> None:
+    _, generated = msgspec.json.schema_components(
+        REQUEST_TYPES, ref_template="#/components/schemas/{name}"
+    )
+    components = openapi_document()["components"]["schemas"]
+    assert set(generated) == {
+        "FeedInput",
+        "SenseInput",
+        "SenseMeta",
+        "Observation",
+        "AgentConfigUpdate",
+        "Fault",
+        "ProcessReport",
+    }
+    for name, schema in generated.items():
+        assert components[name]["properties"].keys() == schema["properties"].keys(), name
+        assert components[name].get("required") == schema.get("required"), name
