@@ -18,15 +18,14 @@ checkout's ratio to the floor.
 from __future__ import annotations
 
 import contextlib
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from bench.harness import feed_body, parser, relay_env, relay_process, sense_body, server_process
-from bench.load import run_wrk
+from bench.harness import parser, relay_env, relay_process, server_process
+from bench.load import ENDPOINTS, in_turns
 
-ROWS = [(p, b, c) for p, b in (("/feed", feed_body()), ("/sense", sense_body())) for c in (16, 64)]
+ROWS = [(path, conns) for path in ENDPOINTS for conns in (16, 64)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,33 +39,27 @@ def main(argv: list[str] | None = None) -> int:
     ).parse_args(argv)
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="relay-ab-")))
-        urls = {}
+        servers = {}
         if args.bare:
             for name in ("feed", "health"):
                 (tmp / f"{name}.json").write_bytes(b'{"ok": true}')
             bare = ["-m", "bench.bare_app", "--feed-body", str(tmp / "feed.json")]
             bare += ["--health-body", str(tmp / "health.json")]
             server = server_process(bare, tmp / "bare.log", name="bare app")
-            urls["bare"] = stack.enter_context(server).base_url
+            servers["bare"] = stack.enter_context(server)
         for name in ("before", "after"):
             root = getattr(args, name).resolve()
             env = relay_env(PYTHONPATH=str(root), LOG_LEVEL="warning")
             relay = relay_process(":memory:", tmp / f"{name}.log", env, log_level=None, cwd=root)
-            urls[name] = stack.enter_context(relay).base_url
-        names = list(urls)
-        columns = "".join(f" {n + ' req/s':>13} {'p99':>6}" for n in names)
+            servers[name] = stack.enter_context(relay)
+        columns = "".join(f" {n + ' req/s':>13} {'p99':>6}" for n in servers)
         print(f"{'row':14}{columns}  after/before" + ("  before/bare  after/bare" * args.bare))
-        for path, body, conns in ROWS:
-            rates: dict[str, list[float]] = {n: [] for n in names}
-            p99s: dict[str, list[float]] = {n: [] for n in names}
-            for turn in range(args.rounds):
-                for name in names[turn % len(names) :] + names[: turn % len(names)]:
-                    url, secs = urls[name] + path, args.seconds
-                    result = run_wrk(url, conns=conns, seconds=secs, method="POST", body=body)
-                    rates[name].append(result.requests / result.seconds)
-                    p99s[name].append(result.p99_ms)
-            rate = {n: statistics.median(rates[n]) for n in names}
-            cells = "".join(f" {rate[n]:13.0f} {statistics.median(p99s[n]):6.2f}" for n in names)
+        for path, conns in ROWS:
+            rows = in_turns(
+                servers, "POST", path, conns, args.rounds, args.seconds, rotate=True, warmup_s=0
+            )
+            rate = {n: row.median("rps") for n, row in rows.items()}
+            cells = "".join(f" {rate[n]:13.0f} {row.median('p99'):6.2f}" for n, row in rows.items())
             line = f"{path + ' @' + str(conns):14}{cells}  {rate['after'] / rate['before']:12.3f}"
             if args.bare:
                 line += (

@@ -174,16 +174,31 @@ def wrk_round(
     )
 
 
-def measure(
-    server: Server,
+def in_turns(
+    servers: Mapping[str, Server],
+    method: str,
     path: str,
     conns: int,
+    rounds: int,
     seconds: float,
-    method: str = "POST",
-    idle: Sequence[int] = (),
-) -> Round:
-    body = post_body(path) if method == "POST" else None
-    return wrk_round(server, path, conns, seconds, body=body, idle=idle)
+    *,
+    rotate: bool = False,
+    warmup_s: int = WRK_WARMUP_S,
+) -> dict[str, Row]:
+    """``rounds`` rounds of ``POST path`` (:func:`bench.harness.post_body`) or ``GET path``, each
+    server measured in turn while the others idle (``rotate``: each round starting with the
+    next server); a row per server, named as ``servers`` names it."""
+    names, body = list(servers), post_body(path) if method == "POST" else None
+    rows = {n: Row(n, path if method == "POST" else f"GET {path}", conns) for n in names}
+    for turn in range(rounds):
+        first = turn % len(names) if rotate else 0
+        for name in names[first:] + names[:first]:
+            idle = [s.pid for s in servers.values() if s is not servers[name]]
+            got = wrk_round(
+                servers[name], path, conns, seconds, body=body, idle=idle, warmup_s=warmup_s
+            )
+            rows[name].rounds.append(got)
+    return rows
 
 
 # -- counted posts -------------------------------------------------------------------------------
@@ -408,9 +423,8 @@ def run_scenario(setup: Setup, rounds: int, seconds: float) -> tuple[list[Row], 
             overlay = stack.enter_context(overlay_sockets(relay, setup.overlays))
             for endpoint in ENDPOINTS:
                 for conns in setup.conns:
-                    row = Row(setup.name, endpoint, conns)
-                    row.rounds = [measure(relay, endpoint, conns, seconds) for _ in range(rounds)]
-                    rows.append(row)
+                    turns = in_turns({setup.name: relay}, "POST", endpoint, conns, rounds, seconds)
+                    rows.append(row := turns[setup.name])
                     print_progress(row)
             stack.close()
             if setup.crash_loop:
