@@ -19,23 +19,14 @@ rate and CPU, and with ``--bare`` each checkout's ratio to the floor.
 from __future__ import annotations
 
 import contextlib
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from bench.harness import (
-    Meter,
-    feed_body,
-    parser,
-    relay_env,
-    relay_process,
-    sense_body,
-    server_process,
-)
-from bench.load import run_wrk
+from bench.harness import parser, relay_env, relay_process, server_process
+from bench.load import ENDPOINTS, in_turns
 
-ROWS = [(p, b, c) for p, b in (("/feed", feed_body()), ("/sense", sense_body())) for c in (16, 64)]
+ROWS = [(path, conns) for path in ENDPOINTS for conns in (16, 64)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,49 +40,30 @@ def main(argv: list[str] | None = None) -> int:
     ).parse_args(argv)
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="relay-ab-")))
-        urls, pids = {}, {}
+        servers = {}
         if args.bare:
-            answers = [tmp / "feed.json", tmp / "health.json"]
-            for answer in answers:
-                answer.write_bytes(b'{"ok": true}')
-            bare = ["-m", "bench.bare_app", "--feed-body", str(answers[0])]
-            bare += ["--health-body", str(answers[1])]
-            server = stack.enter_context(server_process(bare, tmp / "bare.log", name="bare app"))
-            urls["bare"], pids["bare"] = server.base_url, server.pid
+            for name in ("feed", "health"):
+                (tmp / f"{name}.json").write_bytes(b'{"ok": true}')
+            bare = ["-m", "bench.bare_app", "--feed-body", str(tmp / "feed.json")]
+            bare += ["--health-body", str(tmp / "health.json")]
+            server = server_process(bare, tmp / "bare.log", name="bare app")
+            servers["bare"] = stack.enter_context(server)
         for name in ("before", "after"):
             root = getattr(args, name).resolve()
             env = relay_env(PYTHONPATH=str(root), LOG_LEVEL="warning")
-            relay = stack.enter_context(
-                relay_process(":memory:", tmp / f"{name}.log", env, log_level=None, cwd=root)
-            )
-            urls[name], pids[name] = relay.base_url, relay.pid
-        names = list(urls)
-        columns = "".join(f" {n + ' req/s':>13} {'p99':>6} {'cpu µs':>6}" for n in names)
-        ratios = "  after/before  cpu a/b" + ("  before/bare  after/bare" if args.bare else "")
+            relay = relay_process(":memory:", tmp / f"{name}.log", env, log_level=None, cwd=root)
+            servers[name] = stack.enter_context(relay)
+        columns = "".join(f" {n + ' req/s':>13} {'p99':>6} {'cpu µs':>6}" for n in servers)
+        ratios = "  after/before  cpu a/b" + ("  before/bare  after/bare" * args.bare)
         print(f"{'row':14}{columns}{ratios}")
-        for path, body, conns in ROWS:
-            rates: dict[str, list[float]] = {n: [] for n in names}
-            p99s: dict[str, list[float]] = {n: [] for n in names}
-            cpus: dict[str, list[float]] = {n: [] for n in names}
-            for turn in range(args.rounds):
-                order = names[turn % len(names) :] + names[: turn % len(names)]
-                for name in order:
-                    meter = Meter(pids[name])
-                    result = run_wrk(
-                        urls[name] + path,
-                        conns=conns,
-                        seconds=args.seconds,
-                        method="POST",
-                        body=body,
-                    )
-                    used = meter.read()
-                    rates[name].append(result.requests / result.seconds)
-                    p99s[name].append(result.p99_ms)
-                    cpus[name].append(1e6 * used.server / max(result.requests, 1))
-            rate = {n: statistics.median(rates[n]) for n in names}
-            cpu = {n: statistics.median(cpus[n]) for n in names}
+        for path, conns in ROWS:
+            rows = in_turns(
+                servers, "POST", path, conns, args.rounds, args.seconds, rotate=True, warmup_s=0
+            )
+            rate = {n: row.median("rps") for n, row in rows.items()}
+            cpu = {n: row.median("cpu_us") for n, row in rows.items()}
             cells = "".join(
-                f" {rate[n]:13.0f} {statistics.median(p99s[n]):6.2f} {cpu[n]:6.1f}" for n in names
+                f" {rate[n]:13.0f} {r.median('p99'):6.2f} {cpu[n]:6.1f}" for n, r in rows.items()
             )
             line = f"{path + ' @' + str(conns):14}{cells}  {rate['after'] / rate['before']:12.3f}"
             line += f"  {cpu['after'] / cpu['before']:7.3f}"

@@ -20,6 +20,7 @@ idle connections are gone.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import os
 import select
 import socket
@@ -69,16 +70,10 @@ def open_idle(host: str, port: int, count: int, scenario: str) -> list[socket.so
             if scenario == "half":
                 conn.sendall(head(host, port)[:-2] + b"User-Agent: bench-")
             elif scenario == "kept":
-                conn.sendall(head(host, port))
-                data = b""  # read the answer's head and its Content-Length body
-                while b"\r\n\r\n" not in data and (chunk := conn.recv(4096)):
-                    data += chunk
-                top, _, body = data.partition(b"\r\n\r\n")
-                length = [
-                    ln[15:] for ln in top.lower().split(b"\r\n") if ln[:15] == b"content-length:"
-                ]
-                while len(body) < int((length or [b"0"])[0]) and (chunk := conn.recv(4096)):
-                    body += chunk
+                kept = http.client.HTTPConnection(host, port)
+                kept.sock = conn  # the answer read whole, the connection kept open
+                kept.request("GET", "/health")
+                kept.getresponse().read()
     for conn in conns:
         conn.setblocking(False)
     return conns

@@ -18,7 +18,6 @@ each server's CPU per request.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -40,12 +39,8 @@ LOADS = [("POST", p, c) for p in load.ENDPOINTS for c in load.CONNECTIONS]
 LOADS += [("GET", p, c) for p in GETS for c in TARGET_CONNECTIONS]
 
 
-def label(method: str, path: str) -> str:
-    return path if method == "POST" else f"GET {path}"
-
-
 def run_floor(rounds: int, seconds: int) -> list[Row]:
-    rows = {(n, *lo): Row(n, label(*lo[:2]), lo[2]) for lo in LOADS for n in SERVERS}
+    rows: dict[tuple[str, str, str, int], Row] = {}
     with contextlib.ExitStack() as stack:
         llm = stack.enter_context(FakeLLM(mode="ok"))
         data_dir = stack.enter_context(harness.data_directory(None, "relay-bench-floor-"))
@@ -76,12 +71,10 @@ def run_floor(rounds: int, seconds: int) -> list[Row]:
             f"GET /feed?after=0 ({sizes[0]} bytes) and GET /health ({sizes[1]} bytes)"
         )
         for method, path, conns in sorted(LOADS, key=lambda lo: lo[0] == "POST"):  # GETs first
-            for _, (name, server) in itertools.product(range(rounds), servers.items()):
-                idle = [s.pid for s in servers.values() if s is not server]
-                got = load.measure(server, path, conns, seconds, method, idle)
-                rows[name, method, path, conns].rounds.append(got)
-            for name in servers:
-                load.print_progress(rows[name, method, path, conns], f"{name:<6} ")
+            measured = load.in_turns(servers, method, path, conns, rounds, seconds)
+            for name, row in measured.items():
+                rows[name, method, path, conns] = row
+                load.print_progress(row, f"{name:<6} ")
         for name in ("relay", "memory"):
             harness.print_health(servers[name], f"{name}: ")
         print(f"  fake LLM got {llm.calls} calls")

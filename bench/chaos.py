@@ -363,12 +363,8 @@ class LLMDrill(threading.Thread):
         rounds: float = float("inf"),
     ) -> None:
         super().__init__(name="llm-drill", daemon=True)
-        self.llm_url, self.relay_url, self.start_at, self.until = (
-            llm_url,
-            relay_url,
-            start_at,
-            until,
-        )
+        self.llm_url, self.relay_url = llm_url, relay_url
+        self.start_at, self.until = start_at, until
         self.visit_s, self.rounds, self.stop = visit_s, rounds, threading.Event()
         self.modes: Counter[str] = Counter()
         """Modes set (answered 200)."""
@@ -488,15 +484,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             llm = stack.enter_context(harness.fake_llm_process(workdir / "fake_llm.log"))
             env = harness.relay_env(
                 RELAY_FAULTS="1",
-                RELAY_DATA_DIR=str(workdir / "data"),
                 OPENROUTER_API_KEY="unused",
                 AGENT_BASE_URL=f"{llm.base_url}/v1",
                 LOG_FORMAT="json",
                 **AGENT,
             )
-            relay = stack.enter_context(
-                harness.server_process(["run.py"], workdir / "relay.log", env=env)
-            )
+            data, log = str(workdir / "data"), workdir / "relay.log"
+            relay = stack.enter_context(harness.relay_process(data, log, env, log_level=None))
             rss_start = harness.rss_mb(relay.pid)
             print(
                 f"chaos: {minutes:g} min, {args.rate:g} posts/s to each of /feed and /sense, "

@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import tempfile
@@ -33,7 +34,6 @@ import orjson
 
 from bench import harness
 from bench.harness import JSON_HEADERS, REQUEST_TIMEOUT_S, Meter, Server, post_body
-from bench.overlay_client import OverlayClient
 
 CONNECTIONS = (1, 16, 64)
 ENDPOINTS = ("/feed", "/sense")
@@ -174,16 +174,31 @@ def wrk_round(
     )
 
 
-def measure(
-    server: Server,
+def in_turns(
+    servers: Mapping[str, Server],
+    method: str,
     path: str,
     conns: int,
+    rounds: int,
     seconds: float,
-    method: str = "POST",
-    idle: Sequence[int] = (),
-) -> Round:
-    body = post_body(path) if method == "POST" else None
-    return wrk_round(server, path, conns, seconds, body=body, idle=idle)
+    *,
+    rotate: bool = False,
+    warmup_s: int = WRK_WARMUP_S,
+) -> dict[str, Row]:
+    """``rounds`` rounds of ``POST path`` (:func:`bench.harness.post_body`) or ``GET path``, each
+    server measured in turn while the others idle (``rotate``: each round starting with the
+    next server); a row per server, named as ``servers`` names it."""
+    names, body = list(servers), post_body(path) if method == "POST" else None
+    rows = {n: Row(n, path if method == "POST" else f"GET {path}", conns) for n in names}
+    for turn in range(rounds):
+        first = turn % len(names) if rotate else 0
+        for name in names[first:] + names[:first]:
+            idle = [s.pid for s in servers.values() if s is not servers[name]]
+            got = wrk_round(
+                servers[name], path, conns, seconds, body=body, idle=idle, warmup_s=warmup_s
+            )
+            rows[name].rounds.append(got)
+    return rows
 
 
 # -- counted posts -------------------------------------------------------------------------------
@@ -326,29 +341,44 @@ class OverlayLoad:
     cpu_s: float = 0.0
 
 
+_UPGRADE = (
+    "GET / HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+)
+_PONG, _CLOSE = b"\x81\x8f\0\0\0\0" + b'{"type":"pong"}', b"\x88\x82\0\0\0\0\x03\xe8"
+"""A client's text frame ``{"type":"pong"}`` and close frame 1000 (masked by a mask of zeros)."""
+
+
+def overlay_socket(server: Server) -> socket.socket:
+    """A WebSocket on the relay's overlay path ``/`` (RuntimeError when refused)."""
+    url = httpx.URL(server.base_url)
+    sock = socket.create_connection((url.host, url.port or 80), timeout=1.0)
+    sock.sendall(_UPGRADE.format(host=url.netloc.decode()).encode())
+    head = b""
+    while b"\r\n\r\n" not in head and (chunk := sock.recv(4096)):
+        head += chunk
+    if not head.startswith(b"HTTP/1.1 101"):
+        sock.close()
+        raise RuntimeError(f"overlay socket refused: {head[:500]!r}")
+    return sock
+
+
 @contextlib.contextmanager
 def overlay_sockets(server: Server, count: int) -> Iterator[OverlayLoad]:
-    """``count`` overlay WebSockets (:class:`OverlayClient`) on ``server`` until exit, each on a
-    thread draining what the relay sends every :data:`OVERLAY_READ_EVERY_S` without parsing it
-    and sending ``{"type": "pong"}`` every :data:`OVERLAY_PONG_EVERY_S`."""
-    load, stop, url = OverlayLoad(), threading.Event(), httpx.URL(server.base_url)
-    if not count:
-        yield load
-        return
-    clients = [OverlayClient(url.host, url.port or 80, "/", timeout_s=1.0) for _ in range(count)]
-    refused = [client.refusal for client in clients if client.refusal is not None]
-    if refused:
-        msg = f"overlay socket refused: {refused[0]}"
-        raise RuntimeError(msg)
+    """``count`` overlay WebSockets on ``server`` until exit, each on a thread draining what
+    the relay sends every :data:`OVERLAY_READ_EVERY_S` without parsing it and sending
+    ``{"type": "pong"}`` every :data:`OVERLAY_PONG_EVERY_S`."""
+    load, stop = OverlayLoad(), threading.Event()
+    socks = [overlay_socket(server) for _ in range(count)]
 
-    def drain(n: int, client: OverlayClient) -> None:
+    def drain(n: int, sock: socket.socket) -> None:
         next_pong = time.monotonic()
         while not stop.is_set():
             if time.monotonic() >= next_pong:
-                client.send({"type": "pong"})
+                sock.sendall(_PONG)
                 next_pong += OVERLAY_PONG_EVERY_S
             try:
-                chunk, ended = client.sock.recv(1 << 16), "closed by the relay"
+                chunk, ended = sock.recv(1 << 16), "closed by the relay"
             except TimeoutError:
                 continue
             except OSError as exc:
@@ -359,9 +389,7 @@ def overlay_sockets(server: Server, count: int) -> Iterator[OverlayLoad]:
             load.received[n] += len(chunk)
             stop.wait(OVERLAY_READ_EVERY_S)
 
-    threads = [
-        threading.Thread(target=drain, args=pair, daemon=True) for pair in enumerate(clients)
-    ]
+    threads = [threading.Thread(target=drain, args=pair, daemon=True) for pair in enumerate(socks)]
     started = time.process_time()
     for thread in threads:
         thread.start()
@@ -371,8 +399,10 @@ def overlay_sockets(server: Server, count: int) -> Iterator[OverlayLoad]:
         stop.set()
         for thread in threads:
             thread.join(timeout=5)
-        for client in clients:
-            client.close()
+        for sock in socks:
+            with contextlib.suppress(OSError):
+                sock.sendall(_CLOSE)
+            sock.close()
         load.cpu_s = time.process_time() - started
 
 
@@ -393,9 +423,8 @@ def run_scenario(setup: Setup, rounds: int, seconds: float) -> tuple[list[Row], 
             overlay = stack.enter_context(overlay_sockets(relay, setup.overlays))
             for endpoint in ENDPOINTS:
                 for conns in setup.conns:
-                    row = Row(setup.name, endpoint, conns)
-                    row.rounds = [measure(relay, endpoint, conns, seconds) for _ in range(rounds)]
-                    rows.append(row)
+                    turns = in_turns({setup.name: relay}, "POST", endpoint, conns, rounds, seconds)
+                    rows.append(row := turns[setup.name])
                     print_progress(row)
             stack.close()
             if setup.crash_loop:

@@ -51,7 +51,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from actors.core.bodies import MAX_NESTING
-from bench.overlay_client import BINARY, TEXT, Closed, Feed, OverlayClient, Raw
+from tests.transport.overlay_client import BINARY, TEXT, Closed, Feed, OverlayClient, Raw
 from transport.openapi_schemas import JSON, SSE
 from transport.overlay_messages import COMMAND_NOTICES, MAX_MESSAGE_BYTES
 

@@ -21,9 +21,9 @@ import pytest
 from aiohttp.test_utils import make_mocked_request
 
 from actors.tree import Relay
-from bench.overlay_client import OverlayClient, Status
 from tests.helpers import client_for, relay_settings, wait_until
 from tests.transport.openapi_contract import RawAnswer, raw_exchange, raw_request
+from tests.transport.overlay_client import OverlayClient, Status
 from transport.auth import Access, canonical_host, host_literal
 from transport.openapi import openapi_document
 

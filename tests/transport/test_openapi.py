@@ -22,9 +22,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from actors.core.bodies import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT
 from actors.kernel.base import RelayActor
 from actors.tree import Relay
-from bench.overlay_client import OverlayClient, Status
 from tests.helpers import RECORDED, LogSink, base_url, client_for, relay_settings, tick, wait_until
 from tests.transport.openapi_contract import Contract, fuzz
+from tests.transport.overlay_client import OverlayClient, Status
 from transport import http_transport
 from transport.app import build_app
 from transport.demo.fake_llm import FakeLLM

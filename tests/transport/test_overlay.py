@@ -14,14 +14,6 @@ import pytest
 
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from bench.overlay_client import (
-    BINARY,
-    Closed,
-    OverlayClient,
-    Ping,
-    Raw,
-    Status,
-)
 from tests.helpers import (
     LogSink,
     client_for,
@@ -30,6 +22,14 @@ from tests.helpers import (
     tick,
     value,
     wait_until,
+)
+from tests.transport.overlay_client import (
+    BINARY,
+    Closed,
+    OverlayClient,
+    Ping,
+    Raw,
+    Status,
 )
 from transport import overlay, stream_limits
 from transport.demo.fake_llm import FakeLLM
