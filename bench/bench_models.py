@@ -8,15 +8,12 @@ Run from the repository root, against any OpenAI-compatible server::
     python -m bench.bench_models --base-url ... --show      # and each answer's hud and verdict
     python -m bench.bench_models --base-url ... --sample 16 # 16 windows spread over all
 
-The windows are the prompt corpus's (:mod:`bench.prompt_corpus`) and the demo session's
-(``transport/demo/session.jsonl``, a tick every ``--session-step-s`` seconds, each prompt with
-the previous parsed digest). Each is asked once, in turn, as the relay asks: the same body
-(``--max-tokens``/``--temperature`` as ``AGENT_MAX_TOKENS``/``AGENT_TEMPERATURE``), the same
-``response_format`` negotiation (with ``auto`` a refusal steps down and the level that answered
-is kept), the same parsing and the same hud gate. It prints, per level that answered: answers,
-parsed, huds pushed and withheld by reason, the ``finish_reason`` of the unparsed; refusals,
-p50/p90 latency, tokens in and out. Targets with a small local model: 90 % parsed, no echo of
-the prompt pushed. The key is ``OPENROUTER_API_KEY``'s, ``unused`` when unset.
+The windows are the prompt corpus's and the demo session's (a tick every
+``--session-step-s``), each asked once, in turn, exactly as the relay asks (body,
+``response_format`` negotiation, parsing, hud gate). It prints, per level that answered, the
+answers parsed and the huds pushed and withheld, refusals, latency and tokens
+(docs/benchmarks.md has the details and a small local model to run). Targets with a small
+local model: 90 % parsed, no echo of the prompt pushed. The key is ``OPENROUTER_API_KEY``'s.
 """
 
 from __future__ import annotations
