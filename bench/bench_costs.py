@@ -6,16 +6,10 @@ Run from the repository root::
     python -m bench.bench_costs --quick       # idle 10 s, 2 starts, fewer repetitions
     python -m bench.bench_costs --only tick   # some parts (idle, startup, tick; comma-separated)
 
-``idle``: ``python run.py``, agent on (a fake LLM, the default interval), 5 s to settle, then
-``--idle-seconds`` with nothing arriving: its CPU (``stat``, the threads' ``schedstat``), target
-below 0.5 % of a core, and its busiest threads. ``startup``: spawn to the first ``GET /health``
-200, median of ``--starts``, target below 1 s, beside the floors (``python -c pass``, the
-dependencies' imports, ``import run``). ``tick``: in-process (``start_relay``, ``:memory:``, the
-rings filled from ``bench/data/tick_window.json``), median and p99 of each step of a tick but
-the LLM call (window, prompt, judgement, the record with its commit), target below 2 ms; the
-record on disk beside it. Each part waits (``--max-wait``) for a quiet machine (1-min load
-below 0.5, no other bench) and is retried (3 attempts) when the rest of the machine used more
-than 0.25 of a core. It prints figures and a table of the targets, and asserts nothing.
+``idle``: the CPU of an idle ``python run.py`` (target below 0.5 % of a core); ``startup``:
+spawn to the first ``GET /health`` 200 (below 1 s) beside the interpreter's floors; ``tick``:
+each step of a tick but the LLM call, in-process (below 2 ms). Each waits for a quiet machine.
+It prints figures and a table of the targets (docs/benchmarks.md says how each is measured).
 """
 
 from __future__ import annotations
