@@ -35,6 +35,7 @@ from actors.core.hud_check import WITHHELD_REASONS, checked_hud
 from actors.core.prompt import PreviousDigest, build_prompt
 from actors.core.response_format import Level, first_level, is_refusal, step_down
 from bench import prompt_corpus as corpus
+from bench.figures import parser
 from bench.harness import percentile
 from config.settings import RESPONSE_FORMATS, AgentConfig
 from transport.demo.replay import DEMO_SESSION, load_session
@@ -214,10 +215,8 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.bench_models", description=__doc__.split("\n")[0]
-    )
-    add = parser.add_argument
+    cli = parser(__doc__, show="print each answer's hud")
+    add = cli.add_argument
     add("--base-url", required=True, help="the API root, e.g. http://h:p/v1")
     add("--model", default=DEFAULTS.model)
     add("--response-format", choices=RESPONSE_FORMATS, default="auto")
@@ -227,8 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add("--session-step-s", type=float, default=20.0)
     add("--limit", type=int, default=None, help="ask the first N windows only")
     add("--sample", type=int, default=None, help="N windows spread evenly over all of them")
-    add("--show", action="store_true", help="print each answer's hud")
-    args = parser.parse_args(argv)
+    args = cli.parse_args(argv)
     args.base_url = args.base_url.rstrip("/")
     report(run(args), args)
     return 0
