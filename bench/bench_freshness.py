@@ -7,16 +7,13 @@ Run from the repository root::
     python -m bench.bench_freshness --session demo --llm-delay-s 2.5 --moments
     python -m bench.bench_freshness --session my_session.jsonl
 
-Each session (``demo``, ``day``, or a file) is replayed over HTTP against two relays at once,
+Each session (``demo``, ``day`` or a file) is replayed over HTTP against two relays at once,
 each with its own fake LLM (mode ``summarise``) answering after ``--llm-delay-s``: the
-defaults (``event-driven``) and ``fixed 30 s beat`` (debounce and interval 30 s, economy off).
-It prints a table per session: LLM calls, entries, unchanged windows, freshness, event→hud,
-the labelled moments answered and moment→hud, and ``$/h`` at :data:`PRICED_MODEL`'s price
-from the entries' tokens; docs/benchmarks.md defines each column and when a moment is
-answered. ``--speed S`` replays S times faster, divides debounce, interval,
-``AGENT_MAX_AGE_MS`` and the LLM delay by S and multiplies the figures back (approximate
-above 1: the relay's own work and its constants that are not settings are not scaled).
-It asserts nothing.
+defaults (``event-driven``) and a ``fixed 30 s beat``. It prints a table per session (calls,
+freshness, event→hud, the labelled moments answered and moment→hud, ``$/h``) and asserts
+nothing. ``--speed S`` replays S times faster, the relay's times and the LLM delay divided by
+S, the figures multiplied back. docs/benchmarks.md defines each column and when a moment is
+answered.
 """
 
 from __future__ import annotations
@@ -140,10 +137,11 @@ def collect(run: Run) -> None:
     run.entries = sorted(entries, key=lambda e: e["ts"])
 
 
-def call_started_ms(entry: dict[str, Any]) -> int:
-    """When the LLM call behind an agent entry started (epoch ms)."""
-    started_ms: int = entry["ts"] - entry["latencyMs"]
-    return started_ms
+def answer(entries: Sequence[dict[str, Any]], acked_ms: int) -> tuple[int, int] | None:
+    """When the first LLM call that started at or after ``acked_ms`` (epoch ms) started and
+    when its entry was stored; None when no entry followed."""
+    started = ((e["ts"] - e["latencyMs"], e["ts"]) for e in entries)
+    return next((pair for pair in started if pair[0] >= acked_ms), None)
 
 
 def event_to_hud_s(
@@ -151,11 +149,8 @@ def event_to_hud_s(
 ) -> list[float | None]:
     """For each request: session seconds from its acknowledgement to the first entry whose
     LLM call started at or after it, or None when no entry followed."""
-    answers = (
-        (next((e["ts"] for e in entries if call_started_ms(e) >= p.acked_ms), None), p.acked_ms)
-        for p in posted
-    )
-    return [None if ts is None else (ts - acked) * speed / 1000 for ts, acked in answers]
+    answers = ((answer(entries, p.acked_ms), p.acked_ms) for p in posted)
+    return [None if a is None else (a[1] - acked) * speed / 1000 for a, acked in answers]
 
 
 def moment_acks(
@@ -180,12 +175,11 @@ def moment_to_hud_s(
     out: list[float | None] = []
     for n, ack in enumerate(acks):
         until = next((a for a in acks[n + 1 :] if a is not None), math.inf)
-        if ack is not None:
-            entry = next((e for e in entries if call_started_ms(e) >= ack), None)
-        if ack is None or entry is None or call_started_ms(entry) >= until:
+        found = None if ack is None else answer(entries, ack)
+        if ack is None or found is None or found[0] >= until:
             out.append(None)
         else:
-            out.append((entry["ts"] - ack) * speed / 1000)
+            out.append((found[1] - ack) * speed / 1000)
     return out
 
 

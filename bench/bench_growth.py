@@ -7,13 +7,11 @@ Run from the repository root (``wrk`` installed)::
     python -m bench.bench_growth --sweeps hour   # some sweeps (ocr, conns, hour; comma-separated)
     python -m bench.bench_growth --sweeps hour --feed-every 1 --sense-every 0.5 --sense-kib 16
 
-Each sweep starts a relay (``python run.py``, ``RELAY_SYNC=full``, a fake LLM ticking every
-second); each step is ``--rounds`` wrk runs (medians) with the CPU of the relay, of wrk and of
-the rest (``cores rel/wrk/oth``). ``ocr``: ``POST /sense`` of 1 KiB to 1 MiB of OCR, after as
-many events as the sense buffer keeps. ``conns``: ``POST /feed`` at 1 to 256 connections,
-latency against Little's law. ``hour``: an hour of transcripts and screens posted as fast as
-taken, in ``--chunks``, with the files, RSS and the GETs after each. Each sweep prints its
-figures and a verdict (at most linear, queueing only, bounded), the rule of which it states.
+Each sweep starts a relay (``RELAY_SYNC=full``, a fake LLM ticking every second); each step
+is ``--rounds`` wrk runs (medians). ``ocr``: ``POST /sense`` of 1 KiB to 1 MiB of OCR;
+``conns``: ``POST /feed`` at 1 to 256 connections; ``hour``: an hour of transcripts and
+screens posted as fast as taken, in ``--chunks``. Each prints its figures and a verdict (at
+most linear, queueing only, bounded) with its rule; docs/benchmarks.md says how each is run.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from actors.core.bodies import SENSE_BODY_LIMIT
@@ -334,9 +332,9 @@ def run_hour(args: argparse.Namespace) -> None:
             used = meter.read()
             rate = len(posts) / result.wall_s if result.wall_s else math.nan
             cpu_us = 1e6 * used.server / len(posts) if posts else math.nan
-            p99 = h.percentile(result.latencies_ms, 99)
-            row = HourRow(f"{hi / 60:.0f}", len(result.latencies_ms), result.errors, rate, p99)
-            rows.append(replace(row, cpu_us=cpu_us, other=used.other(0.0)).read(run))
+            posted, p99 = len(result.latencies_ms), h.percentile(result.latencies_ms, 99)
+            row = HourRow(f"{hi / 60:.0f}", posted, result.errors, rate, p99, cpu_us, used.other(0))
+            rows.append(row.read(run))
         sizes = disk_usage(run.data_dir).items()
         print("  files at the end: " + ", ".join(f"{k} {v / 1024:.0f} KiB" for k, v in sizes))
     for row in (r for r in rows if r.errors):
@@ -422,9 +420,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(WRK_INSTALL_HINT, file=sys.stderr)
         return 2
     exit_on_sigterm()
-    db = sqlite3.connect(":memory:")
-    secure = db.execute("PRAGMA secure_delete").fetchone()[0]
-    db.close()
+    with contextlib.closing(sqlite3.connect(":memory:")) as db:
+        secure = db.execute("PRAGMA secure_delete").fetchone()[0]
     print(
         f"sinain-relay growth bench: {args.seconds:g} s x {args.rounds} rounds per step, sweeps "
         f"{','.join(args.sweep_list)}, {os.cpu_count()} CPUs, 1-min load {h.load_1min():.2f}; "

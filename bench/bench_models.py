@@ -8,15 +8,12 @@ Run from the repository root, against any OpenAI-compatible server::
     python -m bench.bench_models --base-url ... --show      # and each answer's hud and verdict
     python -m bench.bench_models --base-url ... --sample 16 # 16 windows spread over all
 
-The windows are the prompt corpus's (:mod:`bench.prompt_corpus`) and the demo session's
-(``transport/demo/session.jsonl``, a tick every ``--session-step-s`` seconds, each prompt with
-the previous parsed digest). Each is asked once, in turn, as the relay asks: the same body
-(``--max-tokens``/``--temperature`` as ``AGENT_MAX_TOKENS``/``AGENT_TEMPERATURE``), the same
-``response_format`` negotiation (with ``auto`` a refusal steps down and the level that answered
-is kept), the same parsing and the same hud gate. It prints, per level that answered: answers,
-parsed, huds pushed and withheld by reason, the ``finish_reason`` of the unparsed; refusals,
-p50/p90 latency, tokens in and out. Targets with a small local model: 90 % parsed, no echo of
-the prompt pushed. The key is ``OPENROUTER_API_KEY``'s, ``unused`` when unset.
+The windows are the prompt corpus's and the demo session's (a tick every
+``--session-step-s``), each asked once, in turn, exactly as the relay asks (body,
+``response_format`` negotiation, parsing, hud gate). It prints, per level that answered, the
+answers parsed and the huds pushed and withheld, refusals, latency and tokens
+(docs/benchmarks.md has the details and a small local model to run). Targets with a small
+local model: 90 % parsed, no echo of the prompt pushed. The key is ``OPENROUTER_API_KEY``'s.
 """
 
 from __future__ import annotations
@@ -38,6 +35,7 @@ from actors.core.hud_check import WITHHELD_REASONS, checked_hud
 from actors.core.prompt import PreviousDigest, build_prompt
 from actors.core.response_format import Level, first_level, is_refusal, step_down
 from bench import prompt_corpus as corpus
+from bench.figures import parser
 from bench.harness import percentile
 from config.settings import RESPONSE_FORMATS, AgentConfig
 from transport.demo.replay import DEMO_SESSION, load_session
@@ -217,10 +215,8 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.bench_models", description=__doc__.split("\n")[0]
-    )
-    add = parser.add_argument
+    cli = parser(__doc__, show="print each answer's hud")
+    add = cli.add_argument
     add("--base-url", required=True, help="the API root, e.g. http://h:p/v1")
     add("--model", default=DEFAULTS.model)
     add("--response-format", choices=RESPONSE_FORMATS, default="auto")
@@ -230,8 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add("--session-step-s", type=float, default=20.0)
     add("--limit", type=int, default=None, help="ask the first N windows only")
     add("--sample", type=int, default=None, help="N windows spread evenly over all of them")
-    add("--show", action="store_true", help="print each answer's hud")
-    args = parser.parse_args(argv)
+    args = cli.parse_args(argv)
     args.base_url = args.base_url.rstrip("/")
     report(run(args), args)
     return 0

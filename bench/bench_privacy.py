@@ -11,15 +11,12 @@ Each figure is the best of 5 timeit repeats over the calls per repeat, in-proces
 input is subtracted. ``--before`` runs this script in turns in that checkout (its redaction
 code, these inputs) and in this one and prints the medians and the ratio after/before.
 
-The inputs (``bench/data/privacy.json``): 4 KiB of editor OCR (code), of terminal OCR (JSON
-logs whose 13-digit timestamps need the Luhn look) and of mixed scripts (Russian, Japanese,
-German beside code); a 300-character transcript; the capture client's recorded ``/sense``
-body (``tests/fixtures/capture_client_sense.json``) and a ``/sense`` body of the code OCR
-with a 64 KiB ``roi.data``, through ``Redactor.payload``; a feed message through
-``Redactor.texts``. Each also with secrets put in its middle: ``sk-``, ``password=`` and a card
-number; new kinds (a URL's password, Stripe and Google keys); hidden ones (a key split at a
-line end, a zero-width space or a Cyrillic letter inside, a card written with dots). It
-asserts nothing.
+The inputs (``bench/data/privacy.json``): 4 KiB of OCR of code, of JSON logs (13-digit
+timestamps need the Luhn look) and of mixed scripts; a transcript; the capture client's
+recorded ``/sense`` body and one with the code OCR and a 64 KiB image (``Redactor.payload``);
+a feed message (``Redactor.texts``). Each also with secrets in its middle: common kinds, new
+kinds and hidden ones (split, a zero-width space or a look-alike letter inside). It asserts
+nothing.
 """
 
 from __future__ import annotations
@@ -44,6 +41,7 @@ TEXTS = json.loads(Path(__file__).with_name("data").joinpath("privacy.json").rea
 SECRETS = {name: "".join(parts) for name, parts in TEXTS["secrets"].items()}
 """Each secret's prefix kept apart from its body, so that no secret scanner takes it for a leak."""
 HEADER = ("no secret", *SECRETS)
+ROI = base64.b64encode(bytes(48 * 1024)).decode()
 
 
 def _sized(name: str, size: int = 4096) -> str:
@@ -57,19 +55,8 @@ def _with_secrets(text: str, secrets: str = SECRETS["with secrets"]) -> str:
 
 
 def _sense_payload(ocr: str) -> dict[str, Any]:
-    title = "ticker.py — sinain-relay"
-    return {
-        "type": "text",
-        "ts": 1769901189874.102,
-        "ocr": ocr,
-        "meta": {"app": "Code", "windowTitle": title, "ssim": 0.913},
-        "roi": {"data": base64.b64encode(bytes(48 * 1024)).decode(), "bbox": [0, 0, 860, 96]},
-        "observation": {
-            "title": "text in Code",
-            "subtitle": title,
-            "facts": ["app: Code", f"window: {title}", "ssim: 0.913"],
-        },
-    }
+    """A ``/sense`` body as the capture client sends it, with ``ocr`` and a 64 KiB image."""
+    return {**TEXTS["sense"], "ocr": ocr, "roi": {"data": ROI, "bbox": [0, 0, 860, 96]}}
 
 
 def measure(quick: bool) -> dict[str, list[float]]:

@@ -7,14 +7,11 @@ Run from the repository root::
     python -m bench.bench_prompt --show NAME  # both prompts of one case
     python -m bench.bench_prompt --budgets 600,800,1000   # the budget prompt with others
 
-For each window of :mod:`bench.prompt_corpus`, two prompts: the **cut** one, the original
-relay's (each OCR text cut at 200 characters on one line), and the **budget** one,
-:func:`actors.core.prompt.build_prompt`'s. For each: the case's expected words found in the
-prompt's window part (from the active app to the answer's instructions); the share of the
-window's distinct words of 4+ letters found there; the mean length; and the µs to build it
-(the budget one for a window whose every text is new, and for a tick after one new text; also
-on ``bench.bench_costs``' heavy window). Targets: every expected word, 99 % of the input
-words, a mean length at most 1.2 times the cut one's.
+For each window of :mod:`bench.prompt_corpus`: the original relay's **cut** prompt (each OCR
+text cut at 200 characters) and the relay's **budget** one: the expected words and the share of
+the input's words of 4+ letters in the prompt's window part, the mean length and the µs to
+build it. Targets: every expected word, 99 % of the input words, a mean length at most 1.2
+times the cut one's.
 """
 
 from __future__ import annotations
@@ -114,9 +111,9 @@ class Totals:
             statistics.fmean(m.length for m in measures),
         )  # fmt: skip
 
-    def cells(self) -> str:
-        expected = f"{self.expected_kept}/{self.expected}"
-        return f"{expected:>7} {self.share:>6.1%} {self.mean_length:>6.0f}"
+    def cells(self) -> tuple[str, float, float]:
+        """The values of the columns ``expect``, ``words`` and ``length``."""
+        return f"{self.expected_kept}/{self.expected}", self.share, self.mean_length
 
 
 def tick_us(window: ContextWindow, now_ms: int, *, new_texts: int, fingerprinted: bool) -> float:
@@ -142,15 +139,17 @@ def tick_us(window: ContextWindow, now_ms: int, *, new_texts: int, fingerprinted
     return best_us(tick, number=COST_CALLS)
 
 
+TOTALS = "expect >7|words >6.1%|length >6.0f"
+
+
 def print_rows(rows: Sequence[tuple[str, Totals, Totals]]) -> None:
     width = max(len(label) for label, _, _ in rows)
     print(" " * (width + 7) + f"{'cut':^21}   {'budget':^21}")
-    head = f"{'':<{width}} {'cases':>5} {'expect':>7} {'words':>6} {'length':>6}   "
-    head += f"{'expect':>7} {'words':>6} {'length':>6} {'budget/cut':>10}"
-    print(f"{head}\n{'-' * len(head)}")
+    table = Table(f" <{width}|cases >5|{TOTALS}| >1|{TOTALS}|budget/cut >10.2f")
+    table.head()
     for label, cut, budget in rows:
         ratio = budget.mean_length / cut.mean_length
-        print(f"{label:<{width}} {cut.cases:>5} {cut.cells()}   {budget.cells()} {ratio:>10.2f}")
+        table.row(label, cut.cases, *cut.cells(), "", *budget.cells(), ratio)
 
 
 def print_costs(cases: Sequence[corpus.Case], windows: dict[str, ContextWindow]) -> None:
@@ -236,12 +235,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     _, cut_all, budget_all = rows[-1]
     if args.budgets:
         print("\nscreen budgets (the budget prompt, all cases):")
-        table = Table("budget >8|expect >7|words >6|length >6|budget/cut >10", indent="  ")
+        table = Table(f"budget >8|{TOTALS}|budget/cut >10.2f", indent="  ")
         table.head()
         for budget in (int(b) for b in args.budgets.split(",")):
             totals = Totals.of([measured(build_prompt, c, screen_budget=budget) for c in cases])
-            ratio = totals.mean_length / cut_all.mean_length
-            print(f"  {budget:>8} {totals.cells()} {ratio:>10.2f}")
+            table.row(budget, *totals.cells(), totals.mean_length / cut_all.mean_length)
     ratio = budget_all.mean_length / cut_all.mean_length
     print(
         f"\ntargets (the budget prompt):\n  every expected word   "

@@ -1,13 +1,9 @@
 """The day-like capture session of the freshness bench, and the moments labelled in a session.
 
-Both are data in ``bench/sessions/`` (read from the repository checkout; its ``README.md``
-describes the day session, states the labelling rule and says how to add a session):
-``day.jsonl`` is about 35 minutes of one developer's morning, one request a line in the
-format :mod:`transport.demo.replay` reads (``{"at", "path", "body"}``), and
-``day.labels.json`` lists its moments, the requests after which a user glancing at the hud
-would expect it to say something new. A session's labels live beside it,
-``<name>.labels.json`` (:func:`labels_path`); the demo session's are
-``transport/demo/session.labels.json``. This module reads and checks them.
+Both are data in ``bench/sessions/``, whose ``README.md`` describes the day session, states the
+labelling rule and says how to add a session. A session's labels are beside it,
+``<name>.labels.json`` (:func:`labels_path`): the requests after which a user glancing at the
+hud would expect it to say something new. This module reads and checks them.
 """
 
 from __future__ import annotations
@@ -29,9 +25,6 @@ FILLERS = ("mm-hm", "yeah", "okay", "right", "uh-huh", "sure", "yep", "hmm", "go
 """Transcript chunks that say nothing: never a moment."""
 MEMO = "[📝] "
 """The mark that starts one of Sinain's own transcript lines."""
-
-
-# -- labels ------------------------------------------------------------------------------------
 
 
 class LabelError(ValueError):

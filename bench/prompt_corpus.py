@@ -1,36 +1,9 @@
 """The prompt corpus: windows of the shapes a user's screen really has, and the words a summary
 of each must be able to use.
 
-Each case is a short capture session in the shape Sinain's capture client and audio pipeline
-post it (``POST /sense`` bodies with ``meta`` and ``observation``, ``POST /feed``
-transcripts), replayed into a window the way the relay builds one. The shapes: code in an
-editor (line numbers, gutter, tabs, breadcrumbs, status bar), terminals (test runs,
-tracebacks, build and container errors), browsers (search results, documentation, chrome and
-menus repeated on every frame), chat (Slack and Telegram, with names, times and a question)
-and mixed languages (Russian, Japanese and German beside English code), and busy windows:
-while the user works the capture client sends an event every few seconds, so the window is
-often full (two windows of the shipped demo session among them). Several cases put
-their error or question past the 200th character of an OCR text. Some follow the facts of
-Sinain's own evaluation scenarios (a JSON decode traceback, a failed npm build, a Rust panic,
-a merge conflict, a container that will not start), in texts of their own.
-
-``expected`` lists the words a summary must be able to use (the error, the failing test, the
-question, the file, the person); each occurs, case aside, in the case's input.
-:func:`case_window` builds the window a tick would read 3 s after the last event.
-
-The corpus is data, in ``bench/corpus/`` (read from the repository checkout):
-
-- ``cases.jsonl``: one case a line, in order, ``{"name", "shape", "busy", "expected"}``;
-  a window of the shipped demo session adds ``"demo_until_s"`` (its requests up to then).
-- ``windows/<name>.jsonl``: the case's requests, in the session format
-  :mod:`transport.demo.replay` reads and replays (``{"at", "path", "body"}`` a line, ``at``
-  in seconds from the case's start, a screen body's ``ts`` :data:`T0_MS` plus ``at``).
-
-To add a case, record or write its requests as ``windows/<name>.jsonl`` (a capture session
-replayed against a relay, or a few lines in the shape of the neighbouring files), then add
-its line to ``cases.jsonl`` with the words a summary must be able to use;
-``tests/test_prompt_corpus.py`` checks each is in the window and each request is one the
-relay accepts.
+The corpus is data in ``bench/corpus/`` (its ``README.md`` describes the cases and the files
+and says how to add a case). :func:`cases` reads and checks it; :func:`case_window` builds the
+window a tick would read 3 s after a case's last event.
 """
 
 from __future__ import annotations
