@@ -31,7 +31,7 @@ import orjson
 
 from actors.core.bodies import REQUEST_TYPES
 from transport.answers import Error, OverlayFeed, OverlayPing, OverlayStatus, StreamGap
-from transport.openapi_schemas import ERROR_ANSWERS, JSON, SCHEMAS, SSE, Schema, kib, ref
+from transport.openapi_schemas import ERROR_ANSWERS, JSON, SSE, Schema, kib, ref
 from transport.overlay import (
     PING_INTERVAL_S,
     QUIET_SPELL_S,
@@ -39,7 +39,7 @@ from transport.overlay import (
     REPLAY_ITEMS,
     SILENCE_LIMIT_S,
 )
-from transport.overlay_messages import MAX_MESSAGE_BYTES
+from transport.overlay_messages import INBOUND_TYPES, MAX_MESSAGE_BYTES
 from transport.routes import ROUTE_TABLE, Answer, Param, Route
 
 REF = "#/components/schemas/{name}"
@@ -87,8 +87,6 @@ _SOCKET_DESCRIPTION = (
     "`going away`. Browsers apply no CORS to WebSockets: an upgrade from a page of an origin "
     "not in `RELAY_CORS_ORIGINS` is a 403; a native client sends no `Origin`."
 )
-_INBOUND = ("OverlayPong", "OverlayProfiling", "OverlayCommand", "OverlayMessage")
-"""What the overlay may send, by ``type``: request bodies (:mod:`transport.openapi_schemas`)."""
 
 
 class _Components:
@@ -107,13 +105,15 @@ class _Components:
 
     def finished(self) -> dict[str, Schema]:
         """The answers' components and the request bodies' (generated from the structs that
-        decode them, :data:`actors.core.bodies.REQUEST_TYPES`), by name."""
+        decode them: :data:`actors.core.bodies.REQUEST_TYPES` and the overlay's messages,
+        :data:`transport.overlay_messages.INBOUND_TYPES`), by name."""
         out = dict(self.schemas)
-        _, bodies = msgspec.json.schema_components(REQUEST_TYPES, ref_template=REF)
+        sent = (*REQUEST_TYPES, *INBOUND_TYPES)
+        _, bodies = msgspec.json.schema_components(sent, ref_template=REF)
         out.update((name, _component(component)) for name, component in bodies.items())
         for name, base in EXTENDS.items():
             out[name] = {"allOf": [ref(base)], **out[name]}
-        return dict(sorted({**out, **SCHEMAS}.items()))
+        return dict(sorted(out.items()))
 
 
 def _component(schema: Schema) -> Schema:
@@ -254,7 +254,9 @@ def _socket(c: _Components) -> Schema:
                 },
                 "x-messages": {
                     "relayToOverlay": {k: c.schema(t) for k, t in outbound.items()},
-                    "overlayToRelay": {n.removeprefix("Overlay").lower(): ref(n) for n in _INBOUND},
+                    "overlayToRelay": {
+                        str(t.__struct_config__.tag): ref(t.__name__) for t in INBOUND_TYPES
+                    },
                 },
             },
             **_refusals(("BadRequest", "StreamUnavailable")),

@@ -1,9 +1,8 @@
-"""The request bodies' component schemas of the OpenAPI description, the error answers'
-descriptions, and the helpers they share with :mod:`transport.openapi`.
+"""The error answers' descriptions of the OpenAPI description, and the helpers they share
+with :mod:`transport.openapi`.
 
-JSON Schema 2020-12 (the dialect of OpenAPI 3.1). What clients send may carry more than a
-schema names, as each says; the answers' components are generated from their structs
-(:mod:`transport.answers`).
+JSON Schema 2020-12 (the dialect of OpenAPI 3.1). Every component schema is generated from the
+struct that decodes or encodes it; only the error answers' words are written here.
 """
 
 from __future__ import annotations
@@ -29,50 +28,6 @@ def ref(name: str) -> Schema:
 def nullable(schema: Schema) -> Schema:
     return {"anyOf": [schema, {"type": "null"}]}
 
-
-STRING: Schema = {"type": "string"}
-NOT_BLANK: Schema = {"type": "string", "pattern": r"\S", "description": "Not only whitespace."}
-NUMBER: Schema = {"type": "number"}
-BOOL: Schema = {"type": "boolean"}
-
-SCHEMAS: dict[str, Schema] = {
-    "OverlayPong": {
-        "type": "object",
-        "properties": {"type": {"const": "pong"}, "ts": NUMBER},
-        "required": ["type"],
-        "additionalProperties": True,
-        "description": "Overlay → relay: the answer to a `ping`.",
-    },
-    "OverlayProfiling": {
-        "allOf": [ref("ProcessReport")],
-        "type": "object",
-        "properties": {"type": {"const": "profiling"}},
-        "required": ["type"],
-        "description": "Overlay → relay: its process's figures, every 30 s; shown in "
-        "`/health.profiling.overlay` and `/metrics`.",
-    },
-    "OverlayCommand": {
-        "type": "object",
-        "properties": {
-            "type": {"const": "command"},
-            "action": {"enum": ["toggle_audio", "toggle_screen", "switch_device"]},
-        },
-        "required": ["type", "action"],
-        "additionalProperties": True,
-        "description": "Overlay → relay: a capture switch. The relay captures nothing itself: it "
-        "answers this overlay alone with a feed line saying the capture clients own the switch. "
-        "Other actions are ignored.",
-    },
-    "OverlayMessage": {
-        "type": "object",
-        "properties": {"type": {"const": "message"}, "text": NOT_BLANK},
-        "required": ["type", "text"],
-        "additionalProperties": True,
-        "description": "Overlay → relay: what the user typed. Stored in the feed with "
-        '`source: "overlay"` (validated, redacted and batched as `POST /feed`), so it '
-        "reaches every overlay and `GET /feed`.",
-    },
-}
 
 ERROR_ANSWERS: dict[str, tuple[str, str]] = {
     # name: (status, description)

@@ -52,10 +52,10 @@ from transport.batching import Batcher
 from transport.hub import Hub
 from transport.overlay_messages import (
     COMMAND_NOTICES,
-    Command,
     Ignored,
-    Pong,
-    Profiling,
+    OverlayCommand,
+    OverlayPong,
+    OverlayProfiling,
     Status,
     feed_frame,
     notice_frame,
@@ -63,7 +63,7 @@ from transport.overlay_messages import (
     ping_frame,
 )
 from transport.presence import Presence
-from transport.profiling import ClientFigures
+from transport.profiling import ClientFigures, report_of
 from transport.sse import WRITE_CHUNK_BYTES
 from transport.streams import OVERLAY, Streams, abort
 from transport.subscriber import DROPPED, SHUTDOWN, Event, Framing, Subscriber
@@ -388,17 +388,17 @@ class _Connection:
             self._ignored(str(exc))
             return
         overlays = self.overlays
-        if isinstance(inbound, Pong):
+        if isinstance(inbound, OverlayPong):
             self.answered = self.loop.time()
-        elif isinstance(inbound, Profiling):
+        elif isinstance(inbound, OverlayProfiling):
             received = overlays.clock.now_ms()
-            overlays.figures.report(OVERLAY, inbound.report.arrived(received))
-        elif isinstance(inbound, Command):
+            overlays.figures.report(OVERLAY, report_of(inbound).arrived(received))
+        elif isinstance(inbound, OverlayCommand):
             notice = COMMAND_NOTICES[inbound.action]
             self.sub.put(notice_frame(notice, overlays.clock.now_ms()))
         else:
             try:
-                await overlays.feed_posts.submit(inbound.message)
+                await overlays.feed_posts.submit(inbound.feed_input())
             except ActorUnavailable as exc:
                 log.warning("overlay.message_not_stored", actor="http", error=str(exc))
                 text = "⚠ Your message was not stored: the relay is busy; send it again."

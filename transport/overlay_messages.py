@@ -9,23 +9,23 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Any, Final, Literal
 
 import orjson
-from msgspec import UNSET
+from msgspec import UNSET, Meta, Struct
 
 from actors.core import bodies
 from actors.core.errors import BadRequest
 from actors.core.records import FeedInput, FeedItem
 from actors.core.shapes import STREAM, encode
 from transport.answers import OverlayFeed, OverlayPing, OverlayStatus
-from transport.profiling import ProcessReport, report_of
 
 MAX_MESSAGE_BYTES = 64 * 1024
 """A message from the overlay larger than this is ignored (a typed message fits many times)."""
 OVERLAY_SOURCE = "overlay"
 """The ``source`` of what the user typed in the overlay."""
-COMMAND_NOTICES = {
+CommandAction = Literal["toggle_audio", "toggle_screen", "switch_device"]
+COMMAND_NOTICES: Final[dict[CommandAction, str]] = {
     "toggle_audio": "The relay does not capture audio: mute or unmute it in the capture "
     "client that sends the transcripts.",
     "toggle_screen": "The relay does not capture the screen: pause or resume it in the capture "
@@ -107,27 +107,46 @@ class Ignored(Exception):
     """A message from the overlay that the relay does not act on; the reason says why."""
 
 
-@dataclass(frozen=True, slots=True)
-class Pong:
-    pass
+class OverlayPong(Struct, frozen=True, tag="pong", tag_field="type"):
+    """Overlay → relay: the answer to a `ping`."""
+
+    ts: Annotated[Any, Meta(description="The overlay's clock; not read.")] = None
 
 
-@dataclass(frozen=True, slots=True)
-class Profiling:
-    report: ProcessReport
+class OverlayProfiling(bodies.ProcessReport, frozen=True, tag="profiling", tag_field="type"):
+    """Overlay → relay: its process's figures, every 30 s; shown in `/health.profiling.overlay`
+    and `/metrics`. Other fields are ignored."""
 
 
-@dataclass(frozen=True, slots=True)
-class Command:
-    action: str
+class OverlayCommand(Struct, frozen=True, tag="command", tag_field="type"):
+    """Overlay → relay: a capture switch. The relay captures nothing itself: it answers this
+    overlay alone with a feed line saying the capture clients own the switch. Other actions
+    and other fields are ignored."""
+
+    action: CommandAction
 
 
-@dataclass(frozen=True, slots=True)
-class UserMessage:
-    message: FeedInput
+class OverlayMessage(Struct, frozen=True, tag="message", tag_field="type"):
+    """Overlay → relay: what the user typed. Stored in the feed with `source: "overlay"`
+    (redacted and batched as `POST /feed`), so it reaches every overlay and `GET /feed`. Other
+    fields are ignored."""
+
+    text: bodies.Text
+
+    def __post_init__(self) -> None:
+        bodies.not_blank("text", self.text)
+
+    def feed_input(self) -> FeedInput:
+        """What the feed stores for it."""
+        return FeedInput(self.text, source=OVERLAY_SOURCE)
 
 
-Inbound = Pong | Profiling | Command | UserMessage
+Inbound = OverlayPong | OverlayProfiling | OverlayCommand | OverlayMessage
+INBOUND_TYPES: Final = (OverlayPong, OverlayProfiling, OverlayCommand, OverlayMessage)
+"""What the overlay may send, by its ``type``; the API description's components come from them."""
+_BY_KIND: Final[dict[str, type[Inbound]]] = {
+    str(kind.__struct_config__.tag): kind for kind in INBOUND_TYPES
+}
 
 
 def parse_inbound(data: bytes) -> Inbound:
@@ -147,20 +166,11 @@ def parse_inbound(data: bytes) -> Inbound:
     if not isinstance(message, dict):
         raise Ignored("not a JSON object")
     kind = message.get("type")
+    inbound_type = _BY_KIND.get(kind) if isinstance(kind, str) else None
+    if inbound_type is None:
+        raise Ignored("not a type the relay reads")
     try:
-        if kind == "pong":
-            return Pong()
-        if kind == "profiling":
-            return Profiling(report_of(bodies.convert(message, bodies.ProcessReport)))
-        if kind == "command":
-            action = message.get("action")
-            if isinstance(action, str) and action in COMMAND_NOTICES:
-                return Command(action)
-            raise Ignored("command: not an action the relay answers")
-        if kind == "message":
-            text = bodies.convert({"text": message.get("text")}, bodies.FeedInput).text
-            return UserMessage(FeedInput(text, source=OVERLAY_SOURCE))
+        return bodies.convert(message, inbound_type)
     except BadRequest as exc:
         msg = f"{kind}: {exc}"
         raise Ignored(msg) from None
-    raise Ignored("not a type the relay reads")

@@ -61,7 +61,7 @@ _SERVER_FIELDS = ("id", "receivedAt")
 Text = Annotated[
     str, Meta(extra_json_schema={"pattern": NOT_BLANK}, description="Not only whitespace.")
 ]
-"""A text that is not only whitespace: the document states the pattern; :func:`_not_blank`
+"""A text that is not only whitespace: the document states the pattern; :func:`not_blank`
 checks it in ``__post_init__`` with ``str.isspace`` (the whitespace of Python's ``\\S``), which
 spares each post a ``re`` search."""
 Number = int | float
@@ -103,7 +103,7 @@ class FeedInput(Struct, frozen=True):
     ) = None
 
     def __post_init__(self) -> None:
-        _not_blank("text", self.text)
+        not_blank("text", self.text)
 
     def record(self) -> records.FeedInput:
         """The message as the feed buffer takes it, ``null`` fields at their defaults."""
@@ -227,10 +227,10 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
     def __post_init__(self) -> None:
         # Raised here, msgspec reports it as the body's ValidationError.
         if self.model is not UNSET:
-            _not_blank("model", self.model)
+            not_blank("model", self.model)
         if self.fallback_models is not UNSET:
             for n, model in enumerate(self.fallback_models):
-                _not_blank(f"fallbackModels[{n}]", model)
+                not_blank(f"fallbackModels[{n}]", model)
         if self.response_format is not UNSET and _format(self.response_format) is None:
             raise ValueError(f"responseFormat must be one of {', '.join(RESPONSE_FORMATS)}")
         if self.openrouter_api_key is not UNSET:
@@ -277,7 +277,7 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
         return out
 
 
-def _not_blank(name: str, value: str) -> None:
+def not_blank(name: str, value: str) -> None:
     """Refuse a :data:`Text` that is only whitespace (or empty)."""
     if not value or value.isspace():
         raise ValueError(f"{name} must be a string that is not blank")

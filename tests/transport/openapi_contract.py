@@ -53,7 +53,7 @@ from referencing.jsonschema import DRAFT202012
 from actors.core.bodies import MAX_NESTING
 from tests.transport.overlay_client import BINARY, TEXT, Closed, Feed, OverlayClient, Raw
 from transport.openapi_schemas import JSON, SSE
-from transport.overlay_messages import COMMAND_NOTICES, MAX_MESSAGE_BYTES
+from transport.overlay_messages import COMMAND_NOTICES, MAX_MESSAGE_BYTES, CommandAction
 
 URI = "urn:sinain-relay:openapi"
 METHODS = ("get", "post", "put", "patch", "delete", "head", "options")
@@ -1348,7 +1348,7 @@ class SocketFuzzer:
     def _exchange(self, frame: Frame, acted: str | None, value: Json) -> list[str]:
         """Send ``frame`` and a probe; what went wrong (the socket reopened if it closed)."""
         action = value.get("action") if acted == "command" else None
-        probe = "toggle_screen" if action != "toggle_screen" else "toggle_audio"
+        probe: CommandAction = "toggle_screen" if action != "toggle_screen" else "toggle_audio"
         notices: list[str] = []
         try:
             self.ws.send_frame(frame.opcode, frame.data)

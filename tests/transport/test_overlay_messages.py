@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import orjson
 import pytest
 
@@ -20,10 +22,15 @@ def test_a_quiet_spell_is_measured_from_the_newest_arrival() -> None:
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
-        (b'{"type": "pong"}', messages.Pong()),
+        (b'{"type": "pong"}', messages.OverlayPong()),
+        (b'{"type": "pong", "ts": "not read"}', messages.OverlayPong("not read")),
         (
             b'{"type": "command", "action": "toggle_screen", "x": 1}',
-            messages.Command("toggle_screen"),
+            messages.OverlayCommand("toggle_screen"),
+        ),
+        (
+            b'{"type": "profiling", "rssMb": 1, "uptimeS": 2, "ts": 3, "cpu": 4}',
+            messages.OverlayProfiling(rss_mb=1, uptime_s=2, ts=3),
         ),
     ],
 )
@@ -35,8 +42,12 @@ def test_what_the_overlay_sends_is_read_for_what_it_asks(
 
 def test_a_typed_message_becomes_a_feed_input_from_the_overlay() -> None:
     parsed = messages.parse_inbound(b'{"type": "message", "text": "hi", "priority": "urgent"}')
-    assert isinstance(parsed, messages.UserMessage)
-    assert parsed.message == FeedInput("hi", "normal", "overlay", "stream")
+    assert isinstance(parsed, messages.OverlayMessage)
+    assert parsed.feed_input() == FeedInput("hi", "normal", "overlay", "stream")
+
+
+def test_every_switch_the_overlay_may_ask_for_has_its_notice() -> None:
+    assert set(messages.COMMAND_NOTICES) == set(get_args(messages.CommandAction))
 
 
 @pytest.mark.parametrize(
@@ -46,7 +57,8 @@ def test_a_typed_message_becomes_a_feed_input_from_the_overlay() -> None:
         (b"\xff", "not JSON"),
         (b"[1]", "not a JSON object"),
         (b'{"type": ["pong"]}', "not a type the relay reads"),
-        (b'{"type": "command", "action": {"a": 1}}', "command: not an action"),
+        (b'{"type": "command", "action": {"a": 1}}', "command: action must be one of"),
+        (b'{"type": "command", "action": "reboot"}', "command: action must be one of"),
         (b'{"type": "message", "text": ""}', "message: text must be a string that is not blank"),
         (b'{"type": "profiling", "rssMb": -1, "uptimeS": 1, "ts": 1}', "profiling: rssMb"),
     ],
