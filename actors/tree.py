@@ -234,6 +234,7 @@ def privacy(settings: Settings) -> Redactor:
     """The redactor as configured (a warning when it is off), and the configured secrets
     remembered, so that no error text or log line shows them (:mod:`config.secrets`)."""
     remember_secret(settings.agent.api_key)
+    remember_secret(settings.audio.stt_api_key)
     remember_secret(settings.token, "token")
     if not settings.redact:
         log.warning(

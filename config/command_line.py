@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
+from config.audio import AudioConfig
 from config.option_values import parse_value
 from config.options import OPTIONS
 from config.settings import AgentConfig, Settings
@@ -65,6 +66,7 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
     args = vars(build_parser().parse_args(list(argv)))
     settings: dict[str, Any] = {}
     agent: dict[str, Any] = {}
+    audio: dict[str, Any] = {}
     for option in OPTIONS:
         given = args.get(option.name) if option.flag is not None else None
         if given is not None:
@@ -73,7 +75,14 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
             value = parse_value(option.parse, option.env, environ[option.env])
         else:
             continue
-        (agent if option.agent else settings)[option.attr] = value
+        (agent if option.agent else audio if option.audio else settings)[option.attr] = value
     if "log_format" not in settings:
         settings["log_format"] = "console" if isatty else "json"
-    return Settings(**settings, demo=bool(args.get("demo")), agent=AgentConfig(**agent))
+    if "stt_api_key" not in audio and "api_key" in agent:
+        audio["stt_api_key"] = agent["api_key"]
+    return Settings(
+        **settings,
+        demo=bool(args.get("demo")),
+        agent=AgentConfig(**agent),
+        audio=AudioConfig(**audio),
+    )

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from config.audio import STT_APIS
 from config.settings import (
     LOG_FORMATS,
     LOG_LEVELS,
@@ -88,8 +89,15 @@ def _parse_response_format(name: str, value: str) -> str:
     return value.lower()
 
 
+def _parse_stt_api(name: str, value: str) -> str:
+    if value.lower() not in STT_APIS:
+        raise ConfigError(f"{name} must be one of {', '.join(STT_APIS)}, got {value!r}")
+    return value.lower()
+
+
 _HELPERS: dict[str, Callable[[str, str], Any]] = {
     "response_format": _parse_response_format,
+    "stt_api": _parse_stt_api,
     "origin_list": _parse_origins,
     "host_list": _parse_hosts,
     "regex": _parse_regex,

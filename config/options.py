@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from config.audio import AudioConfig
 from config.settings import AgentConfig, Settings
 
 
@@ -32,6 +33,8 @@ class Option:
     help: str
     agent: bool = False
     """The field is :class:`AgentConfig`'s, not :class:`Settings`'."""
+    audio: bool = False
+    """The field is :class:`~config.audio.AudioConfig`'s, not :class:`Settings`'."""
     field: str = ""
     """The field's name when it differs from :attr:`name`."""
     secret: bool = False
@@ -50,10 +53,19 @@ class Option:
         return None if self.secret else "--" + self.name.replace("_", "-")
 
     @property
+    def owner(self) -> type[Settings | AgentConfig | AudioConfig]:
+        """The dataclass whose field this option sets."""
+        return AgentConfig if self.agent else AudioConfig if self.audio else Settings
+
+    def value_in(self, settings: Settings) -> Any:
+        """This option's value in ``settings``."""
+        holder = settings.agent if self.agent else settings.audio if self.audio else settings
+        return getattr(holder, self.attr)
+
+    @property
     def default(self) -> Any:
         """The field's default."""
-        owner = AgentConfig if self.agent else Settings
-        return next(f.default for f in fields(owner) if f.name == self.attr)
+        return next(f.default for f in fields(self.owner) if f.name == self.attr)
 
     def default_shown(self) -> str:
         """The default as ``--help`` and the configuration document state it."""
@@ -308,6 +320,114 @@ OPTIONS: tuple[Option, ...] = (
         "stepping down when the server refuses and remembering what answered; json_schema, "
         "json_object or off sends that level only",
         agent=True,
+    ),
+    *(
+        Option(name, env, parse, text, audio=True, field=attr, secret=name == "stt_api_key")
+        for name, attr, env, parse, text in (
+            (
+                "audio_source",
+                "source",
+                "AUDIO_SOURCE",
+                "text",
+                "what the user hears (system "
+                "audio): command:ARGV, avfoundation:DEVICE, pulse:DEVICE, alsa:DEVICE or file:PATH",
+            ),
+            (
+                "mic_source",
+                "mic_source",
+                "MIC_SOURCE",
+                "text",
+                "what the user says (the microphone), in the same forms",
+            ),
+            (
+                "audio_alt_source",
+                "alt_source",
+                "AUDIO_ALT_SOURCE",
+                "text",
+                "the system source the overlay's switch_device swaps to and back from",
+            ),
+            ("audio_language", "language", "AUDIO_LANGUAGE", "text", "the language spoken"),
+            (
+                "stt_api",
+                "stt_api",
+                "STT_API",
+                "stt_api",
+                "how the speech service is asked: "
+                "chat (input_audio in a chat completion) or openai (/audio/transcriptions)",
+            ),
+            ("stt_base_url", "stt_base_url", "STT_BASE_URL", "text", "the speech service"),
+            ("stt_model", "stt_model", "STT_MODEL", "text", "the speech model"),
+            (
+                "stt_api_key",
+                "stt_api_key",
+                "STT_API_KEY",
+                "api_key",
+                "the speech service's key; unset: OPENROUTER_API_KEY",
+            ),
+            (
+                "stt_timeout_ms",
+                "stt_timeout_ms",
+                "STT_TIMEOUT_MS",
+                "positive_int",
+                "bound on one transcription request, in ms",
+            ),
+            (
+                "stt_max_in_flight",
+                "stt_max_in_flight",
+                "STT_MAX_IN_FLIGHT",
+                "positive_int",
+                "utterances transcribed at once at most; one more is dropped and counted",
+            ),
+            (
+                "audio_preroll_ms",
+                "preroll_ms",
+                "AUDIO_PREROLL_MS",
+                "non_negative_int",
+                "audio kept before an utterance's first speech frame, in ms",
+            ),
+            (
+                "audio_vad_hangover_ms",
+                "hangover_ms",
+                "AUDIO_VAD_HANGOVER_MS",
+                "positive_int",
+                "silence that ends an utterance, in ms",
+            ),
+            (
+                "audio_min_segment_ms",
+                "min_utterance_ms",
+                "AUDIO_MIN_SEGMENT_MS",
+                "positive_int",
+                "shorter utterances are dropped, in ms",
+            ),
+            (
+                "audio_max_segment_ms",
+                "max_utterance_ms",
+                "AUDIO_MAX_SEGMENT_MS",
+                "positive_int",
+                "longer speech is cut into utterances this long, in ms",
+            ),
+            (
+                "audio_vad_speech_factor",
+                "speech_factor",
+                "AUDIO_VAD_SPEECH_FACTOR",
+                "positive_number",
+                "a frame is speech at this many times the noise floor",
+            ),
+            (
+                "audio_vad_threshold",
+                "system_threshold",
+                "AUDIO_VAD_THRESHOLD",
+                "positive_number",
+                "the least RMS (of full scale) of a system-audio speech frame",
+            ),
+            (
+                "mic_vad_threshold",
+                "mic_threshold",
+                "MIC_VAD_THRESHOLD",
+                "positive_number",
+                "the least RMS (of full scale) of a microphone speech frame",
+            ),
+        )
     ),
 )
 """Every setting, in the order ``--help`` lists them."""

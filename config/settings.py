@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, get_args
+
+from config.audio import AudioConfig
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "google/gemini-2.5-flash-lite"
@@ -188,3 +190,4 @@ class Settings:
     demo: bool = False
     """``--demo``: the shipped stand-in LLM and a synthetic capture session (a first-run tour)."""
     agent: AgentConfig = AgentConfig()
+    audio: AudioConfig = field(default_factory=AudioConfig)

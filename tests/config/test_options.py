@@ -8,22 +8,19 @@ import pytest
 
 from config.command_line import build_parser, load_settings
 from config.options import OPTIONS
-from config.settings import AgentConfig, Settings
 
 
 def test_every_option_names_a_field_and_an_environment_variable_of_its_own() -> None:
     envs = [o.env for o in OPTIONS]
     assert len(envs) == len(set(envs))
     for option in OPTIONS:
-        owner = AgentConfig if option.agent else Settings
-        assert option.attr in owner.__dataclass_fields__, option
+        assert option.attr in option.owner.__dataclass_fields__, option
 
 
 def test_the_defaults_are_the_fields_own() -> None:
     settings = load_settings([], {}, isatty=False)
     for option in OPTIONS:
-        owner = settings.agent if option.agent else settings
-        assert getattr(owner, option.attr) == option.default, option.name
+        assert option.value_in(settings) == option.default, option.name
 
 
 def test_help_states_each_default_once_from_the_table() -> None:
@@ -37,16 +34,24 @@ def test_help_states_each_default_once_from_the_table() -> None:
 
 def test_secrets_have_no_flag() -> None:
     secret = {o.env for o in OPTIONS if o.secret}
-    assert secret == {"RELAY_TOKEN", "OPENROUTER_API_KEY"}
+    assert secret == {"RELAY_TOKEN", "OPENROUTER_API_KEY", "STT_API_KEY"}
     settings = load_settings([], {"RELAY_TOKEN": "t", "OPENROUTER_API_KEY": "k"}, isatty=False)
     assert (settings.token, settings.agent.api_key) == ("t", "k")
+
+
+def test_the_speech_key_is_its_own_or_the_llm_key() -> None:
+    env = {"OPENROUTER_API_KEY": "llm-key"}
+    assert load_settings([], env, isatty=False).audio.stt_api_key == "llm-key"
+    env["STT_API_KEY"] = "stt-key"
+    assert load_settings([], env, isatty=False).audio.stt_api_key == "stt-key"
+    assert load_settings([], {}, isatty=False).audio.stt_api_key == ""
 
 
 @pytest.mark.parametrize("flag", ["--faults", "--redact", "--agent-enabled", "--log-verbose"])
 def test_a_boolean_flag_alone_means_true(flag: str) -> None:
     settings = load_settings([flag], {"RELAY_REDACT": "off", "AGENT_ENABLED": "0"}, isatty=False)
     option = next(o for o in OPTIONS if o.flag == flag)
-    assert getattr(settings.agent if option.agent else settings, option.attr) is True
+    assert option.value_in(settings) is True
 
 
 def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,59 @@
+"""The audio settings: what the relay captures, how it finds speech in it, and which speech
+service turns speech into text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+SttApi = Literal["chat", "openai"]
+"""How the speech service is asked: ``chat`` sends the audio as an ``input_audio`` part of a
+chat completion (OpenRouter with Gemini); ``openai`` posts it to ``/audio/transcriptions`` as
+multipart (OpenAI, Groq, whisper.cpp's server, speaches, LocalAI, vLLM)."""
+STT_APIS: tuple[SttApi, ...] = get_args(SttApi)
+DEFAULT_STT_BASE_URL = "https://openrouter.ai/api/v1"
+DEFAULT_STT_MODEL = "google/gemini-2.5-flash"
+
+
+@dataclass(frozen=True, slots=True)
+class AudioConfig:
+    """The audio part of the settings. Both sources are off until named."""
+
+    source: str = ""
+    """What the user hears (system audio): ``command:ARGV``, ``avfoundation:DEVICE``,
+    ``pulse:DEVICE``, ``alsa:DEVICE`` or ``file:PATH``; empty: not captured."""
+    mic_source: str = ""
+    """What the user says (the microphone), in the same forms; empty: not captured."""
+    alt_source: str = ""
+    """The system source the overlay's ``switch_device`` swaps to and back from; empty: none."""
+    language: str = "en"
+    """The language the speech service is told to expect."""
+    stt_api: SttApi = "chat"
+    stt_base_url: str = DEFAULT_STT_BASE_URL
+    stt_model: str = DEFAULT_STT_MODEL
+    stt_api_key: str = ""
+    """The speech service's key; empty: the LLM key (``OPENROUTER_API_KEY``) at start."""
+    stt_timeout_ms: int = 30_000
+    """Bound on one transcription request, end to end."""
+    stt_max_in_flight: int = 5
+    """Utterances being transcribed at once at most; one more is dropped and counted."""
+    preroll_ms: int = 300
+    """Audio kept before the first speech frame of an utterance."""
+    hangover_ms: int = 700
+    """Silence that ends an utterance."""
+    min_utterance_ms: int = 300
+    """Shorter utterances are dropped."""
+    max_utterance_ms: int = 18_000
+    """Longer speech is cut into utterances of this length."""
+    speech_factor: float = 3.5
+    """A frame is speech when its energy is this many times the noise floor (and over the
+    source's threshold)."""
+    system_threshold: float = 0.001
+    """The least RMS energy (of full scale) of a speech frame of system audio."""
+    mic_threshold: float = 0.008
+    """The least RMS energy (of full scale) of a speech frame of the microphone."""
+
+    @property
+    def capturing(self) -> bool:
+        """A source is configured."""
+        return bool(self.source or self.mic_source)
