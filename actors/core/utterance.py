@@ -8,7 +8,7 @@ never written to disk or logged: an utterance lives in memory until it is transc
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, Protocol
 
 SAMPLE_RATE: Final = 16_000
 """Samples per second of every PCM stream the relay reads."""
@@ -43,3 +43,23 @@ class Utterance:
     def duration_ms(self) -> int:
         """Its length in milliseconds."""
         return len(self.pcm) // BYTES_PER_MS
+
+
+class Detector(Protocol):
+    """Cuts one source's PCM into utterances (:class:`actors.core.voice.VoiceDetector`)."""
+
+    def feed(self, pcm: bytes, now_ms: int) -> list[Utterance]:
+        """Take the next samples (any length, whole samples), read at ``now_ms``; return the
+        utterances they ended."""
+
+    def flush(self, now_ms: int) -> Utterance | None:
+        """End the stream: the utterance in progress, if long enough."""
+
+
+class TranscriptFilter(Protocol):
+    """Decides which transcripts reach the feed
+    (:class:`actors.core.transcript_filter.Filters`)."""
+
+    def check(self, source: AudioSource, text: str, quiet: bool, now_ms: int) -> str | None:
+        """Why ``text`` is dropped (``short``, ``repetitive``, ``invented``, ``duplicate``,
+        ``bleed``), or ``None`` to keep it; a kept text is remembered for the next checks."""
