@@ -1,0 +1,116 @@
+"""A real offline speech service for the audio benchmarks: PocketSphinx behind the OpenAI
+transcription API.
+
+Run from the repository root (``pip install pocketsphinx``, which ships an English model)::
+
+    python -m bench.stt_server --port 8910
+    STT_API=openai STT_BASE_URL=http://127.0.0.1:8910/v1 STT_API_KEY=unused python run.py ...
+
+``POST /v1/audio/transcriptions`` takes the multipart form the relay sends (``file``: a 16 kHz
+mono 16-bit WAV; ``model``, ``language``, ``prompt`` and ``response_format`` are read and
+ignored) and answers ``{"text": ...}``, recognised on a thread so that requests overlap as a
+real server's do. Any other WAV is a 400. It recognises plainly, without any tuning: what it
+hears is what a small real recogniser hears, words missed and misheard included.
+``GET /health`` counts the requests. SIGTERM or SIGINT stops it (exit code 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import io
+import signal
+import sys
+import threading
+import wave
+from collections.abc import Sequence
+from typing import Any
+
+from aiohttp import web
+
+from bench.harness import HOST, parser
+
+RATE = 16_000
+
+
+class Recogniser:
+    """One PocketSphinx decoder per thread (a decoder is not shared between threads)."""
+
+    def __init__(self) -> None:
+        try:  # a bench-only dependency, named when missing
+            self._module: Any = importlib.import_module("pocketsphinx")
+        except ImportError:
+            sys.exit("bench.stt_server needs PocketSphinx: pip install pocketsphinx")
+        self._local = threading.local()
+        self.requests = 0
+
+    def text(self, pcm: bytes) -> str:
+        decoder = getattr(self._local, "decoder", None)
+        if decoder is None:
+            decoder = self._local.decoder = self._module.Decoder(samprate=RATE, loglevel="FATAL")
+        decoder.start_utt()
+        decoder.process_raw(pcm, full_utt=True)
+        decoder.end_utt()
+        hyp = decoder.hyp()
+        return str(hyp.hypstr) if hyp is not None else ""
+
+
+def pcm_of(data: bytes) -> bytes:
+    """The samples of a 16 kHz mono 16-bit WAV; ValueError for anything else."""
+    try:
+        with wave.open(io.BytesIO(data)) as wav:
+            shape = (wav.getframerate(), wav.getnchannels(), wav.getsampwidth())
+            if shape != (RATE, 1, 2):
+                rate, channels, width = shape
+                msg = (
+                    f"want a 16 kHz mono 16-bit WAV, got {rate} Hz, {channels} ch, {8 * width} bit"
+                )
+                raise ValueError(msg)
+            return bytes(wav.readframes(wav.getnframes()))
+    except (wave.Error, EOFError) as exc:
+        raise ValueError(f"not a WAV: {exc or 'too short'}") from None
+
+
+def app(recogniser: Recogniser) -> web.Application:
+    async def transcribe(request: web.Request) -> web.Response:
+        form = await request.post()
+        upload = form.get("file")
+        if not isinstance(upload, web.FileField):
+            return web.json_response({"error": {"message": "no file part"}}, status=400)
+        try:
+            pcm = pcm_of(upload.file.read())
+        except ValueError as exc:
+            return web.json_response({"error": {"message": str(exc)}}, status=400)
+        recogniser.requests += 1
+        text = await asyncio.get_running_loop().run_in_executor(None, recogniser.text, pcm)
+        return web.json_response({"text": text})
+
+    async def health(_request: web.Request) -> web.Response:
+        return web.json_response({"ok": True, "requests": recogniser.requests})
+
+    made = web.Application(client_max_size=8 * 1024 * 1024)
+    made.router.add_post("/v1/audio/transcriptions", transcribe)
+    made.router.add_get("/health", health)
+    return made
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser(__doc__, port=(int, 8910, "port to listen on")).parse_args(argv)
+    recogniser = Recogniser()
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(app(recogniser), access_log=None)
+    loop.run_until_complete(runner.setup())
+    loop.run_until_complete(web.TCPSite(runner, HOST, args.port).start())
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, loop.stop)
+    print(f"PocketSphinx speech service on http://{HOST}:{args.port}/v1", flush=True)
+    try:
+        loop.run_forever()
+    finally:
+        loop.run_until_complete(runner.cleanup())
+        loop.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
