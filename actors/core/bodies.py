@@ -86,7 +86,7 @@ class FeedInput(Struct, frozen=True):
                 min_length=1,
                 max_length=MAX_SOURCE_CHARS,
                 description="Who or what the item comes from. `audio` marks a transcript: the "
-                "agent hears it (so does text starting with `[📝] `).",
+                "agent hears it (so does text starting with `[🔊] `, `[🎙] ` or `[📝] `).",
             ),
         ]
         | None

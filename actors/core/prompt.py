@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from actors.core.screen_budget import Cut, Fitted, fit_screen
+from actors.core.utterance import AudioSource
 from actors.core.window import AudioEvent, ContextWindow, ScreenEvent
 from config.app_names import normalize_app_name
 
@@ -41,6 +42,12 @@ SCREEN_HEADER = "Screen (OCR text, newest first):"
 NO_SCREEN = "(no screen data)"
 AUDIO_HEADER = "Audio transcript (newest first):"
 NO_AUDIO = "(silence)"
+HEARD = "(user heard) "
+"""Before a transcript of system audio: words the user heard (a call, a video)."""
+SAID = "(user said) "
+"""Before a transcript of the microphone: words the user said."""
+SPEAKERS: dict[AudioSource, str] = {"system": HEARD, "mic": SAID}
+"""The label before a transcript, by its source; a transcript of no known source has none."""
 EARLIER_HEADER = "Earlier (your previous digest, {age}):"
 """The previous digest's heading; ``{age}`` is like ``40s ago``."""
 ANSWER_HEADER = "Respond with ONLY valid JSON, no markdown:"
@@ -148,8 +155,10 @@ def _cut(cut: Cut) -> str:
 
 
 def audio_line(chunk: AudioEvent) -> str:
-    """One transcript chunk as the prompt shows it, without its age."""
-    return chunk.text[:AUDIO_CHARS]
+    """One transcript chunk as the prompt shows it, without its age: whose words they are,
+    when its mark said so, then its text."""
+    speaker = SPEAKERS[chunk.source] if chunk.source is not None else ""
+    return speaker + chunk.text[:AUDIO_CHARS]
 
 
 def _one_line(text: str) -> str:

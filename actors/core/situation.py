@@ -3,7 +3,8 @@
 The plugin reads the file sinain-core writes after each tick; the relay writes the same
 shape (``RELAY_SITUATION_FILE``): a header with the time, the entry's id, the latency and
 the model; the digest; the active app and the app history; the screen lines and the
-transcripts of the window; the stack traces found in its OCR; and the window's counts. The
+transcripts of the window (each labelled, as in the prompt, with whose words it holds when its
+mark said so); the stack traces found in its OCR; and the window's counts. The
 plugin reads the digest back as the text between ``## Digest`` and the next heading.
 
 It is rendered from what the tick used: the entry it stored and the window its prompt was
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from actors.core.entries import AgentEntry
+from actors.core.prompt import SPEAKERS
 from actors.core.stack_traces import MAX_TRACES, StackTrace, find_stack_traces
 from actors.core.window import AudioEvent, ContextWindow, ScreenEvent
 from config.app_names import normalize_app_name
@@ -70,7 +72,8 @@ def _screen_line(event: ScreenEvent, now_ms: int) -> str:
 
 
 def _audio_line(chunk: AudioEvent, now_ms: int) -> str:
-    return f"- {_ago(now_ms, chunk.ts)} {_bounded(chunk.text, LINE_CHARS)}"
+    speaker = SPEAKERS[chunk.source] if chunk.source is not None else ""
+    return f"- {_ago(now_ms, chunk.ts)} {speaker}{_bounded(chunk.text, LINE_CHARS)}"
 
 
 def detected_errors(window: ContextWindow, limit: int = MAX_TRACES) -> tuple[StackTrace, ...]:

@@ -19,6 +19,7 @@ import msgspec
 from actors.core import shapes
 from actors.core.records import FeedItem, JSONDict, SenseEvent
 from actors.core.shapes import AGENT, AppSwitch
+from actors.core.utterance import MARKS, TRANSCRIPT_SOURCE, AudioSource
 
 MAX_AUDIO = 5
 """Transcript chunks the window keeps (the newest)."""
@@ -36,6 +37,9 @@ class AudioEvent:
 
     ts: int
     text: str
+    source: AudioSource | None = None
+    """Whose words its mark says they are: ``system`` (``[🔊] ``, what the user heard),
+    ``mic`` (``[🎙] ``, what the user said), or ``None`` when no mark says."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,28 +115,44 @@ class ContextWindow:
         return out
 
 
-AUDIO_SOURCE = "audio"
+AUDIO_SOURCE = TRANSCRIPT_SOURCE
 """The ``source`` of a feed item that is a transcript as it stands."""
 MEMO = "[📝] "
-"""The mark that starts a transcript line of Sinain's own capture pipeline."""
+"""The mark that starts a transcript line of older versions of Sinain's capture pipeline,
+which did not say whose words they were."""
+
+
+def _marked(text: str) -> tuple[AudioSource | None, str] | None:
+    """Whose words a transcript's mark says ``text`` holds, and the text without the mark;
+    ``None`` when it starts with no mark."""
+    if text.startswith(MEMO):
+        return None, text.removeprefix(MEMO)
+    for source, mark in MARKS.items():
+        if text.startswith(mark):
+            return source, text.removeprefix(mark)
+    return None
 
 
 def extract_audio(item: FeedItem) -> AudioEvent | None:
     """Return the transcript in a feed item, or ``None`` if it carries none.
 
     Three forms are heard: an item posted with ``source: "audio"`` and one whose text starts
-    with :data:`MEMO` are a transcript as they stand (the mark dropped); of an item of the
-    audio bridge, one mentioning ``[PERIODIC]`` or ``openrouter]``, the lines naming
-    ``openrouter]`` are kept, their ``[... openrouter]`` prefix removed. Anything else (a
-    note, advice for the user, the agent's own hud lines) is not audio.
+    with a transcript's mark (:data:`~actors.core.utterance.MARKS`: ``[🔊] `` for system
+    audio, ``[🎙] `` for the microphone; or the older :data:`MEMO`) are a transcript as they
+    stand, the mark dropped and the source it names kept; of an item of the audio bridge, one
+    mentioning ``[PERIODIC]`` or ``openrouter]``, the lines naming ``openrouter]`` are kept,
+    their ``[... openrouter]`` prefix removed. Anything else (a note, advice for the user,
+    the agent's own hud lines) is not audio.
     """
     text = item.text
     if item.source == AGENT:
         return None
-    if item.source == AUDIO_SOURCE or text.startswith(MEMO):
-        lines = (line.strip() for line in text.removeprefix(MEMO).split("\n"))
+    marked = _marked(text)
+    if item.source == AUDIO_SOURCE or marked is not None:
+        source, said = marked if marked is not None else (None, text)
+        lines = (line.strip() for line in said.split("\n"))
         plain = " ".join(line for line in lines if line)
-        return AudioEvent(ts=item.ts, text=plain) if plain else None
+        return AudioEvent(ts=item.ts, text=plain, source=source) if plain else None
     if "[PERIODIC]" not in text and "openrouter]" not in text:
         return None
     lines = (

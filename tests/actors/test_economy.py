@@ -11,7 +11,10 @@ from typing import Any
 
 import pytest
 
+from actors.core.prompt import AUDIO_HEADER
+from actors.core.utterance import MARKS, TRANSCRIPT_SOURCE, AudioSource
 from actors.digest_store import DigestStore
+from actors.feed_buffer import FeedBuffer
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from tests.helpers import (
@@ -96,6 +99,32 @@ def test_an_error_amid_flicker_is_called_within_the_debounce(
     called = [t for t in ticks if t["outcome"] == "ok"][-1]
     assert called["reason"] == "error"
     assert "TypeError" in called["change"]
+
+
+@pytest.mark.parametrize(("source", "label"), [("system", "user heard"), ("mic", "user said")])
+def test_a_transcript_of_the_relay_is_a_question_the_model_hears_with_whose_words_they_are(
+    start: Callable[..., Relay],
+    clock: FakeClock,
+    fake_llm: FakeLLM,
+    logs: LogSink,
+    source: AudioSource,
+    label: str,
+) -> None:
+    relay = start()
+    show(relay, CODE, app="Code")
+    advance(relay, clock, 1)
+    settled(relay, logs, 1)
+    advance(relay, clock, 40)  # a quiet spell: the next news is looked at after 1 s
+    text = MARKS[source] + "where is the config file?"
+    asked(relay.handles["feed"], FeedBuffer.append, text, "normal", TRANSCRIPT_SOURCE)
+    advance(relay, clock, 1)
+    looked(relay)
+    assert fake_llm.calls == 2, logs.named("tick")
+    called = logs.named("tick")[-1]
+    assert (called["reason"], called["change"]) == ("question", "where is the config file?")
+    prompt = fake_llm.requests[-1].body["messages"][-1]["content"]
+    audio = prompt.split(AUDIO_HEADER + "\n", 1)[1].split("\n\n", 1)[0]
+    assert audio == f"[1s ago] ({label}) where is the config file?"
 
 
 def test_the_first_news_after_a_quiet_spell_is_looked_at_fast(

@@ -26,6 +26,7 @@ from tests.helpers import (
 from tests.transport.overlay_client import (
     BINARY,
     Closed,
+    Feed,
     OverlayClient,
     Ping,
     Raw,
@@ -146,6 +147,26 @@ def test_status_says_audio_and_screen_are_active_while_they_arrive_then_quiet(
     assert (muted.audio, muted.screen) == ("muted", "active")
     assert (off.audio, off.screen) == ("muted", "off")
     assert off.message["connection"] == "connected"
+
+
+@pytest.mark.parametrize(
+    "posted",
+    [
+        {"text": "[🔊] where is the config file?", "source": "audio"},
+        {"text": "[🎙] where is the config file?", "source": "audio"},
+        {"text": "[🔊] where is the config file?"},
+        {"text": "[🎙] where is the config file?"},
+    ],
+)
+def test_a_transcript_marked_with_its_source_turns_audio_active(
+    relay: Relay, client: httpx.Client, posted: dict[str, str]
+) -> None:
+    with overlay_of(relay) as ws:
+        client.post("/feed", json=posted).raise_for_status()
+        status = ws.next_of(Status)
+        shown = [m for m in ws.shown if isinstance(m, Feed)] or [ws.feed()]
+        assert shown[-1].text == posted["text"]  # the overlay shows the line as it came
+    assert (status.audio, status.screen) == ("active", "off")
 
 
 def test_a_new_overlay_gets_the_status_as_it_is(relay: Relay, client: httpx.Client) -> None:

@@ -96,6 +96,14 @@ def _aged(line: str) -> tuple[int | None, str]:
     return int(match.group(1)), line[match.end() :]
 
 
+def _unlabelled(text: str) -> str:
+    """A transcript line's text without the label saying whose words they are."""
+    for label in labels.SPEAKERS.values():
+        if text.startswith(label):
+            return text.removeprefix(label)
+    return text
+
+
 def _screen_line(line: str) -> ScreenLine:
     age, rest = _aged(line)
     match = _WHERE.match(rest)
@@ -136,7 +144,7 @@ def read_prompt(prompt: str) -> PromptView:
             screen.append(_screen_line(line))
         elif section == "audio" and line != labels.NO_AUDIO:
             age, text = _aged(line)
-            heard.append(HeardLine(age, text))
+            heard.append(HeardLine(age, _unlabelled(text)))
         elif section == "earlier":
             earlier.append(line)
     return PromptView(active, history, tuple(screen), tuple(heard), " ".join(earlier))

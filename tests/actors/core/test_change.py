@@ -58,10 +58,10 @@ class Session:
             )
         )
 
-    def say(self, text: str) -> None:
+    def say(self, text: str, source: str | None = "audio") -> None:
         self.at += 1_000
         n = len(self.feed) + 1
-        self.feed.append(FeedItem(id=n, text=text, priority="normal", ts=self.at, source="audio"))
+        self.feed.append(FeedItem(id=n, text=text, priority="normal", ts=self.at, source=source))
 
     def window(self) -> ContextWindow:
         return build_context_window(self.feed, self.sense, now_ms=self.at + 500, max_age_ms=120_000)
@@ -200,6 +200,24 @@ def test_a_question_is_news_fillers_are_not_and_content_adds_up(session: Session
     assert int(change.detail.split()[0]) >= SPEECH_WORDS
     session.say("can you check the media state?")
     assert session.change(before).reason == "question"
+
+
+@pytest.mark.parametrize("source", ["audio", None])
+@pytest.mark.parametrize("mark", ["[🔊] ", "[🎙] "])
+def test_a_transcript_marked_with_its_source_asks_and_speaks_as_any_other(
+    session: Session, mark: str, source: str | None
+) -> None:
+    before = session.called()
+    session.say(mark + "where is the config file?", source)
+    assert session.change(before) == Change(
+        "question", strong=True, detail="where is the config file?"
+    )
+    before = session.called()
+    session.say(mark + "the idle detection still breaks when media plays in the background")
+    session.say(mark + "and the overlay keeps showing the stale status line", source)
+    change = session.change(before)
+    assert (change.reason, change.strong) == ("speech", True)
+    assert int(change.detail.split()[0]) >= SPEECH_WORDS
 
 
 def test_speech_heard_at_the_last_call_is_not_new(session: Session) -> None:

@@ -13,8 +13,9 @@ from actors.core.prompt import (
     build_prompt,
     fingerprint,
 )
+from actors.core.records import FeedItem
 from actors.core.shapes import AppSwitch
-from actors.core.window import AudioEvent, ContextWindow, ScreenEvent
+from actors.core.window import AudioEvent, ContextWindow, ScreenEvent, build_context_window
 
 NOW = 1_769_901_200_000
 SCREEN = "Screen (OCR text, newest first):"
@@ -212,6 +213,30 @@ def test_an_event_whose_every_line_a_newer_one_shows_says_so():
 def test_screen_event_without_ocr_shows_no_text():
     prompt = prompt_of(ctx(screen=(screen("finder", "", type_="context"),)))
     assert section(prompt, SCREEN) == ["[0s ago] [Finder] (no text)"]
+
+
+def test_the_audio_section_says_what_the_user_heard_and_what_they_said():
+    posted = [
+        (5, "[🔊] where is the config file?"),
+        (3, "[🎙] I think it is in the home folder"),
+        (1, "a transcript of no known source"),
+    ]
+    feed = [
+        FeedItem(id=n, text=text, priority="normal", ts=NOW - age * 1000, source="audio")
+        for n, (age, text) in enumerate(posted, start=1)
+    ]
+    window = build_context_window(feed, [], now_ms=NOW, max_age_ms=120_000)
+    assert section(prompt_of(window), AUDIO) == [
+        "[1s ago] a transcript of no known source",
+        "[3s ago] (user said) I think it is in the home folder",
+        "[5s ago] (user heard) where is the config file?",
+    ]
+
+
+def test_whose_words_a_transcript_holds_is_part_of_the_fingerprint():
+    said = ctx(audio=(AudioEvent(NOW, "ship it on friday", source="mic"),))
+    heard_it = ctx(audio=(AudioEvent(NOW, "ship it on friday", source="system"),))
+    assert fingerprint(said) != fingerprint(heard_it)
 
 
 def test_audio_lines_are_cut_to_300_characters_newest_first_with_their_age():

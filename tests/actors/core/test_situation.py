@@ -118,6 +118,24 @@ def test_the_file_holds_the_header_digest_app_history_screen_transcript_errors_a
     )
 
 
+def test_a_transcript_says_whose_words_it_holds_as_the_prompt_does() -> None:
+    window = a_window(
+        [
+            heard(1, "[🔊] where is the config file?", 8),
+            heard(2, "[🎙] in the home folder, I think", 4),
+        ],
+        [],
+    )
+
+    text = render_situation(an_entry(window), window)
+
+    assert (
+        "## Audio Transcripts\n\n"
+        "- [8s ago] (user heard) where is the config file?\n"
+        "- [4s ago] (user said) in the home folder, I think\n"
+    ) in text
+
+
 def test_sections_without_content_are_left_out_and_the_digest_reads_back() -> None:
     window = a_window([], [screen(1, "", "slack", 3, observation="A message from Bo")])
     entry = replace(an_entry(window, digest="Bo asks about the release."), parsed_ok=False)

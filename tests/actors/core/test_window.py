@@ -526,10 +526,31 @@ def test_the_memo_prefix_is_dropped_from_a_source_audio_post_too():
     assert event.text == "spaced  out second line"
 
 
+@pytest.mark.parametrize("source", ["audio", None])
+@pytest.mark.parametrize(("mark", "speaker"), [("[🔊] ", "system"), ("[🎙] ", "mic")])
+def test_a_transcript_marked_with_its_source_is_heard_without_the_mark(source, mark, speaker):
+    assert heard(mark + "where is the config file?", source=source) == AudioEvent(
+        ts=NOW - 1_000, text="where is the config file?", source=speaker
+    )
+
+
+def test_only_a_mark_at_the_start_says_whose_words_they_are():
+    assert heard("[🎙]  spaced  out\nsecond line ", source="audio") == AudioEvent(
+        ts=NOW - 1_000, text="spaced  out second line", source="mic"
+    )
+    assert heard("so [🔊] it said", source="audio") == AudioEvent(
+        ts=NOW - 1_000, text="so [🔊] it said"
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "source"),
     [
         ("Sinain's advice: run the tests first", None),
+        ("see [🔊] later in the line", None),
+        ("[🎙]", None),
+        ("[🔊]    ", "audio"),
+        ("[🔊] what the agent said", "agent"),
         ("a note that mentions 📝 in passing", None),
         ("see [📝] later in the line", None),
         ("[📝]", None),

@@ -136,6 +136,14 @@ def test_summarise_of_an_empty_window_is_idle_and_of_sound_alone_is_talk() -> No
     assert summarise("hi")[0] == "Idle"
 
 
+def test_summarise_quotes_a_transcript_without_the_label_saying_whose_words_they_are() -> None:
+    said = AudioEvent(T0_MS - 2_000, "so what about the overlay", source="mic")
+    window = ContextWindow("unknown", (), (said,), (), 1, 0, 120_000)
+    hud, digest = summarise(build_prompt(window, now_ms=T0_MS))
+    assert hud == "Talking: so what about the overlay"
+    assert digest.endswith('Last heard (2s ago): "so what about the overlay".')
+
+
 def test_read_prompt_leaves_the_budget_marks_out_of_the_screen_text() -> None:
     newest = ScreenEvent(
         ts=T0_MS - 1_000,
