@@ -15,6 +15,8 @@ from typing import Annotated, Literal, get_args
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
+from actors.core.utterance import AudioSource
+
 Channel = Literal["stream", "agent"]
 """Where the overlay shows a feed item: its feed, or its Agent tab."""
 STREAM: Channel = "stream"
@@ -149,10 +151,12 @@ class Digest(Shape, frozen=True):
 
 
 class AudioChunk(Shape, frozen=True):
-    """A transcript chunk of the window."""
+    """A transcript chunk of the window; `source` says whose words they are when its mark
+    does: `system` (what the user heard) or `mic` (what the user said)."""
 
     ts: Ms
     text: str
+    source: AudioSource | UnsetType = UNSET
 
 
 class ScreenLine(Shape, frozen=True):

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import msgspec
+from msgspec import UNSET
 
 from actors.core import shapes
 from actors.core.records import FeedItem, JSONDict, SenseEvent
@@ -101,7 +102,10 @@ class ContextWindow:
         return shapes.ContextWindow(
             current_app=self.current_app,
             app_history=list(self.app_history),
-            audio=[shapes.AudioChunk(ts=a.ts, text=a.text) for a in self.audio],
+            audio=[
+                shapes.AudioChunk(ts=a.ts, text=a.text, source=a.source or UNSET)
+                for a in self.audio
+            ],
             screen=[s.shape() for s in self.screen],
             audio_count=self.audio_count,
             screen_count=self.screen_count,

@@ -585,3 +585,20 @@ def test_app_switch_times_are_whole_epoch_milliseconds_whatever_the_client_sent(
     switches = window(sense_events=events).to_json()["appHistory"]
     assert [s["ts"] for s in switches] == [1_769_901_100_001, -(2**53 - 1), 2]
     assert all(type(s["ts"]) is int for s in switches)
+
+
+def test_the_context_says_whose_words_a_marked_transcript_is():
+    ctx = ContextWindow(
+        current_app="idea",
+        app_history=(),
+        audio=(AudioEvent(2, "heard", "system"), AudioEvent(3, "said", "mic"), AudioEvent(4, "?")),
+        screen=(),
+        audio_count=3,
+        screen_count=0,
+        window_ms=10,
+    )
+    assert ctx.to_json()["audio"] == [
+        {"ts": 2, "text": "heard", "source": "system"},
+        {"ts": 3, "text": "said", "source": "mic"},
+        {"ts": 4, "text": "?"},
+    ]
