@@ -157,8 +157,9 @@ class VoiceDetector:
 
     def flush(self, now_ms: int) -> Utterance | None:  # noqa: ARG002 (the protocol's signature)
         """End the stream: the utterance in progress, if its speech is long enough, with the
-        samples of the last partial frame. The detector starts afresh after it."""
-        current, tail = self._current, bytes(self._pending)
+        whole samples of the last partial frame. The detector starts afresh after it."""
+        current, pending = self._current, self._pending
+        tail = bytes(pending[: len(pending) - len(pending) % SAMPLE_BYTES])
         self._current = None
         self._pending.clear()
         self._preroll.clear()

@@ -151,12 +151,14 @@ def test_an_odd_chunk_keeps_its_half_sample() -> None:
 
 
 def test_flush_hands_on_the_utterance_in_progress() -> None:
-    pcm = scene(("silence", 1_000), ("speech", 2_000)) + b"\x00\x00\x00"
+    pcm = scene(("silence", 1_000), ("speech", 2_000)) + b"\x07\x00\x07"
     found, detector = run(pcm, flush=False)
     assert found == []
     last = detector.flush(T0 + len(pcm) // BYTES_PER_MS)
     assert last is not None
-    assert last.pcm.endswith(b"\x00\x00\x00")
+    assert last.pcm.endswith(b"\x07\x00")  # the whole sample of the partial frame, not the half
+    offset = (last.started_ms - T0) * BYTES_PER_MS
+    assert last.pcm == pcm[offset:-1]
     assert detector.flush(T0) is None  # started afresh
 
 
