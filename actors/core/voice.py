@@ -77,7 +77,6 @@ class _Current:
     """The utterance being gathered: its frames, where its speech lies, how loud it was."""
 
     __slots__ = (
-        "first_frame",
         "first_speech",
         "frames",
         "last_speech",
@@ -86,8 +85,7 @@ class _Current:
         "started_ms",
     )
 
-    def __init__(self, first_frame: int, started_ms: int, frames: list[bytes]) -> None:
-        self.first_frame = first_frame
+    def __init__(self, started_ms: int, frames: list[bytes]) -> None:
         self.started_ms = started_ms
         self.frames = frames
         self.first_speech = -1
@@ -119,6 +117,8 @@ class VoiceDetector:
         self._pending = bytearray()
         self._read = 0
         """Bytes read since the start, the pending ones included."""
+        self._position = 0
+        """Where the next frame begins in the stream, in bytes."""
         self._frames = 0
         self._speech_frames = 0
         self._utterances = 0
@@ -161,6 +161,7 @@ class VoiceDetector:
         current, pending = self._current, self._pending
         tail = bytes(pending[: len(pending) - len(pending) % SAMPLE_BYTES])
         self._current = None
+        self._position += len(pending)
         self._pending.clear()
         self._preroll.clear()
         self._floor = math.inf
@@ -171,7 +172,8 @@ class VoiceDetector:
 
     def _frame(self, frame: bytes, now_ms: int, done: list[Utterance]) -> None:
         """One whole frame: speech or not, the floor, the utterance it starts, extends or ends."""
-        index = self._frames
+        position = self._position
+        self._position += FRAME_BYTES
         self._frames += 1
         energy = frame_energy(frame)
         floor = self._floor
@@ -183,8 +185,8 @@ class VoiceDetector:
             if not speech:
                 self._preroll.append(frame)
                 return
-            first = index - len(self._preroll)
-            current = _Current(first, self._started_ms(first, now_ms), [*self._preroll, frame])
+            first = position - len(self._preroll) * FRAME_BYTES
+            current = _Current(self._started_ms(first, now_ms), [*self._preroll, frame])
             self._preroll.clear()
             self._current = current
         else:
@@ -202,7 +204,7 @@ class VoiceDetector:
             self._current = None
             self._emit(current, done)
         elif len(current.frames) >= self._max_frames:
-            self._current = self._continuation(current, index + 1, now_ms)
+            self._current = self._continuation(current, self._position, now_ms)
             self._emit(current, done)
 
     def _continuation(self, cut: _Current, first: int, now_ms: int) -> _Current | None:
@@ -210,12 +212,12 @@ class VoiceDetector:
         (no pre-roll: the samples before it were handed on), unless it was in its hangover."""
         if cut.silent:
             return None
-        return _Current(first, self._started_ms(first, now_ms), [])
+        return _Current(self._started_ms(first, now_ms), [])
 
-    def _started_ms(self, first_frame: int, now_ms: int) -> int:
-        """When the frame numbered ``first_frame`` began, on the clock of ``now_ms``."""
-        behind = self._read - first_frame * FRAME_BYTES
-        return now_ms - behind // BYTES_PER_MS
+    def _started_ms(self, position: int, now_ms: int) -> int:
+        """When the byte at ``position`` in the stream was read, on the clock of ``now_ms``
+        (the time of the last byte read)."""
+        return now_ms - (self._read - position) // BYTES_PER_MS
 
     def _emit(self, current: _Current, done: list[Utterance]) -> None:
         utterance = self._finish(current)

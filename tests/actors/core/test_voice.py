@@ -209,3 +209,17 @@ def test_the_settings_are_the_configured_ones() -> None:
     found, _ = run(pcm + silence(1_000), config=config)
     assert len(found) == 2
     assert found[0].started_ms - T0 == pytest.approx(500, abs=3 * FRAME_MS)
+
+
+def test_after_a_flush_the_next_stream_keeps_time() -> None:
+    detector = VoiceDetector("system", CONFIG)
+    first = scene(("silence", 500), ("speech", 1_000)) + b"\x01" * 501  # ends mid-frame
+    assert detector.feed(first, T0 + len(first) // BYTES_PER_MS) == []
+    assert detector.flush(T0 + 2_000) is not None
+    # The next stream starts at T0 + 10 s on the relay's clock.
+    later = T0 + 10_000
+    again = scene(("silence", 1_000), ("speech", 2_000), ("silence", 1_000))
+    (found,) = detector.feed(again, later + len(again) // BYTES_PER_MS)
+    offset = (found.started_ms - later) * BYTES_PER_MS
+    assert found.pcm == again[offset : offset + len(found.pcm)]
+    assert found.started_ms - later == pytest.approx(1_000 - CONFIG.preroll_ms, abs=2 * FRAME_MS)
