@@ -223,3 +223,12 @@ def test_after_a_flush_the_next_stream_keeps_time() -> None:
     offset = (found.started_ms - later) * BYTES_PER_MS
     assert found.pcm == again[offset : offset + len(found.pcm)]
     assert found.started_ms - later == pytest.approx(1_000 - CONFIG.preroll_ms, abs=2 * FRAME_MS)
+
+
+def test_a_cut_in_the_hangover_leaves_nothing_behind() -> None:
+    # Speech ends some 300 ms before the longest length is reached: the cut falls in the
+    # hangover, and the rest of the hangover makes no second utterance.
+    pcm = scene(("silence", 1_000), ("speech", 17_400), ("silence", 3_000))
+    found, detector = run(pcm)
+    assert [u.duration_ms for u in found] == [18_000]
+    assert detector.stats.too_short == 0
