@@ -1,0 +1,209 @@
+"""Voice detection's cost for one 16 kHz stream, and the utterances it finds
+(``actors/core/voice.py``).
+
+Run from the repository root::
+
+    python -m bench.bench_vad                    # 10 minutes of generated sound, 5 runs
+    python -m bench.bench_vad --quick            # 2 minutes, 3 runs
+    python -m bench.bench_vad --wav speech.wav   # a recording (16 kHz mono 16-bit WAV)
+
+The generated scene is a seeded mix of sentences (1-12 s of speech-like syllables), pauses
+(1.5-6 s of faint room noise), blips of 100-200 ms and a 25 s monologue, built from a few
+syllables made once. The detector reads it in chunks of ``--chunk`` bytes (100 ms) as a
+capture pipe delivers them; its CPU time (``time.process_time``) over the audio's duration is
+its share of one core, the median of ``--runs`` runs. Against the scene it counts the
+sentences heard (overlapped by an utterance), the utterances over no speech, and the blips
+dropped as too short. With ``--wav`` it lists the recording's utterances instead. It asserts
+nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import time
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+
+from actors.core.utterance import BYTES_PER_MS, SAMPLE_RATE, Utterance
+from actors.core.voice import FRAME_MS, VoiceDetector, VoiceStats
+from actors.core.wav import read_wav
+from bench.figures import Table, at_least, median
+from config.audio import AudioConfig
+
+SCENE_SEED = 7
+ROOM_LEVEL = 0.0005
+SPEECH_LEVEL = 0.1
+MONOLOGUE_MS = 25_000
+T0 = 1_769_901_200_000
+
+
+@dataclass(frozen=True, slots=True)
+class Scene:
+    """Generated PCM and where its speech is (ms from its start)."""
+
+    pcm: bytes
+    sentences: tuple[tuple[int, int], ...]
+    """Each sentence's start and end."""
+    expected: int
+    """Utterances a detector should make (the monologue is cut once)."""
+    blips: int
+
+
+def _to_pcm(samples: list[float]) -> bytes:
+    return array("h", (max(-32767, min(32767, round(s * 32767))) for s in samples)).tobytes()
+
+
+class _Voice:
+    """Syllables made once (a voiced tone with harmonics under a sine envelope), and room
+    noise, from which a scene of any length is put together cheaply."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.syllables = [self._syllable(rng) for _ in range(16)]
+        self.room = _to_pcm([rng.gauss(0.0, ROOM_LEVEL) for _ in range(SAMPLE_RATE * 2)])
+
+    @staticmethod
+    def _syllable(rng: random.Random) -> bytes:
+        n = int(SAMPLE_RATE * rng.uniform(0.15, 0.25))
+        f0 = 140.0 * rng.uniform(0.8, 1.3)
+        samples = []
+        for i in range(n):
+            t = i / SAMPLE_RATE
+            voiced = sum(math.sin(2 * math.pi * f0 * k * t) / k for k in (1, 2, 3))
+            envelope = math.sin(math.pi * i / n)
+            samples.append(SPEECH_LEVEL * 1.6 * envelope * voiced + rng.gauss(0.0, ROOM_LEVEL))
+        return _to_pcm(samples)
+
+    def quiet(self, rng: random.Random, ms: int) -> bytes:
+        """``ms`` of room noise (a random stretch of the loop)."""
+        size = ms * BYTES_PER_MS
+        out = bytearray()
+        while len(out) < size:
+            start = rng.randrange(0, len(self.room) // 2) * 2
+            out += self.room[start : start + size - len(out)]
+        return bytes(out)
+
+    def talk(self, rng: random.Random, ms: int) -> bytes:
+        """About ``ms`` of syllables with gaps of 30-80 ms, cut to exactly ``ms``."""
+        size = ms * BYTES_PER_MS
+        out = bytearray()
+        while len(out) < size:
+            out += rng.choice(self.syllables)
+            out += self.quiet(rng, rng.randint(30, 80))
+        return bytes(out[:size])
+
+
+def scene(minutes: float, seed: int = SCENE_SEED) -> Scene:
+    """A seeded scene of about ``minutes``: sentences, pauses, blips and one monologue."""
+    rng = random.Random(seed)
+    voice = _Voice(rng)
+    out = bytearray(voice.quiet(rng, 2_000))
+    sentences: list[tuple[int, int]] = []
+    expected = blips = 0
+    total_ms = int(minutes * 60_000)
+    monologue_at: int | None = total_ms // 2
+    while len(out) < total_ms * BYTES_PER_MS:
+        at = len(out) // BYTES_PER_MS
+        if monologue_at is not None and at >= monologue_at:
+            ms, monologue_at, pieces = MONOLOGUE_MS, None, 2
+        elif rng.random() < 0.1:
+            ms, pieces = rng.randint(100, 200), 0
+        else:
+            ms, pieces = rng.randint(1_000, 12_000), 1
+        out += voice.talk(rng, ms)
+        if pieces:
+            sentences.append((at, at + ms))
+            expected += pieces
+        else:
+            blips += 1
+        out += voice.quiet(rng, rng.randint(1_500, 6_000))
+    return Scene(bytes(out), tuple(sentences), expected, blips)
+
+
+def detect(
+    pcm: bytes, chunk: int, source: str = "system"
+) -> tuple[list[Utterance], VoiceStats, float]:
+    """The utterances, the detector's counts and its CPU seconds for ``pcm`` in chunks."""
+    starts = range(0, len(pcm), chunk)
+    chunks = [pcm[i : i + chunk] for i in starts]
+    clock = [T0 + min(i + chunk, len(pcm)) // BYTES_PER_MS for i in starts]
+    detector = VoiceDetector(source, AudioConfig())  # type: ignore[arg-type]
+    found: list[Utterance] = []
+    began = time.process_time()
+    for piece, now_ms in zip(chunks, clock, strict=True):
+        found += detector.feed(piece, now_ms)
+    last = detector.flush(clock[-1] if clock else T0)
+    cpu = time.process_time() - began
+    return [*found, *([last] if last else [])], detector.stats, cpu
+
+
+def cost(pcm: bytes, chunk: int, runs: int, source: str) -> VoiceStats:
+    """Print the CPU figures of ``runs`` runs over ``pcm``; the counts of the last."""
+    cpus = []
+    for _ in range(runs):
+        _, stats, cpu = detect(pcm, chunk, source)
+        cpus.append(cpu)
+    seconds, cpu = stats.seconds, median(cpus)
+    frames = max(stats.frames, 1)
+    print(f"audio: {seconds:.0f} s, {stats.frames} frames of {FRAME_MS} ms, chunks of {chunk} B")
+    print(f"CPU: {cpu * 1000:.1f} ms (median of {runs}; runs {min(cpus) * 1000:.1f} to ", end="")
+    print(f"{max(cpus) * 1000:.1f} ms), {cpu / frames * 1e6:.1f} us a frame")
+    print(f"share of one core: {cpu / seconds * 100:.3f} %, {seconds / cpu:.0f} x real time")
+    return stats
+
+
+def overlaps(utterance: Utterance, start: int, end: int) -> bool:
+    """Whether ``utterance`` (on the bench's clock) overlaps ``start``..``end`` ms."""
+    begin = utterance.started_ms - T0
+    return begin < end and start < begin + utterance.duration_ms
+
+
+def on_scene(minutes: float, chunk: int, runs: int, source: str) -> None:
+    made = scene(minutes)
+    stats = cost(made.pcm, chunk, runs, source)
+    found, _, _ = detect(made.pcm, chunk, source)
+    heard = sum(any(overlaps(u, *s) for u in found) for s in made.sentences)
+    stray = sum(not any(overlaps(u, *s) for s in made.sentences) for u in found)
+    print(f"speech frames: {stats.speech_share * 100:.1f} %")
+    table = Table("what <34|found >6|expected >9")
+    table.head(blank=True)
+    table.row("utterances", len(found), made.expected)
+    table.row("sentences heard", heard, len(made.sentences))
+    table.row("utterances over no speech", stray, 0)
+    table.row("blips dropped as too short", stats.too_short, made.blips)
+    table.row("quiet utterances", sum(u.quiet for u in found), 0)
+
+
+def on_wav(path: Path, chunk: int, runs: int, source: str) -> None:
+    pcm = read_wav(path.read_bytes())
+    stats = cost(pcm, chunk, runs, source)
+    found, _, _ = detect(pcm, chunk, source)
+    print(f"speech frames: {stats.speech_share * 100:.1f} %, dropped as too short: ", end="")
+    print(stats.too_short)
+    table = Table("utterance >9|start s >8.2f|end s >8.2f|length s >8.2f|quiet >5")
+    table.head(blank=True)
+    for n, u in enumerate(found, 1):
+        start = (u.started_ms - T0) / 1000
+        table.row(n, start, start + u.duration_ms / 1000, u.duration_ms / 1000, str(u.quiet))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="2 minutes of sound, 3 runs")
+    parser.add_argument("--minutes", type=at_least(0.5, float), default=10.0)
+    parser.add_argument("--runs", type=at_least(1), default=5)
+    parser.add_argument("--chunk", type=at_least(1), default=3_200, help="bytes per feed")
+    parser.add_argument("--source", choices=("system", "mic"), default="system")
+    parser.add_argument("--wav", type=Path, help="a 16 kHz mono 16-bit WAV recording")
+    args = parser.parse_args(argv)
+    runs = 3 if args.quick else args.runs
+    if args.wav is not None:
+        on_wav(args.wav, args.chunk, runs, args.source)
+    else:
+        on_scene(2.0 if args.quick else args.minutes, args.chunk, runs, args.source)
+
+
+if __name__ == "__main__":
+    main()
