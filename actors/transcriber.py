@@ -7,8 +7,8 @@ handler awaits the transcript without holding this actor). Neither ever waits he
 
 * at most ``STT_MAX_IN_FLIGHT`` requests are out at once; one more utterance is refused at
   once as ``busy``: there is no queue to grow while the service is slow;
-* the requests run on an event loop of this actor's own, on a thread of its own, through one
-  ``httpx.AsyncClient``; their answers come back to the mailbox as messages, so the mailbox
+* the requests run on the event loop of a :class:`~actors.speech_client.SpeechClient`, on a
+  thread of its own; their answers come back to the mailbox as messages, so the mailbox
   keeps moving (its supervisor's pings included) whatever the service does;
 * each request is bounded by ``STT_TIMEOUT_MS`` on the injected clock (a timer cancels it),
   and by httpx's own timeouts as well;
@@ -26,16 +26,13 @@ line nor ``/health`` ever shows it. Audio is never logged; a transcript's text o
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import contextlib
 import functools
 import itertools
-import ssl
 import statistics
-import threading
 from collections import Counter, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -47,66 +44,25 @@ from actors.core.error_text import safe_error_text, safe_text
 from actors.core.records import FeedInput, FeedItem
 from actors.core.shapes import STREAM
 from actors.core.stt import (
-    MAX_ANSWER_BYTES,
     SttBadAnswer,
-    SttConnectionError,
     SttError,
-    SttRequest,
     SttTimeout,
-    read_answer,
     request_for,
 )
+from actors.core.stt_outcome import BUSY_RETRY_S, Outcome, TranscriberStats
 from actors.core.utterance import MARKS, TRANSCRIPT_SOURCE, TranscriptFilter, Utterance
 from actors.kernel.base import RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
+from actors.speech_client import SpeechClient
 from config.audio import AudioConfig
 
 LATENCY_WINDOW: Final = 64
 """How many recent calls the latency median is taken over."""
-BUSY_RETRY_S: Final = 1.0
-"""What a refusal as ``busy`` (or during a probe) suggests as ``Retry-After``."""
 STOPPED: Final = "the transcriber stopped before the answer"
 
 Deliver = Callable[[FeedInput], FeedItem]
 """Stores a transcript in the feed and returns the stored item; it may block (an ask of the
 feed's actor with a timeout) and raises when the feed does not take it."""
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What became of one utterance."""
-
-    reason: str
-    """``stored``; or why nothing was: ``busy``, ``breaker`` (refused at once), ``timeout``,
-    ``error`` (the service failed), ``empty`` (nothing heard), a filter's reason (``short``,
-    ``invented``, ...), ``undelivered`` (the feed did not take it)."""
-    item: FeedItem | None = None
-    """The stored feed item (its id and marked text), when ``stored``."""
-    retry_after_s: float | None = None
-    """When refused (``busy``, ``breaker``): how long until asking again may succeed."""
-    error: str | None = None
-    """What failed (``timeout``, ``error``, ``undelivered``), safe to show."""
-
-    @property
-    def refused(self) -> bool:
-        """Refused at once, before any request: the caller may answer 503 + Retry-After."""
-        return self.reason in ("busy", "breaker")
-
-
-@dataclass(frozen=True, slots=True)
-class TranscriberStats:
-    """The counters ``/health`` and ``/metrics`` show."""
-
-    in_flight: int
-    max_in_flight: int
-    outcomes: Mapping[str, int]
-    """Utterances by :attr:`Outcome.reason` since this incarnation started."""
-    latency_p50_ms: int | None
-    """The median latency of the last :data:`LATENCY_WINDOW` calls; None before the first."""
-    last_error: str | None
-    breaker: str
-    """``ok``, ``degraded`` (failing, not yet open), ``open`` or ``probing``."""
-    consecutive_failures: int
 
 
 @dataclass(slots=True)
@@ -147,12 +103,6 @@ class _Delivered:
     outcome: Outcome = field(compare=False)
 
 
-@functools.cache
-def _tls_context() -> ssl.SSLContext:
-    """One TLS context for every incarnation (building one loads the CA bundle)."""
-    return httpx.create_ssl_context()
-
-
 class Transcriber(RelayActor):
     """Turns utterances into feed items through the speech service; see the module."""
 
@@ -172,7 +122,7 @@ class Transcriber(RelayActor):
         self._clock = clock
         self._config = config
         self._filter = transcript_filter
-        self._deliver = deliver
+        self._store = deliver
         self._transport = transport
         self._breaker = Breaker()
         self._jobs: dict[int, _Job] = {}
@@ -180,51 +130,36 @@ class Transcriber(RelayActor):
         self._outcomes: Counter[str] = Counter()
         self._latencies: deque[int] = deque(maxlen=LATENCY_WINDOW)
         self._last_error: str | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._client: httpx.AsyncClient | None = None
+        self._client: SpeechClient | None = None
         self._delivery: concurrent.futures.ThreadPoolExecutor | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def started(self) -> None:
-        """Start the private event loop on its thread, the HTTP client, the delivery thread."""
-        self._log = self._log.bind(api=self._config.stt_api, model=self._config.stt_model)
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        self._thread = threading.Thread(
-            target=loop.run_forever, name=f"{self.name}-loop", daemon=True
-        )
-        self._thread.start()
-        slots = max(self._config.stt_max_in_flight, 1)
-        self._client = httpx.AsyncClient(
+        """Start the speech client (its event loop on a thread) and the delivery thread."""
+        config = self._config
+        self._log = self._log.bind(api=config.stt_api, model=config.stt_model)
+        self._client = SpeechClient(
+            config.stt_api,
+            config.stt_api_key,
+            connections=config.stt_max_in_flight,
+            name=f"{self.name}-loop",
             transport=self._transport,
-            verify=_tls_context(),
-            limits=httpx.Limits(max_connections=slots, max_keepalive_connections=slots),
-            headers={"X-Title": "sinain-relay"},
         )
         self._delivery = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix=f"{self.name}-deliver"
         )
 
     def stopped(self) -> None:
-        """Cancel the requests out (their callers get ``error``), close the client, stop the
-        loop. Deliveries already handed to the feed finish on their thread."""
+        """Cancel the requests out (their callers get ``error``) and close the client.
+        Deliveries already handed to the feed finish on their thread."""
         for job_id in list(self._jobs):
             job = self._jobs.pop(job_id)
             self._cancel(job)
             self._finish(job.utterance, Outcome("error", error=STOPPED), job.reply)
-        loop, thread = self._loop, self._thread
-        self._loop = None
-        if loop is not None and thread is not None:
-            if self._client is not None:
-                closing = asyncio.run_coroutine_threadsafe(self._client.aclose(), loop)
-                with contextlib.suppress(Exception):  # a client that will not close is dropped
-                    closing.result(timeout=5)
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(timeout=5)
-            if not thread.is_alive():
-                loop.close()
+        if self._client is not None:
+            self._client.close()
+            self._client = None
         if self._delivery is not None:
             self._delivery.shutdown(wait=False)
 
@@ -291,12 +226,15 @@ class Transcriber(RelayActor):
             config.stt_api, config.stt_base_url, config.stt_model, config.language, utterance.pcm
         )
         timeout_s = config.stt_timeout_ms / 1000
-        assert self._loop is not None, "started() creates the loop"
-        job.call = asyncio.run_coroutine_threadsafe(self._post(request, timeout_s), self._loop)
+        assert self._client is not None, "started() creates the client"
+        job.call = self._client.send(request, timeout_s)
         job.call.add_done_callback(functools.partial(self._on_answer, self.actor_ref, job_id))
-        job.expiry = self._clock.call_later(
-            timeout_s, functools.partial(_tell, self.actor_ref, _Expired(job_id))
-        )
+        ref = self.actor_ref
+
+        def expire() -> None:
+            _tell(ref, _Expired(job_id))
+
+        job.expiry = self._clock.call_later(timeout_s, expire)
         return True
 
     def _refusal(self, now: float) -> Outcome | None:
@@ -309,35 +247,6 @@ class Transcriber(RelayActor):
         if len(self._jobs) >= self._config.stt_max_in_flight:
             return Outcome("busy", retry_after_s=BUSY_RETRY_S)
         return None
-
-    # -- the request (on the event loop's thread) --------------------------------------------
-
-    async def _post(self, request: SttRequest, timeout_s: float) -> str:
-        assert self._client is not None, "started() creates the client"
-        key = self._config.stt_api_key
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        try:
-            async with self._client.stream(
-                "POST",
-                request.url,
-                json=request.json,
-                data=request.data,
-                files=request.files,
-                headers=headers,
-                timeout=httpx.Timeout(timeout_s),
-            ) as response:
-                body = bytearray()
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > MAX_ANSWER_BYTES:
-                        msg = f"answer larger than {MAX_ANSWER_BYTES} bytes"
-                        raise SttBadAnswer(msg)
-        except httpx.TimeoutException as exc:
-            msg = f"no answer within {round(timeout_s * 1000)} ms"
-            raise SttTimeout(msg) from exc
-        except httpx.HTTPError as exc:
-            raise SttConnectionError(safe_error_text(exc)) from exc
-        return read_answer(self._config.stt_api, response.status_code, bytes(body))
 
     @staticmethod
     def _on_answer(
@@ -365,9 +274,9 @@ class Transcriber(RelayActor):
             return
         self._succeeded()
         text, utterance = message.text, job.utterance
-        reason = "empty" if not text else self._filtered(utterance, text)
-        if reason is not None:
-            self._finish(utterance, Outcome(reason), job.reply, latency_ms, text)
+        dropped = "empty" if not text else self._filtered(utterance, text)
+        if dropped is not None:
+            self._finish(utterance, Outcome(dropped), job.reply, latency_ms, text)
             return
         self._hand_to_feed(utterance, job.reply, latency_ms, text)
 
@@ -414,11 +323,11 @@ class Transcriber(RelayActor):
         """Store the transcript on the delivery thread; its end comes back as a message."""
         assert self._delivery is not None, "started() creates the delivery thread"
         record = FeedInput(MARKS[utterance.source] + text, "normal", TRANSCRIPT_SOURCE, STREAM)
-        deliver, ref, safe = self._deliver, self.actor_ref, self._safe_error
+        store, ref, safe = self._store, self.actor_ref, self._safe_error
 
         def run() -> None:
             try:
-                outcome = Outcome("stored", item=deliver(record))
+                outcome = Outcome("stored", item=store(record))
             except Exception as exc:  # the feed did not take it: this transcript is lost
                 outcome = Outcome("undelivered", error=safe(exc))
             done = _Delivered(utterance, reply, latency_ms, text, outcome)

@@ -117,6 +117,7 @@ def request_for(
     model: str,
     language: str,
     pcm: bytes,
+    *,
     prompt: str = "",
 ) -> SttRequest:
     """The request that asks ``api`` at ``base_url`` for the transcript of ``pcm`` (16 kHz
