@@ -34,6 +34,9 @@ WAV_FILENAME: Final = "utterance.wav"
 WAV_TYPE: Final = "audio/wav"
 MAX_ANSWER_BYTES: Final = 256 * 1024
 """An answer larger than this is a bad answer (a runaway or hostile server)."""
+MAX_TRANSCRIPT_CHARS: Final = 2000
+"""A transcript is cut here: an utterance (18 s at most) holds a few hundred characters of
+speech, and a model that goes on past that is not transcribing."""
 MAX_QUOTED_CHARS: Final = 160
 """The most of a server's own error message an error text quotes."""
 _BLOB = re.compile(r"[A-Za-z0-9+/=_-]{40,}")
@@ -103,7 +106,13 @@ def _wav_bytes(pcm: bytes) -> bytes:
 
 
 def instruction(language: str) -> str:
-    """What the ``chat`` API is asked to do with the audio."""
+    """What the ``chat`` API is asked to do with the audio (in ``language``; any, if empty)."""
+    if not language:
+        return (
+            "Transcribe this audio. Keep proper nouns and numbers exactly as spoken. Output "
+            "ONLY the transcript, with no comment, label or quotes. If the audio is silent, "
+            "output an empty string."
+        )
     return (
         f"Transcribe this audio in the language {language!r}. Keep proper nouns and numbers "
         "exactly as spoken. Output ONLY the transcript, with no comment, label or quotes. "
@@ -121,7 +130,7 @@ def request_for(
     prompt: str = "",
 ) -> SttRequest:
     """The request that asks ``api`` at ``base_url`` for the transcript of ``pcm`` (16 kHz
-    mono 16-bit samples, sent as a WAV file).
+    mono 16-bit samples, sent as a WAV file) in ``language`` (empty: the service detects it).
 
     ``prompt`` (``openai`` only) is text the model may expect: names, terms, the sentence
     before; empty: none is sent.
@@ -129,7 +138,9 @@ def request_for(
     base = base_url.rstrip("/")
     wav = _wav_bytes(pcm)
     if api == "openai":
-        data = {"model": model, "language": language, "response_format": "json"}
+        data = {"model": model, "response_format": "json"}
+        if language:
+            data["language"] = language
         if prompt:
             data["prompt"] = prompt
         return SttRequest(
@@ -153,7 +164,8 @@ def request_for(
 
 
 def read_answer(api: SttApi, status: int, body: bytes) -> str:
-    """The transcript in an answer of ``api`` (stripped; empty when nothing was heard).
+    """The transcript in an answer of ``api`` (stripped, at most :data:`MAX_TRANSCRIPT_CHARS`;
+    empty when nothing was heard).
 
     Raises:
         SttHTTPError: ``status`` is not 2xx (with the server's own message, shortened).
@@ -170,7 +182,7 @@ def read_answer(api: SttApi, status: int, body: bytes) -> str:
         msg = f"answer is not JSON ({len(body)} bytes)"
         raise SttBadAnswer(msg) from None
     text = _openai_text(data) if api == "openai" else _chat_text(data)
-    return _unquoted(text.strip())
+    return _unquoted(text.strip())[:MAX_TRANSCRIPT_CHARS].rstrip()
 
 
 def _openai_text(data: Any) -> str:

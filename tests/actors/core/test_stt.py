@@ -13,6 +13,7 @@ import orjson
 import pytest
 
 from actors.core.stt import (
+    MAX_TRANSCRIPT_CHARS,
     SttBadAnswer,
     SttHTTPError,
     SttRequest,
@@ -61,6 +62,22 @@ def test_openai_request_is_a_multipart_wav_with_the_fields() -> None:
     assert (filename, content_type) == ("utterance.wav", "audio/wav")
     assert len(wav) == 44 + len(PCM)
     assert _wav_of(wav) == (1, 16_000, 2, PCM)
+
+
+def test_an_empty_language_is_left_to_the_service() -> None:
+    openai = request_for("openai", "http://x/v1", "m", "", PCM)
+    assert openai.data == {"model": "m", "response_format": "json"}
+    chat = request_for("chat", "http://x/v1", "m", "", PCM)
+    assert chat.json is not None
+    assert chat.json["messages"][0]["content"][1]["text"] == instruction("")
+    assert "language" not in instruction("")
+    assert "'en'" in instruction("en")
+
+
+def test_a_runaway_transcript_is_cut() -> None:
+    text = read_answer("openai", 200, orjson.dumps({"text": "la " * 5000}))
+    assert len(text) <= MAX_TRANSCRIPT_CHARS
+    assert text.startswith("la la")
 
 
 def test_openai_prompt_is_sent_only_when_given() -> None:
