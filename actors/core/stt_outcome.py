@@ -1,0 +1,56 @@
+"""What the transcriber answers: the outcome of one utterance, and its counters.
+
+Plain records, so a handler of ``POST /audio`` and ``/health`` read them without knowing the
+actor: an outcome that is :attr:`Outcome.refused` is a 503 with ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from actors.core.records import FeedItem
+
+REFUSALS: Final = ("busy", "breaker")
+"""The reasons an utterance is refused at once, before any request."""
+BUSY_RETRY_S: Final = 1.0
+"""The ``Retry-After`` of a refusal while every slot (or the one probe) is taken."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What became of one utterance."""
+
+    reason: str
+    """``stored``; or why nothing was: ``busy``, ``breaker`` (refused at once), ``timeout``,
+    ``error`` (the service failed), ``empty`` (nothing heard), a filter's reason (``short``,
+    ``invented``, ...), ``undelivered`` (the feed did not take it)."""
+    item: FeedItem | None = None
+    """The stored feed item (its id and marked text), when ``stored``."""
+    retry_after_s: float | None = None
+    """When refused: how long until asking again may succeed."""
+    error: str | None = None
+    """What failed (``timeout``, ``error``, ``undelivered``), safe to show."""
+
+    @property
+    def refused(self) -> bool:
+        """Refused at once, before any request: the caller may answer 503 + Retry-After."""
+        return self.reason in REFUSALS
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriberStats:
+    """The transcriber's counters, for ``/health`` and ``/metrics``."""
+
+    in_flight: int
+    max_in_flight: int
+    outcomes: Mapping[str, int]
+    """Utterances by :attr:`Outcome.reason` since the transcriber started."""
+    latency_p50_ms: int | None
+    """The median latency of the recent calls; None before the first."""
+    last_error: str | None
+    """The latest failure, safe to show."""
+    breaker: str
+    """``ok``, ``degraded`` (failing, not yet open), ``open`` or ``probing`` (half-open)."""
+    consecutive_failures: int
