@@ -53,6 +53,7 @@ from actors.core.stt_outcome import BUSY_RETRY_S, Outcome, TranscriberStats
 from actors.core.utterance import MARKS, TRANSCRIPT_SOURCE, TranscriptFilter, Utterance
 from actors.kernel.base import RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
+from actors.kernel.published import Published
 from actors.speech_client import SpeechClient
 from config.audio import AudioConfig
 
@@ -116,9 +117,13 @@ class Transcriber(RelayActor):
         transcript_filter: TranscriptFilter,
         deliver: Deliver,
         transport: httpx.AsyncBaseTransport | None = None,
+        published: Published[TranscriberStats] | None = None,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(report=report)
+        self._published = published
+        """Where :meth:`stats` is published after each change, for ``/health`` and
+        ``/metrics``; a restarted transcriber counts on from what it holds."""
         self._clock = clock
         self._config = config
         self._filter = transcript_filter
@@ -127,7 +132,7 @@ class Transcriber(RelayActor):
         self._breaker = Breaker()
         self._jobs: dict[int, _Job] = {}
         self._ids = itertools.count(1)
-        self._outcomes: Counter[str] = Counter()
+        self._outcomes: Counter[str] = Counter(published.value.outcomes if published else {})
         self._latencies: deque[int] = deque(maxlen=LATENCY_WINDOW)
         self._last_error: str | None = None
         self._client: SpeechClient | None = None
@@ -136,7 +141,8 @@ class Transcriber(RelayActor):
     # -- lifecycle ---------------------------------------------------------------------------
 
     def started(self) -> None:
-        """Start the speech client (its event loop on a thread) and the delivery thread."""
+        """Start the speech client (its event loop on a thread) and the delivery thread, and
+        publish the counters (in flight: none)."""
         config = self._config
         self._log = self._log.bind(api=config.stt_api, model=config.stt_model)
         self._client = SpeechClient(
@@ -149,6 +155,7 @@ class Transcriber(RelayActor):
         self._delivery = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix=f"{self.name}-deliver"
         )
+        self._publish()
 
     def stopped(self) -> None:
         """Cancel the requests out (their callers get ``error``) and close the client.
@@ -235,6 +242,7 @@ class Transcriber(RelayActor):
             _tell(ref, _Expired(job_id))
 
         job.expiry = self._clock.call_later(timeout_s, expire)
+        self._publish()
         return True
 
     def _refusal(self, now: float) -> Outcome | None:
@@ -378,6 +386,11 @@ class Transcriber(RelayActor):
                 self._log.debug("audio.transcript_text", source=utterance.source, text=text)
         if reply is not None:
             _resolve(reply, outcome)
+        self._publish()
+
+    def _publish(self) -> None:
+        if self._published is not None:
+            self._published.publish(self.stats())
 
     def _latency(self, job: _Job) -> int:
         latency_ms = round((self._clock.monotonic() - job.started) * 1000)

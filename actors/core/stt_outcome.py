@@ -54,3 +54,15 @@ class TranscriberStats:
     breaker: str
     """``ok``, ``degraded`` (failing, not yet open), ``open`` or ``probing`` (half-open)."""
     consecutive_failures: int
+
+
+NO_STATS: Final = TranscriberStats(
+    in_flight=0,
+    max_in_flight=0,
+    outcomes={},
+    latency_p50_ms=None,
+    last_error=None,
+    breaker="ok",
+    consecutive_failures=0,
+)
+"""The counters before the transcriber first publishes them."""

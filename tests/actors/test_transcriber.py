@@ -14,11 +14,12 @@ import pytest
 
 from actors.core.breaker import COOL_OFF_JITTER, COOL_OFF_MIN_S
 from actors.core.records import FeedInput, FeedItem
-from actors.core.stt_outcome import Outcome, TranscriberStats
+from actors.core.stt_outcome import NO_STATS, Outcome, TranscriberStats
 from actors.core.utterance import MARKS, AudioSource, Utterance
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.clock import FakeClock
+from actors.kernel.published import Published
 from actors.kernel.storage import StorageInfo
 from actors.transcriber import Deliver, Transcriber
 from config.audio import AudioConfig, SttApi
@@ -72,6 +73,7 @@ def _start(
     fake: FakeStt,
     deliver: Deliver,
     transcript_filter: _Drops | None = None,
+    published: Published[TranscriberStats] | None = None,
     **config: Any,
 ) -> ChildHandle[Transcriber]:
     settings = AudioConfig(
@@ -89,6 +91,7 @@ def _start(
             config=replace(settings, **config),
             transcript_filter=transcript_filter or _Drops(),
             deliver=deliver,
+            published=published,
         )
     )
     return handle
@@ -335,3 +338,20 @@ def test_the_key_is_in_no_log_line_and_no_error_text(
     lines = rendered_logs.getvalue()
     assert '"audio.transcript_text"' in lines  # logged at debug, and read here
     assert_nowhere(KEY, lines, failed.error, repr(stats))
+
+
+def test_the_counters_are_published_and_a_restarted_transcriber_counts_on(
+    clock: FakeClock, fake_stt: FakeStt, feed: ChildHandle[FeedBuffer]
+) -> None:
+    cell: Published[TranscriberStats] = Published(NO_STATS)
+    stt = _start(clock, fake_stt, _into(feed), published=cell)
+    assert _outcome(stt, _utterance()).reason == "stored"
+    wait_until(lambda: cell.value.outcomes.get("stored") == 1)
+    assert cell.value.in_flight == 0
+    assert cell.value.max_in_flight == 2
+    assert stt.ref is not None
+    stt.ref.stop(timeout=5)
+    again = _start(clock, fake_stt, _into(feed), published=cell)
+    fake_stt.mode = "empty"
+    assert _outcome(again, _utterance()).reason == "empty"
+    wait_until(lambda: cell.value.outcomes == {"stored": 1, "empty": 1})
