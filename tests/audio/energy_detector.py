@@ -50,7 +50,7 @@ class EnergyDetector:
                 out.append(done)
         return out
 
-    def flush(self, now_ms: int) -> Utterance | None:  # noqa: ARG002 - the protocol's
+    def flush(self, now_ms: int) -> Utterance | None:
         self._pending = b""
         return self._end()
 

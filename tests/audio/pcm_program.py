@@ -26,7 +26,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run by path: make ``tests`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.audio.signals import scene, silence  # noqa: E402 - after the path fix above
+from tests.audio.signals import scene, silence
 
 BYTES_PER_S = 32_000
 CHUNK_MS = 20
