@@ -63,8 +63,14 @@ def spawn(argv: Sequence[str]) -> subprocess.Popen[bytes]:
 def end(process: subprocess.Popen[bytes], grace_s: float) -> int | None:
     """End ``process`` and whatever it started in its group: ``SIGTERM``, then ``SIGKILL``
     after ``grace_s``; its exit code (negative: the signal), ``None`` if even that did not
-    reap it within a second."""
-    if process.poll() is not None:
+    reap it within a second. A process that already exited has its group killed at once: a
+    program it started may still hold the pipes.
+
+    While any process of the group lives, its id names no other group; once none does, the
+    signal finds nobody.
+    """
+    if process.poll() is not None:  # the leader is gone; what it left in its group is not
+        _signal_group(process, signal.SIGKILL)
         return process.returncode
     _signal_group(process, signal.SIGTERM)
     try:

@@ -174,6 +174,19 @@ def test_a_process_that_stalls_is_ended_even_ignoring_sigterm_and_restarted(
     assert not alive(pid)
 
 
+def test_a_program_left_holding_the_pipe_by_an_exited_one_is_ended_with_it(
+    capture: Callable[..., Started], clock: FakeClock
+) -> None:
+    inner = program("--hang", "--stderr", "ready").removeprefix("command:")
+    started = capture(
+        "command:sh -c " + shlex.quote(f"{inner} & exit 3"), CaptureSettings(stall_s=5)
+    )
+    started.wait("the left program", lambda s: s.last_stderr == "ready")
+    clock.advance(5)
+    ended = started.wait("the end", lambda s: s.state == "backoff")
+    assert ended.last_exit == 3
+
+
 def test_pause_ends_the_process_and_resume_starts_another(
     capture: Callable[..., Started],
 ) -> None:
