@@ -162,7 +162,8 @@ def test_a_process_that_stalls_is_ended_even_ignoring_sigterm_and_restarted(
     capture: Callable[..., Started], clock: FakeClock
 ) -> None:
     started = capture(
-        program("--hang", "--ignore-term", "--stderr", "ready"), CaptureSettings(stall_s=5)
+        program("--hang", "--ignore-term", "--stderr", "ready"),
+        CaptureSettings(stall_s=5, stop_grace_s=0.3),
     )
     pid = started.wait("the process", lambda s: s.last_stderr == "ready").pid
     assert pid is not None
@@ -228,9 +229,9 @@ def test_switch_swaps_the_source_and_back_and_a_bad_value_changes_nothing(
 def test_a_busy_actor_does_not_hold_up_the_audio(capture: Callable[..., Started]) -> None:
     started = capture(program("--scene", SCENE, "--repeat", "100"))
     wait_until(lambda: started.heard, 10, "a first utterance")
-    started.handle.tell(Capture.inject_fault, "hang", 3.0)
+    started.handle.tell(Capture.inject_fault, "hang", 1.0)
     heard = len(started.heard)
-    wait_until(lambda: len(started.heard) >= heard + 2, 2.5, "utterances while the actor hangs")
+    wait_until(lambda: len(started.heard) >= heard + 2, 0.9, "utterances while the actor hangs")
 
 
 def test_stop_leaves_no_process_even_one_ignoring_sigterm(
