@@ -32,65 +32,34 @@ import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import pykka
 
 from actors.audio_reader import Meter, PcmReader, keep_last_line, paced
 from actors.core.audio_sources import WAV_HEADER_READ, SourcePlan, parse_source, wav_layout
+from actors.core.capture_records import (
+    SETTING_NAMES,
+    CaptureSettings,
+    CaptureState,
+    CaptureStatus,
+    DetectorFactory,
+    UtteranceSink,
+)
 from actors.core.error_text import safe_error_text
-from actors.core.utterance import BYTES_PER_MS, AudioSource, Detector, Utterance
+from actors.core.utterance import BYTES_PER_MS, AudioSource, Detector
 from actors.kernel import processes
 from actors.kernel.base import RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
+from actors.kernel.published import Published
 
-CaptureState = Literal["starting", "running", "backoff", "paused", "failed", "stopped"]
-"""``starting`` (no audio yet from this run), ``running``, ``backoff`` (waiting to restart),
-``paused`` (the overlay turned it off), ``failed`` (gave up), ``stopped`` (a file's end)."""
-DetectorFactory = Callable[[], Detector]
-UtteranceSink = Callable[[Utterance], None]
-SETTING_NAMES: dict[AudioSource, str] = {"system": "AUDIO_SOURCE", "mic": "MIC_SOURCE"}
+REFRESH_S = 1.0
+"""How often the published status's counters are brought up to date while nothing changes."""
 
 
 @dataclass(frozen=True, slots=True)
-class CaptureSettings:
-    """How a capture restarts, watches and reads its process."""
-
-    backoff_s: float = 0.5
-    """The first restart's delay; each restart in a row doubles it."""
-    max_backoff_s: float = 30.0
-    healthy_s: float = 30.0
-    """A run that gave audio this long resets the backoff to its first step."""
-    attempts: int = 5
-    """Runs in a row without any audio before the source is ``failed``."""
-    stall_s: float = 10.0
-    """No audio this long from a running process: it is stuck, and restarted."""
-    stop_grace_s: float = 2.0
-    """Between ``SIGTERM`` and ``SIGKILL`` when a process is ended."""
-    chunk_ms: int = 100
-    """How much audio the reader asks for at once."""
-    file_speed: float = 1.0
-    """How many times real time a WAV file is replayed (tests replay faster)."""
-
-
-@dataclass(frozen=True, slots=True)
-class CaptureStatus:
-    """A capture's state for ``/health``."""
-
-    source: AudioSource
-    kind: str
-    """The source value's kind: ``command``, ``pulse``, ``file`` ..."""
-    state: CaptureState
-    pid: int | None
-    restarts: int
-    last_exit: int | None
-    """The last run's exit code (negative: the signal that ended it)."""
-    last_stderr: str
-    """The last line the process wrote to stderr, or why it could not start."""
-    captured_s: float
-    speech_share: float
-    """Of the audio captured, the share that was in utterances."""
-    utterances: int
+class _Refresh:
+    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,12 +112,22 @@ class Capture(RelayActor):
         on_utterance: UtteranceSink,
         clock: Clock,
         settings: CaptureSettings | None = None,
+        alt: str = "",
+        published: Published[CaptureStatus] | None = None,
         report: Reporter | None = None,
     ) -> None:
-        """Raises :class:`~actors.core.audio_sources.SourceError` for a bad ``value``."""
+        """``alt``: the value :meth:`swap` turns to and back from; ``published``: where
+        :meth:`snapshot` is published after each change, and every :data:`REFRESH_S` while it
+        captures (``/health`` reads it there, never waiting for this actor).
+
+        Raises :class:`~actors.core.audio_sources.SourceError` for a bad ``value`` or ``alt``.
+        """
         super().__init__(report=report)
         self._source: AudioSource = source
         self._plan = parse_source(value, SETTING_NAMES[source])
+        self._values = (self._plan, parse_source(alt, "AUDIO_ALT_SOURCE") if alt else None)
+        self._on_alt = False
+        self._published = published
         self._detector = detector
         self._on_utterance = on_utterance
         self._clock = clock
@@ -173,15 +152,26 @@ class Capture(RelayActor):
         """Bind the source to the log lines and start the first run."""
         self._log = self._log.bind(source=self._source)
         self._launch()
+        self._refresh()
 
     def stopped(self) -> None:
         """End the process and the readers."""
         self._void_restart()
         self._halt()
         self._state = "stopped"
+        self._publish()
 
     def on_receive(self, message: Any) -> Any:
-        """The readers' and the timers' messages."""
+        """The readers' and the timers' messages; the status is published after each."""
+        try:
+            return self._receive(message)
+        finally:
+            self._publish()
+
+    def _receive(self, message: Any) -> Any:
+        if isinstance(message, _Refresh):
+            self._refresh()
+            return None
         if isinstance(message, _Heard):
             if self._run is not None and self._run.id == message.run:
                 self._run.heard = True
@@ -219,6 +209,7 @@ class Capture(RelayActor):
                 captured_s=captured_ms / 1000,
                 speech_share=min(self._meter.speech_ms / captured_ms, 1.0) if captured_ms else 0.0,
                 utterances=self._meter.utterances,
+                alt=self._on_alt,
             )
 
     def pause(self) -> CaptureStatus:
@@ -244,7 +235,9 @@ class Capture(RelayActor):
         Raises:
             SourceError: ``value`` is not a source (nothing changes).
         """
-        plan = parse_source(value, SETTING_NAMES[self._source])
+        return self._switch_to(parse_source(value, SETTING_NAMES[self._source]))
+
+    def _switch_to(self, plan: SourcePlan) -> CaptureStatus:
         self._void_restart()
         self._halt()
         self._plan = plan
@@ -253,6 +246,24 @@ class Capture(RelayActor):
         if self._state != "paused":
             self._launch()
         return self.snapshot()
+
+    def swap(self) -> CaptureStatus:
+        """Capture the alternative value (``AUDIO_ALT_SOURCE``), or back from it: the
+        overlay's ``switch_device``. Without one, nothing changes."""
+        plan = self._values[0 if self._on_alt else 1]
+        if plan is None:
+            return self.snapshot()
+        self._on_alt = not self._on_alt
+        return self._switch_to(plan)
+
+    def _refresh(self) -> None:
+        """Publish the counters now and again in :data:`REFRESH_S`."""
+        self._publish()
+        self._clock.call_later(REFRESH_S, lambda: self._tell(_Refresh()))
+
+    def _publish(self) -> None:
+        if self._published is not None:
+            self._published.publish(self.snapshot())
 
     # -- runs ----------------------------------------------------------------------------------
 

@@ -14,12 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from actors.audio_capture import Capture, CaptureSettings, CaptureStatus
+from actors.audio_capture import REFRESH_S, Capture
 from actors.core.audio_sources import SourceError
+from actors.core.capture_records import CaptureSettings, CaptureStatus, not_started
 from actors.core.utterance import Utterance
 from actors.kernel.base import ChildHandle
 from actors.kernel.clock import FakeClock
 from actors.kernel.processes import alive
+from actors.kernel.published import Published
 from bench.harness import ROOT
 from tests.audio.energy_detector import EnergyDetector
 from tests.audio.signals import scene
@@ -60,7 +62,12 @@ def capture(clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[Calla
     monkeypatch.chdir(ROOT)  # ``-m tests.audio.pcm_program`` is found from the top
     refs = []
 
-    def start(value: str, settings: CaptureSettings = FAST) -> Started:
+    def start(
+        value: str,
+        settings: CaptureSettings = FAST,
+        alt: str = "",
+        published: Published[CaptureStatus] | None = None,
+    ) -> Started:
         heard: list[Utterance] = []
         ref = Capture.start(
             source="system",
@@ -69,6 +76,8 @@ def capture(clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[Calla
             on_utterance=heard.append,
             clock=clock,
             settings=settings,
+            alt=alt,
+            published=published,
         )
         refs.append(ref)
         handle: ChildHandle[Capture] = ChildHandle("capture")
@@ -314,3 +323,40 @@ def test_another_file_goes_through_ffmpeg(
     started = capture(f"file:{tmp_path / 'cd.wav'}", CaptureSettings(attempts=1))
     failed = started.wait("failed", lambda s: s.state == "failed")
     assert failed.last_stderr == "FileNotFoundError: ffmpeg: not found on PATH or not executable"
+
+
+def test_the_status_is_published_on_each_change_and_kept_up_to_date(
+    capture: Callable[..., Started], clock: FakeClock
+) -> None:
+    cell: Published[CaptureStatus] = Published(not_started("system"))
+    started = capture(program("--scene", SCENE, "--repeat", "50"), published=cell)
+    wait_until(lambda: cell.value.state == "running", 10, "running published")
+    captured = cell.value.captured_s
+
+    def refreshed() -> bool:  # no ask meanwhile: only the refresh timer publishes
+        clock.advance(REFRESH_S)
+        return cell.value.captured_s > captured + 0.5
+
+    wait_until(refreshed, 10, "the counters refreshed on the timer")
+    asked(started.handle, Capture.pause)
+    assert cell.value.state == "paused"
+
+
+def test_swap_captures_the_alternative_and_back(capture: Callable[..., Started]) -> None:
+    first, other = program("--scene", SCENE, "--repeat", "50"), program("--stderr", "alt")
+    started = capture(first, alt=other)
+    started.wait("running", lambda s: s.state == "running")
+    swapped = asked(started.handle, Capture.swap)
+    assert swapped.alt
+    started.wait("the alternative's stderr", lambda s: s.last_stderr == "alt")
+    back = asked(started.handle, Capture.swap)
+    assert not back.alt
+    started.wait("running again", lambda s: s.state == "running" and not s.alt)
+
+
+def test_swap_without_an_alternative_changes_nothing(capture: Callable[..., Started]) -> None:
+    started = capture(program("--scene", SCENE, "--repeat", "50"))
+    started.wait("running", lambda s: s.state == "running")
+    pid = started.status().pid
+    assert not asked(started.handle, Capture.swap).alt
+    assert started.status().pid == pid
