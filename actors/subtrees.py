@@ -11,13 +11,14 @@ assembled outside ``actors``) is handed it too.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pykka
 import structlog
 
+from actors.audio_tree import AudioHandles, AudioViews, audio_children, configured
 from actors.context_builder import ContextBuilder
 from actors.core.agent_events import AgentEvent
 from actors.core.entries import EMPTY_AGENT, AgentSnapshot
@@ -25,6 +26,7 @@ from actors.core.errors import ActorUnavailable
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE, FeedSnapshot, SenseSnapshot
 from actors.core.redactor import Redactor
 from actors.core.response_format import NO_LEVELS, FormatLevels
+from actors.core.utterance import AudioSource
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildExited, ChildHandle, Reporter
@@ -76,13 +78,19 @@ class Handles:
     agent: ChildHandle[Supervisor] = field(default_factory=lambda: ChildHandle("agent"))
     http: ChildHandle[Any] = field(default_factory=lambda: ChildHandle("http"))
     """The frontend's actor, whose class only the frontend knows."""
+    audio: AudioHandles = field(default_factory=AudioHandles)
 
-    def by_name(self, *, situation: bool = False) -> dict[str, ChildHandle[Any]]:
+    def by_name(
+        self, *, situation: bool = False, sources: Iterable[AudioSource] = ()
+    ) -> dict[str, ChildHandle[Any]]:
         """Every handle by its actor's short name, in start order; the SITUATION.md
-        writer's only when it runs (``situation``)."""
+        writer's only when it runs (``situation``), a capture's only for its source."""
         handles = (self.feed, self.sense, self.digest, self.context, self.llm, self.ticker)
         writer = (self.situation,) if situation else ()
-        return {handle.name: handle for handle in (*handles, *writer, self.agent, self.http)}
+        audio = (self.audio.stt, *(self.audio.captures[s] for s in sources), self.audio.audio)
+        return {
+            handle.name: handle for handle in (*handles, *writer, self.agent, *audio, self.http)
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,11 +114,13 @@ class Wiring:
     formats: Published[FormatLevels] = field(default_factory=lambda: Published(NO_LEVELS))
     outbox: SituationOutbox | None = None
     """The SITUATION.md writer's outbox, with ``RELAY_SITUATION_FILE`` only."""
+    audio_views: AudioViews = field(default_factory=AudioViews)
 
     @property
     def actors(self) -> dict[str, ChildHandle[Any]]:
         """Every supervised actor by short name, in start order."""
-        return self.handles.by_name(situation=self.outbox is not None)
+        sources = configured(self.settings.audio)
+        return self.handles.by_name(situation=self.outbox is not None, sources=sources)
 
     @property
     def intensity(self) -> Intensity:
@@ -330,6 +340,32 @@ def situation_writer(w: Wiring, events: Listeners[AgentEvent]) -> tuple[ChildSpe
     # No ping deadline: a write stuck on a dead disk holds only this actor, and the outbox
     # keeps just the newest situation meanwhile (see actors.situation_writer).
     return (ChildSpec("situation", situation, w.handles.situation, shutdown_timeout_s=1.0),)
+
+
+def start_audio(root: pykka.ActorRef[Any], w: Wiring) -> None:
+    """The audio path under a supervisor of its own: the transcriber, and a capture for each
+    configured source (:mod:`actors.audio_tree`); restarted on their own."""
+    hs = w.handles.audio
+    children = audio_children(
+        w.settings.audio, w.clock, w.handles.feed, hs, w.audio_views, ping_timeout_s=PING_TIMEOUT_S
+    )
+
+    def audio(report: Reporter) -> pykka.ActorRef[Any]:
+        return Supervisor.start(
+            name="audio",
+            children=children,
+            clock=w.clock,
+            report=report,
+            intensity=w.intensity,
+            poll_interval_s=w.poll_interval_s,
+        )
+
+    _add(root, ChildSpec("audio", audio, hs.audio, shutdown_timeout_s=STOP_TIMEOUT_S))
+
+
+def stop_audio(root: pykka.ActorRef[Any], timeout_s: float) -> None:
+    """Stop the audio path: each capture's process ends, requests in flight are abandoned."""
+    _remove(root, timeout_s, "audio")
 
 
 def start_frontend(root: pykka.ActorRef[Any], w: Wiring, frontend: Frontend) -> None:

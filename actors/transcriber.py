@@ -60,6 +60,10 @@ from config.audio import AudioConfig
 LATENCY_WINDOW: Final = 64
 """How many recent calls the latency median is taken over."""
 STOPPED: Final = "the transcriber stopped before the answer"
+NO_KEY: Final = (
+    "no speech service key: set STT_API_KEY (or OPENROUTER_API_KEY); a local server that "
+    "asks for none takes any placeholder"
+)
 
 Deliver = Callable[[FeedInput], FeedItem]
 """Stores a transcript in the feed and returns the stored item; it may block (an ask of the
@@ -201,6 +205,7 @@ class Transcriber(RelayActor):
             last_error=self._last_error,
             breaker=state,
             consecutive_failures=breaker.consecutive_failures,
+            has_key=bool(self._config.stt_api_key),
         )
 
     def on_receive(self, message: Any) -> Any:
@@ -246,6 +251,8 @@ class Transcriber(RelayActor):
         return True
 
     def _refusal(self, now: float) -> Outcome | None:
+        if not self._config.stt_api_key:
+            return Outcome("no_key", error=NO_KEY)
         breaker = self._breaker
         if breaker.is_open(now):
             assert breaker.open_until is not None
@@ -365,7 +372,7 @@ class Transcriber(RelayActor):
         self._outcomes[outcome.reason] += 1
         item = outcome.item
         if latency_ms is None:
-            self._log.info(
+            (self._log.debug if outcome.reason == "no_key" else self._log.info)(
                 "audio.refused",
                 source=utterance.source,
                 duration_ms=utterance.duration_ms,

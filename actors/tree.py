@@ -49,11 +49,13 @@ from actors.subtrees import (
     Wiring,
     situation_outbox,
     start_agent,
+    start_audio,
     start_buffers,
     start_digest,
     start_frontend,
     start_root,
     stop_agent,
+    stop_audio,
     stop_buffers,
     stop_digest,
     stop_frontend,
@@ -102,6 +104,7 @@ def start_relay(
             start_buffers(root, wiring)
             start_digest(root, wiring)
             start_agent(root, wiring)
+            start_audio(root, wiring)
             start_frontend(root, wiring, frontend)
         except (RuntimeError, TimeoutError, ActorUnavailable, pykka.ActorDeadError) as exc:
             stop_root(root, timeout_s=None)  # what had started stops, in reverse order
@@ -134,6 +137,7 @@ class Relay:
 
         try:
             stop_frontend(self.root, left())
+            stop_audio(self.root, left())
             stop_agent(self.root, left())
             stop_digest(self.root, left())
             stop_buffers(self.root, left())

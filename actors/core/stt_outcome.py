@@ -23,7 +23,8 @@ class Outcome:
     """What became of one utterance."""
 
     reason: str
-    """``stored``; or why nothing was: ``busy``, ``breaker`` (refused at once), ``timeout``,
+    """``stored``; or why nothing was: ``no_key`` (no speech service key: nothing is sent),
+    ``busy``, ``breaker`` (refused at once), ``timeout``,
     ``error`` (the service failed), ``empty`` (nothing heard), a filter's reason (``short``,
     ``invented``, ...), ``undelivered`` (the feed did not take it)."""
     item: FeedItem | None = None
@@ -54,6 +55,8 @@ class TranscriberStats:
     breaker: str
     """``ok``, ``degraded`` (failing, not yet open), ``open`` or ``probing`` (half-open)."""
     consecutive_failures: int
+    has_key: bool = False
+    """A speech service key is set: without one nothing is sent (every utterance ``no_key``)."""
 
 
 NO_STATS: Final = TranscriberStats(

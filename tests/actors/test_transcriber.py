@@ -355,3 +355,17 @@ def test_the_counters_are_published_and_a_restarted_transcriber_counts_on(
     fake_stt.mode = "empty"
     assert _outcome(again, _utterance()).reason == "empty"
     wait_until(lambda: cell.value.outcomes == {"stored": 1, "empty": 1})
+
+
+def test_without_a_key_nothing_is_sent_and_each_utterance_says_why(
+    clock: FakeClock, fake_stt: FakeStt, feed: ChildHandle[FeedBuffer]
+) -> None:
+    stt = _start(clock, fake_stt, _into(feed), stt_api_key="")
+    outcome = _outcome(stt, _utterance())
+    assert (outcome.reason, outcome.refused) == ("no_key", False)
+    assert outcome.error is not None and "STT_API_KEY" in outcome.error
+    assert not _submitted(stt, _utterance())
+    assert fake_stt.calls == 0
+    stats = _stats(stt)
+    assert stats.outcomes == {"no_key": 2}
+    assert not stats.has_key

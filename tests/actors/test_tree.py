@@ -150,7 +150,19 @@ def test_a_normal_stop_does_not_escalate(make_relay: Any) -> None:
     assert escalations == []
 
 
-START_ORDER = ("root", "feed", "sense", "digest", "agent", "context", "llm", "ticker", "http")
+START_ORDER = (
+    "root",
+    "feed",
+    "sense",
+    "digest",
+    "agent",
+    "context",
+    "llm",
+    "ticker",
+    "audio",
+    "stt",
+    "http",
+)
 """Each actor as its start begins (a supervisor's children start within its own start)."""
 
 

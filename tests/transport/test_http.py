@@ -366,6 +366,8 @@ def test_health_reports_counts_agent_and_actors(client: httpx.Client) -> None:
         "llm",
         "ticker",
         "agent",
+        "stt",
+        "audio",
         "http",
     }
     assert all(a["alive"] and a["restarts"] == 0 for a in health["actors"].values())

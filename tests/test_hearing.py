@@ -1,0 +1,87 @@
+"""The relay hears: a real capture process, the voice detector, the stand-in speech service
+over loopback and the feed, end to end in a real relay. A transcript reaches the feed with
+its mark, the overlay's socket and the agent's window; the capture's process ends with the
+relay."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+
+import pytest
+
+from actors.audio_capture import Capture
+from actors.audio_tree import configured
+from actors.kernel.processes import alive
+from actors.tree import Relay
+from bench.harness import ROOT
+from config.audio import AudioConfig
+from tests.helpers import asked, client_for, relay_settings, wait_until
+from tests.transport.overlay_client import Feed, OverlayClient, Status
+from transport.demo.fake_stt import FakeStt
+
+HEARD = "where is the config file"
+
+
+def program(*args: str, speed: float = 20.0) -> str:
+    """A ``command:`` value running the tests' PCM program (speech, then silence, looped)."""
+    argv = [sys.executable, "-m", "tests.audio.pcm_program", "--speed", str(speed), *args]
+    return "command:" + shlex.join(argv)
+
+
+@pytest.fixture
+def fake_stt() -> Iterator[FakeStt]:
+    with FakeStt() as stt:
+        stt.text = HEARD
+        yield stt
+
+
+@pytest.fixture
+def hearing(
+    make_relay: Callable[..., Relay], fake_stt: FakeStt, monkeypatch: pytest.MonkeyPatch
+) -> Relay:
+    monkeypatch.chdir(ROOT)  # ``-m tests.audio.pcm_program`` is found from the top
+    audio = AudioConfig(
+        source=program("--scene", "speech:1200,silence:1500", "--repeat", "40"),
+        stt_api="openai",
+        stt_base_url=fake_stt.base_url,
+        stt_api_key="placeholder",
+    )
+    return make_relay(replace(relay_settings(), audio=audio))
+
+
+def test_what_the_user_hears_reaches_the_feed_the_overlay_and_the_agents_window(
+    hearing: Relay,
+) -> None:
+    host, port = hearing.address()
+    with OverlayClient(host, port) as overlay, client_for(hearing) as client:
+        assert isinstance(overlay.read(), Status)
+
+        def stored() -> dict[str, object] | None:
+            items = client.get("/feed").json()["messages"]
+            return next((m for m in items if m["source"] == "audio"), None)
+
+        item = wait_until(stored, 15, "a transcript in the feed")
+        assert item["text"] == f"[🔊] {HEARD}"
+        assert item["channel"] == "stream"
+        shown = overlay.next_of(Feed)
+        assert shown.text == f"[🔊] {HEARD}"
+        context = client.get("/agent/context").json()["context"]
+        assert {"text": HEARD, "source": "system"} in [
+            {k: a[k] for k in ("text", "source")} for a in context["audio"]
+        ]
+
+
+def test_the_capture_process_ends_with_the_relay(hearing: Relay) -> None:
+    capture = hearing.handles["capture_system"]
+    pid = wait_until(lambda: asked(capture, Capture.snapshot).pid, 10, "a pid")
+    assert alive(pid)
+    assert hearing.stop()
+    wait_until(lambda: not alive(pid), 5, "the capture process gone")
+
+
+def test_only_configured_sources_are_captured() -> None:
+    assert configured(AudioConfig()) == {}
+    assert configured(AudioConfig(mic_source="pulse:default")) == {"mic": "pulse:default"}
