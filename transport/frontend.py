@@ -55,6 +55,9 @@ class HttpFrontend:
             storage=wiring.storage,
             clock=wiring.clock,
             formats=wiring.formats,
+            audio=hs.audio,
+            audio_views=wiring.audio_views,
+            audio_config=s.audio,
         )
         policy = Policy(
             token=s.token,

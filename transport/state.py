@@ -14,6 +14,7 @@ from typing import Any
 import structlog
 from aiohttp import web
 
+from actors.audio_tree import AudioHandles, AudioViews
 from actors.context_builder import ContextBuilder
 from actors.core.entries import AgentSnapshot
 from actors.core.exclusion import Exclusions
@@ -28,6 +29,7 @@ from actors.kernel.published import Published
 from actors.kernel.storage import StorageInfo
 from actors.sense_buffer import SenseBuffer
 from actors.ticker import Ticker
+from config.audio import AudioConfig
 from transport.auth import Access
 from transport.batching import Batcher
 from transport.bridge import Asker
@@ -67,6 +69,12 @@ class Peers:
     formats: Published[FormatLevels] = field(default_factory=lambda: Published(NO_LEVELS))
     """The response-format level that last answered, per model and base URL (the LLM caller
     writes it)."""
+    audio: AudioHandles = field(default_factory=AudioHandles)
+    """The transcriber (``POST /audio``) and the captures (the overlay's commands)."""
+    audio_views: AudioViews = field(default_factory=AudioViews)
+    """What the audio actors last published: ``/health.audio`` and ``/metrics`` read it."""
+    audio_config: AudioConfig = field(default_factory=AudioConfig)
+    """The audio settings: which sources are captured, which speech service is asked."""
 
 
 @dataclass(frozen=True, slots=True)
