@@ -23,6 +23,7 @@ from config.settings import Settings
 from tests.helpers import LogSink, client_for, relay_settings
 from transport import HttpFrontend, stream_limits
 from transport.demo.fake_llm import FakeLLM
+from transport.demo.fake_stt import FakeStt
 
 SINK = LogSink()
 
@@ -82,6 +83,12 @@ def storage(tmp_path: Path) -> Iterator[StorageInfo]:
 def fake_llm() -> Iterator[FakeLLM]:
     with FakeLLM() as llm:
         yield llm
+
+
+@pytest.fixture
+def fake_stt() -> Iterator[FakeStt]:
+    with FakeStt() as stt:
+        yield stt
 
 
 @pytest.fixture

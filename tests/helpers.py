@@ -41,9 +41,11 @@ from actors.ticker import Ticker
 from actors.tree import Relay
 from bench import harness
 from bench.harness import HOST, ROOT
+from config.audio import AudioConfig
 from config.logs import QUIET_LOGGERS, configure_logging
 from config.settings import AgentConfig, Settings
 from transport.demo.fake_llm import FakeLLM
+from transport.demo.fake_stt import FakeStt
 from transport.demo.replay import SessionEvent, load_session
 
 # -- waiting and logs ----------------------------------------------------------------------------
@@ -108,15 +110,26 @@ class LogSink:
 HOUR_MS = 3_600_000
 
 
-def relay_settings(fake_llm: FakeLLM | None = None, **agent: Any) -> Settings:
+def relay_settings(
+    fake_llm: FakeLLM | None = None, fake_stt: FakeStt | None = None, **agent: Any
+) -> Settings:
     """Settings for a test relay: a free port, an hour-long interval and debounce (tests tick
     by hand, or set ``interval_ms``/``debounce_ms`` to test the schedule), every new window
-    called (``economy=True`` to judge changes as the relay does by default)."""
+    called (``economy=True`` to judge changes as the relay does by default); with
+    ``fake_stt``, its transcriber asks the stand-in speech service (else it has no key and
+    sends nothing)."""
     config = AgentConfig(interval_ms=HOUR_MS, debounce_ms=HOUR_MS, timeout_ms=2_000, economy=False)
     if fake_llm is not None:
         config = replace(config, base_url=fake_llm.base_url, api_key="test-key")
+    audio = AudioConfig()
+    if fake_stt is not None:
+        audio = AudioConfig(stt_api="openai", stt_base_url=fake_stt.base_url, stt_api_key="k")
     return Settings(
-        port=0, actor_timeout_ms=1_000, data_dir=":memory:", agent=replace(config, **agent)
+        port=0,
+        actor_timeout_ms=1_000,
+        data_dir=":memory:",
+        agent=replace(config, **agent),
+        audio=audio,
     )
 
 

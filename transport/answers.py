@@ -67,6 +67,18 @@ class Dropped(Shape, frozen=True):
     dropped: Literal["excluded"]
 
 
+class Transcribed(Shape, frozen=True):
+    """What became of a posted utterance: the stored feed item's `id` and `text` (with its
+    mark, as the feed shows it), or `id: null`, `text: ""` and why nothing was stored
+    (`dropped`: `empty`, nothing was said; `short`, `repetitive`, `invented`, `duplicate`,
+    `bleed`, a filter's reason)."""
+
+    ok: Literal[True]
+    id: Id | None
+    text: str
+    dropped: str | UnsetType = UNSET
+
+
 class Done(Shape, frozen=True):
     """Done: nothing more to say."""
 

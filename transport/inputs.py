@@ -78,8 +78,22 @@ async def read_json(request: web.Request, limit: int) -> Any:
         raise _not_json(request, body, exc) from None
 
 
-async def _read(request: web.Request, limit: int) -> bytes | bytearray:
-    """The body, whole, decompressed and not empty (see :func:`read_json`)."""
+async def read_bytes(request: web.Request, limit: int) -> bytes | bytearray:
+    """The body as bytes, read as :func:`read_json` reads it (limits, codings, timeout), for
+    an endpoint whose body is not JSON.
+
+    Raises:
+        BadRequest: empty, too large (413), in a coding the relay does not read (415), cut
+            short, or not whole in time (408).
+    """
+    return await _read(request, limit, "send the audio")
+
+
+async def _read(
+    request: web.Request, limit: int, expected: str = "send a JSON object"
+) -> bytes | bytearray:
+    """The body, whole, decompressed and not empty (see :func:`read_json`); ``expected``
+    says what an empty body should have been."""
     coding = request.headers.get("Content-Encoding")
     if coding is not None:  # checked once: a plain body costs this lookup and no more
         coding = _coding(coding)
@@ -102,11 +116,11 @@ async def _read(request: web.Request, limit: int) -> bytes | bytearray:
     except web.RequestPayloadError:  # aiohttp's parser refused the rest of the body
         raise BadRequest("the body ended early or its chunked coding is broken") from None
     if not body:
-        raise BadRequest("body is empty; send a JSON object")
+        raise BadRequest(f"body is empty; {expected}")
     if coding is not None:
         body = _inflate(body, coding, limit)
         if not body:
-            raise BadRequest("body is empty; send a JSON object")
+            raise BadRequest(f"body is empty; {expected}")
     return body
 
 

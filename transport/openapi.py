@@ -281,6 +281,11 @@ def _operation(route: Route, c: _Components) -> Schema:
             if route.body_limit:
                 body["description"] = f"At most {kib(route.body_limit)}." + _BODY_NOTE
             operation["requestBody"] = body
+        if route.body_media:
+            body = {"required": True, "content": {media: {} for media in route.body_media}}
+            if route.body_limit:
+                body["description"] = f"At most {kib(route.body_limit)}."
+            operation["requestBody"] = body
     operation["summary"] = route.summary
     if route.public:
         operation["security"] = []

@@ -73,4 +73,5 @@ ERROR_ANSWERS: dict[str, tuple[str, str]] = {
         "The request has an `Expect` other than `100-continue`; it was not run.",
     ),
     "Unavailable": ("503", "An actor is restarting or did not answer in time; try again."),
+    "BadGateway": ("502", "A service the relay asks (the speech service) failed or timed out."),
 }

@@ -32,6 +32,7 @@ from transport.answers import (
     LastAnswer,
     OpenAPIDocument,
     SenseList,
+    Transcribed,
 )
 from transport.guard import Handler
 from transport.handlers.agent import (
@@ -48,6 +49,7 @@ from transport.handlers.agent import (
     get_last,
     post_config,
 )
+from transport.handlers.audio import AUDIO_BODY_LIMIT, MAX_AUDIO_MS, WAV_TYPES, post_audio
 from transport.handlers.clients import get_root, get_ws, post_profiling_sense
 from transport.handlers.health import get_health
 from transport.handlers.ingest import get_feed, get_sense, post_feed, post_sense
@@ -97,6 +99,8 @@ class Route:
     """The request body's component, when it reads one."""
     body_limit: int | None = None
     """The body's size limit, as the description states it."""
+    body_media: tuple[str, ...] = ()
+    """The media types of a body that is not JSON (bytes, described by the text)."""
     public: bool = False
     """Needs no token, even when the relay has one."""
     drill: bool = False
@@ -272,6 +276,33 @@ ROUTE_TABLE: tuple[Route, ...] = (
         '(`relay_client_*{client="sense"}`); it is kept in memory only.',
         body="ProcessReport",
         body_limit=CONFIG_BODY_LIMIT,
+    ),
+    Route(
+        "POST",
+        "/audio",
+        post_audio,
+        "Transcribe one utterance recorded on another device into the feed",
+        _ok(Transcribed, "Transcribed: the stored item, or why nothing was stored."),
+        (*INGEST_ERRORS, "BadGateway"),
+        "A phone or a wearable posts what it recorded: a 16 kHz mono 16-bit WAV, or raw PCM as "
+        "`audio/L16; rate=16000; channels=1` (big-endian samples), at most "
+        f"{MAX_AUDIO_MS // 1000} s. It goes through the transcriber, the filters and the feed "
+        "as captured audio does, marked as `source` says (`mic`: `[🎙] `, the default; "
+        "`system`: `[🔊] `), and the answer waits for the transcript. A 503 with "
+        "`Retry-After` when the transcriber takes no utterance now (every slot taken, or the "
+        "speech service failing), a 503 without one when no speech service key is set, a 502 "
+        "when the service failed. Other audio (another rate, stereo, 8-bit, compressed) is a "
+        "400; another media type a 415.",
+        params=(
+            Param(
+                "source",
+                Literal["mic", "system"],
+                "Whose words: `mic`, what the user said (the default), or `system`, what the "
+                "user heard.",
+            ),
+        ),
+        body_limit=AUDIO_BODY_LIMIT,
+        body_media=(*WAV_TYPES, "audio/L16"),
     ),
     Route(
         "GET",

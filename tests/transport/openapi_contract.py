@@ -51,7 +51,9 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from actors.core.bodies import MAX_NESTING
+from actors.core.wav import wav_bytes
 from tests.transport.overlay_client import BINARY, TEXT, Closed, Feed, OverlayClient, Raw
+from transport.handlers.audio import WAV_TYPES
 from transport.openapi_schemas import JSON, SSE
 from transport.overlay_messages import COMMAND_NOTICES, MAX_MESSAGE_BYTES, CommandAction
 
@@ -522,9 +524,12 @@ def case_strategy(op: Operation, contract: Contract, token: str) -> st.SearchStr
         {},
         optional={p["name"]: _param_values(p, contract) for p in params if p["in"] == "header"},
     )
-    body_spec = op.spec.get("requestBody", {}).get("content", {}).get(JSON)
+    content = op.spec.get("requestBody", {}).get("content", {})
+    body_spec = content.get(JSON)
     bodies: st.SearchStrategy[tuple[str, bytes | None]] = st.just(("schema", None))
-    if body_spec is not None:
+    if AUDIO_WAV in content:
+        bodies = _audio_bodies()
+    elif body_spec is not None:
         schema = inline(body_spec["schema"], contract)
         valid = from_schema(schema)
         names = tuple(sorted(property_names(schema)))
@@ -544,7 +549,8 @@ def case_strategy(op: Operation, contract: Contract, token: str) -> st.SearchStr
         wire: bytes | None = None
         expect: int | None = None
         if body is not None:
-            content_type = draw(st.sampled_from(GENERATED_CONTENT_TYPES))
+            media = AUDIO_CONTENT_TYPES if AUDIO_WAV in content else GENERATED_CONTENT_TYPES
+            content_type = draw(st.sampled_from(media))
             if content_type is not None:
                 headers["Content-Type"] = content_type
             coding = draw(st.sampled_from(GENERATED_CODINGS))
@@ -713,6 +719,8 @@ class Fuzzer:
             return [] if status == case.expect else [f"expected {case.expect}, got {status}"]
         if status == 413:
             return []
+        if AUDIO_WAV in op.spec["requestBody"]["content"]:
+            return _audio_verdict(case, status)
         try:
             value = orjson.loads(case.body)  # what the relay sees, exactly as it parses it
         except orjson.JSONDecodeError:
@@ -729,6 +737,23 @@ class Fuzzer:
         if not valid and 200 <= status < 300:
             return [f"schema-invalid body accepted with {status}"]
         return []
+
+
+def _audio_verdict(case: Case, status: int) -> list[str]:
+    """An audio body: a media type the relay does not read is a 415, ``audio/L16`` of another
+    rate or channel count a 400, a WAV made whole of 16 kHz mono samples (the ``schema``
+    kind, as long as the samples are) a 200; anything else a 200 or a 400."""
+    header = case.headers.get("Content-Type", "")
+    media = header.partition(";")[0].strip().lower()
+    if media not in (*WAV_TYPES, "audio/l16"):
+        expected = {415}
+    elif media == "audio/l16" and "rate=16000" not in header.replace(" ", "").lower():
+        expected = {400}
+    elif case.kind == "schema" and case.wire is None and media in WAV_TYPES:
+        expected = {200}
+    else:
+        expected = {200, 400}
+    return [] if status in expected else [f"audio answered {status}, expected {expected}"]
 
 
 _SERVER_ERRORS = re.compile(r'^relay_http_requests_total\{[^}]*status="5\d\d"[^}]*\} (\S+)$', re.M)
@@ -808,8 +833,42 @@ def fixed_cases(contract: Contract, token: str) -> list[Case]:
     return cases
 
 
+AUDIO_WAV = "audio/wav"
+AUDIO_CONTENT_TYPES = (
+    "audio/wav",
+    "audio/x-wav",
+    "audio/L16; rate=16000; channels=1",
+    "audio/L16; rate=16000",
+    "audio/L16; rate=8000",
+    "audio/L16",
+    "audio/mpeg",
+    "application/json",
+    None,
+)
+"""What a generated audio body is sent as: the types the relay reads, and others."""
+
+
+def _audio_bodies() -> st.SearchStrategy[tuple[str, bytes | None]]:
+    """Audio bodies: WAVs of generated samples (valid, cut short, with a header byte
+    changed), raw samples, and bytes of any kind."""
+    samples = st.binary(min_size=2, max_size=3200).map(lambda b: b[: len(b) // 2 * 2])
+    wavs = samples.map(wav_bytes)
+    return st.one_of(
+        wavs.map(lambda b: ("schema", b)),
+        samples.map(lambda b: ("raw", b)),
+        _truncated(wavs).map(lambda b: ("truncated", b)),
+        st.tuples(wavs, st.integers(0, 43), st.integers(0, 255))
+        .map(lambda t: t[0][: t[1]] + bytes([t[2]]) + t[0][t[1] + 1 :])
+        .map(lambda b: ("mutated", b)),
+        st.binary(max_size=80).map(lambda b: ("bytes", b)),
+    )
+
+
 def _field_bodies(op: Operation, contract: Contract) -> list[bytes]:
-    """An example body of ``op`` with each of its fields set to each nasty value in turn."""
+    """An example body of ``op`` with each of its fields set to each nasty value in turn
+    (none for a body that is not JSON)."""
+    if JSON not in op.spec["requestBody"]["content"]:
+        return []
     pointer = _pointer("paths", op.path, op.method, "requestBody", "content", JSON, "schema")
     schema, _ = contract.resolve(contract.at(pointer), pointer)
     base: dict[str, Json] = dict(_EXAMPLES.get(op.path, {}))

@@ -20,6 +20,7 @@ from openapi_spec_validator import validate as validate_openapi
 from prometheus_client.parser import text_string_to_metric_families
 
 from actors.core.bodies import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT
+from actors.core.wav import wav_bytes
 from actors.kernel.base import RelayActor
 from actors.tree import Relay
 from tests.helpers import RECORDED, LogSink, base_url, client_for, relay_settings, tick, wait_until
@@ -28,6 +29,8 @@ from tests.transport.overlay_client import OverlayClient, Status
 from transport import http_transport
 from transport.app import build_app
 from transport.demo.fake_llm import FakeLLM
+from transport.demo.fake_stt import FakeStt
+from transport.handlers.audio import AUDIO_BODY_LIMIT
 from transport.openapi import openapi_document
 from transport.openapi_schemas import SSE
 from transport.state import ROUTES
@@ -215,10 +218,14 @@ def test_every_route_is_described_and_every_described_path_is_a_route(
 
 
 def test_every_answer_of_a_real_relay_matches_the_document(
-    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, contract: Contract
+    make_relay: Callable[..., Relay],
+    fake_llm: FakeLLM,
+    fake_stt: FakeStt,
+    logs: LogSink,
+    contract: Contract,
 ) -> None:
     settings = replace(
-        relay_settings(fake_llm),
+        relay_settings(fake_llm, fake_stt),
         token=TOKEN,
         faults=True,
         max_streams=2,
@@ -251,6 +258,14 @@ def _exercise(api: CheckedClient, relay: Relay, logs: LogSink) -> None:
     assert api.post("/feed", content=b"x" * (FEED_BODY_LIMIT + 1)).status_code == 413
     assert api.get("/feed", params={"after": 1}).status_code == 200
     assert api.get("/feed", params={"after": "x"}).status_code == 400
+
+    wav = {"Content-Type": "audio/wav"}
+    assert api.post("/audio", content=wav_bytes(bytes(16_000)), headers=wav).status_code == 200
+    assert api.post("/audio", content=b"RIFF", headers=wav).status_code == 400
+    assert (
+        api.post("/audio", content=b"x", headers={"Content-Type": "text/plain"}).status_code == 415
+    )
+    assert api.post("/audio", content=b"x" * (AUDIO_BODY_LIMIT + 1), headers=wav).status_code == 413
 
     for event in orjson.loads(RECORDED.read_bytes()):
         assert api.post("/sense", json=event).status_code == 200
@@ -359,11 +374,12 @@ def _exercise(api: CheckedClient, relay: Relay, logs: LogSink) -> None:
 def test_fuzzed_requests_get_no_5xx_and_only_documented_answers(
     make_relay: Callable[..., Relay],
     fake_llm: FakeLLM,
+    fake_stt: FakeStt,
     logs: LogSink,
     contract: Contract,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    relay = make_relay(replace(relay_settings(fake_llm), token=TOKEN))
+    relay = make_relay(replace(relay_settings(fake_llm, fake_stt), token=TOKEN))
     with client_for(relay) as client:
         headers = {"Authorization": f"Bearer {TOKEN}"}
         client.post("/sense", json={"type": "text", "ts": 1, "ocr": "x"}, headers=headers)
