@@ -18,6 +18,7 @@ from actors.core.records import FeedSnapshot
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.sense_buffer import SenseBuffer
+from transport.audio_control import AudioControl
 from transport.auth import ANY_METHOD, Access
 from transport.batching import Batcher
 from transport.bridge import Asker
@@ -133,6 +134,7 @@ def build_app(
         clock=peers.clock,
         figures=figures,
         feed_posts=feed_posts,
+        audio=AudioControl(peers.audio_config, peers.audio, peers.audio_views, ask),
     )
     app[OVERLAYS] = overlays
     app.on_startup.append(overlays.on_startup)

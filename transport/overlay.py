@@ -48,10 +48,12 @@ from aiohttp import WSMsgType, web
 from actors.core.errors import ActorUnavailable, BadRequest
 from actors.core.records import FeedInput, FeedItem
 from actors.kernel.clock import Clock
+from transport.audio_control import AudioControl
 from transport.batching import Batcher
 from transport.hub import Hub
 from transport.overlay_messages import (
     COMMAND_NOTICES,
+    CommandAction,
     Ignored,
     OverlayCommand,
     OverlayPong,
@@ -134,8 +136,10 @@ class Overlays:
         clock: Clock,
         figures: ClientFigures,
         feed_posts: Batcher[Any, FeedInput, FeedItem],
+        audio: AudioControl | None = None,
     ) -> None:
         self.streams = streams
+        self.audio = audio
         self.presence = presence
         self.limits = limits
         self.clock = clock
@@ -167,6 +171,20 @@ class Overlays:
             now, ts = loop.time(), self.clock.now_ms()
             for connection in list(self._connections):
                 connection.beat(now, ts)
+
+    async def command(self, connection: _Connection, action: CommandAction) -> None:
+        """Act on a switch the overlay asked for: the audio ones through the captures (every
+        overlay is told what changed), or, with no source to capture, a line for this overlay
+        saying the capture clients own it."""
+        audio = self.audio
+        if audio is None or not audio.capturing or action == "toggle_screen":
+            connection.sub.put(notice_frame(COMMAND_NOTICES[action], self.clock.now_ms()))
+            return
+        answer = await (audio.toggle() if action == "toggle_audio" else audio.switch())
+        frame = notice_frame(answer.text, self.clock.now_ms())
+        for each in self._connections if answer.everyone else (connection,):
+            each.sub.put(frame)
+        self.presence.update()
 
     def _broadcast(self, status: Status) -> None:
         frame = status.frame()
@@ -394,8 +412,7 @@ class _Connection:
             received = overlays.clock.now_ms()
             overlays.figures.report(OVERLAY, report_of(inbound).arrived(received))
         elif isinstance(inbound, OverlayCommand):
-            notice = COMMAND_NOTICES[inbound.action]
-            self.sub.put(notice_frame(notice, overlays.clock.now_ms()))
+            await overlays.command(self, inbound.action)
         else:
             try:
                 await overlays.feed_posts.submit(inbound.feed_input())
