@@ -83,7 +83,9 @@ def test_a_heard_source_and_the_transcriber_are_in_the_metrics(
     assert (value(samples, "relay_audio_captured_seconds_total", **system) or 0) > 0
     assert value(samples, "relay_audio_capture_restarts_total", **system) == 0
     assert 0 < (value(samples, "relay_audio_speech_share", **system) or 0) <= 1
-    states = {s: value(samples, "relay_audio_capture_state", **system, state=s) for s in CAPTURE_STATES}
+    states = {
+        s: value(samples, "relay_audio_capture_state", **system, state=s) for s in CAPTURE_STATES
+    }
     assert states == {s: (1 if s == "running" else 0) for s in CAPTURE_STATES}
     assert value(samples, "relay_audio_utterances_total", source="mic") is None  # not configured
     assert value(samples, "relay_audio_capture_state", source="mic", state="running") is None

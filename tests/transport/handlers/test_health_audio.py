@@ -13,12 +13,14 @@ import httpx
 import pytest
 
 from actors.audio_capture import Capture
+from actors.core.utterance import AUDIO_SOURCES
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from bench.harness import ROOT
 from config.audio import AudioConfig
 from tests.helpers import asked, client_for, relay_settings, wait_until
 from tests.test_hearing import HEARD, program
+from transport.audio_answers import AudioSources
 from transport.demo.fake_stt import FakeStt
 
 TOKEN = "s3cret-token"
@@ -139,7 +141,7 @@ def test_a_failed_capture_is_shown_and_health_still_answers_200(
     relay = hears(mic_source=FAILS)
     with client_for(relay) as client:
 
-        def failed() -> dict[str, Any] | None:
+        def failed() -> httpx.Response | None:
             clock.advance(5)  # past each restart's backoff
             response = client.get("/health")
             mic = response.json()["audio"]["sources"]["mic"]
@@ -151,3 +153,7 @@ def test_a_failed_capture_is_shown_and_health_still_answers_200(
     assert body["ok"] is True
     assert body["audio"]["sources"]["mic"]["restarts"] >= 4
     assert body["actors"]["capture_mic"]["alive"] is True
+
+
+def test_the_answer_names_every_source_the_relay_captures() -> None:
+    assert tuple(AudioSources.__struct_fields__) == AUDIO_SOURCES
