@@ -20,8 +20,10 @@ from bench.harness import ROOT
 from config.audio import AudioConfig
 from tests.helpers import asked, client_for, relay_settings, wait_until
 from tests.test_hearing import HEARD, program
+from tests.transport.openapi_contract import Contract
 from transport.audio_answers import AudioSources
 from transport.demo.fake_stt import FakeStt
+from transport.openapi import openapi_document
 
 TOKEN = "s3cret-token"
 AUTHORIZED = {"Authorization": f"Bearer {TOKEN}"}
@@ -57,15 +59,22 @@ def hears(
     return start
 
 
-def audio(client: httpx.Client, **kwargs: Any) -> dict[str, Any]:
+@pytest.fixture(scope="module")
+def contract() -> Contract:
+    return Contract(openapi_document())
+
+
+def audio(client: httpx.Client, contract: Contract, **kwargs: Any) -> dict[str, Any]:
+    """``/health.audio``, the whole answer checked against the API document first."""
     response = client.get("/health", **kwargs)
     assert response.status_code == 200, response.text
+    assert not contract.check("GET", "/health", 200, response.headers, response.content)
     body: dict[str, Any] = response.json()["audio"]
     return body
 
 
 def test_health_shows_a_running_source_its_utterances_and_the_transcribers_outcomes(
-    hears: Callable[..., Relay],
+    hears: Callable[..., Relay], contract: Contract
 ) -> None:
     relay = hears(source=SPEAKS)
     capture = relay.handles["capture_system"]
@@ -73,7 +82,7 @@ def test_health_shows_a_running_source_its_utterances_and_the_transcribers_outco
 
         def heard() -> dict[str, Any] | None:
             asked(capture, Capture.snapshot)  # any message publishes its status
-            body = audio(client)
+            body = audio(client, contract)
             system = body["sources"].get("system") or {}
             stored = body["transcriber"]["outcomes"].get("stored", 0)
             return body if system.get("utterances", 0) >= 1 and stored >= 1 else None
@@ -98,11 +107,11 @@ def test_health_shows_a_running_source_its_utterances_and_the_transcribers_outco
 
 
 def test_health_without_a_source_shows_none_and_a_transcriber_without_a_key(
-    make_relay: Callable[..., Relay],
+    make_relay: Callable[..., Relay], contract: Contract
 ) -> None:
     relay = make_relay()
     with client_for(relay) as client:
-        body = audio(client)
+        body = audio(client, contract)
     assert body["sources"] == {}
     transcriber = body["transcriber"]
     assert transcriber["state"] == "no_key"
@@ -111,20 +120,20 @@ def test_health_without_a_source_shows_none_and_a_transcriber_without_a_key(
 
 
 def test_health_without_the_token_hides_the_captures_stderr_and_the_services_error(
-    hears: Callable[..., Relay], fake_stt: FakeStt
+    hears: Callable[..., Relay], fake_stt: FakeStt, contract: Contract
 ) -> None:
     fake_stt.mode = "500"
     relay = hears(token=TOKEN, source=SPEAKS, mic_source=FAILS)
     with client_for(relay) as client:
 
         def failed() -> dict[str, Any] | None:
-            body = audio(client, headers=AUTHORIZED)
+            body = audio(client, contract, headers=AUTHORIZED)
             mic = body["sources"].get("mic") or {}
             told = mic.get("lastStderr") and body["transcriber"]["lastError"]
             return body if told else None
 
         private = wait_until(failed, 15, "the mic's stderr and the service's error")
-        public = audio(client)
+        public = audio(client, contract)
     assert private["sources"]["mic"]["lastStderr"] == "no device 'Studio Mic (Alice)'"
     assert private["sources"]["mic"]["lastExit"] == 3
     assert "HTTP 500" in private["transcriber"]["lastError"]
