@@ -118,7 +118,8 @@ class Capture(RelayActor):
     ) -> None:
         """``alt``: the value :meth:`swap` turns to and back from; ``published``: where
         :meth:`snapshot` is published after each change, and every :data:`REFRESH_S` while it
-        captures (``/health`` reads it there, never waiting for this actor).
+        captures (``/health`` reads it there, never waiting for this actor); a new
+        incarnation counts on from what it holds.
 
         Raises :class:`~actors.core.audio_sources.SourceError` for a bad ``value`` or ``alt``.
         """
@@ -145,6 +146,17 @@ class Capture(RelayActor):
         """Runs in a row that gave no audio."""
         self._restarts = 0
         self._last_exit: int | None = None
+        if published is not None:
+            self._count_on(published.value)
+
+    def _count_on(self, last: CaptureStatus) -> None:
+        """Start the counters from what this source's previous incarnation published, so that
+        within a process they only grow (``/metrics`` shows them as counters)."""
+        captured_ms = round(last.captured_s * 1000)
+        self._meter.captured_bytes = captured_ms * BYTES_PER_MS
+        self._meter.speech_ms = round(last.speech_share * captured_ms)
+        self._meter.utterances = last.utterances
+        self._restarts = last.restarts
 
     # -- lifecycle ---------------------------------------------------------------------------
 

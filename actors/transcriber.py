@@ -41,6 +41,7 @@ import pykka
 
 from actors.core.breaker import Breaker
 from actors.core.error_text import safe_error_text, safe_text
+from actors.core.model_stats import empty_latency_buckets, latency_bucket
 from actors.core.records import FeedInput, FeedItem
 from actors.core.shapes import STREAM
 from actors.core.stt import (
@@ -138,6 +139,9 @@ class Transcriber(RelayActor):
         self._ids = itertools.count(1)
         self._outcomes: Counter[str] = Counter(published.value.outcomes if published else {})
         self._latencies: deque[int] = deque(maxlen=LATENCY_WINDOW)
+        carried = published.value if published else None
+        self._buckets = list(carried.latency_buckets if carried else empty_latency_buckets())
+        self._latency_sum_s = carried.latency_sum_s if carried else 0.0
         self._last_error: str | None = None
         self._client: SpeechClient | None = None
         self._delivery: concurrent.futures.ThreadPoolExecutor | None = None
@@ -206,6 +210,8 @@ class Transcriber(RelayActor):
             breaker=state,
             consecutive_failures=breaker.consecutive_failures,
             has_key=bool(self._config.stt_api_key),
+            latency_buckets=tuple(self._buckets),
+            latency_sum_s=self._latency_sum_s,
         )
 
     def on_receive(self, message: Any) -> Any:
@@ -400,8 +406,11 @@ class Transcriber(RelayActor):
             self._published.publish(self.stats())
 
     def _latency(self, job: _Job) -> int:
-        latency_ms = round((self._clock.monotonic() - job.started) * 1000)
+        seconds = self._clock.monotonic() - job.started
+        latency_ms = round(seconds * 1000)
         self._latencies.append(latency_ms)
+        self._buckets[latency_bucket(seconds)] += 1
+        self._latency_sum_s += seconds
         return latency_ms
 
     def _cancel(self, job: _Job) -> None:

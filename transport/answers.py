@@ -33,6 +33,7 @@ from actors.digest_store import DIGEST_PREVIEW_CHARS
 from actors.kernel.base import ChildState
 from config.settings import AgentConfig as RuntimeConfig
 from config.settings import ResponseFormat
+from transport.audio_answers import AudioHealth
 
 
 def encoded(items: Iterable[bytes]) -> Any:
@@ -370,6 +371,7 @@ class Health(Shape, frozen=True, kw_only=True):
     messages: int | None
     sense_events: int | None
     agent: AgentHealth
+    audio: AudioHealth
     actors: dict[str, ActorState]
     storage: Storage
     streams: StreamCounts

@@ -14,7 +14,6 @@ The module is imported at the first scrape (see :mod:`transport.metrics`).
 from __future__ import annotations
 
 import asyncio
-import math
 import queue
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,7 +38,8 @@ from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.ticker import Ticker
 from transport.bridge import Asker
-from transport.metrics import HTTP_BUCKETS_S, HttpStats
+from transport.exposition_audio import AudioFigures, audio_families
+from transport.metrics import HTTP_BUCKETS_S, HttpStats, cumulative
 from transport.profiling import CLIENTS, ClientFigures
 
 if TYPE_CHECKING:
@@ -94,6 +94,8 @@ class Scrape:
     """The server's open client connections, its cap and refusals."""
     formats: FormatLevels = NO_LEVELS
     """The response-format level that last answered, per model and base URL."""
+    audio: AudioFigures | None = None
+    """The audio actors' published statuses (:mod:`transport.exposition_audio`)."""
 
 
 def _counter(name: str, doc: str, labels: Sequence[str]) -> CounterMetricFamily:
@@ -108,11 +110,7 @@ def _histogram(
     sum_s: float,
 ) -> None:
     """Add one labelled histogram from non-cumulative bucket counts (the last is +Inf)."""
-    cumulative, total = [], 0
-    for bound, count in zip((*bounds, float("inf")), buckets, strict=True):
-        total += count
-        cumulative.append(("+Inf" if math.isinf(bound) else repr(bound), float(total)))
-    family.add_metric(labels, cumulative, sum_s)
+    family.add_metric(labels, cumulative(bounds, buckets), sum_s)
 
 
 class RelayCollector:
@@ -134,6 +132,8 @@ class RelayCollector:
         yield from self._actors(scrape.actors)
         yield from self._streams(scrape.streams)
         yield from self._clients(scrape.clients)
+        if scrape.audio is not None:
+            yield from audio_families(scrape.audio)
         redactions = _counter(
             "relay_redactions_total", "Secrets redacted before storage, by type.", ["type"]
         )
@@ -434,6 +434,7 @@ async def render(
         clients=clients or ClientFigures(),
         connections=connections,
         formats=peers.formats.value,
+        audio=AudioFigures.read(peers.audio_views, peers.audio_config),
     )
     registry = CollectorRegistry(auto_describe=False)
     registry.register(RelayCollector(scrape))

@@ -15,6 +15,8 @@ zero, which Prometheus reads as a counter reset.
 from __future__ import annotations
 
 import bisect
+import math
+from collections.abc import Sequence
 
 HTTP_BUCKETS_S = (
     0.0005,
@@ -74,3 +76,13 @@ class HttpStats:
         if stats is None:
             stats = self.routes[method, route] = RouteStats(method, route)
         return stats
+
+
+def cumulative(bounds: Sequence[float], buckets: Sequence[int]) -> list[tuple[str, float]]:
+    """A histogram's bucket counts, not cumulative with ``+Inf`` last (as :class:`RouteStats`
+    and the actors keep them), as the cumulative ``(le, count)`` pairs of the text format."""
+    pairs, total = [], 0
+    for bound, count in zip((*bounds, math.inf), buckets, strict=True):
+        total += count
+        pairs.append(("+Inf" if math.isinf(bound) else repr(bound), float(total)))
+    return pairs

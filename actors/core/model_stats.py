@@ -16,11 +16,23 @@ from actors.core import shapes
 from actors.core.cost import CostSource
 
 LATENCY_BUCKETS_S = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 20.0, 30.0, 60.0)
-"""Upper bounds of the LLM request latency histogram, in seconds (``+Inf`` follows)."""
+"""Upper bounds of the latency histograms of the LLM's and the speech service's requests, in
+seconds (``+Inf`` follows)."""
 
 
 def _empty_buckets() -> list[int]:
     return [0] * (len(LATENCY_BUCKETS_S) + 1)
+
+
+def latency_bucket(seconds: float) -> int:
+    """The index of the :data:`LATENCY_BUCKETS_S` bucket that counts ``seconds``: the first
+    bound at least ``seconds``, or the last index (``+Inf``)."""
+    return bisect.bisect_left(LATENCY_BUCKETS_S, seconds)
+
+
+def empty_latency_buckets() -> tuple[int, ...]:
+    """No request yet in any bucket."""
+    return tuple(_empty_buckets())
 
 
 @dataclass(slots=True)
@@ -46,7 +58,7 @@ class ModelStats:
 
     def observe(self, seconds: float, *, ok: bool) -> None:
         """Count one request's latency; a failed one also counts as an error."""
-        self.latency_buckets[bisect.bisect_left(LATENCY_BUCKETS_S, seconds)] += 1
+        self.latency_buckets[latency_bucket(seconds)] += 1
         self.latency_sum_s += seconds
         if not ok:
             self.errors += 1

@@ -7,15 +7,20 @@ actor: an outcome that is :attr:`Outcome.refused` is a 503 with ``Retry-After``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Final
+from dataclasses import dataclass, field
+from typing import Final, Literal, get_args
 
+from actors.core.model_stats import empty_latency_buckets
 from actors.core.records import FeedItem
 
 REFUSALS: Final = ("busy", "breaker")
 """The reasons an utterance is refused at once, before any request."""
 BUSY_RETRY_S: Final = 1.0
 """The ``Retry-After`` of a refusal while every slot (or the one probe) is taken."""
+SttState = Literal["ok", "degraded", "open", "probing", "no_key"]
+"""The transcriber as seen from outside: its breaker's state, or ``no_key`` (nothing is
+sent: there is no key to send with)."""
+STT_STATES: Final[tuple[SttState, ...]] = get_args(SttState)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +62,18 @@ class TranscriberStats:
     consecutive_failures: int
     has_key: bool = False
     """A speech service key is set: without one nothing is sent (every utterance ``no_key``)."""
+    latency_buckets: tuple[int, ...] = field(default_factory=empty_latency_buckets)
+    """Requests answered or failed, by latency, in the LLM's buckets
+    (:data:`~actors.core.model_stats.LATENCY_BUCKETS_S`, not cumulative, ``+Inf`` last), since
+    the transcriber first started: a restarted one counts on from these."""
+    latency_sum_s: float = 0.0
+
+    @property
+    def state(self) -> SttState:
+        """``no_key`` without a key, else the breaker's state."""
+        if not self.has_key:
+            return "no_key"
+        return self.breaker if self.breaker in STT_STATES else "ok"
 
 
 NO_STATS: Final = TranscriberStats(

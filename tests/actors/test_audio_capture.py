@@ -360,3 +360,23 @@ def test_swap_without_an_alternative_changes_nothing(capture: Callable[..., Star
     pid = started.status().pid
     assert not asked(started.handle, Capture.swap).alt
     assert started.status().pid == pid
+
+
+def test_a_restarted_capture_counts_on_from_its_published_status(
+    capture: Callable[..., Started],
+) -> None:
+    """The counters only grow within a process: a new incarnation of a source's capture
+    starts from what the last one published."""
+    cell: Published[CaptureStatus] = Published(not_started("system"))
+    value = program("--scene", SCENE, "--repeat", "50")
+    first = capture(value, published=cell)
+    first.wait("an utterance", lambda s: s.utterances >= 1)
+    assert first.handle.ref is not None
+    first.handle.ref.stop(timeout=10)
+    last = cell.value
+    assert last.state == "stopped"
+    again = capture(value, published=cell).status()
+    assert again.utterances >= last.utterances >= 1
+    assert again.captured_s >= last.captured_s > 0
+    assert again.restarts >= last.restarts
+    assert again.speech_share == pytest.approx(last.speech_share, abs=0.01)

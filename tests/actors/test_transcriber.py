@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from actors.core.breaker import COOL_OFF_JITTER, COOL_OFF_MIN_S
+from actors.core.model_stats import LATENCY_BUCKETS_S
 from actors.core.records import FeedInput, FeedItem
 from actors.core.stt_outcome import NO_STATS, Outcome, TranscriberStats
 from actors.core.utterance import MARKS, AudioSource, Utterance
@@ -369,3 +370,28 @@ def test_without_a_key_nothing_is_sent_and_each_utterance_says_why(
     stats = _stats(stt)
     assert stats.outcomes == {"no_key": 2}
     assert not stats.has_key
+
+
+def test_latencies_fill_the_llms_buckets_and_a_restarted_transcriber_counts_on(
+    clock: FakeClock, fake_stt: FakeStt, feed: ChildHandle[FeedBuffer]
+) -> None:
+    cell: Published[TranscriberStats] = Published(NO_STATS)
+    stt = _start(clock, fake_stt, _into(feed), published=cell)
+    fake_stt.mode, fake_stt.delay_s = "slow", 0.5
+    reply = stt.ask(Transcriber.transcribe, _utterance()).result(timeout=5)
+    wait_until(lambda: fake_stt.calls == 1, what="the request at the service")
+    clock.advance(1.5)  # while the service takes its time: the latency on the injected clock
+    assert reply.result(timeout=5).reason == "stored"
+    two_s = LATENCY_BUCKETS_S.index(2.0)
+    wait_until(lambda: cell.value.outcomes.get("stored") == 1)
+    assert cell.value.latency_buckets[two_s] == sum(cell.value.latency_buckets) == 1
+    assert cell.value.latency_sum_s == 1.5
+    assert stt.ref is not None
+    stt.ref.stop(timeout=5)
+    again = _start(clock, fake_stt, _into(feed), published=cell)
+    fake_stt.mode = "ok"
+    assert _outcome(again, _utterance()).reason == "stored"
+    wait_until(lambda: cell.value.outcomes.get("stored") == 2)
+    buckets = cell.value.latency_buckets
+    assert (buckets[0], buckets[two_s], sum(buckets)) == (1, 1, 2)
+    assert cell.value.latency_sum_s == 1.5
