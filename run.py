@@ -28,6 +28,7 @@ try:
     import structlog
 
     from actors import ChildExited, SystemClock
+    from actors.core.audio_sources import SourceError, check_sources
     from actors.core.error_text import safe_text
     from actors.core.errors import InUse
     from actors.kernel.malloc import TRIM_INTERVAL_S, limit_malloc_arenas, release_free_memory
@@ -57,11 +58,14 @@ log = structlog.get_logger("relay")
 
 
 def settings_or_exit(argv: Sequence[str], environ: Mapping[str, str]) -> Settings:
-    """:func:`load_settings`, or one message on stderr and exit code 2."""
+    """:func:`load_settings` (audio sources checked too), or one message on stderr and exit
+    code 2."""
     try:
-        return load_settings(argv, environ, isatty=sys.stderr.isatty())
-    except ConfigError as exc:
+        settings = load_settings(argv, environ, isatty=sys.stderr.isatty())
+        check_sources(settings.audio)
+    except (ConfigError, SourceError) as exc:
         _exit_invalid(str(exc))
+    return settings
 
 
 def prices_or_exit(user_file: str) -> PriceTable:

@@ -14,12 +14,14 @@ import pytest
 
 from actors.audio_capture import Capture
 from actors.audio_tree import configured
+from actors.core.capture_records import CaptureStatus
 from actors.kernel.processes import alive
 from actors.tree import Relay
 from bench.harness import ROOT
 from config.audio import AudioConfig
 from tests.helpers import asked, client_for, relay_settings, wait_until
 from tests.transport.overlay_client import Feed, OverlayClient, Status
+from transport.audio_control import NO_ALT, STARTED, STOPPED
 from transport.demo.fake_stt import FakeStt
 
 HEARD = "where is the config file"
@@ -85,3 +87,78 @@ def test_the_capture_process_ends_with_the_relay(hearing: Relay) -> None:
 def test_only_configured_sources_are_captured() -> None:
     assert configured(AudioConfig()) == {}
     assert configured(AudioConfig(mic_source="pulse:default")) == {"mic": "pulse:default"}
+
+
+@pytest.fixture
+def switchable(
+    make_relay: Callable[..., Relay], fake_stt: FakeStt, monkeypatch: pytest.MonkeyPatch
+) -> Relay:
+    """A relay hearing system audio and the microphone, with an alternative system source."""
+    monkeypatch.chdir(ROOT)
+    loop = ("--scene", "speech:1200,silence:1500", "--repeat", "40")
+    audio = AudioConfig(
+        source=program(*loop),
+        mic_source=program(*loop),
+        alt_source=program("--stderr", "the other device", *loop),
+        stt_api="openai",
+        stt_base_url=fake_stt.base_url,
+        stt_api_key="placeholder",
+    )
+    return make_relay(replace(relay_settings(), audio=audio))
+
+
+def _line(overlay: OverlayClient, text: str) -> str:
+    """The next feed line that is not a transcript: ``text``, as the test expects."""
+    shown = overlay.next_of(Feed)
+    while shown.text.startswith(("[🔊] ", "[🎙] ")):
+        shown = overlay.next_of(Feed)
+    assert shown.text == text
+    return text
+
+
+def _status(relay: Relay, source: str) -> CaptureStatus:
+    return asked(relay.handles[f"capture_{source}"], Capture.snapshot)
+
+
+def test_toggle_audio_stops_every_capture_and_starts_them_again_telling_every_overlay(
+    switchable: Relay,
+) -> None:
+    host, port = switchable.address()
+    with OverlayClient(host, port) as asking, OverlayClient(host, port) as watching:
+        assert isinstance(asking.read(), Status)
+        if watching.next_of(Status).audio != "active":  # a transcript heard first
+            assert watching.next_of(Status).audio == "active"
+        asking.send({"type": "command", "action": "toggle_audio"})
+        _line(asking, STOPPED)
+        _line(watching, STOPPED)
+        assert watching.next_of(Status).audio == "muted"
+        assert {_status(switchable, s).state for s in ("system", "mic")} == {"paused"}
+        asking.send({"type": "command", "action": "toggle_audio"})
+        _line(watching, STARTED)
+        for source in ("system", "mic"):
+
+            def running(source: str = source) -> bool:
+                return _status(switchable, source).state == "running"
+
+            wait_until(running, 10, source)
+
+
+def test_switch_device_swaps_the_system_source_and_back(switchable: Relay) -> None:
+    host, port = switchable.address()
+    with OverlayClient(host, port) as overlay:
+        assert isinstance(overlay.read(), Status)
+        overlay.send({"type": "command", "action": "switch_device"})
+        _line(overlay, "Audio device → AUDIO_ALT_SOURCE (command)")
+        wait_until(lambda: _status(switchable, "system").last_stderr == "the other device", 10)
+        assert _status(switchable, "mic").last_stderr == ""
+        overlay.send({"type": "command", "action": "switch_device"})
+        _line(overlay, "Audio device → AUDIO_SOURCE (command)")
+        assert not _status(switchable, "system").alt
+
+
+def test_switch_device_without_an_alternative_says_what_to_set(hearing: Relay) -> None:
+    host, port = hearing.address()
+    with OverlayClient(host, port) as overlay:
+        assert isinstance(overlay.read(), Status)
+        overlay.send({"type": "command", "action": "switch_device"})
+        _line(overlay, NO_ALT)

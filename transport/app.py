@@ -124,8 +124,13 @@ def build_app(
     app[OPENAPI] = openapi_json
     app[CLIENT_FIGURES] = figures = ClientFigures(policy.redactor)
     overlay_bounds = overlay_limits or OverlayLimits.current()
+    audio = AudioControl(peers.audio_config, peers.audio, peers.audio_views, ask)
     presence = Presence(
-        peers.feed_view, peers.sense_view, peers.clock, overlay_bounds.quiet_spell_s
+        peers.feed_view,
+        peers.sense_view,
+        peers.clock,
+        overlay_bounds.quiet_spell_s,
+        muted=lambda: audio.paused,
     )
     overlays = Overlays(
         streams=streams,
@@ -134,7 +139,7 @@ def build_app(
         clock=peers.clock,
         figures=figures,
         feed_posts=feed_posts,
-        audio=AudioControl(peers.audio_config, peers.audio, peers.audio_views, ask),
+        audio=audio,
     )
     app[OVERLAYS] = overlays
     app.on_startup.append(overlays.on_startup)

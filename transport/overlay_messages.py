@@ -26,14 +26,15 @@ OVERLAY_SOURCE = "overlay"
 """The ``source`` of what the user typed in the overlay."""
 CommandAction = Literal["toggle_audio", "toggle_screen", "switch_device"]
 COMMAND_NOTICES: Final[dict[CommandAction, str]] = {
-    "toggle_audio": "The relay does not capture audio: mute or unmute it in the capture "
-    "client that sends the transcripts.",
+    "toggle_audio": "The relay captures no audio (no AUDIO_SOURCE or MIC_SOURCE): mute or "
+    "unmute it in the capture client that sends the transcripts.",
     "toggle_screen": "The relay does not capture the screen: pause or resume it in the capture "
     "client (sense_client).",
-    "switch_device": "The relay does not capture audio: choose the device in the capture "
-    "client that sends the transcripts.",
+    "switch_device": "The relay captures no audio (no AUDIO_SOURCE): choose the device in the "
+    "capture client that sends the transcripts.",
 }
-"""The feed line that answers each switch the overlay asks for: the capture clients own it."""
+"""The line that answers a switch the relay does not own: the screen's always, the audio
+ones when it captures no audio (then the capture clients own them)."""
 
 
 # -- what the relay sends ----------------------------------------------------------------------
@@ -119,9 +120,12 @@ class OverlayProfiling(bodies.ProcessReport, frozen=True, tag="profiling", tag_f
 
 
 class OverlayCommand(Struct, frozen=True, tag="command", tag_field="type"):
-    """Overlay → relay: a capture switch. The relay captures nothing itself: it answers this
-    overlay alone with a feed line saying the capture clients own the switch. Other actions
-    and other fields are ignored."""
+    """Overlay → relay: a capture switch. With an audio source set, `toggle_audio` stops
+    every capture or starts them again and `switch_device` swaps `AUDIO_SOURCE` for
+    `AUDIO_ALT_SOURCE` and back; every overlay gets a feed line saying so ("Audio capture
+    stopped", "Audio device → ..."). Otherwise, and for `toggle_screen`, this overlay alone
+    gets a line saying the capture clients own the switch. Other actions and other fields
+    are ignored."""
 
     action: CommandAction
 

@@ -30,7 +30,11 @@ class Presence:
         sense: Published[SenseSnapshot],
         clock: Clock,
         quiet_spell_s: float,
+        muted: Callable[[], bool] = lambda: False,
     ) -> None:
+        """``muted``: whether the overlay stopped audio capture (``toggle_audio``): the
+        ``audio`` status is then ``muted`` whatever arrives."""
+        self._muted = muted
         self._feed = feed
         self._sense = sense
         self._clock = clock
@@ -105,6 +109,8 @@ class Presence:
         events = self._sense.value.events
         seen = events[-1].received_at if events else None
         status = status_at(self._heard, seen, now, self._quiet_ms)
+        if self._muted():
+            status = Status("muted", status.screen)
         ends = [t + self._quiet_ms for t in (self._heard, seen) if t is not None]
         ends = [end for end in ends if end > now]
         if ends and self._timer is None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
 from actors.core.utterance import SAMPLE_BYTES, SAMPLE_RATE
+from config.audio import AudioConfig
 
 SourceKind = Literal["command", "avfoundation", "pulse", "alsa", "file"]
 SOURCE_KINDS: Final[tuple[SourceKind, ...]] = get_args(SourceKind)
@@ -111,6 +112,20 @@ def check_source(name: str, value: str) -> None:
     """
     if value.strip():
         parse_source(value, name)
+
+
+def check_sources(config: AudioConfig) -> None:
+    """Start-up validation of every source setting (:func:`check_source`).
+
+    Raises:
+        SourceError: the first value that is not a source, named by its setting.
+    """
+    for name, value in (
+        ("AUDIO_SOURCE", config.source),
+        ("MIC_SOURCE", config.mic_source),
+        ("AUDIO_ALT_SOURCE", config.alt_source),
+    ):
+        check_source(name, value)
 
 
 def device_argv(kind: SourceKind, device: str) -> tuple[str, ...]:

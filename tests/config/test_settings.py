@@ -408,6 +408,22 @@ def test_settings_or_exit_exits_2_with_one_error_line(capsys):
     assert "AGENT_INTERVAL_MS must be a positive whole number, got 'abc'" in lines[0]
 
 
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"AUDIO_SOURCE": "bogus"}, "AUDIO_SOURCE must be one of"),
+        ({"MIC_SOURCE": "pulse:"}, "MIC_SOURCE: pulse: needs"),
+        ({"AUDIO_SOURCE": "pulse:x", "AUDIO_ALT_SOURCE": "command:"}, "AUDIO_ALT_SOURCE"),
+    ],
+)
+def test_a_source_that_is_not_one_stops_the_start_with_exit_2(capsys, env, named):
+    with pytest.raises(SystemExit) as info:
+        settings_or_exit([], env)
+    assert info.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert named in line
+
+
 def test_settings_or_exit_reports_flag_errors_on_stderr(capsys):
     with pytest.raises(SystemExit) as info:
         settings_or_exit(["--temperature", "9"], {})
