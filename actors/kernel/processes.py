@@ -24,6 +24,8 @@ import sys
 from collections.abc import Sequence
 from typing import Final
 
+from config.options import OPTIONS
+
 NOT_FOUND: Final = 127
 """The wrapper's exit code when the program cannot be run (a shell's)."""
 
@@ -36,8 +38,16 @@ _WRAPPER: Final = (
 )
 
 
+def child_environment() -> dict[str, str]:
+    """The relay's environment less the secrets it was given (the LLM key, the speech
+    service's key, ``RELAY_TOKEN``): a capture program has no use for them."""
+    secret = {option.env for option in OPTIONS if option.secret}
+    return {name: value for name, value in os.environ.items() if name not in secret}
+
+
 def spawn(argv: Sequence[str]) -> subprocess.Popen[bytes]:
-    """Start ``argv`` (the program found on ``PATH``) with its stdout and stderr piped.
+    """Start ``argv`` (the program found on ``PATH``) with its stdout and stderr piped, in
+    :func:`child_environment`.
 
     Raises:
         FileNotFoundError: the program is not on ``PATH`` (or not executable there).
@@ -57,6 +67,7 @@ def spawn(argv: Sequence[str]) -> subprocess.Popen[bytes]:
         start_new_session=True,
         close_fds=True,
         bufsize=0,
+        env=child_environment(),
     )
 
 

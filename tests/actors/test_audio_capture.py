@@ -380,3 +380,17 @@ def test_a_restarted_capture_counts_on_from_its_published_status(
     assert again.captured_s >= last.captured_s > 0
     assert again.restarts >= last.restarts
     assert again.speech_share == pytest.approx(last.speech_share, abs=0.01)
+
+
+def test_a_capture_program_gets_none_of_the_relays_secrets(
+    capture: Callable[..., Started], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-secret")
+    monkeypatch.setenv("STT_API_KEY", "stt-secret")
+    monkeypatch.setenv("RELAY_TOKEN", "token-secret")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    shown = 'printf "llm=%s stt=%s token=%s lang=%s" "$OPENROUTER_API_KEY" "$STT_API_KEY"'
+    shown += ' "$RELAY_TOKEN" "$LANG" >&2; exit 3'
+    started = capture("command:sh -c " + shlex.quote(shown))
+    status = started.wait("the program's line", lambda s: s.last_exit == 3)
+    assert status.last_stderr == "llm= stt= token= lang=C.UTF-8"
