@@ -7,8 +7,8 @@ It imports nothing but the standard library: the relay starts it again at each r
   syllable envelope, loud enough for voice detection; no words) and silence, looped, paced at
   ``--speed`` times real time. ``--tag`` does nothing but mark the command line, so a run's
   processes can be told from any other's (:func:`capture_processes`).
-* :func:`capture_processes` lists the live processes whose parent is a given process and whose
-  command line holds a marker (Linux: ``/proc``).
+* :func:`capture_processes` lists the live processes whose command line holds a marker, of
+  a given parent or any (Linux: ``/proc``).
 """
 
 from __future__ import annotations
@@ -61,9 +61,9 @@ def command(scene: str, speed: float, tag: str) -> str:
     return "command:" + shlex.join([*argv, "--scene", scene, "--tag", tag])
 
 
-def capture_processes(parent: int, marker: str) -> list[int]:
-    """The pids of the live processes (zombies excluded) whose parent is ``parent`` and whose
-    command line holds ``marker``; ``[]`` where there is no ``/proc``."""
+def capture_processes(parent: int | None, marker: str) -> list[int]:
+    """The pids of the live processes (zombies excluded) whose parent is ``parent`` (any, if
+    None) and whose command line holds ``marker``; ``[]`` where there is no ``/proc``."""
     found = []
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if not entry.isdigit():
@@ -75,7 +75,7 @@ def capture_processes(parent: int, marker: str) -> list[int]:
                 argv = cmdline.read()
         except OSError:  # gone meanwhile
             continue
-        if state not in ("Z", "X") and int(ppid) == parent and marker.encode() in argv:
+        if state not in ("Z", "X") and parent in (None, int(ppid)) and marker.encode() in argv:
             found.append(int(entry))
     return sorted(found)
 

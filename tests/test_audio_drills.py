@@ -56,7 +56,7 @@ def drilled(
     monkeypatch.chdir(ROOT)  # ``-m tests.audio.pcm_program`` is found from the top
     audio = AudioConfig(
         source=program(),
-        stt_api="openai",
+        stt_api="chat",
         stt_base_url=fake_stt.base_url,
         stt_api_key="placeholder",
     )
