@@ -173,6 +173,17 @@ class Capture(RelayActor):
         self._state = "stopped"
         self._publish()
 
+    def abandoned(self) -> None:
+        """Hung, and given up on by the supervisor: end the run's process now (from the
+        supervisor's thread), so that the next incarnation's is the only one capturing the
+        source. The run's reader sees the end and stops handing on."""
+        run = self._run
+        if run is None:
+            return
+        run.halt.set()
+        if run.process is not None:
+            processes.end(run.process, self._settings.stop_grace_s)
+
     def on_receive(self, message: Any) -> Any:
         """The readers' and the timers' messages; the status is published after each."""
         try:

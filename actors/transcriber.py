@@ -178,6 +178,21 @@ class Transcriber(RelayActor):
         if self._delivery is not None:
             self._delivery.shutdown(wait=False)
 
+    def abandoned(self) -> None:
+        """Hung, and given up on by the supervisor: cancel the requests out (a caller waiting
+        hears that it stopped) and close the speech client and the delivery thread now, from
+        the supervisor's thread, so that no thread of this incarnation outlives it. Nothing
+        is counted or published: the next incarnation's counters are the ones shown."""
+        for job in list(self._jobs.values()):
+            self._cancel(job)
+            if job.reply is not None:
+                _resolve(job.reply, Outcome("error", error=STOPPED))
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+        if self._delivery is not None:
+            self._delivery.shutdown(wait=False)
+
     # -- messages ----------------------------------------------------------------------------
 
     def submit(self, utterance: Utterance) -> bool:

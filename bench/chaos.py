@@ -8,14 +8,20 @@ Run from the repository root::
     python -m bench.chaos --minutes 3 --seed 7 --keep   # keep the data dir and both logs
 
 A fake LLM and a relay (``RELAY_FAULTS=1``; the agent without the economy: a call on every
-tick with news, every 250 ms) run as subprocesses. A spawned process posts to ``/feed`` and
-``/sense`` at ``--rate`` per second each (never retried); after a fault-free ``--baseline``
-share, ``POST /debug/fault`` crashes (70 %) or hangs a random actor every 5 to 8 s, and
+tick with news, every 250 ms) run as subprocesses. The relay also hears: it captures two
+sources (:mod:`bench.chaos_audio` programs writing speech-like PCM at ``--audio-speed`` times
+real time) and transcribes them with the stand-in speech service (:mod:`bench.chaos_hearing`).
+A spawned process posts to ``/feed`` and ``/sense`` at ``--rate`` per second each (never
+retried); after a fault-free ``--baseline`` share, ``POST /debug/fault`` crashes (70 %) or
+hangs an actor every 5 to 8 s, every other fault on the audio path (``stt``,
+``capture_system``, ``capture_mic``; each group's actors in shuffled rounds), and
 :class:`LLMDrill` walks the fake LLM's fault modes. Three pollers per endpoint read
 ``GET <endpoint>?after=<last id seen>`` and check ids and contents. It prints posts sent,
 acknowledged, never seen or changed, the rings re-read at the end, ingestion latency in the
-baseline and the faults, restarts per actor against the crashes injected, the requests and
-their outcomes per fake LLM mode, RSS, and the exit code after SIGTERM.
+baseline and the faults, restarts per actor against the crashes injected, per audio actor the
+same and per source the transcripts stored and the capture processes (never two at once,
+one each at the end, none left after the exit), the requests and their outcomes per fake LLM
+mode, RSS, and the exit code after SIGTERM.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -43,16 +49,19 @@ import aiohttp
 import httpx
 import orjson
 
+from actors.core.bodies import FAULT_ACTORS
 from actors.feed_buffer import FEED_RING
 from actors.sense_buffer import SENSE_RING
 from bench import harness
+from bench.chaos_hearing import AudioFigures, Hearing, VariedStt, outcomes, print_audio, stored
 from bench.harness import JSON_HEADERS, percentile
 from transport.demo.fake_llm import MODES
 
 ENDPOINTS = ("/feed", "/sense")
 RING = {"/feed": FEED_RING, "/sense": SENSE_RING}
 ITEMS_KEY = {"/feed": "messages", "/sense": "events"}
-FAULT_ACTORS = ("feed", "sense", "context", "llm", "digest", "ticker", "http")
+AUDIO_FAULT_ACTORS = ("stt", "capture_system", "capture_mic")
+OTHER_FAULT_ACTORS = tuple(a for a in FAULT_ACTORS if a not in AUDIO_FAULT_ACTORS)
 ACTORS = ("feed", "sense", "digest", "context", "llm", "ticker", "agent", "http")
 LLM_FAULTS = tuple(m for m in MODES if m != "ok")
 WORKERS, POLLERS = 8, 3
@@ -438,6 +447,21 @@ class Fault:
     outcome: str
 
 
+def fault_actors(rng: random.Random) -> Iterator[str]:
+    """The actors to fault, in turn: every other one on the audio path; each group's actors
+    in rounds, shuffled, so that a short run meets every audio actor."""
+    groups = [_rounds(rng, AUDIO_FAULT_ACTORS), _rounds(rng, OTHER_FAULT_ACTORS)]
+    for n in itertools.count():
+        yield next(groups[n % 2])
+
+
+def _rounds(rng: random.Random, actors: Sequence[str]) -> Iterator[str]:
+    while True:
+        deck = list(actors)
+        rng.shuffle(deck)
+        yield from deck
+
+
 def inject_faults(
     base_url: str,
     relay_alive: Callable[[], bool],
@@ -445,15 +469,16 @@ def inject_faults(
     faults_at: float,
     until: float,
 ) -> list[Fault]:
-    """A random fault every 5 to 8 s from ``faults_at`` to ``until``."""
+    """A fault every 5 to 8 s from ``faults_at`` to ``until`` (:func:`fault_actors`)."""
     faults: list[Fault] = []
+    actors = fault_actors(rng)
     with httpx.Client(base_url=base_url, timeout=5.0) as client:
         next_fault = faults_at + rng.uniform(*FAULT_GAP_S) / 2
         while time.monotonic() < until and relay_alive():
             if time.monotonic() < next_fault:
                 time.sleep(min(0.1, next_fault - time.monotonic()))
                 continue
-            actor = rng.choice(FAULT_ACTORS)
+            actor = next(actors)
             kind = "crash" if rng.random() < CRASH_SHARE else "hang"
             seconds = rng.uniform(*HANG_S) if kind == "hang" else 0.0
             faults.append(Fault(actor, kind, seconds, inject(client, actor, kind, seconds)))
@@ -470,6 +495,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         baseline=(float, 0.1, "fault-free share"),
         seed=(int, None, "seed of the fault schedule"),
         keep=(bool, None, "keep the data dir and the logs"),
+        audio_speed=(float, 4.0, "how many times real time the capture programs write"),
     ).parse_args(argv)
     minutes = 1.0 if args.quick else args.minutes
     duration_s = minutes * 60
@@ -482,15 +508,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with contextlib.ExitStack() as stack:
             llm = stack.enter_context(harness.fake_llm_process(workdir / "fake_llm.log"))
+            hearing = Hearing(stack.enter_context(VariedStt(seed=seed)), args.audio_speed)
             env = harness.relay_env(
                 RELAY_FAULTS="1",
                 OPENROUTER_API_KEY="unused",
                 AGENT_BASE_URL=f"{llm.base_url}/v1",
                 LOG_FORMAT="json",
                 **AGENT,
+                **hearing.env(),
             )
             data, log = str(workdir / "data"), workdir / "relay.log"
             relay = stack.enter_context(harness.relay_process(data, log, env, log_level=None))
+            hearing.start_sampling(relay.pid)
             rss_start = harness.rss_mb(relay.pid)
             print(
                 f"chaos: {minutes:g} min, {args.rate:g} posts/s to each of /feed and /sense, "
@@ -515,6 +544,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             rng = random.Random(seed)
             faults = inject_faults(relay.base_url, alive, rng, faults_at, end_at - QUIET_END_S)
+            heard_before_quiet = stored(labels(readers["/feed"]))
             if not alive():
                 print(f"  the relay exited with {relay.proc.returncode} during the run")
             records = load.result(timeout=duration_s + LEAD_S + REQUEST_TIMEOUT_S + 60)
@@ -533,6 +563,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         rings[e] = got.json()[ITEMS_KEY[e]]
                 drilled = drill.requests(client)
             rss_end = harness.rss_mb(relay.pid)
+            hearing.stop_sampling()
+            at_end = hearing.processes(relay.pid)
             problems = report(records, acked, readers, rings, faults_at)
             print_faults(faults, drill.modes, health)
             drill.print(drilled)
@@ -540,6 +572,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             state = "yes" if was_alive else f"NO (exit {relay.proc.returncode})"
             print(f"relay alive at the end: {state}")
             _took, code = harness.timed_stop(relay)
+            heard = stored(labels(readers["/feed"]))
+            problems += print_audio(
+                hearing,
+                AudioFigures(
+                    faults=Counter((f.actor, f.kind) for f in faults if f.outcome == "ok"),
+                    actors=health.get("actors", {}),
+                    stored=heard,
+                    stored_quiet=heard - heard_before_quiet,
+                    outcomes=outcomes(
+                        (workdir / "relay.log").read_text(errors="replace").splitlines()
+                    ),
+                    at_end=at_end,
+                    left=hearing.processes(None),
+                ),
+            )
             print(f"relay exit code after SIGTERM: {code}")
         lines = (workdir / "relay.log").read_text(errors="replace").splitlines()
         harness.print_log_summary(lines, "relay log", 50, above_info=True, first_lines=False)
@@ -554,6 +601,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"kept {workdir}")
         else:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def labels(reader: Reader) -> list[str]:
+    """The labels (texts cut short) of the items a reader saw."""
+    with reader.lock:
+        return [seen.label for seen in reader.state.seen.values()]
 
 
 def report(

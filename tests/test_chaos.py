@@ -4,12 +4,15 @@ A real ``python run.py`` with ``RELAY_FAULTS=1`` and the agent ticking against t
 A poster thread posts to ``/feed`` and ``/sense`` at a fixed, moderate rate and records every
 attempt; two readers poll ``GET /feed?after=`` and ``GET /sense?after=`` and record every item
 they see (the load, the readers and the checks are ``bench/chaos.py``'s). Meanwhile
-``POST /debug/fault`` crashes each of the seven actors in turn (waiting for each restart to
-show in ``/health``), then hangs the feed and the sense buffers for a second each, then points
-the agent (without the economy: it calls the LLM on every tick with news) at each fault mode
-of the fake LLM once (``LLMDrill``). At the end: nothing acknowledged is lost or changed, ids
-only grow, each actor restarted exactly as often as it was crashed, no endpoint kept failing
-for longer than a restart takes, and every fault mode met a request.
+The relay also hears: it captures system audio (``bench/chaos_audio.py``) and transcribes it
+with the stand-in speech service. ``POST /debug/fault`` crashes each of the seven actors in
+turn, then the transcriber and the capture (waiting for each restart to show in ``/health``),
+then hangs the feed and the sense buffers for a second each, then points the agent (without
+the economy: it calls the LLM on every tick with news) at each fault mode of the fake LLM once
+(``LLMDrill``). At the end: nothing acknowledged is lost or changed, ids only grow, each actor
+restarted exactly as often as it was crashed, transcripts were stored after both audio
+crashes by exactly one capture process, no endpoint kept failing for longer than a restart
+takes, and every fault mode met a request.
 """
 
 from __future__ import annotations
@@ -35,9 +38,11 @@ from bench.chaos import (
     acked_by_id,
     catch_up,
     inject,
+    labels,
     longest_failing_run,
     run_load,
 )
+from bench.chaos_hearing import Hearing, VariedStt, stored
 from bench.harness import Server, log_tail, relay_env, server_process
 from transport.demo.fake_llm import FakeLLM
 
@@ -57,9 +62,13 @@ MAX_FAILING_S = 5.0
 CATCH_UP_S = 5.0
 DRILL_VISIT_S = 5.0
 """Bound on one mode's visit of the LLM drill (a request ends within the 1 s call timeout)."""
-CRASHED = ("feed", "sense", "context", "llm", "digest", "ticker", "http")
+CRASHED = ("feed", "sense", "context", "llm", "digest", "ticker", "http", "stt", "capture_system")
 HUNG = ("feed", "sense")
 ALL_ACTORS = ("feed", "sense", "digest", "context", "llm", "ticker", "agent", "http")
+AUDIO_ACTORS = ("stt", "capture_system", "audio")
+AUDIO_SPEED = 4.0
+"""The capture program's pace: about an utterance every 0.7 s."""
+HEARD_TIMEOUT_S = 10.0
 
 
 class Chaos:
@@ -144,8 +153,27 @@ def fake_llm() -> Iterator[FakeLLM]:
         yield llm
 
 
+@pytest.fixture
+def hearing() -> Iterator[Hearing]:
+    """The system audio's capture program, and a speech service with a new sentence each time."""
+    with VariedStt() as stt:
+        yield Hearing(stt, AUDIO_SPEED)
+
+
+def heard_after(chaos: Chaos, reader: Reader, hearing: Hearing) -> int:
+    """Wait for a transcript stored from now on; exactly one capture process meanwhile."""
+    before = stored(labels(reader))["system"]
+    deadline = time.monotonic() + HEARD_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if stored(labels(reader))["system"] > before:
+            return len(hearing.processes(chaos.relay.proc.pid)["system"])
+        time.sleep(0.05)
+    chaos.fail(f"no transcript stored within {HEARD_TIMEOUT_S} s after the audio crashes")
+    return 0
+
+
 def test_no_acknowledged_post_is_lost_while_every_actor_crashes_and_hangs(
-    tmp_path: Path, fake_llm: FakeLLM
+    tmp_path: Path, fake_llm: FakeLLM, hearing: Hearing
 ) -> None:
     env = relay_env(
         RELAY_DATA_DIR=str(tmp_path / "data"),
@@ -156,6 +184,7 @@ def test_no_acknowledged_post_is_lost_while_every_actor_crashes_and_hangs(
         AGENT_INTERVAL_MS="200",
         AGENT_TIMEOUT_MS="1000",
         AGENT_ECONOMY="false",
+        **{k: v for k, v in hearing.env().items() if k != "MIC_SOURCE"},
     )
     stop_posting, stop_reading = threading.Event(), threading.Event()
     with server_process(["run.py"], tmp_path / "relay.log", env=env) as relay:
@@ -178,12 +207,13 @@ def test_no_acknowledged_post_is_lost_while_every_actor_crashes_and_hangs(
                 reader.start()
             time.sleep(SETTLE_S)
 
-            expected = dict.fromkeys(ALL_ACTORS, 0)
+            expected = dict.fromkeys((*ALL_ACTORS, *AUDIO_ACTORS), 0)
             for actor in CRASHED:
                 chaos.inject(actor, "crash")
                 expected[actor] += 1
                 chaos.wait_restarted(actor, expected)
                 time.sleep(SETTLE_S)
+            capturing = heard_after(chaos, readers["/feed"], hearing)
             for actor in HUNG:
                 chaos.inject(actor, "hang", HANG_S)
                 time.sleep(HANG_S)
@@ -261,6 +291,7 @@ def test_no_acknowledged_post_is_lost_while_every_actor_crashes_and_hangs(
     assert {f"drill/{m}" for m in LLM_FAULTS} <= asked, f"the fake LLM saw models {asked}"
 
     assert final_actors is not None, "no /health at the end"
-    restarts = {name: final_actors[name]["restarts"] for name in ALL_ACTORS}
+    assert capturing == 1, f"{capturing} capture processes after the capture crashed{tail}"
+    restarts = {name: final_actors[name]["restarts"] for name in (*ALL_ACTORS, *AUDIO_ACTORS)}
     assert restarts == expected, f"restarts {restarts}, injected {expected}{tail}"
     assert all(a["alive"] and a["state"] == "running" for a in final_actors.values()), final_actors

@@ -51,7 +51,12 @@ MAX_TOKENS = 32_000
 """The most ``maxTokens`` ``POST /agent/config`` takes."""
 MAX_HANG_S = 3600
 """The longest hang a fault drill may ask for, in seconds."""
-FaultActor = Literal["feed", "sense", "context", "llm", "digest", "ticker", "http"]
+FaultActor = Literal[
+    "feed", "sense", "context", "llm", "digest", "ticker", "http",
+    "stt", "capture_system", "capture_mic",
+]  # fmt: skip
+"""The actors a fault drill (``POST /debug/fault``) may crash or hang; a capture only where its
+source is configured."""
 FAULT_ACTORS: Final[tuple[str, ...]] = get_args(FaultActor)
 NOT_BLANK = r"\S"
 """The pattern of a text that is not only whitespace."""

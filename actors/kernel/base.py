@@ -20,6 +20,7 @@ from __future__ import annotations
 import concurrent.futures
 import queue
 import threading
+import weakref
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -48,12 +49,8 @@ class InjectedFault(Exception):
     """Raised by :meth:`RelayActor.inject_fault` to crash an actor on purpose."""
 
 
-FAULT_ACTORS = ("feed", "sense", "context", "llm", "digest", "ticker", "http")
-"""The actors a fault drill (``POST /debug/fault``) may crash or hang."""
-FAULT_KINDS = ("crash", "hang")
-"""What a drill does: crash the actor on its next message, or hang its mailbox."""
-MAX_HANG_S = 3600
-"""The longest hang a drill may ask for, in seconds."""
+_LIVE: weakref.WeakValueDictionary[str, RelayActor] = weakref.WeakValueDictionary()
+"""Every relay actor by URN, for :func:`release_abandoned` (weakly: a gone one is dropped)."""
 
 ChildState = Literal["running", "backoff", "stopped"]
 """A supervised child's state: alive, waiting to be restarted, or stopped."""
@@ -103,6 +100,7 @@ class RelayActor(pykka.ThreadingActor):
         super().__init__()
         self._report = report
         self._log = structlog.get_logger("relay").bind(actor=self.name)
+        _LIVE[self.actor_urn] = self
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -144,6 +142,13 @@ class RelayActor(pykka.ThreadingActor):
 
     def started(self) -> None:
         """Start-up work, in the actor's thread. Raising here is a failed start."""
+
+    def abandoned(self) -> None:
+        """Its supervisor gave up on this incarnation (hung: no answer to a ping, or to a
+        stop), before it starts the next one: release at once what two incarnations must not
+        hold together (a capture's process). Runs on the supervisor's thread while this
+        actor's own thread is stuck, so it may touch only what is safe from another thread;
+        :meth:`stopped` never runs for an abandoned actor. Nothing by default."""
 
     def stopped(self) -> None:
         """Release what :meth:`started` took; runs after a normal stop and after a crash."""
@@ -256,6 +261,17 @@ class RelayActor(pykka.ThreadingActor):
     def _deliver(self, reply: concurrent.futures.Future[Any], result: Any) -> None:
         """Hand a :class:`Call`'s result to its caller (durable actors wait for the commit)."""
         reply.set_result(result)
+
+
+def release_abandoned(ref: pykka.ActorRef[Any]) -> None:
+    """Run :meth:`RelayActor.abandoned` of the actor behind ``ref``, if it is a relay actor.
+
+    Raises:
+        Exception: whatever the actor's hook raised.
+    """
+    actor = _LIVE.get(ref.actor_urn)
+    if actor is not None:
+        actor.abandoned()
 
 
 @dataclass(slots=True)

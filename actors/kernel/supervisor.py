@@ -20,11 +20,21 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import pykka
+import structlog
 from pykka.messages import ProxyCall
 
 from actors.core.error_text import safe_error_text
-from actors.kernel.base import NORMAL_EXIT, ChildExited, ChildHandle, RelayActor, Reporter
+from actors.kernel.base import (
+    NORMAL_EXIT,
+    ChildExited,
+    ChildHandle,
+    RelayActor,
+    Reporter,
+    release_abandoned,
+)
 from actors.kernel.clock import Cancel, Clock
+
+_log = structlog.get_logger("relay").bind(actor="supervisor")
 
 RestartType = Literal["permanent", "transient", "temporary"]
 """OTP's restart types: ``permanent`` always restarts, ``transient`` only after a failure
@@ -372,9 +382,16 @@ PING = ProxyCall(attr_path=("ping",), args=(), kwargs={})
 
 def abandon(ref: pykka.ActorRef[Any]) -> None:
     """Give up on a hung actor: it is unregistered and, should its thread ever come back, it
-    stops without handling another message (Python cannot kill the thread itself)."""
+    stops without handling another message (Python cannot kill the thread itself). What it
+    holds that its successor will take again (a capture's process) is released now, by its
+    :meth:`~actors.kernel.base.RelayActor.abandoned`; a hook that fails is logged, never
+    fatal to the supervisor."""
     ref.actor_stopped.set()
     pykka.ActorRegistry.unregister(ref)
+    try:
+        release_abandoned(ref)
+    except Exception as exc:
+        _log.error("supervisor.abandon_failed", child=str(ref), error=safe_error_text(exc))
 
 
 def _tell(ref: pykka.ActorRef[Any], message: Any) -> None:

@@ -7,6 +7,9 @@ from aiohttp import web
 from msgspec import UNSET
 
 from actors.core.bodies import CONFIG_BODY_LIMIT, Fault
+from actors.core.capture_records import SETTING_NAMES
+from actors.core.errors import BadRequest
+from actors.core.utterance import AUDIO_SOURCES
 from actors.kernel.base import RelayActor
 from transport.answers import Done
 from transport.guard import json_response, raw_json_response
@@ -54,10 +57,21 @@ async def get_openapi(request: web.Request) -> web.Response:
 async def post_fault(request: web.Request) -> web.Response:
     """``POST /debug/fault``: make an actor crash on its next message or hang for N seconds.
 
-    Only with ``RELAY_FAULTS=1``. Answers before the fault fires.
+    Only with ``RELAY_FAULTS=1``. Answers before the fault fires. A capture whose source is
+    not configured does not run: a drill on it is a 400 that says so, and nothing changes.
     """
     fault = await read_body(request, CONFIG_BODY_LIMIT, Fault)
     seconds = 0.0 if fault.seconds is UNSET else fault.seconds
-    request.app[PEERS].actors[fault.actor].tell(RelayActor.inject_fault, fault.kind, seconds)
+    target = request.app[PEERS].actors.get(fault.actor)
+    if target is None:
+        raise BadRequest(_not_running(fault.actor))
+    target.tell(RelayActor.inject_fault, fault.kind, seconds)
     log.warning("debug.fault", actor="http", target=fault.actor, kind=fault.kind, seconds=seconds)
     return json_response(Done(ok=True))
+
+
+def _not_running(actor: str) -> str:
+    """Why a drill's ``actor`` is not there: a capture of a source that is not configured."""
+    setting = next((SETTING_NAMES[s] for s in AUDIO_SOURCES if actor == f"capture_{s}"), None)
+    why = f"its source is not configured ({setting} is empty)" if setting else "it is not started"
+    return f"actor {actor} is not running in this relay: {why}"
