@@ -31,12 +31,12 @@ import os
 import subprocess
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import pykka
 
 from actors.audio_reader import Meter, PcmReader, keep_last_line, paced
+from actors.capture_runs import Ended, Heard, Launch, Refresh, Run, Watch
 from actors.core.audio_sources import WAV_HEADER_READ, SourcePlan, parse_source, wav_layout
 from actors.core.capture_records import (
     SETTING_NAMES,
@@ -47,7 +47,7 @@ from actors.core.capture_records import (
     UtteranceSink,
 )
 from actors.core.error_text import safe_error_text
-from actors.core.utterance import BYTES_PER_MS, AudioSource, Detector
+from actors.core.utterance import BYTES_PER_MS, AudioSource
 from actors.kernel import processes
 from actors.kernel.base import RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
@@ -55,47 +55,6 @@ from actors.kernel.published import Published
 
 REFRESH_S = 1.0
 """How often the published status's counters are brought up to date while nothing changes."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Refresh:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class _Heard:
-    run: int
-
-
-@dataclass(frozen=True, slots=True)
-class _Ended:
-    run: int
-    code: int | None
-    error: str | None = None
-    """What broke the reader (the detector raised), if it was not the process."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Launch:
-    generation: int
-
-
-@dataclass(frozen=True, slots=True)
-class _Watch:
-    run: int
-
-
-@dataclass(slots=True)
-class _Run:
-    id: int
-    plan: SourcePlan
-    detector: Detector
-    started: float
-    process: subprocess.Popen[bytes] | None = None
-    halt: threading.Event = field(default_factory=threading.Event)
-    """Set when the run is ended on purpose (a file's reader stops at once)."""
-    threads: tuple[threading.Thread, ...] = ()
-    heard: bool = False
 
 
 class Capture(RelayActor):
@@ -135,7 +94,7 @@ class Capture(RelayActor):
         self._settings = settings or CaptureSettings()
         self._meter = Meter(clock.monotonic())
         self._state: CaptureState = "starting"
-        self._run: _Run | None = None
+        self._run: Run | None = None
         self._runs = 0
         self._generation = 0
         """Raised by pause, resume and switch: a restart scheduled before is void."""
@@ -192,24 +151,24 @@ class Capture(RelayActor):
             self._publish()
 
     def _receive(self, message: Any) -> Any:
-        if isinstance(message, _Refresh):
+        if isinstance(message, Refresh):
             self._refresh()
             return None
-        if isinstance(message, _Heard):
+        if isinstance(message, Heard):
             if self._run is not None and self._run.id == message.run:
                 self._run.heard = True
                 self._state = "running"
                 self._log.info("capture.running", kind=self._plan.kind, runs=self._runs)
             return None
-        if isinstance(message, _Ended):
+        if isinstance(message, Ended):
             self._ended(message)
             return None
-        if isinstance(message, _Launch):
+        if isinstance(message, Launch):
             if message.generation == self._generation and self._state == "backoff":
                 self._restarts += 1
                 self._launch()
             return None
-        if isinstance(message, _Watch):
+        if isinstance(message, Watch):
             self._watch(message.run)
             return None
         return super().on_receive(message)
@@ -282,7 +241,7 @@ class Capture(RelayActor):
     def _refresh(self) -> None:
         """Publish the counters now and again in :data:`REFRESH_S`."""
         self._publish()
-        self._clock.call_later(REFRESH_S, lambda: self._tell(_Refresh()))
+        self._clock.call_later(REFRESH_S, lambda: self._tell(Refresh()))
 
     def _publish(self) -> None:
         if self._published is not None:
@@ -294,7 +253,7 @@ class Capture(RelayActor):
         """Start a run of the current plan; a start that fails is a run that ended at once."""
         self._runs += 1
         plan, now = self._plan, self._clock.monotonic()
-        run = _Run(id=self._runs, plan=plan, detector=self._detector(), started=now)
+        run = Run(id=self._runs, plan=plan, detector=self._detector(), started=now)
         self._run, self._state = run, "starting"
         with self._meter.lock:
             self._meter.last_audio = now
@@ -302,7 +261,7 @@ class Capture(RelayActor):
             reader = self._open(run)
         except OSError as exc:
             self._meter.note_stderr(safe_error_text(exc))
-            self._ended(_Ended(run.id, None))
+            self._ended(Ended(run.id, None))
             return
         threads = [threading.Thread(target=self._pump, args=(run, reader), daemon=True)]
         if run.process is not None:
@@ -312,14 +271,14 @@ class Capture(RelayActor):
                     target=keep_last_line, args=(run.process.stderr, self._meter), daemon=True
                 )
             )
-            self._clock.call_later(self._settings.stall_s, lambda: self._tell(_Watch(run.id)))
+            self._clock.call_later(self._settings.stall_s, lambda: self._tell(Watch(run.id)))
         run.threads = tuple(threads)
         for thread in threads:
             thread.name = f"capture-{self._source}-{thread.name}"
             thread.start()
         self._log.debug("capture.launched", kind=plan.kind, run=run.id, pid=self.snapshot().pid)
 
-    def _open(self, run: _Run) -> Callable[[int], bytes]:
+    def _open(self, run: Run) -> Callable[[int], bytes]:
         """Start the run's process (or open its WAV file); the function that reads its PCM."""
         path = run.plan.path
         if path is not None:
@@ -345,7 +304,7 @@ class Capture(RelayActor):
         for thread in run.threads:
             thread.join(timeout=self._settings.stop_grace_s + 1)
 
-    def _ended(self, message: _Ended) -> None:
+    def _ended(self, message: Ended) -> None:
         """A run ended by itself: finished (a file), to be restarted, or failed."""
         run = self._run
         if run is None or run.id != message.run:
@@ -369,7 +328,7 @@ class Capture(RelayActor):
         self._step += 1
         self._state = "backoff"
         generation = self._generation
-        self._cancel = self._clock.call_later(delay, lambda: self._tell(_Launch(generation)))
+        self._cancel = self._clock.call_later(delay, lambda: self._tell(Launch(generation)))
         # a warning per run that gave audio (at most one a backoff); quiet tries: debug only
         (self._log.warning if run.heard else self._log.debug)(
             "capture.exited",
@@ -405,7 +364,7 @@ class Capture(RelayActor):
             idle = self._clock.monotonic() - self._meter.last_audio
         left = self._settings.stall_s - idle
         if left > 0:
-            self._clock.call_later(left, lambda: self._tell(_Watch(run_id)))
+            self._clock.call_later(left, lambda: self._tell(Watch(run_id)))
             return
         self._log.debug("capture.stalled", kind=run.plan.kind, idle_s=round(idle, 3))
         processes.end(run.process, self._settings.stop_grace_s)  # its reader reports the end
@@ -423,7 +382,7 @@ class Capture(RelayActor):
 
     # -- the reader thread ----------------------------------------------------------------------
 
-    def _pump(self, run: _Run, read: Callable[[int], bytes]) -> None:
+    def _pump(self, run: Run, read: Callable[[int], bytes]) -> None:
         """The run's reader thread: read to the end, then report the end and the exit code."""
         reader = PcmReader(
             detector=run.detector,
@@ -433,10 +392,10 @@ class Capture(RelayActor):
             hand_on=self._on_utterance,
             log=self._log.bind(run=run.id),
         )
-        error = reader.run(read, run.halt, lambda: self._tell(_Heard(run.id)))
-        self._tell(_Ended(run.id, self._close(run, broken=error is not None), error))
+        error = reader.run(read, run.halt, lambda: self._tell(Heard(run.id)))
+        self._tell(Ended(run.id, self._close(run, broken=error is not None), error))
 
-    def _close(self, run: _Run, *, broken: bool) -> int | None:
+    def _close(self, run: Run, *, broken: bool) -> int | None:
         """The run's exit code, its process ended: it may have closed its stdout and still
         run, or be running still because the reader broke."""
         process = run.process

@@ -27,13 +27,11 @@ line nor ``/health`` ever shows it. Audio is never logged; a transcript's text o
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import functools
 import itertools
 import statistics
 from collections import Counter, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 import httpx
@@ -53,9 +51,10 @@ from actors.core.stt import (
 from actors.core.stt_outcome import BUSY_RETRY_S, Outcome, TranscriberStats
 from actors.core.utterance import MARKS, TRANSCRIPT_SOURCE, TranscriptFilter, Utterance
 from actors.kernel.base import RelayActor, Reporter
-from actors.kernel.clock import Cancel, Clock
+from actors.kernel.clock import Clock
 from actors.kernel.published import Published
 from actors.speech_client import SpeechClient
+from actors.stt_jobs import Delivered, Expired, Heard, Job, resolve, tell
 from config.audio import AudioConfig
 
 LATENCY_WINDOW: Final = 64
@@ -69,44 +68,6 @@ NO_KEY: Final = (
 Deliver = Callable[[FeedInput], FeedItem]
 """Stores a transcript in the feed and returns the stored item; it may block (an ask of the
 feed's actor with a timeout) and raises when the feed does not take it."""
-
-
-@dataclass(slots=True)
-class _Job:
-    """One request out (state of this actor's thread only)."""
-
-    utterance: Utterance
-    reply: concurrent.futures.Future[Outcome] | None
-    started: float
-    call: concurrent.futures.Future[str] | None = None
-    expiry: Cancel | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Heard:
-    """A request ended (from the event loop's thread)."""
-
-    job: int
-    text: str | None
-    error: BaseException | None
-
-
-@dataclass(frozen=True, slots=True)
-class _Expired:
-    """A request's time is up (from the clock's timer)."""
-
-    job: int
-
-
-@dataclass(frozen=True, slots=True)
-class _Delivered:
-    """The feed took a transcript, or did not (from the delivery thread)."""
-
-    utterance: Utterance
-    reply: concurrent.futures.Future[Outcome] | None
-    latency_ms: int
-    text: str
-    outcome: Outcome = field(compare=False)
 
 
 class Transcriber(RelayActor):
@@ -135,7 +96,7 @@ class Transcriber(RelayActor):
         self._store = deliver
         self._transport = transport
         self._breaker = Breaker()
-        self._jobs: dict[int, _Job] = {}
+        self._jobs: dict[int, Job] = {}
         self._ids = itertools.count(1)
         self._outcomes: Counter[str] = Counter(published.value.outcomes if published else {})
         self._latencies: deque[int] = deque(maxlen=LATENCY_WINDOW)
@@ -186,7 +147,7 @@ class Transcriber(RelayActor):
         for job in list(self._jobs.values()):
             self._cancel(job)
             if job.reply is not None:
-                _resolve(job.reply, Outcome("error", error=STOPPED))
+                resolve(job.reply, Outcome("error", error=STOPPED))
         client, self._client = self._client, None
         if client is not None:
             client.close()
@@ -231,13 +192,13 @@ class Transcriber(RelayActor):
 
     def on_receive(self, message: Any) -> Any:
         """A request's end, its expiry, or a delivery's end."""
-        if isinstance(message, _Heard):
+        if isinstance(message, Heard):
             self._heard(message)
             return None
-        if isinstance(message, _Expired):
+        if isinstance(message, Expired):
             self._expired(message.job)
             return None
-        if isinstance(message, _Delivered):
+        if isinstance(message, Delivered):
             self._delivered(message)
             return None
         return super().on_receive(message)
@@ -252,7 +213,7 @@ class Transcriber(RelayActor):
             self._finish(utterance, refusal, reply)
             return False
         job_id = next(self._ids)
-        job = _Job(utterance, reply, self._clock.monotonic())
+        job = Job(utterance, reply, self._clock.monotonic())
         self._jobs[job_id] = job
         config = self._config
         request = request_for(
@@ -265,7 +226,7 @@ class Transcriber(RelayActor):
         ref = self.actor_ref
 
         def expire() -> None:
-            _tell(ref, _Expired(job_id))
+            tell(ref, Expired(job_id))
 
         job.expiry = self._clock.call_later(timeout_s, expire)
         self._publish()
@@ -292,11 +253,11 @@ class Transcriber(RelayActor):
         if call.cancelled():  # expired or stopped: the actor has finished the job already
             return
         error = call.exception()
-        _tell(ref, _Heard(job_id, None if error is not None else call.result(), error))
+        tell(ref, Heard(job_id, None if error is not None else call.result(), error))
 
     # -- answers (on this actor's thread) ----------------------------------------------------
 
-    def _heard(self, message: _Heard) -> None:
+    def _heard(self, message: Heard) -> None:
         job = self._jobs.pop(message.job, None)
         if job is None:  # it expired first and was counted then
             return
@@ -332,7 +293,7 @@ class Transcriber(RelayActor):
             self._log.exception("audio.filter_failed")
             return "error"
 
-    def _failed(self, job: _Job, reason: str, error: str, latency_ms: int) -> None:
+    def _failed(self, job: Job, reason: str, error: str, latency_ms: int) -> None:
         self._last_error = error
         now = self._clock.monotonic()
         if self._breaker.failure(now):
@@ -366,13 +327,13 @@ class Transcriber(RelayActor):
                 outcome = Outcome("stored", item=store(record))
             except Exception as exc:  # the feed did not take it: this transcript is lost
                 outcome = Outcome("undelivered", error=safe(exc))
-            done = _Delivered(utterance, reply, latency_ms, text, outcome)
-            if not _tell(ref, done) and reply is not None:  # stopped meanwhile: answer anyway
-                _resolve(reply, outcome)
+            done = Delivered(utterance, reply, latency_ms, text, outcome)
+            if not tell(ref, done) and reply is not None:  # stopped meanwhile: answer anyway
+                resolve(reply, outcome)
 
         self._delivery.submit(run)
 
-    def _delivered(self, message: _Delivered) -> None:
+    def _delivered(self, message: Delivered) -> None:
         if message.outcome.error is not None:
             self._last_error = message.outcome.error
         self._finish(
@@ -413,14 +374,14 @@ class Transcriber(RelayActor):
             if text:
                 self._log.debug("audio.transcript_text", source=utterance.source, text=text)
         if reply is not None:
-            _resolve(reply, outcome)
+            resolve(reply, outcome)
         self._publish()
 
     def _publish(self) -> None:
         if self._published is not None:
             self._published.publish(self.stats())
 
-    def _latency(self, job: _Job) -> int:
+    def _latency(self, job: Job) -> int:
         seconds = self._clock.monotonic() - job.started
         latency_ms = round(seconds * 1000)
         self._latencies.append(latency_ms)
@@ -428,7 +389,7 @@ class Transcriber(RelayActor):
         self._latency_sum_s += seconds
         return latency_ms
 
-    def _cancel(self, job: _Job) -> None:
+    def _cancel(self, job: Job) -> None:
         if job.expiry is not None:
             job.expiry()
         if job.call is not None:
@@ -441,19 +402,3 @@ class Transcriber(RelayActor):
         if key:
             text = text.replace(key, "[redacted:api-key]")
         return safe_text(text)[:300]
-
-
-def _tell(ref: pykka.ActorRef[Any], message: object) -> bool:
-    """``ref.tell(message)``; False if the actor has stopped."""
-    try:
-        ref.tell(message)
-    except pykka.ActorDeadError:
-        return False
-    return True
-
-
-def _resolve(reply: concurrent.futures.Future[Outcome], outcome: Outcome) -> None:
-    """Answer a caller once; a caller that gave up (cancelled) is skipped."""
-    with contextlib.suppress(concurrent.futures.InvalidStateError):
-        if not reply.done():
-            reply.set_result(outcome)
