@@ -1,9 +1,15 @@
-"""What the demo's stand-ins share: each runs on a thread of its own, and ``with`` runs it."""
+"""What the demo's stand-ins share: each runs on a thread of its own, and ``with`` runs it;
+the stand-in services serve an aiohttp app on a loopback port (:class:`LoopbackServer`)."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from dataclasses import dataclass
 from types import TracebackType
-from typing import Self
+from typing import ClassVar, Self
+
+from aiohttp import web
 
 
 class Background:
@@ -27,3 +33,75 @@ class Background:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+@dataclass
+class LoopbackServer(Background):
+    """A stand-in service: :meth:`routes` served on a loopback port (``0``: a free one) from
+    an event loop on a thread of its own. A request that hangs waits for :attr:`_stopping`,
+    which :meth:`stop` sets, so that nothing is left pending."""
+
+    port: int = 0
+    host: str = "127.0.0.1"
+    _loop: asyncio.AbstractEventLoop | None = None
+    _thread: threading.Thread | None = None
+    _runner: web.AppRunner | None = None
+    _stopping: asyncio.Event | None = None
+
+    name: ClassVar[str] = "stand-in"
+    max_body: ClassVar[int] = 1024 * 1024
+
+    @property
+    def base_url(self) -> str:
+        """The base URL an OpenAI-compatible client is pointed at."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def routes(self, app: web.Application) -> None:
+        """Add the service's routes to ``app``."""
+        raise NotImplementedError
+
+    def start(self) -> Self:
+        """Serve on the port; returns once it is listening."""
+        loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        async def serve() -> None:
+            self._stopping = asyncio.Event()
+            app = web.Application(client_max_size=self.max_body)
+            self.routes(app)
+            runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
+            await runner.setup()
+            await web.TCPSite(runner, self.host, self.port).start()
+            self._runner = runner
+            self.port = int(runner.addresses[0][1])
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(serve())
+            ready.set()
+            loop.run_forever()
+
+        self._loop = loop
+        self._thread = threading.Thread(target=run, name=self.name, daemon=True)
+        self._thread.start()
+        if not ready.wait(10):
+            msg = f"{self.name} did not start"
+            raise RuntimeError(msg)
+        return self
+
+    def stop(self) -> None:
+        """Release hanging requests, stop serving, close the loop."""
+        loop, thread, runner = self._loop, self._thread, self._runner
+        if loop is None or thread is None or runner is None:
+            return
+
+        async def shutdown() -> None:
+            assert self._stopping is not None
+            self._stopping.set()
+            await runner.cleanup()
+
+        asyncio.run_coroutine_threadsafe(shutdown(), loop).result(timeout=10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=5)
+        loop.close()
+        self._loop = None

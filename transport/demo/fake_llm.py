@@ -52,14 +52,14 @@ import signal
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 import structlog
 from aiohttp import web
 
 from config.logs import configure_logging
-from transport.demo.background import Background
+from transport.demo.background import LoopbackServer
 from transport.demo.stand_in import STAND_IN_MARKER, STAND_IN_MODEL, summarise
 
 __all__ = ["MODES", "STAND_IN_MARKER", "STAND_IN_MODEL", "FakeLLM", "SeenRequest", "main"]
@@ -117,7 +117,7 @@ def _format_of(body: dict[str, Any]) -> str | None:
 
 
 @dataclass
-class FakeLLM(Background):
+class FakeLLM(LoopbackServer):
     """Start with ``with FakeLLM() as llm:``; point the relay at ``llm.base_url``."""
 
     mode: str = "ok"
@@ -134,17 +134,7 @@ class FakeLLM(Background):
     model_modes: dict[str, str] = field(default_factory=dict)
     """A mode per model name, overriding ``mode`` for requests naming that model."""
     requests: list[SeenRequest] = field(default_factory=list)
-    _loop: asyncio.AbstractEventLoop | None = None
-    _thread: threading.Thread | None = None
-    _runner: web.AppRunner | None = None
-    _stopping: asyncio.Event | None = None
-    port: int = 0
-    host: str = "127.0.0.1"
-
-    @property
-    def base_url(self) -> str:
-        """The ``AGENT_BASE_URL`` that reaches this server."""
-        return f"http://127.0.0.1:{self.port}/v1"
+    name: ClassVar[str] = "fake-llm"
 
     @property
     def calls(self) -> int:
@@ -266,54 +256,11 @@ class FakeLLM(Background):
         log.info("fake_llm.mode", mode=body["mode"], model=model, delay_s=self.delay_s)
         return web.json_response(self._state())
 
-    def start(self) -> FakeLLM:
-        """Serve on a free loopback port; returns once it is listening."""
-        loop = asyncio.new_event_loop()
-        ready = threading.Event()
-
-        async def serve() -> None:
-            self._stopping = asyncio.Event()
-            app = web.Application()
-            app.router.add_post("/v1/chat/completions", self._completions)
-            app.router.add_post("/_mode", self._set_mode)
-            app.router.add_get("/_mode", self._get_mode)
-            runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-            await runner.setup()
-            site = web.TCPSite(runner, self.host, self.port)
-            await site.start()
-            self._runner = runner
-            self.port = int(runner.addresses[0][1])
-
-        def run() -> None:
-            asyncio.set_event_loop(loop)
-            loop.run_until_complete(serve())
-            ready.set()
-            loop.run_forever()
-
-        self._loop = loop
-        self._thread = threading.Thread(target=run, name="fake-llm", daemon=True)
-        self._thread.start()
-        if not ready.wait(10):
-            msg = "fake LLM did not start"
-            raise RuntimeError(msg)
-        return self
-
-    def stop(self) -> None:
-        """Release hanging requests, stop serving, close the loop."""
-        loop, thread, runner = self._loop, self._thread, self._runner
-        if loop is None or thread is None or runner is None:
-            return
-
-        async def shutdown() -> None:
-            assert self._stopping is not None
-            self._stopping.set()
-            await runner.cleanup()
-
-        asyncio.run_coroutine_threadsafe(shutdown(), loop).result(timeout=10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=5)
-        loop.close()
-        self._loop = None
+    def routes(self, app: web.Application) -> None:
+        """Chat completions, and the mode switch."""
+        app.router.add_post("/v1/chat/completions", self._completions)
+        app.router.add_post("/_mode", self._set_mode)
+        app.router.add_get("/_mode", self._get_mode)
 
 
 def main(argv: list[str] | None = None) -> int:

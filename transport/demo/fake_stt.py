@@ -39,7 +39,7 @@ import signal
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 import structlog
@@ -47,7 +47,7 @@ from aiohttp import web
 
 from actors.core.utterance import BYTES_PER_MS
 from config.logs import configure_logging
-from transport.demo.background import Background
+from transport.demo.background import LoopbackServer
 
 __all__ = ["INVENTED", "MODES", "FakeStt", "HeardRequest", "main"]
 
@@ -89,7 +89,7 @@ class HeardRequest:
 
 
 @dataclass
-class FakeStt(Background):
+class FakeStt(LoopbackServer):
     """Start with ``with FakeStt() as stt:``; point the transcriber at ``stt.base_url``."""
 
     mode: str = "ok"
@@ -98,17 +98,8 @@ class FakeStt(Background):
     delay_s: float = 1.0
     retry_after: str = "1"
     requests: list[HeardRequest] = field(default_factory=list)
-    _loop: asyncio.AbstractEventLoop | None = None
-    _thread: threading.Thread | None = None
-    _runner: web.AppRunner | None = None
-    _stopping: asyncio.Event | None = None
-    port: int = 0
-    host: str = "127.0.0.1"
-
-    @property
-    def base_url(self) -> str:
-        """The ``STT_BASE_URL`` that reaches this server."""
-        return f"http://127.0.0.1:{self.port}/v1"
+    name: ClassVar[str] = "fake-stt"
+    max_body: ClassVar[int] = MAX_BODY_BYTES
 
     @property
     def calls(self) -> int:
@@ -197,55 +188,12 @@ class FakeStt(Background):
         log.info("fake_stt.mode", mode=self.mode, delay_s=self.delay_s)
         return web.json_response(self._state())
 
-    def start(self) -> FakeStt:
-        """Serve on a free loopback port; returns once it is listening."""
-        loop = asyncio.new_event_loop()
-        ready = threading.Event()
-
-        async def serve() -> None:
-            self._stopping = asyncio.Event()
-            app = web.Application(client_max_size=MAX_BODY_BYTES)
-            app.router.add_post("/v1/audio/transcriptions", self._transcriptions)
-            app.router.add_post("/v1/chat/completions", self._completions)
-            app.router.add_post("/_mode", self._set_mode)
-            app.router.add_get("/_mode", self._get_mode)
-            runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-            await runner.setup()
-            site = web.TCPSite(runner, self.host, self.port)
-            await site.start()
-            self._runner = runner
-            self.port = int(runner.addresses[0][1])
-
-        def run() -> None:
-            asyncio.set_event_loop(loop)
-            loop.run_until_complete(serve())
-            ready.set()
-            loop.run_forever()
-
-        self._loop = loop
-        self._thread = threading.Thread(target=run, name="fake-stt", daemon=True)
-        self._thread.start()
-        if not ready.wait(10):
-            msg = "fake speech service did not start"
-            raise RuntimeError(msg)
-        return self
-
-    def stop(self) -> None:
-        """Release hanging requests, stop serving, close the loop."""
-        loop, thread, runner = self._loop, self._thread, self._runner
-        if loop is None or thread is None or runner is None:
-            return
-
-        async def shutdown() -> None:
-            assert self._stopping is not None
-            self._stopping.set()
-            await runner.cleanup()
-
-        asyncio.run_coroutine_threadsafe(shutdown(), loop).result(timeout=10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=5)
-        loop.close()
-        self._loop = None
+    def routes(self, app: web.Application) -> None:
+        """Both APIs, and the mode switch."""
+        app.router.add_post("/v1/audio/transcriptions", self._transcriptions)
+        app.router.add_post("/v1/chat/completions", self._completions)
+        app.router.add_post("/_mode", self._set_mode)
+        app.router.add_get("/_mode", self._get_mode)
 
 
 def _audio_part(body: Any) -> tuple[bytes, str]:
