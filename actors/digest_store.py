@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sqlite3
 from collections import deque
 from typing import Any
@@ -15,6 +16,9 @@ from actors.core.agent_events import AgentEvent, QuietSpell
 from actors.core.completion import NO_OUTPUT
 from actors.core.entries import EMPTY_AGENT, AgentEntry, AgentSnapshot
 from actors.core.error_text import safe_text
+from actors.core.escalation import decide, score
+from actors.core.escalation_message import escalation_of
+from actors.core.escalation_slot import EscalationSlot, Outcome, refusal
 from actors.core.situation import Situation
 from actors.core.ticks import TickResult
 from actors.feed_buffer import FeedBuffer
@@ -88,6 +92,7 @@ class DigestStore(DurableActor):
         self._quiet_seen: tuple[float, float] | None = None
         """The last spell told, counted or not, and how many of its intervals are banked."""
         self._quiet_banked = 0
+        self._slot = EscalationSlot()
 
     def restore(self, db: sqlite3.Connection) -> None:
         """Reload the newest entries and the counters; schedule retention pruning."""
@@ -100,6 +105,9 @@ class DigestStore(DurableActor):
         state = db.execute("SELECT value FROM agent_state WHERE key = 'counters'").fetchone()
         if state is not None:
             self._counters = AgentCounters.from_json(state[0])
+        slot = db.execute("SELECT value FROM escalation_slot WHERE key = 'slot'").fetchone()
+        if slot is not None:
+            self._slot = EscalationSlot.from_json(slot[0])
         if rows:
             self._log.info("digest.restored", entries=len(rows), next_id=self._next_id)
         self._request_prune()
@@ -108,7 +116,9 @@ class DigestStore(DurableActor):
         """Publish the newest entries as they are on disk now (streams and long-polls
         read them, and the context builder takes the previous digest from them); post the
         newest entry's situation for the SITUATION.md writer."""
-        self._published.publish(AgentSnapshot(entries=tuple(self._entries)))
+        self._published.publish(
+            AgentSnapshot(entries=tuple(self._entries), escalation=self._slot.pending)
+        )
         if self._situation is not None and self._situation_next is not None:
             self._situation.post(self._situation_next)
             self._situation_next = None
@@ -186,7 +196,61 @@ class DigestStore(DurableActor):
             self._situation_next = Situation(result.tick_id, entry, window)
         counters.answered(result, entry.ts, self._prices)
         self._save_counters()
+        self._escalate(result, entry)
         return entry
+
+    def _escalate(self, result: TickResult, entry: AgentEntry) -> None:
+        """Decide whether the tick's moment goes to the escalation slot; one log line a
+        decision (mode ``off`` decides nothing). The slot is written with the entry, in the
+        same commit, and published after it."""
+        policy, slot = result.escalation, self._slot
+        if policy.mode == "off":
+            return
+        scored = score(entry.digest, result.window)
+        decision = decide(
+            policy,
+            hud=entry.hud,
+            digest=entry.digest,
+            scored=scored,
+            now_ms=entry.ts,
+            last_ms=slot.last_ms,
+            last_digest=slot.last_digest,
+        )
+        pending = None
+        if decision.trigger is not None:
+            pending = escalation_of(entry, result.window, policy.mode, decision)
+            slot.put(pending, decision, entry.digest)
+        else:
+            slot.decided(decision)
+        self._log.info(
+            "escalation.decided",
+            tick=result.tick_id,
+            entry=entry.id,
+            mode=policy.mode,
+            escalate=pending is not None,
+            why=decision.trigger or decision.skip,
+            score=scored.total,
+            reasons=list(scored.reasons),
+            id=pending.id if pending is not None else None,
+        )
+        self._save_slot()
+
+    def _save_slot(self) -> None:
+        self._write(
+            "INSERT OR REPLACE INTO escalation_slot (key, value) VALUES ('slot', ?)",
+            (self._slot.to_json(),),
+        )
+
+    def respond_escalation(self, answer_id: str) -> tuple[Outcome, bool, str]:
+        """Take an answer to the escalation ``answer_id``: its outcome, whether the moment
+        was coding, and for a refusal the error the agent reads. Answered once the slot is
+        stored (an accepted answer clears it)."""
+        pending = self._slot.pending
+        outcome, coding = self._slot.respond(answer_id, self._clock.now_ms())
+        self._save_slot()
+        self._log.info("escalation.answered", id=answer_id, outcome=outcome)
+        error = refusal(pending) if outcome in ("mismatch", "none") else ""
+        return outcome, coding, error
 
     def on_receive(self, message: Any) -> Any:
         """Count the events the agent's other actors report (:meth:`on_event`)."""
@@ -321,10 +385,11 @@ class DigestStore(DurableActor):
             "contextFreshnessMedianMs": median(freshness),
             "hudsWithheld": dict(c.huds_withheld),
             "situationWriteFailures": c.situation_write_failures,
+            "escalation": self._slot.counts().to_json(),
         }
 
     def metrics(self) -> AgentMetrics:
         """What ``GET /metrics`` reads of the agent: tick outcomes and per-model figures,
         each stored before it is shown (as :meth:`stats`)."""
         self._bank_idle_beats(self._clock.monotonic())
-        return self._counters.metrics()
+        return dataclasses.replace(self._counters.metrics(), escalation=self._slot.counts())

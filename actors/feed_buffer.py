@@ -10,6 +10,8 @@ from actors.ring_buffer import RingBuffer
 
 FEED_RING = 100
 """Items the feed keeps (the newest)."""
+REPLY_SOURCE = "openclaw"
+"""The source of an agent's answer to an escalation, as Sinain marks it."""
 PRUNE_SLACK = 1000
 """Rows beyond the ring are deleted in batches of about this many."""
 
@@ -96,6 +98,14 @@ class FeedBuffer(RingBuffer[FeedItem, FeedSnapshot]):
         """Store the agent's hud line as ``[🧠] <hud>``; not counted as activity."""
         (item,) = self._stamp((FeedInput(f"[🧠] {hud}", source=AGENT),))
         self._log.info("feed.agent_push", id=item.id, hud=hud)
+        return item
+
+    def push_reply(self, text: str) -> FeedItem:
+        """Store an answer of Sinain's agent to an escalation (``[🤖] ...``, redacted) on the
+        agent channel, priority ``high``, source ``openclaw``; not counted as activity."""
+        (clean,) = self._redactor.texts([text])
+        (item,) = self._stamp((FeedInput(clean, "high", REPLY_SOURCE, AGENT),))
+        self._log.info("feed.agent_reply", id=item.id, chars=len(clean))
         return item
 
     def committed(self) -> None:

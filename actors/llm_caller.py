@@ -320,6 +320,7 @@ class LLMCaller(RelayActor):
             attempts=attempt.attempts,
             answered_model=completion.model,
             hud_withheld=checked.withheld,
+            escalation=config.escalation,
         )
         self._tell_peer(self._digest, DigestStore.record, result)
         detail: dict[str, Any] = {

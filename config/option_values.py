@@ -12,6 +12,7 @@ from typing import Any
 
 from config.audio import STT_APIS
 from config.settings import (
+    ESCALATION_MODES,
     LOG_FORMATS,
     LOG_LEVELS,
     RESPONSE_FORMATS,
@@ -89,6 +90,12 @@ def _parse_response_format(name: str, value: str) -> str:
     return value.lower()
 
 
+def _parse_escalation_mode(name: str, value: str) -> str:
+    if value.lower() not in ESCALATION_MODES:
+        raise ConfigError(f"{name} must be one of {', '.join(ESCALATION_MODES)}, got {value!r}")
+    return value.lower()
+
+
 def _parse_stt_api(name: str, value: str) -> str:
     if value.lower() not in STT_APIS:
         raise ConfigError(f"{name} must be one of {', '.join(STT_APIS)}, got {value!r}")
@@ -98,6 +105,7 @@ def _parse_stt_api(name: str, value: str) -> str:
 _HELPERS: dict[str, Callable[[str, str], Any]] = {
     "response_format": _parse_response_format,
     "stt_api": _parse_stt_api,
+    "escalation_mode": _parse_escalation_mode,
     "origin_list": _parse_origins,
     "host_list": _parse_hosts,
     "regex": _parse_regex,

@@ -321,6 +321,29 @@ OPTIONS: tuple[Option, ...] = (
         "json_object or off sends that level only",
         agent=True,
     ),
+    Option(
+        "escalation_mode",
+        "ESCALATION_MODE",
+        "escalation_mode",
+        "when a tick's moment goes to the escalation slot Sinain's agents poll: off; selective "
+        "(errors, questions, code issues, app churn score 3 or more); focus or rich (any "
+        "changed digest)",
+        agent=True,
+    ),
+    Option(
+        "escalation_cooldown_ms",
+        "ESCALATION_COOLDOWN_MS",
+        "non_negative_int",
+        "the least time between two escalations, in ms (5000 at least over HTTP)",
+        agent=True,
+    ),
+    Option(
+        "escalation_stale_ms",
+        "ESCALATION_STALE_MS",
+        "non_negative_int",
+        "above 0: escalate anyway once nothing was escalated for this long, in ms",
+        agent=True,
+    ),
     *(
         Option(name, env, parse, text, audio=True, field=attr, secret=name == "stt_api_key")
         for name, attr, env, parse, text in (

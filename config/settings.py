@@ -23,6 +23,23 @@ ResponseFormat = Literal["auto", "json_schema", "json_object", "off"]
 """What the agent's requests ask of the LLM (``AGENT_RESPONSE_FORMAT``)."""
 RESPONSE_FORMATS: tuple[ResponseFormat, ...] = get_args(ResponseFormat)
 """``AGENT_RESPONSE_FORMAT``'s values (see :mod:`actors.core.response_format`)."""
+EscalationMode = Literal["off", "selective", "focus", "rich"]
+"""When a tick's moment goes to Sinain's agent (``ESCALATION_MODE``,
+:mod:`actors.core.escalation`)."""
+ESCALATION_MODES: tuple[EscalationMode, ...] = get_args(EscalationMode)
+MIN_RUNTIME_ESCALATION_COOLDOWN_MS = 5_000
+"""``POST /agent/config`` raises a smaller ``escalationCooldownMs`` to this."""
+
+
+@dataclass(frozen=True, slots=True)
+class EscalationPolicy:
+    """The escalation settings a tick carries to the decision (:mod:`actors.core.escalation`)."""
+
+    mode: EscalationMode = "off"
+    cooldown_ms: int = 30_000
+    """The least time between two escalations."""
+    stale_ms: int = 0
+    """Above 0: escalate anyway once nothing was escalated for this long."""
 
 
 class ConfigError(ValueError):
@@ -65,6 +82,17 @@ class AgentConfig:
     """What the request asks for (``RESPONSE_FORMATS``): ``auto`` tries ``json_schema``,
     then ``json_object``, then nothing, stepping down when a server refuses; a named level
     is sent as it is."""
+    escalation_mode: EscalationMode = "off"
+    """When a tick's moment goes to the escalation slot (:mod:`actors.core.escalation`)."""
+    escalation_cooldown_ms: int = 30_000
+    escalation_stale_ms: int = 0
+
+    @property
+    def escalation(self) -> EscalationPolicy:
+        """The escalation settings, as a tick carries them."""
+        return EscalationPolicy(
+            self.escalation_mode, self.escalation_cooldown_ms, self.escalation_stale_ms
+        )
 
     @property
     def models(self) -> tuple[str, ...]:

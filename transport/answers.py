@@ -32,8 +32,9 @@ from actors.core.shapes import (
 from actors.digest_store import DIGEST_PREVIEW_CHARS
 from actors.kernel.base import ChildState
 from config.settings import AgentConfig as RuntimeConfig
-from config.settings import ResponseFormat
+from config.settings import EscalationMode, ResponseFormat
 from transport.audio_answers import AudioHealth
+from transport.escalation_answers import EscalationHealth
 
 
 def encoded(items: Iterable[bytes]) -> Any:
@@ -165,6 +166,9 @@ class AgentConfig(Shape, frozen=True):
     response_format: ResponseFormat
     base_url: str
     has_api_key: Annotated[bool, Meta(description="The key itself is never shown.")]
+    escalation_mode: EscalationMode
+    escalation_cooldown_ms: int
+    escalation_stale_ms: int
 
 
 def public_config(config: RuntimeConfig) -> AgentConfig:
@@ -187,6 +191,9 @@ def public_config(config: RuntimeConfig) -> AgentConfig:
         response_format=config.response_format,
         base_url=config.base_url,
         has_api_key=bool(config.api_key),
+        escalation_mode=config.escalation_mode,
+        escalation_cooldown_ms=config.escalation_cooldown_ms,
+        escalation_stale_ms=config.escalation_stale_ms,
     )
 
 
@@ -300,6 +307,7 @@ class AgentHealth(Shape, frozen=True):
     busy_skips: _Counter = UNSET
     pending: _Flag = UNSET
     next_tick_in_ms: int | UnsetType | None = UNSET
+    escalation: EscalationHealth | UnsetType = UNSET
 
 
 class ActorState(Shape, frozen=True):

@@ -39,6 +39,7 @@ from actors.kernel.base import ChildHandle, RelayActor
 from actors.ticker import Ticker
 from transport.bridge import Asker
 from transport.exposition_audio import AudioFigures, audio_families
+from transport.exposition_escalation import escalation_families
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, cumulative
 from transport.profiling import CLIENTS, ClientFigures
 
@@ -235,6 +236,8 @@ class RelayCollector:
         for reason in WITHHELD_REASONS:
             withheld.add_metric([reason], agent.huds_withheld.get(reason, 0))
         yield withheld
+        if agent.escalation is not None:
+            yield from escalation_families(agent.escalation)
         yield CounterMetricFamily(
             "relay_situation_write_failures_total",
             "SITUATION.md writes that failed (RELAY_SITUATION_FILE); the ticks still succeeded.",

@@ -16,7 +16,12 @@ from typing import Annotated, Any, Literal
 
 from msgspec import Meta
 
-from actors.core.bodies import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT, SENSE_BODY_LIMIT
+from actors.core.bodies import (
+    CONFIG_BODY_LIMIT,
+    ESCALATION_BODY_LIMIT,
+    FEED_BODY_LIMIT,
+    SENSE_BODY_LIMIT,
+)
 from actors.core.shapes import AgentEntry, FeedItem
 from transport.answers import (
     Accepted,
@@ -34,6 +39,7 @@ from transport.answers import (
     SenseList,
     Transcribed,
 )
+from transport.escalation_answers import PendingAnswer, RespondAnswer
 from transport.guard import Handler
 from transport.handlers.agent import (
     HISTORY_DEFAULT,
@@ -51,6 +57,7 @@ from transport.handlers.agent import (
 )
 from transport.handlers.audio import AUDIO_BODY_LIMIT, MAX_AUDIO_MS, WAV_TYPES, post_audio
 from transport.handlers.clients import get_root, get_ws, post_profiling_sense
+from transport.handlers.escalation import get_pending, post_respond
 from transport.handlers.health import get_health
 from transport.handlers.ingest import get_feed, get_sense, post_feed, post_sense
 from transport.handlers.meta import get_metrics, get_openapi, post_fault
@@ -250,6 +257,39 @@ ROUTE_TABLE: tuple[Route, ...] = (
         INGEST_ERRORS,
         body="AgentConfigUpdate",
         body_limit=CONFIG_BODY_LIMIT,
+    ),
+    Route(
+        "GET",
+        "/escalation/pending",
+        get_pending,
+        "The escalation waiting for Sinain's agent",
+        _ok(PendingAnswer, "The escalation, or `null`; and the escalation settings."),
+        ("BadRequest", "Unavailable"),
+        "Reading does not consume it: an answer with its id clears it, a newer escalation "
+        "replaces it. With `wait`, a long-poll: the answer comes once one is pending, or "
+        "(`null`) once `wait` has passed.",
+        params=(
+            Param(
+                "wait",
+                Annotated[float, Meta(gt=0, le=LONG_POLL_MAX_S)],
+                "Seconds to wait for an escalation to be pending (long-poll).",
+            ),
+        ),
+    ),
+    Route(
+        "POST",
+        "/escalation/respond",
+        post_respond,
+        "Sinain's agent answers the pending escalation; the answer goes to the feed",
+        _ok(RespondAnswer, "`ok` true: taken; false: refused, and why."),
+        INGEST_ERRORS,
+        "The pending id clears the slot; one of the last five replaced ids, within 60 s of "
+        "its tick, is taken too and leaves the slot as it is. A taken answer is on the feed "
+        "as `[🤖] <response>` (the agent channel, priority `high`, source `openclaw`, cut at "
+        "3000 characters, 4000 when the moment was coding) before this answers. A missing "
+        "or empty `id` or `response` is a 400 `missing id or response`.",
+        body="EscalationReply",
+        body_limit=ESCALATION_BODY_LIMIT,
     ),
     Route(
         "POST",

@@ -32,18 +32,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from aiohttp import web
 
 from actors.core.entries import AgentEntry, AgentSnapshot
 from actors.core.errors import RelayError
+from actors.core.escalation_slot import Pending
 from actors.core.records import FeedSnapshot
 from transport.answers import StreamCounts
 from transport.hub import Hub
 from transport.stream_limits import StreamLimits
 from transport.subscriber import Event, Framing, Subscriber
+
+T = TypeVar("T")
 
 OVERLAY_SLOTS = 1
 """Overlay sockets admitted even when the streams have taken every slot
@@ -109,15 +112,32 @@ class Streams:
 
     async def newer_entry(self, after: int, wait_s: float) -> AgentEntry | None:
         """The newest agent entry once its id is above ``after``, or after ``wait_s``."""
+
+        def newer(snapshot: AgentSnapshot) -> AgentEntry | None:
+            latest = snapshot.latest
+            return latest if latest is not None and latest.id > after else None
+
+        found = await self._agent_until(newer, wait_s)
+        return found if found is not None else self.agent.value.latest
+
+    async def pending_escalation(self, wait_s: float) -> Pending | None:
+        """The pending escalation once there is one, or ``None`` after ``wait_s``."""
+        return await self._agent_until(lambda snapshot: snapshot.escalation, wait_s)
+
+    async def _agent_until(
+        self, check: Callable[[AgentSnapshot], T | None], wait_s: float
+    ) -> T | None:
+        """What ``check`` finds in the digest store's newest snapshot once it finds something
+        (read again at each publish), or ``None`` after ``wait_s`` or at shutdown."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait_s
         while True:
             waiter = self.agent.waiter()  # first: a publish after the read below resolves it
             try:
-                latest = self.agent.value.latest
+                found = check(self.agent.value)
                 remaining = deadline - loop.time()
-                if (latest is not None and latest.id > after) or remaining <= 0 or self.closing:
-                    return latest
+                if found is not None or remaining <= 0 or self.closing:
+                    return found
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(waiter, remaining)
             finally:

@@ -22,6 +22,7 @@ from actors.core.agent_events import (
     TickSkipped,
 )
 from actors.core.cost import call_cost, estimate_cost
+from actors.core.escalation_slot import EscalationCounts
 from actors.core.model_stats import ModelStats, models_from_json
 from actors.core.ticks import LLMAttempt, TickResult
 from config.prices import PriceTable
@@ -180,3 +181,5 @@ class AgentMetrics:
     """Answers whose hud was not pushed, by reason."""
     not_started: dict[str, int] = field(default_factory=dict)
     """Ticks that were due and did not start, by reason (``busy``, ``circuit_open``)."""
+    escalation: EscalationCounts | None = None
+    """The escalation slot's counters (:mod:`actors.core.escalation_slot`)."""

@@ -23,6 +23,8 @@ from actors.core import records, shapes
 from actors.core.body_errors import bad_body
 from actors.core.errors import BadRequest
 from config.settings import (
+    ESCALATION_MODES,
+    MIN_RUNTIME_ESCALATION_COOLDOWN_MS,
     MIN_RUNTIME_INTERVAL_MS,
     MIN_RUNTIME_MAX_AGE_MS,
     RESPONSE_FORMATS,
@@ -217,6 +219,27 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
         ]
         | UnsetType
     ) = UNSET
+    escalation_mode: (
+        Annotated[
+            str,
+            Meta(
+                extra_json_schema={"enum": list(ESCALATION_MODES)},
+                description="When a tick's moment goes to the escalation slot.",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    escalation_cooldown_ms: (
+        Annotated[
+            Whole,
+            Meta(
+                description=f"Raised to {MIN_RUNTIME_ESCALATION_COOLDOWN_MS} at least, capped "
+                "at a day."
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    escalation_stale_ms: PeriodMs | UnsetType = UNSET
     openrouter_api_key: (
         Annotated[
             str,
@@ -238,6 +261,10 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
                 not_blank(f"fallbackModels[{n}]", model)
         if self.response_format is not UNSET and _format(self.response_format) is None:
             raise ValueError(f"responseFormat must be one of {', '.join(RESPONSE_FORMATS)}")
+        if self.escalation_mode is not UNSET and (
+            self.escalation_mode.strip().lower() not in ESCALATION_MODES
+        ):
+            raise ValueError(f"escalationMode must be one of {', '.join(ESCALATION_MODES)}")
         if self.openrouter_api_key is not UNSET:
             check_api_key("openrouterApiKey", self.openrouter_api_key.strip())
 
@@ -261,6 +288,8 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
             ("cooldown_ms", 0),
             ("max_age", MIN_RUNTIME_MAX_AGE_MS),
             ("max_age_ms", MIN_RUNTIME_MAX_AGE_MS),
+            ("escalation_cooldown_ms", MIN_RUNTIME_ESCALATION_COOLDOWN_MS),
+            ("escalation_stale_ms", 0),
         ):
             if (value := getattr(self, field)) is not UNSET:
                 out["max_age_ms" if field == "max_age" else field] = min(
@@ -277,6 +306,8 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
             out["fallback_models"] = tuple(m.strip() for m in self.fallback_models)
         if self.response_format is not UNSET:
             out["response_format"] = _format(self.response_format)
+        if self.escalation_mode is not UNSET:
+            out["escalation_mode"] = self.escalation_mode.strip().lower()
         if self.openrouter_api_key is not UNSET:
             out["api_key"] = self.openrouter_api_key.strip()
         return out
@@ -308,7 +339,20 @@ class Fault(Struct, frozen=True):
             raise ValueError(f"seconds is required for a hang: above 0 and at most {MAX_HANG_S}")
 
 
-REQUEST_TYPES = (FeedInput, SenseInput, AgentConfigUpdate, Fault, ProcessReport)
+ESCALATION_BODY_LIMIT = 64 * 1024
+"""Largest ``POST /escalation/respond`` body, in bytes (as Sinain's)."""
+
+
+class EscalationReply(Struct, frozen=True):
+    """An answer of Sinain's agent to the pending escalation; other fields are ignored."""
+
+    id: Annotated[str, Meta(min_length=1, description="The escalation's id.")]
+    response: Annotated[
+        str, Meta(pattern=r"\S", description="The answer, shown on the HUD; not blank.")
+    ]
+
+
+REQUEST_TYPES = (FeedInput, SenseInput, AgentConfigUpdate, Fault, ProcessReport, EscalationReply)
 """The request bodies whose schemas are the OpenAPI components of the same names."""
 
 T = TypeVar("T", bound=Struct)

@@ -9,6 +9,7 @@ import msgspec
 import orjson
 
 from actors.core import shapes
+from actors.core.escalation_slot import Pending
 from actors.core.records import JSONDict
 
 
@@ -125,6 +126,8 @@ class AgentSnapshot:
 
     entries: tuple[AgentEntry, ...]
     """Oldest first; ids ascending; at most :data:`AGENT_RING`."""
+    escalation: Pending | None = None
+    """The escalation waiting for Sinain's agent (:mod:`actors.core.escalation_slot`)."""
 
     @property
     def latest(self) -> AgentEntry | None:

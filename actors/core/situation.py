@@ -52,11 +52,11 @@ def _iso(ms: int) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _ago(now_ms: int, at_ms: int) -> str:
+def ago(now_ms: int, at_ms: int) -> str:
     return f"[{max(0, round((now_ms - at_ms) / 1000))}s ago]"
 
 
-def _bounded(text: str, limit: int) -> str:
+def bounded(text: str, limit: int) -> str:
     """``text`` on one line, at most ``limit`` characters."""
     flat = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
     return flat if len(flat) <= limit else flat[: limit - 1] + ELLIPSIS
@@ -65,15 +65,15 @@ def _bounded(text: str, limit: int) -> str:
 def _screen_line(event: ScreenEvent, now_ms: int) -> str:
     where = normalize_app_name(event.app)
     if event.window_title:
-        where += " — " + _bounded(event.window_title, TITLE_CHARS)
+        where += " — " + bounded(event.window_title, TITLE_CHARS)
     said = event.ocr or event.narrative or event.title
-    text = _bounded(said, LINE_CHARS) if said else NO_TEXT
-    return f"- {_ago(now_ms, event.received_at)} [{where}] {text}"
+    text = bounded(said, LINE_CHARS) if said else NO_TEXT
+    return f"- {ago(now_ms, event.received_at)} [{where}] {text}"
 
 
 def _audio_line(chunk: AudioEvent, now_ms: int) -> str:
     speaker = SPEAKERS[chunk.source] if chunk.source is not None else ""
-    return f"- {_ago(now_ms, chunk.ts)} {speaker}{_bounded(chunk.text, LINE_CHARS)}"
+    return f"- {ago(now_ms, chunk.ts)} {speaker}{bounded(chunk.text, LINE_CHARS)}"
 
 
 def detected_errors(window: ContextWindow, limit: int = MAX_TRACES) -> tuple[StackTrace, ...]:
@@ -91,7 +91,7 @@ def detected_errors(window: ContextWindow, limit: int = MAX_TRACES) -> tuple[Sta
     return tuple(found)
 
 
-def _fenced(text: str) -> list[str]:
+def fenced(text: str) -> list[str]:
     """``text`` in a code fence longer than any run of backticks inside it."""
     longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
     fence = "`" * max(3, longest + 1)
@@ -127,7 +127,7 @@ def render_situation(entry: AgentEntry, window: ContextWindow) -> str:
     if errors:
         lines += ["## Detected Errors", ""]
         for trace in errors:
-            lines += _fenced(trace.text)
+            lines += fenced(trace.text)
     lines += [
         "## Metadata",
         "",

@@ -15,7 +15,10 @@ from typing import Any, Literal
 from actors.core.change import Gist
 from actors.core.completion import Analysis
 from actors.core.window import ContextWindow
-from config.settings import AgentConfig
+from config.settings import AgentConfig, EscalationPolicy
+
+ESCALATION_OFF = EscalationPolicy()
+"""No escalation (what a result made without a configuration carries)."""
 
 Marks = tuple[int, int]
 """The feed and sense activity counters a tick saw: equal marks mean nothing new arrived."""
@@ -103,6 +106,8 @@ class TickResult:
     hud_withheld: str | None = None
     """Why the model's hud is not pushed (:mod:`actors.core.hud_check`); ``analysis.hud`` is
     then ``—``."""
+    escalation: EscalationPolicy = ESCALATION_OFF
+    """The escalation settings of the tick's configuration (:mod:`actors.core.escalation`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,8 @@ MIGRATIONS: dict[str, tuple[tuple[str, ...], ...]] = {
             "CREATE INDEX agent_entries_ts ON agent_entries (ts)",
             "CREATE TABLE agent_state (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
         ),
+        # The escalation slot: one row, the pending escalation, its grace list and counters.
+        ("CREATE TABLE IF NOT EXISTS escalation_slot (key TEXT PRIMARY KEY, value BLOB NOT NULL)",),
     ),
 }
 """Per file, the schema changes in order; ``PRAGMA user_version`` counts those applied."""

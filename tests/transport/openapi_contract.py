@@ -470,10 +470,14 @@ def _to_param(value: Json) -> str:
     return str(value)
 
 
+LONG_POLLS = ("/agent/digest", "/escalation/pending")
+"""The paths whose ``wait`` is a long-poll."""
+
+
 def _cap_wait(op: Operation, params: dict[str, str]) -> dict[str, str]:
     """A long-poll ``wait`` the relay accepts is scaled down to :data:`LONG_POLL_CAP_S`."""
     raw = params.get("wait")
-    if op.path != "/agent/digest" or raw is None:
+    if op.path not in LONG_POLLS or raw is None:
         return params
     try:
         wait = float(raw)

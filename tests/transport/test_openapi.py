@@ -278,9 +278,22 @@ def _exercise(api: CheckedClient, relay: Relay, logs: LogSink) -> None:
     assert api.get("/sense", params={"after": 1, "meta_only": "true"}).status_code == 200
     assert api.get("/agent/context").json()["context"]["screenCount"] > 0
 
+    rich = api.post("/agent/config", json={"escalationMode": "rich"}).json()["config"]
+    assert rich["escalationMode"] == "rich"
+    assert api.get("/escalation/pending", params={"wait": 0.05}).json()["escalation"] is None
     assert tick(relay, logs) == "ok"
     api.post("/sense", json={"type": "text", "ts": 2, "ocr": "pytest -x", "meta": {"app": "Code"}})
     assert tick(relay, logs) == "ok"
+
+    pending = api.get("/escalation/pending").json()["escalation"]
+    assert pending is not None
+    assert api.get("/escalation/pending", params={"wait": 1}).json()["escalation"] == pending
+    assert api.get("/escalation/pending", params={"wait": 61}).status_code == 400
+    assert api.post("/escalation/respond", json={"id": "x", "response": "y"}).json()["ok"] is False
+    assert api.post("/escalation/respond", json={"id": pending["id"]}).status_code == 400
+    assert api.post("/escalation/respond", content=b"{").status_code == 400
+    reply = {"id": pending["id"], "response": "Run it with -x to stop at the first failure."}
+    assert api.post("/escalation/respond", json=reply).json() == {"ok": True}
 
     latest = api.get("/agent/digest").json()["digest"]["id"]
     assert api.get("/agent/digest", params={"wait": 5, "after": 0}).json()["digest"]
