@@ -89,7 +89,8 @@ _EDITORS = frozenset(
 )
 _CODE_SIGNS = re.compile(
     r"\bdef \w+\(|\bclass \w+|\bfunction \w*\(|\b(?:const|let|var) \w+ =|\bimport \w+"
-    r"|\breturn\b|=>|\bTraceback\b|\bassert\b|\bexpect\(|[{};]\s*$",
+    r"|\breturn\b|=>|\bTraceback\b|\bassert\b|\bexpect\(|[{};]\s*$"
+    r'|\bFile "[^"]+", line \d+|^\s+at [\w$.<>]+\(',
     re.MULTILINE,
 )
 _CODE_SIGNS_NEEDED = 3
