@@ -701,6 +701,9 @@ def test_to_public_has_the_runtime_fields():
         "responseFormat": "auto",
         "baseUrl": DEFAULT_BASE_URL,
         "hasApiKey": False,
+        "escalationMode": "off",
+        "escalationCooldownMs": 30_000,
+        "escalationStaleMs": 0,
     }
 
 
