@@ -151,6 +151,9 @@ def test_empty_environment_values_count_as_unset():
         ("AGENT_PUSH_TO_FEED", "off", lambda s: s.agent.push_to_feed),
         ("AGENT_LOG_VERBOSE", "yes", lambda s: s.agent.log_verbose),
         ("AGENT_RESPONSE_FORMAT", " JSON_Object ", lambda s: s.agent.response_format),
+        ("ESCALATION_MODE", " Selective ", lambda s: s.agent.escalation_mode),
+        ("ESCALATION_COOLDOWN_MS", "1000", lambda s: s.agent.escalation_cooldown_ms),
+        ("ESCALATION_STALE_MS", "90000", lambda s: s.agent.escalation_stale_ms),
         ("OPENROUTER_API_KEY", " sk-or-abc ", lambda s: s.agent.api_key),
         ("RELAY_TOKEN", " secret ", lambda s: s.token),
     ],
@@ -184,6 +187,9 @@ def test_each_environment_variable_is_read(var, raw, read):
         "AGENT_PUSH_TO_FEED": False,
         "AGENT_LOG_VERBOSE": True,
         "AGENT_RESPONSE_FORMAT": "json_object",
+        "ESCALATION_MODE": "selective",
+        "ESCALATION_COOLDOWN_MS": 1_000,
+        "ESCALATION_STALE_MS": 90_000,
         "OPENROUTER_API_KEY": "sk-or-abc",
         "RELAY_TOKEN": "secret",
     }[var]
@@ -341,6 +347,10 @@ def test_every_option_has_a_flag():
         (
             {"AGENT_RESPONSE_FORMAT": "json"},
             "AGENT_RESPONSE_FORMAT must be one of auto, json_schema, json_object, off, got 'json'",
+        ),
+        (
+            {"ESCALATION_MODE": "loud"},
+            "ESCALATION_MODE must be one of off, selective, focus, rich, got 'loud'",
         ),
     ],
 )
