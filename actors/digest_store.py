@@ -196,7 +196,10 @@ class DigestStore(DurableActor):
             self._situation_next = Situation(result.tick_id, entry, window)
         counters.answered(result, entry.ts, self._prices)
         self._save_counters()
-        self._escalate(result, entry)
+        try:
+            self._escalate(result, entry)
+        except Exception:  # keeps the tick's entry: an escalation is never worth losing it
+            self._log.exception("escalation.failed", tick=result.tick_id, entry=entry.id)
         return entry
 
     def _escalate(self, result: TickResult, entry: AgentEntry) -> None:

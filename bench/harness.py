@@ -279,8 +279,8 @@ def server_process(
 
 def relay_env(**settings: str) -> dict[str, str]:
     """This environment without the relay's own settings (``RELAY_``, ``AGENT_``, ``LOG_``,
-    ``OPENROUTER_``), plus ``settings``."""
-    prefixes = ("RELAY_", "AGENT_", "LOG_", "OPENROUTER_")
+    ``OPENROUTER_``, ``ESCALATION_``), plus ``settings``."""
+    prefixes = ("RELAY_", "AGENT_", "LOG_", "OPENROUTER_", "ESCALATION_")
     return {k: v for k, v in os.environ.items() if not k.startswith(prefixes)} | settings
 
 

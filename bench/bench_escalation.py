@@ -1,0 +1,105 @@
+"""Ingestion with the escalation decision on, against off: two relays that tick, in turns.
+
+Run from the repository root::
+
+    python -m bench.bench_escalation                   # 5 rounds of 3 s per row
+    python -m bench.bench_escalation --mode selective --rounds 9
+
+Two relays of this checkout differ only by ``ESCALATION_MODE`` (``off`` and ``--mode``, rich
+by default, with ``ESCALATION_COOLDOWN_MS=0`` so that every changed digest escalates). Both
+ask the stand-in LLM (``transport.demo.fake_llm --mode summarise``: a digest made from the
+prompt, so it changes with the window) and tick every second on every new window
+(``AGENT_ECONOMY=false``), while a feeder posts a changing screen event (an error, a question,
+a TODO, another app) to each every 0.25 s, so that each tick calls the LLM and the decision
+runs. ``wrk`` drives ``POST /feed`` and ``POST /sense`` at 16 and 64 connections, the relays
+taking turns (:func:`bench.load.in_turns`). It prints per row each relay's median req/s and
+p99 (ms), and at the end each relay's LLM calls and escalations from ``/health``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import httpx
+
+from bench.harness import Server, agent_env, fake_llm_process, parser, relay_process
+from bench.load import ENDPOINTS, in_turns
+
+SCREENS = (
+    ("iTerm2", 'Traceback (most recent call last):\n  File "idle.py", line {n}\nValueError: {n}'),
+    ("Slack", "why does the deploy {n} fail again?"),
+    ("Code", "# TODO: retry budget {n}\ndef retry():\n    return {n}"),
+    ("Safari", "Release notes, part {n}"),
+)
+FEED_EVERY_S = 0.25
+
+
+def feed(servers: dict[str, Server], stop: threading.Event) -> None:
+    """Post a changing screen event to every relay until ``stop``."""
+    with httpx.Client(timeout=5.0) as client:
+        for n in itertools.count():
+            if stop.wait(FEED_EVERY_S):
+                return
+            app, text = SCREENS[n % len(SCREENS)]
+            body = {"type": "text", "ts": n, "ocr": text.format(n=n), "meta": {"app": app}}
+            for server in servers.values():
+                with contextlib.suppress(httpx.HTTPError):
+                    client.post(server.base_url + "/sense", json=body)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser(
+        __doc__,
+        mode=(str, "rich", "the escalation mode of the relay measured against off"),
+        rounds=(int, 5, "turns of each relay per row"),
+        seconds=(int, 3, "wrk's window per turn"),
+    ).parse_args(argv)
+    with contextlib.ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="relay-esc-")))
+        llm = stack.enter_context(fake_llm_process(tmp / "llm.log"))
+        httpx.post(
+            llm.base_url + "/_mode", json={"mode": "summarise"}, timeout=5
+        ).raise_for_status()
+        servers: dict[str, Server] = {}
+        for mode in ("off", args.mode):
+            env = agent_env(
+                llm.base_url + "/v1",
+                AGENT_ECONOMY="false",
+                AGENT_DEBOUNCE_MS="0",
+                ESCALATION_MODE=mode,
+                ESCALATION_COOLDOWN_MS="0",
+            )
+            relay = relay_process(":memory:", tmp / f"{mode}.log", env)
+            servers[mode] = stack.enter_context(relay)
+        stop = threading.Event()
+        feeder = threading.Thread(target=feed, args=(servers, stop), daemon=True)
+        feeder.start()
+        try:
+            print(f"{'row':14}" + "".join(f" {n + ' req/s':>15} {'p99 ms':>7}" for n in servers))
+            for path in ENDPOINTS:
+                for conns in (16, 64):
+                    rows = in_turns(servers, "POST", path, conns, args.rounds, args.seconds)
+                    cells = "".join(
+                        f" {r.median('rps'):15.0f} {r.median('p99'):7.2f}" for r in rows.values()
+                    )
+                    print(f"{path + ' @' + str(conns):14}{cells}")
+        finally:
+            stop.set()
+            feeder.join(timeout=5)
+        for name, server in servers.items():
+            agent = httpx.get(server.base_url + "/health", timeout=5).json()["agent"]
+            escalation = agent["escalation"]
+            print(
+                f"{name}: {agent['totalCalls']} LLM calls, {escalation['escalations']} "
+                f"escalations, skips {escalation['skips']}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
