@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import logging
 import os
 import signal
 import sys
@@ -44,6 +46,9 @@ INSTRUCTIONS = (
     "answered with sinain_respond; sinain_notify puts a line on the user's HUD."
 )
 
+_QUIET = ("mcp", "uvicorn")
+"""Libraries whose lines below warning are left out unless at debug: they repeat ours (each
+failed call, the server's start and stop)."""
 _Reader = Callable[[], Awaitable[str]]
 
 
@@ -112,14 +117,16 @@ def build_server(relay: RelayClient) -> MCPServer:
         )
 
     async def sinain_respond(
-        id: Annotated[str, Field(min_length=1, description="The pending escalation's id.")],  # noqa: A002
+        id: Annotated[str, Field(min_length=1, description="The pending escalation's id.")],
         response: Annotated[str, Field(min_length=1, description="What the HUD shows the user.")],
     ) -> str:
         body = {"id": id, "response": response}
-        return await _logged("sinain_respond", lambda: _text(relay.post("/escalation/respond", body)))
+        return await _logged(
+            "sinain_respond", lambda: _text(relay.post("/escalation/respond", body))
+        )
 
     async def sinain_search(
-        q: Annotated[str, Field(min_length=1, description="Words to find in past digests and huds.")],
+        q: Annotated[str, Field(min_length=1, description="Words to find in digests and huds.")],
         since: Annotated[int | None, Field(description="Epoch ms, inclusive.")] = None,
         until: Annotated[int | None, Field(description="Epoch ms, exclusive.")] = None,
         limit: Annotated[int | None, Field(ge=1, description="At most this many entries.")] = None,
@@ -147,7 +154,11 @@ def build_server(relay: RelayClient) -> MCPServer:
             "replies to the user belong in the conversation.",
             _writes("Notify on the HUD"),
         ),
-        (sinain_health, "The relay's health: counts, the agent, each actor.", _read_only("Check health")),
+        (
+            sinain_health,
+            "The relay's health: counts, the agent, each actor.",
+            _read_only("Check health"),
+        ),
         (
             sinain_get_escalation,
             "The pending escalation, if any: a moment the relay chose for the agent's attention, "
@@ -172,8 +183,8 @@ def build_server(relay: RelayClient) -> MCPServer:
             _read_only("Read the feed"),
         ),
     )
-    for function, description, annotations in tools:
-        server.add_tool(function, description=description, annotations=annotations)
+    for function, description, hints in tools:
+        server.add_tool(function, description=description, annotations=hints)
     return server
 
 
@@ -237,6 +248,9 @@ def main(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> int:
         parser.exit(2, f"{parser.prog}: error: --port must be from 0 to 65535\n")
     log_format = "console" if sys.stderr.isatty() else "json"
     configure_logging(log_format, args.log_level, stream=sys.stderr)
+    quiet = logging.DEBUG if args.log_level == "debug" else logging.WARNING
+    for library in _QUIET:
+        logging.getLogger(library).setLevel(max(quiet, logging.getLogger().level))
 
     async def serve() -> None:
         relay = RelayClient(address)
@@ -253,9 +267,7 @@ def main(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> int:
     # SIGTERM stops as Ctrl-C does (uvicorn, which handles both while it serves, raises the
     # signal again once it has shut down: it lands here too)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         anyio.run(serve)
-    except KeyboardInterrupt:
-        pass
     log.info("mcp.stopped")
     return 0

@@ -21,12 +21,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
 from actors.tree import Relay
+from bench import harness
 from bench.harness import ROOT, free_port
 from tests.helpers import (
     LogSink,
     base_url,
     client_for,
-    relay_env,
     relay_settings,
     show,
     tick,
@@ -62,14 +62,16 @@ async def stdio_session(url: str, errlog: Path, **env: str) -> AsyncIterator[Cli
     params = StdioServerParameters(
         command=sys.executable,
         args=["run.py", "mcp", "--url", url],
-        env=relay_env(errlog.parent / "unused", **env),
+        env=harness.relay_env(**env),
         cwd=ROOT,
     )
     with errlog.open("a") as log:
-        async with stdio_client(params, errlog=log) as (read, write):
-            async with ClientSession(read, write, read_timeout_seconds=15) as session:
-                await session.initialize()
-                yield session
+        async with (
+            stdio_client(params, errlog=log) as (read, write),
+            ClientSession(read, write, read_timeout_seconds=15) as session,
+        ):
+            await session.initialize()
+            yield session
 
 
 def text_of(result: CallToolResult) -> str:
@@ -113,7 +115,7 @@ def test_stdio_lists_every_tool_with_annotations_and_calls_them(
                 assert tool.annotations.open_world_hint is False, name
                 assert tool.description
             assert set(listed["sinain_respond"].input_schema["required"]) == {"id", "response"}
-            calls = {
+            calls: dict[str, tuple[str, dict[str, Any]]] = {
                 "context": ("sinain_context", {}),
                 "notify": ("sinain_notify", {"text": "Run the failing test", "priority": "high"}),
                 "health": ("sinain_health", {}),
@@ -122,7 +124,7 @@ def test_stdio_lists_every_tool_with_annotations_and_calls_them(
                 "respond": ("sinain_respond", {"id": "0123456789abcdef", "response": "hi"}),
                 "search": ("sinain_search", {"q": "classify", "since": 0}),
             }
-            return {key: await session.call_tool(*call) for key, call in calls.items()}
+            return {key: await session.call_tool(name, args) for key, (name, args) in calls.items()}
 
     results = run(drive)
 
@@ -216,7 +218,7 @@ def http_server(relay_url: str, log_path: Path, **env: str) -> Iterator[str]:
         proc = subprocess.Popen(
             [sys.executable, "run.py", "mcp", "--http", "--port", "0", "--url", relay_url],
             cwd=ROOT,
-            env=relay_env(log_path.parent / "unused", **env),
+            env=harness.relay_env(**env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=log,
@@ -244,12 +246,14 @@ def _listening(proc: subprocess.Popen[bytes], log_path: Path) -> str:
 
 async def http_feed(endpoint: str, headers: dict[str, str]) -> CallToolResult:
     """Over Streamable HTTP with the SDK's client: list the tools, read the feed."""
-    async with httpx2.AsyncClient(headers=headers, timeout=15) as http:
-        async with streamable_http_client(endpoint, http_client=http) as (read, write):
-            async with ClientSession(read, write, read_timeout_seconds=15) as session:
-                await session.initialize()
-                assert len((await session.list_tools()).tools) == 7
-                return await session.call_tool("sinain_feed", {})
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=15) as http,
+        streamable_http_client(endpoint, http_client=http) as (read, write),
+        ClientSession(read, write, read_timeout_seconds=15) as session,
+    ):
+        await session.initialize()
+        assert len((await session.list_tools()).tools) == 7
+        return await session.call_tool("sinain_feed", {})
 
 
 def test_http_transport_without_a_token(relay: Relay, tmp_path: Path) -> None:
