@@ -3,9 +3,14 @@ subcommand says how to install it when it is missing."""
 
 from __future__ import annotations
 
+import json
+import socket
 import subprocess
 import sys
 
+import pytest
+
+from bench import harness
 from bench.harness import ROOT
 
 RELAY_WITHOUT_MCP = """
@@ -60,3 +65,39 @@ def test_mcp_help_names_its_flags() -> None:
     assert done.returncode == 0
     for flag in ("--url", "--http", "--port"):
         assert flag in done.stdout
+
+
+def test_mcp_http_on_a_taken_port_fails_with_one_line() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = python("run.py", "mcp", "--http", "--port", str(port))
+    assert done.returncode == 1
+    (line,) = [json.loads(line) for line in done.stderr.splitlines() if "start_failed" in line]
+    assert line["event"] == "mcp.start_failed"
+    assert line["error"].startswith(f"cannot listen on 127.0.0.1:{port}: ")
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "said"),
+    [
+        (["--url", "127.0.0.1:18791"], {}, "--url must be an http:// or https:// URL"),
+        (["--port", "70000"], {}, "--port must be from 0 to 65535"),
+        ([], {"RELAY_PORT": "eighty"}, "RELAY_PORT"),
+    ],
+)
+def test_mcp_refuses_an_invalid_flag_or_setting(
+    args: list[str], env: dict[str, str], said: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "run.py", "mcp", *args],
+        cwd=ROOT,
+        env=harness.relay_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert said in done.stderr
+    assert "Traceback" not in done.stderr

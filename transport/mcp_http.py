@@ -57,10 +57,18 @@ def http_app(server: MCPServer, token: str) -> ASGIApp:
     return BearerGuard(app, token) if token else app
 
 
-async def serve_http(server: MCPServer, port: int, *, token: str) -> None:
-    """Serve :func:`http_app` on ``127.0.0.1:port`` (0: a free port) until SIGINT or SIGTERM.
-    The ``mcp.listening`` line names the endpoint once the socket accepts connections."""
-    sock = socket.create_server((HOST, port))
+def listen(port: int) -> socket.socket:
+    """A socket listening on ``127.0.0.1:port`` (0: a free port).
+
+    Raises:
+        OSError: the port is taken, or not ours to take.
+    """
+    return socket.create_server((HOST, port))
+
+
+async def serve_http(server: MCPServer, sock: socket.socket, *, token: str) -> None:
+    """Serve :func:`http_app` on ``sock`` (from :func:`listen`) until SIGINT or SIGTERM. The
+    ``mcp.listening`` line names the endpoint; the socket already accepts connections."""
     config = uvicorn.Config(
         http_app(server, token), log_config=None, access_log=False, lifespan="on"
     )

@@ -17,12 +17,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import inspect
 import logging
 import os
 import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from types import MethodType
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -35,7 +37,7 @@ from pydantic import Field
 
 from config.logs import configure_logging
 from config.settings import ConfigError
-from transport.mcp_http import DEFAULT_PORT, serve_http
+from transport.mcp_http import DEFAULT_PORT, HOST, listen, serve_http
 from transport.mcp_relay import RelayAddress, RelayCallFailed, RelayClient, default_address
 
 log = structlog.get_logger("mcp")
@@ -86,105 +88,97 @@ async def _logged(tool: str, call: _Reader) -> str:
         log.info("mcp.tool", tool=tool, outcome=outcome, ms=ms, error=error)
 
 
-def build_server(relay: RelayClient) -> MCPServer:
-    """The MCP server and its seven tools, each a call (or two) to ``relay``."""
-    server: MCPServer = MCPServer(
-        "sinain-relay", instructions=INSTRUCTIONS, version=_version(), log_level="WARNING"
-    )
+class SinainTools:
+    """The tools, each a call (or two) to the relay; their docstrings are what agents read."""
 
-    async def sinain_context() -> str:
+    def __init__(self, relay: RelayClient) -> None:
+        self._relay = relay
+
+    async def sinain_context(self) -> str:
+        """The user's current situation: the latest digest (a paragraph on what is on screen
+        and what was said) and the context window the next tick reads (screen OCR, audio
+        transcripts, app history)."""
+
         async def call() -> str:
             digest, context = await asyncio.gather(
-                relay.get("/agent/digest"), relay.get("/agent/context")
+                self._relay.get("/agent/digest"), self._relay.get("/agent/context")
             )
             return f"## Digest\n{pretty(digest)}\n\n## Context window\n{pretty(context)}"
 
         return await _logged("sinain_context", call)
 
     async def sinain_notify(
+        self,
         text: Annotated[str, Field(min_length=1, description="The line to show on the HUD.")],
         priority: Literal["normal", "high", "urgent"] = "normal",
     ) -> str:
+        """Show a line on the user's HUD, on the overlay's Agent tab. For proactive notices;
+        replies to the user belong in the conversation."""
         body = {"text": text, "priority": priority, "source": "mcp", "channel": "agent"}
-        return await _logged("sinain_notify", lambda: _text(relay.post("/feed", body)))
+        return await _logged("sinain_notify", lambda: _text(self._relay.post("/feed", body)))
 
-    async def sinain_health() -> str:
-        return await _logged("sinain_health", lambda: _text(relay.get("/health")))
+    async def sinain_health(self) -> str:
+        """The relay's health: counts, the agent's state and counters, each actor."""
+        return await _logged("sinain_health", lambda: _text(self._relay.get("/health")))
 
-    async def sinain_get_escalation() -> str:
-        return await _logged(
-            "sinain_get_escalation", lambda: _text(relay.get("/escalation/pending"))
-        )
+    async def sinain_get_escalation(self) -> str:
+        """The pending escalation, if any: a moment the relay chose for the agent's attention,
+        with its id, message and score. Reading does not consume it."""
+        pending = self._relay.get("/escalation/pending")
+        return await _logged("sinain_get_escalation", lambda: _text(pending))
 
     async def sinain_respond(
+        self,
         id: Annotated[str, Field(min_length=1, description="The pending escalation's id.")],
         response: Annotated[str, Field(min_length=1, description="What the HUD shows the user.")],
     ) -> str:
-        body = {"id": id, "response": response}
-        return await _logged(
-            "sinain_respond", lambda: _text(relay.post("/escalation/respond", body))
-        )
+        """Answer the pending escalation by its id; the response shows on the user's HUD."""
+        answered = self._relay.post("/escalation/respond", {"id": id, "response": response})
+        return await _logged("sinain_respond", lambda: _text(answered))
 
     async def sinain_search(
+        self,
         q: Annotated[str, Field(min_length=1, description="Words to find in digests and huds.")],
         since: Annotated[int | None, Field(description="Epoch ms, inclusive.")] = None,
         until: Annotated[int | None, Field(description="Epoch ms, exclusive.")] = None,
         limit: Annotated[int | None, Field(ge=1, description="At most this many entries.")] = None,
     ) -> str:
+        """Search the retained history of digests and huds by words, newest first, optionally
+        within a time range (since, until: epoch ms)."""
         params = _present(q=q, since=since, until=until, limit=limit)
-        return await _logged("sinain_search", lambda: _text(relay.get("/agent/history", params)))
+        found = self._relay.get("/agent/history", params)
+        return await _logged("sinain_search", lambda: _text(found))
 
     async def sinain_feed(
+        self,
         after: Annotated[int, Field(ge=0, description="Items after this id (0: the newest).")] = 0,
     ) -> str:
-        params = {"after": after}
-        return await _logged("sinain_feed", lambda: _text(relay.get("/feed", params)))
+        """Recent feed items (transcripts, messages, the agent's hud lines), oldest first: the
+        newest 100 after the id given."""
+        items = self._relay.get("/feed", {"after": after})
+        return await _logged("sinain_feed", lambda: _text(items))
 
-    tools: Sequence[tuple[Callable[..., Awaitable[str]], str, ToolAnnotations]] = (
-        (
-            sinain_context,
-            "The user's current situation: the latest digest (a paragraph on what is on screen "
-            "and what was said) and the context window the next tick reads (screen OCR, audio "
-            "transcripts, app history).",
-            _read_only("Get current context"),
-        ),
-        (
-            sinain_notify,
-            "Show a line on the user's HUD, on the overlay's Agent tab. For proactive notices; "
-            "replies to the user belong in the conversation.",
-            _writes("Notify on the HUD"),
-        ),
-        (
-            sinain_health,
-            "The relay's health: counts, the agent, each actor.",
-            _read_only("Check health"),
-        ),
-        (
-            sinain_get_escalation,
-            "The pending escalation, if any: a moment the relay chose for the agent's attention, "
-            "with its id, message and score. Reading does not consume it.",
-            _read_only("Get pending escalation"),
-        ),
-        (
-            sinain_respond,
-            "Answer the pending escalation by its id; the response shows on the user's HUD.",
-            _writes("Respond to escalation"),
-        ),
-        (
-            sinain_search,
-            "Search the retained history of digests and huds by words, newest first, optionally "
-            "within a time range (since, until: epoch ms).",
-            _read_only("Search history"),
-        ),
-        (
-            sinain_feed,
-            "Recent feed items (transcripts, messages, the agent's hud lines), oldest first: the "
-            "newest 100 after the id given.",
-            _read_only("Read the feed"),
-        ),
+
+_ANNOTATED: tuple[tuple[Callable[..., Awaitable[str]], ToolAnnotations], ...] = (
+    (SinainTools.sinain_context, _read_only("Get current context")),
+    (SinainTools.sinain_notify, _writes("Notify on the HUD")),
+    (SinainTools.sinain_health, _read_only("Check health")),
+    (SinainTools.sinain_get_escalation, _read_only("Get pending escalation")),
+    (SinainTools.sinain_respond, _writes("Respond to escalation")),
+    (SinainTools.sinain_search, _read_only("Search history")),
+    (SinainTools.sinain_feed, _read_only("Read the feed")),
+)
+
+
+def build_server(relay: RelayClient) -> MCPServer:
+    """The MCP server and its seven tools (:class:`SinainTools`), named after their methods."""
+    server: MCPServer = MCPServer(
+        "sinain-relay", instructions=INSTRUCTIONS, version=_version(), log_level="WARNING"
     )
-    for function, description, hints in tools:
-        server.add_tool(function, description=description, annotations=hints)
+    tools = SinainTools(relay)
+    for method, hints in _ANNOTATED:
+        bound = MethodType(method, tools)
+        server.add_tool(bound, description=inspect.getdoc(method), annotations=hints)
     return server
 
 
@@ -234,8 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> int:
-    """Serve until stdin closes (stdio) or a signal (``--http``). Logs go to stderr: on stdio,
-    stdout is the protocol's."""
+    """Serve until stdin closes (stdio) or a signal (``--http``): exit code 0; 1 when the
+    ``--http`` port cannot be had, 2 for an invalid flag or setting. Logs go to stderr: on
+    stdio, stdout is the protocol's."""
     parser = build_parser()
     args = parser.parse_args(list(argv))
     try:
@@ -243,6 +238,8 @@ def main(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> int:
     except ConfigError as exc:
         parser.exit(2, f"{parser.prog}: error: {exc}\n")
     if args.url:
+        if not args.url.startswith(("http://", "https://")):
+            parser.exit(2, f"{parser.prog}: error: --url must be an http:// or https:// URL\n")
         address = RelayAddress(url=args.url, token=address.token)
     if not 0 <= args.port < 65536:
         parser.exit(2, f"{parser.prog}: error: --port must be from 0 to 65535\n")
@@ -251,14 +248,19 @@ def main(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> int:
     quiet = logging.DEBUG if args.log_level == "debug" else logging.WARNING
     for library in _QUIET:
         logging.getLogger(library).setLevel(max(quiet, logging.getLogger().level))
+    try:
+        sock = listen(args.port) if args.http else None
+    except OSError as exc:
+        log.error("mcp.start_failed", error=f"cannot listen on {HOST}:{args.port}: {exc.strerror}")
+        return 1
 
     async def serve() -> None:
         relay = RelayClient(address)
         server = build_server(relay)
         log.info("mcp.starting", relay=relay.url, transport="http" if args.http else "stdio")
         try:
-            if args.http:
-                await serve_http(server, args.port, token=address.token)
+            if sock is not None:
+                await serve_http(server, sock, token=address.token)
             else:
                 await server.run_stdio_async()
         finally:
