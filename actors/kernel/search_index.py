@@ -122,6 +122,13 @@ class QueryError(BadRequest):
     """``q`` cannot be searched for (HTTP 400; the message says why, in the user's terms)."""
 
 
+def _words(q: str) -> list[str]:
+    """``q`` split at white space and control characters (a NUL would end FTS5's reading of
+    the query), keeping the words with a token."""
+    spaced = "".join(" " if unicodedata.category(ch) in ("Cc", "Cs") else ch for ch in q)
+    return [word for word in spaced.split() if _has_token(word)]
+
+
 def _has_token(word: str) -> bool:
     """Whether the tokenizer finds a token in ``word``: a letter, a digit or a private-use
     character (unicode61's token characters); others separate tokens."""
@@ -133,9 +140,9 @@ def match_expression(q: str) -> str:
     (``deploy`` finds "deployment"), every word required.
 
     A quoted string is never FTS5 syntax: ``OR``, ``NEAR``, ``*``, ``:``, ``^`` and
-    parentheses are words or separators in it, and a ``"`` is doubled. Inside a word the
-    tokenizer splits at punctuation (``foo-bar`` finds "foo bar"); words with no letter or
-    digit are dropped.
+    parentheses are words or separators in it, and a ``"`` is doubled. Words are split at white
+    space and control characters; inside a word the tokenizer splits at punctuation
+    (``foo-bar`` finds "foo bar"); words with no letter or digit are dropped.
 
     Raises:
         QueryError: ``q`` is over :data:`MAX_QUERY_CHARS`, has more than :data:`MAX_TERMS`
@@ -144,7 +151,7 @@ def match_expression(q: str) -> str:
     if len(q) > MAX_QUERY_CHARS:
         msg = f"q must be at most {MAX_QUERY_CHARS} characters, got {len(q)}"
         raise QueryError(msg)
-    words = [word for word in q.split() if _has_token(word)]
+    words = _words(q)
     if not words:
         msg = "q must have a word with a letter or a digit in it"
         raise QueryError(msg)

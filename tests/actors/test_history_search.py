@@ -196,6 +196,7 @@ def test_a_fresh_file_without_fts5_opens(clock: FakeClock, tmp_path: Any, no_fts
         ),
         ('* ( ) - + "', None),
         ("Straße café", '"Straße"* AND "café"*'),
+        ("\x00nul\x01led\ud800", '"nul"* AND "led"*'),
     ],
 )
 def test_words_become_quoted_prefixes(q: str, expected: str | None) -> None:
