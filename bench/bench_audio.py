@@ -21,9 +21,9 @@ real time, the stand-in answering every utterance; its RSS is read every ``--eve
 minutes. It prints each reading and the slope after ``--warmup`` simulated minutes, in MB per
 simulated hour (target: flat).
 
-``latency``: one relay capturing at 5 x real time, the stand-in noting when it sent each answer,
-``GET /feed/stream`` noting when each transcript arrived; over ``--utterances`` it prints the
-p50, p95 and max of the difference (target: within 100 ms).
+``latency``: one relay capturing at ``--latency-speed`` (5) times real time, the stand-in
+noting when it sent each answer, ``GET /feed/stream`` noting when each transcript arrived; over
+``--utterances`` it prints the p50, p95 and max of the difference (target: within 100 ms).
 
 ``real``: :mod:`bench.audio_speech`. The bench asserts nothing.
 """
@@ -51,8 +51,6 @@ from transport.demo.fake_llm import FakeLLM
 TARGETS = ("ingest", "memory", "latency", "real")
 P99_TARGET = 1.1
 LATENCY_TARGET_MS = 100.0
-LATENCY_SPEED = 5.0
-"""The latency run's sound, x real time: an utterance about every 1.2 s."""
 LISTEN_MARGIN_S = 10.0
 """How long the latency run waits for the last transcripts beyond the sound's own time."""
 
@@ -178,8 +176,8 @@ def memory(args: argparse.Namespace) -> None:
 
 def latency(args: argparse.Namespace) -> None:
     print(
-        f"\n== latency: {args.utterances} utterances at {LATENCY_SPEED:g} x real time, from the "
-        "stand-in's answer to the item's arrival on GET /feed/stream"
+        f"\n== latency: {args.utterances} utterances at {args.latency_speed:g} x real time, from "
+        "the stand-in's answer to the item's arrival on GET /feed/stream"
     )
     with (
         FakeLLM() as llm,
@@ -187,9 +185,9 @@ def latency(args: argparse.Namespace) -> None:
         data_directory(None, "relay-bench-latency-") as path,
         log_file("audio-latency") as log,
     ):
-        env = audio_env(llm.base_url, stt.base_url, AUDIO_SOURCE=pcm_command(LATENCY_SPEED))
+        env = audio_env(llm.base_url, stt.base_url, AUDIO_SOURCE=pcm_command(args.latency_speed))
         with relay_process(path, log, env) as relay, FeedListener(relay.base_url) as feed:
-            bound = args.utterances * 10 / LATENCY_SPEED + LISTEN_MARGIN_S  # a part <= 10 s
+            bound = args.utterances * 10 / args.latency_speed + LISTEN_MARGIN_S  # a part <= 10 s
             feed.wait_for(lambda: len(feed.transcripts()) >= args.utterances, bound)
             time.sleep(0.5)  # the last answers' items
             arrived = feed.transcripts()[: args.utterances]
@@ -220,6 +218,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--speed", type=at_least(1.0, float), help="x real time (20; quick 20)")
     parser.add_argument("--every", type=at_least(0.1, float), help="sim. minutes (5; quick 1)")
     parser.add_argument("--warmup", type=at_least(0.0, float), help="sim. minutes (10; quick 2)")
+    parser.add_argument("--latency-speed", type=at_least(1.0, float), default=5.0)
     parser.add_argument("--utterances", type=at_least(1), help="latency run (100; quick 15)")
     args = parser.parse_args(argv)
     harness.fill_defaults(
@@ -238,7 +237,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     exit_on_sigterm()
     args = parse(argv)
     print(f"sinain-relay audio bench: targets {','.join(args.targets)}")
-    runs = {"ingest": ingest, "memory": memory, "latency": latency, "real": audio_speech.run}
+    runs: dict[str, Callable[[argparse.Namespace], None]] = {
+        "ingest": ingest,
+        "memory": memory,
+        "latency": latency,
+        "real": audio_speech.run,
+    }
     for target in args.targets:
         runs[target](args)
     return 0
