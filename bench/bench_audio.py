@@ -13,13 +13,14 @@ Run from the repository root::
 every second), one capturing both sources (``AUDIO_SOURCE`` and ``MIC_SOURCE`` run
 :mod:`bench.pcm_source` at real speed, the transcriber asks the stand-in speech service, or
 PocketSphinx with ``--stt real``), one with audio off; ``POST /feed`` and ``POST /sense`` are
-measured on both in turns with wrk (``bench/load.py``). It prints req/s, p50 and p99 per relay
-and the on/off ratios (target: p99 within 1.1 x).
+measured on both in turns with wrk (``bench/load.py``), after ``--idle`` seconds in which each
+relay's CPU is read with no requests. It prints the idle CPU, req/s, p50 and p99 per relay and
+the on/off ratios (target: p99 within 1.1 x).
 
 ``memory``: one relay capturing ``--minutes`` of generated sound (an hour) at ``--speed`` times
 real time, the stand-in answering every utterance; its RSS is read every ``--every`` simulated
-minutes. It prints each reading and the slope after ``--warmup`` simulated minutes, in MB per
-simulated hour (target: flat).
+minutes. It prints each reading, the range after ``--warmup`` simulated minutes and the
+slope of a line fitted to them, in MB per simulated hour (target: flat).
 
 ``latency``: one relay capturing at ``--latency-speed`` (5) times real time, the stand-in
 noting when it sent each answer, ``GET /feed/stream`` noting when each transcript arrived; over
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import math
 import statistics
 import sys
@@ -86,6 +88,31 @@ def ratio_cells(row: Row, off: Row) -> str:
     return f"{row.median('rps') / off.median('rps'):>6.2f} {p99:>6.2f} {verdict:>6}"
 
 
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started (its capture programs), from ``/proc``."""
+    with contextlib.suppress(OSError):
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    return []
+
+
+def idle_cpu(servers: dict[str, Server], seconds: float) -> None:
+    """Each relay's CPU (and its capture programs') over ``seconds`` with no requests."""
+    pids = {name: (s.pid, children(s.pid)) for name, s in servers.items()}
+    before = {n: (harness.cpu_s(p), sum(map(harness.cpu_s, kids))) for n, (p, kids) in pids.items()}
+    began = time.monotonic()
+    time.sleep(seconds)
+    wall = time.monotonic() - began
+    for name, (pid, kids) in pids.items():
+        own, theirs = (
+            harness.cpu_s(pid) - before[name][0],
+            sum(map(harness.cpu_s, kids)) - before[name][1],
+        )
+        print(
+            f"  idle {wall:.0f} s, {name}: relay {own / wall * 100:.1f} % of a core, its "
+            f"{len(kids)} capture programs {theirs / wall * 100:.1f} %"
+        )
+
+
 def ingest(args: argparse.Namespace) -> None:
     print(
         f"\n== ingest: audio on (both sources at real speed, {args.stt} speech service) against "
@@ -106,6 +133,7 @@ def ingest(args: argparse.Namespace) -> None:
             env = audio_env(llm.base_url, stt_url, **extra)
             servers[name] = stack.enter_context(relay_process(path, log, env))
         rows: list[Row] = []
+        idle_cpu(servers, args.idle)
         heard = calls()
         for endpoint in ENDPOINTS:
             got = in_turns(
@@ -164,10 +192,11 @@ def memory(args: argparse.Namespace) -> None:
                 table.row(minutes, points[-1][1], points[-1][1] - start, stt.calls)
             harness.print_health(relay)
     kept = [p for p in points if p[0] >= args.warmup]
+    low, high = min((p[1] for p in kept), default=math.nan), max((p[1] for p in kept), default=0)
     print(
         f"\nRSS at start {start:.1f} MB, at the end {points[-1][1] if points else math.nan:.1f} "
-        f"MB; slope after {args.warmup:g} simulated minutes: {slope_per_hour(kept):+.2f} MB per "
-        f"simulated hour ({len(kept)} readings)"
+        f"MB; after {args.warmup:g} simulated minutes between {low:.1f} and {high:.1f} MB, slope "
+        f"{slope_per_hour(kept):+.2f} MB per simulated hour ({len(kept)} readings)"
     )
 
 
@@ -214,15 +243,17 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--conns", type=at_least(1), default=16)
     parser.add_argument("--seconds", type=at_least(1), help="per round (3; quick 1)")
     parser.add_argument("--rounds", type=at_least(1), help="per row (5; quick 1)")
+    parser.add_argument("--idle", type=at_least(1.0, float), help="idle CPU window, s (10; 2)")
     parser.add_argument("--minutes", type=at_least(1.0, float), help="of sound (60; quick 10)")
     parser.add_argument("--speed", type=at_least(1.0, float), help="x real time (20; quick 20)")
-    parser.add_argument("--every", type=at_least(0.1, float), help="sim. minutes (5; quick 1)")
+    parser.add_argument("--every", type=at_least(0.1, float), help="sim. minutes (2; quick 1)")
     parser.add_argument("--warmup", type=at_least(0.0, float), help="sim. minutes (10; quick 2)")
     parser.add_argument("--latency-speed", type=at_least(1.0, float), default=5.0)
     parser.add_argument("--utterances", type=at_least(1), help="latency run (100; quick 15)")
     args = parser.parse_args(argv)
     harness.fill_defaults(
-        args, seconds=(1, 3), rounds=(1, 5), minutes=(10, 60), speed=(20, 20), every=(1, 5),
+        args, seconds=(1, 3), rounds=(1, 5), idle=(2, 10), minutes=(10, 60), speed=(20, 20),
+        every=(1, 2),
         warmup=(2, 10), utterances=(15, 100),
     )  # fmt: skip
     args.targets = harness.choose(parser, args.targets or "ingest,memory,latency", TARGETS)
@@ -235,6 +266,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     exit_on_sigterm()
+    # a relay stopped in the middle of an upload resets it: the stand-in's aiohttp would say so
+    logging.getLogger("aiohttp.server").setLevel(logging.CRITICAL)
     args = parse(argv)
     print(f"sinain-relay audio bench: targets {','.join(args.targets)}")
     runs: dict[str, Callable[[argparse.Namespace], None]] = {
