@@ -127,9 +127,12 @@ class FeedListener:
         return done
 
 
-def pcm_command(speed: float, seed: int = 1, seconds: float | None = None) -> str:
+def pcm_command(
+    speed: float, seed: int = 1, seconds: float | None = None, write_ms: int = 20
+) -> str:
     """A ``command:`` source value running :mod:`bench.pcm_source` (from the repository root)."""
     argv = [sys.executable, "-m", "bench.pcm_source", "--speed", f"{speed:g}", "--seed", str(seed)]
+    argv += ["--write-ms", str(write_ms)]
     if seconds is not None:
         argv += ["--seconds", f"{seconds:g}"]
     return "command:" + shlex.join(argv)

@@ -9,13 +9,14 @@ Run from the repository root::
     python -m bench.bench_audio --stt real        # PocketSphinx answers the ingest run
     python -m bench.bench_audio --targets real    # real speech (espeak-ng, sox, PocketSphinx)
 
-``ingest``: two relays (a temporary directory each, ``RELAY_SYNC=full``, a fake LLM ticking
-every second), one capturing both sources (``AUDIO_SOURCE`` and ``MIC_SOURCE`` run
-:mod:`bench.pcm_source` at real speed, the transcriber asks the stand-in speech service, or
-PocketSphinx with ``--stt real``), one with audio off; ``POST /feed`` and ``POST /sense`` are
-measured on both in turns with wrk (``bench/load.py``), after ``--idle`` seconds in which each
-relay's CPU is read with no requests. It prints the idle CPU, req/s, p50 and p99 per relay and
-the on/off ratios (target: p99 within 1.1 x).
+``ingest``: two relays (a temporary directory each, ``RELAY_SYNC=full``, no agent; ``--agent``:
+a fake LLM ticking every second behind each), one capturing both sources (``AUDIO_SOURCE``
+and ``MIC_SOURCE`` run :mod:`bench.pcm_source` at real speed, writing every ``--write-ms``;
+the transcriber asks the stand-in speech service, or PocketSphinx with ``--stt real``), one
+with audio off. Each relay's CPU is read for ``--idle`` seconds with no requests; then
+``POST /feed`` and ``POST /sense`` are measured on both in turns with wrk (``bench/load.py``).
+It prints the idle CPU, req/s, p50 and p99 per relay, the on/off ratios (target: p99 within
+1.1 x) and each round's p99.
 
 ``memory``: one relay capturing ``--minutes`` of generated sound (an hour) at ``--speed`` times
 real time, the stand-in answering every utterance; its RSS is read every ``--every`` simulated
@@ -46,7 +47,15 @@ import httpx
 from bench import audio_speech, harness, load
 from bench.audio_probe import FeedListener, TimedStt, pcm_command, stt_settings
 from bench.figures import Table, at_least, exit_on_sigterm, median
-from bench.harness import Server, agent_env, data_directory, log_file, relay_process, rss_mb
+from bench.harness import (
+    Server,
+    agent_env,
+    data_directory,
+    log_file,
+    relay_env,
+    relay_process,
+    rss_mb,
+)
 from bench.load import ENDPOINTS, Row, in_turns, print_table
 from transport.demo.fake_llm import FakeLLM
 
@@ -75,7 +84,11 @@ def speech_service(kind: str, log_path: Path) -> Iterator[tuple[str, Calls]]:
         yield srv.base_url + "/v1", calls
 
 
-def audio_env(llm_url: str, stt_url: str, **sources: str) -> dict[str, str]:
+def audio_env(llm_url: str | None, stt_url: str, **sources: str) -> dict[str, str]:
+    """A relay's settings: the speech service, ``sources``, and an agent ticking every second
+    against the fake LLM at ``llm_url`` (``None``: no agent, no LLM key)."""
+    if llm_url is None:
+        return relay_env(**stt_settings(stt_url), **sources)
     return agent_env(llm_url, **stt_settings(stt_url), **sources)
 
 
@@ -89,10 +102,12 @@ def ratio_cells(row: Row, off: Row) -> str:
 
 
 def children(pid: int) -> list[int]:
-    """The processes ``pid`` started (its capture programs), from ``/proc``."""
-    with contextlib.suppress(OSError):
-        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    return []
+    """The processes ``pid``'s threads started (its capture programs), from ``/proc``."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found
 
 
 def idle_cpu(servers: dict[str, Server], seconds: float) -> None:
@@ -114,23 +129,24 @@ def idle_cpu(servers: dict[str, Server], seconds: float) -> None:
 
 
 def ingest(args: argparse.Namespace) -> None:
+    agent = "a fake LLM ticking every second" if args.agent else "no agent"
     print(
         f"\n== ingest: audio on (both sources at real speed, {args.stt} speech service) against "
-        f"audio off; {args.seconds:g} s x {args.rounds} rounds per row at {args.conns} "
-        "connections, in turns"
+        f"audio off, {agent}; {args.seconds:g} s x {args.rounds} rounds per row at "
+        f"{args.conns} connections, in turns"
     )
     with contextlib.ExitStack() as stack:
-        llm = stack.enter_context(FakeLLM())
+        llm = stack.enter_context(FakeLLM()).base_url if args.agent else None
         stt_url, calls = stack.enter_context(speech_service(args.stt, Path("/dev/null")))
         sources = {
-            "AUDIO_SOURCE": pcm_command(1.0, seed=1),
-            "MIC_SOURCE": pcm_command(1.0, seed=2),
+            "AUDIO_SOURCE": pcm_command(1.0, seed=1, write_ms=args.write_ms),
+            "MIC_SOURCE": pcm_command(1.0, seed=2, write_ms=args.write_ms),
         }
         servers: dict[str, Server] = {}
         for name, extra in (("audio on", sources), ("audio off", {})):
             path = stack.enter_context(data_directory(None, f"relay-bench-{name[-3:]}-"))
             log = stack.enter_context(log_file(name.replace(" ", "-")))
-            env = audio_env(llm.base_url, stt_url, **extra)
+            env = audio_env(llm, stt_url, **extra)
             servers[name] = stack.enter_context(relay_process(path, log, env))
         rows: list[Row] = []
         idle_cpu(servers, args.idle)
@@ -145,6 +161,9 @@ def ingest(args: argparse.Namespace) -> None:
             print(f"  {name}: RSS {rss_mb(server.pid):.1f} MB")
             harness.print_health(server, f"{name}: ")
     print_table("Medians across rounds (cpu = cores busy over the window):", rows)
+    for row in rows:
+        by_round = [round(r.p99, 1) for r in row.rounds]
+        print(f"  p99 ms by round, {row.scenario} {row.endpoint}: {by_round}")
     print(f"\nAudio on vs off (req/s and p99 ratios; target: p99 <= {P99_TARGET:g} x off):")
     load.print_ratios(rows, "audio off", ("audio on",), f"{'req/s':>6} {'p99':>6} {'target':>6}",
                       ratio_cells)  # fmt: skip
@@ -241,6 +260,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--real", action="store_true", help="add the real-speech check")
     parser.add_argument("--stt", choices=("standin", "real"), default="standin")
     parser.add_argument("--conns", type=at_least(1), default=16)
+    parser.add_argument("--agent", action="store_true", help="ingest: both with an agent")
+    parser.add_argument("--write-ms", type=at_least(1), default=20, help="ingest: capture writes")
     parser.add_argument("--seconds", type=at_least(1), help="per round (3; quick 1)")
     parser.add_argument("--rounds", type=at_least(1), help="per row (5; quick 1)")
     parser.add_argument("--idle", type=at_least(1.0, float), help="idle CPU window, s (10; 2)")

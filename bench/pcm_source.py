@@ -9,7 +9,8 @@ Run it as a capture program (``AUDIO_SOURCE=command:...``) from the repository r
 A sentence is 1-6 s of syllables (a voiced tone with harmonics under a sine envelope, made once
 from the seed, then reused); a pause between two sentences is 1.5-4 s of faint room noise or,
 one time in three, digital silence. It is not words: a recogniser hears nothing in it. The
-sound is written in pieces every 20 ms of wall time (``--speed`` times 20 ms of sound each);
+sound is written in pieces every ``--write-ms`` (20) of wall time (``--speed`` times as much
+sound each);
 after ``--seconds`` of sound the program exits 0, and a closed pipe ends it quietly.
 """
 
@@ -32,7 +33,6 @@ SPEECH_LEVEL = 0.1
 """About the RMS of a syllable, of full scale."""
 SENTENCE_MS = (1_000, 6_000)
 PAUSE_MS = (1_500, 4_000)
-WRITE_EVERY_S = 0.02
 
 
 def to_pcm(samples: list[float]) -> bytes:
@@ -114,10 +114,11 @@ def pieces(seed: int, piece_bytes: int) -> Iterator[bytes]:
             del pending[:piece_bytes]
 
 
-def write(seconds: float | None, speed: float, seed: int) -> None:
-    """Write the sound to stdout at ``speed`` times real time (``seconds``: then stop)."""
+def write(seconds: float | None, speed: float, seed: int, every_ms: int = 20) -> None:
+    """Write the sound to stdout at ``speed`` times real time, a piece every ``every_ms``
+    (``seconds``: then stop)."""
     out = sys.stdout.buffer
-    piece = max(2, round(WRITE_EVERY_S * speed * 1000) * BYTES_PER_MS)
+    piece = max(2, round(every_ms * speed) * BYTES_PER_MS)
     limit = math.inf if seconds is None else seconds * 1000 * BYTES_PER_MS
     began, written = time.monotonic(), 0
     for whole in pieces(seed, piece):
@@ -136,9 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speed", type=at_least(0.01, float), default=1.0)
     parser.add_argument("--seconds", type=at_least(0.0, float), help="of sound, then exit")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--write-ms", type=at_least(1), default=20, help="wall ms per write")
     args = parser.parse_args(argv)
     try:
-        write(args.seconds, args.speed, args.seed)
+        write(args.seconds, args.speed, args.seed, args.write_ms)
     except BrokenPipeError:  # the reader is gone
         sys.stderr.close()  # nothing more to say, and no traceback at exit
     return 0
