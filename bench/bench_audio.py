@@ -9,14 +9,16 @@ Run from the repository root::
     python -m bench.bench_audio --stt real        # PocketSphinx answers the ingest run
     python -m bench.bench_audio --targets real    # real speech (espeak-ng, sox, PocketSphinx)
 
-``ingest``: two relays (a temporary directory each, ``RELAY_SYNC=full``, no agent; ``--agent``:
-a fake LLM ticking every second behind each), one capturing both sources (``AUDIO_SOURCE``
-and ``MIC_SOURCE`` run :mod:`bench.pcm_source` at real speed, writing every ``--write-ms``;
-the transcriber asks the stand-in speech service, or PocketSphinx with ``--stt real``), one
-with audio off. Each relay's CPU is read for ``--idle`` seconds with no requests; then
-``POST /feed`` and ``POST /sense`` are measured on both in turns with wrk (``bench/load.py``).
-It prints the idle CPU, req/s, p50 and p99 per relay, the on/off ratios (target: p99 within
-1.1 x) and each round's p99.
+Every relay runs without an agent (no LLM key), so that the figures are the audio's alone;
+``--agent`` puts a fake LLM ticking every second behind each.
+
+``ingest``: two relays (a temporary directory each, ``RELAY_SYNC=full``), one capturing both
+sources (``AUDIO_SOURCE`` and ``MIC_SOURCE`` run :mod:`bench.pcm_source` at real speed,
+writing every ``--write-ms``; the transcriber asks the stand-in speech service, or
+PocketSphinx with ``--stt real``), one with audio off. Each relay's CPU is read for ``--idle``
+seconds with no requests; then ``POST /feed`` and ``POST /sense`` are measured on both in
+turns with wrk (``bench/load.py``). It prints the idle CPU, req/s, p50 and p99 per relay, the
+on/off ratios (target: p99 within 1.1 x), each relay's CPU a request and each round's p99.
 
 ``memory``: one relay capturing ``--minutes`` of generated sound (an hour) at ``--speed`` times
 real time, the stand-in answering every utterance; its RSS is read every ``--every`` simulated
@@ -84,6 +86,16 @@ def speech_service(kind: str, log_path: Path) -> Iterator[tuple[str, Calls]]:
         yield srv.base_url + "/v1", calls
 
 
+@contextlib.contextmanager
+def agent_llm(wanted: bool) -> Iterator[str | None]:
+    """A fake LLM's base URL when ``wanted`` (``--agent``), else ``None`` (no agent)."""
+    if not wanted:
+        yield None
+        return
+    with FakeLLM() as llm:
+        yield llm.base_url
+
+
 def audio_env(llm_url: str | None, stt_url: str, **sources: str) -> dict[str, str]:
     """A relay's settings: the speech service, ``sources``, and an agent ticking every second
     against the fake LLM at ``llm_url`` (``None``: no agent, no LLM key)."""
@@ -136,7 +148,7 @@ def ingest(args: argparse.Namespace) -> None:
         f"{args.conns} connections, in turns"
     )
     with contextlib.ExitStack() as stack:
-        llm = stack.enter_context(FakeLLM()).base_url if args.agent else None
+        llm = stack.enter_context(agent_llm(args.agent))
         stt_url, calls = stack.enter_context(speech_service(args.stt, Path("/dev/null")))
         sources = {
             "AUDIO_SOURCE": pcm_command(1.0, seed=1, write_ms=args.write_ms),
@@ -163,7 +175,10 @@ def ingest(args: argparse.Namespace) -> None:
     print_table("Medians across rounds (cpu = cores busy over the window):", rows)
     for row in rows:
         by_round = [round(r.p99, 1) for r in row.rounds]
-        print(f"  p99 ms by round, {row.scenario} {row.endpoint}: {by_round}")
+        print(
+            f"  {row.scenario} {row.endpoint}: relay CPU {row.median('cpu_us'):.0f} µs a request; "
+            f"p99 ms by round {by_round}"
+        )
     print(f"\nAudio on vs off (req/s and p99 ratios; target: p99 <= {P99_TARGET:g} x off):")
     load.print_ratios(rows, "audio off", ("audio on",), f"{'req/s':>6} {'p99':>6} {'target':>6}",
                       ratio_cells)  # fmt: skip
@@ -187,17 +202,17 @@ def memory(args: argparse.Namespace) -> None:
     print(
         f"\n== memory: {args.minutes:g} simulated minutes of sound at {args.speed:g} x real time "
         f"({wall:.0f} s), RSS every {args.every:g} simulated minutes, stand-in speech service, "
-        "a fake LLM ticking every second"
+        + ("a fake LLM ticking every second" if args.agent else "no agent")
     )
     points: list[tuple[float, float]] = []
     with (
-        FakeLLM() as llm,
+        agent_llm(args.agent) as llm,
         TimedStt() as stt,
         data_directory(None, "relay-bench-memory-") as path,
         log_file("audio-memory") as log,
     ):
         source = pcm_command(args.speed, seconds=args.minutes * 60)
-        env = audio_env(llm.base_url, stt.base_url, AUDIO_SOURCE=source)
+        env = audio_env(llm, stt.base_url, AUDIO_SOURCE=source)
         with relay_process(path, log, env) as relay:
             began = time.monotonic()
             table = Table("simulated min >13.1f|RSS MB >7.1f|vs start >8.2f|utterances >10")
@@ -228,12 +243,12 @@ def latency(args: argparse.Namespace) -> None:
         "the stand-in's answer to the item's arrival on GET /feed/stream"
     )
     with (
-        FakeLLM() as llm,
+        agent_llm(args.agent) as llm,
         TimedStt() as stt,
         data_directory(None, "relay-bench-latency-") as path,
         log_file("audio-latency") as log,
     ):
-        env = audio_env(llm.base_url, stt.base_url, AUDIO_SOURCE=pcm_command(args.latency_speed))
+        env = audio_env(llm, stt.base_url, AUDIO_SOURCE=pcm_command(args.latency_speed))
         with relay_process(path, log, env) as relay, FeedListener(relay.base_url) as feed:
             bound = args.utterances * 10 / args.latency_speed + LISTEN_MARGIN_S  # a part <= 10 s
             feed.wait_for(lambda: len(feed.transcripts()) >= args.utterances, bound)
@@ -260,7 +275,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--real", action="store_true", help="add the real-speech check")
     parser.add_argument("--stt", choices=("standin", "real"), default="standin")
     parser.add_argument("--conns", type=at_least(1), default=16)
-    parser.add_argument("--agent", action="store_true", help="ingest: both with an agent")
+    parser.add_argument("--agent", action="store_true", help="an agent behind each relay")
     parser.add_argument("--write-ms", type=at_least(1), default=20, help="ingest: capture writes")
     parser.add_argument("--seconds", type=at_least(1), help="per round (3; quick 1)")
     parser.add_argument("--rounds", type=at_least(1), help="per row (5; quick 1)")
