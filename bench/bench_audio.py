@@ -43,6 +43,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -102,6 +103,14 @@ def audio_env(llm_url: str | None, stt_url: str, **sources: str) -> dict[str, st
     if llm_url is None:
         return relay_env(**stt_settings(stt_url), **sources)
     return agent_env(llm_url, **stt_settings(stt_url), **sources)
+
+
+def print_restarts(server: Server, prefix: str = "") -> None:
+    """The actors of ``server`` that restarted, from ``GET /health``."""
+    status, body = harness.health(server)
+    actors: dict[str, Any] = body.get("actors") or {}
+    restarts = {n: a["restarts"] for n, a in actors.items() if a.get("restarts")}
+    print(f"  {prefix}GET /health -> {status}; actor restarts: {restarts or 'none'}")
 
 
 # -- ingest --------------------------------------------------------------------------------------
@@ -171,7 +180,7 @@ def ingest(args: argparse.Namespace) -> None:
         print(f"  utterances transcribed during the rows: {calls() - heard}")
         for name, server in servers.items():
             print(f"  {name}: RSS {rss_mb(server.pid):.1f} MB")
-            harness.print_health(server, f"{name}: ")
+            print_restarts(server, f"{name}: ")
     print_table("Medians across rounds (cpu = cores busy over the window):", rows)
     for row in rows:
         by_round = [round(r.p99, 1) for r in row.rounds]
@@ -224,7 +233,7 @@ def memory(args: argparse.Namespace) -> None:
                 minutes = (time.monotonic() - began) * args.speed / 60
                 points.append((minutes, rss_mb(relay.pid)))
                 table.row(minutes, points[-1][1], points[-1][1] - start, stt.calls)
-            harness.print_health(relay)
+            print_restarts(relay)
     kept = [p for p in points if p[0] >= args.warmup]
     low, high = min((p[1] for p in kept), default=math.nan), max((p[1] for p in kept), default=0)
     print(
