@@ -1,7 +1,8 @@
 """sinain-relay: settings -> supervision tree -> serve until SIGINT or SIGTERM.
 
-``python run.py --help`` lists every flag. Exit codes: 0 after a signal, 1 when the relay
-could not start (one ``relay.start_failed`` line says why: a port in use, a data directory
+``python run.py --help`` lists every flag; ``python run.py mcp`` runs the MCP server, a
+client of a running relay (``python run.py mcp --help``). Exit codes: 0 after a signal, 1 when
+the relay could not start (one ``relay.start_failed`` line says why: a port in use, a data directory
 another relay holds, an actor that failed its start; for something another process holds, a
 ``fix``), 2 for an invalid setting (or a host beyond loopback without RELAY_TOKEN: see
 :func:`transport.exposure.exposure`) or a dependency not installed, 70 when the root
@@ -121,12 +122,33 @@ def _serve_until(stop: threading.Event) -> None:
             release_free_memory()
 
 
+def run_mcp(args: Sequence[str]) -> int:
+    """``sinain-relay mcp``: the MCP server, a client of a running relay (its own process; the
+    relay never imports ``mcp``). Exit code 2 when the ``mcp`` extra is not installed."""
+    try:
+        from transport.mcp_server import main as mcp_main  # noqa: PLC0415
+    except ModuleNotFoundError as missing:
+        module = (missing.name or "").partition(".")[0]
+        if module in ("", "actors", "config", "transport"):
+            raise
+        sys.stderr.write(
+            f"{os.path.basename(sys.argv[0])} mcp: error: the MCP server's dependency "
+            f"{module!r} is not installed: run python -m pip install -e '.[mcp]' "
+            f"(in {Path(__file__).resolve().parent})\n"
+        )
+        return EXIT_INVALID
+    return mcp_main(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the relay until SIGINT or SIGTERM; a second signal exits at once.
 
     With ``--demo``: the stand-in LLM and the shipped capture session (:func:`prepare_demo`).
+    ``mcp`` as the first argument runs the MCP server instead (:func:`run_mcp`).
     """
     args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["mcp"]:
+        return run_mcp(args[1:])
     settings = settings_or_exit(args, os.environ)
     prices = prices_or_exit(settings.prices_file)
     verdict = exposure(settings.host, token=settings.token, allow_insecure=settings.allow_insecure)

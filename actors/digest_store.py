@@ -16,12 +16,13 @@ from actors.core.agent_events import AgentEvent, QuietSpell
 from actors.core.completion import NO_OUTPUT
 from actors.core.entries import EMPTY_AGENT, AgentEntry, AgentSnapshot
 from actors.core.error_text import safe_text
-from actors.core.escalation import decide, score
-from actors.core.escalation_message import escalation_of
+from actors.core.errors import FeatureUnavailable
+from actors.core.escalation_message import escalate
 from actors.core.escalation_slot import EscalationSlot, Outcome, refusal
 from actors.core.situation import Situation
 from actors.core.ticks import TickResult
 from actors.feed_buffer import FeedBuffer
+from actors.kernel import search_index
 from actors.kernel.base import ChildHandle, Reporter
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.doorbell import Doorbell
@@ -39,11 +40,45 @@ _NOT_PUSHED = (NO_OUTPUT, "Idle")
 DAY_MS = 86_400_000
 PRUNE_INTERVAL_S = 3600.0
 """How often entries older than the retention are deleted."""
+SEARCH_BUDGET_S = 0.5
+"""A search that runs longer is stopped (and answered 503): this actor also stores the
+ticks, which wait for it. Well below ``RELAY_ACTOR_TIMEOUT_MS``'s default of 2 s."""
+SEARCH_CHECK_STEPS = 1000
+"""SQLite's steps between two looks at the clock while a search runs."""
+_SEARCH_SQL = (
+    "SELECT e.entry FROM agent_search JOIN agent_entries AS e ON e.id = agent_search.rowid "
+    "WHERE agent_search MATCH ? AND agent_search.rowid < ? AND e.ts >= ? AND e.ts < ? "
+    "ORDER BY agent_search.rowid DESC LIMIT ?"
+)
+
+
+_NO_SEARCH = (
+    "search is unavailable: this Python's SQLite has no FTS5 (every other route works; "
+    "a Python whose sqlite3 has FTS5 builds the index at its next start)"
+)
 
 
 def _sql_int(value: int) -> int:
     """``value`` within SQLite's integers (a larger Python int raises ``OverflowError``)."""
     return min(max(value, -(2**63)), 2**63 - 1)
+
+
+def _bounds(since: int | None, until: int | None, before: int | None) -> tuple[int, int, int]:
+    """``(since, until, before)`` as SQL bounds: none is no bound, and each is clamped to
+    SQLite's integers (beyond them, they select the same rows)."""
+    return (
+        _sql_int(since) if since is not None else 0,
+        _sql_int(until) if until is not None else 2**62,
+        _sql_int(before) if before is not None else 2**62,
+    )
+
+
+def _page(rows: list[Any], limit: int) -> tuple[list[shapes.AgentEntry], int | None]:
+    """The first ``limit`` of ``rows`` (``limit + 1`` asked for), and the next page's
+    ``before`` cursor, or ``None`` on the last."""
+    page = [AgentEntry.from_record(row[0]) for row in rows[:limit]]
+    cursor = page[-1].id if len(rows) > limit else None
+    return [entry.shape() for entry in page], cursor
 
 
 class DigestStore(DurableActor):
@@ -92,6 +127,7 @@ class DigestStore(DurableActor):
         self._quiet_seen: tuple[float, float] | None = None
         """The last spell told, counted or not, and how many of its intervals are banked."""
         self._quiet_banked = 0
+        self._search_ready = False
         self._slot = EscalationSlot()
 
     def restore(self, db: sqlite3.Connection) -> None:
@@ -110,6 +146,9 @@ class DigestStore(DurableActor):
             self._slot = EscalationSlot.from_json(slot[0])
         if rows:
             self._log.info("digest.restored", entries=len(rows), next_id=self._next_id)
+        self._search_ready = search_index.ready(db)
+        if not self._search_ready:
+            self._log.warning("digest.search_unavailable", reason=_NO_SEARCH)
         self._request_prune()
 
     def committed(self) -> None:
@@ -203,37 +242,20 @@ class DigestStore(DurableActor):
         return entry
 
     def _escalate(self, result: TickResult, entry: AgentEntry) -> None:
-        """Decide whether the tick's moment goes to the escalation slot; one log line a
-        decision (mode ``off`` decides nothing). The slot is written with the entry, in the
-        same commit, and published after it."""
-        policy, slot = result.escalation, self._slot
-        if policy.mode == "off":
+        """Decide whether the tick's moment goes to the escalation slot, in the entry's
+        commit; one log line a decision (mode ``off`` decides nothing)."""
+        if result.escalation.mode == "off":
             return
-        scored = score(entry.digest, result.window)
-        decision = decide(
-            policy,
-            hud=entry.hud,
-            digest=entry.digest,
-            scored=scored,
-            now_ms=entry.ts,
-            last_ms=slot.last_ms,
-            last_digest=slot.last_digest,
-        )
-        pending = None
-        if decision.trigger is not None:
-            pending = escalation_of(entry, result.window, policy.mode, decision)
-            slot.put(pending, decision, entry.digest)
-        else:
-            slot.decided(decision)
+        decision, pending = escalate(self._slot, entry, result.window, result.escalation)
         self._log.info(
             "escalation.decided",
             tick=result.tick_id,
             entry=entry.id,
-            mode=policy.mode,
+            mode=result.escalation.mode,
             escalate=pending is not None,
             why=decision.trigger or decision.skip,
-            score=scored.total,
-            reasons=list(scored.reasons),
+            score=decision.score.total,
+            reasons=list(decision.score.reasons),
             id=pending.id if pending is not None else None,
         )
         self._save_slot()
@@ -326,19 +348,45 @@ class DigestStore(DurableActor):
         Bounds beyond SQLite's 64-bit integers are clamped to them (they select the same rows).
         """
         assert self._db is not None, "started() opened the connection"
+        low, high, below = _bounds(since, until, before)
         rows = self._db.execute(
             "SELECT entry FROM agent_entries WHERE ts >= ? AND ts < ? AND id < ? "
             "ORDER BY id DESC LIMIT ?",
-            (
-                _sql_int(since) if since is not None else 0,
-                _sql_int(until) if until is not None else 2**62,
-                _sql_int(before) if before is not None else 2**62,
-                limit + 1,
-            ),
+            (low, high, below, limit + 1),
         ).fetchall()
-        page = [AgentEntry.from_record(row[0]) for row in rows[:limit]]
-        cursor = page[-1].id if len(rows) > limit else None
-        return [entry.shape() for entry in page], cursor
+        return _page(rows, limit)
+
+    def search(
+        self, match: str, since: int | None, until: int | None, before: int | None, limit: int
+    ) -> tuple[list[shapes.AgentEntry], int | None]:
+        """As :meth:`history_range`, of the entries whose digest or hud match ``match`` (an
+        FTS5 query: :func:`~actors.kernel.search_index.match_expression`).
+
+        The query runs for at most :data:`SEARCH_BUDGET_S` on this actor's clock.
+
+        Raises:
+            FeatureUnavailable: this SQLite has no FTS5, or the search took too long.
+        """
+        db = self._db
+        assert db is not None, "started() opened the connection"
+        if not self._search_ready:
+            raise FeatureUnavailable(_NO_SEARCH)
+        low, high, below = _bounds(since, until, before)
+        deadline = self._clock.monotonic() + SEARCH_BUDGET_S
+        db.set_progress_handler(lambda: self._clock.monotonic() > deadline, SEARCH_CHECK_STEPS)
+        try:
+            rows = db.execute(_SEARCH_SQL, (match, below, low, high, limit + 1)).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "interrupted" not in str(exc):
+                raise
+            msg = (
+                f"the search took longer than {SEARCH_BUDGET_S:g} s and was stopped: "
+                "narrow it with more words, or with since and until"
+            )
+            raise FeatureUnavailable(msg) from None
+        finally:
+            db.set_progress_handler(None, 0)
+        return _page(rows, limit)
 
     def entries_after(self, after: int, limit: int) -> tuple[AgentEntry, ...]:
         """Up to ``limit`` stored entries with an id above ``after``, oldest first: what a

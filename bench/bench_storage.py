@@ -5,6 +5,7 @@ Run from the repository root::
     python -m bench.bench_storage                        # 3 s x 3 rounds per row, 5 stops
     python -m bench.bench_storage --quick                # 1 s x 1 round, 2 stops
     python -m bench.bench_storage --scenarios shutdown
+    python -m bench.bench_storage --scenarios index      # the search index's cost
 
 ``storage``: the ingest bench's healthy relay three times: ``full`` (``RELAY_SYNC=full``: a 200
 means the item is fsynced), ``normal`` (survives a crash of the relay, not of the machine) and
@@ -13,6 +14,8 @@ means the item is fsynced), ``normal`` (survives a crash of the relay, not of th
 on full rings, with 16 idle keep-alive connections and while a client posts at 16 connections
 (the signal 1 s into the load; each connection stops at its first failure); and each restart's
 time from spawn to the first ``/health`` 200.
+``index``: what the agent store's full-text index costs per entry stored, pruned and indexed
+at migration, and a search's time (:mod:`bench.index_cost`; ``--entries``, 3000 or 500 quick).
 """
 
 from __future__ import annotations
@@ -29,11 +32,11 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from bench import harness, load
+from bench import harness, index_cost, load
 from bench.harness import HOST, MEMORY, Server
 from bench.load import Row, Setup
 
-SCENARIOS = ("storage", "shutdown")
+SCENARIOS = ("storage", "shutdown", "index")
 SETUPS = (Setup("full"), Setup("normal", sync="normal"), Setup("memory", data_dir=MEMORY))
 STOP_CONNECTIONS = 16
 BUSY_BEFORE_STOP_S = 1.0
@@ -129,8 +132,9 @@ def run_shutdown(stops: int) -> dict[str, list[StopSample]]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = load.parser_with_rows(__doc__, "1 s x 1 round, 2 stops")
     parser.add_argument("--stops", type=int, help="SIGTERMs per shutdown case (default 5)")
-    parser.add_argument("--scenarios", help="storage, shutdown or both (default both)")
-    args = load.parse_rows_args(parser, argv, stops=(2, 5))
+    parser.add_argument("--scenarios", help="storage, shutdown, index (default all)")
+    parser.add_argument("--entries", type=int, help="entries of the index scenario (3000)")
+    args = load.parse_rows_args(parser, argv, stops=(2, 5), entries=(500, 3000))
     if args.stops < 1:
         parser.error("--stops must be at least 1")
     scenarios = harness.choose(parser, args.scenarios, SCENARIOS)
@@ -166,6 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{case:<7} {len(samples):>5} {statistics.median(took):>22.3f} {min(took):>6.3f} "
                 f"{max(took):>6.3f} {codes:<12} {ready:>23.3f}"
             )
+    if "index" in scenarios:
+        index_cost.print_rows(index_cost.run(args.entries), args.entries)
     return 0
 
 

@@ -20,22 +20,19 @@ nothing.
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import time
-from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
-from actors.core.utterance import BYTES_PER_MS, SAMPLE_RATE, Utterance
+from actors.core.utterance import BYTES_PER_MS, Utterance
 from actors.core.voice import FRAME_MS, VoiceDetector, VoiceStats
 from actors.core.wav import read_wav
 from bench.figures import Table, at_least, median
+from bench.pcm_source import Voice
 from config.audio import AudioConfig
 
 SCENE_SEED = 7
-ROOM_LEVEL = 0.0005
-SPEECH_LEVEL = 0.1
 MONOLOGUE_MS = 25_000
 T0 = 1_769_901_200_000
 
@@ -52,53 +49,10 @@ class Scene:
     blips: int
 
 
-def _to_pcm(samples: list[float]) -> bytes:
-    return array("h", (max(-32767, min(32767, round(s * 32767))) for s in samples)).tobytes()
-
-
-class _Voice:
-    """Syllables made once (a voiced tone with harmonics under a sine envelope), and room
-    noise, from which a scene of any length is put together cheaply."""
-
-    def __init__(self, rng: random.Random) -> None:
-        self.syllables = [self._syllable(rng) for _ in range(16)]
-        self.room = _to_pcm([rng.gauss(0.0, ROOM_LEVEL) for _ in range(SAMPLE_RATE * 2)])
-
-    @staticmethod
-    def _syllable(rng: random.Random) -> bytes:
-        n = int(SAMPLE_RATE * rng.uniform(0.15, 0.25))
-        f0 = 140.0 * rng.uniform(0.8, 1.3)
-        samples = []
-        for i in range(n):
-            t = i / SAMPLE_RATE
-            voiced = sum(math.sin(2 * math.pi * f0 * k * t) / k for k in (1, 2, 3))
-            envelope = math.sin(math.pi * i / n)
-            samples.append(SPEECH_LEVEL * 1.6 * envelope * voiced + rng.gauss(0.0, ROOM_LEVEL))
-        return _to_pcm(samples)
-
-    def quiet(self, rng: random.Random, ms: int) -> bytes:
-        """``ms`` of room noise (a random stretch of the loop)."""
-        size = ms * BYTES_PER_MS
-        out = bytearray()
-        while len(out) < size:
-            start = rng.randrange(0, len(self.room) // 2) * 2
-            out += self.room[start : start + size - len(out)]
-        return bytes(out)
-
-    def talk(self, rng: random.Random, ms: int) -> bytes:
-        """About ``ms`` of syllables with gaps of 30-80 ms, cut to exactly ``ms``."""
-        size = ms * BYTES_PER_MS
-        out = bytearray()
-        while len(out) < size:
-            out += rng.choice(self.syllables)
-            out += self.quiet(rng, rng.randint(30, 80))
-        return bytes(out[:size])
-
-
 def scene(minutes: float, seed: int = SCENE_SEED) -> Scene:
     """A seeded scene of about ``minutes``: sentences, pauses, blips and one monologue."""
     rng = random.Random(seed)
-    voice = _Voice(rng)
+    voice = Voice(rng)
     out = bytearray(voice.quiet(rng, 2_000))
     sentences: list[tuple[int, int]] = []
     expected = blips = 0

@@ -23,6 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
             "named in brackets. The secrets OPENROUTER_API_KEY and RELAY_TOKEN are read from "
             "the environment only, so they never show in a process list."
         ),
+        epilog="sinain-relay mcp [--http] [--url URL]: an MCP server for agents, a client of "
+        "a running relay (sinain-relay mcp --help).",
     )
     parser.add_argument("--version", action="version", version=f"sinain-relay {version()}")
     for option in OPTIONS:

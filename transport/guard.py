@@ -17,6 +17,7 @@ from aiohttp import HttpVersion11, hdrs, web
 from actors.core.errors import (
     ActorUnavailable,
     BadRequest,
+    FeatureUnavailable,
     Forbidden,
     Misdirected,
     PayloadTooLarge,
@@ -82,6 +83,7 @@ _STATUSES: tuple[tuple[type[RelayError], int], ...] = (
     (Forbidden, 403),
     (Misdirected, 421),
     (ActorUnavailable, 503),
+    (FeatureUnavailable, 503),
 )
 """The statuses of the errors answered with their message alone."""
 
@@ -162,7 +164,7 @@ def guarded(
             status, error = 401, str(exc)
             response = error_response(status, error)
             response.headers["WWW-Authenticate"] = challenge(exc)
-        except (Forbidden, Misdirected, ActorUnavailable) as exc:
+        except (Forbidden, Misdirected, ActorUnavailable, FeatureUnavailable) as exc:
             status, error = _status_of(exc), str(exc)
         except StreamRefused as exc:
             status, error = 503, str(exc)

@@ -23,6 +23,7 @@ from actors.core.bodies import (
     SENSE_BODY_LIMIT,
 )
 from actors.core.shapes import AgentEntry, FeedItem
+from actors.kernel.search_index import MAX_QUERY_CHARS, MAX_TERMS
 from transport.answers import (
     Accepted,
     ConfigAnswer,
@@ -217,19 +218,27 @@ ROUTE_TABLE: tuple[Route, ...] = (
         "GET",
         "/agent/history",
         get_history,
-        "Agent entries, newest first; or a time range, page by page",
+        "Agent entries, newest first; or a time range or a search, page by page",
         _ok(HistoryAnswer, "The entries."),
         ("BadRequest", "Unavailable"),
-        "Without `since`, `until` and `before`: the newest entries (`limit` "
+        "Without `since`, `until`, `before` and `q`: the newest entries (`limit` "
         f"{HISTORY_DEFAULT} by default, {HISTORY_MAX} at most). With any of them: entries "
         "with `since <= ts < until` and `id < before` from the whole retention (`limit` "
-        f"{RANGE_DEFAULT} by default, {RANGE_MAX} at most), and `next`, the `before` of the "
-        "next page.",
+        f"{RANGE_DEFAULT} by default, {RANGE_MAX} at most), matching `q` if given, and "
+        "`next`, the `before` of the next page.",
         params=(
             Param("limit", Annotated[int, Meta(ge=1)], "Larger is capped."),
             Param("since", int, "Epoch ms, inclusive."),
             Param("until", int, "Epoch ms, exclusive; not before `since`."),
             Param("before", int, "Entries with an id below this one (a `next`)."),
+            Param(
+                "q",
+                Annotated[str, Meta(max_length=MAX_QUERY_CHARS)],
+                "Search: only entries whose digest or hud has every word of `q`, each matched "
+                "as a word's beginning (`deploy` finds deployment), accents and case ignored; "
+                f"at most {MAX_TERMS} words. Words are plain text, never query syntax. 503 "
+                "when this relay's SQLite has no full-text search (FTS5).",
+            ),
         ),
     ),
     Route(

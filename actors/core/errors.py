@@ -32,6 +32,11 @@ class ActorUnavailable(RelayError):
     """An actor is down (restarting) or did not answer in time (HTTP 503)."""
 
 
+class FeatureUnavailable(RelayError):
+    """This relay cannot serve what the request asks for now: its build lacks it, or it would
+    take too long (HTTP 503; the message says why and what to do)."""
+
+
 class LLMError(RelayError):
     """The LLM call failed; nothing of the tick is stored."""
 

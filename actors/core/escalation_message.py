@@ -17,13 +17,21 @@ Ages count to the entry's time, so the same entry and window always give the sam
 from __future__ import annotations
 
 from actors.core.entries import AgentEntry
-from actors.core.escalation import Decision, Score, Trigger, coding_context, escalation_id
-from actors.core.escalation_slot import FeedbackContext, Pending
+from actors.core.escalation import (
+    Decision,
+    Score,
+    Trigger,
+    coding_context,
+    decide,
+    escalation_id,
+    score,
+)
+from actors.core.escalation_slot import EscalationSlot, FeedbackContext, Pending
 from actors.core.screen_budget import is_error, may_hold_errors
 from actors.core.situation import LINE_CHARS, TITLE_CHARS, ago, bounded, detected_errors, fenced
 from actors.core.window import AudioEvent, ContextWindow, ScreenEvent
 from config.app_names import normalize_app_name
-from config.settings import EscalationMode
+from config.settings import EscalationMode, EscalationPolicy
 
 FOOTER = "Respond naturally — this will appear on the user's HUD overlay."
 SELECTIVE_SCREEN_LINES = 5
@@ -154,3 +162,26 @@ def escalation_of(
             digest=entry.digest,
         ),
     )
+
+
+def escalate(
+    slot: EscalationSlot, entry: AgentEntry, window: ContextWindow, policy: EscalationPolicy
+) -> tuple[Decision, Pending | None]:
+    """Decide on ``entry`` (the tick's, with its ``window``) against ``slot``'s last
+    escalation; put the escalation into ``slot``, or count the skip. Returns the decision and
+    the escalation, if there is one."""
+    decision = decide(
+        policy,
+        hud=entry.hud,
+        digest=entry.digest,
+        scored=score(entry.digest, window),
+        now_ms=entry.ts,
+        last_ms=slot.last_ms,
+        last_digest=slot.last_digest,
+    )
+    if decision.trigger is None:
+        slot.decided(decision)
+        return decision, None
+    pending = escalation_of(entry, window, policy.mode, decision)
+    slot.put(pending, decision, entry.digest)
+    return decision, pending

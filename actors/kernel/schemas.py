@@ -4,9 +4,15 @@ of storage that cannot be used."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
+from actors.kernel import search_index
+
+Step = tuple[str, ...] | Callable[[sqlite3.Connection], None]
+"""One schema change: statements, or a function that makes it on the connection (inside the
+step's transaction)."""
 _META = "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-MIGRATIONS: dict[str, tuple[tuple[str, ...], ...]] = {
+MIGRATIONS: dict[str, tuple[Step, ...]] = {
     "feed": (
         (
             _META,
@@ -30,11 +36,20 @@ MIGRATIONS: dict[str, tuple[tuple[str, ...], ...]] = {
             "CREATE INDEX agent_entries_ts ON agent_entries (ts)",
             "CREATE TABLE agent_state (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
         ),
-        # The escalation slot: one row, the pending escalation, its grace list and counters.
+        # the full-text index of the entries (nothing without FTS5), filled from those stored;
+        # it may run on a file that has it already (RECONCILE also builds a missing one)
+        search_index.build,
+        # the escalation slot: one row, the pending escalation, its grace list, its counters
         ("CREATE TABLE IF NOT EXISTS escalation_slot (key TEXT PRIMARY KEY, value BLOB NOT NULL)",),
     ),
 }
 """Per file, the schema changes in order; ``PRAGMA user_version`` counts those applied."""
+
+RECONCILE: dict[str, Callable[[sqlite3.Connection], None]] = {
+    "agent": search_index.reconcile,
+}
+"""Per file, what runs at every start after the migrations: the parts of a schema that depend
+on the SQLite build (FTS5) rather than on the file's version."""
 
 
 class StorageError(RuntimeError):
@@ -42,7 +57,8 @@ class StorageError(RuntimeError):
 
 
 def migrate(db: sqlite3.Connection, part: str) -> None:
-    """Apply the changes of ``part``'s schema that ``db`` has not had yet, each in a transaction.
+    """Apply the changes of ``part``'s schema that ``db`` has not had yet, each in a
+    transaction; then its :data:`RECONCILE` step, if it has one.
 
     Raises:
         StorageError: the file's schema is newer than this relay's.
@@ -56,8 +72,14 @@ def migrate(db: sqlite3.Connection, part: str) -> None:
         )
         raise StorageError(msg)
     for number in range(version, len(steps)):
+        step = steps[number]
         db.execute("BEGIN")
-        for statement in steps[number]:
-            db.execute(statement)
+        if callable(step):
+            step(db)
+        else:
+            for statement in step:
+                db.execute(statement)
         db.execute(f"PRAGMA user_version = {number + 1}")
         db.execute("COMMIT")
+    if part in RECONCILE:
+        RECONCILE[part](db)

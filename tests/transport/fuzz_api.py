@@ -25,11 +25,13 @@ import httpx
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay, start_relay
 from bench.harness import parser
+from config.audio import AudioConfig
 from config.logs import configure_logging
 from config.settings import AgentConfig, Settings
 from tests.transport.openapi_contract import Contract, fuzz
 from transport import HttpFrontend, stream_limits
 from transport.demo.fake_llm import FakeLLM
+from transport.demo.fake_stt import FakeStt
 from transport.openapi import openapi_document
 
 TOKEN, HOUR_MS, SHOWN = "fuzz-token", 3_600_000, 10  # SHOWN: problems printed of each kind
@@ -45,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     examples = 50 if args.quick else args.examples
     configure_logging("json", "error", stream=io.StringIO())  # one line per 4xx: not figures
     stream_limits.CLIENT_CHECK_S = 0.05  # a closed stream frees its slot at once
-    with FakeLLM() as llm:
+    with FakeLLM() as llm, FakeStt() as stt:
         # economy off: each tick calls the fake LLM, so the two ticks make two entries
         agent = AgentConfig(
             interval_ms=HOUR_MS,
@@ -55,8 +57,14 @@ def main(argv: list[str] | None = None) -> int:
             api_key="fuzz-key",
             economy=False,
         )
+        audio = AudioConfig(stt_api="openai", stt_base_url=stt.base_url, stt_api_key="fuzz")
         settings = Settings(
-            port=0, token=TOKEN, actor_timeout_ms=1_000, data_dir=":memory:", agent=agent
+            port=0,
+            token=TOKEN,
+            actor_timeout_ms=1_000,
+            data_dir=":memory:",
+            agent=agent,
+            audio=audio,
         )
         relay = start_relay(settings, FakeClock(), frontend=HttpFrontend(settings))
         try:

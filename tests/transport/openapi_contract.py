@@ -561,6 +561,8 @@ def case_strategy(op: Operation, contract: Contract, token: str) -> st.SearchStr
             if coding is not None:
                 label, wire, expect = _coded(coding, body)
                 headers["Content-Encoding"] = label
+            if AUDIO_WAV in content and _audio_media(content_type) is None:
+                expect = 415  # /audio refuses another media type before it reads the body
         return Case(
             method=op.method,
             path=op.path,
@@ -743,13 +745,19 @@ class Fuzzer:
         return []
 
 
+def _audio_media(content_type: str | None) -> str | None:
+    """The audio media type ``/audio`` reads in ``content_type`` (lower case), or ``None``."""
+    media = (content_type or "").partition(";")[0].strip().lower()
+    return media if media in (*WAV_TYPES, "audio/l16") else None
+
+
 def _audio_verdict(case: Case, status: int) -> list[str]:
     """An audio body: a media type the relay does not read is a 415, ``audio/L16`` of another
     rate or channel count a 400, a WAV made whole of 16 kHz mono samples (the ``schema``
     kind, as long as the samples are) a 200; anything else a 200 or a 400."""
     header = case.headers.get("Content-Type", "")
-    media = header.partition(";")[0].strip().lower()
-    if media not in (*WAV_TYPES, "audio/l16"):
+    media = _audio_media(header)
+    if media is None:
         expected = {415}
     elif media == "audio/l16" and "rate=16000" not in header.replace(" ", "").lower():
         expected = {400}

@@ -309,6 +309,8 @@ def _exercise(api: CheckedClient, relay: Relay, logs: LogSink) -> None:
     beyond_64_bits = {"since": -(10**30), "until": 10**30, "before": 10**30}
     assert len(api.get("/agent/history", params=beyond_64_bits).json()["results"]) == 2
     assert api.get("/agent/history", params={"since": 5, "until": 1}).status_code == 400
+    assert len(api.get("/agent/history", params={"q": "vs code"}).json()["results"]) == 2
+    assert api.get("/agent/history", params={"q": '"*('}).status_code == 400
 
     assert api.get("/agent/config").status_code == 200
     assert api.post("/agent/config", json={"fallbackModels": ["x/y"]}).status_code == 200

@@ -17,6 +17,7 @@ from actors.core.errors import (
     Forbidden,
 )
 from actors.digest_store import DigestStore
+from actors.kernel.search_index import match_expression
 from actors.ticker import Ticker
 from transport.answers import (
     ConfigAnswer,
@@ -116,15 +117,17 @@ async def get_last(request: web.Request) -> web.Response:
 
 
 async def get_history(request: web.Request) -> web.Response:
-    """``GET /agent/history``: the newest entries, or a time range page by page.
+    """``GET /agent/history``: the newest entries, or a time range page by page, or a search.
 
-    Without ``since``/``until``: newest first, ``limit`` 10 by default
-    and 50 at most. With either: entries with ``since <= ts < until`` (epoch ms) from the
+    Without ``since``/``until``/``before``/``q``: newest first, ``limit`` 10 by default
+    and 50 at most. With any: entries with ``since <= ts < until`` (epoch ms) from the
     whole retention, newest first, ``limit`` 50 by default and 500 at most; ``next`` is the
-    ``before`` cursor of the next page, or null on the last.
+    ``before`` cursor of the next page, or null on the last. With ``q``, only the entries whose
+    digest or hud has every word of it, each matched as a prefix
+    (:func:`~actors.kernel.search_index.match_expression`).
     """
     peers = request.app[PEERS]
-    ranged = any(k in request.query for k in ("since", "until", "before"))
+    ranged = any(k in request.query for k in ("since", "until", "before", "q"))
     limit = int_param(request, "limit", RANGE_DEFAULT if ranged else HISTORY_DEFAULT)
     if limit < 1:
         msg = f"limit must be at least 1, got {limit}"
@@ -138,9 +141,16 @@ async def get_history(request: web.Request) -> web.Response:
     if since is not None and until is not None and until < since:
         msg = "until must not be before since"
         raise BadRequest(msg)
-    results, cursor = await request.app[ASK](
-        peers.digest, DigestStore.history_range, since, until, before, min(limit, RANGE_MAX)
-    )
+    limit = min(limit, RANGE_MAX)
+    if "q" in request.query:
+        match = match_expression(request.query["q"])
+        results, cursor = await request.app[ASK](
+            peers.digest, DigestStore.search, match, since, until, before, limit
+        )
+    else:
+        results, cursor = await request.app[ASK](
+            peers.digest, DigestStore.history_range, since, until, before, limit
+        )
     return json_response(
         HistoryAnswer(ok=True, results=results, epoch=peers.storage.epoch, next=cursor)
     )

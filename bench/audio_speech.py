@@ -1,0 +1,200 @@
+"""The real-speech check of ``python -m bench.bench_audio --targets real`` (or ``--real``).
+
+espeak-ng says :data:`SENTENCES`; sox resamples each to 16 kHz mono 16-bit; they are joined
+with 2 s of silence before, between and after into one WAV (in a temporary directory). A relay
+replays it (``AUDIO_SOURCE=file:<the WAV>``, at real speed) and asks PocketSphinx (the app of
+:mod:`bench.stt_server`, served on a thread of the bench so that its answers can be read) over
+the OpenAI transcription API. The check prints, each with its figures, a PASS or FAIL line for:
+one utterance per sentence (the speech service's requests), none from the silences (each
+answer shares words with a sentence's), every word PocketSphinx answered found on
+``GET /feed`` and in the audio of ``GET /agent/context``. PocketSphinx is also asked about
+each sentence's own audio first, for comparison: it adapts to what it heard before (its
+cepstral mean carries over from one utterance to the next), so the same sentence can come out
+differently. Needs ``apt-get install -y espeak-ng sox`` and ``pip install pocketsphinx``; it
+says so when one is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib.util
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import httpx
+from aiohttp import web
+
+from actors.core.utterance import BYTES_PER_MS
+from actors.core.wav import read_wav, wav_bytes
+from bench.audio_probe import FeedListener, stt_settings
+from bench.harness import HOST, data_directory, log_file, relay_env, relay_process
+from bench.stt_server import Recogniser, app
+
+SENTENCES = (
+    "The meeting moved to Thursday afternoon.",
+    "Please send the report to the whole team.",
+    "The build failed because a test timed out.",
+    "We should review the budget before the release.",
+    "Open the config file and change the server port.",
+)
+GAP_MS = 2_000
+SETTLE_S = 4.0
+"""How long after the sound's end (and the last transcript) the check waits for more."""
+_WORD = re.compile(r"[a-z']+")
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def missing_tools() -> list[str]:
+    """What the check needs and this machine lacks, as install hints."""
+    hints = [f"apt-get install -y {t}" for t in ("espeak-ng", "sox") if not shutil.which(t)]
+    if importlib.util.find_spec("pocketsphinx") is None:  # a bench-only dependency
+        hints.append("pip install pocketsphinx")
+    return hints
+
+
+def spoken(text: str, tmp: Path, n: int) -> bytes:
+    """``text`` said by espeak-ng, as 16 kHz mono 16-bit samples (sox resamples)."""
+    said, resampled = tmp / f"said-{n}.wav", tmp / f"sentence-{n}.wav"
+    subprocess.run(["espeak-ng", "-v", "en-us", "-w", str(said), text], check=True, timeout=60)
+    sox = ["sox", str(said), "-r", "16000", "-c", "1", "-b", "16", str(resampled)]
+    subprocess.run(sox, check=True, timeout=60)
+    return read_wav(resampled.read_bytes())
+
+
+def recording(tmp: Path) -> tuple[Path, list[bytes]]:
+    """The WAV of every sentence with :data:`GAP_MS` of silence around each; the sentences."""
+    sentences = [spoken(text, tmp, n) for n, text in enumerate(SENTENCES)]
+    gap = bytes(GAP_MS * BYTES_PER_MS)
+    path = tmp / "speech.wav"
+    path.write_bytes(wav_bytes(gap + b"".join(s + gap for s in sentences)))
+    return path, sentences
+
+
+class Answering(Recogniser):
+    """PocketSphinx, keeping every answer it gave."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.answers: list[str] = []
+
+    def text(self, pcm: bytes) -> str:
+        heard = super().text(pcm)
+        self.answers.append(heard)
+        return heard
+
+
+@contextlib.contextmanager
+def serving(recogniser: Recogniser) -> Iterator[str]:
+    """:func:`bench.stt_server.app` on a loopback port, on a thread; yields its base URL."""
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(app(recogniser), access_log=None)
+    loop.run_until_complete(runner.setup())
+    loop.run_until_complete(web.TCPSite(runner, HOST, 0).start())
+    port = runner.addresses[0][1]
+    thread = threading.Thread(target=loop.run_forever, name="pocketsphinx", daemon=True)
+    thread.start()
+    try:
+        yield f"http://{HOST}:{port}/v1"
+    finally:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        loop.close()
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def run(_args: argparse.Namespace | None = None) -> None:
+    print("\n== real speech: espeak-ng sentences, 2 s silences, PocketSphinx behind the relay")
+    if hints := missing_tools():
+        print(f"  not run: {'; '.join(hints)}")
+        return
+    with tempfile.TemporaryDirectory(prefix="relay-bench-speech-") as tmp:
+        wav, sentences = recording(Path(tmp))
+        seconds = (len(wav.read_bytes()) - 44) / BYTES_PER_MS / 1000
+        alone = Recogniser()
+        direct = [alone.text(pcm) for pcm in sentences]
+        print(f"  {len(SENTENCES)} sentences, {seconds:.1f} s of sound; PocketSphinx alone heard:")
+        for said, heard in zip(SENTENCES, direct, strict=True):
+            print(f"    {said!r} -> {heard!r}")
+        recogniser = Answering()
+        feed, context = hear(wav, seconds, recogniser)
+    check(direct, recogniser.answers, feed, context)
+
+
+def hear(wav: Path, seconds: float, recogniser: Recogniser) -> tuple[list[str], list[str]]:
+    """The relay replaying ``wav`` into ``recogniser``: the transcripts on its feed and the
+    audio texts of its agent's context."""
+    with (
+        data_directory(None, "relay-bench-speech-") as path,
+        log_file("audio-speech") as log,
+        serving(recogniser) as stt_url,
+    ):
+        env = relay_env(AUDIO_SOURCE=f"file:{wav}", **stt_settings(stt_url, "unused"))
+        with relay_process(path, log, env) as relay, FeedListener(relay.base_url) as listener:
+            began = time.monotonic()
+            last, quiet_since = 0, began
+            while time.monotonic() < began + seconds + 30:
+                count = len(listener.transcripts())
+                if count != last:
+                    last, quiet_since = count, time.monotonic()
+                elif time.monotonic() > max(began + seconds, quiet_since) + SETTLE_S:
+                    break
+                time.sleep(0.1)
+            feed = [text for _, text in listener.transcripts()]
+            body = httpx.get(relay.base_url + "/agent/context", timeout=10).json()
+            context = [str(a["text"]) for a in body["context"].get("audio", [])]
+    return feed, context
+
+
+def found(wanted: Sequence[str], texts: Sequence[str]) -> tuple[int, list[str]]:
+    """How many of ``wanted`` occur among the words of ``texts``, and the ones that do not."""
+    have = {w for text in texts for w in words(text)}
+    lost = [w for w in wanted if w not in have]
+    return len(wanted) - len(lost), lost
+
+
+def check(direct: list[str], answers: list[str], feed: list[str], context: list[str]) -> None:
+    n, requests = len(SENTENCES), len(answers)
+    print(f"  PocketSphinx answered the relay ({requests}), on the feed ({len(feed)}):")
+    for k in range(max(requests, len(feed))):
+        said = answers[k] if k < requests else "-"
+        shown = feed[k] if k < len(feed) else "-"
+        print(f"    {said!r} -> {shown!r}")
+    print(
+        f"  {verdict(requests == n)} one utterance per sentence: {requests} sent to the speech "
+        f"service, {len(feed)} transcripts on the feed, for {n} sentences"
+    )
+    heard = {w for d in direct for w in words(d)}
+    stray = [t for t in answers if not set(words(t)) & heard]
+    print(
+        f"  {verdict(not stray and requests <= n)} nothing from the silences: {len(stray)} "
+        f"answers share no word with what PocketSphinx heard in the sentences alone, "
+        f"{max(requests - n, 0)} utterances beyond one per sentence"
+    )
+    wanted = [w for a in answers for w in words(a)]
+    for name, texts in (("GET /feed", feed), ("GET /agent/context audio", context)):
+        got, lost = found(wanted, texts)
+        print(
+            f"  {verdict(not lost and bool(wanted))} words PocketSphinx answered found in {name}: "
+            f"{got} of {len(wanted)}" + (f" (missing: {' '.join(lost)})" if lost else "")
+        )
+    alone = [w for d in direct for w in words(d)]
+    got, _ = found(alone, feed)
+    print(
+        f"  (for comparison: {got} of {len(alone)} words PocketSphinx heard in the sentences "
+        "alone are on the feed; it adapts from one utterance to the next)"
+    )
