@@ -117,7 +117,7 @@ def test_the_migration_indexes_entries_stored_before_it(clock: FakeClock, tmp_pa
     info = open_storage(str(tmp_path))
     try:
         db = sqlite3.connect(tmp_path / "agent.db")
-        assert db.execute("PRAGMA user_version").fetchone()[0] == before + 1
+        assert db.execute("PRAGMA user_version").fetchone()[0] == len(schemas.MIGRATIONS["agent"])
         db.close()
         store = start(clock, info)
         assert found(store, "cafe") == ["Writing the café menu"]
