@@ -62,6 +62,13 @@ EDGES: list[tuple[type[Any], dict[str, Any], bool]] = [
     (bodies.Fault, {"actor": "llm", "kind": "hang", "seconds": MAX_HANG_S + 0.5}, False),
     (bodies.Fault, {"actor": "llm", "kind": "crash", "seconds": 0}, False),
     (bodies.Fault, {"actor": "root", "kind": "crash"}, False),
+    (bodies.EscalationReply, {"id": "3f9c0a1b2c3d4e5f", "response": "x", "more": 1}, True),
+    (bodies.EscalationReply, {"id": "", "response": "x"}, False),
+    (bodies.EscalationReply, {"id": "a", "response": " \n"}, False),
+    (bodies.EscalationReply, {"id": "a"}, False),
+    (bodies.AgentConfigUpdate, {"escalationMode": "focus", "escalationStaleMs": 0}, True),
+    (bodies.AgentConfigUpdate, {"escalationMode": "loud"}, False),
+    (bodies.AgentConfigUpdate, {"escalationCooldownMs": 5000.5}, False),
 ]
 
 
@@ -96,6 +103,7 @@ def test_each_request_body_is_described_by_its_struct(contract: Contract) -> Non
         "AgentConfigUpdate",
         "Fault",
         "ProcessReport",
+        "EscalationReply",
     }
     for name, schema in generated.items():
         assert components[name]["properties"].keys() == schema["properties"].keys(), name
