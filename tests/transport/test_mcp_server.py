@@ -147,18 +147,43 @@ def test_stdio_lists_every_tool_with_annotations_and_calls_them(
         assert health["ok"] is True and "agent" in health
         assert notified["id"] in [item["id"] for item in answer_of(results["feed"])["messages"]]
 
-        # the escalation and search routes are served by newer relays: the tools say what this
-        # relay answered, in the relay's own JSON or as one clear line
-        pending = client.get("/escalation/pending")
-        if pending.status_code == 404:
-            line = error_of(results["escalation"])
-            assert "the relay answered 404 to GET /escalation/pending" in line
-            assert "404 to POST /escalation/respond" in error_of(results["respond"])
-        else:
-            assert answer_of(results["escalation"]) == pending.json()
-            assert "no pending escalation" in error_of(results["respond"])
+        # escalation off (the default): nothing pending, and an answer is refused in one line
+        assert answer_of(results["escalation"]) == client.get("/escalation/pending").json()
+        assert "no pending escalation" in error_of(results["respond"])
         history = client.get("/agent/history", params={"q": "classify", "since": 0})
         assert answer_of(results["search"]) == history.json()
+
+
+def test_an_agent_reads_the_escalation_answers_it_and_finds_the_digest_by_a_word(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, tmp_path: Path
+) -> None:
+    relay = make_relay(relay_settings(fake_llm, escalation_mode="rich"))
+    show(relay, ocr="def classify(last_input_ms, now_ms):", app="Code")
+    assert tick(relay, logs) == "ok"
+    with client_for(relay) as client:
+        pending = client.get("/escalation/pending").json()["escalation"]
+    assert pending is not None, "a rich escalation after the tick"
+
+    async def drive() -> tuple[CallToolResult, CallToolResult, CallToolResult]:
+        async with stdio_session(base_url(relay), tmp_path / "mcp.log") as session:
+            read = await session.call_tool("sinain_get_escalation", {})
+            answered = await session.call_tool(
+                "sinain_respond", {"id": pending["id"], "response": "Run pytest -k classify"}
+            )
+            found = await session.call_tool("sinain_search", {"q": "ticker", "since": 0})
+            return read, answered, found
+
+    read, answered, found = run(drive)
+    assert answer_of(read)["escalation"]["id"] == pending["id"]
+    assert answer_of(answered) == {"ok": True}
+    with client_for(relay) as client:
+        assert client.get("/escalation/pending").json()["escalation"] is None
+        items = client.get("/feed", params={"after": 0}).json()["messages"]
+    (shown,) = [item for item in items if item["text"].startswith("[🤖] ")]
+    assert shown["text"] == "[🤖] Run pytest -k classify"
+    assert (shown["channel"], shown["priority"]) == ("agent", "high")
+    entries = answer_of(found)["results"]
+    assert entries and all("ticker" in (e["digest"] + e["hud"]).lower() for e in entries)
 
 
 def test_unreachable_relay_is_a_tool_error_and_the_server_keeps_serving(tmp_path: Path) -> None:
