@@ -174,6 +174,22 @@ def stop_root(root: pykka.ActorRef[Any], timeout_s: float | None) -> None:
         root.stop(block=timeout_s is not None, timeout=timeout_s)
 
 
+def _supervised(w: Wiring, handle: ChildHandle[Supervisor], children: list[ChildSpec]) -> ChildSpec:
+    """A supervisor of ``children``, named as its handle, as one child of the root."""
+
+    def start(report: Reporter) -> pykka.ActorRef[Any]:
+        return Supervisor.start(
+            name=handle.name,
+            children=children,
+            clock=w.clock,
+            report=report,
+            intensity=w.intensity,
+            poll_interval_s=w.poll_interval_s,
+        )
+
+    return ChildSpec(handle.name, start, handle, shutdown_timeout_s=STOP_TIMEOUT_S)
+
+
 def _add(root: pykka.ActorRef[Any], *specs: ChildSpec) -> None:
     for spec in specs:
         supervisor(root).ask(Supervisor.start_child, spec).result(timeout=START_TIMEOUT_S)
@@ -297,17 +313,7 @@ def start_agent(root: pykka.ActorRef[Any], w: Wiring) -> None:
         *situation_writer(w, events),
     ]
 
-    def agent(report: Reporter) -> pykka.ActorRef[Any]:
-        return Supervisor.start(
-            name="agent",
-            children=children,
-            clock=w.clock,
-            report=report,
-            intensity=w.intensity,
-            poll_interval_s=w.poll_interval_s,
-        )
-
-    _add(root, ChildSpec("agent", agent, hs.agent, shutdown_timeout_s=STOP_TIMEOUT_S))
+    _add(root, _supervised(w, hs.agent, children))
 
 
 def stop_agent(root: pykka.ActorRef[Any], timeout_s: float) -> None:
@@ -350,17 +356,7 @@ def start_audio(root: pykka.ActorRef[Any], w: Wiring) -> None:
         w.settings.audio, w.clock, w.handles.feed, hs, w.audio_views, ping_timeout_s=PING_TIMEOUT_S
     )
 
-    def audio(report: Reporter) -> pykka.ActorRef[Any]:
-        return Supervisor.start(
-            name="audio",
-            children=children,
-            clock=w.clock,
-            report=report,
-            intensity=w.intensity,
-            poll_interval_s=w.poll_interval_s,
-        )
-
-    _add(root, ChildSpec("audio", audio, hs.audio, shutdown_timeout_s=STOP_TIMEOUT_S))
+    _add(root, _supervised(w, hs.audio, children))
 
 
 def stop_audio(root: pykka.ActorRef[Any], timeout_s: float) -> None:
