@@ -7,8 +7,6 @@ dead transcriber leaves no thread behind."""
 from __future__ import annotations
 
 import os
-import shlex
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -23,6 +21,7 @@ from actors.tree import Relay
 from bench.chaos_audio import capture_processes
 from bench.harness import ROOT
 from config.audio import AudioConfig
+from tests.audio.pcm_program import command
 from tests.helpers import asked, assert_error, client_for, relay_settings, wait_until
 from transport.demo.fake_stt import FakeStt
 
@@ -34,10 +33,7 @@ PING_DEADLINE_S = 10.0
 
 
 def program(speed: float = 20.0) -> str:
-    argv = [sys.executable, "-m", PROGRAM, "--speed", str(speed)]
-    return "command:" + shlex.join(
-        [*argv, "--scene", "speech:1200,silence:1500", "--repeat", "200"]
-    )
+    return command("--scene", "speech:1200,silence:1500", "--repeat", "200", speed=speed)
 
 
 @pytest.fixture

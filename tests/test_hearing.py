@@ -5,8 +5,6 @@ relay."""
 
 from __future__ import annotations
 
-import shlex
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
@@ -19,18 +17,13 @@ from actors.kernel.processes import alive
 from actors.tree import Relay
 from bench.harness import ROOT
 from config.audio import AudioConfig
+from tests.audio.pcm_program import command as program
 from tests.helpers import asked, client_for, relay_settings, wait_until
 from tests.transport.overlay_client import Feed, OverlayClient, Status
 from transport.audio_control import NO_ALT, STARTED, STOPPED
 from transport.demo.fake_stt import FakeStt
 
 HEARD = "where is the config file"
-
-
-def program(*args: str, speed: float = 20.0) -> str:
-    """A ``command:`` value running the tests' PCM program (speech, then silence, looped)."""
-    argv = [sys.executable, "-m", "tests.audio.pcm_program", "--speed", str(speed), *args]
-    return "command:" + shlex.join(argv)
 
 
 @pytest.fixture

@@ -24,17 +24,12 @@ from actors.kernel.processes import alive
 from actors.kernel.published import Published
 from bench.harness import ROOT
 from tests.audio.energy_detector import EnergyDetector
+from tests.audio.pcm_program import command as program
 from tests.audio.signals import scene
 from tests.helpers import LogSink, asked, wait_until
 
 FAST = CaptureSettings(backoff_s=1.0, max_backoff_s=4.0, stop_grace_s=0.5, file_speed=4.0)
 SCENE = "speech:800,silence:600"
-
-
-def program(*args: str, speed: float = 20.0) -> str:
-    """A ``command:`` value running the test's PCM program."""
-    argv = [sys.executable, "-m", "tests.audio.pcm_program", "--speed", str(speed), *args]
-    return "command:" + shlex.join(argv)
 
 
 class Started:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import signal
 import sys
 import time
@@ -30,6 +31,14 @@ from tests.audio.signals import scene, silence
 
 BYTES_PER_S = 32_000
 CHUNK_MS = 20
+
+
+def command(*args: str, speed: float = 20.0) -> str:
+    """The ``command:`` source value that runs this program with ``args`` at ``speed`` times
+    real time (run it from the repository's top, where ``-m tests.audio.pcm_program`` is
+    found)."""
+    argv = [sys.executable, "-m", "tests.audio.pcm_program", "--speed", str(speed), *args]
+    return "command:" + shlex.join(argv)
 
 
 def parse_scene(text: str) -> list[tuple[str, int]]:

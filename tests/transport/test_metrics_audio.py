@@ -20,8 +20,9 @@ from actors.core.stt_outcome import NO_STATS
 from actors.tree import Relay
 from bench.harness import ROOT
 from config.audio import AudioConfig
+from tests.audio.pcm_program import command as program
 from tests.helpers import Samples, asked, client_for, relay_settings, scrape, value, wait_until
-from tests.test_hearing import HEARD, program
+from tests.test_hearing import HEARD
 from transport.demo.fake_stt import FakeStt
 from transport.exposition import RelayCollector, Scrape
 from transport.exposition_audio import CAPTURE_STATES, STT_STATES, AudioFigures

@@ -4,11 +4,13 @@ the stand-in services serve an aiohttp app on a loopback port (:class:`LoopbackS
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
 from dataclasses import dataclass
 from types import TracebackType
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
+import structlog
 from aiohttp import web
 
 
@@ -88,6 +90,21 @@ class LoopbackServer(Background):
             msg = f"{self.name} did not start"
             raise RuntimeError(msg)
         return self
+
+    def serve_until_signalled(self, event: str, **fields: Any) -> int:
+        """Serve from the command line until SIGINT or SIGTERM; ``event`` is logged once it
+        listens, with its base URL and ``fields``. The exit code (0)."""
+        stop = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.set())
+        self.start()
+        structlog.get_logger("relay").info(
+            event, base_url=f"http://{self.host}:{self.port}/v1", **fields
+        )
+        while not stop.wait(1.0):
+            pass
+        self.stop()
+        return 0
 
     def stop(self) -> None:
         """Release hanging requests, stop serving, close the loop."""

@@ -48,9 +48,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
 import sys
-import threading
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -279,9 +277,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     configure_logging("console" if sys.stderr.isatty() else "json", "info")
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     fake = FakeLLM(
         mode=args.mode,
         delay_s=args.delay_s,
@@ -289,17 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         port=args.port,
         host=args.host,
     )
-    fake.start()
-    log.info(
-        "fake_llm.listening",
-        base_url=f"http://{args.host}:{fake.port}/v1",
-        mode=fake.mode,
-        modes=list(MODES),
-    )
-    while not stop.wait(1.0):
-        pass
-    fake.stop()
-    return 0
+    return fake.serve_until_signalled("fake_llm.listening", mode=fake.mode, modes=list(MODES))
 
 
 if __name__ == "__main__":

@@ -35,9 +35,7 @@ import argparse
 import asyncio
 import base64
 import binascii
-import signal
 import sys
-import threading
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -245,23 +243,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delay-s", type=float, default=1.0, help="the delay of mode slow")
     args = parser.parse_args(argv)
     configure_logging("console" if sys.stderr.isatty() else "json", "info")
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     fake = FakeStt(
         mode=args.mode, text=args.text, delay_s=args.delay_s, port=args.port, host=args.host
     )
-    fake.start()
-    log.info(
-        "fake_stt.listening",
-        base_url=f"http://{args.host}:{fake.port}/v1",
-        mode=fake.mode,
-        modes=list(MODES),
-    )
-    while not stop.wait(1.0):
-        pass
-    fake.stop()
-    return 0
+    return fake.serve_until_signalled("fake_stt.listening", mode=fake.mode, modes=list(MODES))
 
 
 if __name__ == "__main__":

@@ -18,8 +18,9 @@ from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from bench.harness import ROOT
 from config.audio import AudioConfig
+from tests.audio.pcm_program import command as program
 from tests.helpers import asked, client_for, relay_settings, wait_until
-from tests.test_hearing import HEARD, program
+from tests.test_hearing import HEARD
 from tests.transport.openapi_contract import Contract
 from transport.audio_answers import AudioSources
 from transport.demo.fake_stt import FakeStt
