@@ -11,9 +11,12 @@ import orjson
 from msgspec import Struct
 
 from actors.core import shapes
+from actors.core.screen_image import ImageRefusal, ScreenImage, image_data, read_image
 from actors.core.shapes import STREAM, Channel
 
 JSONDict = dict[str, Any]
+_UNREAD = object()
+"""A sense event's image before :meth:`SenseEvent.image` read it."""
 
 
 class FeedInput(Struct, frozen=True):
@@ -107,6 +110,8 @@ class SenseEvent:
     """``to_json()`` serialised, made once."""
     json_meta_only: bytes = field(default=b"", compare=False, repr=False)
     """``to_json(meta_only=True)`` serialised, made once."""
+    _image: Any = field(default=_UNREAD, init=False, compare=False, repr=False)
+    """What :meth:`image` read, once it has."""
 
     def __post_init__(self) -> None:
         if not self.json:
@@ -139,6 +144,17 @@ class SenseEvent:
             ssim=event.ssim,
             payload=event.payload,
         )
+
+    def image(self) -> tuple[ScreenImage | ImageRefusal | None, bool]:
+        """The event's image (``roi.data``) checked (:func:`read_image`), or ``None`` without
+        one; and whether this call was the first to read it (it is read once, when a tick
+        first looks: ingestion never pays for decoding a picture)."""
+        if self._image is not _UNREAD:
+            return self._image, False
+        data = image_data(self.payload)
+        image = read_image(self.id, data) if data is not None else None
+        object.__setattr__(self, "_image", image)
+        return image, True
 
     @property
     def window_title(self) -> str:
