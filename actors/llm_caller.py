@@ -174,7 +174,7 @@ class LLMCaller(RelayActor):
     def complete(self, request: LLMRequest) -> None:
         """Start a tick's chain with its first model."""
         now = self._clock.monotonic()
-        budget_s = request.config.tick_budget_ms / 1000
+        budget_s = request.config.tick_budget_ms(images=bool(request.window.images)) / 1000
         self._run(_Attempt(request, model_index=0, retry=0, started=now, deadline=now + budget_s))
 
     def on_receive(self, message: Any) -> Any:

@@ -222,7 +222,8 @@ class Ticker(RelayActor):
             self._calls_left = min(CALL_BANK, self._calls_left + 1)
 
     def _lost_after_s(self) -> float:
-        return self._config.tick_budget_ms / 1000 + LOST_TICK_GRACE_S
+        budget_ms = self._config.tick_budget_ms(images=self._config.sends_images)
+        return budget_ms / 1000 + LOST_TICK_GRACE_S
 
     def _reschedule(self) -> None:
         """Make sure the timer fires no later than :meth:`_due`.

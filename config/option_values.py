@@ -15,6 +15,7 @@ from config.settings import (
     ESCALATION_MODES,
     LOG_FORMATS,
     LOG_LEVELS,
+    MAX_IMAGES_LIMIT,
     RESPONSE_FORMATS,
     SYNC_MODES,
     ConfigError,
@@ -102,7 +103,16 @@ def _parse_stt_api(name: str, value: str) -> str:
     return value.lower()
 
 
+def _parse_image_count(name: str, value: str) -> int:
+    if not _DIGITS.fullmatch(value) or int(value) > MAX_IMAGES_LIMIT:
+        raise ConfigError(
+            f"{name} must be a whole number from 0 to {MAX_IMAGES_LIMIT}, got {value!r}"
+        )
+    return int(value)
+
+
 _HELPERS: dict[str, Callable[[str, str], Any]] = {
+    "image_count": _parse_image_count,
     "response_format": _parse_response_format,
     "stt_api": _parse_stt_api,
     "escalation_mode": _parse_escalation_mode,

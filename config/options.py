@@ -274,6 +274,29 @@ OPTIONS: tuple[Option, ...] = (
         "above 0: escalate anyway once nothing was escalated for this long, in ms",
         agent=True,
     ),
+    Option(
+        "vision_enabled",
+        "AGENT_VISION_ENABLED",
+        "bool",
+        "send the newest screen images (the capture client's roi.data) with each call; "
+        "false: no image leaves the machine",
+        agent=True,
+    ),
+    Option(
+        "vision_model",
+        "AGENT_VISION_MODEL",
+        "text",
+        "the model a call with images asks first, before the model and its fallbacks",
+        agent=True,
+    ),
+    Option(
+        "vision_max_images",
+        "AGENT_VISION_MAX_IMAGES",
+        "image_count",
+        "the most screen images one call carries, 0 to 4: the newest distinct ones not sent "
+        "by a recent call",
+        agent=True,
+    ),
     *(
         Option(name, env, parse, text, audio=True, field=attr, secret=name == "stt_api_key")
         for name, attr, env, parse, text in (

@@ -10,6 +10,9 @@ from config.audio import AudioConfig
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "google/gemini-2.5-flash-lite"
+DEFAULT_VISION_MODEL = "google/gemini-2.5-flash"
+MAX_IMAGES_LIMIT = 4
+"""The most screen images one call may carry (``AGENT_VISION_MAX_IMAGES``)."""
 MIN_RUNTIME_INTERVAL_MS = 5_000
 """``POST /agent/config`` raises a smaller ``intervalMs`` to this (the environment is not)."""
 MIN_RUNTIME_MAX_AGE_MS = 10_000
@@ -86,6 +89,12 @@ class AgentConfig:
     """When a tick's moment goes to the escalation slot (:mod:`actors.core.escalation`)."""
     escalation_cooldown_ms: int = 30_000
     escalation_stale_ms: int = 0
+    vision_enabled: bool = True
+    """Send the newest screen images with a call (:mod:`actors.core.screen_image`)."""
+    vision_model: str = DEFAULT_VISION_MODEL
+    """The model a call with images asks first."""
+    vision_max_images: int = 1
+    """The most images one call carries (0 sends none)."""
 
     @property
     def escalation(self) -> EscalationPolicy:
@@ -100,9 +109,20 @@ class AgentConfig:
         return tuple(dict.fromkeys((self.model, *self.fallback_models)))
 
     @property
-    def tick_budget_ms(self) -> int:
+    def sends_images(self) -> bool:
+        """Whether a call may carry screen images."""
+        return self.vision_enabled and self.vision_max_images > 0
+
+    def models_for(self, *, images: bool) -> tuple[str, ...]:
+        """The models a call asks in turn: with images, ``vision_model`` first, then
+        :attr:`models` (given the same images); without, :attr:`models`."""
+        if not images:
+            return self.models
+        return tuple(dict.fromkeys((self.vision_model, *self.models)))
+
+    def tick_budget_ms(self, *, images: bool = False) -> int:
         """How long one tick may take, retries and fallbacks included: one timeout a model."""
-        return self.timeout_ms * len(self.models)
+        return self.timeout_ms * len(self.models_for(images=images))
 
     @property
     def effective_debounce_ms(self) -> int:

@@ -169,6 +169,9 @@ class AgentConfig(Shape, frozen=True):
     escalation_mode: EscalationMode
     escalation_cooldown_ms: int
     escalation_stale_ms: int
+    vision_enabled: bool
+    vision_model: str
+    vision_max_images: int
 
 
 def public_config(config: RuntimeConfig) -> AgentConfig:
@@ -194,6 +197,9 @@ def public_config(config: RuntimeConfig) -> AgentConfig:
         escalation_mode=config.escalation_mode,
         escalation_cooldown_ms=config.escalation_cooldown_ms,
         escalation_stale_ms=config.escalation_stale_ms,
+        vision_enabled=config.vision_enabled,
+        vision_model=config.vision_model,
+        vision_max_images=config.vision_max_images,
     )
 
 

@@ -24,6 +24,7 @@ from actors.core.body_errors import bad_body
 from actors.core.errors import BadRequest
 from config.settings import (
     ESCALATION_MODES,
+    MAX_IMAGES_LIMIT,
     MIN_RUNTIME_ESCALATION_COOLDOWN_MS,
     MIN_RUNTIME_INTERVAL_MS,
     MIN_RUNTIME_MAX_AGE_MS,
@@ -175,15 +176,13 @@ IntervalMs = Annotated[
     Meta(description=f"Raised to {MIN_RUNTIME_INTERVAL_MS} at least, capped at a day."),
 ]
 PeriodMs = Annotated[Whole, Meta(description=f"Clamped to 0..{MAX_RUNTIME_PERIOD_MS}.")]
-MaxAgeMs = Annotated[
-    Whole, Meta(description=f"Raised to {MIN_RUNTIME_MAX_AGE_MS} at least, capped at a day.")
-]
 MaxAge = Annotated[
     Whole,
     Meta(
         description=f"Milliseconds, raised to {MIN_RUNTIME_MAX_AGE_MS} at least, capped at a day."
     ),
 ]
+"""``maxAge`` and ``maxAgeMs`` (the same setting under two names)."""
 
 
 class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
@@ -196,7 +195,7 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
     model: Text | UnsetType = UNSET
     fallback_models: list[Text] | UnsetType = UNSET
     max_age: MaxAge | UnsetType = UNSET
-    max_age_ms: MaxAgeMs | UnsetType = UNSET
+    max_age_ms: MaxAge | UnsetType = UNSET
     max_tokens: Annotated[int, Meta(ge=1, le=MAX_TOKENS)] | UnsetType = UNSET
     temperature: Annotated[float, Meta(ge=0, le=2)] | UnsetType = UNSET
     push_to_feed: bool | UnsetType = UNSET
@@ -240,6 +239,9 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
         | UnsetType
     ) = UNSET
     escalation_stale_ms: PeriodMs | UnsetType = UNSET
+    vision_enabled: bool | UnsetType = UNSET
+    vision_model: Text | UnsetType = UNSET
+    vision_max_images: Annotated[int, Meta(ge=0, le=MAX_IMAGES_LIMIT)] | UnsetType = UNSET
     openrouter_api_key: (
         Annotated[
             str,
@@ -256,6 +258,8 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
         # Raised here, msgspec reports it as the body's ValidationError.
         if self.model is not UNSET:
             not_blank("model", self.model)
+        if self.vision_model is not UNSET:
+            not_blank("visionModel", self.vision_model)
         if self.fallback_models is not UNSET:
             for n, model in enumerate(self.fallback_models):
                 not_blank(f"fallbackModels[{n}]", model)
@@ -295,13 +299,15 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
                 out["max_age_ms" if field == "max_age" else field] = min(
                     max(int(value), floor), MAX_RUNTIME_PERIOD_MS
                 )
-        for field in ("enabled", "max_tokens", "push_to_feed", "log_verbose", "economy"):
+        for field in _AS_GIVEN:
             if (value := getattr(self, field)) is not UNSET:
                 out[field] = value
         if self.temperature is not UNSET:
             out["temperature"] = float(self.temperature)
         if self.model is not UNSET:
             out["model"] = self.model.strip()
+        if self.vision_model is not UNSET:
+            out["vision_model"] = self.vision_model.strip()
         if self.fallback_models is not UNSET:
             out["fallback_models"] = tuple(m.strip() for m in self.fallback_models)
         if self.response_format is not UNSET:
@@ -311,6 +317,11 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
         if self.openrouter_api_key is not UNSET:
             out["api_key"] = self.openrouter_api_key.strip()
         return out
+
+
+_AS_GIVEN = ("enabled", "max_tokens", "push_to_feed", "log_verbose", "economy")
+_AS_GIVEN += ("vision_enabled", "vision_max_images")
+"""The update's fields that :class:`AgentConfig` takes as they are."""
 
 
 def not_blank(name: str, value: str) -> None:

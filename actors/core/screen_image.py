@@ -26,8 +26,6 @@ MAX_IMAGE_BYTES = 1024 * 1024
 screens under 800 KB."""
 RECENT_SENT = 20
 """How many sent images a call remembers, so that none of them is sent again."""
-MAX_IMAGES_LIMIT = 4
-"""The most images one call may carry (``AGENT_VISION_MAX_IMAGES`` is at most this)."""
 
 ImageType = Literal["image/jpeg", "image/png"]
 RefusalReason = Literal["not_base64", "not_image", "too_large"]

@@ -714,7 +714,56 @@ def test_to_public_has_the_runtime_fields():
         "escalationMode": "off",
         "escalationCooldownMs": 30_000,
         "escalationStaleMs": 0,
+        "visionEnabled": True,
+        "visionModel": "google/gemini-2.5-flash",
+        "visionMaxImages": 1,
     }
+
+
+def test_vision_settings_from_the_environment():
+    agent = load(
+        env={
+            "AGENT_VISION_ENABLED": "false",
+            "AGENT_VISION_MODEL": " qwen/qwen2.5-vl ",
+            "AGENT_VISION_MAX_IMAGES": "4",
+        }
+    ).agent
+    assert (agent.vision_enabled, agent.vision_model, agent.vision_max_images) == (
+        False,
+        "qwen/qwen2.5-vl",
+        4,
+    )
+    assert agent.sends_images is False
+
+
+@pytest.mark.parametrize("bad", ["5", "-1", "one"])
+def test_vision_max_images_outside_0_to_4_is_refused(bad: str):
+    with pytest.raises(ConfigError, match="AGENT_VISION_MAX_IMAGES"):
+        load(env={"AGENT_VISION_MAX_IMAGES": bad})
+
+
+def test_vision_settings_change_at_run_time():
+    config = AgentConfig().updated(
+        update({"visionEnabled": False, "visionModel": " a/b ", "visionMaxImages": 0})
+    )
+    assert (config.vision_enabled, config.vision_model, config.vision_max_images) == (
+        False,
+        "a/b",
+        0,
+    )
+    with pytest.raises(BadRequest, match="visionMaxImages"):
+        AgentConfig().updated(update({"visionMaxImages": 5}))
+    with pytest.raises(BadRequest, match="visionModel"):
+        AgentConfig().updated(update({"visionModel": "  "}))
+
+
+def test_a_call_with_images_asks_the_vision_model_first():
+    config = AgentConfig(
+        model="m/text", fallback_models=("m/other", "m/vision"), vision_model="m/vision"
+    )
+    assert config.models_for(images=False) == ("m/text", "m/other", "m/vision")
+    assert config.models_for(images=True) == ("m/vision", "m/text", "m/other")
+    assert config.tick_budget_ms(images=True) == config.tick_budget_ms() == 3 * config.timeout_ms
 
 
 def test_a_zero_debounce_is_allowed():
