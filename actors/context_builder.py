@@ -9,11 +9,20 @@ fingerprint), and hands the prompt on, with the previous digest the digest store
 
 from __future__ import annotations
 
-from actors.core.agent_events import AgentEvent, TickSkipped
+from dataclasses import replace
+
+from actors.core.agent_events import AgentEvent, ImageRefused, TickSkipped
 from actors.core.change import Gist, gist, judge, settling_until
 from actors.core.entries import EMPTY_AGENT, AgentSnapshot
 from actors.core.prompt import PreviousDigest, build_prompt, fingerprint
 from actors.core.records import FeedSnapshot, SenseSnapshot
+from actors.core.screen_image import (
+    NOTHING_SENT,
+    ImageRefusal,
+    ScreenImage,
+    SentImages,
+    pick_images,
+)
 from actors.core.ticks import LLMRequest, TickDone, TickRequest
 from actors.core.window import ContextWindow, build_context_window
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
@@ -21,6 +30,7 @@ from actors.kernel.clock import Clock
 from actors.kernel.listeners import Listeners
 from actors.kernel.published import Published
 from actors.llm_caller import LLMCaller
+from config.settings import AgentConfig
 
 
 class ContextBuilder(RelayActor):
@@ -37,6 +47,7 @@ class ContextBuilder(RelayActor):
         llm: ChildHandle[LLMCaller],
         events: Listeners[AgentEvent] | None = None,
         agent: Published[AgentSnapshot] | None = None,
+        sent_images: Published[SentImages] | None = None,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(report=report)
@@ -44,18 +55,51 @@ class ContextBuilder(RelayActor):
         self._feed = feed
         self._sense = sense
         self._agent = agent or Published(EMPTY_AGENT)
+        self._sent = sent_images if sent_images is not None else Published(NOTHING_SENT)
+        """The images recent calls sent (the LLM caller writes it)."""
         self._llm = llm
         self._events: Listeners[AgentEvent] = events or Listeners()
 
     def _snapshots(self) -> tuple[FeedSnapshot, SenseSnapshot]:
         return self._feed.value, self._sense.value
 
-    def window(self, max_age_ms: int) -> ContextWindow:
-        """The window as it is now (``/agent/context``)."""
+    def window(self, config: AgentConfig) -> ContextWindow:
+        """The window as it is now, with the images a call would send (``/agent/context``)."""
         feed, sense = self._snapshots()
-        return build_context_window(
-            feed.items, sense.events, now_ms=self._clock.now_ms(), max_age_ms=max_age_ms
+        now_ms = self._clock.now_ms()
+        window = build_context_window(
+            feed.items, sense.events, now_ms=now_ms, max_age_ms=config.max_age_ms
         )
+        return self._with_images(window, sense, now_ms, config)
+
+    def _with_images(
+        self, window: ContextWindow, sense: SenseSnapshot, now_ms: int, config: AgentConfig
+    ) -> ContextWindow:
+        """``window`` with the screen images a call sends: of the events inside it, newest
+        first, those whose image is fit to send (a refused one is logged and counted the first
+        time a tick looks at it), picked by :func:`pick_images`."""
+        if not config.sends_images or window.screen_count == 0:
+            return window
+        cutoff = now_ms - config.max_age_ms
+        fit: list[ScreenImage] = []
+        for event in reversed(sense.events):
+            if event.received_at < cutoff:
+                break
+            image, first = event.image()
+            if isinstance(image, ImageRefusal):
+                if first:
+                    self._refused(image)
+            elif image is not None:
+                fit.append(image)
+        picked = pick_images(fit, config.vision_max_images, self._sent.value)
+        return replace(window, images=picked) if picked else window
+
+    def _refused(self, image: ImageRefusal) -> None:
+        # Its size and why, never its bytes.
+        self._log.info(
+            "vision.image_refused", sense_id=image.event_id, reason=image.reason, chars=image.size
+        )
+        self._events.send(ImageRefused(image.reason))
 
     def run_tick(self, request: TickRequest) -> None:
         """Build the window; ask the LLM only when something new arrived, the window is not
@@ -71,6 +115,7 @@ class ContextBuilder(RelayActor):
         window = build_context_window(
             feed.items, sense.events, now_ms=now_ms, max_age_ms=config.max_age_ms
         )
+        window = self._with_images(window, sense, now_ms, config)
         if window.is_empty:
             self._events.send(TickSkipped("empty"))
             self._done(request, TickDone(request.tick_id, "empty", marks))

@@ -437,6 +437,7 @@ class DigestStore(DurableActor):
             "hudsWithheld": dict(c.huds_withheld),
             "situationWriteFailures": c.situation_write_failures,
             "escalation": self._slot.counts().to_json(),
+            "vision": {"imagesSent": c.images_sent, "imagesRefused": dict(c.images_refused)},
         }
 
     def metrics(self) -> AgentMetrics:

@@ -64,6 +64,7 @@ from actors.core.response_format import (
     is_refusal,
     step_down,
 )
+from actors.core.screen_image import NOTHING_SENT, SentImages
 from actors.core.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
 from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
@@ -138,6 +139,7 @@ class LLMCaller(RelayActor):
         events: Listeners[AgentEvent] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         formats: Published[FormatLevels] | None = None,
+        sent_images: Published[SentImages] | None = None,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(report=report)
@@ -145,6 +147,8 @@ class LLMCaller(RelayActor):
         self._formats = formats if formats is not None else Published(NO_LEVELS)
         """The response-format level that last answered, per model and base URL (written
         only here)."""
+        self._sent = sent_images if sent_images is not None else Published(NOTHING_SENT)
+        """The images recent calls sent (written only here, after a call that answered)."""
         self._digest = digest
         self._events: Listeners[AgentEvent] = events or Listeners()
         """Where a failed tick is reported (the digest store counts it)."""
@@ -187,7 +191,7 @@ class LLMCaller(RelayActor):
     def _run(self, attempt: _Attempt) -> None:
         request = attempt.request
         config = request.config
-        models = config.models
+        models = config.models_for(images=bool(request.window.images))
         model = models[attempt.model_index]
         remaining = attempt.deadline - self._clock.monotonic()
         if remaining <= 0:
@@ -295,8 +299,12 @@ class LLMCaller(RelayActor):
             "error": error,
             "errors": list(attempt.errors),
             "latencyMs": latency_ms,
-            "model": attempt.request.config.model,
+            "model": attempt.request.config.models_for(images=bool(attempt.request.window.images))[
+                0
+            ],
         }
+        if attempt.request.window.images:
+            detail["images"] = len(attempt.request.window.images)
         failed = TickDone(attempt.request.tick_id, "failed", detail=detail)
         self._reply(attempt.request.reply_to, failed)
 
@@ -306,6 +314,9 @@ class LLMCaller(RelayActor):
         latency_ms = round((self._clock.monotonic() - attempt.started) * 1000)
         checked = checked_hud(parse_analysis(completion.content), completion.content)
         analysis = checked.analysis
+        images = request.window.images
+        if images:  # before the tick ends: the next one must not send them again
+            self._sent.publish(self._sent.value.with_sent(images))
         result = TickResult(
             tick_id=request.tick_id,
             analysis=analysis,
@@ -321,6 +332,7 @@ class LLMCaller(RelayActor):
             answered_model=completion.model,
             hud_withheld=checked.withheld,
             escalation=config.escalation,
+            images=len(images),
         )
         self._tell_peer(self._digest, DigestStore.record, result)
         detail: dict[str, Any] = {
@@ -335,6 +347,8 @@ class LLMCaller(RelayActor):
         }
         if completion.model not in (None, model):
             detail["askedModel"] = model
+        if images:
+            detail["images"] = len(images)
         if checked.withheld is not None:
             detail["hudWithheld"] = checked.withheld
         if attempt.errors:
@@ -378,6 +392,7 @@ class LLMCaller(RelayActor):
             max_tokens=config.max_tokens,
             temperature=config.temperature,
             response_format=config.response_format,
+            images=request.window.images,
         )
         async with self._client.stream(
             "POST",

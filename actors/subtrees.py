@@ -26,6 +26,7 @@ from actors.core.errors import ActorUnavailable
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE, FeedSnapshot, SenseSnapshot
 from actors.core.redactor import Redactor
 from actors.core.response_format import NO_LEVELS, FormatLevels
+from actors.core.screen_image import NOTHING_SENT, SentImages
 from actors.core.utterance import AudioSource
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
@@ -112,6 +113,8 @@ class Wiring:
     sense_view: Published[SenseSnapshot] = field(default_factory=lambda: Published(EMPTY_SENSE))
     agent_view: Published[AgentSnapshot] = field(default_factory=lambda: Published(EMPTY_AGENT))
     formats: Published[FormatLevels] = field(default_factory=lambda: Published(NO_LEVELS))
+    sent_images: Published[SentImages] = field(default_factory=lambda: Published(NOTHING_SENT))
+    """The screen images recent calls sent (the LLM caller writes, the context builder reads)."""
     outbox: SituationOutbox | None = None
     """The SITUATION.md writer's outbox, with ``RELAY_SITUATION_FILE`` only."""
     audio_views: AudioViews = field(default_factory=AudioViews)
@@ -273,6 +276,7 @@ def start_agent(root: pykka.ActorRef[Any], w: Wiring) -> None:
             agent=w.agent_view,
             llm=hs.llm,
             events=events,
+            sent_images=w.sent_images,
             report=report,
         )
 
@@ -283,6 +287,7 @@ def start_agent(root: pykka.ActorRef[Any], w: Wiring) -> None:
             events=events,
             transport=w.llm_transport,
             formats=w.formats,
+            sent_images=w.sent_images,
             report=report,
         )
 

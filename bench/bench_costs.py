@@ -479,7 +479,9 @@ def measure_actors(relay: Relay, reps: int) -> tuple[list[Figure], ContextWindow
     feed, sense, context = (relay.handles[k] for k in ("feed", "sense", "context"))
 
     def window() -> ContextWindow:
-        return context.ask(ContextBuilder.window, MAX_AGE_MS).result(timeout=CALL_TIMEOUT_S)
+        return context.ask(ContextBuilder.window, AgentConfig(max_age_ms=MAX_AGE_MS)).result(
+            timeout=CALL_TIMEOUT_S
+        )
 
     calls: dict[str, Callable[[], object]] = {
         "feed.snapshot()": lambda: feed.ask(FeedBuffer.snapshot).result(CALL_TIMEOUT_S),

@@ -35,6 +35,7 @@ from config.settings import AgentConfig as RuntimeConfig
 from config.settings import EscalationMode, ResponseFormat
 from transport.audio_answers import AudioHealth
 from transport.escalation_answers import EscalationHealth
+from transport.vision_answers import VisionHealth
 
 
 def encoded(items: Iterable[bytes]) -> Any:
@@ -314,6 +315,7 @@ class AgentHealth(Shape, frozen=True):
     pending: _Flag = UNSET
     next_tick_in_ms: int | UnsetType | None = UNSET
     escalation: EscalationHealth | UnsetType = UNSET
+    vision: VisionHealth | UnsetType = UNSET
 
 
 class ActorState(Shape, frozen=True):

@@ -42,6 +42,7 @@ from transport.exposition_audio import AudioFigures, audio_families
 from transport.exposition_escalation import escalation_families
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, cumulative
 from transport.profiling import CLIENTS, ClientFigures
+from transport.vision_answers import vision_families
 
 if TYPE_CHECKING:
     from transport.connections import Connections
@@ -238,6 +239,7 @@ class RelayCollector:
         yield withheld
         if agent.escalation is not None:
             yield from escalation_families(agent.escalation)
+        yield from vision_families(agent)
         yield CounterMetricFamily(
             "relay_situation_write_failures_total",
             "SITUATION.md writes that failed (RELAY_SITUATION_FILE); the ticks still succeeded.",

@@ -16,6 +16,7 @@ import orjson
 
 from actors.core.agent_events import (
     AgentEvent,
+    ImageRefused,
     SituationWriteFailed,
     TickFailed,
     TickNotStarted,
@@ -69,6 +70,10 @@ class AgentCounters:
     """Per-model requests, latencies, tokens and cost (absent from rows of older relays)."""
     huds_withheld: dict[str, int] = field(default_factory=dict)
     """Answers whose hud was no line a user can read, by reason (:mod:`actors.core.hud_check`)."""
+    images_sent: int = 0
+    """Screen images sent with calls that answered."""
+    images_refused: dict[str, int] = field(default_factory=dict)
+    """Screen images never sent, by reason (:data:`~actors.core.screen_image.RefusalReason`)."""
 
     @classmethod
     def from_json(cls, row: bytes | str) -> AgentCounters:
@@ -113,6 +118,7 @@ class AgentCounters:
         self._model(result.model).answered(result.tokens_in, result.tokens_out, cost, source)
         if result.fallback:
             self.fallbacks += 1
+        self.images_sent += result.images
 
     def count(self, event: AgentEvent) -> None:
         """Count what another actor reported; a failed tick changes nothing but its counters.
@@ -138,6 +144,8 @@ class AgentCounters:
                 self._observe(attempts)
             case SituationWriteFailed():
                 self.situation_write_failures += 1
+            case ImageRefused(reason=reason):
+                self.images_refused[reason] = self.images_refused.get(reason, 0) + 1
 
     def estimated_cost(self) -> float:
         """The known costs of every model, in USD. Tokens counted before per-model counts
@@ -164,6 +172,8 @@ class AgentCounters:
             situation_write_failures=self.situation_write_failures,
             huds_withheld=dict(self.huds_withheld),
             not_started={"busy": self.busy_skips, "circuit_open": self.circuit_skips},
+            images_sent=self.images_sent,
+            images_refused=dict(self.images_refused),
         )
 
 
@@ -183,3 +193,6 @@ class AgentMetrics:
     """Ticks that were due and did not start, by reason (``busy``, ``circuit_open``)."""
     escalation: EscalationCounts | None = None
     """The escalation slot's counters (:mod:`actors.core.escalation_slot`)."""
+    images_sent: int = 0
+    images_refused: dict[str, int] = field(default_factory=dict)
+    """Screen images never sent, by reason."""

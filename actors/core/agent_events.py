@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from actors.core.screen_image import RefusalReason
 from actors.core.ticks import LLMAttempt
 
 SkipReason = Literal["idle", "empty", "unchanged", "minor", "deferred"]
@@ -29,6 +30,14 @@ class TickSkipped(AgentEvent):
     """ContextBuilder: a tick ended without calling the LLM, and why."""
 
     reason: SkipReason
+
+
+@dataclass(frozen=True, slots=True)
+class ImageRefused(AgentEvent):
+    """ContextBuilder: a screen image in the window will never be sent, and why (told once
+    per image)."""
+
+    reason: RefusalReason
 
 
 @dataclass(frozen=True, slots=True)

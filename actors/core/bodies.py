@@ -299,7 +299,7 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
                 out["max_age_ms" if field == "max_age" else field] = min(
                     max(int(value), floor), MAX_RUNTIME_PERIOD_MS
                 )
-        for field in _AS_GIVEN:
+        for field in _AS_GIVEN.split():
             if (value := getattr(self, field)) is not UNSET:
                 out[field] = value
         if self.temperature is not UNSET:
@@ -319,8 +319,7 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
         return out
 
 
-_AS_GIVEN = ("enabled", "max_tokens", "push_to_feed", "log_verbose", "economy")
-_AS_GIVEN += ("vision_enabled", "vision_max_images")
+_AS_GIVEN = "enabled max_tokens push_to_feed log_verbose economy vision_enabled vision_max_images"
 """The update's fields that :class:`AgentConfig` takes as they are."""
 
 

@@ -12,6 +12,7 @@ import orjson
 
 from actors.core.errors import LLMBadResponse
 from actors.core.response_format import body_field
+from actors.core.screen_image import ScreenImage
 
 NO_OUTPUT = "—"
 """What is stored when the model gave no hud or no digest."""
@@ -72,14 +73,33 @@ def _cost(usage: Any) -> float | None:
 
 
 def request_body(
-    model: str, prompt: str, *, max_tokens: int, temperature: float, response_format: str
+    model: str,
+    prompt: str,
+    *,
+    max_tokens: int,
+    temperature: float,
+    response_format: str,
+    images: tuple[ScreenImage, ...] = (),
 ) -> dict[str, Any]:
     """The chat-completions request of one tick: the prompt as one user message, and the
     ``response_format`` of the level asked (none for ``off``; see
-    :mod:`actors.core.response_format`)."""
+    :mod:`actors.core.response_format`).
+
+    With ``images`` the message's content is a list of parts: the prompt as a ``text`` part,
+    then one ``image_url`` part per image (a ``data:`` URL, ``detail: low``: a screen region
+    read at low detail costs a fixed, small number of tokens). Without, it is the prompt as a
+    string, as servers without vision expect.
+    """
+    content: str | list[dict[str, Any]] = prompt
+    if images:
+        content = [{"type": "text", "text": prompt}]
+        content += [
+            {"type": "image_url", "image_url": {"url": i.data_url(), "detail": "low"}}
+            for i in images
+        ]
     body: dict[str, Any] = {
         "model": model,
-        "messages": [{"role": "user", "content": prompt}],
+        "messages": [{"role": "user", "content": content}],
         "max_tokens": max_tokens,
         "temperature": temperature,
     }

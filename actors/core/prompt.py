@@ -40,6 +40,11 @@ APP_SEPARATOR = " → "
 NO_APPS = "(none)"
 SCREEN_HEADER = "Screen (OCR text, newest first):"
 NO_SCREEN = "(no screen data)"
+SCREENSHOTS = (
+    "Screenshots: {count} attached after this text, newest first; they show what the OCR "
+    "misses (charts, images, video, layout)."
+)
+"""After the screen section, when the call carries screen images (``{count}`` of them)."""
 AUDIO_HEADER = "Audio transcript (newest first):"
 NO_AUDIO = "(silence)"
 HEARD = "(user heard) "
@@ -95,6 +100,7 @@ LABELS = (
     NO_APPS,
     SCREEN_HEADER,
     NO_SCREEN,
+    SCREENSHOTS,
     AUDIO_HEADER,
     NO_AUDIO,
     EARLIER_HEADER,
@@ -194,6 +200,7 @@ def prompt_with_screen(
     share the rest."""
     audio_lines = _labelled(((a.ts, audio_line(a)) for a in reversed(ctx.audio)), now_ms)
     app_switches = APP_SEPARATOR.join(normalize_app_name(a.app) for a in ctx.app_history)
+    shots = f"\n{SCREENSHOTS.format(count=len(ctx.images))}" if ctx.images else ""
     earlier = ""
     if previous is not None and previous.text.strip():
         text = _one_line(previous.text.strip())
@@ -211,7 +218,7 @@ def prompt_with_screen(
 {APP_HISTORY} {app_switches or NO_APPS}
 
 {SCREEN_HEADER}
-{screen_lines or NO_SCREEN}
+{screen_lines or NO_SCREEN}{shots}
 
 {AUDIO_HEADER}
 {audio_lines or NO_AUDIO}{earlier}

@@ -173,6 +173,14 @@ class ScreenLine(Shape, frozen=True):
     narrative: str | UnsetType = UNSET
 
 
+class ImageRef(Shape, frozen=True):
+    """A screen image the next call sends: which event it came with, never its bytes."""
+
+    sense_id: int
+    type: Annotated[str, Meta(examples=["image/jpeg", "image/png"])]
+    bytes: Annotated[int, Meta(description="Its size, decoded.")]
+
+
 class ContextWindow(Shape, frozen=True):
     """The window the next tick would see."""
 
@@ -190,6 +198,13 @@ class ContextWindow(Shape, frozen=True):
     screen_count: int
     window_ms: int
     newest_event_ts: Ms | None
+    images: Annotated[
+        list[ImageRef],
+        Meta(
+            description="The screen images the next call sends, newest first: the newest "
+            "distinct ones no recent call sent; empty with vision off."
+        ),
+    ]
 
 
 class ModelCost(Shape, frozen=True):

@@ -108,6 +108,8 @@ class TickResult:
     then ``—``."""
     escalation: EscalationPolicy = ESCALATION_OFF
     """The escalation settings of the tick's configuration (:mod:`actors.core.escalation`)."""
+    images: int = 0
+    """Screen images the call sent."""
 
 
 @dataclass(frozen=True, slots=True)

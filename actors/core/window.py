@@ -19,6 +19,7 @@ from msgspec import UNSET
 
 from actors.core import shapes
 from actors.core.records import FeedItem, JSONDict, SenseEvent
+from actors.core.screen_image import ScreenImage
 from actors.core.shapes import AGENT, AppSwitch
 from actors.core.utterance import MARKS, TRANSCRIPT_SOURCE, AudioSource
 
@@ -91,6 +92,10 @@ class ContextWindow:
     window_ms: int
     newest_ms: int | None = None
     """Server time (ms) of the newest event inside the window, or ``None`` when empty."""
+    images: tuple[ScreenImage, ...] = ()
+    """The screen images a call with this window sends, newest first
+    (:func:`~actors.core.screen_image.pick_images`); none unless the context builder adds
+    them."""
 
     @property
     def is_empty(self) -> bool:
@@ -111,6 +116,9 @@ class ContextWindow:
             screen_count=self.screen_count,
             window_ms=self.window_ms,
             newest_event_ts=self.newest_ms,
+            images=[
+                shapes.ImageRef(sense_id=i.event_id, type=i.type, bytes=i.size) for i in self.images
+            ],
         )
 
     def to_json(self) -> JSONDict:

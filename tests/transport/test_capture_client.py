@@ -51,7 +51,7 @@ def test_the_prompt_names_the_window_and_what_was_seen(
     for body in recorded():
         client.post("/sense", json=body).raise_for_status()
     assert tick(relay, logs) == "ok"
-    prompt = fake_llm.requests[0].body["messages"][0]["content"]
+    prompt = fake_llm.requests[0].prompt
     assert "[VS Code — ticker.py — sinain-relay] def _due(self) -> float | None:" in prompt
     assert "[VS Code — ticker.py — sinain-relay] The user is reading a scheduling method" in (
         prompt

@@ -35,6 +35,12 @@ as such (the completion's ``model`` is ``stand-in/heuristic`` and the digest beg
 ``echo``      prose that repeats the prompt's first lines (our instructions), as a small
               model does
 ``fragments`` pieces of JSON that do not make an object
+``no_vision`` HTTP 400 to a request carrying images, as a server without vision answers;
+              otherwise ``ok``
+
+A request's user message may be a string or a list of content parts (``text``, then
+``image_url`` parts: a call with screen images); :attr:`SeenRequest.images` lists the image
+URLs a request carried, and each image counts :attr:`FakeLLM.image_tokens` prompt tokens.
 
 ``latency_s`` (``--latency-s``; 0 by default) delays every answer but ``hang``'s by that
 long, to stand in for a real model's latency (``slow`` waits ``delay_s`` on top).
@@ -82,6 +88,7 @@ MODES = (
     "ignore_format",
     "echo",
     "fragments",
+    "no_vision",
 )
 _FORMAT_MODES = {"refuse_schema_400": 400, "refuse_schema_500": 500, "json_object_only": 400}
 """The modes that refuse a ``json_schema`` ``response_format``, with the status."""
@@ -94,17 +101,46 @@ class SeenRequest:
     body: dict[str, Any]
     authorization: str
 
+    @property
+    def prompt(self) -> str:
+        """The text of its user message (its text parts joined)."""
+        return _prompt_of(self.body)
 
-def _prompt_of(body: dict[str, Any]) -> str:
-    """The text of the last user message of a chat-completions body, or empty."""
+    @property
+    def images(self) -> list[str]:
+        """The ``image_url`` URLs of its user message, in order."""
+        return _images_of(self.body)
+
+
+def _user_content(body: dict[str, Any]) -> Any:
+    """The content of the last user message of a chat-completions body, or ``None``."""
     messages = body.get("messages")
     if not isinstance(messages, list):
-        return ""
+        return None
     for message in reversed(messages):
         if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            return content if isinstance(content, str) else ""
-    return ""
+            return message.get("content")
+    return None
+
+
+def _parts(body: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    content = _user_content(body)
+    if not isinstance(content, list):
+        return []
+    return [p for p in content if isinstance(p, dict) and p.get("type") == kind]
+
+
+def _prompt_of(body: dict[str, Any]) -> str:
+    """The text of the last user message (its text parts joined), or empty."""
+    content = _user_content(body)
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(p.get("text", "")) for p in _parts(body, "text"))
+
+
+def _images_of(body: dict[str, Any]) -> list[str]:
+    urls = (p.get("image_url") for p in _parts(body, "image_url"))
+    return [str(u.get("url")) for u in urls if isinstance(u, dict)]
 
 
 def _format_of(body: dict[str, Any]) -> str | None:
@@ -124,6 +160,8 @@ class FakeLLM(LoopbackServer):
     delay_s: float = 1.0
     tokens_in: int = 310
     tokens_out: int = 85
+    image_tokens: int = 258
+    """Prompt tokens each image of a request counts (what a provider bills a small one)."""
     retry_after: str = "1"
     latency_s: float = 0.0
     """Every answer but ``hang``'s waits this long first (a real model's latency)."""
@@ -179,6 +217,9 @@ class FakeLLM(LoopbackServer):
         if refusal is not None and _format_of(body) == "json_schema":
             message = "response_format: json_schema is not supported; use json_object"
             return web.json_response({"error": {"message": message}}, status=refusal)
+        if mode == "no_vision" and _images_of(body):
+            message = "this model does not support image input"
+            return web.json_response({"error": {"message": message}}, status=400)
         if mode == "http500":
             return web.json_response({"error": {"message": "upstream exploded"}}, status=500)
         if mode == "http401":
@@ -192,15 +233,16 @@ class FakeLLM(LoopbackServer):
         if mode == "nonjson":
             return web.Response(text="<html>Bad gateway</html>", content_type="text/html")
         content = self._content(mode, body)
+        pictures = len(_images_of(body)) * self.image_tokens
         usage: dict[str, float] = {
-            "prompt_tokens": self.tokens_in,
+            "prompt_tokens": self.tokens_in + pictures,
             "completion_tokens": self.tokens_out,
         }
         model = body.get("model", "fake")
         if mode == "summarise":
             # about four characters a token, the usual rule of thumb
             usage = {
-                "prompt_tokens": len(_prompt_of(body)) // 4,
+                "prompt_tokens": len(_prompt_of(body)) // 4 + pictures,
                 "completion_tokens": len(content) // 4,
             }
             model = STAND_IN_MODEL

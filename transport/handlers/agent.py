@@ -160,7 +160,7 @@ async def get_context(request: web.Request) -> web.Response:
     """``GET /agent/context``: the context window as the next tick would see it."""
     peers = request.app[PEERS]
     config = await request.app[ASK](peers.ticker, Ticker.config)
-    window = await request.app[ASK](peers.context, ContextBuilder.window, config.max_age_ms)
+    window = await request.app[ASK](peers.context, ContextBuilder.window, config)
     return json_response(ContextAnswer(ok=True, context=window.shape()))
 
 

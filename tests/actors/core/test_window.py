@@ -361,6 +361,7 @@ def test_to_json_has_the_spec_shape():
         "screenCount": 2,
         "windowMs": MAX_AGE,
         "newestEventTs": NOW - 30,
+        "images": [],
     }
 
 
@@ -374,6 +375,7 @@ def test_to_json_of_empty_window():
         "screenCount": 0,
         "windowMs": MAX_AGE,
         "newestEventTs": None,
+        "images": [],
     }
 
 
