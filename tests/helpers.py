@@ -9,10 +9,12 @@ classes and constants from here and never from one another. The process helpers 
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import io
 import json
 import logging
+import random
 import subprocess
 import sys
 import threading
@@ -295,6 +297,28 @@ def settled(relay: Relay, logs: LogSink, ticks: int) -> list[dict[str, Any]]:
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 RECORDED = FIXTURES / "capture_client_sense.json"
 """``POST /sense`` bodies as sinain's capture client really sent them."""
+
+
+def jpeg(seed: int, size: int = 600) -> bytes:
+    """``size`` bytes that read as a JPEG (its start and end markers), distinct per ``seed``:
+    the relay checks an image's signature, never decodes its pixels."""
+    body = random.Random(seed).randbytes(max(size - 6, 0))
+    return (b"\xff\xd8\xff\xe0" + body + b"\xff\xd9")[:size]
+
+
+def png(seed: int, size: int = 600) -> bytes:
+    """Like :func:`jpeg`, with a PNG's signature."""
+    return (b"\x89PNG\r\n\x1a\n" + random.Random(seed).randbytes(size))[:size]
+
+
+def screen_event(ocr: str, picture: bytes | str | None = None, **fields: Any) -> dict[str, Any]:
+    """A ``POST /sense`` body as the capture client sends one, with ``picture`` (bytes:
+    base64-encoded; a string: as it is) as its ``roi.data``."""
+    body: dict[str, Any] = {"type": "text", "ts": 1, "ocr": ocr, "meta": {"app": "Code"}}
+    if picture is not None:
+        data = picture if isinstance(picture, str) else base64.b64encode(picture).decode()
+        body["roi"] = {"data": data, "bbox": [0, 0, 384, 216], "thumb": True}
+    return {**body, **fields}
 
 
 def recorded() -> list[dict[str, Any]]:

@@ -6,19 +6,22 @@ header, a body a server echoed back with the key it refused, a prompt. :func:`sa
 passes a text through the redactor (:func:`actors.core.redaction.redact`, whatever
 ``RELAY_REDACT`` says: that setting is about the user's data, and an error text is ours) and
 then takes out the secrets the relay was configured with (:func:`config.secrets.scrub`), which
-the redactor does not know by their look (a local server's placeholder key).
+the redactor does not know by their look (a local server's placeholder key). A server that
+could not read a screen image may quote it back: its data is taken out first
+(:func:`~actors.core.screen_image.without_image_data`).
 """
 
 from __future__ import annotations
 
 from actors.core.redaction import redact
+from actors.core.screen_image import without_image_data
 from config.secrets import scrub
 
 
 def safe_text(text: str) -> str:
-    """``text`` without the configured secrets and with every secret the redactor finds
-    replaced by its marker."""
-    return redact(scrub(text))[0]
+    """``text`` without image data and the configured secrets, and with every secret the
+    redactor finds replaced by its marker."""
+    return redact(without_image_data(scrub(text)))[0]
 
 
 def safe_error_text(exc: BaseException) -> str:

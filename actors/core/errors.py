@@ -3,6 +3,9 @@ refused because another process holds what it needs is an :class:`InUse`."""
 
 from __future__ import annotations
 
+from actors.core.screen_image import without_image_data
+from config.secrets import scrub
+
 
 class RelayError(Exception):
     """Base of every error the relay raises on purpose."""
@@ -49,7 +52,8 @@ class LLMHTTPError(LLMError):
     """The endpoint answered with a non-2xx status."""
 
     def __init__(self, status: int, body: str, retry_after: str | None = None) -> None:
-        super().__init__(f"HTTP {status}: {body[:200]}")
+        # A configured secret first, then image data: a base64 run must not swallow half a key.
+        super().__init__(f"HTTP {status}: {without_image_data(scrub(body))[:200]}")
         self.status = status
         self.body = body
         """The answer's body (what a refusal of ``response_format`` is told by)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import binascii
 import hashlib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -31,6 +32,13 @@ ImageType = Literal["image/jpeg", "image/png"]
 RefusalReason = Literal["not_base64", "not_image", "too_large"]
 """Why an image is never sent: ``roi.data`` is not (strict) base64, its bytes are neither a
 JPEG nor a PNG, or it is larger than :data:`MAX_IMAGE_BYTES`."""
+
+BASE64_RUN = 120
+"""A run of base64 this long in an error text is taken for image data."""
+IMAGE_DATA = "[image data]"
+_IMAGE_TEXT = re.compile(
+    rf"data:[\w.+-]+/[\w.+-]+;base64,[A-Za-z0-9+/=]*|[A-Za-z0-9+/]{{{BASE64_RUN},}}={{0,2}}"
+)
 
 _SIGNATURES: tuple[tuple[bytes, ImageType], ...] = (
     (b"\xff\xd8\xff", "image/jpeg"),
@@ -65,6 +73,13 @@ class ImageRefusal:
     reason: RefusalReason
     size: int
     """Characters of its base64 text (its bytes are not known when it is not base64)."""
+
+
+def without_image_data(text: str) -> str:
+    """``text`` with every ``data:`` URL and every run of base64 of :data:`BASE64_RUN`
+    characters or more replaced by :data:`IMAGE_DATA`: what a server that could not read an
+    image says may quote it back, and no error text or log line carries the user's pixels."""
+    return _IMAGE_TEXT.sub(IMAGE_DATA, text)
 
 
 def image_data(payload: dict[str, Any]) -> str | None:

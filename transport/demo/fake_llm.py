@@ -37,6 +37,8 @@ as such (the completion's ``model`` is ``stand-in/heuristic`` and the digest beg
 ``fragments`` pieces of JSON that do not make an object
 ``no_vision`` HTTP 400 to a request carrying images, as a server without vision answers;
               otherwise ``ok``
+``bad_image`` HTTP 400 to a request carrying images, its error quoting the first image's
+              URL back (bytes and all); otherwise ``ok``
 
 A request's user message may be a string or a list of content parts (``text``, then
 ``image_url`` parts: a call with screen images); :attr:`SeenRequest.images` lists the image
@@ -89,6 +91,7 @@ MODES = (
     "echo",
     "fragments",
     "no_vision",
+    "bad_image",
 )
 _FORMAT_MODES = {"refuse_schema_400": 400, "refuse_schema_500": 500, "json_object_only": 400}
 """The modes that refuse a ``json_schema`` ``response_format``, with the status."""
@@ -217,8 +220,11 @@ class FakeLLM(LoopbackServer):
         if refusal is not None and _format_of(body) == "json_schema":
             message = "response_format: json_schema is not supported; use json_object"
             return web.json_response({"error": {"message": message}}, status=refusal)
-        if mode == "no_vision" and _images_of(body):
+        images = _images_of(body)
+        if mode in ("no_vision", "bad_image") and images:
             message = "this model does not support image input"
+            if mode == "bad_image":
+                message = f"could not read the image at {images[0]}"
             return web.json_response({"error": {"message": message}}, status=400)
         if mode == "http500":
             return web.json_response({"error": {"message": "upstream exploded"}}, status=500)
@@ -233,7 +239,7 @@ class FakeLLM(LoopbackServer):
         if mode == "nonjson":
             return web.Response(text="<html>Bad gateway</html>", content_type="text/html")
         content = self._content(mode, body)
-        pictures = len(_images_of(body)) * self.image_tokens
+        pictures = len(images) * self.image_tokens
         usage: dict[str, float] = {
             "prompt_tokens": self.tokens_in + pictures,
             "completion_tokens": self.tokens_out,

@@ -75,3 +75,24 @@ def test_mode_summarise_answers_over_http_labelled_as_a_stand_in() -> None:
         ok = httpx.post(f"{llm.base_url}/chat/completions", json=body, timeout=5).json()
         assert ok["model"] == "x/y"
         assert parse_analysis(ok["choices"][0]["message"]["content"]).hud == llm.hud
+
+
+def test_the_fake_llm_reads_content_parts_and_counts_image_tokens() -> None:
+    picture = "data:image/png;base64,iVBORw0KGgo="
+    content = [
+        {"type": "text", "text": "first"},
+        {"type": "image_url", "image_url": {"url": picture, "detail": "low"}},
+        {"type": "text", "text": "second"},
+    ]
+    body = {"model": "m", "messages": [{"role": "user", "content": content}]}
+    with FakeLLM() as llm:
+        answer = httpx.post(f"{llm.base_url}/chat/completions", json=body, timeout=5).json()
+        assert answer["usage"]["prompt_tokens"] == llm.tokens_in + llm.image_tokens
+        (seen,) = llm.requests
+        assert (seen.prompt, seen.images) == ("first\nsecond", [picture])
+        llm.mode = "no_vision"
+        refused = httpx.post(f"{llm.base_url}/chat/completions", json=body, timeout=5)
+        assert refused.status_code == 400
+        assert "image input" in refused.json()["error"]["message"]
+        text_only = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        assert httpx.post(f"{llm.base_url}/chat/completions", json=text_only, timeout=5).is_success
