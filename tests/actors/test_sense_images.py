@@ -116,7 +116,10 @@ def test_the_rows_of_events_without_their_bytes_are_served_json(
     buffer.stop().get(timeout=5)
     _, view = start(clock, storage)
     events = view.value.events
-    full = {e.id: {"id": e.id, **b, "receivedAt": e.received_at} for e, b in zip(events[1:], bodies)}
+    full = {
+        e.id: {"id": e.id, **b, "receivedAt": e.received_at}
+        for e, b in zip(events[1:], bodies, strict=True)
+    }
     full[1] = {"id": 1, **older, "receivedAt": 100}
     spilled = [e.id for e in events if e.json == e.json_meta_only and carries_image(full[e.id])]
     assert spilled[0] == 1
