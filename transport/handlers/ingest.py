@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 
 import structlog
 from aiohttp import web
 
 from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT, FeedInput, sense_input
+from actors.core.error_text import safe_text
+from actors.core.errors import ActorUnavailable
 from actors.core.records import SenseEvent
 from actors.core.shapes import encode
 from actors.kernel.storage import Store
@@ -100,6 +103,10 @@ async def _sense_bodies(
     spilled = [e.id for e in events if e.spilled]
     if not spilled:
         return [e.json for e in events], True
-    rows = await asyncio.to_thread(stored_json, store, spilled)
+    try:
+        rows = await asyncio.to_thread(stored_json, store, spilled)
+    except sqlite3.Error as exc:  # the file moved or is unreadable: a 503, the server lives on
+        log.warning("sense.rows_unreadable", actor="http", error=safe_text(str(exc)))
+        raise ActorUnavailable("the sense events' image data could not be read") from exc
     gone = max((i for i in spilled if i not in rows), default=0)
     return [rows[e.id] if e.spilled else e.json for e in events if e.id > gone], not gone

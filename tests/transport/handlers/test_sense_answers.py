@@ -15,7 +15,7 @@ import orjson
 from actors.kernel.base import RelayActor
 from actors.sense_buffer import SENSE_RING
 from actors.tree import Relay
-from tests.helpers import client_for, relay_settings, screen_with_images
+from tests.helpers import assert_error, client_for, relay_settings, screen_with_images
 
 POSTS = SENSE_RING + 7
 """Enough for the ring to have dropped a few events, with many more images than it keeps."""
@@ -123,3 +123,19 @@ def test_an_answer_leaves_out_the_oldest_events_whose_rows_a_prune_deleted(
         assert answer.content == answer_of([full[n] for n in ring if n >= first + 3], epoch)
         meta_only = client.get("/sense", params={"meta_only": "true"})
         assert meta_only.content == answer_of([meta[n] for n in ring], epoch)
+
+
+def test_an_unreadable_sense_file_is_a_503_and_reads_resume_once_it_is_back(
+    relay: Relay, client: httpx.Client
+) -> None:
+    full, meta = post_screens(client)
+    path = Path(relay.storage.stores["sense"].path)
+    moved = path.with_name("moved-away.db")
+    path.rename(moved)  # the buffer keeps its open file; a new connection finds none
+    try:
+        assert_error(client.get("/sense"), 503, "could not be read")
+        assert client.get("/sense", params={"meta_only": "true"}).status_code == 200
+        assert client.get("/sense", params={"after": POSTS - 1}).status_code == 200
+    finally:
+        moved.rename(path)
+    assert reads(client) == expected_reads(full, meta, relay.storage.epoch)
