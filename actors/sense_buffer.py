@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
 
 import orjson
 
 from actors.core.bodies import sense_input
 from actors.core.records import EMPTY_SENSE, SenseEvent, SenseInput, SenseSnapshot
+from actors.kernel.storage import Store
 from actors.ring_buffer import RingBuffer
 
 SENSE_RING = 30
 """Events the sense ring keeps (the newest)."""
+IMAGES_KEPT = 4
+"""Events whose image data (``roi.data``, ``diff.data``) the ring keeps in memory: the newest
+that have some, as many as one call to a vision model may send. The ring keeps the others
+without it (:meth:`SenseEvent.without_image_data`): a screen image can be megabytes, and a
+call only ever sends the newest few. ``GET /sense`` reads theirs back (:func:`stored_json`)."""
 PRUNE_SLACK = 100
 """Rows beyond the ring are deleted in batches of about this many (events can be large)..."""
 PRUNE_SLACK_BYTES = 8 * 1024 * 1024
@@ -34,23 +42,37 @@ class SenseBuffer(RingBuffer[SenseEvent, SenseSnapshot]):
     """Bytes of events stored since the last prune (set on the instance once it writes)."""
 
     def restore(self, db: sqlite3.Connection) -> None:
-        """Reload the ring; continue the ids after the highest ever stored.
+        """Reload the ring, with the image data of its newest :data:`IMAGES_KEPT` events that
+        have some; continue the ids after the highest ever stored.
 
         ``payload`` holds the event's JSON as served (older files: the client's object alone);
         validation drops the server's ``id`` and ``receivedAt``, which come from their columns.
+        The row of an event with image data that is not its JSON as served is rewritten so,
+        before any reader may need it (:func:`stored_json`).
         """
         rows = db.execute(
-            "SELECT id, received_at, payload FROM sense ORDER BY id DESC LIMIT ?", (SENSE_RING,)
-        ).fetchall()
-        for event_id, received_at, payload in reversed(rows):
-            self._ring.append(
-                SenseEvent.stored(event_id, received_at, sense_input(orjson.loads(payload)))
-            )
+            "SELECT * FROM (SELECT id, received_at, payload FROM sense ORDER BY id DESC LIMIT ?)"
+            " ORDER BY id",
+            (SENSE_RING,),
+        )
+        rewritten: list[tuple[bytes, int]] = []
+        for event_id, received_at, payload in rows:  # one at a time: each can be megabytes
+            event = SenseEvent.stored(event_id, received_at, sense_input(orjson.loads(payload)))
+            if event.has_image_data and event.json != payload:
+                rewritten.append((event.json, event_id))
+            self._ring.append(event)
+            self._drop_older_images()
+        db.executemany("UPDATE sense SET payload = ? WHERE id = ?", rewritten)
         first, last = db.execute("SELECT MIN(id), MAX(id) FROM sense").fetchone()
         self._next_id = (last or 0) + 1
         self._kept_from = first or self._next_id
-        if rows:
-            self._log.info("sense.restored", events=len(rows), next_id=self._next_id)
+        if self._ring:
+            self._log.info(
+                "sense.restored",
+                events=len(self._ring),
+                next_id=self._next_id,
+                rewritten=len(rewritten),
+            )
 
     def append(self, event: SenseInput) -> SenseEvent:
         """Store a validated event with its id and ``receivedAt``."""
@@ -72,11 +94,28 @@ class SenseBuffer(RingBuffer[SenseEvent, SenseSnapshot]):
         self._next_id += len(stored)
         self._activity += len(stored)
         self._ring.extend(stored)
+        if any(e.has_image_data for e in stored):  # else the newest with images are the same
+            self._drop_older_images()
         self._written += sum(len(e.json) for e in stored)
         beyond = self._next_id - self._kept_from - SENSE_RING
         if beyond > PRUNE_SLACK or (beyond > 0 and self._written > PRUNE_SLACK_BYTES):
             self._request_prune()
         return stored
+
+    def _drop_older_images(self) -> None:
+        """Keep the image data of the newest :data:`IMAGES_KEPT` events that have some; put
+        the others in the ring without it (their rows hold it)."""
+        kept = 0
+        for index in range(len(self._ring) - 1, -1, -1):
+            event = self._ring[index]
+            if not event.has_image_data:
+                continue
+            if event.spilled:
+                return  # and so are all before it
+            if kept < IMAGES_KEPT:
+                kept += 1
+            else:
+                self._ring[index] = event.without_image_data()
 
     def _redacted(self, event: SenseInput) -> SenseInput:
         """``event`` with its secrets redacted; its fields (``ocr``, ``app``...) are read again
@@ -107,3 +146,22 @@ class SenseBuffer(RingBuffer[SenseEvent, SenseSnapshot]):
     def count(self) -> int:
         """Events in the ring."""
         return len(self._ring)
+
+
+def stored_json(store: Store, ids: Iterable[int]) -> dict[int, bytes]:
+    """The stored JSON of the events ``ids`` (as ``GET /sense`` serves them, image data
+    included), by id; an event whose row was pruned is missing.
+
+    Safe from any thread: it reads in one statement on a read-only connection of its own, so
+    it sees one committed state of the table and never waits for the buffer (WAL).
+    """
+    wanted = list(ids)
+    if not wanted:
+        return {}
+    db = sqlite3.connect(f"{Path(store.path).as_uri()}?mode=ro", uri=True)
+    try:
+        marks = ", ".join("?" * len(wanted))
+        query = f"SELECT id, payload FROM sense WHERE id IN ({marks})"  # noqa: S608 (marks)
+        return dict(db.execute(query, wanted).fetchall())
+    finally:
+        db.close()

@@ -6,6 +6,7 @@ Run from the repository root, with the other checkout made by ``git worktree``::
     python -m bench.bench_ab /tmp/relay-before .          # 5 rounds of 2 s per row
     python -m bench.bench_ab /tmp/relay-before . --rounds 9 --seconds 3
     python -m bench.bench_ab /tmp/relay-before . --bare   # and the ratios to the floor
+    python -m bench.bench_ab /tmp/relay-before . --image-kb 80   # /sense with a roi.data
 
 Each checkout's ``run.py`` serves with ``--data-dir :memory:`` (the code is compared, not the
 disk) and no LLM key; ``wrk`` drives the ingest bench's ``POST /feed`` and ``POST /sense`` at
@@ -13,18 +14,28 @@ disk) and no LLM key; ``wrk`` drives the ingest bench's ``POST /feed`` and ``POS
 what the machine does meanwhile falls on both alike; ``--bare`` adds ``bench/bare_app.py``.
 It prints per row each server's median req/s, p99 and CPU per request (µs: what the code
 costs, which the rest of the machine moves less than the rate), the after/before ratios of
-rate and CPU, and with ``--bare`` each checkout's ratio to the floor.
+rate and CPU, and with ``--bare`` each checkout's ratio to the floor. ``--image-kb N`` puts
+``N`` KB of base64 ``roi.data`` in the ``/sense`` body, and first fills each sense ring with
+such events, one at a time: each checkout's VmRSS before and after (read once the allocator
+has been trimmed) and the median time of a whole ``GET /sense``.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from bench.harness import parser, relay_env, relay_process, server_process
-from bench.load import ENDPOINTS, in_turns
+import httpx
+import orjson
+
+from actors.kernel.malloc import TRIM_INTERVAL_S
+from bench.harness import Server, parser, relay_env, relay_process, rss_mb, server_process
+from bench.load import ENDPOINTS, in_turns, post
 
 ROWS = [(path, conns) for path in ENDPOINTS for conns in (16, 64)]
 
@@ -37,7 +48,9 @@ def main(argv: list[str] | None = None) -> int:
         rounds=(int, 5, "turns of each server per row"),
         seconds=(int, 2, "wrk's window per turn"),
         bare=(bool, None, "also serve bench/bare_app.py and give ratios to it"),
+        image_kb=(int, 0, "KB of base64 roi.data in /sense bodies; fill the rings first"),
     ).parse_args(argv)
+    sense = image_event(args.image_kb, 0) if args.image_kb else None
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="relay-ab-")))
         servers = {}
@@ -53,12 +66,22 @@ def main(argv: list[str] | None = None) -> int:
             env = relay_env(PYTHONPATH=str(root), LOG_LEVEL="warning")
             relay = relay_process(":memory:", tmp / f"{name}.log", env, log_level=None, cwd=root)
             servers[name] = stack.enter_context(relay)
+        if args.image_kb:
+            fill_rings({n: servers[n] for n in ("before", "after")}, args.image_kb)
         columns = "".join(f" {n + ' req/s':>13} {'p99':>6} {'cpu µs':>6}" for n in servers)
         ratios = "  after/before  cpu a/b" + ("  before/bare  after/bare" * args.bare)
         print(f"{'row':14}{columns}{ratios}")
         for path, conns in ROWS:
             rows = in_turns(
-                servers, "POST", path, conns, args.rounds, args.seconds, rotate=True, warmup_s=0
+                servers,
+                "POST",
+                path,
+                conns,
+                args.rounds,
+                args.seconds,
+                rotate=True,
+                warmup_s=0,
+                body=sense if path == "/sense" else None,
             )
             rate = {n: row.median("rps") for n, row in rows.items()}
             cpu = {n: row.median("cpu_us") for n, row in rows.items()}
@@ -73,6 +96,34 @@ def main(argv: list[str] | None = None) -> int:
                 )
             print(line)
     return 0
+
+
+def image_event(kb: int, n: int) -> bytes:
+    """A ``/sense`` event with a JPEG-looking ``roi.data`` of ``kb`` KB of base64."""
+    data = base64.b64encode(b"\xff\xd8\xff" + bytes([n % 256]) * (kb * 768 - 3)).decode()
+    return orjson.dumps({"type": "screen", "ts": n, "ocr": f"screen {n}", "roi": {"data": data}})
+
+
+def fill_rings(servers: dict[str, Server], kb: int) -> None:
+    """Post a ring of image events to each server, one at a time; print its VmRSS before and
+    after (each read after the allocator's trim) and the median of 5 whole ``GET /sense``."""
+    time.sleep(TRIM_INTERVAL_S + 1)
+    start = {n: rss_mb(s.pid) for n, s in servers.items()}
+    for server in servers.values():
+        post(server.base_url, [("/sense", image_event(kb, k)) for k in range(40)], 1)
+    time.sleep(TRIM_INTERVAL_S + 1)
+    full = {n: rss_mb(s.pid) for n, s in servers.items()}
+    for n, server in servers.items():
+        took = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            size = len(httpx.get(server.base_url + "/sense", timeout=30).content)
+            took.append((time.perf_counter() - t0) * 1000)
+        median = statistics.median(took)
+        print(
+            f"{n}: VmRSS {start[n]:.1f} MB, {full[n]:.1f} MB with 40 /sense events of "
+            f"{kb} KB of roi.data; GET /sense ({size / 1e6:.1f} MB) {median:.1f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -184,11 +184,13 @@ def in_turns(
     *,
     rotate: bool = False,
     warmup_s: int = WRK_WARMUP_S,
+    body: bytes | None = None,
 ) -> dict[str, Row]:
-    """``rounds`` rounds of ``POST path`` (:func:`bench.harness.post_body`) or ``GET path``, each
-    server measured in turn while the others idle (``rotate``: each round starting with the
-    next server); a row per server, named as ``servers`` names it."""
-    names, body = list(servers), post_body(path) if method == "POST" else None
+    """``rounds`` rounds of ``POST path`` (``body``, else :func:`bench.harness.post_body`) or
+    ``GET path``, each server measured in turn while the others idle (``rotate``: each round
+    starting with the next server); a row per server, named as ``servers`` names it."""
+    names = list(servers)
+    body = (body or post_body(path)) if method == "POST" else None
     rows = {n: Row(n, path if method == "POST" else f"GET {path}", conns) for n in names}
     for turn in range(rounds):
         first = turn % len(names) if rotate else 0

@@ -188,6 +188,22 @@ def sense(ocr: str = "def build_context_window():", app: str = "idea", ts: int =
     return sense_input({"type": "text", "ts": ts, "ocr": ocr, "meta": {"app": app, "ssim": 0.85}})
 
 
+def picture(n: int) -> str:
+    """A small base64 JPEG-looking image, different for each ``n``."""
+    return base64.b64encode(b"\xff\xd8\xff\xe0" + n.to_bytes(2, "big") * 300).decode()
+
+
+def screen_with_images(n: int) -> dict[str, Any]:
+    """Screen event ``n`` as a capture client posts it: every third has no image, every fourth
+    a diff image besides its ROI image (``roi.data``, ``diff.data``)."""
+    body: dict[str, Any] = {"type": "screen", "ts": n, "ocr": f"screen {n}", "meta": {"app": "x"}}
+    if n % 3 != 0:
+        body["roi"] = {"x": n, "data": picture(n)}
+    if n % 4 == 0:
+        body["diff"] = {"w": 2, "data": picture(1000 + n)}
+    return body
+
+
 Act = TypeVar("Act", bound=RelayActor)
 Params = ParamSpec("Params")
 Result = TypeVar("Result")

@@ -119,15 +119,27 @@ class ListAnswers:
 
     def get(self, snapshot: object, query: Hashable, build: Callable[[], bytes]) -> bytes:
         """The answer to ``query`` over ``snapshot``, built by ``build`` on a miss."""
-        if snapshot is not self._snapshot:
-            self._snapshot, self._answers, self._bytes = snapshot, {}, 0
-        body = self._answers.get(query)
+        body = self.cached(snapshot, query)
         if body is None:
             body = build()
-            if len(self._answers) < self.SIZE and self._bytes + len(body) <= self.BUDGET:
-                self._answers[query] = body
-                self._bytes += len(body)
+            self.keep(snapshot, query, body)
         return body
+
+    def cached(self, snapshot: object, query: Hashable) -> bytes | None:
+        """The answer kept for ``query`` over ``snapshot``, if any (a newer snapshot than the
+        last seen drops the answers kept)."""
+        if snapshot is not self._snapshot:
+            self._snapshot, self._answers, self._bytes = snapshot, {}, 0
+        return self._answers.get(query)
+
+    def keep(self, snapshot: object, query: Hashable, body: bytes) -> None:
+        """Keep ``body`` as the answer to ``query`` over ``snapshot``, within the bounds, unless
+        a request has seen another snapshot since (an answer built while awaiting)."""
+        if snapshot is not self._snapshot or query in self._answers:
+            return
+        if len(self._answers) < self.SIZE and self._bytes + len(body) <= self.BUDGET:
+            self._answers[query] = body
+            self._bytes += len(body)
 
 
 PEERS = web.AppKey("peers", Peers)

@@ -107,9 +107,12 @@ class SenseEvent:
     ssim: float | None
     payload: JSONDict = field(repr=False)
     json: bytes = field(default=b"", compare=False, repr=False)
-    """``to_json()`` serialised, made once."""
+    """``to_json()`` serialised, made once (without its image data once it is ``spilled``)."""
     json_meta_only: bytes = field(default=b"", compare=False, repr=False)
     """``to_json(meta_only=True)`` serialised, made once."""
+    spilled: bool = field(default=False, compare=False)
+    """Its image data was let go from memory (:meth:`without_image_data`): the stored row
+    holds the event's JSON as served, with it."""
     _image: Any = field(default=_UNREAD, init=False, compare=False, repr=False)
     """What :meth:`image` read, once it has."""
 
@@ -145,6 +148,31 @@ class SenseEvent:
             payload=event.payload,
         )
 
+    @property
+    def has_image_data(self) -> bool:
+        """Whether it came with ``roi.data`` or ``diff.data`` (held in memory or not)."""
+        return self.spilled or _strips_image_data(self.payload)
+
+    def without_image_data(self) -> SenseEvent:
+        """This event without its image data in memory: ``roi.data`` and ``diff.data`` dropped
+        from ``payload`` and ``json`` (which is then ``json_meta_only``), and no image
+        (:meth:`image` answers ``None``). The JSON served with them is the stored row."""
+        event = SenseEvent(
+            id=self.id,
+            received_at=self.received_at,
+            type=self.type,
+            ts=self.ts,
+            ocr=self.ocr,
+            app=self.app,
+            ssim=self.ssim,
+            payload=_without_data(self.payload),
+            json=self.json_meta_only,
+            json_meta_only=self.json_meta_only,
+            spilled=True,
+        )
+        object.__setattr__(event, "_image", None)
+        return event
+
     def image(self) -> tuple[ScreenImage | ImageRefusal | None, bool]:
         """The event's image (``roi.data``) checked (:func:`read_image`), or ``None`` without
         one; and whether this call was the first to read it (it is read once, when a tick
@@ -179,21 +207,31 @@ class SenseEvent:
         return value if isinstance(value, str) else ""
 
     def to_json(self, *, meta_only: bool = False) -> JSONDict:
-        """``{id, ...payload, receivedAt}``; ``meta_only`` drops ``roi.data`` and ``diff.data``."""
-        out: JSONDict = {"id": self.id}
-        for key, value in self.payload.items():
-            if meta_only and key in ("roi", "diff") and isinstance(value, dict) and "data" in value:
-                out[key] = {k: v for k, v in value.items() if k != "data"}
-            else:
-                out[key] = value
-        out["receivedAt"] = self.received_at
-        return out
+        """``{id, ...payload, receivedAt}``; ``meta_only`` drops ``roi.data`` and ``diff.data``
+        (a ``spilled`` event has none to give)."""
+        payload = _without_data(self.payload) if meta_only else self.payload
+        return {"id": self.id, **payload, "receivedAt": self.received_at}
+
+
+_IMAGE_KEYS = ("roi", "diff")
 
 
 def _strips_image_data(payload: JSONDict) -> bool:
-    return any(
-        isinstance(payload.get(key), dict) and "data" in payload[key] for key in ("roi", "diff")
-    )
+    return any(isinstance(payload.get(key), dict) and "data" in payload[key] for key in _IMAGE_KEYS)
+
+
+def _without_data(payload: JSONDict) -> JSONDict:
+    """``payload`` less ``roi.data`` and ``diff.data`` (itself when it has neither)."""
+    if not _strips_image_data(payload):
+        return payload
+    return {
+        key: (
+            {k: v for k, v in value.items() if k != "data"}
+            if key in _IMAGE_KEYS and isinstance(value, dict)
+            else value
+        )
+        for key, value in payload.items()
+    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,3 +64,13 @@ def test_no_more_than_the_size_and_the_budget_are_kept() -> None:
     assert answers.get(snap, 0, builds.of(big)) == big
     assert answers.get(snap, 0, builds.of(big)) == big
     assert len(builds.built) == 2  # built for each request, never kept
+
+
+def test_an_answer_built_while_a_newer_snapshot_was_seen_is_not_kept() -> None:
+    answers, first, second = ListAnswers(), snapshot(), snapshot()
+    assert answers.cached(first, 0) is None
+    assert answers.cached(second, 0) is None  # another request saw a newer one meanwhile
+    answers.keep(first, 0, b"older")
+    assert answers.cached(second, 0) is None
+    answers.keep(second, 0, b"newer")
+    assert answers.cached(second, 0) == b"newer"

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
+
 import structlog
 from aiohttp import web
 
 from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT, FeedInput, sense_input
+from actors.core.error_text import safe_text
+from actors.core.errors import ActorUnavailable
+from actors.core.records import SenseEvent
 from actors.core.shapes import encode
+from actors.kernel.storage import Store
+from actors.sense_buffer import stored_json
 from transport.answers import Accepted, Dropped, FeedList, SenseList, encoded
 from transport.guard import json_response, raw_json_response
 from transport.inputs import int_param, read_body, read_json
@@ -60,15 +68,45 @@ async def post_sense(request: web.Request) -> web.Response:
 
 
 async def get_sense(request: web.Request) -> web.Response:
-    """``GET /sense?after=N&meta_only=true``: events above N; meta_only drops image data."""
+    """``GET /sense?after=N&meta_only=true``: events above N; meta_only drops image data.
+
+    The ring holds the image data of its newest few events only: the others' JSON is read
+    from the ``sense`` table, in a worker thread, without asking the sense buffer.
+    """
     after = int_param(request, "after", 0)
     meta_only = request.query.get("meta_only", "").lower() in ("true", "1")
     peers = request.app[PEERS]
     snapshot = peers.sense_view.value
-
-    def build() -> bytes:
+    answers, query = request.app[SENSE_ANSWERS], (after, meta_only)
+    body = answers.cached(snapshot, query)
+    if body is None:
         events = snapshot.after(after)
-        bodies = encoded(e.json_meta_only if meta_only else e.json for e in events)
-        return encode(SenseList(events=bodies, epoch=peers.storage.epoch))
+        bodies, whole = await _sense_bodies(events, meta_only, peers.storage.stores["sense"])
+        body = encode(SenseList(events=encoded(bodies), epoch=peers.storage.epoch))
+        if whole:
+            answers.keep(snapshot, query, body)
+    return raw_json_response(body)
 
-    return raw_json_response(request.app[SENSE_ANSWERS].get(snapshot, (after, meta_only), build))
+
+async def _sense_bodies(
+    events: tuple[SenseEvent, ...], meta_only: bool, store: Store
+) -> tuple[list[bytes], bool]:
+    """Each event's JSON as served, and whether the answer holds every event.
+
+    The rows of a ring's events are pruned only once a newer ring without them is committed;
+    an answer built from an older snapshot may then find some gone. It leaves out every
+    event up to the newest whose row is gone: the ring less its oldest events, which the
+    table no longer holds.
+    """
+    if meta_only:
+        return [e.json_meta_only for e in events], True
+    spilled = [e.id for e in events if e.spilled]
+    if not spilled:
+        return [e.json for e in events], True
+    try:
+        rows = await asyncio.to_thread(stored_json, store, spilled)
+    except sqlite3.Error as exc:  # the file moved or is unreadable: a 503, the server lives on
+        log.warning("sense.rows_unreadable", actor="http", error=safe_text(str(exc)))
+        raise ActorUnavailable("the sense events' image data could not be read") from exc
+    gone = max((i for i in spilled if i not in rows), default=0)
+    return [rows[e.id] if e.spilled else e.json for e in events if e.id > gone], not gone
