@@ -12,10 +12,11 @@ from actors.core.bodies import sense_input
 from actors.core.records import EMPTY_SENSE, SenseEvent, SenseInput, SenseSnapshot
 from actors.kernel.storage import Store
 from actors.ring_buffer import RingBuffer
+from config.settings import MAX_IMAGES_LIMIT
 
 SENSE_RING = 30
 """Events the sense ring keeps (the newest)."""
-IMAGES_KEPT = 4
+IMAGES_KEPT = MAX_IMAGES_LIMIT
 """Events whose image data (``roi.data``, ``diff.data``) the ring keeps in memory: the newest
 that have some, as many as one call to a vision model may send. The ring keeps the others
 without it (:meth:`SenseEvent.without_image_data`): a screen image can be megabytes, and a
