@@ -49,7 +49,7 @@ import aiohttp
 import httpx
 import orjson
 
-from actors.core.bodies import FAULT_ACTORS
+from actors.core.control_bodies import FAULT_ACTORS
 from actors.feed_buffer import FEED_RING
 from actors.sense_buffer import SENSE_RING
 from bench import harness

@@ -16,12 +16,8 @@ from typing import Annotated, Any, Literal
 
 from msgspec import Meta
 
-from actors.core.bodies import (
-    CONFIG_BODY_LIMIT,
-    ESCALATION_BODY_LIMIT,
-    FEED_BODY_LIMIT,
-    SENSE_BODY_LIMIT,
-)
+from actors.core.bodies import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT, SENSE_BODY_LIMIT
+from actors.core.control_bodies import ESCALATION_BODY_LIMIT
 from actors.core.shapes import AgentEntry, FeedItem
 from actors.kernel.search_index import MAX_QUERY_CHARS, MAX_TERMS
 from transport.answers import (

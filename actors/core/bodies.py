@@ -14,13 +14,14 @@ and keeps as the event's payload.
 from __future__ import annotations
 
 from functools import cache
-from typing import Annotated, Any, Final, Literal, TypeVar, get_args
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from actors.core import records, shapes
 from actors.core.body_errors import bad_body
+from actors.core.control_bodies import EscalationReply, Fault
 from actors.core.errors import BadRequest
 from config.settings import (
     ESCALATION_MODES,
@@ -52,15 +53,6 @@ MAX_RUNTIME_PERIOD_MS = 24 * 3_600_000
 """``POST /agent/config`` caps each period (interval, debounce, cooldown, maximum age) at a day."""
 MAX_TOKENS = 32_000
 """The most ``maxTokens`` ``POST /agent/config`` takes."""
-MAX_HANG_S = 3600
-"""The longest hang a fault drill may ask for, in seconds."""
-FaultActor = Literal[
-    "feed", "sense", "context", "llm", "digest", "ticker", "http",
-    "stt", "capture_system", "capture_mic",
-]  # fmt: skip
-"""The actors a fault drill (``POST /debug/fault``) may crash or hang; a capture only where its
-source is configured."""
-FAULT_ACTORS: Final[tuple[str, ...]] = get_args(FaultActor)
 NOT_BLANK = r"\S"
 """The pattern of a text that is not only whitespace."""
 _SERVER_FIELDS = ("id", "receivedAt")
@@ -69,9 +61,8 @@ _SERVER_FIELDS = ("id", "receivedAt")
 Text = Annotated[
     str, Meta(extra_json_schema={"pattern": NOT_BLANK}, description="Not only whitespace.")
 ]
-"""A text that is not only whitespace: the document states the pattern; :func:`not_blank`
-checks it in ``__post_init__`` with ``str.isspace`` (the whitespace of Python's ``\\S``), which
-spares each post a ``re`` search."""
+"""Not only whitespace: the document states the pattern, :func:`not_blank` checks it (with
+``str.isspace``, the whitespace of Python's ``\\S``: no ``re`` search per post)."""
 Number = int | float
 """A JSON number, kept as sent (``60`` is shown again as ``60``, not ``60.0``)."""
 NotNegative = Annotated[int, Meta(ge=0)] | Annotated[float, Meta(ge=0)]
@@ -79,6 +70,14 @@ Whole = Annotated[float, Meta(multiple_of=1)]
 """A whole number, also when written with a fraction of zero (``6000.0``)."""
 EpochMs = Annotated[Number, Meta(description="The client's clock, epoch milliseconds.")]
 Image = Annotated[dict[str, Any], Meta(description="`data`: the image, base64.")]
+Roi = Annotated[
+    dict[str, Any],
+    Meta(
+        description="The region of the screen that changed: `data`, the picture, base64 (a "
+        "JPEG or a PNG of at most 1 MiB is sent to the vision model, unless "
+        "`AGENT_VISION_ENABLED=false`); `bbox` `[x, y, w, h]` and `thumb` as sent."
+    ),
+]
 
 
 class FeedInput(Struct, frozen=True):
@@ -150,7 +149,7 @@ class SenseInput(Struct, frozen=True):
     ts: EpochMs
     ocr: str | None = None
     meta: SenseMeta | None = None
-    roi: Image | None = None
+    roi: Roi | None = None
     diff: Image | None = None
     observation: Observation | None = None
 
@@ -333,33 +332,6 @@ def _format(value: str) -> str | None:
     """The response format ``value`` names (any case, spaces around), or ``None``."""
     level = value.strip().lower()
     return level if level in RESPONSE_FORMATS else None
-
-
-class Fault(Struct, frozen=True):
-    """A fault drill: the actor, and what it does at its next message."""
-
-    actor: FaultActor
-    kind: Literal["crash", "hang"]
-    seconds: (
-        Annotated[float, Meta(gt=0, le=MAX_HANG_S, description="Required for a hang.")] | UnsetType
-    ) = UNSET
-
-    def __post_init__(self) -> None:
-        if self.kind == "hang" and self.seconds is UNSET:
-            raise ValueError(f"seconds is required for a hang: above 0 and at most {MAX_HANG_S}")
-
-
-ESCALATION_BODY_LIMIT = 64 * 1024
-"""Largest ``POST /escalation/respond`` body, in bytes (as Sinain's)."""
-
-
-class EscalationReply(Struct, frozen=True):
-    """An answer of Sinain's agent to the pending escalation; other fields are ignored."""
-
-    id: Annotated[str, Meta(min_length=1, description="The escalation's id.")]
-    response: Annotated[
-        str, Meta(pattern=r"\S", description="The answer, shown on the HUD; not blank.")
-    ]
 
 
 REQUEST_TYPES = (FeedInput, SenseInput, AgentConfigUpdate, Fault, ProcessReport, EscalationReply)

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from actors.core.bodies import ESCALATION_BODY_LIMIT
+from actors.core.control_bodies import ESCALATION_BODY_LIMIT
 from actors.core.escalation import CODING_REPLY_CHARS, REPLY_CHARS
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay

@@ -10,16 +10,16 @@ import msgspec
 import orjson
 import pytest
 
-from actors.core import bodies
+from actors.core import bodies, control_bodies
 from actors.core.bodies import (
     MAX_EXTRA_FIELDS,
     MAX_EXTRA_NAME_CHARS,
-    MAX_HANG_S,
     MAX_PRIORITY_CHARS,
     MAX_SOURCE_CHARS,
     MAX_TOKENS,
     REQUEST_TYPES,
 )
+from actors.core.control_bodies import MAX_HANG_S
 from actors.core.errors import BadRequest
 from tests.transport.openapi_contract import Contract
 from transport.openapi import openapi_document
@@ -58,14 +58,14 @@ EDGES: list[tuple[type[Any], dict[str, Any], bool]] = [
     (bodies.AgentConfigUpdate, {"temperature": 2.01}, False),
     (bodies.AgentConfigUpdate, {"fallbackModels": ["a/b", " "]}, False),
     (bodies.AgentConfigUpdate, {"colour": "red"}, False),
-    (bodies.Fault, {"actor": "llm", "kind": "hang", "seconds": MAX_HANG_S}, True),
-    (bodies.Fault, {"actor": "llm", "kind": "hang", "seconds": MAX_HANG_S + 0.5}, False),
-    (bodies.Fault, {"actor": "llm", "kind": "crash", "seconds": 0}, False),
-    (bodies.Fault, {"actor": "root", "kind": "crash"}, False),
-    (bodies.EscalationReply, {"id": "3f9c0a1b2c3d4e5f", "response": "x", "more": 1}, True),
-    (bodies.EscalationReply, {"id": "", "response": "x"}, False),
-    (bodies.EscalationReply, {"id": "a", "response": " \n"}, False),
-    (bodies.EscalationReply, {"id": "a"}, False),
+    (control_bodies.Fault, {"actor": "llm", "kind": "hang", "seconds": MAX_HANG_S}, True),
+    (control_bodies.Fault, {"actor": "llm", "kind": "hang", "seconds": MAX_HANG_S + 0.5}, False),
+    (control_bodies.Fault, {"actor": "llm", "kind": "crash", "seconds": 0}, False),
+    (control_bodies.Fault, {"actor": "root", "kind": "crash"}, False),
+    (control_bodies.EscalationReply, {"id": "3f9c0a1b2c3d4e5f", "response": "x", "more": 1}, True),
+    (control_bodies.EscalationReply, {"id": "", "response": "x"}, False),
+    (control_bodies.EscalationReply, {"id": "a", "response": " \n"}, False),
+    (control_bodies.EscalationReply, {"id": "a"}, False),
     (bodies.AgentConfigUpdate, {"escalationMode": "focus", "escalationStaleMs": 0}, True),
     (bodies.AgentConfigUpdate, {"escalationMode": "loud"}, False),
     (bodies.AgentConfigUpdate, {"escalationCooldownMs": 5000.5}, False),

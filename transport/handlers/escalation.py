@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from actors.core.bodies import ESCALATION_BODY_LIMIT, EscalationReply, convert
+from actors.core.bodies import convert
+from actors.core.control_bodies import ESCALATION_BODY_LIMIT, EscalationReply
 from actors.core.errors import BadRequest
 from actors.core.escalation import reply_text
 from actors.digest_store import DigestStore
