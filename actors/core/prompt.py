@@ -40,10 +40,7 @@ APP_SEPARATOR = " → "
 NO_APPS = "(none)"
 SCREEN_HEADER = "Screen (OCR text, newest first):"
 NO_SCREEN = "(no screen data)"
-SCREENSHOTS = (
-    "Screenshots: {count} attached after this text, newest first; they show what the OCR "
-    "misses (charts, images, video, layout)."
-)
+SCREENSHOTS = "Screenshots attached (newest first): {count}"
 """After the screen section, when the call carries screen images (``{count}`` of them)."""
 AUDIO_HEADER = "Audio transcript (newest first):"
 NO_AUDIO = "(silence)"

@@ -6,7 +6,7 @@ import pytest
 
 from actors.core.completion import NO_OUTPUT, parse_analysis
 from actors.core.hud_check import checked_hud, judge, salvage
-from actors.core.prompt import EXAMPLE_HUD, HUD_PLACEHOLDER, INTRO, build_prompt
+from actors.core.prompt import EXAMPLE_HUD, HUD_PLACEHOLDER, INTRO, SCREENSHOTS, build_prompt
 from bench.prompt_corpus import case_window, cases, session_prompt, tick_ms
 from transport.demo.stand_in import summarise
 
@@ -159,3 +159,8 @@ def test_no_stand_in_hud_of_the_corpus_or_the_demo_session_is_withheld() -> None
     assert len(huds) > 90
     withheld = {hud: judge(hud) for hud in huds if judge(hud) is not None}
     assert withheld == {}
+
+
+def test_a_hud_playing_back_the_screenshots_line_is_an_echo() -> None:
+    assert judge(SCREENSHOTS.format(count=1)) == "echo"
+    assert judge("Reviewing a revenue chart in Sheets") is None
