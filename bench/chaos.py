@@ -27,6 +27,7 @@ mode, RSS, and the exit code after SIGTERM.
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
 import contextlib
 import hashlib
@@ -73,6 +74,9 @@ OCR_CHARS = 256
 AGENT = {"AGENT_ECONOMY": "false", "AGENT_INTERVAL_MS": "250", "AGENT_TIMEOUT_MS": "2000"}
 """The chaos relay's agent: a call on every tick with news, four a second at most."""
 SLOW_DELAY_S = 1.0
+IMAGE_EVERY = 4
+"""Every fourth screen event carries a picture: the vision path, and the ring's older pictures
+read back from disk, run under the faults too."""
 
 
 def payload(endpoint: str, seq: int) -> dict[str, Any]:
@@ -82,7 +86,13 @@ def payload(endpoint: str, seq: int) -> dict[str, Any]:
         return {"text": f"chaos feed #{seq}", "priority": priority, "channel": channel}
     ocr = (f"chaos sense #{seq} " + "x" * OCR_CHARS)[:OCR_CHARS]
     meta = {"app": "idea", "ssim": round(0.5 + (seq % 50) / 100, 2)}
-    return {"type": "text", "ts": 1_769_901_200_000 + seq, "ocr": ocr, "meta": meta, "seq": seq}
+    body = {"type": "text", "ts": 1_769_901_200_000 + seq, "ocr": ocr, "meta": meta, "seq": seq}
+    if seq % IMAGE_EVERY == 0:  # a picture, a JPEG by its signature; every fifth one is not
+        pixels = hashlib.blake2b(seq.to_bytes(8, "big"), digest_size=64).digest() * 16
+        start = b"GIF89a" if seq % (5 * IMAGE_EVERY) == 0 else b"\xff\xd8\xff\xe0"
+        picture = base64.b64encode(start + pixels + b"\xff\xd9").decode()
+        body["roi"] = {"data": picture, "bbox": [0, 0, 64, 64], "thumb": True}
+    return body
 
 
 def digest_of(body: dict[str, Any]) -> bytes:
@@ -413,7 +423,8 @@ class LLMDrill(threading.Thread):
             return
         before = self.requests(client)
         with contextlib.suppress(httpx.HTTPError):
-            client.post(f"{self.relay_url}/agent/config", json={"model": f"drill/{mode}"})
+            drill = {"model": f"drill/{mode}", "visionModel": f"drill/{mode}"}  # images or not
+            client.post(f"{self.relay_url}/agent/config", json=drill)
         self.visits[mode] += 1
         deadline = min(time.monotonic() + self.visit_s, self.until)
         while time.monotonic() < deadline and not self.stop.wait(0.05):
@@ -710,6 +721,7 @@ def print_faults(faults: list[Fault], modes: Counter[str], health: dict[str, Any
     if "agent" in health:
         keys = ("totalCalls", "failures", "parseFailures", "busySkips", "idleSkips", "state")
         print("  agent: " + ", ".join(f"{k} {health['agent'].get(k)}" for k in keys))
+        print(f"  vision: {health['agent'].get('vision')}")
 
 
 if __name__ == "__main__":
