@@ -69,9 +69,9 @@ VISION_CONFIGS = (
 )
 """``--vision``: the defaults, with and without screen images."""
 HEADER = (
-    "configuration", "LLM calls", "entries", "unchanged", "freshness p50", "event→hud p50",
-    "event→hud p90", "unanswered", "labelled", "moment→hud p50", "moment→hud p90", "images",
-    "tokens in", "$/h",
+    "configuration", "LLM calls", "failed", "entries", "unchanged", "freshness p50",
+    "event→hud p50", "event→hud p90", "unanswered", "labelled", "moment→hud p50",
+    "moment→hud p90", "images", "tokens in", "$/h",
 )  # fmt: skip
 
 
@@ -255,7 +255,7 @@ def measured(run: Run, session: Session, speed: float) -> tuple[str, ...]:
         p50, p90 = seconds(median(to_hud)), seconds(percentile(to_hud, 90))
         moments = [f"{len(to_hud)}/{len(per_moment)}", p50, p90]
     return (
-        run.config.name, str(run.calls), str(len(run.entries)),
+        run.config.name, str(run.calls), str(agent.get("failures", "?")), str(len(run.entries)),
         "?" if unchanged is None else str(unchanged), seconds(median(freshness)),
         seconds(median(answered)), seconds(percentile(answered, 90)),
         str(len(latencies) - len(answered)), *moments,
@@ -402,6 +402,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print()
         rows = [measured(run, session, speed) for run in runs]
         print_table(rows)
+        for run in runs:
+            if failed := run.health.get("agent", {}).get("failures"):
+                agent = run.health["agent"]
+                print(
+                    f"  [{run.config.name}] {failed} ticks failed, {agent.get('circuitSkips')} "
+                    f"not started (circuit open); the last error: {agent.get('lastError')}"
+                )
         if args.vision:
             print_ratios(rows)
         if args.moments and session.moments is not None:
