@@ -6,20 +6,26 @@ Run from the repository root::
     python -m bench.bench_freshness               # at real speed: about 41 minutes
     python -m bench.bench_freshness --session demo --llm-delay-s 2.5 --moments
     python -m bench.bench_freshness --session my_session.jsonl
+    python -m bench.bench_freshness --vision --session day --speed 10
+    python -m bench.bench_freshness --vision --base-url http://127.0.0.1:8000/v1 --model m
 
 Each session (``demo``, ``day`` or a file) is replayed over HTTP against two relays at once,
-each with its own fake LLM (mode ``summarise``) answering after ``--llm-delay-s``: the
-defaults (``event-driven``) and a ``fixed 30 s beat``. It prints a table per session (calls,
-freshness, event→hud, the labelled moments answered and moment→hud, ``$/h``) and asserts
-nothing. ``--speed S`` replays S times faster, the relay's times and the LLM delay divided by
-S, the figures multiplied back. docs/benchmarks.md defines each column and when a moment is
-answered.
+both asking one fake LLM (mode ``summarise``) answering after ``--llm-delay-s``, or the
+server at ``--base-url``: the defaults (``event-driven``) and a ``fixed 30 s beat``; with
+``--vision``, the defaults with and without screen images (``vision on``, ``vision off``), on
+the sessions with real screen thumbnails in place of their one-pixel images. It prints a
+table per session (calls, freshness, event→hud, the labelled moments answered and
+moment→hud, images sent, tokens in, ``$/h``) and asserts nothing. ``--speed S`` replays S
+times faster, the relay's times and the LLM delay divided by S, the figures multiplied back.
+docs/benchmarks.md defines each column and when a moment is answered.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import math
+import os
 import sys
 import tempfile
 import time
@@ -30,11 +36,11 @@ from typing import Any, NamedTuple
 
 import httpx
 
-from bench.day_session import DAY_SESSION, Moment, load_moments
+from bench.day_session import DAY_SESSION, Moment, load_moments, with_screens
 from bench.figures import at_least, median, parser
 from bench.harness import Server, percentile, relay_env, relay_process
 from config.logs import configure_logging
-from config.prices import Price, load_prices
+from config.settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.replay import DEMO_SESSION, Posted, Replayer, SessionEvent, load_session
 
@@ -43,24 +49,40 @@ TAIL_MARGIN_S = 3.0
 """Wall seconds waited after the last tick could have answered."""
 NAMED_SESSIONS = {"demo": DEMO_SESSION, "day": DAY_SESSION}
 """The sessions ``--session`` knows by name."""
-PRICED_MODEL = "google/gemini-2.5-flash-lite"
-"""The model whose price the ``$/h`` column uses."""
 
 
 class Config(NamedTuple):
-    """One relay configuration to measure (``economy``: ``AGENT_ECONOMY``)."""
+    """One relay configuration to measure (``economy``: ``AGENT_ECONOMY``, ``vision``:
+    ``AGENT_VISION_ENABLED``)."""
 
     name: str
     debounce_ms: int
     interval_ms: int
     economy: bool = True
+    vision: bool = True
 
 
 CONFIGS = (Config("event-driven", 3_000, 30_000), Config("fixed 30 s beat", 30_000, 30_000, False))
+VISION_CONFIGS = (
+    Config("vision on", 3_000, 30_000),
+    Config("vision off", 3_000, 30_000, vision=False),
+)
+"""``--vision``: the defaults, with and without screen images."""
 HEADER = (
-    "configuration", "LLM calls", "entries", "unchanged", "freshness p50", "event→hud p50",
-    "event→hud p90", "unanswered", "labelled", "moment→hud p50", "moment→hud p90", "$/h",
+    "configuration", "LLM calls", "failed", "entries", "unchanged", "freshness p50",
+    "event→hud p50", "event→hud p90", "unanswered", "labelled", "moment→hud p50",
+    "moment→hud p90", "images", "tokens in", "$/h",
 )  # fmt: skip
+
+
+class Model(NamedTuple):
+    """What the relays ask: the fake LLM (``llm``) or the server at ``base_url``; the text
+    and vision models (``AGENT_MODEL``, ``AGENT_VISION_MODEL``)."""
+
+    base_url: str
+    llm: FakeLLM | None
+    name: str = DEFAULT_MODEL
+    vision: str = DEFAULT_VISION_MODEL
 
 
 @dataclass(frozen=True)
@@ -81,7 +103,8 @@ class Run:
     """One relay, its fake LLM and its replayer, and what they measured."""
 
     config: Config
-    llm: FakeLLM
+    model: Model
+    key: str
     server: Server
     replayer: Replayer | None = None
     start_ms: int = 0
@@ -93,6 +116,15 @@ class Run:
         assert self.replayer is not None
         return list(self.replayer.posted)
 
+    @property
+    def calls(self) -> int:
+        """The fake LLM's requests from this relay (by its key); against a server, the
+        relay's ticks that answered or failed."""
+        if self.model.llm is not None:
+            return sum(r.authorization == f"Bearer {self.key}" for r in self.model.llm.requests)
+        agent = self.health.get("agent", {})
+        return int(agent.get("totalCalls", 0)) + int(agent.get("failures", 0))
+
 
 def session_path(value: str) -> Path:
     """``--session``: a name of :data:`NAMED_SESSIONS`, or a session file."""
@@ -100,26 +132,29 @@ def session_path(value: str) -> Path:
 
 
 @contextlib.contextmanager
-def started(config: Config, speed: float, llm_delay_s: float, tmp: Path) -> Iterator[Run]:
-    """A fake LLM and a relay subprocess for ``config``; both stopped on exit."""
+def started(config: Config, model: Model, speed: float, tmp: Path) -> Iterator[Run]:
+    """A relay subprocess for ``config`` asking ``model``; stopped on exit."""
     slug = config.name.replace(" ", "-")
     times = {"DEBOUNCE": config.debounce_ms, "INTERVAL": config.interval_ms, "MAX_AGE": MAX_AGE_MS}
     scaled = {f"AGENT_{name}_MS": str(max(1, round(ms / speed))) for name, ms in times.items()}
-    with FakeLLM(mode="summarise", latency_s=llm_delay_s / speed) as llm:
-        env = relay_env(
-            OPENROUTER_API_KEY="bench-freshness",
-            AGENT_BASE_URL=llm.base_url,
-            AGENT_ECONOMY=str(config.economy).lower(),
-            LOG_FORMAT="json",
-            **scaled,
-        )
-        with relay_process(str(tmp / slug), tmp / f"{slug}.log", env, log_level=None) as server:
-            run = Run(config, llm, server)
-            try:
-                yield run
-            finally:
-                if run.replayer is not None:
-                    run.replayer.stop()
+    key = f"bench-freshness-{slug}" if model.llm else os.environ.get("OPENROUTER_API_KEY", "-")
+    env = relay_env(
+        OPENROUTER_API_KEY=key,
+        AGENT_BASE_URL=model.base_url,
+        AGENT_MODEL=model.name,
+        AGENT_VISION_MODEL=model.vision,
+        AGENT_VISION_ENABLED=str(config.vision).lower(),
+        AGENT_ECONOMY=str(config.economy).lower(),
+        LOG_FORMAT="json",
+        **scaled,
+    )
+    with relay_process(str(tmp / slug), tmp / f"{slug}.log", env, log_level=None) as server:
+        run = Run(config, model, key, server)
+        try:
+            yield run
+        finally:
+            if run.replayer is not None:
+                run.replayer.stop()
 
 
 def collect(run: Run) -> None:
@@ -183,10 +218,12 @@ def moment_to_hud_s(
     return out
 
 
-def hourly_cost(entries: Sequence[dict[str, Any]], price: Price, session_s: float) -> float:
-    """USD per hour of session time: the entries' token counts at ``price``."""
-    spent = sum(price.cost(e["tokensIn"], e["tokensOut"]) for e in entries)
-    return spent * 3600 / session_s
+def hourly_cost(health: dict[str, Any], session_s: float) -> float:
+    """USD per hour of session time: what the relay counted its calls cost (``/health``'s
+    ``agent.costByModel``: each model's calls at its price in the table, or as the provider
+    reported)."""
+    models = health.get("agent", {}).get("costByModel", {}).values()
+    return sum(m.get("costUsd") or 0.0 for m in models) * 3600 / session_s
 
 
 def seconds(value: float | None) -> str:
@@ -201,7 +238,7 @@ def moments_to_hud_s(run: Run, session: Session, speed: float) -> list[float | N
     return moment_to_hud_s(acks, run.entries, speed)
 
 
-def measured(run: Run, session: Session, speed: float, price: Price) -> tuple[str, ...]:
+def measured(run: Run, session: Session, speed: float) -> tuple[str, ...]:
     """The table's row of one run."""
     latencies = event_to_hud_s(run.posted, run.entries, speed)
     answered = [v for v in latencies if v is not None]
@@ -210,18 +247,21 @@ def measured(run: Run, session: Session, speed: float, price: Price) -> tuple[st
         for e in run.entries
         if e.get("contextFreshnessMs") is not None
     ]
-    unchanged = run.health.get("agent", {}).get("unchangedSkips")
+    agent = run.health.get("agent", {})
+    unchanged = agent.get("unchangedSkips")
     moments = ["-", "-", "-"]
     if (per_moment := moments_to_hud_s(run, session, speed)) is not None:
         to_hud = [v for v in per_moment if v is not None]
         p50, p90 = seconds(median(to_hud)), seconds(percentile(to_hud, 90))
         moments = [f"{len(to_hud)}/{len(per_moment)}", p50, p90]
     return (
-        run.config.name, str(run.llm.calls), str(len(run.entries)),
+        run.config.name, str(run.calls), str(agent.get("failures", "?")), str(len(run.entries)),
         "?" if unchanged is None else str(unchanged), seconds(median(freshness)),
         seconds(median(answered)), seconds(percentile(answered, 90)),
         str(len(latencies) - len(answered)), *moments,
-        f"${hourly_cost(run.entries, price, session.duration_s):.4f}",
+        str(agent.get("vision", {}).get("imagesSent", "?")),
+        str(agent.get("totalTokens", {}).get("in", "?")),
+        f"${hourly_cost(run.health, session.duration_s):.4f}",
     )  # fmt: skip
 
 
@@ -247,9 +287,21 @@ def print_moments(session: Session, runs: Sequence[Run], speed: float) -> None:
         print(f"  {moment.at:7.1f} s  " + "  ".join(cells) + f"  {moment.reason}")
 
 
-def replay(session: Session, speed: float, llm_delay_s: float) -> list[Run]:
+@contextlib.contextmanager
+def asked(args: argparse.Namespace, speed: float) -> Iterator[Model]:
+    """The server of ``--base-url``, or a new fake LLM (its counts are one session's)."""
+    if args.base_url:
+        yield Model(args.base_url.rstrip("/"), None, args.model, args.vision_model)
+        return
+    with FakeLLM(mode="summarise", latency_s=args.llm_delay_s / speed) as llm:
+        yield Model(llm.base_url, llm, args.model, args.vision_model)
+
+
+def replay(
+    session: Session, configs: Sequence[Config], model: Model, speed: float, llm_delay_s: float
+) -> list[Run]:
     """Replay ``session`` against a relay of each configuration at once; the finished runs."""
-    tail_s = (max(c.interval_ms for c in CONFIGS) / 1000 + llm_delay_s) / speed
+    tail_s = (max(c.interval_ms for c in configs) / 1000 + llm_delay_s) / speed
     labels = "no labels" if session.moments is None else f"{len(session.moments)} moments"
     print(
         f"{session.path.name}: {len(session.events)} requests over {session.duration_s:g} s, "
@@ -259,7 +311,7 @@ def replay(session: Session, speed: float, llm_delay_s: float) -> list[Run]:
         tempfile.TemporaryDirectory(prefix="relay-freshness-") as tmp,
         contextlib.ExitStack() as stack,
     ):
-        runs = [stack.enter_context(started(c, speed, llm_delay_s, Path(tmp))) for c in CONFIGS]
+        runs = [stack.enter_context(started(c, model, speed, Path(tmp))) for c in configs]
         for run in runs:
             run.start_ms = int(time.time() * 1000) - 1
             run.replayer = Replayer(run.server.base_url, session.events, speed=speed).start()
@@ -277,55 +329,96 @@ def replay(session: Session, speed: float, llm_delay_s: float) -> list[Run]:
     return runs
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    cli = parser(__doc__, moments="list each labelled moment's moment→hud too")
+def print_ratios(rows: Sequence[tuple[str, ...]]) -> None:
+    """The first row's calls, tokens in and ``$/h`` over the second's."""
+    columns = {"LLM calls": HEADER.index("LLM calls"), "tokens in": HEADER.index("tokens in")}
+    columns["$/h"] = HEADER.index("$/h")
+    first, second = ([float(row[i].lstrip("$")) for i in columns.values()] for row in rows[:2])
+    ratios = (
+        f"{name} {a / b:.2f}" if b else f"{name} -"
+        for name, a, b in zip(columns, first, second, strict=True)
+    )
+    print(f"\n  {rows[0][0]} / {rows[1][0]}: " + ", ".join(ratios))
+
+
+def _cli() -> argparse.ArgumentParser:
+    cli = parser(
+        __doc__,
+        moments="list each labelled moment's moment→hud too",
+        vision="measure the defaults with and without screen images, on sessions with them",
+    )
     speed_type, delay_type = at_least(0, float, above=True), at_least(0, float)
-    cli.add_argument("--speed", type=speed_type, default=1.0, help="replay speed (default 1.0)")
-    cli.add_argument("--llm-delay-s", type=delay_type, default=1.0, help="LLM latency (1.0)")
-    cli.add_argument(
+    add = cli.add_argument
+    add("--speed", type=speed_type, default=1.0, help="replay speed (default 1.0)")
+    add("--llm-delay-s", type=delay_type, default=1.0, help="the fake LLM's latency (1.0)")
+    add(
         "--session",
         action="append",
         type=session_path,
         help=f"{', '.join(NAMED_SESSIONS)} or a session file; repeatable (default: all named)",
     )
+    add("--base-url", help="ask this OpenAI-compatible API root (http://h:p/v1), not a fake")
+    add("--model", default=DEFAULT_MODEL, help=f"AGENT_MODEL ({DEFAULT_MODEL})")
+    add("--vision-model", default=DEFAULT_VISION_MODEL, help="AGENT_VISION_MODEL")
+    return cli
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    cli = _cli()
     args = cli.parse_args(argv)
     speed: float = args.speed
+    configs = VISION_CONFIGS if args.vision else CONFIGS
     sessions = []
     for path in args.session or NAMED_SESSIONS.values():
         try:
             events = load_session(path)
-            sessions.append(Session(path, events, load_moments(path, events)))
+            moments = load_moments(path, events)
+            sessions.append(Session(path, with_screens(events) if args.vision else events, moments))
         except (OSError, ValueError) as exc:
             cli.error(f"--session {path}: {exc}")
     # the replayers' and fake LLMs' own log lines: warnings only (a failed post), on stderr
     configure_logging("console", "warning", stream=sys.stderr)
-    price = load_prices()[PRICED_MODEL]
-    configs = "; ".join(
+    shown = "; ".join(
         f"{c.name}: debounce {c.debounce_ms / 1000:g} s, interval {c.interval_ms / 1000:g} s, "
-        f"economy {'on' if c.economy else 'off'}"
-        for c in CONFIGS
+        f"economy {'on' if c.economy else 'off'}, vision {'on' if c.vision else 'off'}"
+        for c in configs
     )
+    server = args.base_url or f"fake LLM (mode summarise) answering after {args.llm_delay_s:g} s"
     print(
-        f"sinain-relay hud freshness at speed {speed:g}, fake LLM (mode summarise) answering "
-        f"after {args.llm_delay_s:g} s; {configs}"
+        f"sinain-relay hud freshness at speed {speed:g}, {server}; models {args.model}, "
+        f"with images {args.vision_model}; {shown}"
     )
     if speed != 1:
         print(
             f"  debounce, interval, AGENT_MAX_AGE_MS and the LLM delay divided by {speed:g}; "
             "figures multiplied back (session seconds)"
         )
+    if args.vision:
+        print("  the sessions' images: the thumbnails of bench/data/screens, one per app")
     for session in sessions:
         print()
-        runs = replay(session, speed, args.llm_delay_s)
+        with asked(args, speed) as model:
+            runs = replay(session, configs, model, speed, args.llm_delay_s)
         print()
-        print_table([measured(run, session, speed, price) for run in runs])
+        rows = [measured(run, session, speed) for run in runs]
+        print_table(rows)
+        for run in runs:
+            if failed := run.health.get("agent", {}).get("failures"):
+                agent = run.health["agent"]
+                print(
+                    f"  [{run.config.name}] {failed} ticks failed, {agent.get('circuitSkips')} "
+                    f"not started (circuit open); the last error: {agent.get('lastError')}"
+                )
+        if args.vision:
+            print_ratios(rows)
         if args.moments and session.moments is not None:
             print()
             print_moments(session, runs, speed)
     print(
-        f"\n  $/h: the entries' tokens (prompt and answer characters / 4) at {PRICED_MODEL}'s "
-        f"${price.input:.2f} / ${price.output:.2f} per million tokens in / out, per hour of "
-        "session time. Session seconds throughout; docs/benchmarks.md defines each column."
+        "\n  $/h: what each relay counted its calls cost (/health agent.costByModel: each "
+        "model's tokens at its price in config/prices.json, or the provider's usage.cost), per "
+        "hour of session time. Session seconds throughout; docs/benchmarks.md defines each "
+        "column."
     )
     return 0
 

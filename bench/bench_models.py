@@ -7,12 +7,16 @@ Run from the repository root, against any OpenAI-compatible server::
         --response-format off
     python -m bench.bench_models --base-url ... --show      # and each answer's hud and verdict
     python -m bench.bench_models --base-url ... --sample 16 # 16 windows spread over all
+    python -m bench.bench_models --base-url ... --images 1  # and screen images, as the relay
 
 The windows are the prompt corpus's and the demo session's (a tick every
 ``--session-step-s``), each asked once, in turn, exactly as the relay asks (body,
 ``response_format`` negotiation, parsing, hud gate). It prints, per level that answered, the
 answers parsed and the huds pushed and withheld, refusals, latency and tokens
-(docs/benchmarks.md has the details and a small local model to run). Targets with a small
+(docs/benchmarks.md has the details and a small local model to run). With ``--images N``
+each screen event shows its app's thumbnail (``bench/data/screens``) and a request carries
+the newest N distinct images of its window not sent before, as the relay's would
+(``AGENT_VISION_MAX_IMAGES``), asking ``--vision-model``. Targets with a small
 local model: 90 % parsed, no echo of the prompt pushed. The key is ``OPENROUTER_API_KEY``'s.
 """
 
@@ -34,11 +38,13 @@ from actors.core.errors import LLMError
 from actors.core.hud_check import WITHHELD_REASONS, checked_hud
 from actors.core.prompt import PreviousDigest, build_prompt
 from actors.core.response_format import Level, first_level, is_refusal, step_down
+from actors.core.screen_image import NOTHING_SENT, ScreenImage, SentImages, pick_images
 from bench import prompt_corpus as corpus
+from bench.day_session import with_screens
 from bench.figures import parser
 from bench.harness import percentile
 from config.settings import RESPONSE_FORMATS, AgentConfig
-from transport.demo.replay import DEMO_SESSION, load_session
+from transport.demo.replay import DEMO_SESSION, SessionEvent, load_session
 
 DEFAULTS = AgentConfig()
 NOT_PUSHED = (chat.NO_OUTPUT, "Idle")
@@ -58,9 +64,12 @@ class Figures:
     """What one run measured: counts by ``(what, level[, reason])``, and the rest."""
 
     counts: Counter[tuple[str, ...]] = field(default_factory=Counter)
-    failures: list[str] = field(default_factory=list)
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    """(window, what failed) of each window without an answer."""
     latency_s: list[float] = field(default_factory=list)
     tokens: list[int] = field(default_factory=lambda: [0, 0])
+    images: list[int] = field(default_factory=lambda: [0, 0])
+    """Images asked with, and requests that carried any."""
     shown: list[tuple[str, str, str, str]] = field(default_factory=list)
     """(window, level, hud as answered, verdict) for ``--show``."""
 
@@ -86,6 +95,29 @@ def _prompt(window: Window, previous: PreviousDigest | None) -> str:
     return corpus.session_prompt(window.at_s, previous)
 
 
+def _events(window: Window) -> tuple[tuple[SessionEvent, ...], int]:
+    """The requests before the window's tick, and the tick's server time."""
+    if window.case is not None:
+        return window.case.events, corpus.tick_ms(window.case)
+    assert window.at_s is not None, "a window is a corpus case or a moment of the session"
+    events = tuple(e for e in load_session(DEMO_SESSION) if e.at <= window.at_s)
+    return events, corpus.T0_MS + round(window.at_s * 1000) + corpus.TICK_AFTER_MS
+
+
+def _images(window: Window, most: int, sent: SentImages) -> tuple[ScreenImage, ...]:
+    """What the relay's call would carry: of the window's screen events (each with its app's
+    thumbnail), newest first, the images fit to send, picked by :func:`pick_images`."""
+    events, now_ms = _events(window)
+    _, sense = corpus.stored(with_screens(events, every=True))
+    fit: list[ScreenImage] = []
+    for event in reversed(sense):
+        if event.received_at < now_ms - corpus.MAX_AGE_MS:
+            break
+        if isinstance(image := event.image()[0], ScreenImage):
+            fit.append(image)
+    return pick_images(fit, most, sent)
+
+
 def _finish_reason(raw: bytes) -> str:
     try:
         return str(orjson.loads(raw)["choices"][0].get("finish_reason"))
@@ -94,32 +126,36 @@ def _finish_reason(raw: bytes) -> str:
 
 
 def _negotiated(
-    client: httpx.Client, args: argparse.Namespace, prompt: str, level: Level, figures: Figures
-) -> tuple[httpx.Response, float, Level] | None:
+    client: httpx.Client,
+    args: argparse.Namespace,
+    asked: tuple[str, tuple[ScreenImage, ...]],
+    level: Level,
+    figures: Figures,
+) -> tuple[httpx.Response, float, Level] | str:
     """The answer at ``level`` or, after refusals, at a lower one; with the time it took in
-    all and the level that answered. ``None`` (and the error printed) for a failure."""
+    all and the level that answered. For a failure, what failed."""
     spent = 0.0
+    prompt, images = asked
     while True:
         body = chat.request_body(
-            args.model,
+            args.vision_model if images else args.model,
             prompt,
             max_tokens=args.max_tokens,
             temperature=args.temperature,
             response_format=level,
+            images=images,
         )
         began = time.perf_counter()
         try:
             response = client.post(f"{args.base_url}/chat/completions", json=body)
         except httpx.HTTPError as exc:  # a timeout or a dropped connection
-            print(f"  {type(exc).__name__}: {exc}")
-            return None
+            return f"{type(exc).__name__}: {exc}"
         spent += time.perf_counter() - began
         lower = step_down(args.response_format, level)
         if response.status_code < 300:
             return response, spent, level
         if lower is None or not is_refusal(response.status_code, response.text):
-            print(f"  HTTP {response.status_code}: {response.text[:120]}")
-            return None
+            return f"HTTP {response.status_code}: {response.text[:120]}"
         figures.counts["refused", level] += 1
         level = lower
 
@@ -130,22 +166,30 @@ def run(args: argparse.Namespace) -> Figures:
     counts = figures.counts
     remembered: Level | None = None
     previous: PreviousDigest | None = None
+    sent = NOTHING_SENT  # the session's calls remember the images they sent; a case is alone
     key = os.environ.get("OPENROUTER_API_KEY", "unused")
     headers = {"Authorization": f"Bearer {key}", "X-Title": "sinain-relay bench"}
     with httpx.Client(timeout=args.timeout_s, headers=headers) as client:
         for window in windows(args.session_step_s, args.limit, args.sample):
             level = first_level(args.response_format, remembered)
-            asked = _negotiated(client, args, _prompt(window, previous), level, figures)
-            if asked is None:
-                figures.failures.append(window.name)
+            memory = sent if window.at_s is not None else NOTHING_SENT
+            images = _images(window, args.images, memory) if args.images else ()
+            figures.images[0] += len(images)
+            figures.images[1] += bool(images)
+            prompt = _prompt(window, previous)
+            asked = _negotiated(client, args, (prompt, images), level, figures)
+            if isinstance(asked, str):
+                figures.failures.append((window.name, asked))
                 continue
             response, spent, level = asked
             try:
                 completion = chat.parse_chat_completion(response.content)
             except LLMError as exc:
-                figures.failures.append(f"{window.name}: {exc}")
+                figures.failures.append((window.name, str(exc)))
                 continue
             remembered = level
+            if window.at_s is not None:
+                sent = sent.with_sent(images)
             figures.latency_s.append(spent)
             figures.tokens[0] += completion.tokens_in
             figures.tokens[1] += completion.tokens_out
@@ -178,7 +222,9 @@ def _share(part: int, whole: int) -> str:
 def report(figures: Figures, args: argparse.Namespace) -> None:
     """Print the figures (``print`` is this script's output, not a log)."""
     print(
-        f"model {args.model} at {args.base_url}, AGENT_RESPONSE_FORMAT={args.response_format}, "
+        f"model {args.model} at {args.base_url}"
+        + (f", with images {args.vision_model}" if args.images else "")
+        + f", AGENT_RESPONSE_FORMAT={args.response_format}, "
         f"max_tokens {args.max_tokens}, temperature {args.temperature}\n"
         f"{'level':<12} {'answers':>7}  {'parsed':<14} {'pushed':>6}  withheld"
     )
@@ -201,8 +247,11 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
     print(f"unparsed by level/finish_reason: {unparsed_text or 'none'}")
     refused = ", ".join(f"{k[1]} {n}" for k, n in counts.items() if k[0] == "refused")
     print(f"refused: {refused or 'none'}; failed requests: {len(figures.failures)}")
-    for failure in figures.failures[:5]:
-        print(f"  {failure}")
+    if args.images:
+        print(f"images: {figures.images[0]} asked with, in {figures.images[1]} windows' requests")
+    for error, n in Counter(error for _, error in figures.failures).most_common(5):
+        first = next(name for name, e in figures.failures if e == error)
+        print(f"  {n} x (the first {first}) {error}")
     if answered := len(figures.latency_s):
         (tokens_in, tokens_out), latency = figures.tokens, figures.latency_s
         print(
@@ -219,6 +268,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     add = cli.add_argument
     add("--base-url", required=True, help="the API root, e.g. http://h:p/v1")
     add("--model", default=DEFAULTS.model)
+    add("--images", type=int, default=0, help="images a request carries at most (0: none)")
+    add("--vision-model", default=None, help="the model asked with images (--model)")
     add("--response-format", choices=RESPONSE_FORMATS, default="auto")
     add("--max-tokens", type=int, default=DEFAULTS.max_tokens)
     add("--temperature", type=float, default=DEFAULTS.temperature)
@@ -228,6 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add("--sample", type=int, default=None, help="N windows spread evenly over all of them")
     args = cli.parse_args(argv)
     args.base_url = args.base_url.rstrip("/")
+    args.vision_model = args.vision_model or args.model
     report(run(args), args)
     return 0
 

@@ -3,17 +3,21 @@
 Both are data in ``bench/sessions/``, whose ``README.md`` describes the day session, states the
 labelling rule and says how to add a session. A session's labels are beside it,
 ``<name>.labels.json`` (:func:`labels_path`): the requests after which a user glancing at the
-hud would expect it to say something new. This module reads and checks them.
+hud would expect it to say something new. This module reads and checks them, and puts real
+screen thumbnails in a session (:func:`with_screens`).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from bench.figures import DATA, data
 from transport.demo.replay import SessionEvent
 
 SESSIONS = Path(__file__).resolve().with_name("sessions")
@@ -92,3 +96,39 @@ def load_moments(session: Path, events: Sequence[SessionEvent]) -> tuple[Moment,
     if not path.exists():
         return None
     return parse_moments(path.read_text(encoding="utf-8"), events, path.name)
+
+
+def screens() -> dict[str, bytes]:
+    """The JPEG thumbnail of each app (``bench/data/screens.json`` names them)."""
+    apps: dict[str, str] = data("screens")["apps"]
+    return {app: (DATA / "screens" / name).read_bytes() for app, name in apps.items()}
+
+
+def with_screens(
+    events: Sequence[SessionEvent], *, every: bool = False
+) -> tuple[SessionEvent, ...]:
+    """``events`` with each screen event's image (``roi.data``) the thumbnail of its app
+    (:func:`screens`; an app without one keeps its image); with ``every``, each screen
+    event of an app with a thumbnail gets an image, one that had none too.
+
+    The same screen (type, window title and OCR) gets the same bytes and any other screen
+    other bytes (the thumbnail with a JPEG comment naming the screen): the relay's
+    de-duplication of images sees what a capture client's frames would give it.
+    """
+    pictures = screens()
+    out: list[SessionEvent] = []
+    for event in events:
+        body, roi = event.body, event.body.get("roi")
+        picture = pictures.get(str(body.get("meta", {}).get("app")))
+        if every and event.path == "/sense" and roi is None:
+            roi = {"bbox": [0, 0, 384, 240], "thumb": True}
+        if not isinstance(roi, dict) or picture is None:
+            out.append(event)
+            continue
+        screen = f"{body.get('type')}|{body['meta'].get('windowTitle')}|{body.get('ocr')}"
+        name = hashlib.blake2b(screen.encode(), digest_size=16).hexdigest().encode()
+        comment = b"\xff\xfe" + (len(name) + 2).to_bytes(2, "big") + name
+        jpeg = picture[:2] + comment + picture[2:]  # after the start-of-image marker
+        roi = {**roi, "data": base64.b64encode(jpeg).decode("ascii")}
+        out.append(replace(event, body={**body, "roi": roi}))
+    return tuple(out)

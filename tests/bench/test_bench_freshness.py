@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 
 from bench.bench_freshness import (
+    HEADER,
     NAMED_SESSIONS,
-    PRICED_MODEL,
     hourly_cost,
     main,
     moment_acks,
     moment_to_hud_s,
+    print_ratios,
     session_path,
 )
 from bench.day_session import DAY_SESSION, Moment
-from config.prices import Price, load_prices
 from transport.demo.replay import DEMO_SESSION, Posted, SessionEvent
 
 
@@ -67,13 +67,16 @@ def test_a_moment_whose_request_failed_is_unanswered_and_bounds_nothing() -> Non
     assert moment_to_hud_s(acks, [entry(3_000, 1_000)], speed=1) == [3.9, None, None]
 
 
-def test_the_cost_per_hour_prices_the_entries_tokens_for_the_session_time() -> None:
-    price = Price(input=0.10, output=0.40)
-    entries = [entry(0, 1, (1_000, 100)), entry(5, 1, (3_000, 300))]
-    spent = (4_000 * 0.10 + 400 * 0.40) / 1_000_000
-    assert math.isclose(hourly_cost(entries, price, session_s=1_800), spent * 2)
-    assert hourly_cost([], price, session_s=60) == 0
-    assert load_prices()[PRICED_MODEL] == price
+def test_the_cost_per_hour_is_what_the_relay_counted_for_the_session_time() -> None:
+    models = {
+        "google/gemini-2.5-flash-lite": {"calls": 2, "costUsd": 0.000_56},
+        "google/gemini-2.5-flash": {"calls": 1, "costUsd": 0.001_2},
+        "local/unpriced": {"calls": 1, "costUsd": None},
+    }
+    health = {"agent": {"costByModel": models}}
+    assert math.isclose(hourly_cost(health, session_s=1_800), (0.000_56 + 0.001_2) * 2)
+    assert hourly_cost({"agent": {"costByModel": {}}}, session_s=60) == 0
+    assert hourly_cost({}, session_s=60) == 0
 
 
 def test_sessions_are_named_or_paths() -> None:
@@ -93,3 +96,16 @@ def test_a_session_that_cannot_be_read_stops_the_bench_before_it_starts(
             main(["--session", str(session)])
         assert exit_info.value.code == 2
         assert error in capsys.readouterr().err
+
+
+def test_the_vision_ratios_are_the_first_rows_calls_tokens_and_cost_over_the_seconds(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cells = {"LLM calls": ("11", "10"), "tokens in": ("9000", "6000"), "$/h": ("$0.06", "$0.02")}
+    rows = []
+    for n, name in enumerate(("vision on", "vision off")):
+        rows.append(tuple(cells[h][n] if h in cells else name for h in HEADER))
+    print_ratios(rows)
+    assert capsys.readouterr().out.strip() == (
+        "vision on / vision off: LLM calls 1.10, tokens in 1.50, $/h 3.00"
+    )

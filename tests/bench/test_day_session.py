@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from actors.core.bodies import sense_input
+from actors.core.screen_image import ScreenImage, read_image
 from bench.day_session import (
     DAY_SESSION,
     FILLERS,
@@ -20,6 +22,8 @@ from bench.day_session import (
     labels_path,
     load_moments,
     parse_moments,
+    screens,
+    with_screens,
 )
 from tests.helpers import assert_session_accepted
 from transport.demo.replay import DEMO_SESSION, SessionEvent, load_session, parse_session
@@ -149,3 +153,63 @@ def test_a_bad_labels_file_is_named(text: str, error: str) -> None:
     )
     with pytest.raises(LabelError, match=error):
         parse_moments(text, events, "l")
+
+
+def jpeg_size(jpeg: bytes) -> tuple[int, int]:
+    """Width and height from a baseline or progressive JPEG's frame header."""
+    at = 2
+    while jpeg[at] == 0xFF and jpeg[at + 1] not in (0xC0, 0xC2):
+        at += 2 + int.from_bytes(jpeg[at + 2 : at + 4], "big")
+    return int.from_bytes(jpeg[at + 7 : at + 9], "big"), int.from_bytes(
+        jpeg[at + 5 : at + 7], "big"
+    )
+
+
+def test_the_screen_thumbnails_are_jpegs_as_the_capture_client_sends_them() -> None:
+    pictures = screens()
+    apps = {e.body["meta"]["app"] for e in load_session(DAY_SESSION) if e.path == "/sense"}
+    assert apps <= set(pictures)
+    assert len(set(pictures.values())) == len(apps) == 6
+    for app, jpeg in pictures.items():
+        width, height = jpeg_size(jpeg)
+        assert width <= 384 and height <= 384, app
+        assert 5_000 < len(jpeg) <= 60_000, app
+
+
+@SESSIONS
+def test_with_screens_each_image_is_its_apps_thumbnail_the_same_screen_the_same_bytes(
+    session: Path,
+) -> None:
+    events = load_session(session)
+    shown = with_screens(events)
+    pictures = screens()
+    by_screen: dict[str, set[str]] = {}
+    for before, after in zip(events, shown, strict=True):
+        if "roi" not in before.body:
+            assert after == before
+            continue
+        body = after.body
+        sense_input(body)  # the relay accepts it
+        image = read_image(1, body["roi"]["data"])
+        assert isinstance(image, ScreenImage) and image.type == "image/jpeg"
+        thumbnail = pictures[body["meta"]["app"]]
+        assert image.size == len(thumbnail) + 36  # and a comment naming the screen
+        assert {k: v for k, v in body.items() if k != "roi"} == {
+            k: v for k, v in before.body.items() if k != "roi"
+        }
+        screen = f"{body['type']}|{body['meta']['windowTitle']}|{body['ocr']}"
+        by_screen.setdefault(screen, set()).add(image.digest)
+    assert by_screen and all(len(digests) == 1 for digests in by_screen.values())
+    every = [d for digests in by_screen.values() for d in digests]
+    assert len(set(every)) == len(every)  # another screen, other bytes
+
+
+def test_with_screens_every_gives_each_screen_event_of_a_known_app_an_image() -> None:
+    events = load_session(DEMO_SESSION)
+    shown = with_screens(events, every=True)
+    screens_shown = [e for e in shown if e.path == "/sense"]
+    assert sum("roi" in e.body for e in events) < len(screens_shown)
+    for event in screens_shown:
+        sense_input(event.body)
+        assert isinstance(read_image(1, event.body["roi"]["data"]), ScreenImage)
+    assert [e for e in shown if e.path == "/feed"] == [e for e in events if e.path == "/feed"]

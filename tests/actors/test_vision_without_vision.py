@@ -1,0 +1,41 @@
+"""A server without vision (a local text model): the screen's images must not cost the HUD.
+Real actors over HTTP, the real fake LLM on loopback (mode ``no_vision``: HTTP 400 to a
+request carrying images, as a server that reads no images answers), a real JPEG thumbnail."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+
+import pytest
+
+from actors.tree import Relay
+from bench.day_session import screens
+from tests.helpers import LogSink, client_for, recorded, relay_settings, tick
+from transport.demo.fake_llm import FakeLLM
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a call with images that every model refuses fails the tick, and the next one "
+    "sends the same image again: no hud while an image is in the window",
+)
+def test_a_server_that_refuses_images_still_gets_a_text_call_and_the_hud_goes_on(
+    make_relay: Callable[..., Relay], logs: LogSink
+) -> None:
+    with FakeLLM(mode="no_vision") as fake:
+        relay = make_relay(relay_settings(fake))
+        picture = base64.b64encode(screens()["Terminal"]).decode("ascii")
+        body = recorded()[1]
+        outcomes = []
+        with client_for(relay) as client:
+            for n in range(2):  # the picture, then a new text beside it (still in the window)
+                shown = {**body, "ocr": f"{body['ocr']}\n$ pytest -q  # run {n}"}
+                if n == 0:
+                    shown["roi"] = {**body["roi"], "data": picture}
+                assert client.post("/sense", json=shown).status_code == 200
+                outcomes.append(tick(relay, logs))
+            last = client.get("/agent/last").json()
+        assert fake.requests[0].images, "the first request carried the picture"
+    assert outcomes == ["ok", "ok"]
+    assert last["result"]["hud"] == fake.hud
