@@ -32,8 +32,6 @@ import functools
 import random
 import ssl
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -54,17 +52,21 @@ from actors.core.errors import (
     LLMHTTPError,
     LLMTimeout,
     LLMUnexpectedError,
+    is_retryable,
+    retry_after_s,
 )
 from actors.core.hud_check import checked_hud
 from actors.core.response_format import (
+    BLIND_FOR_S,
     NO_LEVELS,
     FormatLevels,
     Level,
     first_level,
     is_refusal,
+    may_refuse_images,
     step_down,
 )
-from actors.core.screen_image import NOTHING_SENT, SentImages
+from actors.core.screen_image import NOTHING_SENT, ScreenImage, SentImages
 from actors.core.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
 from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
@@ -92,28 +94,6 @@ class _Attempt:
     errors: tuple[str, ...] = ()
     attempts: tuple[LLMAttempt, ...] = ()
     """The requests made so far, for the per-model counters."""
-
-
-def retry_after_s(header: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date), if any."""
-    if not header:
-        return None
-    try:
-        return max(float(header), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(header)
-    except (TypeError, ValueError):
-        return None
-    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
-
-
-def is_retryable(error: LLMError) -> bool:
-    """429, 5xx and connection errors are worth another try on the same model."""
-    if isinstance(error, LLMConnectionError):
-        return True
-    return isinstance(error, LLMHTTPError) and (error.status == 429 or error.status >= 500)
 
 
 @functools.cache
@@ -199,7 +179,7 @@ class LLMCaller(RelayActor):
             return
         began = self._clock.monotonic()
         try:
-            completion, level = self._negotiated(
+            completion, level, images = self._negotiated(
                 request, model, min(config.timeout_ms / 1000, remaining)
             )
         except LLMError as exc:
@@ -225,47 +205,74 @@ class LLMCaller(RelayActor):
             self._fail(attempt, safe_error_text(exc))
             raise
         answered = LLMAttempt(model, self._clock.monotonic() - began, ok=True)
-        self._succeed(
-            replace(attempt, attempts=(*attempt.attempts, answered)), model, completion, level
-        )
+        done = replace(attempt, attempts=(*attempt.attempts, answered))
+        self._succeed(done, model, completion, level, images)
 
     def _negotiated(
         self, request: LLMRequest, model: str, timeout_s: float
-    ) -> tuple[Completion, Level]:
-        """One request at the level the setting and the memory pick; a refusal of that level
-        is asked again at once one level down, within ``timeout_s`` in all.
+    ) -> tuple[Completion, Level, tuple[ScreenImage, ...]]:
+        """One request at the level the setting and the memory pick, with the window's images
+        unless the model refused images lately; within ``timeout_s`` in all, a refusal of the
+        level is asked again at once one level down (with the images again), and an error
+        answer to a request with images at once without them. Returns the answer, its level
+        and the images it carried.
 
         Raises:
             LLMError: what the last request raised, a refusal at the lowest level included.
         """
         config = request.config
         setting, base_url = config.response_format, config.base_url
-        level = first_level(setting, self._formats.value.get(model, base_url))
-        began = self._clock.monotonic()
+        known, began = self._formats.value, self._clock.monotonic()
+        level = first_level(setting, known.get(model, base_url))
+        wanted = request.window.images if known.sees(model, base_url, began) else ()
+        images, refused_at = wanted, None
         while True:
             left = timeout_s - (self._clock.monotonic() - began)
-            at_level = replace(request, config=replace(config, response_format=level))
+            asked = replace(
+                request,
+                config=replace(config, response_format=level),
+                window=replace(request.window, images=images),
+            )
             try:
-                completion = self._call(at_level, model, left)
+                completion = self._call(asked, model, left)
             except LLMHTTPError as exc:
+                if images and may_refuse_images(exc.status, exc.body):
+                    self._log.info(
+                        "llm.images_refused", tick_id=request.tick_id, model=model, level=level,
+                        status=exc.status,
+                    )  # fmt: skip
+                    images, refused_at = (), level
+                    continue
                 lower = step_down(setting, level) if is_refusal(exc.status, exc.body) else None
                 if lower is None:
                     raise
                 self._log.info(
-                    "llm.response_format_refused",
-                    tick_id=request.tick_id,
-                    model=model,
-                    level=level,
-                    next=lower,
-                    status=exc.status,
-                )
-                level = lower
+                    "llm.response_format_refused", tick_id=request.tick_id, model=model,
+                    level=level, next=lower, status=exc.status,
+                )  # fmt: skip
+                level, images = lower, wanted
                 continue
             break
-        levels = self._formats.value
-        if levels.get(model, base_url) != level:
-            self._formats.publish(levels.with_level(model, base_url, level))
-        return completion, level
+        blind = refused_at == level and not images
+        self._remember(model, base_url, level, blind=blind, saw=bool(images))
+        return completion, level, images
+
+    def _remember(self, model: str, base_url: str, level: Level, *, blind: bool, saw: bool) -> None:
+        """Remember what answered: its level, and whether the model takes images (``blind``:
+        a request with images failed where the same one without answered, so not for a while;
+        ``saw``: it answered one with images)."""
+        known = self._formats.value
+        updated = known
+        if known.get(model, base_url) != level:
+            updated = updated.with_level(model, base_url, level)
+        if saw and (model, base_url) in known.blind:
+            updated = updated.with_sight(model, base_url, None)
+        if blind:
+            until = self._clock.monotonic() + BLIND_FOR_S
+            updated = updated.with_sight(model, base_url, until)
+            self._log.warning("llm.images_off", model=model, for_s=BLIND_FOR_S)
+        if updated is not known:
+            self._formats.publish(updated)
 
     def _retry_delay(self, error: LLMError, retries: int) -> float | None:
         if not is_retryable(error) or retries >= MAX_RETRIES:
@@ -308,13 +315,19 @@ class LLMCaller(RelayActor):
         failed = TickDone(attempt.request.tick_id, "failed", detail=detail)
         self._reply(attempt.request.reply_to, failed)
 
-    def _succeed(self, attempt: _Attempt, model: str, completion: Completion, level: Level) -> None:
+    def _succeed(
+        self,
+        attempt: _Attempt,
+        model: str,
+        completion: Completion,
+        level: Level,
+        images: tuple[ScreenImage, ...],
+    ) -> None:
         request = attempt.request
         config = request.config
         latency_ms = round((self._clock.monotonic() - attempt.started) * 1000)
         checked = checked_hud(parse_analysis(completion.content), completion.content)
         analysis = checked.analysis
-        images = request.window.images
         if images:  # before the tick ends: the next one must not send them again
             self._sent.publish(self._sent.value.with_sent(images))
         result = TickResult(
@@ -349,6 +362,8 @@ class LLMCaller(RelayActor):
             detail["askedModel"] = model
         if images:
             detail["images"] = len(images)
+        elif request.window.images:  # the model refused them, now or lately
+            detail["imagesDropped"] = len(request.window.images)
         if checked.withheld is not None:
             detail["hudWithheld"] = checked.withheld
         if attempt.errors:

@@ -224,6 +224,9 @@ class FormatLevel(Shape, frozen=True):
     model: str
     base_url: str
     level: Level
+    images: Annotated[bool, Meta(description="`false`: it refused images lately.")] | UnsetType = (
+        UNSET
+    )
 
 
 _Counter = int | UnsetType

@@ -3,6 +3,9 @@ refused because another process holds what it needs is an :class:`InUse`."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+
 from actors.core.screen_image import without_image_data
 from config.secrets import scrub
 
@@ -88,3 +91,25 @@ class InUse(RuntimeError):
         super().__init__(message)
         self.setting = setting
         self.instead = instead
+
+
+def retry_after_s(header: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date), if any."""
+    if not header:
+        return None
+    try:
+        return max(float(header), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(header)
+    except (TypeError, ValueError):
+        return None
+    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+
+
+def is_retryable(error: LLMError) -> bool:
+    """429, 5xx and connection errors are worth another try on the same model."""
+    if isinstance(error, LLMConnectionError):
+        return True
+    return isinstance(error, LLMHTTPError) and (error.status == 429 or error.status >= 500)

@@ -19,7 +19,7 @@ as it is, and a refusal of it is an ordinary failure.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, get_args
 from urllib.parse import urlsplit, urlunsplit
 
@@ -138,12 +138,32 @@ def shown_url(base_url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
+BLIND_FOR_S = 600.0
+"""How long a model that refused a request's images is asked without them before images are
+tried again (a refusal may have been a passing fault)."""
+_NOT_ABOUT_IMAGES = frozenset({401, 402, 403, 408, 429})
+"""Error statuses that name the key, the bill, the time or the rate: never the images."""
+
+
+def may_refuse_images(status: int, body: str) -> bool:
+    """Whether an error answer to a request with images may be a refusal of the images.
+
+    Servers say it every way: 400 (OpenAI: only some models take ``image_url``), 404
+    (OpenRouter: no endpoint of the model takes images), 500 (llama-cpp-python's server
+    cannot read a list of content parts); only asking again without them tells. An answer
+    naming the ``response_format`` is about that instead.
+    """
+    return status not in _NOT_ABOUT_IMAGES and "response_format" not in body
+
+
 @dataclass(frozen=True, slots=True)
 class FormatLevels:
-    """The level that last answered, per (model, base URL): an immutable value, replaced
-    whole when one changes."""
+    """What each (model, base URL) takes: the level that last answered, and whether it refused
+    images (until when, monotonic seconds). An immutable value, replaced whole when one
+    changes."""
 
     levels: Mapping[tuple[str, str], Level]
+    blind: Mapping[tuple[str, str], float] = field(default_factory=dict)
 
     def get(self, model: str, base_url: str) -> Level | None:
         """The remembered level of ``model`` at ``base_url``, if one answered."""
@@ -151,14 +171,31 @@ class FormatLevels:
 
     def with_level(self, model: str, base_url: str, level: Level) -> FormatLevels:
         """A copy that remembers ``level`` for ``model`` at ``base_url``."""
-        return FormatLevels({**self.levels, (model, base_url): level})
+        return FormatLevels({**self.levels, (model, base_url): level}, self.blind)
 
-    def to_json(self) -> list[dict[str, str]]:
-        """``/health.agent.responseFormats``: one row a model and base URL, sorted."""
-        return [
-            {"model": model, "baseUrl": shown_url(url), "level": level}
-            for (model, url), level in sorted(self.levels.items())
-        ]
+    def sees(self, model: str, base_url: str, now: float) -> bool:
+        """Whether a request to ``model`` at ``base_url`` may carry images (it did not refuse
+        them within :data:`BLIND_FOR_S`)."""
+        return self.blind.get((model, base_url), 0.0) <= now
+
+    def with_sight(self, model: str, base_url: str, blind_until: float | None) -> FormatLevels:
+        """A copy that remembers ``model`` at ``base_url`` refusing images until
+        ``blind_until``, or (``None``) taking them."""
+        blind = {k: v for k, v in self.blind.items() if k != (model, base_url)}
+        if blind_until is not None:
+            blind[model, base_url] = blind_until
+        return FormatLevels(self.levels, blind)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """``/health.agent.responseFormats``: one row a model and base URL, sorted; ``images``
+        is ``false`` for one that refused images."""
+        rows: list[dict[str, Any]] = []
+        for (model, url), level in sorted(self.levels.items()):
+            row: dict[str, Any] = {"model": model, "baseUrl": shown_url(url), "level": level}
+            if (model, url) in self.blind:
+                row["images"] = False
+            rows.append(row)
+        return rows
 
 
 NO_LEVELS = FormatLevels({})

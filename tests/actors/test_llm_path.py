@@ -12,9 +12,9 @@ import pytest
 
 from actors.core.bodies import AgentConfigUpdate, convert
 from actors.core.breaker import BREAKER_THRESHOLD, COOL_OFF_JITTER, COOL_OFF_MIN_S, Breaker
+from actors.core.errors import retry_after_s
 from actors.digest_store import DigestStore
 from actors.kernel.clock import FakeClock
-from actors.llm_caller import retry_after_s
 from actors.sense_buffer import SenseBuffer
 from actors.ticker import Ticker
 from actors.tree import Relay

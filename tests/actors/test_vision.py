@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import io
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +13,9 @@ import httpx
 import pytest
 
 from actors.core.completion import request_body
+from actors.core.errors import LLMHTTPError
 from actors.core.prompt import SCREENSHOTS
+from actors.core.response_format import BLIND_FOR_S
 from actors.core.screen_image import MAX_IMAGE_BYTES
 from actors.ticker import Ticker
 from actors.tree import Relay
@@ -245,10 +248,60 @@ def test_no_image_bytes_appear_in_logs_errors_or_health(
         wait_until(lambda: not ticker_status(relay)["inFlight"], what="the tick to end")
         health = client.get("/health").text
         metrics = client.get("/metrics").text
-    assert fake_llm.requests and all(r.images for r in fake_llm.requests)
+    assert [bool(r.images) for r in fake_llm.requests] == [True, False]
     lines = rendered_logs.getvalue()
-    assert "could not read the image at [image data]" in health
+    assert "llm.images_refused" in lines
+    assert "vision.image_refused" in lines
     for text in (lines, health, metrics):
         assert picture[:40] not in text
         assert picture[-40:] not in text
         assert "R0lGODlh" not in text  # "GIF89a" in base64
+
+
+def test_an_error_that_quotes_an_image_back_is_told_without_it() -> None:
+    picture = base64.b64encode(jpeg(6, size=2000)).decode()
+    error = LLMHTTPError(400, '{"error": "bad image ' + picture[150:1500] + '"}')
+    assert picture[200:240] not in str(error)
+    assert "[image data]" in str(error)
+
+
+def test_a_model_that_refuses_images_is_asked_without_them_for_a_while(
+    relay: Relay, client: httpx.Client, fake_llm: FakeLLM, logs: LogSink, clock: Any
+) -> None:
+    fake_llm.mode = "no_vision"
+    post(client, "a chart", jpeg(1))
+    assert tick(relay, logs) == "ok"
+    assert [r.images for r in fake_llm.requests] == [[url(jpeg(1))], []]
+    assert logs.named("tick")[-1]["imagesDropped"] == 1
+    (row,) = client.get("/health").json()["agent"]["responseFormats"]
+    assert (row["model"], row["images"]) == (DEFAULT_VISION_MODEL, False)
+    post(client, "a new chart", jpeg(2))
+    assert tick(relay, logs) == "ok"
+    assert len(fake_llm.requests) == 3
+    assert fake_llm.requests[-1].images == []  # not asked with images again
+    clock.advance(BLIND_FOR_S + 1)
+    fake_llm.mode = "ok"  # the model reads images now
+    post(client, "a third chart", jpeg(3))
+    assert tick(relay, logs) == "ok"
+    assert fake_llm.requests[-1].images == [url(jpeg(3))]
+    (row,) = client.get("/health").json()["agent"]["responseFormats"]
+    assert "images" not in row
+
+
+def test_a_failure_with_and_without_images_is_no_refusal_of_images(
+    relay: Relay, client: httpx.Client, fake_llm: FakeLLM, logs: LogSink, clock: Any
+) -> None:
+    fake_llm.mode = "http500"
+    post(client, "a chart", jpeg(1))
+    asked(relay.handles["ticker"], Ticker.tick)
+    for _ in range(500):  # each retry waits on the clock, each request a moment
+        if logs.named("tick"):
+            break
+        clock.advance(0.3)
+        time.sleep(0.01)
+    assert logs.named("tick")[-1]["outcome"] == "failed"
+    assert {bool(r.images) for r in fake_llm.requests} == {True, False}
+    fake_llm.mode = "ok"
+    post(client, "a chart, later")
+    assert tick(relay, logs) == "ok"
+    assert fake_llm.requests[-1].images == [url(jpeg(1))]  # still unsent, and still wanted

@@ -7,19 +7,12 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 
-import pytest
-
 from actors.tree import Relay
 from bench.day_session import screens
 from tests.helpers import LogSink, client_for, recorded, relay_settings, tick
 from transport.demo.fake_llm import FakeLLM
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a call with images that every model refuses fails the tick, and the next one "
-    "sends the same image again: no hud while an image is in the window",
-)
 def test_a_server_that_refuses_images_still_gets_a_text_call_and_the_hud_goes_on(
     make_relay: Callable[..., Relay], logs: LogSink
 ) -> None:
