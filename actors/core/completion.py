@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from actors.core.errors import LLMBadResponse
+from actors.core.prompt import SCREENSHOTS
 from actors.core.response_format import body_field
 from actors.core.screen_image import ScreenImage
 
@@ -86,13 +87,15 @@ def request_body(
     :mod:`actors.core.response_format`).
 
     With ``images`` the message's content is a list of parts: the prompt as a ``text`` part,
-    then one ``image_url`` part per image (a ``data:`` URL, ``detail: low``: a screen region
-    read at low detail costs a fixed, small number of tokens). Without, it is the prompt as a
+    ending with how many screenshots follow (:data:`~actors.core.prompt.SCREENSHOTS`), then
+    one ``image_url`` part per image (a ``data:`` URL, ``detail: low``: a screen region read
+    at low detail costs a fixed, small number of tokens). Without, it is the prompt as a
     string, as servers without vision expect.
     """
     content: str | list[dict[str, Any]] = prompt
     if images:
-        content = [{"type": "text", "text": prompt}]
+        said = f"{prompt}\n\n{SCREENSHOTS.format(count=len(images))}"
+        content = [{"type": "text", "text": said}]
         content += [
             {"type": "image_url", "image_url": {"url": i.data_url(), "detail": "low"}}
             for i in images

@@ -41,7 +41,9 @@ NO_APPS = "(none)"
 SCREEN_HEADER = "Screen (OCR text, newest first):"
 NO_SCREEN = "(no screen data)"
 SCREENSHOTS = "Screenshots attached (newest first): {count}"
-"""After the screen section, when the call carries screen images (``{count}`` of them)."""
+"""The prompt's last line when the request carries screen images (``{count}`` of them), which
+follow it (:func:`actors.core.completion.request_body`); a request sent without them has
+neither."""
 AUDIO_HEADER = "Audio transcript (newest first):"
 NO_AUDIO = "(silence)"
 HEARD = "(user heard) "
@@ -197,7 +199,6 @@ def prompt_with_screen(
     share the rest."""
     audio_lines = _labelled(((a.ts, audio_line(a)) for a in reversed(ctx.audio)), now_ms)
     app_switches = APP_SEPARATOR.join(normalize_app_name(a.app) for a in ctx.app_history)
-    shots = f"\n{SCREENSHOTS.format(count=len(ctx.images))}" if ctx.images else ""
     earlier = ""
     if previous is not None and previous.text.strip():
         text = _one_line(previous.text.strip())
@@ -215,7 +216,7 @@ def prompt_with_screen(
 {APP_HISTORY} {app_switches or NO_APPS}
 
 {SCREEN_HEADER}
-{screen_lines or NO_SCREEN}{shots}
+{screen_lines or NO_SCREEN}
 
 {AUDIO_HEADER}
 {audio_lines or NO_AUDIO}{earlier}

@@ -272,6 +272,8 @@ def test_a_model_that_refuses_images_is_asked_without_them_for_a_while(
     post(client, "a chart", jpeg(1))
     assert tick(relay, logs) == "ok"
     assert [r.images for r in fake_llm.requests] == [[url(jpeg(1))], []]
+    assert SCREENSHOTS.format(count=1) in fake_llm.requests[0].prompt
+    assert SCREENSHOTS.split(":")[0] not in fake_llm.requests[1].prompt  # none said, none sent
     assert logs.named("tick")[-1]["imagesDropped"] == 1
     (row,) = client.get("/health").json()["agent"]["responseFormats"]
     assert (row["model"], row["images"]) == (DEFAULT_VISION_MODEL, False)
