@@ -122,3 +122,53 @@ class LoopbackServer(Background):
         thread.join(timeout=5)
         loop.close()
         self._loop = None
+
+
+@dataclass
+class ModeServer(LoopbackServer):
+    """A stand-in with fault modes, switched from a test (``server.mode = "hang"``) or over
+    HTTP: ``POST /_mode {"mode": ..., "delay_s": ...}`` (one of :attr:`modes`, else a 400),
+    ``GET /_mode`` shows the state and the requests so far."""
+
+    mode: str = "ok"
+    delay_s: float = 1.0
+    """How long the ``slow`` mode waits."""
+
+    modes: ClassVar[tuple[str, ...]] = ("ok",)
+
+    @property
+    def calls(self) -> int:
+        """Requests received so far."""
+        raise NotImplementedError
+
+    def _state(self) -> dict[str, Any]:
+        return {"ok": True, "mode": self.mode, "delayS": self.delay_s, "requests": self.calls}
+
+    def _switch(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Apply a checked ``POST /_mode`` body's mode; what the log line says of it."""
+        self.mode = body["mode"]
+        return {"mode": self.mode}
+
+    async def _get_mode(self, _request: web.Request) -> web.Response:
+        return web.json_response(self._state())
+
+    async def _set_mode(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or body.get("mode") not in self.modes:
+            error = f"send {{'mode': one of {', '.join(self.modes)}}}"
+            return web.json_response({"ok": False, "error": error}, status=400)
+        said = self._switch(body)
+        delay = body.get("delay_s")
+        if isinstance(delay, int | float) and not isinstance(delay, bool) and delay >= 0:
+            self.delay_s = float(delay)
+        who = self.name.replace("-", "_")
+        structlog.get_logger(who).info(f"{who}.mode", **said, delay_s=self.delay_s)
+        return web.json_response(self._state())
+
+    def mode_routes(self, app: web.Application) -> None:
+        """``POST /_mode`` and ``GET /_mode``."""
+        app.router.add_post("/_mode", self._set_mode)
+        app.router.add_get("/_mode", self._get_mode)

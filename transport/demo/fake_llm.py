@@ -61,16 +61,14 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import orjson
-import structlog
 from aiohttp import web
 
 from config.logs import configure_logging
-from transport.demo.background import LoopbackServer
+from transport.demo.background import ModeServer
 from transport.demo.stand_in import STAND_IN_MARKER, STAND_IN_MODEL, summarise
 
 __all__ = ["MODES", "STAND_IN_MARKER", "STAND_IN_MODEL", "FakeLLM", "SeenRequest", "main"]
 
-log = structlog.get_logger("fake_llm")
 
 MODES = (
     "ok",
@@ -154,13 +152,11 @@ def _format_of(body: dict[str, Any]) -> str | None:
 
 
 @dataclass
-class FakeLLM(LoopbackServer):
+class FakeLLM(ModeServer):
     """Start with ``with FakeLLM() as llm:``; point the relay at ``llm.base_url``."""
 
-    mode: str = "ok"
     hud: str = "Editing ticker.py in VS Code"
     digest: str = "User is in VS Code editing actors/ticker.py."
-    delay_s: float = 1.0
     tokens_in: int = 310
     tokens_out: int = 85
     image_tokens: int = 258
@@ -174,6 +170,7 @@ class FakeLLM(LoopbackServer):
     """A mode per model name, overriding ``mode`` for requests naming that model."""
     requests: list[SeenRequest] = field(default_factory=list)
     name: ClassVar[str] = "fake-llm"
+    modes: ClassVar[tuple[str, ...]] = MODES
 
     @property
     def calls(self) -> int:
@@ -271,42 +268,20 @@ class FakeLLM(LoopbackServer):
         )
 
     def _state(self) -> dict[str, Any]:
-        return {
-            "ok": True,
-            "mode": self.mode,
-            "modelModes": self.model_modes,
-            "delayS": self.delay_s,
-            "latencyS": self.latency_s,
-            "requests": self.calls,
-        }
+        return {**super()._state(), "modelModes": self.model_modes, "latencyS": self.latency_s}
 
-    async def _get_mode(self, _request: web.Request) -> web.Response:
-        return web.json_response(self._state())
-
-    async def _set_mode(self, request: web.Request) -> web.Response:
-        try:
-            body = await request.json()
-        except ValueError:
-            body = None
-        if not isinstance(body, dict) or body.get("mode") not in MODES:
-            error = f"send {{'mode': one of {', '.join(MODES)}}}"
-            return web.json_response({"ok": False, "error": error}, status=400)
+    def _switch(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A ``model`` in the body sets the mode of that model only."""
         model = body.get("model")
-        if isinstance(model, str) and model:
-            self.model_modes[model] = body["mode"]
-        else:
-            self.mode = body["mode"]
-        delay = body.get("delay_s")
-        if isinstance(delay, int | float) and not isinstance(delay, bool) and delay >= 0:
-            self.delay_s = float(delay)
-        log.info("fake_llm.mode", mode=body["mode"], model=model, delay_s=self.delay_s)
-        return web.json_response(self._state())
+        if not (isinstance(model, str) and model):
+            return super()._switch(body)
+        self.model_modes[model] = body["mode"]
+        return {"mode": body["mode"], "model": model}
 
     def routes(self, app: web.Application) -> None:
         """Chat completions, and the mode switch."""
         app.router.add_post("/v1/chat/completions", self._completions)
-        app.router.add_post("/_mode", self._set_mode)
-        app.router.add_get("/_mode", self._get_mode)
+        self.mode_routes(app)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,16 +40,14 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import orjson
-import structlog
 from aiohttp import web
 
 from actors.core.utterance import BYTES_PER_MS
 from config.logs import configure_logging
-from transport.demo.background import LoopbackServer
+from transport.demo.background import ModeServer
 
 __all__ = ["INVENTED", "MODES", "FakeStt", "HeardRequest", "main"]
 
-log = structlog.get_logger("fake_stt")
 
 MODES = ("ok", "empty", "invented", "slow", "hang", "500", "429", "401", "nonjson")
 INVENTED = "Thank you."
@@ -87,16 +85,15 @@ class HeardRequest:
 
 
 @dataclass
-class FakeStt(LoopbackServer):
+class FakeStt(ModeServer):
     """Start with ``with FakeStt() as stt:``; point the transcriber at ``stt.base_url``."""
 
-    mode: str = "ok"
     text: str = ""
     """The transcript of ``ok``; empty: ``Heard N ms of audio.``"""
-    delay_s: float = 1.0
     retry_after: str = "1"
     requests: list[HeardRequest] = field(default_factory=list)
     name: ClassVar[str] = "fake-stt"
+    modes: ClassVar[tuple[str, ...]] = MODES
     max_body: ClassVar[int] = MAX_BODY_BYTES
 
     @property
@@ -165,33 +162,11 @@ class FakeStt(LoopbackServer):
             text = INVENTED
         return web.json_response(shape(text))
 
-    def _state(self) -> dict[str, Any]:
-        return {"ok": True, "mode": self.mode, "delayS": self.delay_s, "requests": self.calls}
-
-    async def _get_mode(self, _request: web.Request) -> web.Response:
-        return web.json_response(self._state())
-
-    async def _set_mode(self, request: web.Request) -> web.Response:
-        try:
-            body = await request.json()
-        except ValueError:
-            body = None
-        if not isinstance(body, dict) or body.get("mode") not in MODES:
-            error = f"send {{'mode': one of {', '.join(MODES)}}}"
-            return web.json_response({"ok": False, "error": error}, status=400)
-        self.mode = body["mode"]
-        delay = body.get("delay_s")
-        if isinstance(delay, int | float) and not isinstance(delay, bool) and delay >= 0:
-            self.delay_s = float(delay)
-        log.info("fake_stt.mode", mode=self.mode, delay_s=self.delay_s)
-        return web.json_response(self._state())
-
     def routes(self, app: web.Application) -> None:
         """Both APIs, and the mode switch."""
         app.router.add_post("/v1/audio/transcriptions", self._transcriptions)
         app.router.add_post("/v1/chat/completions", self._completions)
-        app.router.add_post("/_mode", self._set_mode)
-        app.router.add_get("/_mode", self._get_mode)
+        self.mode_routes(app)
 
 
 def _audio_part(body: Any) -> tuple[bytes, str]:
