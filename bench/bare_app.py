@@ -15,9 +15,7 @@ middleware, actors, storage or logging per request. SIGTERM or SIGINT stops it (
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -28,7 +26,7 @@ from aiohttp import web
 
 from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT, FeedInput, decode, sense_input
 from actors.core.errors import BadRequest, PayloadTooLarge
-from bench.harness import HOST, parser
+from bench.harness import HOST, parser, serve_forever
 from transport.answers import Accepted, Error
 from transport.guard import json_response
 from transport.http_transport import SHUTDOWN_TIMEOUT_S, new_event_loop
@@ -90,23 +88,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.router.add_get("/feed", prebuilt(feed_body))
     app.router.add_get("/health", prebuilt(health_body))
     loop = new_event_loop()
-    asyncio.set_event_loop(loop)
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
-    loop.run_until_complete(runner.setup())
-    loop.run_until_complete(web.TCPSite(runner, HOST, args.port, backlog=1024).start())
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, loop.stop)
-    print(
+    banner = (
         f"bare app on http://{HOST}:{args.port} ({type(loop).__module__} loop; "
-        f"GET /feed {len(feed_body)} bytes, GET /health {len(health_body)} bytes)",
-        flush=True,
+        f"GET /feed {len(feed_body)} bytes, GET /health {len(health_body)} bytes)"
     )
-    try:
-        loop.run_forever()
-    finally:
-        loop.run_until_complete(runner.cleanup())
-        loop.close()
-    return 0
+    return serve_forever(
+        app, loop, args.port, banner, backlog=1024, shutdown_timeout_s=SHUTDOWN_TIMEOUT_S
+    )
 
 
 if __name__ == "__main__":

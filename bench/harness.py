@@ -6,6 +6,7 @@ SIGTERM, then SIGKILL after :data:`TERM_TIMEOUT_S`. The tests' process helpers u
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import math
 import os
@@ -27,6 +28,7 @@ from typing import Any
 
 import httpx
 import orjson
+from aiohttp import web
 
 from transport.demo.fake_llm import FakeLLM
 
@@ -152,6 +154,34 @@ class Meter:
 
 
 # -- processes -----------------------------------------------------------------------------------
+
+
+def serve_forever(
+    app: web.Application,
+    loop: asyncio.AbstractEventLoop,
+    port: int,
+    banner: str,
+    *,
+    backlog: int = 128,
+    shutdown_timeout_s: float = 60.0,
+) -> int:
+    """Serve ``app`` on ``HOST:port`` from ``loop`` until SIGINT or SIGTERM; ``banner`` is
+    printed once it listens (a script's caller waits for it). The exit code (0)."""
+    asyncio.set_event_loop(loop)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=shutdown_timeout_s)
+    loop.run_until_complete(runner.setup())
+    loop.run_until_complete(web.TCPSite(runner, HOST, port, backlog=backlog).start())
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, loop.stop)
+    print(banner, flush=True)
+    try:
+        loop.run_forever()
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):  # a second signal must not cut cleanup
+            loop.remove_signal_handler(signum)
+        loop.run_until_complete(runner.cleanup())
+        loop.close()
+    return 0
 
 
 def free_port() -> int:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import io
-import signal
 import sys
 import threading
 import wave
@@ -28,7 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bench.harness import HOST, parser
+from bench.harness import HOST, parser, serve_forever
 
 RATE = 16_000
 
@@ -97,19 +96,8 @@ def app(recogniser: Recogniser) -> web.Application:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser(__doc__, port=(int, 8910, "port to listen on")).parse_args(argv)
     recogniser = Recogniser()
-    loop = asyncio.new_event_loop()
-    runner = web.AppRunner(app(recogniser), access_log=None)
-    loop.run_until_complete(runner.setup())
-    loop.run_until_complete(web.TCPSite(runner, HOST, args.port).start())
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, loop.stop)
-    print(f"PocketSphinx speech service on http://{HOST}:{args.port}/v1", flush=True)
-    try:
-        loop.run_forever()
-    finally:
-        loop.run_until_complete(runner.cleanup())
-        loop.close()
-    return 0
+    banner = f"PocketSphinx speech service on http://{HOST}:{args.port}/v1"
+    return serve_forever(app(recogniser), asyncio.new_event_loop(), args.port, banner)
 
 
 if __name__ == "__main__":
