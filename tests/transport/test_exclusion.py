@@ -3,6 +3,7 @@ and never stored, served or ticked on (RELAY_EXCLUDE_APPS, RELAY_EXCLUDE_TITLES)
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -15,6 +16,7 @@ from actors.core.exclusion import ExclusionRule, Exclusions
 from actors.sense_buffer import SenseBuffer
 from actors.tree import Relay
 from config.command_line import load_settings
+from config.settings import ConfigError
 from tests.helpers import LogSink, asked, client_for, recorded, relay_settings, tick
 from transport.demo.fake_llm import FakeLLM
 
@@ -75,6 +77,25 @@ def test_the_title_pattern_is_applied_as_written() -> None:
     rule = ExclusionRule.of((), "Incognito")
     assert rule.reason(sense_input(event("Chrome", "New Incognito Tab"))) == "title"
     assert rule.reason(sense_input(event("Chrome", "new incognito tab"))) is None
+
+
+@pytest.mark.timeout(20)
+def test_a_pattern_that_would_backtrack_costs_one_pass_over_the_title() -> None:
+    # The title is searched on the event loop: a backtracking engine spends 2^n steps on
+    # this pattern over a title of n letters that does not end in one, and stalls every
+    # request meanwhile. RE2 reads the title once.
+    rule = ExclusionRule.of((), r"^(a|aa)+$")
+    title = "a" * 60 + "!"
+    started = time.thread_time()
+    assert rule.reason(sense_input(event("Chrome", title))) is None
+    assert rule.reason(sense_input(event("Chrome", "a" * 60))) == "title"
+    assert time.thread_time() - started < 1
+
+
+@pytest.mark.parametrize("pattern", [r"(?<!x)private", r"(a)\1", r"(?=a)a"])
+def test_a_pattern_that_needs_backtracking_stops_start_up(pattern: str) -> None:
+    with pytest.raises(ConfigError, match=r"RELAY_EXCLUDE_TITLES .*look-around"):
+        load_settings([], {"RELAY_EXCLUDE_TITLES": pattern}, isatty=False)
 
 
 def test_exclusions_count_by_reason_and_an_empty_rule_excludes_nothing() -> None:
