@@ -40,6 +40,11 @@ def _key_shaped(part: bytes) -> bool:
     return digit and _HEX.fullmatch(part) is not None and not part.isdigit()
 
 
+MAX_PIECES = 24
+"""Pieces one key may be joined from at the most: a long key wrapped in a narrow column takes a
+dozen lines; more pieces are not looked at (the chain of a key stops there)."""
+
+
 def joins(raw: bytes, rules: Sequence[Rule]) -> list[tuple[int, int]]:
     """The splits inside keys of ``rules`` in ``raw``: the whitespace to drop, in order.
 
@@ -58,30 +63,38 @@ def joins(raw: bytes, rules: Sequence[Rule]) -> list[tuple[int, int]]:
 
     So a word after a whole key stays (``sk-... token2``, ``sk-...\\nNext``), and so does a
     word after a prefix that is no key (``sk-learn estimators``).
+
+    Time linear in ``raw``: a key's literal inside a key already joined (a line of a wrapped
+    key that begins like one) starts no key of its own, and a key is joined from
+    :data:`MAX_PIECES` pieces at the most, so each byte is matched a bounded number of times.
     """
-    gaps: set[tuple[int, int]] = set()
+    gaps: list[tuple[int, int]] = []
     for rule in rules:
         literal = _JOIN_LITERALS.get(id(rule))
         if literal is None:
             continue
+        joined_to = 0
         for found in literal.finditer(raw):
             start = found.start()
-            if start and raw[start - 1] in patterns.KEY_BYTES:
-                continue  # not the beginning of a word
+            if start < joined_to or (start and raw[start - 1] in patterns.KEY_BYTES):
+                continue  # inside a key already joined, or not the beginning of a word
             run = patterns.RUN.match(raw, found.end())
             end = run.end() if run is not None else found.end()
             word = raw[start:end]
-            while (split := patterns.SPLIT.match(raw, end)) is not None:
+            for _ in range(MAX_PIECES - 1):
+                split = patterns.SPLIT.match(raw, end)
+                if split is None:
+                    break
                 nxt = patterns.RUN.match(raw, split.end())
                 if nxt is None or nxt.end() == split.end():
                     break
                 line = split.group() != b" "
                 if not _joined(rule, word, found.end() - start, nxt.group(), line=line):
                     break
-                gaps.add(split.span())
+                gaps.append(split.span())
                 word += nxt.group()
-                end = nxt.end()
-    return sorted(gaps)
+                end = joined_to = nxt.end()
+    return sorted(set(gaps))
 
 
 def _joined(rule: Rule, first: bytes, prefix: int, second: bytes, *, line: bool) -> bool:

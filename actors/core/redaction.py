@@ -155,19 +155,15 @@ def _read(text: str, rules: Sequence[Rule] = ()) -> Read:
     gaps = joins(raw, rules) if rules else []
     if gaps:
         joined = Pieces()
-        kept, done = [], 0
+        kept, done, removed = [], 0, 0
         for start, end in gaps:
             kept.append(raw[done:start])
             done = end
-            joined.add(start - _removed(gaps, start), end)
+            joined.add(start - removed, end)
+            removed += end - start
         kept.append(raw[done:])
         raw, origin = b"".join(kept), (joined, *origin)
     return Read(text, raw, origin)
-
-
-def _removed(gaps: list[tuple[int, int]], before: int) -> int:
-    """How many bytes the gaps that end at or before ``before`` take."""
-    return sum(end - start for start, end in gaps if end <= before)
 
 
 def apply_rules(text: str, rules: Sequence[Rule], counts: Counts, read: Read | None = None) -> str:
