@@ -20,6 +20,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import re2
+
+from actors.core.screen_budget import head
+
 Language = Literal["python", "javascript", "java", "go"]
 
 MAX_TRACES = 3
@@ -31,9 +35,41 @@ MAX_LINE_CHARS = 300
 """Characters of one line of a trace kept at most."""
 ELLIPSIS = "…"
 
-_PY_HEADING = re.compile(r"\s*Traceback \(most recent call last\):\s*$")
-_PY_FRAME = re.compile(r'\s*File "[^"]+", line \d+(?:, in \S.*)?\s*$')
-_PY_EXCEPTION = re.compile(
+_CLASSES = {"s": r"\s\v\pZ", "w": r"\pL\pN_"}
+r"""Python's ``\s`` and ``\w`` as they read text (Unicode white space and word characters),
+for RE2, whose own are ASCII only."""
+
+
+def _compiled(pattern: str) -> re2._Regexp[str]:
+    r"""``pattern`` for RE2, which matches in time linear in the line whatever the line: one
+    line of OCR may be megabytes (a minified bundle), and a backtracking engine takes minutes
+    on some (``   at `` and a long run of dots). ``\s``, ``\S`` and ``\w`` read as Python's."""
+    out, in_class, i = [], False, 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern):
+            escaped = pattern[i + 1]
+            same = _CLASSES.get(escaped.lower())
+            if same is None:
+                out.append(pattern[i : i + 2])
+            elif in_class:
+                out.append(same)  # only \s and \w stand inside this module's classes
+            else:
+                out.append(f"[^{same}]" if escaped.isupper() else f"[{same}]")
+            i += 2
+            continue
+        if char == "[" and not in_class:
+            in_class = True
+        elif char == "]" and in_class and pattern[i - 1] not in "[^":
+            in_class = False
+        out.append(char)
+        i += 1
+    return re2.compile("".join(out))
+
+
+_PY_HEADING = _compiled(r"\s*Traceback \(most recent call last\):\s*$")
+_PY_FRAME = _compiled(r'\s*File "[^"]+", line \d+(?:, in \S.*)?\s*$')
+_PY_EXCEPTION = _compiled(
     r"\s*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*"
     r"(?:(?:Error|Exception|Interrupt|Exit|Warning|Iteration|Fault|Failure)(?::.*)?|: .*)$"
 )
@@ -43,30 +79,30 @@ _PY_CODE_LINES = 3
 """Lines after a frame that are not frames (its source line, Python 3.11's ``~~^^`` marks)
 before the traceback counts as ended."""
 
-_JS_HEADING = re.compile(
+_JS_HEADING = _compiled(
     r"\s*(?:Uncaught\s+(?:\(in promise\)\s+)?)?(?:[A-Z][\w$]*)?(?:Error|Exception)"
     r"(?:\s*\[[\w-]+\])?(?::.*)?$"
 )
 _JS_LOCATION = r"(?:<anonymous>|native|[^\s()]*[/\\.][^\s()]*:\d+:\d+)"
-_JS_FRAME = re.compile(
+_JS_FRAME = _compiled(
     rf"\s*at\s+(?:(?:async\s+)?(?:new\s+)?[^\s()][^()]*?\s+\({_JS_LOCATION}\)"
     rf"|(?:async\s+)?{_JS_LOCATION})\s*$"
 )
 
-_JAVA_HEADING = re.compile(
+_JAVA_HEADING = _compiled(
     r'\s*(?:Exception in thread "[^"]*"\s+)?(?:Caused by:\s+)?'
     r"(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?::.*)?$"
 )
-_JAVA_FRAME = re.compile(
+_JAVA_FRAME = _compiled(
     r"\s*at\s+[\w$.<>/\-]+\("
     r"(?:[\w$.\-]+\.(?:java|kt|kts|scala|groovy|clj):\d+|Native Method|Unknown Source)\)\s*$"
 )
-_JAVA_MORE = re.compile(r"\s*(?:\.\.\. \d+ more|(?:Caused by|Suppressed): \S.*)\s*$")
+_JAVA_MORE = _compiled(r"\s*(?:\.\.\. \d+ more|(?:Caused by|Suppressed): \S.*)\s*$")
 
-_GO_HEADING = re.compile(r"\s*(?:panic|fatal error): \S.*$")
-_GO_GOROUTINE = re.compile(r"\s*goroutine \d+ \[[^\]]*\]:\s*$")
-_GO_FILE = re.compile(r"\s*\S+\.go:\d+(?:\s+\+0x[0-9a-fA-F]+)?\s*$")
-_GO_FUNCTION = re.compile(r"\s*(?:created by \S.*|[^\s(][^\s]*\(.*\)(?: \S.*)?)\s*$")
+_GO_HEADING = _compiled(r"\s*(?:panic|fatal error): \S.*$")
+_GO_GOROUTINE = _compiled(r"\s*goroutine \d+ \[[^\]]*\]:\s*$")
+_GO_FILE = _compiled(r"\s*\S+\.go:\d+(?:\s+\+0x[0-9a-fA-F]+)?\s*$")
+_GO_FUNCTION = _compiled(r"\s*(?:created by \S.*|[^\s(][^\s]*\(.*\)(?: \S.*)?)\s*$")
 _GO_LEAD_LINES = 3
 """Lines between a panic's heading and its ``goroutine N [...]:`` line at most (blank lines,
 a ``[recovered]`` panic)."""
@@ -110,7 +146,7 @@ def _python(lines: Sequence[str], i: int) -> int | None:
 
 
 def _frames(
-    lines: Sequence[str], i: int, frame: re.Pattern[str], more: re.Pattern[str] | None
+    lines: Sequence[str], i: int, frame: re2._Regexp[str], more: re2._Regexp[str] | None
 ) -> int | None:
     """The end of the run of ``frame`` lines (and ``more`` lines between them) after line
     ``i``; ``None`` unless the first line after it is a frame."""
@@ -183,7 +219,10 @@ def _bounded(lines: Sequence[str]) -> str:
 
 
 def find_stack_traces(text: str, limit: int = MAX_TRACES) -> tuple[StackTrace, ...]:
-    """The stack traces in ``text``, in the order they appear, each once, at most ``limit``."""
+    """The stack traces in the head of ``text`` that the prompt reads too
+    (:func:`~actors.core.screen_budget.head`), in the order they appear, each once, at most
+    ``limit``."""
+    text = head(text)
     matchers = _matchers(text)
     if not matchers or limit <= 0:
         return ()
