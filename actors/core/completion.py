@@ -22,7 +22,6 @@ HUD_FALLBACK_CHARS = 80
 
 _FENCE_OPEN = re.compile(r"^```\w*\s*\n?")
 _FENCE_CLOSE = re.compile(r"\n?\s*```\s*$")
-_EMBEDDED_OBJECT = re.compile(r"\{[\s\S]*\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +170,14 @@ def _loads_object(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _embedded(text: str) -> str | None:
+    """From the first ``{`` to the last ``}`` of ``text``, where one JSON object among prose
+    would be; ``None`` without both. Two scans, whatever the text (a pattern that looks for
+    the last ``}`` after each ``{`` costs the square of a text of many)."""
+    start, end = text.find("{"), text.rfind("}")
+    return text[start : end + 1] if 0 <= start < end else None
+
+
 def parse_analysis(content: str) -> Analysis:
     """Read ``{"hud": ..., "digest": ...}`` from the model's text.
 
@@ -181,8 +188,8 @@ def parse_analysis(content: str) -> Analysis:
     unfenced = _FENCE_CLOSE.sub("", _FENCE_OPEN.sub("", raw, count=1), count=1).strip()
     parsed = _loads_object(unfenced)
     if parsed is None:
-        match = _EMBEDDED_OBJECT.search(raw)
-        embedded = _loads_object(match.group(0)) if match else None
+        found = _embedded(raw)
+        embedded = _loads_object(found) if found is not None else None
         if embedded is not None and _text_field(embedded, "hud") != NO_OUTPUT:
             parsed = embedded
     if parsed is not None:
