@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import re2
+
 from config.audio import STT_APIS
 from config.settings import (
     ESCALATION_MODES,
@@ -59,10 +61,15 @@ def _parse_hosts(name: str, value: str) -> tuple[str, ...]:
 
 
 def _parse_regex(name: str, value: str) -> str:
+    """``value``, a regular expression in RE2's syntax: it is searched in text a client sends,
+    and RE2 reads any text in one pass (a backtracking pattern could take minutes)."""
     try:
-        re.compile(value)
-    except re.error as exc:
-        raise ConfigError(f"{name} is not a valid regular expression: {exc}") from None
+        re2.compile(value)
+    except re2.error:
+        raise ConfigError(
+            f"{name} is not a valid regular expression (RE2 syntax, as Python's re without "
+            f"look-around or back-references): {value!r}"
+        ) from None
     return value
 
 

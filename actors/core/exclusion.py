@@ -9,10 +9,11 @@ tick.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import re2
 
 from actors.core.records import JSONDict, SenseInput
 from config.app_names import normalize_app_name
@@ -30,19 +31,21 @@ class ExclusionRule:
 
     ``apps``: lower-cased names, each as configured and as :func:`normalize_app_name` shows
     it, so ``code``, ``Code`` and ``VS Code`` exclude the same events. ``titles``: searched
-    (``re.search``, as written: ``(?i)`` makes it case-insensitive) in ``meta.windowTitle``
-    and in ``observation.subtitle``, where Sinain's capture client repeats the window title.
+    (as written: ``(?i)`` makes it case-insensitive) in ``meta.windowTitle`` and in
+    ``observation.subtitle``, where Sinain's capture client repeats the window title. It is
+    an RE2 pattern: the search runs on the event loop, in one pass over a title of any
+    length, so a title cannot stall the relay whatever the pattern.
     """
 
     apps: frozenset[str] = frozenset()
-    titles: re.Pattern[str] | None = None
+    titles: re2._Regexp[str] | None = None
 
     @classmethod
     def of(cls, apps: Sequence[str] = (), titles: str = "") -> ExclusionRule:
         """The rule of the settings' ``exclude_apps`` and ``exclude_titles``."""
         names = {_app_key(a) for a in apps} | {_app_key(normalize_app_name(a)) for a in apps}
         names.discard("")
-        return cls(frozenset(names), re.compile(titles) if titles else None)
+        return cls(frozenset(names), re2.compile(titles) if titles else None)
 
     @property
     def active(self) -> bool:
