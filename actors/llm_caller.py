@@ -18,8 +18,9 @@ Every error text a tick reports (its log line, ``/health``'s ``lastError``) is m
 ``Authorization`` header, or a server may echo the key it refused.
 
 Each request asks for structured output at the level :mod:`actors.core.response_format`
-picks; a server that refuses a level is asked again at once one level down, within the same
-request's time, and the refusal counts nowhere (no retry, fallback, failure or breaker). The
+picks; a server that refuses a level (its error names the format) is asked again at once one
+level down, within the same request's time, and the refusal counts nowhere (no retry,
+fallback, failure or breaker); any other 4xx is an ordinary failure. The
 level that answered is remembered per model and base URL in a cell that outlives this
 actor's incarnations (``/health`` reads it).
 """
@@ -213,9 +214,10 @@ class LLMCaller(RelayActor):
     ) -> tuple[Completion, Level, tuple[ScreenImage, ...]]:
         """One request at the level the setting and the memory pick, with the window's images
         unless the model refused images lately; within ``timeout_s`` in all, a refusal of the
-        level is asked again at once one level down (with the images again), and an error
-        answer to a request with images at once without them. Returns the answer, its level
-        and the images it carried.
+        level (:func:`is_refusal`) is asked again at once one level down (with the images
+        again), and one that may refuse the images (:func:`may_refuse_images`) at once without
+        them. Any other error answer is raised. Returns the answer, its level and the images
+        it carried.
 
         Raises:
             LLMError: what the last request raised, a refusal at the lowest level included.
@@ -236,14 +238,15 @@ class LLMCaller(RelayActor):
             try:
                 completion = self._call(asked, model, left)
             except LLMHTTPError as exc:
-                if images and may_refuse_images(exc.status, exc.body):
+                if images and may_refuse_images(exc.status, exc.body, model=model):
                     self._log.info(
                         "llm.images_refused", tick_id=request.tick_id, model=model, level=level,
                         status=exc.status,
                     )  # fmt: skip
                     images, refused_at = (), level
                     continue
-                lower = step_down(setting, level) if is_refusal(exc.status, exc.body) else None
+                refused = is_refusal(exc.status, exc.body, model=model)
+                lower = step_down(setting, level) if refused else None
                 if lower is None:
                     raise
                 self._log.info(

@@ -154,7 +154,8 @@ def _negotiated(
         lower = step_down(args.response_format, level)
         if response.status_code < 300:
             return response, spent, level
-        if lower is None or not is_refusal(response.status_code, response.text):
+        refused = is_refusal(response.status_code, response.text, model=body["model"])
+        if lower is None or not refused:
             return f"HTTP {response.status_code}: {response.text[:120]}"
         figures.counts["refused", level] += 1
         level = lower

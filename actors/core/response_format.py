@@ -85,10 +85,6 @@ def bounded_schema(max_tokens: int) -> dict[str, Any]:
     }
 
 
-_NOT_ABOUT_THE_BODY = frozenset({401, 402, 403, 404, 408, 409, 429})
-"""4xx statuses that name the key, the bill, the route, the time or the rate, not the body."""
-
-
 def first_level(setting: str, remembered: Level | None) -> Level:
     """The level of a tick's first request: the named one, else the remembered, else the top."""
     for level in LEVELS:
@@ -117,16 +113,71 @@ def body_field(level: str, *, max_tokens: int) -> dict[str, Any] | None:
     return None
 
 
-def is_refusal(status: int, body: str) -> bool:
+_ABOUT_THE_CALLER = frozenset({401, 402, 403, 408, 409, 429})
+"""Error statuses about the key, the bill, a permission, the time, a conflict or the rate:
+never a refusal of what the request asks, whatever their text says."""
+_FORMAT_WORDS = (
+    "response_format",
+    "response format",
+    "json_schema",
+    "json schema",
+    "json_object",
+    "structured output",
+    "grammar",
+)
+"""What an error answer that refuses the request's ``response_format`` names."""
+_IMAGE_WORDS = (
+    "image",
+    "vision",
+    "multimodal",
+    "multi-modal",
+    "modalit",
+    "content part",
+    "must be a string",
+)
+"""What an error answer that refuses the request's images names: them, vision, multimodal
+input or modalities, or the content parts they come in (a message's content that "must be a
+string")."""
+_LENGTH_WORDS = (
+    "context length",
+    "context size",
+    "context window",
+    "maximum context",
+    "maximum number of tokens",
+    "too many tokens",
+    "too long",
+)
+"""What an error answer about the prompt's length names (it may count the images' tokens,
+and is about the length all the same)."""
+
+
+def _error_text(status: int, body: str, model: str) -> str | None:
+    """``body`` lower-cased, with ``model``'s own name taken out (a name may say ``vision``),
+    or ``None`` when the answer can refuse nothing the request asks: an error status about the
+    caller, or a text about the prompt's length."""
+    if status in _ABOUT_THE_CALLER or not 400 <= status < 600:
+        return None
+    text = body.lower()
+    if model:
+        text = text.replace(model.lower(), " ")
+    if any(word in text for word in _LENGTH_WORDS):
+        return None
+    return text
+
+
+def is_refusal(status: int, body: str, *, model: str = "") -> bool:
     """Whether an error answer refuses the request's ``response_format``.
 
-    A refusal is a 4xx about the request's body (not 401, 402, 403, 404, 408, 409 or 429,
-    which are about the key, the bill, the model, the time or the rate), or a 5xx whose body
-    names ``response_format`` (llama-cpp-python's server answers ``json_schema`` with a 500).
+    A refusal names the format: ``response_format``, ``json_schema``, ``json_object``,
+    structured output or a grammar (llama-cpp-python's server answers ``json_schema`` with a
+    500 naming ``response_format``, llama.cpp's a grammar it cannot parse with a 500). Any
+    other error answer is an ordinary failure of the model, a 400 for a model name the
+    server does not know or for a prompt too long included: asking the same model at a lower
+    level would fail the same way. Never one of 401, 402, 403, 408, 409 or 429, nor an answer
+    about the prompt's length; ``model``'s own name in the text counts for nothing.
     """
-    if 400 <= status < 500:
-        return status not in _NOT_ABOUT_THE_BODY
-    return status >= 500 and "response_format" in body
+    text = _error_text(status, body, model)
+    return text is not None and any(word in text for word in _FORMAT_WORDS)
 
 
 def shown_url(base_url: str) -> str:
@@ -141,19 +192,31 @@ def shown_url(base_url: str) -> str:
 BLIND_FOR_S = 600.0
 """How long a model that refused a request's images is asked without them before images are
 tried again (a refusal may have been a passing fault)."""
-_NOT_ABOUT_IMAGES = frozenset({401, 402, 403, 408, 429})
-"""Error statuses that name the key, the bill, the time or the rate: never the images."""
 
 
-def may_refuse_images(status: int, body: str) -> bool:
-    """Whether an error answer to a request with images may be a refusal of the images.
+def may_refuse_images(status: int, body: str, *, model: str = "") -> bool:
+    """Whether an error answer to a request with images may be a refusal of the images, to be
+    told by asking again at once without them.
 
-    Servers say it every way: 400 (OpenAI: only some models take ``image_url``), 404
-    (OpenRouter: no endpoint of the model takes images), 500 (llama-cpp-python's server
-    cannot read a list of content parts); only asking again without them tells. An answer
-    naming the ``response_format`` is about that instead.
+    Servers say it every way, and one is a refusal when:
+
+    * it names images (:data:`_IMAGE_WORDS`), whatever its status: OpenAI's 400 (``image_url``
+      only for some models), OpenRouter's 404 (no endpoint that supports image input),
+      llama.cpp's 500 (image input not supported);
+    * or it is a 500, whose text may name nothing: llama-cpp-python's server answers any
+      list of content parts with ``can only concatenate str (not "list") to str``.
+
+    Never one naming the ``response_format`` (the level steps down first), one whose status
+    is about the caller, one about the prompt's length (as for :func:`is_refusal`), nor any
+    other:
+    a 4xx for a model that does not exist or a request it finds invalid would fail the same
+    way without images, and 502, 503 or 504 tell of a busy or unreachable server, retried as
+    such. ``model``'s own name in the text counts for nothing.
     """
-    return status not in _NOT_ABOUT_IMAGES and "response_format" not in body
+    text = _error_text(status, body, model)
+    if text is None or any(word in text for word in _FORMAT_WORDS):
+        return False
+    return status == 500 or any(word in text for word in _IMAGE_WORDS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -137,6 +137,28 @@ def test_the_level_is_remembered_per_model(
     ]
 
 
+@pytest.mark.parametrize("mode", ["bad_model_400", "too_long_400", "no_model_404"])
+def test_an_error_that_names_no_format_goes_straight_to_the_fallback(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, mode: str
+) -> None:
+    """A 400 for an unknown model or a long prompt is no refusal of ``response_format``: the
+    same model is not asked again at a lower level, nor retried; the next model is."""
+    fake_llm.model_modes[PRIMARY] = mode
+    relay = start(make_relay, fake_llm, fallback_models=(FALLBACK,))
+    assert show_and_tick(relay, logs, "one") == "ok"
+    models = [r.body["model"] for r in fake_llm.requests]
+    assert list(zip(models, asked_formats(fake_llm), strict=True)) == [
+        (PRIMARY, "json_schema"),
+        (FALLBACK, "json_schema"),
+    ]
+    assert last_entry(relay)["model"] == FALLBACK
+    assert not logs.named("llm.response_format_refused")
+    assert not logs.named("llm.retry")
+    assert health_agent(relay)["responseFormats"] == [
+        {"model": FALLBACK, "baseUrl": fake_llm.base_url, "level": "json_schema"}
+    ]
+
+
 def test_a_named_level_is_sent_as_it_is_and_its_refusal_is_a_failure(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
 ) -> None:

@@ -307,3 +307,22 @@ def test_a_failure_with_and_without_images_is_no_refusal_of_images(
     post(client, "a chart, later")
     assert tick(relay, logs) == "ok"
     assert fake_llm.requests[-1].images == [url(jpeg(1))]  # still unsent, and still wanted
+
+
+@pytest.mark.parametrize("mode", ["no_model_404", "bad_model_400", "too_long_400"])
+def test_an_ordinary_failure_with_images_is_no_refusal_of_images(
+    relay: Relay, client: httpx.Client, fake_llm: FakeLLM, logs: LogSink, mode: str
+) -> None:
+    """A vision model that does not exist, or a prompt too long for it, goes straight to the
+    next model with the same images: asking it again without them would fail the same way."""
+    fake_llm.model_modes[DEFAULT_VISION_MODEL] = mode
+    post(client, "a chart", jpeg(1))
+    assert tick(relay, logs) == "ok"
+    assert [(r.body["model"], r.images) for r in fake_llm.requests] == [
+        (DEFAULT_VISION_MODEL, [url(jpeg(1))]),
+        (DEFAULT_MODEL, [url(jpeg(1))]),
+    ]
+    assert not logs.named("llm.images_refused")
+    assert "imagesDropped" not in logs.named("tick")[-1]
+    rows = client.get("/health").json()["agent"]["responseFormats"]
+    assert [(r["model"], r.get("images", True)) for r in rows] == [(DEFAULT_MODEL, True)]

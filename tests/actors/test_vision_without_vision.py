@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from actors.tree import Relay
 from bench.day_session import screens
-from tests.helpers import LogSink, client_for, recorded, relay_settings, tick
+from tests.helpers import LogSink, client_for, jpeg, recorded, relay_settings, screen_event, tick
 from transport.demo.fake_llm import FakeLLM
 
 
@@ -32,3 +32,23 @@ def test_a_server_that_refuses_images_still_gets_a_text_call_and_the_hud_goes_on
         assert fake.requests[0].images, "the first request carried the picture"
     assert outcomes == ["ok", "ok"]
     assert last["result"]["hud"] == fake.hud
+
+
+def test_llama_cpp_pythons_500_to_content_parts_is_a_refusal_of_images(
+    make_relay: Callable[..., Relay], logs: LogSink
+) -> None:
+    """llama-cpp-python's server answers ``json_schema`` with a 500 naming ``response_format``,
+    and any list of content parts with a 500 that names nothing (``can only concatenate str
+    (not "list") to str``): the format steps down with the images, then the images go."""
+    with FakeLLM(mode="no_parts_500") as fake:
+        relay = make_relay(relay_settings(fake))
+        with client_for(relay) as client:
+            assert client.post("/sense", json=screen_event("a chart", jpeg(1))).status_code == 200
+            assert tick(relay, logs) == "ok"
+            (row,) = client.get("/health").json()["agent"]["responseFormats"]
+        asked = [
+            (r.body.get("response_format", {}).get("type"), bool(r.images)) for r in fake.requests
+        ]
+    assert asked == [("json_schema", True), ("json_object", True), ("json_object", False)]
+    assert (row["level"], row["images"]) == ("json_object", False)
+    assert logs.named("tick")[-1]["imagesDropped"] == 1

@@ -39,6 +39,14 @@ as such (the completion's ``model`` is ``stand-in/heuristic`` and the digest beg
               otherwise ``ok``
 ``bad_image`` HTTP 400 to a request carrying images, its error quoting the first image's
               URL back (bytes and all); otherwise ``ok``
+``no_parts_500``  HTTP 500 ``can only concatenate str (not "list") to str`` to a request whose
+              message is a list of content parts (one with images), and HTTP 500 naming
+              ``response_format`` to a ``json_schema`` one, as llama-cpp-python's server
+              answers; otherwise ``ok``
+``bad_model_400`` HTTP 400 ``<model> is not a valid model ID``, as OpenRouter answers a model
+              name it does not know
+``no_model_404``  HTTP 404 ``no such model: <model>``
+``too_long_400``  HTTP 400 ``prompt is too long``, as for a prompt over the model's context
 
 A request's user message may be a string or a list of content parts (``text``, then
 ``image_url`` parts: a call with screen images); :attr:`SeenRequest.images` lists the image
@@ -90,9 +98,24 @@ MODES = (
     "fragments",
     "no_vision",
     "bad_image",
+    "no_parts_500",
+    "bad_model_400",
+    "no_model_404",
+    "too_long_400",
 )
-_FORMAT_MODES = {"refuse_schema_400": 400, "refuse_schema_500": 500, "json_object_only": 400}
+_FORMAT_MODES = {
+    "refuse_schema_400": 400,
+    "refuse_schema_500": 500,
+    "json_object_only": 400,
+    "no_parts_500": 500,
+}
 """The modes that refuse a ``json_schema`` ``response_format``, with the status."""
+_FAILING_MODES = {
+    "bad_model_400": (400, "{model} is not a valid model ID"),
+    "no_model_404": (404, "no such model: {model}"),
+    "too_long_400": (400, "prompt is too long: 9000 tokens > 8192 maximum"),
+}
+"""The modes that fail every request, with the status and the error's message."""
 
 
 @dataclass
@@ -213,16 +236,10 @@ class FakeLLM(ModeServer):
             await asyncio.sleep(self.latency_s)
         if mode == "slow":
             await asyncio.sleep(self.delay_s)
-        refusal = _FORMAT_MODES.get(mode)
-        if refusal is not None and _format_of(body) == "json_schema":
-            message = "response_format: json_schema is not supported; use json_object"
-            return web.json_response({"error": {"message": message}}, status=refusal)
+        refused = self._refusal(mode, body)
+        if refused is not None:
+            return refused
         images = _images_of(body)
-        if mode in ("no_vision", "bad_image") and images:
-            message = "this model does not support image input"
-            if mode == "bad_image":
-                message = f"could not read the image at {images[0]}"
-            return web.json_response({"error": {"message": message}}, status=400)
         if mode == "http500":
             return web.json_response({"error": {"message": "upstream exploded"}}, status=500)
         if mode == "http401":
@@ -266,6 +283,27 @@ class FakeLLM(ModeServer):
                 "usage": usage,
             }
         )
+
+    def _refusal(self, mode: str, body: dict[str, Any]) -> web.Response | None:
+        """The error answer of a mode that refuses what ``body`` asks (its format, its images,
+        its content parts, its model or its length), or ``None``."""
+        status, message = 0, ""
+        images = _images_of(body)
+        if mode in _FORMAT_MODES and _format_of(body) == "json_schema":
+            status = _FORMAT_MODES[mode]
+            message = "response_format: json_schema is not supported; use json_object"
+        elif mode in _FAILING_MODES:
+            status, message = _FAILING_MODES[mode]
+            message = message.format(model=body.get("model"))
+        elif mode == "no_vision" and images:
+            status, message = 400, "this model does not support image input"
+        elif mode == "bad_image" and images:
+            status, message = 400, f"could not read the image at {images[0]}"
+        elif mode == "no_parts_500" and isinstance(_user_content(body), list):
+            status, message = 500, 'can only concatenate str (not "list") to str'
+        if not status:
+            return None
+        return web.json_response({"error": {"message": message}}, status=status)
 
     def _state(self) -> dict[str, Any]:
         return {**super()._state(), "modelModes": self.model_modes, "latencyS": self.latency_s}

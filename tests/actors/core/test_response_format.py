@@ -14,6 +14,7 @@ from actors.core.response_format import (
     bounded_schema,
     first_level,
     is_refusal,
+    may_refuse_images,
     shown_url,
     step_down,
 )
@@ -78,19 +79,64 @@ def test_the_json_object_schema_bounds_the_answer_within_max_tokens(max_tokens: 
     ("status", "body", "refused"),
     [
         (400, '{"error": "response_format json_schema unsupported"}', True),
-        (400, '{"error": "invalid request"}', True),  # any 4xx about the body
-        (422, "unprocessable", True),
+        (400, '{"error": {"message": "Invalid schema", "param": "response_format"}}', True),
+        (400, "json_object is not supported by this model", True),
+        (422, "Structured outputs are not supported", True),
         (500, "{'loc': ('body', 'response_format', 'type')}", True),  # llama-cpp-python
+        (500, "failed to parse grammar", True),  # llama.cpp's server
+        # any other error answer is an ordinary failure: no retry, the next model
+        (400, '{"error": {"message": "primary/model-a is not a valid model ID"}}', False),
+        (400, "prompt is too long: 9000 tokens > 8192 maximum", False),
+        (400, "This model's maximum context length is 8192 tokens", False),
+        (400, '{"error": "invalid request"}', False),
+        (422, "unprocessable", False),
         (500, '{"error": "upstream exploded"}', False),
         (503, "overloaded", False),
-        (401, "response_format", False),  # the key, not the body
+        (401, "response_format", False),  # the key, whatever the text says
         (403, "", False),
         (404, "no such model", False),
         (429, "slow down", False),
     ],
 )
-def test_what_counts_as_a_refusal(status: int, body: str, refused: bool) -> None:
+def test_what_counts_as_a_refusal_of_the_format(status: int, body: str, refused: bool) -> None:
     assert is_refusal(status, body) is refused
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "refused"),
+    [
+        (400, "Invalid content type. image_url is only supported by certain models.", True),
+        (404, "No endpoints found that support image input", True),  # OpenRouter
+        (500, 'can only concatenate str (not "list") to str', True),  # llama-cpp-python
+        (500, "image input is not supported - hint: you may need to provide the mmproj", True),
+        (400, "this model does not support multimodal inputs", True),
+        (400, "Vision is not enabled for this model", True),
+        (400, "messages[0].content must be a string", True),  # a list of content parts
+        (502, "the upstream could not read the image_url", True),
+        # an ordinary failure: asking again without the images would not help
+        (404, "no such model: primary/model-a", False),
+        (400, "primary/model-a is not a valid model ID", False),
+        (400, "prompt is too long: 9000 tokens > 8192 maximum", False),
+        (400, "maximum context length is 8192 tokens (900 of image input)", False),
+        (400, '{"error": "invalid request"}', False),
+        (503, "overloaded", False),
+        (504, "gateway timeout", False),
+        (500, "response_format json_schema is not supported", False),  # the format's
+        (401, "image", False),  # the key, whatever the text says
+        (429, "too many images per minute", False),
+    ],
+)
+def test_what_counts_as_a_refusal_of_images(status: int, body: str, refused: bool) -> None:
+    assert may_refuse_images(status, body) is refused
+
+
+def test_the_models_own_name_counts_for_neither() -> None:
+    # A model's name may say vision (or grammar): an error quoting it names neither.
+    model = "meta-llama/llama-3.2-11b-vision-instruct"
+    for status in (400, 404):
+        assert may_refuse_images(status, f"{model} is not a valid model ID", model=model) is False
+    assert is_refusal(400, "no-grammar-7b: no such model", model="no-grammar-7b") is False
+    assert may_refuse_images(400, f"{model} does not take image_url", model=model) is True
 
 
 def test_the_memory_is_per_model_and_base_url_and_shown_without_credentials() -> None:
