@@ -1,5 +1,7 @@
-"""Redaction at the one choke point, the buffers' append path: what GET /feed, GET /sense,
+"""Redaction at its two choke points. The buffers' append path: what GET /feed, GET /sense,
 /agent/context and the prompt sent to the (fake) LLM show is what the buffers stored, redacted.
+The LLM caller, on the model's answer: every reader of the hud and digest (the entries,
+/health, the feed, the logs, the escalation, SITUATION.md) gets them redacted.
 
 The rules themselves are tested in ``tests/actors/core/test_redaction.py``.
 """
