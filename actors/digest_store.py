@@ -435,6 +435,7 @@ class DigestStore(DurableActor):
             else None,
             "contextFreshnessMedianMs": median(freshness),
             "hudsWithheld": dict(c.huds_withheld),
+            "modelRedactions": dict(c.model_redactions),
             "situationWriteFailures": c.situation_write_failures,
             "escalation": self._slot.counts().to_json(),
             "vision": {"imagesSent": c.images_sent, "imagesRefused": dict(c.images_refused)},

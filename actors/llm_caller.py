@@ -13,6 +13,10 @@ httpx on an event loop private to this actor's thread:
   no :class:`LLMError` becomes :class:`LLMUnexpectedError`), never a crash of this actor;
 * the whole chain is bounded by the tick's budget (one timeout a model).
 
+The model's hud and digest are redacted as soon as they are read
+(:func:`~actors.core.answer_redaction.redacted_answer`), before the tick's result is told to
+the digest store or logged: a vision model reads keys off the screen's pixels.
+
 Every error text a tick reports (its log line, ``/health``'s ``lastError``) is made safe by
 :func:`~actors.core.error_text.safe_error_text`: an exception's message may quote the request's
 ``Authorization`` header, or a server may echo the key it refused.
@@ -39,6 +43,7 @@ import httpx
 import pykka
 
 from actors.core.agent_events import AgentEvent, TickFailed
+from actors.core.answer_redaction import redacted_answer
 from actors.core.completion import (
     Completion,
     parse_analysis,
@@ -122,9 +127,12 @@ class LLMCaller(RelayActor):
         formats: Published[FormatLevels] | None = None,
         sent_images: Published[SentImages] | None = None,
         report: Reporter | None = None,
+        redact: bool = True,
     ) -> None:
         super().__init__(report=report)
         self._clock = clock
+        self._redact = redact
+        """``RELAY_REDACT``: whether the model's words go through the redactor's patterns too."""
         self._formats = formats if formats is not None else Published(NO_LEVELS)
         """The response-format level that last answered, per model and base URL (written
         only here)."""
@@ -330,7 +338,7 @@ class LLMCaller(RelayActor):
         config = request.config
         latency_ms = round((self._clock.monotonic() - attempt.started) * 1000)
         checked = checked_hud(parse_analysis(completion.content), completion.content)
-        analysis = checked.analysis
+        analysis, redacted = redacted_answer(checked.analysis, patterns=self._redact)
         if images:  # before the tick ends: the next one must not send them again
             self._sent.publish(self._sent.value.with_sent(images))
         result = TickResult(
@@ -349,6 +357,7 @@ class LLMCaller(RelayActor):
             hud_withheld=checked.withheld,
             escalation=config.escalation,
             images=len(images),
+            redacted=redacted,
         )
         self._tell_peer(self._digest, DigestStore.record, result)
         detail: dict[str, Any] = {
@@ -369,6 +378,8 @@ class LLMCaller(RelayActor):
             detail["imagesDropped"] = len(request.window.images)
         if checked.withheld is not None:
             detail["hudWithheld"] = checked.withheld
+        if redacted:
+            detail["redacted"] = sum(redacted.values())
         if attempt.errors:
             detail["errors"] = list(attempt.errors)
         if config.log_verbose:

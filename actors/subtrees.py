@@ -289,6 +289,7 @@ def start_agent(root: pykka.ActorRef[Any], w: Wiring) -> None:
             formats=w.formats,
             sent_images=w.sent_images,
             report=report,
+            redact=w.redactor.enabled,
         )
 
     def ticker(report: Reporter) -> pykka.ActorRef[Any]:

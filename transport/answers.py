@@ -35,6 +35,7 @@ from config.settings import AgentConfig as RuntimeConfig
 from config.settings import EscalationMode, ResponseFormat
 from transport.audio_answers import AudioHealth
 from transport.escalation_answers import EscalationHealth
+from transport.redaction_answers import ModelRedactions
 from transport.vision_answers import VisionHealth
 
 
@@ -42,9 +43,6 @@ def encoded(items: Iterable[bytes]) -> Any:
     """Items already encoded, to stand in a list field of their type: they are sent as
     they are (``msgspec.Raw``), not encoded again."""
     return [Raw(item) for item in items]
-
-
-_ClientMs = Annotated[float, Meta(description="The client's clock, epoch milliseconds.")]
 
 
 class Error(Shape, frozen=True):
@@ -284,6 +282,7 @@ class AgentHealth(Shape, frozen=True):
         ]
         | UnsetType
     ) = UNSET
+    model_redactions: ModelRedactions | UnsetType = UNSET
     situation_write_failures: (
         Annotated[
             int, Meta(description="SITUATION.md writes that failed (`RELAY_SITUATION_FILE`).")
@@ -357,7 +356,7 @@ class ClientFigures(Shape, frozen=True):
 
     rss_mb: float
     uptime_s: float
-    ts: _ClientMs
+    ts: Annotated[float, Meta(description="The client's clock, epoch milliseconds.")]
     received_at: Annotated[int, Meta(description="The relay's clock, epoch ms.")]
     extra: (
         Annotated[

@@ -42,6 +42,7 @@ from transport.exposition_audio import AudioFigures, audio_families
 from transport.exposition_escalation import escalation_families
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, cumulative
 from transport.profiling import CLIENTS, ClientFigures
+from transport.redaction_answers import redaction_families
 from transport.vision_answers import vision_families
 
 if TYPE_CHECKING:
@@ -89,7 +90,8 @@ class Scrape:
     """Posts answered 200 but dropped by an exclusion rule, by endpoint (counted in ``ok``
     by status, moved to ``excluded`` here)."""
     redactions: Mapping[str, int]
-    """Redactions by type, since the start."""
+    """Redactions of what clients sent, by type, since the start (the model's answers' are in
+    ``agent``)."""
     clients: ClientFigures
     """The capture client's and the overlay's newest reports of their own figures."""
     connections: Connections | None = None
@@ -136,12 +138,7 @@ class RelayCollector:
         yield from self._clients(scrape.clients)
         if scrape.audio is not None:
             yield from audio_families(scrape.audio)
-        redactions = _counter(
-            "relay_redactions_total", "Secrets redacted before storage, by type.", ["type"]
-        )
-        for kind, count in sorted(scrape.redactions.items()):
-            redactions.add_metric([kind], count)
-        yield redactions
+        yield from redaction_families(scrape.redactions, scrape.agent)
         up = GaugeMetricFamily(
             "relay_scrape_source_up",
             "Whether an actor answered this scrape (0: its metrics are missing from it).",

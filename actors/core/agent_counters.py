@@ -74,6 +74,9 @@ class AgentCounters:
     """Screen images sent with calls that answered."""
     images_refused: dict[str, int] = field(default_factory=dict)
     """Screen images never sent, by reason (:data:`~actors.core.screen_image.RefusalReason`)."""
+    model_redactions: dict[str, int] = field(default_factory=dict)
+    """Secrets taken out of the model's huds and digests, by kind
+    (:mod:`actors.core.answer_redaction`); the buffers count what clients sent."""
 
     @classmethod
     def from_json(cls, row: bytes | str) -> AgentCounters:
@@ -101,7 +104,8 @@ class AgentCounters:
 
     def answered(self, result: TickResult, ts: int, prices: PriceTable) -> None:
         """Count a successful tick stored at ``ts``: its tokens, its requests per model, what
-        its answer cost, whether its answer parsed and its hud was withheld."""
+        its answer cost, whether its answer parsed and its hud was withheld, the secrets taken out
+        of its answer."""
         self.total_calls += 1
         self.tokens_in += result.tokens_in
         self.tokens_out += result.tokens_out
@@ -119,6 +123,8 @@ class AgentCounters:
         if result.fallback:
             self.fallbacks += 1
         self.images_sent += result.images
+        for kind, n in result.redacted.items():
+            self.model_redactions[kind] = self.model_redactions.get(kind, 0) + n
 
     def count(self, event: AgentEvent) -> None:
         """Count what another actor reported; a failed tick changes nothing but its counters.
@@ -174,6 +180,7 @@ class AgentCounters:
             not_started={"busy": self.busy_skips, "circuit_open": self.circuit_skips},
             images_sent=self.images_sent,
             images_refused=dict(self.images_refused),
+            model_redactions=dict(self.model_redactions),
         )
 
 
@@ -196,3 +203,5 @@ class AgentMetrics:
     images_sent: int = 0
     images_refused: dict[str, int] = field(default_factory=dict)
     """Screen images never sent, by reason."""
+    model_redactions: dict[str, int] = field(default_factory=dict)
+    """Secrets taken out of the model's answers, by kind."""

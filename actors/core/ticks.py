@@ -8,7 +8,7 @@ sends a :class:`TickDone` to the Ticker (the steps need not know the Ticker).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -110,6 +110,9 @@ class TickResult:
     """The escalation settings of the tick's configuration (:mod:`actors.core.escalation`)."""
     images: int = 0
     """Screen images the call sent."""
+    redacted: Mapping[str, int] = field(default_factory=dict)
+    """Secrets taken out of the model's hud and digest, by kind
+    (:mod:`actors.core.answer_redaction`): ``analysis`` holds the redacted text."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from actors.kernel.storage import StorageInfo
 from actors.sense_buffer import PRUNE_SLACK_BYTES, SENSE_RING, SenseBuffer
 from actors.tree import Relay
 from tests.helpers import (
+    AWS,
     TRANSCRIPT,
     LogSink,
     asked,
@@ -248,3 +249,18 @@ def test_sense_rows_of_either_form_restore_to_the_same_event(
         {"id": 2, **client, "receivedAt": 200},
     ]
     assert [orjson.loads(e.json) for e in restored] == [e.to_json() for e in restored]
+
+
+def test_the_count_of_secrets_taken_out_of_the_models_words_survives_a_restart(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, tmp_path: Path, logs: LogSink
+) -> None:
+    settings = replace(relay_settings(fake_llm), data_dir=str(tmp_path / "data"))
+    relay = make_relay(settings)
+    fake_llm.hud = f"Terminal shows {AWS}"
+    asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="$ env"))
+    assert tick(relay, logs) == "ok"
+    assert relay.stop()
+
+    again = make_relay(settings)
+    assert asked(again.handles["digest"], DigestStore.stats)["modelRedactions"] == {"aws-key": 1}
+    assert last_entry(again)["hud"] == "Terminal shows [redacted:aws-key]"

@@ -1,11 +1,14 @@
-"""Redaction at the one choke point, the buffers' append path: what GET /feed, GET /sense,
+"""Redaction at its two choke points. The buffers' append path: what GET /feed, GET /sense,
 /agent/context and the prompt sent to the (fake) LLM show is what the buffers stored, redacted.
+The LLM caller, on the model's answer: every reader of the hud and digest (the entries,
+/health, the feed, the logs, the escalation, SITUATION.md) gets them redacted.
 
 The rules themselves are tested in ``tests/actors/core/test_redaction.py``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -38,7 +41,10 @@ from tests.helpers import (
     client_for,
     recorded,
     relay_settings,
+    scrape,
     tick,
+    value,
+    wait_until,
 )
 from transport.demo.fake_llm import FakeLLM
 
@@ -189,3 +195,71 @@ def test_keys_numbers_and_unicode_are_redacted_on_the_way_in(client: httpx.Clien
     served = client.get("/sense").text + client.get("/agent/context").text
     for secret in (SK, SK[16:], GHP, "hunter2", AWS[4:], "4111111111111111"):
         assert secret not in served
+
+
+# -- the model's words: redacted as they are read ------------------------------------------------
+
+RELAY_KEY = "or-local-7fQ2xLp9Zr4VwN8tKb3M"
+"""The relay's own LLM key, shaped like no vendor's: only the configured-secret scrub knows it."""
+
+
+def answering_secrets(fake_llm: FakeLLM) -> None:
+    """The stand-in model answers what a vision model reads off a screen showing keys."""
+    fake_llm.hud = f"Terminal shows OPENAI_API_KEY={SK} and {RELAY_KEY}"
+    fake_llm.digest = f"User ran env in iTerm2: OPENAI_API_KEY={SK}, OPENROUTER={RELAY_KEY}."
+
+
+def everything_served(client: httpx.Client, logs: LogSink, situation: Path) -> dict[str, str]:
+    """What every reader of the model's words gets, once the tick's effects are all in."""
+    pending = client.get("/escalation/pending", params={"wait": 5}).json()
+    assert pending["escalation"] is not None
+    wait_until(lambda: "[🧠]" in client.get("/feed").text, what="the hud in the feed")
+    wait_until(situation.is_file, what="SITUATION.md")
+    return {
+        "/agent/digest": client.get("/agent/digest").text,
+        "/agent/last": client.get("/agent/last").text,
+        "/agent/history": client.get("/agent/history").text,
+        "/health": client.get("/health").text,
+        "/feed": client.get("/feed").text,
+        "escalation": json.dumps(pending),
+        "logs": repr(logs.events),
+        "SITUATION.md": situation.read_text(),
+    }
+
+
+def test_the_models_words_are_redacted_before_anything_keeps_or_shows_them(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, tmp_path: Path
+) -> None:
+    situation = tmp_path / "SITUATION.md"
+    settings = relay_settings(fake_llm, api_key=RELAY_KEY, escalation_mode="focus")
+    relay = make_relay(replace(settings, situation_file=str(situation)))
+    answering_secrets(fake_llm)
+    with client_for(relay) as client:
+        client.post("/sense", json={"type": "text", "ts": 1, "ocr": "$ env", "meta": {"app": "x"}})
+        assert tick(relay, logs) == "ok"
+        served = everything_served(client, logs, situation)
+        for where, text in served.items():
+            for secret in (SK, RELAY_KEY):
+                assert secret not in text, f"{secret!r} in {where}"
+        hud = f"Terminal shows OPENAI_API_KEY={A} and {A}"
+        assert client.get("/agent/last").json()["result"]["hud"] == hud
+        assert f"[🧠] {hud}" in served["/feed"]
+        health = client.get("/health").json()
+        assert health["agent"]["modelRedactions"] == {"api-key": 4}
+        samples = scrape(client)
+    assert value(samples, "relay_redactions_model_total", type="api-key") == 4
+    assert value(samples, "relay_redactions_total", type="api-key") == 0  # not the clients'
+
+
+def test_with_redaction_off_the_models_words_still_lose_the_relays_own_key(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    relay = make_relay(replace(relay_settings(fake_llm, api_key=RELAY_KEY), redact=False))
+    answering_secrets(fake_llm)
+    with client_for(relay) as client:
+        client.post("/sense", json={"type": "text", "ts": 1, "ocr": "$ env", "meta": {"app": "x"}})
+        assert tick(relay, logs) == "ok"
+        entry = client.get("/agent/last").json()["result"]
+        assert entry["hud"] == f"Terminal shows OPENAI_API_KEY={SK} and {A}"
+        assert RELAY_KEY not in repr(logs.events) + client.get("/agent/digest").text
+        assert client.get("/health").json()["agent"]["modelRedactions"] == {"api-key": 2}
