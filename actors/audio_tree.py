@@ -87,7 +87,8 @@ def audio_children(
             "audio.no_key",
             actor="root",
             note="audio is captured but not transcribed: no speech service key",
-            fix="set STT_API_KEY (or OPENROUTER_API_KEY); any placeholder for a local server",
+            fix="set STT_API_KEY (OPENROUTER_API_KEY serves only a speech service at "
+            "AGENT_BASE_URL's origin); any placeholder for a local server",
         )
 
     def deliver(record: FeedInput) -> FeedItem:

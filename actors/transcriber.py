@@ -61,8 +61,8 @@ LATENCY_WINDOW: Final = 64
 """How many recent calls the latency median is taken over."""
 STOPPED: Final = "the transcriber stopped before the answer"
 NO_KEY: Final = (
-    "no speech service key: set STT_API_KEY (or OPENROUTER_API_KEY); a local server that "
-    "asks for none takes any placeholder"
+    "no speech service key: set STT_API_KEY (OPENROUTER_API_KEY serves only a speech service "
+    "at AGENT_BASE_URL's origin); a local server that asks for none takes any placeholder"
 )
 
 Deliver = Callable[[FeedInput], FeedItem]

@@ -3,8 +3,10 @@ service turns speech into text."""
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from typing import Literal, get_args
+from urllib.parse import urlsplit
 
 SttApi = Literal["chat", "openai"]
 """How the speech service is asked: ``chat`` sends the audio as an ``input_audio`` part of a
@@ -13,6 +15,7 @@ multipart (OpenAI, Groq, whisper.cpp's server, speaches, LocalAI, vLLM)."""
 STT_APIS: tuple[SttApi, ...] = get_args(SttApi)
 DEFAULT_STT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_STT_MODEL = "google/gemini-2.5-flash"
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +35,9 @@ class AudioConfig:
     stt_base_url: str = DEFAULT_STT_BASE_URL
     stt_model: str = DEFAULT_STT_MODEL
     stt_api_key: str = ""
-    """The speech service's key; empty: the LLM key (``OPENROUTER_API_KEY``) at start."""
+    """The speech service's key. ``STT_API_KEY``, or else the LLM key (``OPENROUTER_API_KEY``)
+    when the speech service has the LLM's origin (:func:`same_origin`); empty: none, and
+    nothing is sent."""
     stt_timeout_ms: int = 30_000
     """Bound on one transcription request, end to end."""
     stt_max_in_flight: int = 5
@@ -57,3 +62,28 @@ class AudioConfig:
     def capturing(self) -> bool:
         """A source is configured."""
         return bool(self.source or self.mic_source)
+
+
+def origin(url: str) -> tuple[str, str, int] | None:
+    """``url``'s origin, as compared: the scheme and the host in lower case, an IP address
+    in its shortest form, the port with the scheme's default filled in; ``None`` for what is
+    not an ``http`` or ``https`` URL with a host."""
+    try:
+        parts = urlsplit(url.strip())
+        scheme, host, port = parts.scheme.lower(), parts.hostname, parts.port
+    except ValueError:  # a port that is not a number or out of range, a bad IPv6 literal
+        return None
+    if scheme not in DEFAULT_PORTS or not host:
+        return None
+    try:
+        host = ipaddress.ip_address(host).compressed
+    except ValueError:
+        host = host.rstrip(".")
+    return scheme, host, DEFAULT_PORTS[scheme] if port is None else port
+
+
+def same_origin(url: str, other: str) -> bool:
+    """Whether two URLs have one origin (:func:`origin`): the one service, which may be
+    given the other's key. Anything that is not an origin matches nothing."""
+    mine = origin(url)
+    return mine is not None and mine == origin(other)

@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
-from config.audio import AudioConfig
+from config.audio import DEFAULT_STT_BASE_URL, AudioConfig, same_origin
 from config.option_values import parse_value
 from config.options import OPTIONS
-from config.settings import AgentConfig, Settings
+from config.settings import DEFAULT_BASE_URL, AgentConfig, Settings
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,7 +60,9 @@ def version() -> str:
 
 
 def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bool) -> Settings:
-    """Read and validate every setting; flags win over the environment.
+    """Read and validate every setting; flags win over the environment. Without
+    ``STT_API_KEY``, the speech service is given the LLM key only when it has the LLM's origin
+    (:func:`config.audio.same_origin`): a key is never sent to a service it was not made for.
 
     Raises:
         ConfigError: the first invalid setting, named as the user wrote it.
@@ -81,7 +83,10 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
     if "log_format" not in settings:
         settings["log_format"] = "console" if isatty else "json"
     if "stt_api_key" not in audio and "api_key" in agent:
-        audio["stt_api_key"] = agent["api_key"]
+        # the LLM key goes to the LLM's own origin only, never to a speech service elsewhere
+        speech = audio.get("stt_base_url", DEFAULT_STT_BASE_URL)
+        if same_origin(speech, agent.get("base_url", DEFAULT_BASE_URL)):
+            audio["stt_api_key"] = agent["api_key"]
     return Settings(
         **settings,
         demo=bool(args.get("demo")),

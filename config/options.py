@@ -338,7 +338,8 @@ OPTIONS: tuple[Option, ...] = (
                 "stt_api_key",
                 "STT_API_KEY",
                 "api_key",
-                "the speech service's key; unset: OPENROUTER_API_KEY",
+                "the speech service's key; unset: OPENROUTER_API_KEY if STT_BASE_URL has "
+                "AGENT_BASE_URL's origin, else none",
             ),
             (
                 "stt_timeout_ms",

@@ -58,6 +58,7 @@ import hmac
 import ipaddress
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
+from typing import TypeGuard
 
 from aiohttp import hdrs, web
 
@@ -152,6 +153,32 @@ def host_literal(address: str) -> str:
     return str(ip)
 
 
+def served_names(allowed_hosts: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The names served, canonical (:func:`canonical_host`): those served with the port a
+    connection arrived at or none (the loopback names, then ``RELAY_ALLOWED_HOSTS``'s entries
+    without a port), and the entries that name a port, served with that port only."""
+    entries = [canonical_host(host) for host in allowed_hosts]
+    with_port = tuple(host for host in entries if ":" in host.rpartition("]")[2])
+    names = tuple(h for h in dict.fromkeys([*LOOPBACK_HOSTS, *entries]) if h not in with_port)
+    return names, with_port
+
+
+def hosts_on(port: int, allowed_hosts: Iterable[str] = ()) -> frozenset[str]:
+    """The ``Host`` values served on ``port``, as a browser sends them: each name of
+    :func:`served_names` with ``port`` or none, and the entries that name a port. For a
+    server on one loopback port (the MCP server's ``--http``); the relay learns its own
+    addresses and ports as connections arrive (:class:`Access`)."""
+    names, with_port = served_names(allowed_hosts)
+    return frozenset({*names, *(f"{name}:{port}" for name in names), *with_port})
+
+
+def foreign_site(site: str | None) -> TypeGuard[str]:
+    """Whether a ``Sec-Fetch-Site`` value says a browser sent the request for a page of
+    another origin (``same-site``, ``cross-site``, or a value not known): ``same-origin``,
+    ``none`` (typed in the address bar) and no header (a native client) are not."""
+    return site is not None and site not in SAME_ORIGIN_SITES
+
+
 def shown(value: str, limit: int = SHOWN_MAX) -> str:
     """A header's value as an error may quote it: cut, and ASCII (escapes for the rest, lone
     surrogates included, which JSON could not encode)."""
@@ -170,11 +197,7 @@ class Access:
     def __init__(
         self, token: str, cors_origins: Iterable[str] = (), allowed_hosts: Iterable[str] = ()
     ) -> None:
-        entries = [canonical_host(host) for host in allowed_hosts]
-        with_port = [host for host in entries if ":" in host.rpartition("]")[2]]
-        self._names = tuple(
-            h for h in dict.fromkeys([*LOOPBACK_HOSTS, *entries]) if h not in with_port
-        )
+        self._names, with_port = served_names(allowed_hosts)
         self.hosts: set[str | None] = {None, *self._names, *with_port}
         """The ``Host`` values served, as sent (``None``: no ``Host``). Read it, never change
         it: :meth:`check_host` adds what connections teach it."""
@@ -313,7 +336,7 @@ class Access:
             raise _origin_refused(request)
         if cors is self._unvouched:
             site = request.headers.get(hdrs.SEC_FETCH_SITE)
-            if site is not None and site not in SAME_ORIGIN_SITES:
+            if foreign_site(site):
                 raise _cross_site(site)
 
     def _admit(self, request: web.Request, cors: Mapping[str, str] | None) -> None:

@@ -31,26 +31,38 @@ class RelayCallFailed(Exception):
 
 @dataclass(frozen=True)
 class RelayAddress:
-    """Where the relay is and the token it needs (``""`` for none)."""
+    """Where the relay is, the token it needs (``""`` for none), and the names it serves
+    besides loopback (``RELAY_ALLOWED_HOSTS``), which ``--http`` serves too."""
 
     url: str
     token: str = ""
+    allowed_hosts: tuple[str, ...] = ()
 
 
 def default_address(environ: Mapping[str, str]) -> RelayAddress:
-    """The relay's own settings (``RELAY_HOST``, ``RELAY_PORT``, ``RELAY_TOKEN``) or their
-    defaults; a relay listening on every address is reached on loopback.
+    """The relay's own settings (``RELAY_HOST``, ``RELAY_PORT``, ``RELAY_TOKEN``,
+    ``RELAY_ALLOWED_HOSTS``) or their defaults; a relay listening on every address is reached
+    on loopback.
 
     Raises:
-        config.ConfigError: one of the three is invalid, named as the user wrote it.
+        config.ConfigError: one of the four is invalid, named as the user wrote it.
     """
     defaults = Settings()
-    values: dict[str, Any] = {"host": defaults.host, "port": defaults.port, "token": ""}
+    values: dict[str, Any] = {
+        "host": defaults.host,
+        "port": defaults.port,
+        "token": "",
+        "allowed_hosts": defaults.allowed_hosts,
+    }
     for option in OPTIONS:
         raw = environ.get(option.env, "")
         if option.attr in values and raw.strip():
             values[option.attr] = parse_value(option.parse, option.env, raw)
-    return RelayAddress(url=url_for(values["host"], values["port"]), token=values["token"])
+    return RelayAddress(
+        url=url_for(values["host"], values["port"]),
+        token=values["token"],
+        allowed_hosts=tuple(values["allowed_hosts"]),
+    )
 
 
 def url_for(host: str, port: int) -> str:

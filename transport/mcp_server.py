@@ -24,6 +24,7 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from types import MethodType
 from typing import Annotated, Any, Literal
 
@@ -38,7 +39,7 @@ from pydantic import Field
 from config.logs import configure_logging
 from config.settings import ConfigError
 from transport.mcp_http import DEFAULT_PORT, HOST, listen, serve_http
-from transport.mcp_relay import RelayAddress, RelayCallFailed, RelayClient, default_address
+from transport.mcp_relay import RelayCallFailed, RelayClient, default_address
 
 log = structlog.get_logger("mcp")
 
@@ -240,7 +241,7 @@ def main(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> int:
     if args.url:
         if not args.url.startswith(("http://", "https://")):
             parser.exit(2, f"{parser.prog}: error: --url must be an http:// or https:// URL\n")
-        address = RelayAddress(url=args.url, token=address.token)
+        address = replace(address, url=args.url)
     if not 0 <= args.port < 65536:
         parser.exit(2, f"{parser.prog}: error: --port must be from 0 to 65535\n")
     log_format = "console" if sys.stderr.isatty() else "json"
@@ -260,7 +261,9 @@ def main(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> int:
         log.info("mcp.starting", relay=relay.url, transport="http" if args.http else "stdio")
         try:
             if sock is not None:
-                await serve_http(server, sock, token=address.token)
+                await serve_http(
+                    server, sock, token=address.token, allowed_hosts=address.allowed_hosts
+                )
             else:
                 await server.run_stdio_async()
         finally:

@@ -47,6 +47,49 @@ def test_the_speech_key_is_its_own_or_the_llm_key() -> None:
     assert load_settings([], {}, isatty=False).audio.stt_api_key == ""
 
 
+@pytest.mark.parametrize(
+    ("llm", "stt"),
+    [
+        ("", "https://api.groq.com/openai/v1"),
+        ("", "http://openrouter.ai/api/v1"),
+        ("", "https://openrouter.ai:8443/api/v1"),
+        ("", "https://openrouter.ai.evil.example/api/v1"),
+        ("", "https://evil.example/?https://openrouter.ai"),
+        ("", "https://openrouter.ai@evil.example/api/v1"),
+        ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8001/v1"),
+        ("http://127.0.0.1:8000/v1", "http://localhost:8000/v1"),
+        ("http://127.0.0.1:8000/v1", "not a url"),
+    ],
+)
+def test_the_llm_key_goes_to_no_speech_service_of_another_origin(llm: str, stt: str) -> None:
+    env = {"OPENROUTER_API_KEY": "llm-key", "STT_BASE_URL": stt}
+    if llm:
+        env["AGENT_BASE_URL"] = llm
+    settings = load_settings([], env, isatty=False)
+    assert settings.agent.api_key == "llm-key"
+    assert settings.audio.stt_api_key == ""
+    env["STT_API_KEY"] = "stt-key"
+    assert load_settings([], env, isatty=False).audio.stt_api_key == "stt-key"
+
+
+@pytest.mark.parametrize(
+    ("llm", "stt"),
+    [
+        ("", "https://openrouter.ai/api/v1"),
+        ("", "HTTPS://OpenRouter.AI:443/api/v1/audio"),
+        ("https://openrouter.ai/api/v1", "https://openrouter.ai/other"),
+        ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/whisper/v1"),
+        ("http://Example.com/v1", "http://example.com:80/v1"),
+        ("http://[::1]:8000/v1", "http://[0:0::1]:8000/v1"),
+    ],
+)
+def test_the_llm_key_goes_to_a_speech_service_of_the_llms_origin(llm: str, stt: str) -> None:
+    env = {"OPENROUTER_API_KEY": "llm-key", "STT_BASE_URL": stt}
+    if llm:
+        env["AGENT_BASE_URL"] = llm
+    assert load_settings([], env, isatty=False).audio.stt_api_key == "llm-key"
+
+
 @pytest.mark.parametrize("flag", ["--faults", "--redact", "--agent-enabled", "--log-verbose"])
 def test_a_boolean_flag_alone_means_true(flag: str) -> None:
     settings = load_settings([flag], {"RELAY_REDACT": "off", "AGENT_ENABLED": "0"}, isatty=False)

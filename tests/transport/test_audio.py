@@ -14,8 +14,9 @@ import pytest
 from actors.core.wav import wav_bytes
 from actors.tree import Relay
 from config.audio import AudioConfig
+from config.command_line import load_settings
 from tests.audio.signals import speech
-from tests.helpers import assert_error, client_for, relay_settings
+from tests.helpers import assert_error, assert_nowhere, client_for, relay_settings
 from transport.demo.fake_stt import FakeStt
 
 SAID = "the build is green again"
@@ -154,6 +155,47 @@ def test_without_a_key_nothing_is_sent_and_the_answer_says_what_to_set(
         assert_error(answer, 503, "STT_API_KEY")
         assert "Retry-After" not in answer.headers
     assert fake_stt.calls == 0
+
+
+LLM_KEY = "sk-or-v1-" + "9f3a" * 16
+
+
+def _relay_from_environment(make_relay: Callable[..., Relay], **environ: str) -> Relay:
+    """A test relay whose speech settings are read from ``environ`` as ``run.py`` reads them."""
+    audio = load_settings([], environ, isatty=False).audio
+    return make_relay(replace(relay_settings(), audio=audio))
+
+
+def test_the_llm_key_never_reaches_a_speech_service_of_another_origin(
+    make_relay: Callable[..., Relay], fake_stt: FakeStt
+) -> None:
+    relay = _relay_from_environment(
+        make_relay, OPENROUTER_API_KEY=LLM_KEY, STT_API="openai", STT_BASE_URL=fake_stt.base_url
+    )
+    with client_for(relay) as client:
+        answer = client.post("/audio", content=wav_bytes(speech(300)), headers=WAV)
+        assert_error(answer, 503, "STT_API_KEY")
+        health = client.get("/health").json()
+    assert health["audio"]["transcriber"]["state"] == "no_key"
+    assert fake_stt.calls == 0
+    assert_nowhere(LLM_KEY, answer.text, str(health))
+
+
+def test_a_speech_service_at_the_llms_origin_gets_the_llm_key(
+    make_relay: Callable[..., Relay], fake_stt: FakeStt
+) -> None:
+    origin = fake_stt.base_url.removesuffix("/v1")
+    relay = _relay_from_environment(
+        make_relay,
+        OPENROUTER_API_KEY=LLM_KEY,
+        AGENT_BASE_URL=f"{origin}/llm/v1",
+        STT_API="openai",
+        STT_BASE_URL=fake_stt.base_url,
+    )
+    with client_for(relay) as client:
+        answer = client.post("/audio", content=wav_bytes(speech(300)), headers=WAV)
+        assert answer.status_code == 200, answer.text
+    assert fake_stt.last.authorization == f"Bearer {LLM_KEY}"
 
 
 def test_the_token_guards_it(make_relay: Callable[..., Relay], fake_stt: FakeStt) -> None:

@@ -24,7 +24,7 @@ from actors.tree import Relay
 from tests.helpers import client_for, relay_settings, wait_until
 from tests.transport.openapi_contract import RawAnswer, raw_exchange, raw_request
 from tests.transport.overlay_client import OverlayClient, Status
-from transport.auth import Access, canonical_host, host_literal
+from transport.auth import Access, canonical_host, foreign_site, host_literal, hosts_on
 from transport.openapi import openapi_document
 
 pytestmark = pytest.mark.usefixtures("quick_stream_checks")
@@ -527,3 +527,20 @@ def test_streams_that_take_every_slot_leave_one_for_the_overlay(
                 lambda: client.get("/health").json()["streams"]["overlay"] == 1,
                 what="the overlay to be counted",
             )
+
+
+def test_a_server_on_one_port_serves_the_relays_names_with_that_port_or_none() -> None:
+    hosts = hosts_on(9000, ["My-Laptop.local.", "tunnel.example:8443"])
+    for name in ("127.0.0.1", "localhost", "[::1]", "my-laptop.local"):
+        assert {name, f"{name}:9000"} <= hosts
+    assert "tunnel.example:8443" in hosts
+    assert not {"tunnel.example", "tunnel.example:9000", "localhost:9001"} & hosts
+
+
+@pytest.mark.parametrize(
+    ("site", "foreign"),
+    [(None, False), ("none", False), ("same-origin", False), ("same-site", True),
+     ("cross-site", True), ("something-new", True)],
+)  # fmt: skip
+def test_fetch_metadata_names_the_sites_of_other_origins(site: str | None, foreign: bool) -> None:
+    assert foreign_site(site) is foreign

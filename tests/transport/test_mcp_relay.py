@@ -21,6 +21,8 @@ def test_default_address_is_the_relays_own_settings() -> None:
     assert default_address({"RELAY_HOST": "::1"}).url == "http://[::1]:18791"
     assert default_address({"RELAY_HOST": "::"}).url == "http://127.0.0.1:18791"
     assert default_address({"RELAY_HOST": "my-laptop.local"}).url == "http://my-laptop.local:18791"
+    listed = default_address({"RELAY_ALLOWED_HOSTS": "My-Laptop.local., tunnel.example:8443"})
+    assert listed.allowed_hosts == ("my-laptop.local", "tunnel.example:8443")
 
 
 def test_an_invalid_setting_is_named() -> None:

@@ -285,9 +285,9 @@ def test_http_transport_without_a_token(relay: Relay, tmp_path: Path) -> None:
     with http_server(base_url(relay), tmp_path / "mcp.log") as endpoint:
         assert endpoint.startswith("http://127.0.0.1:") and endpoint.endswith("/mcp")
         assert answer_of(run(lambda: http_feed(endpoint, {})))["messages"] == []
-        # the SDK's DNS-rebinding check: another name for this machine is refused
+        # DNS rebinding: another name for this machine is refused
         foreign = httpx.post(endpoint, json={}, headers={"Host": "evil.example"}, timeout=5)
-        assert foreign.status_code in (403, 421)
+        assert foreign.status_code == 421
 
 
 def test_http_transport_needs_the_relays_token(token_relay: Relay, tmp_path: Path) -> None:
@@ -300,3 +300,61 @@ def test_http_transport_needs_the_relays_token(token_relay: Relay, tmp_path: Pat
         allowed = {"Authorization": f"Bearer {TOKEN}"}
         assert answer_of(run(lambda: http_feed(endpoint, allowed)))["messages"] == []
     assert TOKEN not in (tmp_path / "mcp.log").read_text()
+
+
+def _initialize(endpoint: str, **headers: str) -> httpx.Response:
+    """One MCP ``initialize`` request, as a client (or a web page) might post it."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+    return httpx.post(endpoint, json=body, headers={**accept, **headers}, timeout=5)
+
+
+def _refused(answer: httpx.Response, status: int, fragment: str) -> None:
+    assert answer.status_code == status, answer.text
+    assert answer.headers["content-type"].startswith("application/json")
+    body = answer.json()
+    assert body["ok"] is False and fragment in body["error"], body
+
+
+def test_http_transport_refuses_pages_of_other_origins_and_sites(
+    relay: Relay, tmp_path: Path
+) -> None:
+    with http_server(base_url(relay), tmp_path / "mcp.log") as endpoint:
+        port = endpoint.removeprefix("http://127.0.0.1:").partition("/")[0]
+        for origin in (
+            "http://localhost:3000",
+            "http://127.0.0.1:3000",
+            "http://[::1]:3000",
+            "https://evil.example",
+            "null",
+        ):
+            _refused(_initialize(endpoint, Origin=origin), 403, "web pages")
+        for site in ("same-site", "cross-site"):
+            _refused(_initialize(endpoint, **{"Sec-Fetch-Site": site}), 403, "Sec-Fetch-Site")
+        _refused(_initialize(endpoint, Host="evil.example"), 421, "Host")
+        _refused(_initialize(endpoint, Host=f"evil.example:{port}"), 421, "Host")
+        # the names the relay serves, with this port or none; no Origin; a site of its own
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", "localhost", f"[::1]:{port}"):
+            assert _initialize(endpoint, Host=host).status_code == 200, host
+        for site in ("same-origin", "none"):
+            assert _initialize(endpoint, **{"Sec-Fetch-Site": site}).status_code == 200, site
+        answer = run(lambda: http_feed(endpoint, {"Host": f"localhost:{port}"}))
+        assert answer_of(answer)["messages"] == []
+
+
+def test_http_transport_serves_the_relays_allowed_hosts(relay: Relay, tmp_path: Path) -> None:
+    log = tmp_path / "mcp.log"
+    with http_server(base_url(relay), log, RELAY_ALLOWED_HOSTS="my-laptop.local") as endpoint:
+        port = endpoint.removeprefix("http://127.0.0.1:").partition("/")[0]
+        assert _initialize(endpoint, Host=f"my-laptop.local:{port}").status_code == 200
+        _refused(_initialize(endpoint, Host=f"other.local:{port}"), 421, "Host")
+        _refused(_initialize(endpoint, Origin=f"http://my-laptop.local:{port}"), 403, "web pages")
