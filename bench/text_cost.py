@@ -3,22 +3,36 @@ person's screen or speech, fed every shape of ``bench/data/adversarial_text.json
 
 Run from the repository root::
 
-    python -m bench.text_cost                         # µs per KiB at 1 KiB, 64 KiB and 2 MiB
-    python -m bench.text_cost --sizes 4,64 --entry redaction
-    python -m bench.text_cost --growth                # cost per KiB at 4x, 16x a size / at 1x
+    python -m bench.text_cost                          # each entry point's worst µs/KiB
+    python -m bench.text_cost --before /tmp/old        # before and after, in turns
+    python -m bench.text_cost --entry redaction --rows # every shape's row
+    python -m bench.text_cost --growth                 # cost per KiB at 4x, 16x a size / at 1x
 
-Each row is an entry point and a shape; the figures are the median of ``--rounds`` runs of
-thread CPU time (what the one thread spent, whatever else the machine does). Linear work
-costs about the same per KiB at every size; the ``worst`` line names the row whose cost per
-KiB grew the most from the smallest size to the largest. ``tests/actors/core/test_text_cost``
-checks the growth of every row with :func:`growth`.
+For each entry point, every shape is measured at the sizes before the last (1 and 64 KiB by
+default), and the shapes slowest at the second-to-last size (and those marked ``slow``) at
+the last (2 MiB): a cell is the median of ``--rounds`` runs of thread CPU time per KiB (what
+the one thread spent, whatever else the machine does), with the shape that cost the most.
+Linear work costs about the same per KiB at every size.
+
+``--before DIR`` measures another checkout (made with ``git worktree add DIR <commit>``) in
+the same run: each entry point is measured in a child process per checkout, the two taking
+turns, and a child that passes ``--limit`` seconds is stopped (its cell shows ``>``: what it
+had measured when stopped, a lower bound). Entry points the other checkout lacks are
+measured on what it has.
+
+``tests/actors/core/test_text_cost`` checks the growth of every shape with :func:`growth`.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,6 +41,7 @@ from typing import Any
 
 from actors.core.change import gist
 from actors.core.completion import parse_analysis
+from actors.core.error_text import safe_text
 from actors.core.escalation_message import error_texts
 from actors.core.exclusion import ExclusionRule
 from actors.core.hud_check import checked_hud, judge
@@ -43,10 +58,18 @@ from actors.core.window import build_context_window
 from actors.kernel.search_index import QueryError, match_expression
 from bench.harness import parser
 
+try:
+    from actors.core.answer_redaction import redacted_answer
+except ImportError:  # a checkout from before the model's words were redacted (--before)
+    redacted_answer = None  # type: ignore[assignment]
+from config.secrets import remember_secret
+
 SHAPES_FILE = Path(__file__).parent / "data" / "adversarial_text.json"
 NOW_MS = 1_000_000
 EXCLUDED_TITLES = ExclusionRule.of(titles=r"(?i)bank|1password|private browsing|\binvoice\b")
 """A rule such as a user writes: a few words, case-insensitive."""
+BENCH_SECRET = "text-cost-configured-secret-0123456789"
+"""A configured secret shaped like no vendor's key, which error texts are scrubbed of."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +80,8 @@ class Shape:
     unit: str
     head: str = ""
     tail: str = ""
+    slow: bool = False
+    """Took seconds to hours at 2 MiB before the text work was made linear."""
 
     def text(self, size: int, salt: int = 0) -> str:
         """About ``size`` characters of this shape, after a line of its own holding ``salt``
@@ -104,10 +129,19 @@ def _escalation(text: str) -> None:
 
 
 def _answer(text: str) -> None:
-    """What the relay reads of a model's answer: the analysis, then the hud check."""
-    analysis = parse_analysis(text)
-    checked_hud(analysis, text)
+    """What the relay reads of a model's answer: the analysis, the hud check, the redaction
+    of its words (where the checkout has it), and the check of a hud as long as the answer."""
+    analysis = checked_hud(parse_analysis(text), text).analysis
+    if redacted_answer is not None:
+        redacted_answer(analysis)
     judge(text)
+
+
+def _error_text(text: str) -> None:
+    """An error text that quotes ``text`` (a server echoing a prompt back), made safe to show,
+    with a configured secret to look for."""
+    remember_secret(BENCH_SECRET)
+    safe_text(text)
 
 
 def _transcript(text: str) -> None:
@@ -142,6 +176,7 @@ ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "transcript filters": _transcript,
     "exclusion": _excluded,
     "search query": _search,
+    "error text": _error_text,
 }
 """Every entry point of the relay's text work, as a function of one text."""
 
@@ -176,11 +211,80 @@ def growth(
     return best
 
 
-def _rows(names: list[str], wanted: list[str]) -> Iterator[tuple[str, Shape]]:
-    for name in names:
-        for shape in shapes():
-            if not wanted or shape.name in wanted:
-                yield name, shape
+def _measure(name: str, sizes: list[int], rounds: int, top: int) -> Iterator[dict[str, Any]]:
+    """Rows ``{shape, size, us_per_kib}`` of entry point ``name``: every shape at the sizes
+    before the last, then the ``top`` slowest at the second-to-last size (and the ``slow``
+    ones) at the last."""
+    entry = ENTRY_POINTS[name]
+    kinds = shapes()
+    slowest: dict[str, float] = {}
+    for shape in kinds:
+        for size in sizes[:-1]:
+            runs = [cost_s(entry, shape, size * 1024) for _ in range(rounds)]
+            per_kib = statistics.median(runs) * 1e6 / size
+            slowest[shape.name] = per_kib
+            yield {"shape": shape.name, "size": size, "us_per_kib": per_kib}
+    ranked = sorted(slowest, key=lambda shape: -slowest[shape])[:top]
+    for shape in kinds:
+        if shape.name in ranked or shape.slow:
+            runs = [cost_s(entry, shape, sizes[-1] * 1024) for _ in range(max(1, rounds // 3))]
+            per_kib = statistics.median(runs) * 1e6 / sizes[-1]
+            yield {"shape": shape.name, "size": sizes[-1], "us_per_kib": per_kib}
+
+
+def _child(checkout: Path, name: str, args: argparse.Namespace) -> tuple[list[Any], bool]:
+    """The rows of entry point ``name`` measured in a child process on ``checkout``'s code,
+    and whether it was stopped at ``--limit`` seconds."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", name]
+    command += ["--sizes", args.sizes, "--rounds", str(args.rounds), "--top", str(args.top)]
+    env = {**os.environ, "PYTHONPATH": str(checkout.resolve())}
+    with tempfile.TemporaryFile() as out:
+        child = subprocess.Popen(command, stdout=out, env=env, cwd=checkout)
+        try:
+            stopped = child.wait(timeout=args.limit) != 0
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+            stopped = True
+        out.seek(0)
+        return [json.loads(line) for line in out.read().splitlines() if line], stopped
+
+
+def _worst(rows: list[Any], size: int) -> tuple[float, str] | None:
+    found = [(row["us_per_kib"], row["shape"]) for row in rows if row["size"] == size]
+    return max(found) if found else None
+
+
+def _cell(worst: tuple[float, str] | None, stopped: bool) -> str:
+    if worst is None:
+        return f"{'>' + 'limit' if stopped else '-':>10} {'':22}"
+    return f"{('>' if stopped else '') + f'{worst[0]:.1f}':>10} {worst[1]:22}"
+
+
+def _table(args: argparse.Namespace, names: list[str]) -> None:
+    sizes = [int(s) for s in args.sizes.split(",")]
+    checkouts = [("before", args.before), ("after", Path.cwd())] if args.before else []
+    print(
+        f"{'entry point':26} {'KiB':>5} "
+        + "".join(
+            f"{label + ' µs/KiB':>10} {'(worst shape)':22}" for label, _ in checkouts or [("", 0)]
+        )
+        + ("  after/before" if checkouts else "")
+    )
+    for turn, name in enumerate(names):
+        measured: dict[str, tuple[list[Any], bool]] = {}
+        order = checkouts if turn % 2 == 0 else checkouts[::-1]
+        for label, checkout in order or [("this", Path.cwd())]:
+            measured[label] = _child(checkout, name, args)
+        for size in sizes:
+            cells = {label: _worst(rows, size) for label, (rows, _) in measured.items()}
+            line = f"{name:26} {size:5} " + "".join(
+                _cell(cells[label], measured[label][1]) for label in measured
+            )
+            before, after = cells.get("before"), cells.get("after")
+            if before and after:
+                line += f"  {after[0] / before[0]:12.3f}"
+            print(line, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,36 +292,34 @@ def main(argv: list[str] | None = None) -> int:
         __doc__,
         sizes=(str, "1,64,2048", "sizes in KiB, comma-separated"),
         entry=(str, "", "only this entry point (default: all)"),
-        shape=(str, "", "only these shapes, comma-separated (default: all)"),
-        rounds=(int, 3, "runs per figure (the median is shown)"),
+        rounds=(int, 3, "runs per figure (the median is shown; a third as many at the last size)"),
+        top=(int, 3, "shapes measured at the last size besides the slow ones"),
+        before=(Path, None, "another checkout, measured in turns with this one"),
+        limit=(float, 120.0, "seconds one entry point may take in one checkout"),
+        rows=(bool, None, "print every shape's row, not each entry point's worst"),
         growth=(bool, None, "print the growth from 4 KiB to 16 and 64 KiB instead"),
+        child=(str, "", "(internal) measure this entry point, one JSON row a line"),
     ).parse_args(argv)
     names = [args.entry] if args.entry else list(ENTRY_POINTS)
-    wanted = [s for s in args.shape.split(",") if s]
-    if args.growth:
-        worst = ("", "", 0.0)
-        for name, shape in _rows(names, wanted):
-            ratio = max(growth(ENTRY_POINTS[name], shape, 4096).values())
-            print(f"{name:26} {shape.name:24} {ratio:6.2f}", flush=True)
-            worst = max(worst, (name, shape.name, ratio), key=lambda row: row[2])
-        print(f"worst: {worst[0]} / {worst[1]}: {worst[2]:.2f}")
-        return 0
     sizes = [int(s) for s in args.sizes.split(",")]
-    print(f"{'entry point':26} {'shape':24} " + " ".join(f"{s:>9} KiB" for s in sizes))
-    print(f"{'':26} {'':24} " + " ".join(f"{'µs/KiB':>13}" for _ in sizes))
-    worst = ("", "", 0.0)
-    for name, shape in _rows(names, wanted):
-        per_kib = []
-        for size in sizes:
-            runs = [cost_s(ENTRY_POINTS[name], shape, size * 1024) for _ in range(args.rounds)]
-            per_kib.append(statistics.median(runs) * 1e6 / size)
-        print(f"{name:26} {shape.name:24} " + " ".join(f"{v:13.1f}" for v in per_kib), flush=True)
-        grew = per_kib[-1] / max(per_kib[0], 1e-3)
-        worst = max(worst, (name, shape.name, grew), key=lambda row: row[2])
-    print(
-        f"worst growth of µs/KiB, {sizes[0]} KiB to {sizes[-1]} KiB: {worst[0]} / {worst[1]}: "
-        f"{worst[2]:.1f}x"
-    )
+    if args.child:
+        for row in _measure(args.child, sizes, args.rounds, args.top):
+            print(json.dumps(row), flush=True)
+    elif args.growth:
+        for name in names:
+            for shape in shapes():
+                ratio = max(growth(ENTRY_POINTS[name], shape, 4096).values())
+                print(f"{name:26} {shape.name:24} {ratio:6.2f}", flush=True)
+    elif args.rows:
+        for name in names:
+            for row in _measure(name, sizes, args.rounds, args.top):
+                print(
+                    f"{name:26} {row['shape']:24} {row['size']:6} KiB "
+                    f"{row['us_per_kib']:10.1f} µs/KiB",
+                    flush=True,
+                )
+    else:
+        _table(args, names)
     return 0
 
 
