@@ -147,7 +147,8 @@ OPTIONS: tuple[Option, ...] = (
         "actor_timeout_ms",
         "RELAY_ACTOR_TIMEOUT_MS",
         "positive_int",
-        "how long a request waits for an actor before answering 503, in ms",
+        "how long a request waits for an actor to begin it before answering 503, in ms (one "
+        "the actor has begun is waited for, so a 503 means nothing was stored)",
     ),
     Option(
         "token",
