@@ -129,6 +129,13 @@ OPTIONS: tuple[Option, ...] = (
         default_text="ulimit -n less 64, at most 1024",
     ),
     Option(
+        "body_memory_mb",
+        "RELAY_BODY_MEMORY_MB",
+        "positive_int",
+        "MiB of request bodies all connections may hold at once; a body past it is answered "
+        "503 with Retry-After, its rest unread",
+    ),
+    Option(
         "sync",
         "RELAY_SYNC",
         "sync",
