@@ -37,7 +37,9 @@ from config.audio import AudioConfig
 log = structlog.get_logger("relay")
 
 FEED_TIMEOUT_S = 5.0
-"""How long the transcriber's delivery thread waits for the feed buffer to store one."""
+"""How long the transcriber's delivery thread waits for the feed buffer to begin storing a
+transcript: one it has not begun by then is withdrawn (never stored, counted
+``undelivered``); one it has begun is waited for, so an ``undelivered`` one is never stored."""
 STT_SHUTDOWN_S = 1.0
 """Requests in flight are abandoned at stop, not awaited."""
 CAPTURE_SHUTDOWN_S = 5.0
@@ -92,7 +94,14 @@ def audio_children(
         )
 
     def deliver(record: FeedInput) -> FeedItem:
-        return feed.ask(FeedBuffer.append_many, (record,)).result(timeout=FEED_TIMEOUT_S)[0]
+        reply = feed.ask(FeedBuffer.append_many, (record,))
+        try:
+            return reply.result(timeout=FEED_TIMEOUT_S)[0]
+        except TimeoutError:
+            if reply.cancel():  # not begun: the feed skips it, and "undelivered" is true
+                msg = f"actor feed did not answer within {FEED_TIMEOUT_S:g} s"
+                raise ActorUnavailable(msg) from None
+        return reply.result()[0]  # begun: stored once committed (or failed, if abandoned)
 
     def stt(report: Reporter) -> pykka.ActorRef[Any]:
         return Transcriber.start(

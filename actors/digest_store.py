@@ -266,12 +266,15 @@ class DigestStore(DurableActor):
             (self._slot.to_json(),),
         )
 
-    def respond_escalation(self, answer_id: str) -> tuple[Outcome, bool, str]:
-        """Take an answer to the escalation ``answer_id``: its outcome, whether the moment
-        was coding, and for a refusal the error the agent reads. Answered once the slot is
-        stored (an accepted answer clears it)."""
-        pending = self._slot.pending
-        outcome, coding = self._slot.respond(answer_id, self._clock.now_ms())
+    def respond_escalation(self, answer_id: str, *, take: bool) -> tuple[Outcome, bool, str]:
+        """An answer to the escalation ``answer_id``: its outcome, whether the moment was
+        coding, and for a refusal the error the agent reads. ``take`` it (an accepted answer
+        clears the slot) once the feed has stored it; until then it changes nothing. A refusal
+        is counted at once. Answered once the slot is stored."""
+        pending, now = self._slot.pending, self._clock.now_ms()
+        if not take and (judged := self._slot.judge(answer_id, now))[0] in ("accepted", "late"):
+            return *judged, ""
+        outcome, coding = self._slot.respond(answer_id, now)
         self._save_slot()
         self._log.info("escalation.answered", id=answer_id, outcome=outcome)
         error = refusal(pending) if outcome in ("mismatch", "none") else ""

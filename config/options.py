@@ -129,6 +129,13 @@ OPTIONS: tuple[Option, ...] = (
         default_text="ulimit -n less 64, at most 1024",
     ),
     Option(
+        "body_memory_mb",
+        "RELAY_BODY_MEMORY_MB",
+        "positive_int",
+        "MiB of request bodies all connections may hold at once; a body past it is answered "
+        "503 with Retry-After, its rest unread",
+    ),
+    Option(
         "sync",
         "RELAY_SYNC",
         "sync",
@@ -147,7 +154,8 @@ OPTIONS: tuple[Option, ...] = (
         "actor_timeout_ms",
         "RELAY_ACTOR_TIMEOUT_MS",
         "positive_int",
-        "how long a request waits for an actor before answering 503, in ms",
+        "how long a request waits for an actor to begin it before answering 503, in ms (one "
+        "the actor has begun is waited for, so a 503 means nothing was stored)",
     ),
     Option(
         "token",

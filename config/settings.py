@@ -179,6 +179,9 @@ HEADER_TIMEOUT_S = 10.0
 """How long a new connection has to send a whole request head, by default."""
 BODY_TIMEOUT_S = 30.0
 """How long a request's body may take to arrive once its head has, by default."""
+BODY_MEMORY_MB = 64
+"""The request bodies all connections may hold at once, in MiB, by default: 32 screen events
+of the 2 MiB limit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +231,9 @@ class Settings:
     """How long a request's body may take to arrive once its head has; then it is a 408."""
     keepalive_timeout_s: float = 20.0
     """How long a connection may idle between two requests; then it is closed."""
+    body_memory_mb: int = BODY_MEMORY_MB
+    """The request bodies all connections may hold at once, in MiB; a body past it is
+    answered 503 with ``Retry-After`` (:class:`transport.connections.BodyBudget`)."""
     max_connections: int = 0
     """Open client connections at most (one more takes an idle one's place, or is answered
     503 when all are busy); 0: below the limit of open files

@@ -36,8 +36,9 @@ from actors.core.redaction_rules import marker
 from actors.core.window import extract_audio
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
-from actors.kernel.base import ChildHandle, RelayActor
+from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import FakeClock
+from actors.kernel.supervisor import ChildSpec, Supervisor
 from actors.sense_buffer import SenseBuffer
 from actors.ticker import Ticker
 from actors.tree import Relay
@@ -251,6 +252,38 @@ def tick(relay: Relay, logs: LogSink) -> str:
 def restarted(handle: ChildHandle[Any], count: int) -> bool:
     """Whether the child behind ``handle`` was restarted ``count`` times and is up again."""
     return bool(handle.restarts == count and handle.alive)
+
+
+class Held(RelayActor):
+    """An actor whose calls begin, then wait until the test releases them: a call the actor
+    has taken and not yet answered (a slow commit, a long batch)."""
+
+    name = "held"
+
+    def __init__(
+        self, *, begun: threading.Event, release: threading.Event, report: Reporter | None = None
+    ) -> None:
+        super().__init__(report=report)
+        self._begun = begun
+        self._release = release
+        self.done: list[int] = []
+
+    def double(self, n: int) -> int:
+        self._begun.set()
+        self._release.wait(10)
+        self.done.append(n)
+        return 2 * n
+
+    def append_many(self, items: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(self.double(n) for n in items)
+
+
+def held(clock: FakeClock, begun: threading.Event, release: threading.Event) -> ChildHandle[Held]:
+    """A supervised :class:`Held` actor, started (stopped by the ``_stop_all_actors`` fixture)."""
+    handle: ChildHandle[Held] = ChildHandle("held")
+    spec = ChildSpec("held", lambda r: Held.start(begun=begun, release=release, report=r), handle)
+    Supervisor.start(name="t", children=[spec], clock=clock).proxy().ping().get(timeout=5)
+    return handle
 
 
 # -- metrics -------------------------------------------------------------------------------------

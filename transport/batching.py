@@ -5,6 +5,10 @@ GIL hand-off, far more than storing one item. A :class:`Batcher` gathers the ite
 handlers submit during one iteration of the loop and sends them as one ``append_many`` call:
 one crossing, one commit, whatever the concurrency. The owning actor still gives the ids and
 stores the items, in arrival order; each handler gets its own result, or the batch's error.
+
+A 503 means the batch was never stored. When the timeout passes before the actor has begun
+the batch, it is cancelled, and the actor skips it; once the actor has begun it, its callers
+wait for its answer (as :class:`transport.bridge.Asker` does).
 """
 
 from __future__ import annotations
@@ -48,7 +52,8 @@ class Batcher(Generic[A, T, R]):
         handler after the commit goes through one frame fewer.
 
         Raises (from the future):
-            ActorUnavailable: the actor is down, failed the batch, or did not answer in time.
+            ActorUnavailable: the actor is down, failed the batch, or did not begin it in time
+                (it is then never stored).
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[R] = loop.create_future()
@@ -83,7 +88,9 @@ class Batcher(Generic[A, T, R]):
         reply.add_done_callback(answered)
 
     def _expire(self, reply: concurrent.futures.Future[Any], batch: _Batch) -> None:
-        reply.cancel()  # if the actor has not started on it, it never will
+        if not reply.cancel():  # begun: the actor answers once the batch is stored (or failed)
+            return
+        # Not begun: the actor skips it when it gets to it, so the 503 says nothing was stored.
         message = f"actor {self._handle.name} did not answer within {self._timeout_s:g} s"
         _settle(batch, error=ActorUnavailable(message))
 

@@ -21,6 +21,13 @@ class Asker:
     ``await ask(peers.digest, DigestStore.stats)``: the method is the actor class's own, so
     mypy checks its arguments and its result. The actor completes the reply from its thread;
     ``asyncio.wrap_future`` hands it to the loop with ``call_soon_threadsafe``.
+
+    A 503 means the call never ran. At the timeout the reply is cancelled: an actor that has
+    not begun the call skips it when it gets to it (it claims each call first,
+    :meth:`~actors.kernel.base.RelayActor.on_receive`). An actor that has begun it (a write
+    held for its commit, a long batch) will finish it, so its answer is awaited instead: a
+    client told 503 that retries would otherwise store its post twice. Should its supervisor
+    abandon the actor as hung meanwhile, the call fails then and nothing of it is stored.
     """
 
     __slots__ = ("timeout_s",)
@@ -39,12 +46,19 @@ class Asker:
         """``method(*args, **kwargs)``'s answer.
 
         Raises:
-            ActorUnavailable: the actor is down, or did not answer within the timeout.
+            ActorUnavailable: the actor is down, did not begin the call within the timeout,
+                or was abandoned as hung while it ran it; the call is not stored.
             Exception: whatever the actor's method raised.
         """
         reply = handle.ask(method, *args, **kwargs)
+        answer = asyncio.wrap_future(reply)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(reply), self.timeout_s)
+            return await asyncio.wait_for(asyncio.shield(answer), self.timeout_s)
         except TimeoutError:
-            msg = f"actor {handle.name} did not answer within {self.timeout_s:g} s"
-            raise ActorUnavailable(msg) from None
+            if reply.cancel():  # not begun: the actor skips it, and the 503 is true
+                msg = f"actor {handle.name} did not answer within {self.timeout_s:g} s"
+                raise ActorUnavailable(msg) from None
+        except asyncio.CancelledError:  # the caller left: a call not begun never runs
+            reply.cancel()
+            raise
+        return await answer  # begun: the actor answers once it is done (or it is abandoned)

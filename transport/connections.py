@@ -14,7 +14,11 @@ one else until they left, and could not open a file of its own. So:
   event stream or the overlay's socket is one long request and is never closed for it);
 - at most :attr:`Connections.limit` are open at once, by default
   :func:`max_connections_for` the limit of open files (``ulimit -n``). One more takes the
-  place of an idle connection; when none is idle, it is answered a JSON 503 and closed.
+  place of an idle connection; when none is idle, it is answered a JSON 503 and closed;
+- the request bodies all connections hold at once share one budget, :class:`BodyBudget`
+  (``RELAY_BODY_MEMORY_MB``): a thousand connections each sending most of a 2 MiB screen
+  event would otherwise hold gigabytes. A body past it is answered a JSON 503 with
+  ``Retry-After`` before the rest of it is read (:func:`transport.inputs.read_json`).
 
 The transport's connection handler (:class:`transport.http_transport.JsonErrorHandler`)
 applies these; :class:`Connections` keeps the count, on the event loop's thread only.
@@ -27,7 +31,7 @@ from typing import Literal, Protocol
 
 import structlog
 
-from config.settings import BODY_TIMEOUT_S, HEADER_TIMEOUT_S
+from config.settings import BODY_MEMORY_MB, BODY_TIMEOUT_S, HEADER_TIMEOUT_S
 
 log = structlog.get_logger("relay")
 
@@ -38,6 +42,9 @@ client, and SQLite, ``/metrics`` and the situation file open a few for a moment.
 MAX_CONNECTIONS_CEILING = 1024
 """The default cap however high the limit of open files: Sinain's clients (a capture client,
 the overlay's socket, a few streams, agents polling) need a few dozen."""
+MIB = 1024 * 1024
+BODY_RETRY_AFTER_S = 1
+"""The ``Retry-After`` of a body refused for the budget: bodies in flight take about that."""
 REFUSED_HEAD_TIMEOUT_S = 1.0
 """How long a connection over the cap has to send its request head, to be answered 503:
 it holds a descriptor meanwhile, so not the whole header timeout."""
@@ -73,6 +80,8 @@ class ConnectionLimits:
     keepalive_timeout_s: float
     max_connections: int
     """0: :func:`max_connections_for` the limit of open files, read when the server starts."""
+    body_memory_bytes: int = BODY_MEMORY_MB * MIB
+    """The bytes of request bodies all connections may hold at once (:class:`BodyBudget`)."""
 
     def cap(self) -> int:
         """The cap on open connections: :attr:`max_connections`, or the default for the
@@ -90,6 +99,40 @@ class ConnectionLimits:
                 "own: raise ulimit -n or lower RELAY_MAX_CONNECTIONS",
             )
         return self.max_connections
+
+
+class BodyBudget:
+    """The bytes of request bodies held at once by every connection, and their bound (loop
+    thread only).
+
+    A body is charged as it is read: its ``Content-Length`` before any of it is, or each chunk
+    of a chunked one as it comes, and what it inflates to; the guard gives the charge back
+    once the handler is done with the request (:func:`transport.guard.guarded`), whether it
+    answered, failed, or its client left. A charge past :attr:`limit` is refused, and the
+    request answered a 503; one body alone is always taken, so a body larger than the whole
+    budget (a setting below the largest body limit) waits its turn rather than never passing.
+    """
+
+    __slots__ = ("held", "limit", "refused")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+        """Bytes charged and not yet given back."""
+        self.refused = 0
+        """Requests refused for the budget since the server started."""
+
+    def take(self, size: int) -> bool:
+        """Charge ``size`` more bytes; ``False`` (counted, nothing charged) past the limit."""
+        if self.held and self.held + size > self.limit:
+            self.refused += 1
+            return False
+        self.held += size
+        return True
+
+    def give_back(self, size: int) -> None:
+        """Give back ``size`` bytes that :meth:`take` charged."""
+        self.held -= size
 
 
 class Client(Protocol):
@@ -119,6 +162,7 @@ class Connections:
     __slots__ = (
         "_burst",
         "_clients",
+        "bodies",
         "body_timeout_s",
         "evicted",
         "head_timeouts",
@@ -133,12 +177,15 @@ class Connections:
         *,
         header_timeout_s: float = HEADER_TIMEOUT_S,
         body_timeout_s: float = BODY_TIMEOUT_S,
+        body_memory_bytes: int = BODY_MEMORY_MB * MIB,
     ) -> None:
         self.limit = limit
         self.header_timeout_s = header_timeout_s
         """How long a new connection has to send its request head (``RELAY_HEADER_TIMEOUT_S``)."""
         self.body_timeout_s = body_timeout_s
         """How long a request's body may take once its head has come (``RELAY_BODY_TIMEOUT_S``)."""
+        self.bodies = BodyBudget(body_memory_bytes)
+        """The request bodies held at once (``RELAY_BODY_MEMORY_MB``)."""
         self._clients: dict[Client, None] = {}
         """The counted connections, oldest first (a dict keeps its order)."""
         self.refused = 0

@@ -16,7 +16,7 @@ from actors.core.exclusion import ExclusionRule, Exclusions
 from actors.kernel.base import ChildHandle, Reporter
 from actors.subtrees import Wiring
 from config import Settings
-from transport.connections import ConnectionLimits
+from transport.connections import MIB, ConnectionLimits
 from transport.http_transport import HttpTransport, check_port
 from transport.state import Peers, Policy
 
@@ -74,6 +74,7 @@ class HttpFrontend:
             body_timeout_s=s.body_timeout_s,
             keepalive_timeout_s=s.keepalive_timeout_s,
             max_connections=s.max_connections,
+            body_memory_bytes=s.body_memory_mb * MIB,
         )
 
         def http(report: Reporter) -> pykka.ActorRef[Any]:

@@ -30,7 +30,7 @@ from config.settings import ConfigError
 from transport.answers import Error
 from transport.auth import Access, Admit, challenge
 from transport.metrics import RouteStats
-from transport.state import ACCESS, REQUEST_ID, ROUTES
+from transport.state import ACCESS, BODY_HELD, CONNECTIONS, REQUEST_ID, ROUTES
 from transport.streams import (
     StreamRefused,
 )
@@ -68,6 +68,14 @@ class BodyTimeout(Refused):
     the answer, as what is left of the body may still arrive."""
 
     status = 408
+    close = True
+
+
+class BodiesFull(Refused):
+    """The request bodies held at once are at their budget (``RELAY_BODY_MEMORY_MB``): HTTP
+    503 with ``Retry-After``, the rest of the body unread and the connection closed."""
+
+    status = 503
     close = True
 
 
@@ -136,7 +144,8 @@ def guarded(
     (:meth:`transport.auth.Access.gate`): the origin, the site and the token are checked
     before the handler runs; every answer, errors included, gets the request's CORS headers.
     ``stats`` counts the route's requests and latencies for ``GET /metrics``
-    (:mod:`transport.metrics`).
+    (:mod:`transport.metrics`). Once the handler is done, whatever became of it, the bytes its
+    body was charged (:class:`transport.connections.BodyBudget`) are given back.
 
     An aiohttp middleware would do the same through two more coroutine calls per request;
     requests that match no route reach :func:`no_route`, which is guarded the same way.
@@ -178,6 +187,8 @@ def guarded(
             log.exception("http.unhandled", actor="http", request_id=request_id, path=request.path)
             status, error = 500, f"internal error: {type(exc).__name__}"
         finally:
+            if held := request.get(BODY_HELD):  # the handler is done with the body
+                request.app[CONNECTIONS].bodies.give_back(held)
             if traced is not None:
                 CURRENT_REQUEST.reset(traced)
             stats.observe(status, time.perf_counter() - started)

@@ -134,6 +134,7 @@ class HttpTransport(RelayActor):
             limits.cap(),
             header_timeout_s=limits.header_timeout_s,
             body_timeout_s=limits.body_timeout_s,
+            body_memory_bytes=limits.body_memory_bytes,
         )
 
         async def serve() -> None:

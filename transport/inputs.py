@@ -17,8 +17,9 @@ from actors.core.errors import (
     BadRequest,
     PayloadTooLarge,
 )
-from transport.guard import BodyTimeout, UnsupportedMediaType
-from transport.state import CONNECTIONS
+from transport.connections import BODY_RETRY_AFTER_S
+from transport.guard import BodiesFull, BodyTimeout, UnsupportedMediaType
+from transport.state import BODY_HELD, CONNECTIONS
 from transport.streams import (
     LONG_POLL_MAX_S,
 )
@@ -70,6 +71,11 @@ async def read_json(request: web.Request, limit: int) -> Any:
     one, or as ``text/plain`` (a web page spares itself a CORS preflight so). A body that does
     not parse is a 400 that says where, or a 415 saying that JSON is expected when its
     ``Content-Type`` names another media type (a form, plain text).
+
+    The bytes of a body count against the budget every request shares
+    (:class:`transport.connections.BodyBudget`) as they are read, its ``Content-Length``
+    before any of it: past it, a 503 with ``Retry-After`` (:class:`transport.guard.BodiesFull`),
+    the rest unread.
     """
     body = await _read(request, limit)
     try:
@@ -100,6 +106,8 @@ async def _read(
     declared = request.content_length
     if declared is not None and declared > limit:
         raise PayloadTooLarge(_too_large(limit))
+    if declared is not None:
+        _charge(request, declared)  # before any of it is read
     try:
         if request.content.is_eof():  # the common case: the body came with the head
             body = await _read_body(request, declared, limit)
@@ -119,6 +127,7 @@ async def _read(
         raise BadRequest(f"body is empty; {expected}")
     if coding is not None:
         body = _inflate(body, coding, limit)
+        _charge(request, len(body))  # held besides the body as sent, until the handler is done
         if not body:
             raise BadRequest(f"body is empty; {expected}")
     return body
@@ -130,10 +139,27 @@ async def _read_body(request: web.Request, declared: int | None, limit: int) -> 
         return await request.read()
     body = bytearray()
     async for chunk in request.content.iter_any():
+        _charge(request, len(chunk))
         body += chunk
         if len(body) > limit:
             raise PayloadTooLarge(_too_large(limit))
     return body
+
+
+def _charge(request: web.Request, size: int) -> None:
+    """Charge ``size`` bytes of the request's body to the body budget, which the guard gives
+    back once the handler is done (:class:`transport.connections.BodyBudget`).
+
+    Raises:
+        BodiesFull: the bodies held at once would be past the budget; nothing is charged.
+    """
+    if not request.app[CONNECTIONS].bodies.take(size):
+        msg = (
+            "the relay holds as much request body memory as it may (RELAY_BODY_MEMORY_MB); "
+            "send it again in a moment"
+        )
+        raise BodiesFull(msg, {"Retry-After": str(BODY_RETRY_AFTER_S)})
+    request[BODY_HELD] = request.get(BODY_HELD, 0) + size
 
 
 def _too_large(limit: int) -> str:

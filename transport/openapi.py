@@ -359,7 +359,9 @@ _API_DESCRIPTION = (
     "starts `malformed HTTP request:`, and the connection is closed. Only a `CONNECT` "
     "(its target is no path) gets the HTTP server's own plain-text 404. A new "
     "connection beyond `RELAY_MAX_CONNECTIONS` while every open one is busy gets a "
-    "JSON 503 (`Retry-After: 1`) on any path, and is closed."
+    "JSON 503 (`Retry-After: 1`) on any path, and is closed. A request whose body would "
+    "take the bodies held at once past `RELAY_BODY_MEMORY_MB` gets a JSON 503 "
+    "(`Retry-After: 1`) before the rest of it is read, and its connection is closed."
 )
 _SECURITY_SCHEMES: dict[str, Schema] = {
     "bearerAuth": {

@@ -72,6 +72,11 @@ ERROR_ANSWERS: dict[str, tuple[str, str]] = {
         "417",
         "The request has an `Expect` other than `100-continue`; it was not run.",
     ),
-    "Unavailable": ("503", "An actor is restarting or did not answer in time; try again."),
+    "Unavailable": (
+        "503",
+        "An actor is restarting or did not begin the request in time, or the request bodies "
+        "held at once are at `RELAY_BODY_MEMORY_MB` (with `Retry-After`). Nothing was stored; "
+        "try again.",
+    ),
     "BadGateway": ("502", "A service the relay asks (the speech service) failed or timed out."),
 }

@@ -172,6 +172,10 @@ STREAMS = web.AppKey("streams", Streams)
 REQUEST_ID = web.RequestKey("request_id", str)
 
 
+BODY_HELD = web.RequestKey("body_held", int)
+"""The bytes the request's body was charged of the body budget; the guard gives them back."""
+
+
 HTTP_STATS = web.AppKey("http_stats", HttpStats)
 """Requests and latencies per route, for ``GET /metrics``."""
 

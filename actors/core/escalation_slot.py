@@ -10,7 +10,9 @@ each change, so a pending escalation, the grace list and the counters survive a 
 - **Answers** (:meth:`EscalationSlot.respond`): the pending id clears the slot; an id of the
   grace list within :data:`GRACE_MS` of its tick is accepted too (the answer was on its way
   when a newer moment came) and leaves the pending one in place; anything else is refused,
-  naming the id expected. An accepted answer is accepted once.
+  naming the id expected. An accepted answer is accepted once. :meth:`EscalationSlot.judge`
+  says what an answer would be without taking it: the digest store takes one only once the
+  feed has stored it, so an answer the feed could not take stays to be sent again.
 
 Plain data; the store is the only writer.
 """
@@ -162,18 +164,27 @@ class EscalationSlot:
         elif decision.trigger is not None:
             self.escalations[decision.trigger] += 1
 
-    def respond(self, answer_id: str, now_ms: int) -> tuple[Outcome, bool]:
-        """Take an answer to ``answer_id``: its outcome, and whether the moment it answers
-        was coding (its answer may be longer)."""
+    def judge(self, answer_id: str, now_ms: int) -> tuple[Outcome, bool]:
+        """What :meth:`respond` would make of an answer to ``answer_id``, changing nothing:
+        its outcome, and whether the moment it answers was coding (its answer may be longer).
+        """
         pending = self.pending
         if pending is not None and answer_id == pending.id:
-            self.pending = None
-            return self._count("accepted"), pending.coding_context
-        for n, (replaced_id, ts, coding) in enumerate(self.replaced):
+            return "accepted", pending.coding_context
+        for replaced_id, ts, coding in self.replaced:
             if replaced_id == answer_id and now_ms - ts < GRACE_MS:
-                del self.replaced[n]
-                return self._count("late"), coding
-        return self._count("mismatch" if pending is not None else "none"), False
+                return "late", coding
+        return ("mismatch" if pending is not None else "none"), False
+
+    def respond(self, answer_id: str, now_ms: int) -> tuple[Outcome, bool]:
+        """Take an answer to ``answer_id`` (:meth:`judge`): an accepted one clears the slot,
+        a late one leaves the grace list; each outcome is counted."""
+        outcome, coding = self.judge(answer_id, now_ms)
+        if outcome == "accepted":
+            self.pending = None
+        elif outcome == "late":
+            self.replaced = [r for r in self.replaced if r[0] != answer_id]
+        return self._count(outcome), coding
 
     def _count(self, outcome: Outcome) -> Outcome:
         self.answers[outcome] += 1

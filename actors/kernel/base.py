@@ -18,6 +18,7 @@ arguments and its result; a renamed method fails the type check, not a request.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import queue
 import threading
 import weakref
@@ -100,6 +101,8 @@ class RelayActor(pykka.ThreadingActor):
         super().__init__()
         self._report = report
         self._log = structlog.get_logger("relay").bind(actor=self.name)
+        self._answering: concurrent.futures.Future[Any] | None = None
+        """The reply of the :class:`Call` being run, which its caller waits for."""
         _LIVE[self.actor_urn] = self
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -152,6 +155,16 @@ class RelayActor(pykka.ThreadingActor):
 
     def stopped(self) -> None:
         """Release what :meth:`started` took; runs after a normal stop and after a crash."""
+
+    def let_callers_go(self) -> None:
+        """Its supervisor abandoned this incarnation while it may be running a call: fail
+        that call, whose caller waits for it once begun (``transport.bridge``), with
+        :class:`ActorUnavailable`. Runs on the supervisor's thread, before :meth:`abandoned`;
+        durable actors also fail the answers held for their commit and never commit again.
+        """
+        reply = self._answering
+        if reply is not None:
+            _fail(reply, ActorUnavailable(f"actor {self.name} hung; retry"))
 
     def _tell_peer(
         self,
@@ -245,8 +258,10 @@ class RelayActor(pykka.ThreadingActor):
     def _answer(self, call: Call) -> None:
         # Claim the future first: if the caller already gave up (timed out), skip the work,
         # and a late set_result cannot raise InvalidStateError and kill this actor.
+        # Once claimed, the caller waits for the answer past its timeout: see let_callers_go.
         if not call.reply.set_running_or_notify_cancel():
             return
+        self._answering = call.reply
         try:
             if call.request_id is None:
                 result = getattr(self, call.method)(*call.args, **call.kwargs)
@@ -254,23 +269,39 @@ class RelayActor(pykka.ThreadingActor):
                 with bound_contextvars(request_id=call.request_id):
                     result = getattr(self, call.method)(*call.args, **call.kwargs)
         except Exception as exc:  # the caller gets the error; this actor keeps serving
-            call.reply.set_exception(exc)
+            _fail(call.reply, exc)
         else:
             self._deliver(call.reply, result)
+        finally:
+            self._answering = None
 
     def _deliver(self, reply: concurrent.futures.Future[Any], result: Any) -> None:
         """Hand a :class:`Call`'s result to its caller (durable actors wait for the commit)."""
+        _answer(reply, result)
+
+
+def _answer(reply: concurrent.futures.Future[Any], result: Any) -> None:
+    """``reply.set_result(result)``, unless the caller was let go already (abandoned)."""
+    with contextlib.suppress(concurrent.futures.InvalidStateError):
         reply.set_result(result)
 
 
+def _fail(reply: concurrent.futures.Future[Any], error: BaseException) -> None:
+    """``reply.set_exception(error)``, unless it was answered or let go already."""
+    with contextlib.suppress(concurrent.futures.InvalidStateError):
+        reply.set_exception(error)
+
+
 def release_abandoned(ref: pykka.ActorRef[Any]) -> None:
-    """Run :meth:`RelayActor.abandoned` of the actor behind ``ref``, if it is a relay actor.
+    """Fail the calls the actor behind ``ref`` was answering (:meth:`RelayActor.let_callers_go`)
+    and run its :meth:`RelayActor.abandoned`, if it is a relay actor.
 
     Raises:
         Exception: whatever the actor's hook raised.
     """
     actor = _LIVE.get(ref.actor_urn)
     if actor is not None:
+        actor.let_callers_go()
         actor.abandoned()
 
 

@@ -8,6 +8,12 @@ While a transaction is open, the answers to :class:`~actors.kernel.base.Call` me
 HTTP transport waits for) are held and released only after the commit: an HTTP 200 means
 the data is on disk. If the commit fails, the held callers get the error (HTTP 503) and the
 actor dies, so that its supervisor restarts it from what the database really holds.
+
+A caller that waits for an answer held for the commit waits past its own timeout (it was
+begun, so it will be stored: ``transport.bridge``). Should the supervisor abandon the actor
+as hung meanwhile, the held callers get the error at once and this incarnation never commits
+again (its writes are rolled back): each caller is answered once, and truly. A commit under
+way when the actor is abandoned is let finish, and answers its callers itself.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import concurrent.futures
 import contextlib
 import functools
 import sqlite3
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +66,9 @@ class DurableActor(RelayActor):
         self._held: list[tuple[concurrent.futures.Future[Any], Any]] = []
         self._failed = False
         self._prune_queued = False
+        self._commit_lock = threading.RLock()
+        """Held by a commit and by the supervisor letting the callers go, never both."""
+        self._abandoned = False
 
     def started(self) -> None:
         """Open this actor's connection and load its state."""
@@ -87,6 +97,18 @@ class DurableActor(RelayActor):
                 self._fail_held(ActorUnavailable(f"actor {self.name} crashed before its commit"))
         finally:
             db.close()
+
+    def let_callers_go(self) -> None:
+        """As :meth:`RelayActor.let_callers_go`; also the answers held for the commit, and no
+        commit from now on. A commit under way (it holds the lock) answers them itself."""
+        if not self._commit_lock.acquire(blocking=False):
+            return
+        try:
+            self._abandoned = True
+            super().let_callers_go()
+            self._fail_held(ActorUnavailable(f"actor {self.name} hung before its commit; retry"))
+        finally:
+            self._commit_lock.release()
 
     def on_failure(self, *args: Any) -> None:
         """Pending writes of a crashed actor are not committed: their callers never got a 200."""
@@ -149,12 +171,13 @@ class DurableActor(RelayActor):
         filled it has finished: never in the middle of a method, which may still be changing
         the state that :meth:`committed` publishes.
         """
-        if self._in_tx and self._writes >= MAX_BATCH and self._db is not None:
-            self._commit_on(self._db)
-        if self._in_tx:
-            self._held.append((reply, result))
-        else:
-            reply.set_result(result)
+        with self._commit_lock:  # the supervisor lets the callers go before or after, not amid
+            if self._in_tx and self._writes >= MAX_BATCH and self._db is not None:
+                self._commit_on(self._db)
+            if self._in_tx and not self._abandoned:
+                self._held.append((reply, result))
+                return
+            super()._deliver(reply, result)  # a no-op once its caller was let go
 
     def prune(self) -> None:
         """Delete rows this actor no longer keeps (runs as its own message)."""
@@ -178,26 +201,32 @@ class DurableActor(RelayActor):
         return super().on_receive(message)
 
     def _commit_on(self, db: sqlite3.Connection) -> None:
-        try:
-            db.execute("COMMIT")
-        except sqlite3.Error as exc:
+        with self._commit_lock:
+            if self._abandoned:  # its callers were let go: what they sent is not stored
+                self._in_tx = False
+                db.execute("ROLLBACK")
+                return
+            try:
+                db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._in_tx = False
+                self._writes = 0
+                with contextlib.suppress(sqlite3.Error):  # the failed commit may have ended it
+                    db.execute("ROLLBACK")
+                self._fail_held(ActorUnavailable(f"actor {self.name} could not store: {exc}"))
+                raise
             self._in_tx = False
             self._writes = 0
-            with contextlib.suppress(sqlite3.Error):  # the failed commit may have ended it
-                db.execute("ROLLBACK")
-            self._fail_held(ActorUnavailable(f"actor {self.name} could not store: {exc}"))
-            raise
-        self._in_tx = False
-        self._writes = 0
-        self.committed()
-        held, self._held = self._held, []
+            self.committed()
+            held, self._held = self._held, []
         for reply, result in held:
             reply.set_result(result)
 
     def _fail_held(self, error: Exception) -> None:
         held, self._held = self._held, []
         for reply, _ in held:
-            reply.set_exception(error)
+            with contextlib.suppress(concurrent.futures.InvalidStateError):  # let go already
+                reply.set_exception(error)
 
 
 def _chunk_sizes(count: int) -> list[int]:

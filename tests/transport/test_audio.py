@@ -11,12 +11,13 @@ from dataclasses import replace
 import httpx
 import pytest
 
+from actors import audio_tree
 from actors.core.wav import wav_bytes
 from actors.tree import Relay
 from config.audio import AudioConfig
 from config.command_line import load_settings
 from tests.audio.signals import speech
-from tests.helpers import assert_error, assert_nowhere, client_for, relay_settings
+from tests.helpers import assert_error, assert_nowhere, client_for, relay_settings, wait_until
 from transport.demo.fake_stt import FakeStt
 
 SAID = "the build is green again"
@@ -207,3 +208,20 @@ def test_the_token_guards_it(make_relay: Callable[..., Relay], fake_stt: FakeStt
         authorized = {**WAV, "Authorization": "Bearer s3cret"}
         assert client.post("/audio", content=wav_bytes(speech(300)), headers=authorized).is_success
     assert fake_stt.calls == 1
+
+
+def test_a_transcript_the_feed_did_not_take_in_time_is_a_503_and_never_stored(
+    make_relay: Callable[..., Relay], fake_stt: FakeStt, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A 503 means nothing was stored: a client that retries must not store it twice.
+    monkeypatch.setattr(audio_tree, "FEED_TIMEOUT_S", 0.3)
+    audio = AudioConfig(stt_api="openai", stt_base_url=fake_stt.base_url, stt_api_key="placeholder")
+    relay = make_relay(replace(relay_settings(), faults=True, audio=audio))
+    with client_for(relay, timeout=10) as client:
+        stuck = {"actor": "feed", "kind": "hang", "seconds": 1.5}
+        assert client.post("/debug/fault", json=stuck).json() == {"ok": True}
+        answer = client.post("/audio", content=wav_bytes(speech(1500)), headers=WAV)
+        assert_error(answer, 503, "the feed did not store the transcript")
+
+        wait_until(lambda: client.post("/feed", json={"text": "back"}).status_code == 200, 10)
+        assert [m["text"] for m in _feed(client)] == ["back"]

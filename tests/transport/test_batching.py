@@ -15,6 +15,7 @@ from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import FakeClock
 from actors.kernel.supervisor import ChildSpec, Supervisor
 from actors.tree import Relay
+from tests.helpers import Held, held
 from transport.batching import MAX_BATCH, Batcher
 
 
@@ -97,6 +98,30 @@ def test_an_actor_that_does_not_answer_fails_the_batch_in_time(clock: FakeClock)
     with pytest.raises(ActorUnavailable, match="did not answer"):
         asyncio.run(go())
     release.set()
+
+
+def test_a_batch_the_actor_has_begun_is_answered_with_its_result_not_a_503(
+    clock: FakeClock,
+) -> None:
+    # An actor that has begun a batch stores it: a 503 then would tell a client that retries
+    # to store it twice. Its callers wait for the answer instead.
+    begun, release = threading.Event(), threading.Event()
+    handle = held(clock, begun, release)
+    timeout_s = 0.05
+
+    async def go() -> int:
+        batcher = Batcher(handle, Held.append_many, timeout_s=timeout_s)
+        answer = batcher.submit(21)
+        assert await asyncio.to_thread(begun.wait, 5)
+        await asyncio.sleep(timeout_s)  # the batch's timer, due earlier, has fired
+        assert not answer.done()
+        release.set()
+        return await asyncio.wait_for(answer, 5)
+
+    try:
+        assert asyncio.run(go()) == 42
+    finally:
+        release.set()
 
 
 def test_concurrent_posts_get_distinct_ordered_ids(make_relay: Callable[..., Relay]) -> None:

@@ -28,6 +28,7 @@ from tests.helpers import (
     AWS,
     SK,
     LogSink,
+    assert_error,
     client_for,
     relay_settings,
     scrape,
@@ -340,3 +341,29 @@ def test_a_pending_escalation_and_its_counts_survive_a_restart(
         # The last escalated digest survived too: the same digest is not escalated again.
         show(client, TRACE + "\nafter the restart")
         assert ticked(again, logs)["why"] in ("cooldown", "duplicate")
+
+
+def test_an_answer_the_feed_cannot_take_is_a_503_and_the_escalation_stays_pending(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    relay = make_relay(replace(escalating(fake_llm), faults=True, actor_timeout_ms=500))
+    with client_for(relay, timeout=10) as client:
+        sinain = SinainClient(client)
+        pending = escalate(relay, sinain, logs, fake_llm, "The build failed.", TRACE)
+        answer = {"id": pending["id"], "response": "Pin the lock file."}
+        stuck = {"actor": "feed", "kind": "hang", "seconds": 1.5}
+        assert client.post("/debug/fault", json=stuck).json() == {"ok": True}
+
+        refused = client.post("/escalation/respond", json=answer)
+        assert_error(refused, 503, "feed")
+        assert sinain.get_escalation()["escalation"] == pending  # not consumed: retry it
+
+        def taken() -> bool:
+            return bool(client.post("/escalation/respond", json=answer).status_code == 200)
+
+        wait_until(taken, 10, "the answer taken once the feed is back")
+        texts = [m["text"] for m in client.get("/feed").json()["messages"]]
+        assert texts.count("[🤖] Pin the lock file.") == 1
+        assert sinain.get_escalation()["escalation"] is None
+        answers = client.get("/health").json()["agent"]["escalation"]["answers"]
+        assert answers == {"accepted": 1}

@@ -7,11 +7,12 @@ body, never the status. A body that is not an answer at all is a 4xx, as everywh
 
 from __future__ import annotations
 
+import structlog
 from aiohttp import web
 
 from actors.core.bodies import convert
 from actors.core.control_bodies import ESCALATION_BODY_LIMIT, EscalationReply
-from actors.core.errors import BadRequest
+from actors.core.errors import ActorUnavailable, BadRequest
 from actors.core.escalation import reply_text
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
@@ -20,6 +21,8 @@ from transport.escalation_answers import PendingAnswer, RespondAnswer, escalatio
 from transport.guard import json_response
 from transport.inputs import read_json, wait_param
 from transport.state import ASK, PEERS, STREAMS
+
+log = structlog.get_logger("relay")
 
 MISSING = "missing id or response"
 
@@ -48,6 +51,12 @@ async def post_respond(request: web.Request) -> web.Response:
     The pending id clears the slot; a replaced id within its grace is taken and leaves the
     slot; any other is refused (``ok`` false, a 200). A taken answer is on the feed
     (``[🤖] ...``, the agent channel, priority high) before this answers.
+
+    The slot lets the answer go only once the feed has stored it: when the feed cannot (a
+    503, which means nothing was stored), the escalation stays pending and the agent may
+    send its answer again. Should the digest store then not answer, the answer is on the
+    feed all the same (``ok`` true): the slot keeps the escalation until it is answered
+    again or replaced, and a warning says so.
     """
     body = await read_json(request, ESCALATION_BODY_LIMIT)
     if isinstance(body, dict) and any(
@@ -57,9 +66,13 @@ async def post_respond(request: web.Request) -> web.Response:
         raise BadRequest(MISSING)
     reply = convert(body, EscalationReply)
     peers, ask = request.app[PEERS], request.app[ASK]
-    outcome, coding, error = await ask(peers.digest, DigestStore.respond_escalation, reply.id)
+    judged = await ask(peers.digest, DigestStore.respond_escalation, reply.id, take=False)
+    _, coding, error = judged
     if error:
         return json_response(RespondAnswer(ok=False, error=error))
-    del outcome  # accepted or late: both go to the feed
     await ask(peers.feed, FeedBuffer.push_reply, reply_text(reply.response, coding=coding))
+    try:
+        await ask(peers.digest, DigestStore.respond_escalation, reply.id, take=True)
+    except ActorUnavailable as exc:  # on the feed already: sending it again would repeat it
+        log.warning("escalation.answer_untaken", actor="http", id=reply.id, error=str(exc))
     return json_response(RespondAnswer(ok=True))

@@ -55,6 +55,17 @@ def test_latest_wins_and_a_replaced_id_is_taken_within_its_grace() -> None:
     assert refusal(slot.pending) == f"id mismatch: expected {pending(2).id}"
 
 
+def test_judging_an_answer_takes_nothing_and_counts_nothing() -> None:
+    slot = EscalationSlot()
+    slot.put(pending(1, NOW), ERROR, "d1")
+    slot.put(pending(2, NOW + 1, coding=True), ERROR, "d2")
+    before = slot.to_json()
+    assert slot.judge(pending(2).id, NOW + 2) == ("accepted", True)
+    assert slot.judge(pending(1).id, NOW + 2) == ("late", False)
+    assert slot.judge("nobody", NOW + 2) == ("mismatch", False)
+    assert slot.to_json() == before
+
+
 def test_a_replaced_id_past_its_grace_is_a_mismatch() -> None:
     slot = EscalationSlot()
     slot.put(pending(1, NOW), ERROR, "d1")

@@ -17,7 +17,7 @@ from actors.kernel.clock import FakeClock
 from actors.kernel.durable import MAX_BATCH, DurableActor
 from actors.kernel.published import Published
 from actors.kernel.storage import Store
-from actors.kernel.supervisor import ChildSpec, Supervisor
+from actors.kernel.supervisor import ChildSpec, Supervisor, abandon
 from tests.helpers import wait_until
 
 
@@ -32,14 +32,17 @@ class Ledger(DurableActor):
         store: Store,
         commits: list[int],
         published: Published[tuple[int, ...]] | None = None,
+        threads: list[threading.Thread] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(store=store, **kwargs)
         self._commits = commits
+        self._threads = threads if threads is not None else []
         self._published = published or Published(())
         self._rows: list[int] = []
 
     def restore(self, db: sqlite3.Connection) -> None:
+        self._threads.append(threading.current_thread())
         db.execute("CREATE TABLE IF NOT EXISTS ledger (n INTEGER)")
         db.set_trace_callback(lambda sql: self._commits.append(1) if sql == "COMMIT" else None)
         self._rows = [row[0] for row in db.execute("SELECT n FROM ledger ORDER BY n")]
@@ -98,6 +101,28 @@ def test_the_answer_waits_for_the_commit_that_holds_the_write(store: Store) -> N
     second_out.set()
     assert reply.result(timeout=5) == 1
     assert committed(store) == [1]
+
+
+def test_an_abandoned_actor_fails_its_held_answers_and_never_commits_them(store: Store) -> None:
+    # A caller waits past its timeout for a write the actor has begun; when the supervisor
+    # gives up on the actor as hung, the caller gets its 503 then, and the write is not stored.
+    threads: list[threading.Thread] = []
+    ref = Ledger.start(store=store, commits=[], threads=threads)
+    first_in, first_out = threading.Event(), threading.Event()
+    second_in, second_out = threading.Event(), threading.Event()
+    ref.proxy().block.defer(first_in, first_out)
+    reply = call(ref, "add", 1)
+    ref.proxy().block.defer(second_in, second_out)  # the flush queues behind this
+
+    first_out.set()
+    assert second_in.wait(5)  # the write ran; its answer waits for the commit
+    abandon(ref)
+    with pytest.raises(ActorUnavailable, match="hung before its commit"):
+        reply.result(timeout=5)
+    second_out.set()
+    threads[0].join(5)
+    assert not threads[0].is_alive()
+    assert committed(store) == []
 
 
 def test_only_committed_state_is_published_and_before_the_answer(store: Store) -> None:
