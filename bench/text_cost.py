@@ -16,9 +16,9 @@ Linear work costs about the same per KiB at every size.
 
 ``--before DIR`` measures another checkout (made with ``git worktree add DIR <commit>``) in
 the same run: each entry point is measured in a child process per checkout, the two taking
-turns, and a child that passes ``--limit`` seconds is stopped (its cell shows ``>``: what it
-had measured when stopped, a lower bound). Entry points the other checkout lacks are
-measured on what it has.
+turns, and a child that passes ``--limit`` seconds is stopped (its cell says ``stopped`` and
+names the shape it was measuring). What the other checkout lacks (the redaction of the
+model's words) is left out of its measurement.
 
 ``tests/actors/core/test_text_cost`` checks the growth of every shape with :func:`growth`.
 """
@@ -214,12 +214,14 @@ def growth(
 def _measure(name: str, sizes: list[int], rounds: int, top: int) -> Iterator[dict[str, Any]]:
     """Rows ``{shape, size, us_per_kib}`` of entry point ``name``: every shape at the sizes
     before the last, then the ``top`` slowest at the second-to-last size (and the ``slow``
-    ones) at the last."""
+    ones) at the last; before each, ``{shape, size, started}``, so that whoever stops a
+    measurement that takes too long knows which it was."""
     entry = ENTRY_POINTS[name]
     kinds = shapes()
     slowest: dict[str, float] = {}
     for shape in kinds:
         for size in sizes[:-1]:
+            yield {"shape": shape.name, "size": size, "started": True}
             runs = [cost_s(entry, shape, size * 1024) for _ in range(rounds)]
             per_kib = statistics.median(runs) * 1e6 / size
             slowest[shape.name] = per_kib
@@ -227,6 +229,7 @@ def _measure(name: str, sizes: list[int], rounds: int, top: int) -> Iterator[dic
     ranked = sorted(slowest, key=lambda shape: -slowest[shape])[:top]
     for shape in kinds:
         if shape.name in ranked or shape.slow:
+            yield {"shape": shape.name, "size": sizes[-1], "started": True}
             runs = [cost_s(entry, shape, sizes[-1] * 1024) for _ in range(max(1, rounds // 3))]
             per_kib = statistics.median(runs) * 1e6 / sizes[-1]
             yield {"shape": shape.name, "size": sizes[-1], "us_per_kib": per_kib}
@@ -252,39 +255,40 @@ def _child(checkout: Path, name: str, args: argparse.Namespace) -> tuple[list[An
 
 def _worst(rows: list[Any], size: int) -> tuple[float, str] | None:
     found = [(row["us_per_kib"], row["shape"]) for row in rows if row["size"] == size]
-    return max(found) if found else None
+    return max((row for row in found if row[0] is not None), default=None)
 
 
-def _cell(worst: tuple[float, str] | None, stopped: bool) -> str:
+def _cell(rows: list[Any], size: int, stopped: bool) -> tuple[str, float | None]:
+    """The cell of one checkout at ``size``, and its figure when the checkout finished it."""
+    last = rows[-1] if rows else None
+    if stopped and last is not None and "started" in last and last["size"] == size:
+        return f"{'stopped':>10} {last['shape']:22}", None  # the measurement that hung
+    worst = _worst([row for row in rows if "started" not in row], size)
     if worst is None:
-        return f"{'>' + 'limit' if stopped else '-':>10} {'':22}"
-    return f"{('>' if stopped else '') + f'{worst[0]:.1f}':>10} {worst[1]:22}"
+        return f"{'-':>10} {'':22}", None
+    return f"{worst[0]:10.1f} {worst[1]:22}", worst[0]
 
 
 def _table(args: argparse.Namespace, names: list[str]) -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     checkouts = [("before", args.before), ("after", Path.cwd())] if args.before else []
-    print(
-        f"{'entry point':26} {'KiB':>5} "
-        + "".join(
-            f"{label + ' µs/KiB':>10} {'(worst shape)':22}" for label, _ in checkouts or [("", 0)]
-        )
-        + ("  after/before" if checkouts else "")
-    )
+    checkouts = checkouts or [("this", Path.cwd())]
+    heads = "".join(f"{label + ' µs/KiB':>10} {'(worst shape)':22}" for label, _ in checkouts)
+    print(f"{'entry point':26} {'KiB':>5} {heads}" + ("  after/before" if args.before else ""))
     for turn, name in enumerate(names):
         measured: dict[str, tuple[list[Any], bool]] = {}
-        order = checkouts if turn % 2 == 0 else checkouts[::-1]
-        for label, checkout in order or [("this", Path.cwd())]:
+        for label, checkout in checkouts if turn % 2 == 0 else checkouts[::-1]:
             measured[label] = _child(checkout, name, args)
         for size in sizes:
-            cells = {label: _worst(rows, size) for label, (rows, _) in measured.items()}
-            line = f"{name:26} {size:5} " + "".join(
-                _cell(cells[label], measured[label][1]) for label in measured
-            )
-            before, after = cells.get("before"), cells.get("after")
+            cells = {
+                label: _cell(measured[label][0], size, measured[label][1]) for label, _ in checkouts
+            }
+            line = f"{name:26} {size:5} " + "".join(cells[label][0] for label, _ in checkouts)
+            before, after = cells.get("before", ("", None))[1], cells.get("after", ("", None))[1]
             if before and after:
-                line += f"  {after[0] / before[0]:12.3f}"
+                line += f"  {after / before:12.3f}"
             print(line, flush=True)
+    print(f"stopped: the measurement of that shape passed --limit ({args.limit:.0f} s)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -313,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     elif args.rows:
         for name in names:
             for row in _measure(name, sizes, args.rounds, args.top):
+                if "started" in row:
+                    continue
                 print(
                     f"{name:26} {row['shape']:24} {row['size']:6} KiB "
                     f"{row['us_per_kib']:10.1f} µs/KiB",
