@@ -326,6 +326,15 @@ NASTY_BODIES = (
     b"[" * 5000 + b"]" * 5000,
     b'{"a":' * 2000 + b"1" + b"}" * 2000,
     b'{"type": "text", "ts": 1, "meta": ' + b'{"a":' * 1000 + b"1" + b"}" * 1001,
+    # text made to be slow (bench/data/adversarial_text.json): a page of tokens, a line each;
+    # a minified stack trace; a window title a backtracking pattern would never finish
+    b'{"text": "' + b"xoxb-1a2b3c4d5e6f\\n" * 2000 + b'"}',
+    b'{"type": "text", "ts": 1, "ocr": "TypeError: x\\n   at ' + b"." * 200_000 + b'"}',
+    b'{"type": "text", "ts": 1, "ocr": "'
+    + b"sk-1a2b3c4d5e6f7g8h\\n" * 3000
+    + b'", "meta": {"windowTitle": "'
+    + b"a" * 60
+    + b'!"}}',
 )
 
 _text = st.text(max_size=30) | st.sampled_from(ODD_STRINGS)
