@@ -1,0 +1,119 @@
+"""What request bodies that are never finished cost the relay's memory: connections that each
+send most of a large ``POST /sense`` body and then wait.
+
+Run from the repository root::
+
+    python -m bench.bench_body_memory                          # 64 bodies of 2 MiB, 95 % sent
+    python -m bench.bench_body_memory --before /tmp/relay-before
+    python -m bench.bench_body_memory --connections 200 --mib 1
+
+Per checkout a relay starts (``run.py``, ``--data-dir :memory:``, its default settings);
+``--connections`` clients each send a ``POST /sense`` head with a ``Content-Length`` of
+``--mib`` MiB and then all of that body but its last 5 %, and wait. It prints the relay's
+VmRSS before and once every body is as far as it goes (the highest of a second's readings),
+how many clients were answered before the end of their body and with what (a 503 is the
+body memory budget), and whether a new client's ``POST /feed`` is answered meanwhile. With
+``--before``, the other checkout's ``run.py`` is measured first, the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+
+from bench.harness import HOST, ROOT, parser, relay_env, relay_process, rss_mb
+
+SENT_SHARE = 0.95
+CHUNK = 64 * 1024
+
+
+def _hold_body(port: int, size: int, answers: Counter[str], held: list[socket.socket]) -> None:
+    """One client: a head, 95 % of a ``size``-byte body, then nothing (the socket is kept in
+    ``held``); what the relay answered meanwhile, if anything, is counted in ``answers``."""
+    conn = socket.create_connection((HOST, port), timeout=10)
+    held.append(conn)
+    head = (
+        f"POST /sense HTTP/1.1\r\nHost: {HOST}:{port}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {size}\r\n\r\n"
+    )
+    body = b'{"type": "text", "ts": 1, "ocr": "' + b"x" * size
+    try:
+        conn.sendall(head.encode())
+        sent, goal = 0, int(size * SENT_SHARE)
+        while sent < goal:
+            sent += conn.send(body[sent : min(goal, sent + CHUNK)])
+    except OSError:
+        answers["closed while sending"] += 1
+        return
+    conn.settimeout(0.5)
+    try:
+        answer = conn.recv(4096)
+    except TimeoutError:
+        answers["no answer (held)"] += 1
+        return
+    except OSError:
+        answer = b""
+    status = answer.split(b" ", 2)[1].decode() if answer.count(b" ") >= 2 else "closed"
+    answers[status] += 1
+
+
+def measure(checkout: Path, connections: int, size: int) -> str:
+    """One checkout's row."""
+    with contextlib.ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="relay-bodies-")))
+        server = stack.enter_context(
+            relay_process(":memory:", tmp / "relay.log", relay_env(), cwd=checkout)
+        )
+        port = int(server.base_url.rsplit(":", 1)[1])
+        time.sleep(1)
+        before = rss_mb(server.pid)
+        answers: Counter[str] = Counter()
+        held: list[socket.socket] = []
+        clients = [
+            threading.Thread(target=_hold_body, args=(port, size, answers, held))
+            for _ in range(connections)
+        ]
+        for client in clients:
+            client.start()
+        for client in clients:
+            client.join(timeout=120)
+        peak = before
+        for _ in range(10):
+            peak = max(peak, rss_mb(server.pid))
+            time.sleep(0.1)
+        try:
+            posted = httpx.post(server.base_url + "/feed", json={"text": "hi"}, timeout=5)
+            meanwhile = str(posted.status_code)
+        except httpx.HTTPError as exc:
+            meanwhile = type(exc).__name__
+        for conn in held:
+            conn.close()
+    got = ", ".join(f"{status}: {n}" for status, n in sorted(answers.items()))
+    return f"{before:9.1f} {peak:9.1f} {peak - before:9.1f}  {meanwhile:>6}  {got}  ({checkout})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser(
+        __doc__,
+        connections=(int, 64, "clients, each holding one body"),
+        mib=(float, 2.0, "each body's Content-Length, in MiB"),
+        before=(Path, None, "another checkout, measured first"),
+    ).parse_args(argv)
+    size = int(args.mib * 1024 * 1024)
+    print(f"== {args.connections} clients, each {SENT_SHARE:.0%} of a {args.mib:g} MiB /sense body")
+    print(f"{'RSS MB':>9} {'held MB':>9} {'grew MB':>9}  {'/feed':>6}  answers to the clients")
+    for checkout in [args.before, ROOT] if args.before else [ROOT]:
+        print(measure(checkout, args.connections, size), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
