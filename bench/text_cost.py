@@ -7,6 +7,7 @@ Run from the repository root::
     python -m bench.text_cost --before /tmp/old        # before and after, in turns
     python -m bench.text_cost --entry redaction --rows # every shape's row
     python -m bench.text_cost --growth                 # cost per KiB at 4x, 16x a size / at 1x
+    python -m bench.text_cost --file bench/data/minified_trace.txt   # real text, as it is
 
 For each entry point, every shape is measured at the sizes before the last (1 and 64 KiB by
 default), and the shapes slowest at the second-to-last size (and those marked ``slow``) at
@@ -19,6 +20,10 @@ the same run: each entry point is measured in a child process per checkout, the 
 turns, and a child that passes ``--limit`` seconds is stopped (its cell says ``stopped`` and
 names the shape it was measuring). What the other checkout lacks (the redaction of the
 model's words) is left out of its measurement.
+
+``--file`` measures each entry point on real texts instead, each as it is (the median of
+``--rounds`` runs, µs/KiB): ``bench/data/minified_trace.txt`` is what Node.js printed for an
+error in npm's minified tar bundle (a 66 KB source line, then the trace).
 
 ``tests/actors/core/test_text_cost`` checks the growth of every shape with :func:`growth`.
 """
@@ -291,6 +296,25 @@ def _table(args: argparse.Namespace, names: list[str]) -> None:
     print(f"stopped: the measurement of that shape passed --limit ({args.limit:.0f} s)")
 
 
+def _real(paths: list[str], names: list[str], rounds: int) -> None:
+    """Each entry point's µs/KiB on each real text of ``paths``."""
+    texts = {Path(path).name: Path(path).read_text(encoding="utf-8") for path in paths}
+    print(f"{'entry point':26} " + " ".join(f"{name[:22]:>22}" for name in texts))
+    print(
+        f"{'':26} " + " ".join(f"{f'{len(t) / 1024:.0f} KiB, µs/KiB':>22}" for t in texts.values())
+    )
+    for name in names:
+        cells = []
+        for text in texts.values():
+            runs = []
+            for _ in range(rounds):
+                start = time.thread_time()
+                ENTRY_POINTS[name](text)
+                runs.append(time.thread_time() - start)
+            cells.append(f"{statistics.median(runs) * 1e6 * 1024 / max(len(text), 1):22.1f}")
+        print(f"{name:26} " + " ".join(cells), flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser(
         __doc__,
@@ -302,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         limit=(float, 120.0, "seconds one entry point may take in one checkout"),
         rows=(bool, None, "print every shape's row, not each entry point's worst"),
         growth=(bool, None, "print the growth from 4 KiB to 16 and 64 KiB instead"),
+        file=(str, "", "real texts (comma-separated paths): each entry point on each, as it is"),
         child=(str, "", "(internal) measure this entry point, one JSON row a line"),
     ).parse_args(argv)
     names = [args.entry] if args.entry else list(ENTRY_POINTS)
@@ -309,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         for row in _measure(args.child, sizes, args.rounds, args.top):
             print(json.dumps(row), flush=True)
+    elif args.file:
+        _real(args.file.split(","), names, args.rounds)
     elif args.growth:
         for name in names:
             for shape in shapes():

@@ -27,8 +27,9 @@ from actors.core.escalation import (
     score,
 )
 from actors.core.escalation_slot import EscalationSlot, FeedbackContext, Pending
-from actors.core.screen_budget import head, is_error, may_hold_errors
+from actors.core.screen_budget import is_error, may_hold_errors
 from actors.core.situation import LINE_CHARS, TITLE_CHARS, ago, bounded, detected_errors, fenced
+from actors.core.stack_traces import scanned_lines
 from actors.core.window import AudioEvent, ContextWindow, ScreenEvent
 from config.app_names import normalize_app_name
 from config.settings import EscalationMode, EscalationPolicy
@@ -80,7 +81,7 @@ def error_texts(window: ContextWindow) -> list[str]:
         return traces
     found: list[str] = []
     for event in reversed(window.screen):
-        for line in head(event.ocr).splitlines():
+        for line in scanned_lines(event.ocr):
             text = line.strip()
             if may_hold_errors(text) and is_error(text) and text not in found:
                 found.append(text)

@@ -189,28 +189,19 @@ class _Text:
     kept: set[int]
 
 
-def head(text: str) -> str:
-    """The head of an OCR text that the relay reads: all of it up to :data:`READ_CHARS`
-    characters, else its whole lines within them (the first :data:`READ_CHARS` characters of
-    a first line longer than that)."""
-    if len(text) <= READ_CHARS:
-        return text
-    end = text.rfind("\n", 0, READ_CHARS)
-    return text[: READ_CHARS if end < 0 else end]
-
-
 def _parsed(text: str) -> _Parsed:
-    """``text`` as the budget reads it: the lines of its head (see :func:`head`), which are
-    its error and question lines, and how many lines follow the head."""
+    """``text`` as the budget reads it: the lines of its head (see :data:`READ_CHARS`), which
+    are its error and question lines, and how many lines follow the head."""
     if len(text) <= READ_CHARS:
         return _read(text)
-    end = len(head(text))
-    split_line = text[end] != "\n"  # a line longer than the head: its rest is one more line
+    end = text.rfind("\n", 0, READ_CHARS)
+    split_line = end < 0  # a line longer than the head: its rest is one more line
+    end = READ_CHARS if split_line else end
     stop = len(text)
     while stop > end and text[stop - 1].isspace():
         stop -= 1
-    lines = _read(text[:end])
-    return _Parsed(lines.lines, lines.urgent, text.count("\n", end, stop) + split_line)
+    head = _read(text[:end])
+    return _Parsed(head.lines, head.urgent, text.count("\n", end, stop) + split_line)
 
 
 @lru_cache(maxsize=PARSED_TEXTS)

@@ -22,7 +22,7 @@ from typing import Literal
 
 import re2
 
-from actors.core.screen_budget import head
+from actors.core.screen_budget import READ_CHARS
 
 Language = Literal["python", "javascript", "java", "go"]
 
@@ -34,6 +34,9 @@ exception and the innermost frames are)."""
 MAX_LINE_CHARS = 300
 """Characters of one line of a trace kept at most."""
 ELLIPSIS = "…"
+SCAN_LINE_CHARS = 1024
+"""Characters of one line looked at, at most: no heading or frame is longer, and a longer
+line (a minified bundle's source line) is read no further."""
 
 _CLASSES = {"s": r"\s\v\pZ", "w": r"\pL\pN_"}
 r"""Python's ``\s`` and ``\w`` as they read text (Unicode white space and word characters),
@@ -218,15 +221,30 @@ def _bounded(lines: Sequence[str]) -> str:
     )
 
 
+def scanned_lines(text: str) -> list[str]:
+    """The lines of ``text`` that are looked at for errors: each cut at
+    :data:`SCAN_LINE_CHARS`, as many as make :data:`~actors.core.screen_budget.READ_CHARS`
+    characters so cut (what the prompt reads of a text). A minified bundle's one-megabyte
+    source line, which a console prints above the trace, costs one scan to its end and leaves
+    the trace after it in reach."""
+    lines: list[str] = []
+    left, start = READ_CHARS, 0
+    while left > 0 and start <= len(text):
+        end = text.find("\n", start)
+        end = len(text) if end == -1 else end
+        lines.append(text[start : min(end, start + SCAN_LINE_CHARS)])
+        left -= len(lines[-1]) + 1
+        start = end + 1
+    return lines
+
+
 def find_stack_traces(text: str, limit: int = MAX_TRACES) -> tuple[StackTrace, ...]:
-    """The stack traces in the head of ``text`` that the prompt reads too
-    (:func:`~actors.core.screen_budget.head`), in the order they appear, each once, at most
-    ``limit``."""
-    text = head(text)
-    matchers = _matchers(text)
+    """The stack traces in :func:`scanned_lines` of ``text``, in the order they appear, each
+    once, at most ``limit``."""
+    lines = scanned_lines(text)
+    matchers = _matchers("\n".join(lines))
     if not matchers or limit <= 0:
         return ()
-    lines = text.split("\n")
     found: list[StackTrace] = []
     seen: set[str] = set()
     i = 0

@@ -8,7 +8,9 @@ import time
 
 import pytest
 
+from actors.core.screen_budget import READ_CHARS
 from actors.core.stack_traces import MAX_TRACE_LINES, StackTrace, find_stack_traces
+from bench.harness import ROOT
 
 PYTHON = """Traceback (most recent call last):
   File "/home/ana/sinain-relay/actors/ticker.py", line 212, in tick
@@ -176,3 +178,25 @@ def test_a_huge_ocr_without_traces_is_scanned_quickly() -> None:
     started = time.perf_counter()
     assert find_stack_traces(text) == ()
     assert time.perf_counter() - started < 1.0
+
+
+def test_a_trace_under_a_minified_bundles_source_line_is_found() -> None:
+    # What Node.js printed for an error thrown in npm's minified tar bundle: the file and line,
+    # the whole 66 KB source line, a caret line, then the trace.
+    text = (ROOT / "bench" / "data" / "minified_trace.txt").read_text(encoding="utf-8")
+    assert max(len(line) for line in text.split("\n")) > 60_000
+
+    (found,) = find_stack_traces(text)
+
+    assert found.language == "javascript"
+    assert found.text.startswith("TypeError: no paths specified to add to archive\n    at ")
+    assert "index.min.js:3:39323" in found.text
+
+
+def test_only_the_head_of_a_huge_ocr_is_looked_at() -> None:
+    head = "x" * 20 + "\n"
+    far = "Error: late\n    at f (a.js:1:2)\n"
+    text = head * (READ_CHARS // len(head) + 1) + far
+
+    assert find_stack_traces(text) == ()
+    assert find_stack_traces(head * 10 + far) != ()
