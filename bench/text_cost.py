@@ -86,7 +86,8 @@ class Shape:
     head: str = ""
     tail: str = ""
     slow: bool = False
-    """Took seconds to hours at 2 MiB before the text work was made linear."""
+    """A shape on which a scan that backtracks or starts again at each match takes seconds or
+    more at 2 MiB: measured at the largest size always."""
 
     def text(self, size: int, salt: int = 0) -> str:
         """About ``size`` characters of this shape, after a line of its own holding ``salt``

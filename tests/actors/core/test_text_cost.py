@@ -25,7 +25,7 @@ LARGEST = {"answer and hud check": MAX_RESPONSE_BYTES}
 """Entry points that are never given as much: the LLM client reads no longer answer."""
 HUGE_CPU_S = 2.0
 """Thread CPU seconds that 2 MiB of one of the shapes marked ``slow`` may take at the most: it
-took seconds to hours before the text work was made linear."""
+makes a scan that backtracks, or starts again at each match, take seconds or more."""
 
 
 @pytest.mark.parametrize("entry", list(ENTRY_POINTS))
