@@ -2,7 +2,8 @@
 entry point of the relay's text work, fed every shape of ``bench/data/adversarial_text.json``
 at 1x, 4x and 16x a size, grows about linearly (a ratio of CPU times measured in one run, with
 a generous bound: quadratic work grows 16x from 1x to 16x, linear work about 1x), and reads
-2 MiB of the shapes that used to take seconds to hours well under a second.
+2 MiB of the shapes marked ``slow`` (a backtracking scan takes seconds or more over them)
+well under a second.
 
 ``python -m bench.text_cost`` prints the figures.
 """
