@@ -164,3 +164,17 @@ def test_no_stand_in_hud_of_the_corpus_or_the_demo_session_is_withheld() -> None
 def test_a_hud_playing_back_the_screenshots_line_is_an_echo() -> None:
     assert judge(SCREENSHOTS.format(count=1)) == "echo"
     assert judge("Reviewing a revenue chart in Sheets") is None
+
+
+def test_a_hud_longer_than_any_overlay_line_is_withheld_unread() -> None:
+    # A model that wrote its whole answer into the hud: no line an overlay shows, and reading
+    # a megabyte of it would hold the LLM caller for a second.
+    long_hud = "The user edits idle.py in VS Code. " * 30_000
+    content = '{"hud": "' + long_hud + '", "digest": "The user edits idle.py."}'
+
+    checked = checked_hud(parse_analysis(content), content)
+
+    assert checked.withheld == "long"
+    assert checked.analysis.hud == NO_OUTPUT
+    assert checked.analysis.digest == "The user edits idle.py."
+    assert judge("Editing idle.py in VS Code " + "x" * 200) is None  # long, but a line
