@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 from msgspec import UNSET, Meta, Raw, Struct, UnsetType, field
 
+from actors.core.hud_check import LONG_CHARS
 from actors.core.response_format import Level
 from actors.core.shapes import (
     AgentEntry,
@@ -277,7 +278,8 @@ class AgentHealth(Shape, frozen=True):
             Meta(
                 description="Answers whose hud was not pushed because it was no line a user "
                 "can read, by reason: `echo` (our instructions), `fragment` (JSON pieces), "
-                "`markup`, `placeholder` (the prompt's), `empty`."
+                "`markup`, `placeholder` (the prompt's), `empty`, `long` (over "
+                f"{LONG_CHARS} characters)."
             ),
         ]
         | UnsetType

@@ -42,9 +42,20 @@ import orjson
 from actors.core.completion import NO_OUTPUT, Analysis
 from actors.core.prompt import AGE, INSTRUCTIONS, LABELS
 
-Reason = Literal["empty", "placeholder", "markup", "fragment", "echo"]
-WITHHELD_REASONS: tuple[Reason, ...] = ("empty", "placeholder", "markup", "fragment", "echo")
+Reason = Literal["long", "empty", "placeholder", "markup", "fragment", "echo"]
+WITHHELD_REASONS: tuple[Reason, ...] = (
+    "long",
+    "empty",
+    "placeholder",
+    "markup",
+    "fragment",
+    "echo",
+)
 """Why a hud is withheld, in the order :func:`judge` tries them."""
+LONG_CHARS = 500
+"""A hud longer than this (five times the length the answer's schema asks for) is no line an
+overlay shows: it is withheld without being read further (a model may write a whole answer
+of a megabyte into it)."""
 
 ECHO_SHARE = 0.6
 """A hud whose words come from the instruction lines at this share or more is an echo..."""
@@ -236,6 +247,8 @@ def _holds(sequence: list[str], run: tuple[str, ...]) -> bool:
 def judge(hud: str, vocab: Vocabulary = INSTRUCTION_VOCABULARY) -> Reason | None:
     """Why ``hud`` must not reach the feed, or ``None`` when it is a line a user can read."""
     text = hud.strip()
+    if len(text) > LONG_CHARS:
+        return "long"
     if not any(c.isalnum() for c in text):
         return "empty"
     every_word = _WORD.findall(text.lower())
