@@ -1,15 +1,33 @@
 """The layers the tree shows: actors know no HTTP. No module under ``actors/`` imports
 ``transport``, not even for type checking; the entry point assembles the HTTP transport and
-hands it to the tree."""
+hands it to the tree. And the kernel is the floor: importing any of its modules loads no
+other product module, so supervision, storage and the clock are handed what they need by
+whoever starts them."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LOWER = "actors"
 UPPER = "transport"
+KERNEL = "actors.kernel"
+PRODUCT = ("actors", "transport", "config")
+
+_PROBE = """
+import importlib, sys
+def ours(name): return name.partition(".")[0] in {product!r}
+for module in sys.argv[1:]:
+    for name in [name for name in sys.modules if ours(name)]:
+        del sys.modules[name]
+    importlib.import_module(module)
+    print(module, *sorted(name for name in sys.modules if ours(name)))
+"""
+"""Run in a fresh interpreter: each module named imported on a sys.modules cleared of the
+product's modules, then the product modules that import loaded, one line per module."""
 
 
 def imported(tree: ast.AST) -> list[tuple[int, str]]:
@@ -39,3 +57,36 @@ def test_no_module_under_actors_imports_the_transport() -> None:
 def test_the_check_sees_an_import_under_type_checking() -> None:
     source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from transport.x import Y\n"
     assert (3, "transport.x") in imported(ast.parse(source))
+
+
+def loaded_by_each(modules: list[str]) -> dict[str, list[str]]:
+    """The product modules importing each of ``modules`` loads, each on a clean slate."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(product=PRODUCT), *modules],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return {module: rest for module, *rest in (line.split() for line in done.stdout.splitlines())}
+
+
+def test_importing_a_kernel_module_loads_nothing_above_the_kernel() -> None:
+    kernel = sorted(
+        f"{KERNEL}.{path.stem}"
+        for path in (ROOT / "actors" / "kernel").glob("*.py")
+        if path.stem != "__init__"
+    )
+    assert len(kernel) > 10  # the walk found the package
+    loaded = loaded_by_each(kernel)
+    assert sorted(loaded) == kernel
+    above = {
+        module: [
+            name
+            for name in names
+            if name not in ("actors", KERNEL) and not name.startswith(f"{KERNEL}.")
+        ]
+        for module, names in loaded.items()
+    }
+    assert {module: names for module, names in above.items() if names} == {}
