@@ -15,19 +15,26 @@ ROOT = Path(__file__).resolve().parent.parent
 LOWER = "actors"
 UPPER = "transport"
 KERNEL = "actors.kernel"
+CORE = "actors.core"
 PRODUCT = ("actors", "transport", "config")
+
+ACTOR_LIBRARIES = ("pykka", "aiohttp")
+"""What the pure core must not load (nor any actor that would bring them)."""
 
 _PROBE = """
 import importlib, sys
 def ours(name): return name.partition(".")[0] in {product!r}
+def shown(name): return ours(name) or name in {libraries!r}
 for module in sys.argv[1:]:
     for name in [name for name in sys.modules if ours(name)]:
         del sys.modules[name]
     importlib.import_module(module)
-    print(module, *sorted(name for name in sys.modules if ours(name)))
+    print(module, *sorted(name for name in sys.modules if shown(name)))
 """
 """Run in a fresh interpreter: each module named imported on a sys.modules cleared of the
-product's modules, then the product modules that import loaded, one line per module."""
+product's modules, then the product modules that import loaded (and the actor libraries loaded
+so far: those are not cleared, so the first module that brings one is the one named), one
+line per module."""
 
 
 def imported(tree: ast.AST) -> list[tuple[int, str]]:
@@ -60,9 +67,11 @@ def test_the_check_sees_an_import_under_type_checking() -> None:
 
 
 def loaded_by_each(modules: list[str]) -> dict[str, list[str]]:
-    """The product modules importing each of ``modules`` loads, each on a clean slate."""
+    """The product modules importing each of ``modules`` loads, each on a clean slate, and
+    the actor libraries loaded so far."""
+    probe = _PROBE.format(product=PRODUCT, libraries=ACTOR_LIBRARIES)
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE.format(product=PRODUCT), *modules],
+        [sys.executable, "-c", probe, *modules],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -72,12 +81,16 @@ def loaded_by_each(modules: list[str]) -> dict[str, list[str]]:
     return {module: rest for module, *rest in (line.split() for line in done.stdout.splitlines())}
 
 
-def test_importing_a_kernel_module_loads_nothing_above_the_kernel() -> None:
-    kernel = sorted(
-        f"{KERNEL}.{path.stem}"
-        for path in (ROOT / "actors" / "kernel").glob("*.py")
-        if path.stem != "__init__"
+def modules_of(package: str) -> list[str]:
+    """The dotted names of a package's modules, its ``__init__`` aside."""
+    folder = ROOT.joinpath(*package.split("."))
+    return sorted(
+        f"{package}.{path.stem}" for path in folder.glob("*.py") if path.stem != "__init__"
     )
+
+
+def test_importing_a_kernel_module_loads_nothing_above_the_kernel() -> None:
+    kernel = modules_of(KERNEL)
     assert len(kernel) > 10  # the walk found the package
     loaded = loaded_by_each(kernel)
     assert sorted(loaded) == kernel
@@ -85,8 +98,22 @@ def test_importing_a_kernel_module_loads_nothing_above_the_kernel() -> None:
         module: [
             name
             for name in names
-            if name not in ("actors", KERNEL) and not name.startswith(f"{KERNEL}.")
+            if name.partition(".")[0] in PRODUCT
+            and name not in ("actors", KERNEL)
+            and not name.startswith(f"{KERNEL}.")
         ]
         for module, names in loaded.items()
     }
     assert {module: names for module, names in above.items() if names} == {}
+
+
+def test_importing_a_pure_core_module_loads_no_actor() -> None:
+    core = modules_of(CORE)
+    assert len(core) > 10  # the walk found the package
+    below = ("actors", CORE, KERNEL, "config")
+    within = tuple(f"{package}." for package in below)
+    offending = {
+        module: [name for name in names if name not in below and not name.startswith(within)]
+        for module, names in loaded_by_each(core).items()
+    }
+    assert {module: names for module, names in offending.items() if names} == {}
