@@ -28,10 +28,11 @@ try:
     import pykka.debug
     import structlog
 
-    from actors import ChildExited, SystemClock
     from actors.core.audio_sources import SourceError, check_sources
     from actors.core.error_text import safe_text
     from actors.core.errors import InUse
+    from actors.kernel.base import ChildExited
+    from actors.kernel.clock import SystemClock
     from actors.kernel.malloc import TRIM_INTERVAL_S, limit_malloc_arenas, release_free_memory
     from actors.tree import start_relay
     from config import ConfigError, Settings, configure_logging, load_settings

@@ -16,7 +16,7 @@ from bench.harness import ROOT
 RELAY_WITHOUT_MCP = """
 import sys
 import run
-from actors import SystemClock
+from actors.kernel.clock import SystemClock
 from actors.tree import start_relay
 from config.settings import Settings
 from transport import HttpFrontend
