@@ -117,3 +117,20 @@ def test_importing_a_pure_core_module_loads_no_actor() -> None:
         for module, names in loaded_by_each(core).items()
     }
     assert {module: names for module, names in offending.items() if names} == {}
+
+
+def test_no_package_init_imports_anything() -> None:
+    inits = [
+        path
+        for package in PRODUCT
+        for path in sorted((ROOT / package).rglob("__init__.py"))
+        if path.parent != ROOT / "transport" / "demo"  # the demo's program, not a surface
+    ]
+    assert len(inits) >= 5  # the walk found the packages
+    importing = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path in inits
+        for line, name in imported(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        if name != "__future__"
+    ]
+    assert importing == []
