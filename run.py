@@ -35,11 +35,13 @@ try:
     from actors.kernel.clock import SystemClock
     from actors.kernel.malloc import TRIM_INTERVAL_S, limit_malloc_arenas, release_free_memory
     from actors.tree import start_relay
-    from config import ConfigError, Settings, configure_logging, load_settings
-    from config.command_line import build_parser
+    from config.command_line import build_parser, load_settings
+    from config.logs import configure_logging
     from config.options import OPTIONS
     from config.prices import PriceTable, load_prices
-    from transport import HttpFrontend, exposure, refusal, warn_at_start
+    from config.settings import ConfigError, Settings
+    from transport.exposure import exposure, refusal, warn_at_start
+    from transport.frontend import HttpFrontend
 except ModuleNotFoundError as missing:  # run from a checkout without its install
     module = (missing.name or "").partition(".")[0]
     if module in ("", "actors", "config", "transport"):

@@ -63,9 +63,9 @@ from actors.subtrees import (
     stop_frontend,
     stop_root,
 )
-from config import Settings
 from config.prices import PriceTable, load_prices
 from config.secrets import remember_secret
+from config.settings import Settings
 
 if TYPE_CHECKING:
     import httpx

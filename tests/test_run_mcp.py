@@ -19,7 +19,7 @@ import run
 from actors.kernel.clock import SystemClock
 from actors.tree import start_relay
 from config.settings import Settings
-from transport import HttpFrontend
+from transport.frontend import HttpFrontend
 
 settings = Settings(port=0, data_dir=":memory:")
 relay = start_relay(settings, SystemClock(), frontend=HttpFrontend(settings))

@@ -22,7 +22,7 @@ class InUse(RuntimeError):
     """Another process holds what a start needs (a port, a data directory): the start stops
     there, and the message says what is held and by whom.
 
-    :attr:`setting` names the setting that picks another (a field of ``config.Settings``)
+    :attr:`setting` names the setting that picks another (a field of ``config.settings.Settings``)
     and :attr:`instead` what to give it, so that the entry point can name the remedy in the
     user's own terms (the flag and the environment variable).
     """
