@@ -28,17 +28,20 @@ try:
     import pykka.debug
     import structlog
 
-    from actors import ChildExited, SystemClock
     from actors.core.audio_sources import SourceError, check_sources
     from actors.core.error_text import safe_text
     from actors.core.errors import InUse
+    from actors.kernel.base import ChildExited
+    from actors.kernel.clock import SystemClock
     from actors.kernel.malloc import TRIM_INTERVAL_S, limit_malloc_arenas, release_free_memory
     from actors.tree import start_relay
-    from config import ConfigError, Settings, configure_logging, load_settings
-    from config.command_line import build_parser
+    from config.command_line import build_parser, load_settings
+    from config.logs import configure_logging
     from config.options import OPTIONS
     from config.prices import PriceTable, load_prices
-    from transport import HttpFrontend, exposure, refusal, warn_at_start
+    from config.settings import ConfigError, Settings
+    from transport.exposure import exposure, refusal, warn_at_start
+    from transport.frontend import HttpFrontend
 except ModuleNotFoundError as missing:  # run from a checkout without its install
     module = (missing.name or "").partition(".")[0]
     if module in ("", "actors", "config", "transport"):

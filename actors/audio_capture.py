@@ -52,6 +52,7 @@ from actors.kernel import processes
 from actors.kernel.base import RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.published import Published
+from config.options import SECRET_VARIABLES
 
 REFRESH_S = 1.0
 """How often the published status's counters are brought up to date while nothing changes."""
@@ -288,7 +289,7 @@ class Capture(RelayActor):
                 wav = open(path, "rb")  # noqa: SIM115 - closed by the reader at its end
                 wav.seek(layout.offset)
                 return paced(wav, layout.length, self._settings.file_speed, run.halt)
-        process = run.process = processes.spawn(run.plan.argv)
+        process = run.process = processes.spawn(run.plan.argv, hidden=SECRET_VARIABLES)
         assert process.stdout is not None  # spawn pipes it
         fd = process.stdout.fileno()
         return lambda size: os.read(fd, size)

@@ -39,7 +39,6 @@ import ssl
 from dataclasses import dataclass, replace
 from typing import Any
 
-import httpx
 import pykka
 
 from actors.core.agent_events import AgentEvent, TickFailed
@@ -75,6 +74,7 @@ from actors.core.response_format import (
 from actors.core.screen_image import NOTHING_SENT, ScreenImage, SentImages
 from actors.core.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
 from actors.digest_store import DigestStore
+from actors.http_library import httpx
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Clock
 from actors.kernel.listeners import Listeners

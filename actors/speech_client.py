@@ -15,8 +15,6 @@ import functools
 import ssl
 import threading
 
-import httpx
-
 from actors.core.error_text import safe_error_text
 from actors.core.stt import (
     MAX_ANSWER_BYTES,
@@ -26,6 +24,7 @@ from actors.core.stt import (
     SttTimeout,
     read_answer,
 )
+from actors.http_library import httpx
 from config.audio import SttApi
 
 

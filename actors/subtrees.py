@@ -47,8 +47,8 @@ from actors.situation_writer import (
 from actors.situation_writer import situation_outbox as new_outbox
 from actors.ticker import Ticker
 from actors.ticker_cells import ConfigCell, News
-from config import Settings
 from config.prices import PriceTable
+from config.settings import Settings
 
 if TYPE_CHECKING:
     import httpx

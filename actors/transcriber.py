@@ -34,7 +34,6 @@ from collections import Counter, deque
 from collections.abc import Callable
 from typing import Any, Final
 
-import httpx
 import pykka
 
 from actors.core.breaker import Breaker
@@ -50,6 +49,7 @@ from actors.core.stt import (
 )
 from actors.core.stt_outcome import BUSY_RETRY_S, Outcome, TranscriberStats
 from actors.core.utterance import MARKS, TRANSCRIPT_SOURCE, TranscriptFilter, Utterance
+from actors.http_library import httpx
 from actors.kernel.base import RelayActor, Reporter
 from actors.kernel.clock import Clock
 from actors.kernel.published import Published

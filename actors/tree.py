@@ -19,7 +19,8 @@ a ``stop_*`` each); :meth:`Relay.stop` stops them in reverse. Peers reach each o
 stable handles (:class:`~actors.kernel.base.ChildHandle`), which the supervisors point at each
 new incarnation; the buffers and the digest store publish their committed state in cells that
 outlive their incarnations. Actors know no HTTP: the entry point assembles the transport and
-hands it in as a :class:`~actors.subtrees.Frontend`.
+hands it in as a :class:`~actors.subtrees.Frontend`. The kernel knows no secrets: it is handed
+the scrubber its error texts pass through here, before anything starts.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from actors.core.redactor import Redactor
 from actors.kernel.base import NORMAL_EXIT, ChildExited, ChildHandle
 from actors.kernel.clock import Clock
 from actors.kernel.schemas import StorageError
+from actors.kernel.scrubber import use_scrubber
 from actors.kernel.start_watch import watching_start
 from actors.kernel.storage import MEMORY, StorageInfo, close_storage, open_storage
 from actors.kernel.storage import with_problem as storage_with_problem
@@ -61,9 +63,9 @@ from actors.subtrees import (
     stop_frontend,
     stop_root,
 )
-from config import Settings
 from config.prices import PriceTable, load_prices
 from config.secrets import remember_secret
+from config.settings import Settings
 
 if TYPE_CHECKING:
     import httpx
@@ -94,6 +96,7 @@ def start_relay(
         CannotServe: the frontend cannot serve, e.g. a port in use (likewise).
         StartFailed: an actor failed to start; the message is its error.
     """
+    use_scrubber(safe_text)  # the kernel's error texts, from the first (a corrupt file's)
     prices = load_prices(settings.prices_file) if prices is None else prices
     storage = claim_resources(settings, frontend)
     wiring = wire(settings, clock, storage, prices, llm_transport, poll_interval_s=poll_interval_s)

@@ -44,10 +44,10 @@ from actors.sense_buffer import SenseBuffer
 from actors.tree import Relay, start_relay
 from bench import harness as h
 from bench.figures import at_least, data, exit_on_sigterm, parser
-from config import Settings, configure_logging
-from config.settings import AgentConfig
-from transport import HttpFrontend
+from config.logs import configure_logging
+from config.settings import AgentConfig, Settings
 from transport.demo.fake_llm import FakeLLM
+from transport.frontend import HttpFrontend
 
 PARTS = ("idle", "startup", "tick")
 TICK_LIMIT_MS, IDLE_LIMIT_PCT, START_LIMIT_S = 2.0, 0.5, 1.0

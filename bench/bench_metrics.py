@@ -33,12 +33,12 @@ from actors.tree import start_relay
 from bench.bench_auth import route
 from bench.harness import best_us, drive, parser
 from config.settings import AgentConfig, Settings
-from transport import HttpFrontend
 from transport.app import streams_of
 from transport.auth import Access
 from transport.bridge import Asker
 from transport.demo.fake_llm import FakeLLM
 from transport.exposition import render
+from transport.frontend import HttpFrontend
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, RouteStats
 from transport.state import Peers
 from transport.stream_limits import StreamLimits

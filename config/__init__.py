@@ -1,20 +1,7 @@
 """Settings from the environment and the command line, the app-name table, logging set-up.
 
-Nothing here exits the process: a caller decides what an invalid setting means.
+Nothing here exits the process: a caller decides what an invalid setting means. Import what
+you need from the module that defines it (``config.settings``, ``config.command_line``,
+``config.logs``, ``config.app_names``): this package imports nothing, so that reading one
+setting's module loads no other.
 """
-
-from config.app_names import APP_NAMES, normalize_app_name
-from config.command_line import build_parser, load_settings
-from config.logs import configure_logging
-from config.settings import AgentConfig, ConfigError, Settings
-
-__all__ = [
-    "APP_NAMES",
-    "AgentConfig",
-    "ConfigError",
-    "Settings",
-    "build_parser",
-    "configure_logging",
-    "load_settings",
-    "normalize_app_name",
-]

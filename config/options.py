@@ -416,3 +416,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
 )
 """Every setting, in the order ``--help`` lists them."""
+
+SECRET_VARIABLES = frozenset(option.env for option in OPTIONS if option.secret)
+"""The environment variables that hold a secret (the LLM key, the speech service's key,
+``RELAY_TOKEN``): kept from the programs the relay starts."""

@@ -15,17 +15,22 @@ import pykka
 import pytest
 import structlog
 
+from actors.core.error_text import safe_text
 from actors.kernel.clock import FakeClock
+from actors.kernel.scrubber import use_scrubber
 from actors.kernel.storage import StorageInfo, close_storage, open_storage
 from actors.tree import Relay, start_relay
 from config.logs import configure_logging
 from config.settings import Settings
 from tests.helpers import LogSink, client_for, relay_settings
-from transport import HttpFrontend, stream_limits
+from transport import stream_limits
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
+from transport.frontend import HttpFrontend
 
 SINK = LogSink()
+
+use_scrubber(safe_text)  # as start_relay does: actors a test starts by hand scrub alike
 
 
 @pytest.fixture(autouse=True)
@@ -64,6 +69,14 @@ def _stop_all_actors() -> Iterator[None]:
     for ref in reversed(pykka.ActorRegistry.get_all()):
         with contextlib.suppress(pykka.Timeout, pykka.ActorDeadError):
             ref.stop(block=True, timeout=5)
+
+
+@pytest.fixture
+def no_scrubber() -> Iterator[None]:
+    """The kernel as it is before anyone hands it a scrubber; the tests' own put back after."""
+    previous = use_scrubber(None)
+    yield
+    use_scrubber(previous)
 
 
 @pytest.fixture

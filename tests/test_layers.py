@@ -1,15 +1,40 @@
 """The layers the tree shows: actors know no HTTP. No module under ``actors/`` imports
 ``transport``, not even for type checking; the entry point assembles the HTTP transport and
-hands it to the tree."""
+hands it to the tree. And the kernel is the floor: importing any of its modules loads no
+other product module, so supervision, storage and the clock are handed what they need by
+whoever starts them."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LOWER = "actors"
 UPPER = "transport"
+KERNEL = "actors.kernel"
+CORE = "actors.core"
+PRODUCT = ("actors", "transport", "config")
+
+ACTOR_LIBRARIES = ("pykka", "aiohttp")
+"""What the pure core must not load (nor any actor that would bring them)."""
+
+_PROBE = """
+import importlib, sys
+def ours(name): return name.partition(".")[0] in {product!r}
+def shown(name): return ours(name) or name in {libraries!r}
+for module in sys.argv[1:]:
+    for name in [name for name in sys.modules if ours(name)]:
+        del sys.modules[name]
+    importlib.import_module(module)
+    print(module, *sorted(name for name in sys.modules if shown(name)))
+"""
+"""Run in a fresh interpreter: each module named imported on a sys.modules cleared of the
+product's modules, then the product modules that import loaded (and the actor libraries loaded
+so far: those are not cleared, so the first module that brings one is the one named), one
+line per module."""
 
 
 def imported(tree: ast.AST) -> list[tuple[int, str]]:
@@ -39,3 +64,73 @@ def test_no_module_under_actors_imports_the_transport() -> None:
 def test_the_check_sees_an_import_under_type_checking() -> None:
     source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from transport.x import Y\n"
     assert (3, "transport.x") in imported(ast.parse(source))
+
+
+def loaded_by_each(modules: list[str]) -> dict[str, list[str]]:
+    """The product modules importing each of ``modules`` loads, each on a clean slate, and
+    the actor libraries loaded so far."""
+    probe = _PROBE.format(product=PRODUCT, libraries=ACTOR_LIBRARIES)
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *modules],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return {module: rest for module, *rest in (line.split() for line in done.stdout.splitlines())}
+
+
+def modules_of(package: str) -> list[str]:
+    """The dotted names of a package's modules, its ``__init__`` aside."""
+    folder = ROOT.joinpath(*package.split("."))
+    return sorted(
+        f"{package}.{path.stem}" for path in folder.glob("*.py") if path.stem != "__init__"
+    )
+
+
+def test_importing_a_kernel_module_loads_nothing_above_the_kernel() -> None:
+    kernel = modules_of(KERNEL)
+    assert len(kernel) > 10  # the walk found the package
+    loaded = loaded_by_each(kernel)
+    assert sorted(loaded) == kernel
+    above = {
+        module: [
+            name
+            for name in names
+            if name.partition(".")[0] in PRODUCT
+            and name not in ("actors", KERNEL)
+            and not name.startswith(f"{KERNEL}.")
+        ]
+        for module, names in loaded.items()
+    }
+    assert {module: names for module, names in above.items() if names} == {}
+
+
+def test_importing_a_pure_core_module_loads_no_actor() -> None:
+    core = modules_of(CORE)
+    assert len(core) > 10  # the walk found the package
+    below = ("actors", CORE, KERNEL, "config")
+    within = tuple(f"{package}." for package in below)
+    offending = {
+        module: [name for name in names if name not in below and not name.startswith(within)]
+        for module, names in loaded_by_each(core).items()
+    }
+    assert {module: names for module, names in offending.items() if names} == {}
+
+
+def test_no_package_init_imports_anything() -> None:
+    inits = [
+        path
+        for package in PRODUCT
+        for path in sorted((ROOT / package).rglob("__init__.py"))
+        if path.parent != ROOT / "transport" / "demo"  # the demo's program, not a surface
+    ]
+    assert len(inits) >= 5  # the walk found the packages
+    importing = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path in inits
+        for line, name in imported(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        if name != "__future__"
+    ]
+    assert importing == []

@@ -16,10 +16,10 @@ from bench.harness import ROOT
 RELAY_WITHOUT_MCP = """
 import sys
 import run
-from actors import SystemClock
+from actors.kernel.clock import SystemClock
 from actors.tree import start_relay
 from config.settings import Settings
-from transport import HttpFrontend
+from transport.frontend import HttpFrontend
 
 settings = Settings(port=0, data_dir=":memory:")
 relay = start_relay(settings, SystemClock(), frontend=HttpFrontend(settings))

@@ -1,18 +1,6 @@
-"""The HTTP transport: its actor, the aiohttp app, its routes, streams, auth and metrics."""
+"""The HTTP transport: its actor, the aiohttp app, its routes, streams, auth and metrics.
 
-from transport.app import build_app
-from transport.exposure import exposure, refusal, warn_at_start
-from transport.frontend import HttpFrontend
-from transport.http_transport import HttpTransport
-from transport.state import Peers, Policy
-
-__all__ = [
-    "HttpFrontend",
-    "HttpTransport",
-    "Peers",
-    "Policy",
-    "build_app",
-    "exposure",
-    "refusal",
-    "warn_at_start",
-]
+Import what you need from the module that defines it (``transport.frontend.HttpFrontend``,
+``transport.exposure``, ...): this package imports nothing, so that a module of it (the MCP
+server's, a pure one) loads no more than it needs.
+"""

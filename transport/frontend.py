@@ -15,7 +15,7 @@ import pykka
 from actors.core.exclusion import ExclusionRule, Exclusions
 from actors.kernel.base import ChildHandle, Reporter
 from actors.subtrees import Wiring
-from config import Settings
+from config.settings import Settings
 from transport.connections import MIB, ConnectionLimits
 from transport.http_transport import HttpTransport, check_port
 from transport.state import Peers, Policy

@@ -9,12 +9,16 @@ then takes out the secrets the relay was configured with (:func:`config.secrets.
 the redactor does not know by their look (a local server's placeholder key). A server that
 could not read a screen image may quote it back: its data is taken out first
 (:func:`~actors.core.screen_image.without_image_data`).
+
+The kernel knows nothing of these: :func:`safe_text` is the scrubber the composition root
+hands it (:func:`actors.kernel.scrubber.use_scrubber`).
 """
 
 from __future__ import annotations
 
 from actors.core.redaction import redact
 from actors.core.screen_image import without_image_data
+from actors.kernel.scrubber import described
 from config.secrets import scrub
 
 
@@ -28,9 +32,4 @@ def safe_error_text(exc: BaseException) -> str:
     """``Type: message`` of ``exc`` (``Type`` alone without a message), made safe by
     :func:`safe_text`. Never ``repr(exc)``: a ``UnicodeEncodeError``'s repr holds the whole
     text it could not encode."""
-    name = type(exc).__name__
-    try:
-        message = str(exc)
-    except Exception:  # a broken __str__ still leaves the type to show
-        message = ""
-    return safe_text(f"{name}: {message}" if message else name)
+    return safe_text(described(exc))

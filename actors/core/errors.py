@@ -1,5 +1,10 @@
 """The relay's exceptions. ``transport`` maps them to HTTP statuses in one place; a start
-refused because another process holds what it needs is an :class:`InUse`."""
+refused because another process holds what it needs is an :class:`InUse`.
+
+The few the kernel raises itself (:class:`RelayError`, :class:`BadRequest`,
+:class:`ActorUnavailable`, :class:`InUse`) are defined in :mod:`actors.kernel.errors`, which
+imports nothing above the kernel, and offered here with the others.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +12,28 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from actors.core.screen_image import without_image_data
+from actors.kernel.errors import ActorUnavailable, BadRequest, InUse, RelayError
 from config.secrets import scrub
 
-
-class RelayError(Exception):
-    """Base of every error the relay raises on purpose."""
-
-
-class BadRequest(RelayError):
-    """The client sent something the relay will not store (HTTP 400)."""
+__all__ = [
+    "ActorUnavailable",
+    "BadRequest",
+    "FeatureUnavailable",
+    "Forbidden",
+    "InUse",
+    "LLMBadResponse",
+    "LLMConnectionError",
+    "LLMError",
+    "LLMHTTPError",
+    "LLMTimeout",
+    "LLMUnexpectedError",
+    "Misdirected",
+    "PayloadTooLarge",
+    "RelayError",
+    "Unauthorized",
+    "is_retryable",
+    "retry_after_s",
+]
 
 
 class PayloadTooLarge(BadRequest):
@@ -32,10 +50,6 @@ class Forbidden(RelayError):
 
 class Misdirected(RelayError):
     """The request names a host this relay does not serve (HTTP 421)."""
-
-
-class ActorUnavailable(RelayError):
-    """An actor is down (restarting) or did not answer in time (HTTP 503)."""
 
 
 class FeatureUnavailable(RelayError):
@@ -76,21 +90,6 @@ class LLMUnexpectedError(LLMError):
     """The call failed for a reason none of the others names (a header httpx could not
     encode, a bug): the tick fails and the caller lives on. Its message is already safe to
     show (:func:`actors.core.error_text.safe_error_text`)."""
-
-
-class InUse(RuntimeError):
-    """Another process holds what a start needs (a port, a data directory): the start stops
-    there, and the message says what is held and by whom.
-
-    :attr:`setting` names the setting that picks another (a field of ``config.Settings``)
-    and :attr:`instead` what to give it, so that the entry point can name the remedy in the
-    user's own terms (the flag and the environment variable).
-    """
-
-    def __init__(self, message: str, *, setting: str, instead: str) -> None:
-        super().__init__(message)
-        self.setting = setting
-        self.instead = instead
 
 
 def retry_after_s(header: str | None) -> float | None:

@@ -33,8 +33,8 @@ import structlog
 from pykka.messages import ProxyCall
 from structlog.contextvars import bound_contextvars
 
-from actors.core.error_text import safe_error_text
-from actors.core.errors import ActorUnavailable
+from actors.kernel.errors import ActorUnavailable
+from actors.kernel.scrubber import error_text
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -75,8 +75,8 @@ class ChildExited:
     name: str
     urn: str
     reason: str
-    """``normal``, or what killed it as :func:`~actors.core.error_text.safe_error_text` puts
-    it (the supervisor logs it)."""
+    """``normal``, or what killed it as :func:`~actors.kernel.scrubber.error_text` puts it
+    (the supervisor logs it)."""
 
 
 NORMAL_EXIT = "normal"
@@ -117,7 +117,7 @@ class RelayActor(pykka.ThreadingActor):
                 self.stopped()  # release whatever the failed start had taken
             finally:
                 self._fail_queued_calls()
-                self._report_exit(f"on_start failed: {safe_error_text(exc)}")
+                self._report_exit(f"on_start failed: {error_text(exc)}")
             raise
 
     def on_stop(self) -> None:
@@ -140,7 +140,7 @@ class RelayActor(pykka.ThreadingActor):
         finally:
             self._fail_queued_calls()
             self._report_exit(
-                safe_error_text(exception_value) if exception_value is not None else "failure"
+                error_text(exception_value) if exception_value is not None else "failure"
             )
 
     def started(self) -> None:

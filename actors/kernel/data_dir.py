@@ -13,7 +13,7 @@ from pathlib import Path
 
 import structlog
 
-from actors.core.errors import InUse
+from actors.kernel.errors import InUse
 from actors.kernel.file_modes import (
     PRIVATE_DIR,
     PRIVATE_FILE,

@@ -19,8 +19,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from actors.core.errors import ActorUnavailable
 from actors.kernel.base import ChildHandle
+from actors.kernel.errors import ActorUnavailable
 
 T = TypeVar("T")
 

@@ -29,8 +29,8 @@ from typing import Any
 
 import pykka
 
-from actors.core.errors import ActorUnavailable
 from actors.kernel.base import RelayActor, Reporter
+from actors.kernel.errors import ActorUnavailable
 from actors.kernel.storage import Store, connect
 
 MAX_BATCH = 512

@@ -19,7 +19,7 @@ from typing import Generic, Protocol, TypeVar
 
 import structlog
 
-from actors.core.errors import ActorUnavailable
+from actors.kernel.errors import ActorUnavailable
 
 E = TypeVar("E")
 

@@ -1,14 +1,15 @@
 """Child processes an actor owns: started so they never outlive the relay, ended for sure.
 
 * :func:`spawn` starts a program without a shell, in a session (and process group) of its
-  own, stdin from ``/dev/null``, stdout and stderr piped to the owner. On Linux it is started
-  through a tiny wrapper that asks the kernel for ``SIGKILL`` when its parent dies
-  (``prctl(PR_SET_PDEATHSIG)``) and then ``exec``\\ s the program, so the program dies with
-  the relay even after ``kill -9``. The wrapper, not ``preexec_fn``, because code run between
-  ``fork`` and ``exec`` in a threaded process may deadlock. Linux sends the signal when the
-  *thread* that started the child ends: an actor's thread lives as long as the actor, so the
-  child dies with its owner. Elsewhere, a program writing to a pipe nobody reads ends with
-  the broken pipe.
+  own, stdin from ``/dev/null``, stdout and stderr piped to the owner, in the relay's
+  environment less the variables its owner names as secret (the kernel knows no settings).
+  On Linux it is started through a tiny wrapper that asks the kernel for ``SIGKILL`` when its
+  parent dies (``prctl(PR_SET_PDEATHSIG)``) and then ``exec``\\ s the program, so the program
+  dies with the relay even after ``kill -9``. The wrapper, not ``preexec_fn``, because code
+  run between ``fork`` and ``exec`` in a threaded process may deadlock. Linux sends the
+  signal when the *thread* that started the child ends: an actor's thread lives as long as
+  the actor, so the child dies with its owner. Elsewhere, a program writing to a pipe nobody
+  reads ends with the broken pipe.
 * :func:`end` sends ``SIGTERM`` to the child's process group, waits a grace, then ``SIGKILL``.
 * :func:`alive` tells a running process from one that is gone or a zombie.
 """
@@ -21,10 +22,8 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Final
-
-from config.options import OPTIONS
 
 NOT_FOUND: Final = 127
 """The wrapper's exit code when the program cannot be run (a shell's)."""
@@ -38,16 +37,15 @@ _WRAPPER: Final = (
 )
 
 
-def child_environment() -> dict[str, str]:
-    """The relay's environment less the secrets it was given (the LLM key, the speech
-    service's key, ``RELAY_TOKEN``): a capture program has no use for them."""
-    secret = {option.env for option in OPTIONS if option.secret}
-    return {name: value for name, value in os.environ.items() if name not in secret}
+def child_environment(hidden: Collection[str]) -> dict[str, str]:
+    """The relay's environment less the variables named in ``hidden`` (the secrets it was
+    given: a capture program has no use for them)."""
+    return {name: value for name, value in os.environ.items() if name not in hidden}
 
 
-def spawn(argv: Sequence[str]) -> subprocess.Popen[bytes]:
+def spawn(argv: Sequence[str], *, hidden: Collection[str]) -> subprocess.Popen[bytes]:
     """Start ``argv`` (the program found on ``PATH``) with its stdout and stderr piped, in
-    :func:`child_environment`.
+    :func:`child_environment` less ``hidden``.
 
     Raises:
         FileNotFoundError: the program is not on ``PATH`` (or not executable there).
@@ -67,7 +65,7 @@ def spawn(argv: Sequence[str]) -> subprocess.Popen[bytes]:
         start_new_session=True,
         close_fds=True,
         bufsize=0,
-        env=child_environment(),
+        env=child_environment(hidden),
     )
 
 

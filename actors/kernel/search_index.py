@@ -21,7 +21,7 @@ import unicodedata
 
 import structlog
 
-from actors.core.errors import BadRequest
+from actors.kernel.errors import BadRequest
 
 log = structlog.get_logger("relay")
 

@@ -45,7 +45,6 @@ from pathlib import Path
 
 import structlog
 
-from actors.core.error_text import safe_text
 from actors.kernel.data_dir import (
     DirectoryLock,
     check_privacy,
@@ -54,6 +53,7 @@ from actors.kernel.data_dir import (
 )
 from actors.kernel.file_modes import PRIVATE_FILE
 from actors.kernel.schemas import MIGRATIONS, StorageError, migrate
+from actors.kernel.scrubber import scrubbed
 
 log = structlog.get_logger("relay")
 
@@ -245,7 +245,7 @@ def _open_parts(directory: Path, sync: str) -> StorageInfo:
                 actor="root",
                 path=str(path),
                 moved_to=aside,
-                error=safe_text(str(exc)),
+                error=scrubbed(str(exc)),
             )
             try:
                 token, new = _open_part(store, part)

@@ -23,7 +23,6 @@ import pykka
 import structlog
 from pykka.messages import ProxyCall
 
-from actors.core.error_text import safe_error_text
 from actors.kernel.base import (
     NORMAL_EXIT,
     ChildExited,
@@ -33,6 +32,7 @@ from actors.kernel.base import (
     release_abandoned,
 )
 from actors.kernel.clock import Cancel, Clock
+from actors.kernel.scrubber import error_text
 
 _log = structlog.get_logger("relay").bind(actor="supervisor")
 
@@ -243,7 +243,7 @@ class Supervisor(RelayActor):
         try:
             ref.proxy().ping().get(timeout=self._start_timeout_s)
         except (pykka.ActorDeadError, pykka.Timeout) as exc:
-            msg = f"child {state.spec.name} failed to start: {safe_error_text(exc)}"
+            msg = f"child {state.spec.name} failed to start: {error_text(exc)}"
             raise RuntimeError(msg) from exc
 
     def _forget(self, name: str) -> None:
@@ -370,7 +370,7 @@ class Supervisor(RelayActor):
             self._spawn(state)
         except Exception as exc:  # a failing start is retried by the next poll, never in a loop
             handle.state = "running"  # the poll sees it dead and counts another restart
-            self._log.error("supervisor.restart_failed", child=name, error=safe_error_text(exc))
+            self._log.error("supervisor.restart_failed", child=name, error=error_text(exc))
             return
         handle.restarts += 1
         handle.last_restart_ms = self._clock.now_ms()
@@ -391,7 +391,7 @@ def abandon(ref: pykka.ActorRef[Any]) -> None:
     try:
         release_abandoned(ref)
     except Exception as exc:
-        _log.error("supervisor.abandon_failed", child=str(ref), error=safe_error_text(exc))
+        _log.error("supervisor.abandon_failed", child=str(ref), error=error_text(exc))
 
 
 def _tell(ref: pykka.ActorRef[Any], message: Any) -> None:

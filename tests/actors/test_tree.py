@@ -15,7 +15,9 @@ from typing import Any
 import pykka
 import pytest
 
+from actors.core.error_text import safe_text
 from actors.feed_buffer import FeedBuffer
+from actors.kernel import scrubber
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import FakeClock
 from actors.kernel.data_dir import DataDirInUse
@@ -222,3 +224,11 @@ def test_a_subtree_that_fails_its_start_stops_the_others_and_frees_the_directory
     wait_until(lambda: not pykka.ActorRegistry.get_all(), what="every started actor to stop")
     again = make_relay(settings)  # the data directory is free again
     assert again.handles["feed"].ask(FeedBuffer.append, "a", "normal").result(timeout=5).id == 1
+
+
+@pytest.mark.usefixtures("no_scrubber")
+def test_the_relay_hands_the_kernel_its_scrubber_before_anything_starts(
+    make_relay: Callable[..., Relay],
+) -> None:
+    make_relay()
+    assert scrubber._scrubber is safe_text

@@ -29,9 +29,10 @@ from config.audio import AudioConfig
 from config.logs import configure_logging
 from config.settings import AgentConfig, Settings
 from tests.transport.openapi_contract import Contract, fuzz
-from transport import HttpFrontend, stream_limits
+from transport import stream_limits
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
+from transport.frontend import HttpFrontend
 from transport.openapi import openapi_document
 
 TOKEN, HOUR_MS, SHOWN = "fuzz-token", 3_600_000, 10  # SHOWN: problems printed of each kind

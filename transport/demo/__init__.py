@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from config import Settings
 from config.command_line import build_parser
+from config.settings import Settings
 
 if TYPE_CHECKING:
     from transport.demo.replay import Replayer
