@@ -29,7 +29,7 @@ try:
     import structlog
 
     from actors import ChildExited, SystemClock
-    from actors.core.audio_sources import SourceError, check_sources
+    from actors.audio.core.sources import SourceError, check_sources
     from actors.core.error_text import safe_text
     from actors.core.errors import InUse
     from actors.kernel.malloc import TRIM_INTERVAL_S, limit_malloc_arenas, release_free_memory

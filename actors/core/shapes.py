@@ -15,7 +15,7 @@ from typing import Annotated, Literal, get_args
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from actors.core.utterance import AudioSource
+from actors.audio.core.utterance import AudioSource
 
 Channel = Literal["stream", "agent"]
 """Where the overlay shows a feed item: its feed, or its Agent tab."""

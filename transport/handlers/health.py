@@ -10,7 +10,7 @@ import structlog
 from aiohttp import web
 from msgspec import UNSET
 
-from actors.audio_tree import AudioViews, configured
+from actors.audio.subtree import AudioViews, configured
 from actors.core.errors import (
     ActorUnavailable,
 )
@@ -20,7 +20,7 @@ from actors.sense_buffer import SenseBuffer
 from actors.ticker import Ticker
 from config.audio import AudioConfig
 from transport.answers import ActorState, AgentHealth, Health, Storage
-from transport.audio_answers import AudioHealth, AudioSources, CaptureHealth, TranscriberHealth
+from transport.audio.answers import AudioHealth, AudioSources, CaptureHealth, TranscriberHealth
 from transport.guard import json_response
 from transport.state import ACCESS, ASK, CLIENT_FIGURES, PEERS, STREAMS
 
