@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pykka
 import structlog
 
-from actors.audio.core.utterance import AudioSource
 from actors.audio.subtree import AudioHandles, AudioViews, audio_children, configured
 from actors.context_builder import ContextBuilder
 from actors.core.agent_events import AgentEvent
@@ -28,6 +27,7 @@ from actors.core.records import EMPTY_FEED, EMPTY_SENSE, FeedSnapshot, SenseSnap
 from actors.core.redactor import Redactor
 from actors.core.response_format import NO_LEVELS, FormatLevels
 from actors.core.screen_image import NOTHING_SENT, SentImages
+from actors.core.shapes import AudioSource
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildExited, ChildHandle, Reporter

@@ -45,9 +45,10 @@ from actors.audio.core.capture_records import (
     UtteranceSink,
 )
 from actors.audio.core.sources import WAV_HEADER_READ, SourcePlan, parse_source, wav_layout
-from actors.audio.core.utterance import BYTES_PER_MS, AudioSource
+from actors.audio.core.utterance import BYTES_PER_MS
 from actors.audio.reader import Meter, PcmReader, keep_last_line, paced
 from actors.core.error_text import safe_error_text
+from actors.core.shapes import AudioSource
 from actors.kernel import processes
 from actors.kernel.base import RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock

@@ -22,11 +22,12 @@ from actors.audio.capture import Capture
 from actors.audio.core.capture_records import CaptureStatus, not_started
 from actors.audio.core.stt_outcome import NO_STATS, TranscriberStats
 from actors.audio.core.transcript_filter import Filters
-from actors.audio.core.utterance import AUDIO_SOURCES, AudioSource, Utterance
+from actors.audio.core.utterance import Utterance
 from actors.audio.core.voice import VoiceDetector
 from actors.audio.transcriber import Transcriber
 from actors.core.errors import ActorUnavailable
 from actors.core.records import FeedInput, FeedItem
+from actors.core.shapes import AUDIO_SOURCES, AudioSource
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle, Reporter
 from actors.kernel.clock import Clock

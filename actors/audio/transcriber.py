@@ -44,14 +44,14 @@ from actors.audio.core.stt import (
     request_for,
 )
 from actors.audio.core.stt_outcome import BUSY_RETRY_S, Outcome, TranscriberStats
-from actors.audio.core.utterance import MARKS, TRANSCRIPT_SOURCE, TranscriptFilter, Utterance
+from actors.audio.core.utterance import TranscriptFilter, Utterance
 from actors.audio.speech_client import SpeechClient
 from actors.audio.stt_jobs import Delivered, Expired, Heard, Job, resolve, tell
 from actors.core.breaker import Breaker
 from actors.core.error_text import safe_error_text, safe_text
 from actors.core.model_stats import empty_latency_buckets, latency_bucket
 from actors.core.records import FeedInput, FeedItem
-from actors.core.shapes import STREAM
+from actors.core.shapes import MARKS, STREAM, TRANSCRIPT_SOURCE
 from actors.kernel.base import RelayActor, Reporter
 from actors.kernel.clock import Clock
 from actors.kernel.published import Published

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from array import array
 
-from actors.audio.core.utterance import BYTES_PER_MS, AudioSource, Utterance
+from actors.audio.core.utterance import BYTES_PER_MS, Utterance
+from actors.core.shapes import AudioSource
 
 FRAME_MS = 30
 FRAME_BYTES = FRAME_MS * BYTES_PER_MS

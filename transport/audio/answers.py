@@ -1,7 +1,8 @@
 """``/health.audio``: the captures and the transcriber as answers, typed structs like those of
 :mod:`transport.answers` (closed, camelCase; the document's components are generated from
 them). They are made from what the audio actors last published (``CaptureStatus``,
-``TranscriberStats``) by :mod:`transport.handlers.health`, never by asking an actor.
+``TranscriberStats``) by :func:`transport.audio.health.audio_health`, never by asking an
+actor.
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from actors.audio.capture import Capture
 from actors.audio.core.capture_records import CaptureStatus
-from actors.audio.core.utterance import AudioSource
 from actors.audio.subtree import AudioHandles, AudioViews, configured
 from actors.core.errors import ActorUnavailable
+from actors.core.shapes import AudioSource
 from config.audio import AudioConfig
 from transport.bridge import Asker
 

@@ -22,9 +22,9 @@ from prometheus_client.metrics_core import (
 
 from actors.audio.core.capture_records import CaptureState, CaptureStatus
 from actors.audio.core.stt_outcome import STT_STATES, TranscriberStats
-from actors.audio.core.utterance import AudioSource
 from actors.audio.subtree import AudioViews, configured
 from actors.core.model_stats import LATENCY_BUCKETS_S
+from actors.core.shapes import AudioSource
 from config.audio import AudioConfig
 from transport.metrics import cumulative
 

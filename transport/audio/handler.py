@@ -9,10 +9,11 @@ import math
 from aiohttp import web
 
 from actors.audio.core.stt_outcome import Outcome
-from actors.audio.core.utterance import BYTES_PER_MS, AudioSource, Utterance
+from actors.audio.core.utterance import BYTES_PER_MS, Utterance
 from actors.audio.core.wav import l16_pcm, parse_l16, read_wav
 from actors.audio.transcriber import Transcriber
 from actors.core.errors import ActorUnavailable, BadRequest
+from actors.core.shapes import AudioSource
 from transport.answers import Transcribed
 from transport.guard import Refused, UnsupportedMediaType, json_response
 from transport.inputs import read_bytes

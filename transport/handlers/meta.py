@@ -7,10 +7,10 @@ from aiohttp import web
 from msgspec import UNSET
 
 from actors.audio.core.capture_records import SETTING_NAMES
-from actors.audio.core.utterance import AUDIO_SOURCES
 from actors.core.bodies import CONFIG_BODY_LIMIT
 from actors.core.control_bodies import Fault
 from actors.core.errors import BadRequest
+from actors.core.shapes import AUDIO_SOURCES
 from actors.kernel.base import RelayActor
 from transport.answers import Done
 from transport.guard import json_response, raw_json_response

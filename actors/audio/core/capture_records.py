@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from actors.audio.core.utterance import AudioSource, Detector, Utterance
+from actors.audio.core.utterance import Detector, Utterance
+from actors.core.shapes import AudioSource
 
 CaptureState = Literal["starting", "running", "backoff", "paused", "failed", "stopped"]
 """``starting`` (no audio yet from this run), ``running``, ``backoff`` (waiting to restart),

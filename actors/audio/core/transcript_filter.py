@@ -26,7 +26,7 @@ import re
 from collections import Counter, deque
 from typing import Final, Literal, get_args
 
-from actors.audio.core.utterance import AudioSource
+from actors.core.shapes import AudioSource
 
 DropReason = Literal["short", "repetitive", "invented", "duplicate", "bleed"]
 DROP_REASONS: Final[tuple[DropReason, ...]] = get_args(DropReason)

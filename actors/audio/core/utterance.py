@@ -1,29 +1,23 @@
 """What the audio path hands on: an utterance of one source, as 16 kHz mono 16-bit PCM.
 
 Capture cuts the PCM of a source into utterances (:mod:`actors.audio.core.voice`), the transcriber
-turns each into text, and the feed stores the text with the source's mark. Audio itself is
+turns each into text, and the feed stores the text with the source's mark (the sources and
+their marks are the feed's vocabulary: :mod:`actors.core.shapes`). Audio itself is
 never written to disk or logged: an utterance lives in memory until it is transcribed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal, Protocol
+from typing import Final, Protocol
+
+from actors.core.shapes import AudioSource
 
 SAMPLE_RATE: Final = 16_000
 """Samples per second of every PCM stream the relay reads."""
 SAMPLE_BYTES: Final = 2
 """Signed 16-bit little-endian samples, one channel."""
 BYTES_PER_MS: Final = SAMPLE_RATE * SAMPLE_BYTES // 1000
-
-AudioSource = Literal["system", "mic"]
-"""``system``: what the user hears (``AUDIO_SOURCE``); ``mic``: what the user says
-(``MIC_SOURCE``, and ``POST /audio`` from another device)."""
-AUDIO_SOURCES: Final[tuple[AudioSource, ...]] = ("system", "mic")
-MARKS: Final[dict[AudioSource, str]] = {"system": "[🔊] ", "mic": "[🎙] "}
-"""The prefix of a transcript's feed text, by source; the agent hears both."""
-TRANSCRIPT_SOURCE: Final = "audio"
-"""The feed ``source`` of every transcript."""
 
 
 @dataclass(frozen=True, slots=True)

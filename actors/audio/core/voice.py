@@ -25,13 +25,8 @@ from array import array
 from collections import deque
 from dataclasses import dataclass
 
-from actors.audio.core.utterance import (
-    BYTES_PER_MS,
-    SAMPLE_BYTES,
-    SAMPLE_RATE,
-    AudioSource,
-    Utterance,
-)
+from actors.audio.core.utterance import BYTES_PER_MS, SAMPLE_BYTES, SAMPLE_RATE, Utterance
+from actors.core.shapes import AudioSource
 from config.audio import AudioConfig
 
 FRAME_MS = 30

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 
 from actors.audio.core.stt_outcome import NO_STATS, Outcome, TranscriberStats
-from actors.audio.core.utterance import MARKS, AudioSource, Utterance
+from actors.audio.core.utterance import Utterance
 from actors.audio.transcriber import Deliver, Transcriber
 from actors.core.breaker import COOL_OFF_JITTER, COOL_OFF_MIN_S
 from actors.core.model_stats import LATENCY_BUCKETS_S
 from actors.core.records import FeedInput, FeedItem
+from actors.core.shapes import MARKS, AudioSource
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.clock import FakeClock

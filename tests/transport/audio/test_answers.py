@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from actors.audio.capture import Capture
-from actors.audio.core.utterance import AUDIO_SOURCES
+from actors.core.shapes import AUDIO_SOURCES
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from bench.harness import ROOT
