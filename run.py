@@ -28,7 +28,7 @@ try:
     import pykka.debug
     import structlog
 
-    from actors.core.audio_sources import SourceError, check_sources
+    from actors.audio.core.sources import SourceError, check_sources
     from actors.core.error_text import safe_text
     from actors.core.errors import InUse
     from actors.kernel.base import ChildExited

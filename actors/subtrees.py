@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pykka
 import structlog
 
-from actors.audio_tree import AudioHandles, AudioViews, audio_children, configured
+from actors.audio.subtree import AudioHandles, AudioViews, audio_children, configured
 from actors.context_builder import ContextBuilder
 from actors.core.agent_events import AgentEvent
 from actors.core.entries import EMPTY_AGENT, AgentSnapshot
@@ -27,7 +27,7 @@ from actors.core.records import EMPTY_FEED, EMPTY_SENSE, FeedSnapshot, SenseSnap
 from actors.core.redactor import Redactor
 from actors.core.response_format import NO_LEVELS, FormatLevels
 from actors.core.screen_image import NOTHING_SENT, SentImages
-from actors.core.utterance import AudioSource
+from actors.core.shapes import AudioSource
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildExited, ChildHandle, Reporter
@@ -356,7 +356,7 @@ def situation_writer(w: Wiring, events: Listeners[AgentEvent]) -> tuple[ChildSpe
 
 def start_audio(root: pykka.ActorRef[Any], w: Wiring) -> None:
     """The audio path under a supervisor of its own: the transcriber, and a capture for each
-    configured source (:mod:`actors.audio_tree`); restarted on their own."""
+    configured source (:mod:`actors.audio.subtree`); restarted on their own."""
     hs = w.handles.audio
     children = audio_children(
         w.settings.audio, w.clock, w.handles.feed, hs, w.audio_views, ping_timeout_s=PING_TIMEOUT_S

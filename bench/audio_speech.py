@@ -32,8 +32,8 @@ from pathlib import Path
 import httpx
 from aiohttp import web
 
-from actors.core.utterance import BYTES_PER_MS
-from actors.core.wav import read_wav, wav_bytes
+from actors.audio.core.utterance import BYTES_PER_MS
+from actors.audio.core.wav import read_wav, wav_bytes
 from bench.audio_probe import FeedListener, stt_settings
 from bench.harness import HOST, data_directory, log_file, relay_env, relay_process
 from bench.stt_server import Recogniser, app

@@ -1,5 +1,5 @@
 """Voice detection's cost for one 16 kHz stream, and the utterances it finds
-(``actors/core/voice.py``).
+(``actors/audio/core/voice.py``).
 
 Run from the repository root::
 
@@ -25,9 +25,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from actors.core.utterance import BYTES_PER_MS, Utterance
-from actors.core.voice import FRAME_MS, VoiceDetector, VoiceStats
-from actors.core.wav import read_wav
+from actors.audio.core.utterance import BYTES_PER_MS, Utterance
+from actors.audio.core.voice import FRAME_MS, VoiceDetector, VoiceStats
+from actors.audio.core.wav import read_wav
 from bench.figures import Table, at_least, median
 from bench.pcm_source import Voice
 from config.audio import AudioConfig

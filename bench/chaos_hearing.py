@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from actors.core.utterance import AUDIO_SOURCES, MARKS, AudioSource
+from actors.core.shapes import AUDIO_SOURCES, MARKS, AudioSource
 from bench.chaos_audio import capture_processes, command
 from transport.demo.fake_stt import FakeStt, HeardRequest
 

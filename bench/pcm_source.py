@@ -24,7 +24,7 @@ import time
 from array import array
 from collections.abc import Iterator
 
-from actors.core.utterance import BYTES_PER_MS, SAMPLE_RATE
+from actors.audio.core.utterance import BYTES_PER_MS, SAMPLE_RATE
 from bench.figures import at_least
 
 ROOM_LEVEL = 0.0005

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from actors.audio.core.transcript_filter import Filters
 from actors.core.change import gist
 from actors.core.completion import parse_analysis
 from actors.core.error_text import safe_text
@@ -58,7 +59,6 @@ from actors.core.screen_budget import fit_screen
 from actors.core.situation import detected_errors
 from actors.core.stack_traces import find_stack_traces
 from actors.core.text_view import view_of
-from actors.core.transcript_filter import Filters
 from actors.core.window import build_context_window
 from actors.kernel.search_index import QueryError, match_expression
 from bench.harness import parser

@@ -14,7 +14,7 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from actors.audio_capture import Capture
+from actors.audio.capture import Capture
 from actors.kernel.clock import FakeClock
 from actors.kernel.processes import alive
 from actors.tree import Relay

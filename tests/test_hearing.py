@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 
-from actors.audio_capture import Capture
-from actors.audio_tree import configured
-from actors.core.capture_records import CaptureStatus
+from actors.audio.capture import Capture
+from actors.audio.core.capture_records import CaptureStatus
+from actors.audio.subtree import configured
 from actors.kernel.processes import alive
 from actors.tree import Relay
 from bench.harness import ROOT
@@ -20,7 +20,7 @@ from config.audio import AudioConfig
 from tests.audio.pcm_program import command as program
 from tests.helpers import asked, client_for, relay_settings, wait_until
 from tests.transport.overlay_client import Feed, OverlayClient, Status
-from transport.audio_control import NO_ALT, STARTED, STOPPED
+from transport.audio.control import NO_ALT, STARTED, STOPPED
 from transport.demo.fake_stt import FakeStt
 
 HEARD = "where is the config file"

@@ -34,7 +34,7 @@ from actors.digest_store import DIGEST_PREVIEW_CHARS
 from actors.kernel.base import ChildState
 from config.settings import AgentConfig as RuntimeConfig
 from config.settings import EscalationMode, ResponseFormat
-from transport.audio_answers import AudioHealth
+from transport.audio.answers import AudioHealth
 from transport.escalation_answers import EscalationHealth
 from transport.redaction_answers import ModelRedactions
 from transport.vision_answers import VisionHealth

@@ -18,7 +18,7 @@ from actors.core.records import FeedSnapshot
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.sense_buffer import SenseBuffer
-from transport.audio_control import AudioControl
+from transport.audio.control import AudioControl
 from transport.auth import ANY_METHOD, Access
 from transport.batching import Batcher
 from transport.bridge import Asker

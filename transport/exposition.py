@@ -37,8 +37,8 @@ from actors.core.response_format import NO_LEVELS, FormatLevels
 from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.ticker import Ticker
+from transport.audio.exposition import AudioFigures, audio_families
 from transport.bridge import Asker
-from transport.exposition_audio import AudioFigures, audio_families
 from transport.exposition_escalation import escalation_families
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, cumulative
 from transport.profiling import CLIENTS, ClientFigures
@@ -99,7 +99,7 @@ class Scrape:
     formats: FormatLevels = NO_LEVELS
     """The response-format level that last answered, per model and base URL."""
     audio: AudioFigures | None = None
-    """The audio actors' published statuses (:mod:`transport.exposition_audio`)."""
+    """The audio actors' published statuses (:mod:`transport.audio.exposition`)."""
 
 
 def _counter(name: str, doc: str, labels: Sequence[str]) -> CounterMetricFamily:

@@ -48,7 +48,7 @@ from aiohttp import WSMsgType, web
 from actors.core.errors import ActorUnavailable, BadRequest
 from actors.core.records import FeedInput, FeedItem
 from actors.kernel.clock import Clock
-from transport.audio_control import AudioControl
+from transport.audio.control import AudioControl
 from transport.batching import Batcher
 from transport.hub import Hub
 from transport.overlay_messages import (

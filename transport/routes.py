@@ -36,6 +36,7 @@ from transport.answers import (
     SenseList,
     Transcribed,
 )
+from transport.audio.handler import AUDIO_BODY_LIMIT, MAX_AUDIO_MS, WAV_TYPES, post_audio
 from transport.escalation_answers import PendingAnswer, RespondAnswer
 from transport.guard import Handler
 from transport.handlers.agent import (
@@ -52,7 +53,6 @@ from transport.handlers.agent import (
     get_last,
     post_config,
 )
-from transport.handlers.audio import AUDIO_BODY_LIMIT, MAX_AUDIO_MS, WAV_TYPES, post_audio
 from transport.handlers.clients import get_root, get_ws, post_profiling_sense
 from transport.handlers.escalation import get_pending, post_respond
 from transport.handlers.health import get_health

@@ -14,7 +14,7 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from actors.audio_tree import AudioHandles, AudioViews
+from actors.audio.subtree import AudioHandles, AudioViews
 from actors.context_builder import ContextBuilder
 from actors.core.entries import AgentSnapshot
 from actors.core.exclusion import Exclusions

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from actors.core.screen_budget import Cut, Fitted, fit_screen
-from actors.core.utterance import AudioSource
+from actors.core.shapes import AudioSource
 from actors.core.window import AudioEvent, ContextWindow, ScreenEvent
 from config.app_names import normalize_app_name
 

@@ -10,12 +10,10 @@ out is ``UNSET`` when it is, never ``null``.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Final, Literal, get_args
 
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
-
-from actors.core.utterance import AudioSource
 
 Channel = Literal["stream", "agent"]
 """Where the overlay shows a feed item: its feed, or its Agent tab."""
@@ -25,6 +23,15 @@ AGENT: Channel = "agent"
 """The channel of advice for the user (the overlay's Agent tab); also the ``source`` of the
 relay's own hud lines."""
 CHANNELS: tuple[Channel, ...] = get_args(Channel)
+
+AudioSource = Literal["system", "mic"]
+"""Whose words a transcript holds: ``system``, what the user hears (``AUDIO_SOURCE``);
+``mic``, what the user says (``MIC_SOURCE``, and ``POST /audio`` from another device)."""
+AUDIO_SOURCES: Final[tuple[AudioSource, ...]] = ("system", "mic")
+MARKS: Final[dict[AudioSource, str]] = {"system": "[🔊] ", "mic": "[🎙] "}
+"""The prefix of a transcript's feed text, by source; the agent hears both."""
+TRANSCRIPT_SOURCE: Final = "audio"
+"""The feed ``source`` of every transcript."""
 
 Id = Annotated[int, Meta(ge=1, description="Monotonic, also across restarts.")]
 Ms = Annotated[int, Meta(description="Epoch milliseconds.")]

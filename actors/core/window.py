@@ -20,8 +20,7 @@ from msgspec import UNSET
 from actors.core import shapes
 from actors.core.records import FeedItem, JSONDict, SenseEvent
 from actors.core.screen_image import ScreenImage
-from actors.core.shapes import AGENT, AppSwitch
-from actors.core.utterance import MARKS, TRANSCRIPT_SOURCE, AudioSource
+from actors.core.shapes import AGENT, MARKS, TRANSCRIPT_SOURCE, AppSwitch, AudioSource
 
 MAX_AUDIO = 5
 """Transcript chunks the window keeps (the newest)."""
@@ -149,7 +148,7 @@ def extract_audio(item: FeedItem) -> AudioEvent | None:
     """Return the transcript in a feed item, or ``None`` if it carries none.
 
     Three forms are heard: an item posted with ``source: "audio"`` and one whose text starts
-    with a transcript's mark (:data:`~actors.core.utterance.MARKS`: ``[🔊] `` for system
+    with a transcript's mark (:data:`~actors.core.shapes.MARKS`: ``[🔊] `` for system
     audio, ``[🎙] `` for the microphone; or the older :data:`MEMO`) are a transcript as they
     stand, the mark dropped and the source it names kept; of an item of the audio bridge, one
     mentioning ``[PERIODIC]`` or ``openrouter]``, the lines naming ``openrouter]`` are kept,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from actors.core.prompt import AUDIO_HEADER
-from actors.core.utterance import MARKS, TRANSCRIPT_SOURCE, AudioSource
+from actors.core.shapes import MARKS, TRANSCRIPT_SOURCE, AudioSource
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.clock import FakeClock

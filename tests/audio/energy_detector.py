@@ -1,10 +1,10 @@
-"""A test double of :class:`~actors.core.utterance.Detector`: cuts on energy alone.
+"""A test double of :class:`~actors.audio.core.utterance.Detector`: cuts on energy alone.
 
 Frames of 30 ms whose RMS is over a fixed threshold are speech; an utterance ends after
 ``hangover_ms`` of frames under it and is dropped when shorter than ``min_ms``. No noise
 floor, no pre-roll, no cut of long speech: enough to show that a capture's PCM reaches a
 detector and its utterances reach the transcriber, not a voice detector
-(``actors.core.voice`` is the relay's).
+(``actors.audio.core.voice`` is the relay's).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from array import array
 
-from actors.core.utterance import BYTES_PER_MS, AudioSource, Utterance
+from actors.audio.core.utterance import BYTES_PER_MS, Utterance
+from actors.core.shapes import AudioSource
 
 FRAME_MS = 30
 FRAME_BYTES = FRAME_MS * BYTES_PER_MS

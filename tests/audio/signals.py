@@ -13,7 +13,7 @@ import math
 import random
 from array import array
 
-from actors.core.utterance import SAMPLE_RATE
+from actors.audio.core.utterance import SAMPLE_RATE
 
 FULL_SCALE = 32767
 

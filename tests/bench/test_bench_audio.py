@@ -10,8 +10,8 @@ from array import array
 
 import pytest
 
-from actors.core.transcript_filter import Filters
-from actors.core.utterance import BYTES_PER_MS
+from actors.audio.core.transcript_filter import Filters
+from actors.audio.core.utterance import BYTES_PER_MS
 from bench import audio_speech
 from bench.audio_probe import sentence, transcript
 from bench.bench_audio import main, slope_per_hour

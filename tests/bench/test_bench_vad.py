@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.core.wav import wav_bytes
+from actors.audio.core.wav import wav_bytes
 from bench.bench_vad import detect, main, overlaps, scene
 from tests.audio.signals import scene as signal_scene
 

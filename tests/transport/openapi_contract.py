@@ -50,10 +50,10 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from actors.audio.core.wav import wav_bytes
 from actors.core.bodies import MAX_NESTING
-from actors.core.wav import wav_bytes
 from tests.transport.overlay_client import BINARY, TEXT, Closed, Feed, OverlayClient, Raw
-from transport.handlers.audio import WAV_TYPES
+from transport.audio.handler import WAV_TYPES
 from transport.openapi_schemas import JSON, SSE
 from transport.overlay_messages import COMMAND_NOTICES, MAX_MESSAGE_BYTES, CommandAction
 

@@ -19,8 +19,8 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate as validate_openapi
 from prometheus_client.parser import text_string_to_metric_families
 
+from actors.audio.core.wav import wav_bytes
 from actors.core.bodies import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT
-from actors.core.wav import wav_bytes
 from actors.kernel.base import RelayActor
 from actors.tree import Relay
 from tests.helpers import RECORDED, LogSink, base_url, client_for, relay_settings, tick, wait_until
@@ -28,9 +28,9 @@ from tests.transport.openapi_contract import Contract, fuzz
 from tests.transport.overlay_client import OverlayClient, Status
 from transport import http_transport
 from transport.app import build_app
+from transport.audio.handler import AUDIO_BODY_LIMIT
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
-from transport.handlers.audio import AUDIO_BODY_LIMIT
 from transport.openapi import openapi_document
 from transport.openapi_schemas import SSE
 from transport.state import ROUTES

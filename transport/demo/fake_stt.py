@@ -42,7 +42,7 @@ from typing import Any, ClassVar
 import orjson
 from aiohttp import web
 
-from actors.core.utterance import BYTES_PER_MS
+from actors.audio.core.utterance import BYTES_PER_MS
 from config.logs import configure_logging
 from transport.demo.background import ModeServer
 

@@ -10,7 +10,6 @@ import structlog
 from aiohttp import web
 from msgspec import UNSET
 
-from actors.audio_tree import AudioViews, configured
 from actors.core.errors import (
     ActorUnavailable,
 )
@@ -18,9 +17,8 @@ from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.sense_buffer import SenseBuffer
 from actors.ticker import Ticker
-from config.audio import AudioConfig
 from transport.answers import ActorState, AgentHealth, Health, Storage
-from transport.audio_answers import AudioHealth, AudioSources, CaptureHealth, TranscriberHealth
+from transport.audio.health import audio_health
 from transport.guard import json_response
 from transport.state import ACCESS, ASK, CLIENT_FIGURES, PEERS, STREAMS
 
@@ -35,12 +33,13 @@ async def get_health(request: web.Request) -> web.Response:
     is cached: a ``/health`` asked after a write's answer shows that write. An actor that
     does not answer within the actor timeout makes the answer a 503 naming it.
 
-    The audio part is read from what the audio actors last published (:func:`audio_health`),
-    and never makes it a 503: a source that cannot be captured (a device unplugged, a
-    program missing) or a speech service that fails leaves the relay serving everything
-    else, and a monitor that restarts the relay on a 503 would restart it in a loop without
-    bringing the device back. ``audio.sources.*.state`` and ``audio.transcriber.state`` say
-    it instead, and ``/metrics`` gives them as gauges to alert on.
+    The audio part is read from what the audio actors last published
+    (:func:`~transport.audio.health.audio_health`), and never makes it a 503: a source that
+    cannot be captured (a device unplugged, a program missing) or a speech service that fails
+    leaves the relay serving everything else, and a monitor that restarts the relay on a 503
+    would restart it in a loop without bringing the device back. ``audio.sources.*.state`` and
+    ``audio.transcriber.state`` say it instead, and ``/metrics`` gives them as gauges to alert
+    on.
     """
     peers, ask = request.app[PEERS], request.app[ASK]
     names = ("messages", "senseEvents", "agent", "config", "ticker")
@@ -101,40 +100,6 @@ async def get_health(request: web.Request) -> web.Response:
         profiling=request.app[CLIENT_FIGURES].shape(extra=authorized),
     )
     return json_response(body, 200 if not errors else 503)
-
-
-def audio_health(views: AudioViews, config: AudioConfig, *, private: bool) -> AudioHealth:
-    """``/health.audio`` from the audio actors' published statuses: a capture for each
-    configured source (the others absent) and the transcriber. Without ``private`` (a
-    caller without the token, when one is set) ``lastStderr`` and ``lastError`` are
-    ``null``, as :data:`PRIVATE_HEALTH_FIELDS` are."""
-    sources = {}
-    for source in configured(config):
-        status = views.captures[source].value
-        sources[source] = CaptureHealth(
-            state=status.state,
-            kind=status.kind,
-            restarts=status.restarts,
-            last_exit=status.last_exit,
-            last_stderr=status.last_stderr if private else None,
-            captured_s=status.captured_s,
-            speech_share=status.speech_share,
-            utterances=status.utterances,
-            alt=status.alt,
-        )
-    stats = views.stt.value
-    transcriber = TranscriberHealth(
-        state=stats.state,
-        api=config.stt_api,
-        model=config.stt_model,
-        in_flight=stats.in_flight,
-        max_in_flight=config.stt_max_in_flight,
-        outcomes=dict(stats.outcomes),
-        latency_p50_ms=stats.latency_p50_ms,
-        consecutive_failures=stats.consecutive_failures,
-        last_error=stats.last_error if private else None,
-    )
-    return AudioHealth(sources=AudioSources(**sources), transcriber=transcriber)
 
 
 PRIVATE_HEALTH_FIELDS = ("lastDigest", "lastError")

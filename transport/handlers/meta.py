@@ -6,11 +6,11 @@ import structlog
 from aiohttp import web
 from msgspec import UNSET
 
+from actors.audio.core.capture_records import SETTING_NAMES
 from actors.core.bodies import CONFIG_BODY_LIMIT
-from actors.core.capture_records import SETTING_NAMES
 from actors.core.control_bodies import Fault
 from actors.core.errors import BadRequest
-from actors.core.utterance import AUDIO_SOURCES
+from actors.core.shapes import AUDIO_SOURCES
 from actors.kernel.base import RelayActor
 from transport.answers import Done
 from transport.guard import json_response, raw_json_response

@@ -1,0 +1,43 @@
+"""The audio feature's section of ``GET /health``: ``/health.audio``, made from what the audio
+actors last published (never by asking an actor), so a capture that fails never delays or
+fails ``/health``."""
+
+from __future__ import annotations
+
+from actors.audio.subtree import AudioViews, configured
+from config.audio import AudioConfig
+from transport.audio.answers import AudioHealth, AudioSources, CaptureHealth, TranscriberHealth
+
+
+def audio_health(views: AudioViews, config: AudioConfig, *, private: bool) -> AudioHealth:
+    """``/health.audio`` from the audio actors' published statuses: a capture for each
+    configured source (the others absent) and the transcriber. Without ``private`` (a
+    caller without the token, when one is set) ``lastStderr`` and ``lastError`` are
+    ``null``, as :data:`transport.handlers.health.PRIVATE_HEALTH_FIELDS` are."""
+    sources = {}
+    for source in configured(config):
+        status = views.captures[source].value
+        sources[source] = CaptureHealth(
+            state=status.state,
+            kind=status.kind,
+            restarts=status.restarts,
+            last_exit=status.last_exit,
+            last_stderr=status.last_stderr if private else None,
+            captured_s=status.captured_s,
+            speech_share=status.speech_share,
+            utterances=status.utterances,
+            alt=status.alt,
+        )
+    stats = views.stt.value
+    transcriber = TranscriberHealth(
+        state=stats.state,
+        api=config.stt_api,
+        model=config.stt_model,
+        in_flight=stats.in_flight,
+        max_in_flight=config.stt_max_in_flight,
+        outcomes=dict(stats.outcomes),
+        latency_p50_ms=stats.latency_p50_ms,
+        consecutive_failures=stats.consecutive_failures,
+        last_error=stats.last_error if private else None,
+    )
+    return AudioHealth(sources=AudioSources(**sources), transcriber=transcriber)
