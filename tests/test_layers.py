@@ -111,9 +111,9 @@ def test_importing_a_kernel_module_loads_nothing_above_the_kernel() -> None:
 def test_importing_a_pure_core_module_loads_no_actor() -> None:
     core = modules_of(CORE) + modules_of(AUDIO_CORE)
     assert len(core) > 10  # the walk found the package
-    below = ("actors", CORE, KERNEL, "config", AUDIO_CORE)
-    within = tuple(f"{package}." for package in below)
-    below += ("actors.audio",)  # the package alone (its __init__ imports nothing), no actor
+    packages = ("actors", CORE, KERNEL, "config", AUDIO_CORE)
+    within = tuple(f"{package}." for package in packages)
+    below = (*packages, "actors.audio")  # that package alone (its __init__ imports nothing)
     offending = {
         module: [name for name in names if name not in below and not name.startswith(within)]
         for module, names in loaded_by_each(core).items()
