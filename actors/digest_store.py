@@ -41,8 +41,7 @@ DAY_MS = 86_400_000
 PRUNE_INTERVAL_S = 3600.0
 """How often entries older than the retention are deleted."""
 SEARCH_BUDGET_S = 0.5
-"""A search that runs longer is stopped (and answered 503): this actor also stores the
-ticks, which wait for it. Well below ``RELAY_ACTOR_TIMEOUT_MS``'s default of 2 s."""
+"""A longer search is stopped (a 503): the ticks this actor stores wait for it (2 s at most)."""
 SEARCH_CHECK_STEPS = 1000
 """SQLite's steps between two looks at the clock while a search runs."""
 _SEARCH_SQL = (
