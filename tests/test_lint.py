@@ -1,18 +1,25 @@
-"""The house rules a machine can check: ruff's lint and format, and ``mypy --strict``.
+"""The house rules a machine can check: ruff's lint and format, ``mypy --strict``, and one
+name per class.
 
 Part of the test command, so that the one command the README gives, which CI runs as it is,
-checks them too. Each runs the tool over the whole tree, as a developer would.
+checks them too. Each tool runs over the whole tree, as a developer would. No class name is
+defined twice in the product (``actors/``, ``transport/``, ``config/``, ``run.py``): a wire
+struct and the record or setting it is made from are told apart by their names, so a reader
+(and a search) never takes one for the other.
 """
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+PRODUCT = ("actors", "transport", "config")
 
 
 def run(*command: str) -> subprocess.CompletedProcess[str]:
@@ -34,3 +41,24 @@ def run(*command: str) -> subprocess.CompletedProcess[str]:
 def test_the_tree_passes(command: tuple[str, ...]) -> None:
     done = run(*command)
     assert done.returncode == 0, f"{' '.join(command)}:\n{done.stdout}{done.stderr}"
+
+
+def class_definitions(paths: list[Path]) -> dict[str, list[str]]:
+    """Each class name defined in ``paths`` (at any depth), with where: ``path:line``."""
+    found: dict[str, list[str]] = defaultdict(list)
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                found[node.name].append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+def test_no_class_name_is_defined_twice_in_the_product() -> None:
+    paths = [ROOT / "run.py"]
+    for package in PRODUCT:
+        paths.extend(sorted((ROOT / package).rglob("*.py")))
+    classes = class_definitions(paths)
+    assert len(classes) > 100  # the walk found the classes
+    twice = {name: places for name, places in classes.items() if len(places) > 1}
+    assert twice == {}

@@ -195,6 +195,27 @@ def test_the_document_is_valid_openapi_3_1_with_valid_2020_12_schemas(
     assert openapi_document() is not openapi_document()  # callers get their own copy
 
 
+PUBLIC_NAMES = {
+    "AgentConfig",
+    "AgentEntry",
+    "ClientFigures",
+    "ContextWindow",
+    "FeedInput",
+    "FeedItem",
+    "ProcessReport",
+    "ScreenLine",
+    "SenseEvent",
+    "SenseInput",
+}
+"""Component names that clients may know, whose structs stand beside a record or setting of
+the same meaning under another name: the wire struct keeps the public name."""
+
+
+def test_the_component_names_of_the_wire_structs_stay_as_published() -> None:
+    schemas = openapi_document()["components"]["schemas"]
+    assert PUBLIC_NAMES <= set(schemas)
+
+
 def test_the_capture_clients_events_are_valid_sense_input(contract: Contract) -> None:
     events = orjson.loads(RECORDED.read_bytes())
     assert events
