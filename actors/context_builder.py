@@ -24,13 +24,13 @@ from actors.core.screen_image import (
     pick_images,
 )
 from actors.core.ticks import LLMRequest, TickDone, TickRequest
-from actors.core.window import ContextWindow, build_context_window
+from actors.core.window import TickWindow, build_context_window
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Clock
 from actors.kernel.listeners import Listeners
 from actors.kernel.published import Published
 from actors.llm_caller import LLMCaller
-from config.settings import AgentConfig
+from config.settings import AgentSettings
 
 
 class ContextBuilder(RelayActor):
@@ -63,7 +63,7 @@ class ContextBuilder(RelayActor):
     def _snapshots(self) -> tuple[FeedSnapshot, SenseSnapshot]:
         return self._feed.value, self._sense.value
 
-    def window(self, config: AgentConfig) -> ContextWindow:
+    def window(self, config: AgentSettings) -> TickWindow:
         """The window as it is now, with the images a call would send (``/agent/context``)."""
         feed, sense = self._snapshots()
         now_ms = self._clock.now_ms()
@@ -73,8 +73,8 @@ class ContextBuilder(RelayActor):
         return self._with_images(window, sense, now_ms, config)
 
     def _with_images(
-        self, window: ContextWindow, sense: SenseSnapshot, now_ms: int, config: AgentConfig
-    ) -> ContextWindow:
+        self, window: TickWindow, sense: SenseSnapshot, now_ms: int, config: AgentSettings
+    ) -> TickWindow:
         """``window`` with the screen images a call sends: of the events inside it, newest
         first, those whose image is fit to send (a refused one is logged and counted the first
         time a tick looks at it), picked by :func:`pick_images`."""
@@ -153,7 +153,7 @@ class ContextBuilder(RelayActor):
     def _judged(
         self,
         request: TickRequest,
-        window: ContextWindow,
+        window: TickWindow,
         window_gist: Gist,
         now_ms: int,
         why: dict[str, str],

@@ -14,7 +14,7 @@ from actors.core import shapes
 from actors.core.agent_counters import AgentCounters, AgentMetrics, median
 from actors.core.agent_events import AgentEvent, QuietSpell
 from actors.core.completion import NO_OUTPUT
-from actors.core.entries import EMPTY_AGENT, AgentEntry, AgentSnapshot
+from actors.core.entries import EMPTY_AGENT, AgentRecord, AgentSnapshot
 from actors.core.error_text import safe_text
 from actors.core.errors import FeatureUnavailable
 from actors.core.escalation_message import escalate
@@ -75,7 +75,7 @@ def _bounds(since: int | None, until: int | None, before: int | None) -> tuple[i
 def _page(rows: list[Any], limit: int) -> tuple[list[shapes.AgentEntry], int | None]:
     """The first ``limit`` of ``rows`` (``limit + 1`` asked for), and the next page's
     ``before`` cursor, or ``None`` on the last."""
-    page = [AgentEntry.from_record(row[0]) for row in rows[:limit]]
+    page = [AgentRecord.from_record(row[0]) for row in rows[:limit]]
     cursor = page[-1].id if len(rows) > limit else None
     return [entry.shape() for entry in page], cursor
 
@@ -116,7 +116,7 @@ class DigestStore(DurableActor):
         self._feed = feed
         self._published = published or Published(EMPTY_AGENT)
         self._retention_ms = round(retention_days * DAY_MS)
-        self._entries: deque[AgentEntry] = deque(maxlen=AGENT_RING)
+        self._entries: deque[AgentRecord] = deque(maxlen=AGENT_RING)
         self._next_id = 1
         self._counters = AgentCounters()
         self._prune_timer: Cancel | None = None
@@ -134,7 +134,7 @@ class DigestStore(DurableActor):
         rows = db.execute(
             "SELECT entry FROM agent_entries ORDER BY id DESC LIMIT ?", (AGENT_RING,)
         ).fetchall()
-        self._entries.extend(AgentEntry.from_record(row[0]) for row in reversed(rows))
+        self._entries.extend(AgentRecord.from_record(row[0]) for row in reversed(rows))
         last = db.execute("SELECT MAX(id) FROM agent_entries").fetchone()[0]
         self._next_id = (last or 0) + 1
         state = db.execute("SELECT value FROM agent_state WHERE key = 'counters'").fetchone()
@@ -189,7 +189,7 @@ class DigestStore(DurableActor):
             (self._counters.to_json(),),
         )
 
-    def record(self, result: TickResult) -> AgentEntry:
+    def record(self, result: TickResult) -> AgentRecord:
         """Store a successful tick; push its hud unless it is ``—`` (none, or withheld as no
         line a user can read: counted by reason), ``Idle`` or a repeat."""
         analysis = result.analysis
@@ -205,7 +205,7 @@ class DigestStore(DurableActor):
                 counters.last_pushed_hud = analysis.hud
         window = result.window
         now = self._clock.now_ms()
-        entry = AgentEntry(
+        entry = AgentRecord(
             id=self._next_id,
             ts=now,
             hud=analysis.hud,
@@ -240,7 +240,7 @@ class DigestStore(DurableActor):
             self._log.exception("escalation.failed", tick=result.tick_id, entry=entry.id)
         return entry
 
-    def _escalate(self, result: TickResult, entry: AgentEntry) -> None:
+    def _escalate(self, result: TickResult, entry: AgentRecord) -> None:
         """Decide whether the tick's moment goes to the escalation slot, in the entry's
         commit; one log line a decision (mode ``off`` decides nothing)."""
         if result.escalation.mode == "off":
@@ -390,14 +390,14 @@ class DigestStore(DurableActor):
             db.set_progress_handler(None, 0)
         return _page(rows, limit)
 
-    def entries_after(self, after: int, limit: int) -> tuple[AgentEntry, ...]:
+    def entries_after(self, after: int, limit: int) -> tuple[AgentRecord, ...]:
         """Up to ``limit`` stored entries with an id above ``after``, oldest first: what a
         stream replays to a client that reconnects after more than the ring."""
         assert self._db is not None, "started() opened the connection"
         rows = self._db.execute(
             "SELECT entry FROM agent_entries WHERE id > ? ORDER BY id LIMIT ?", (after, limit)
         ).fetchall()
-        return tuple(AgentEntry.from_record(row[0]) for row in rows)
+        return tuple(AgentRecord.from_record(row[0]) for row in rows)
 
     def stats(self) -> dict[str, Any]:
         """The counters ``/health.agent`` shows.

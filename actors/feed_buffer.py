@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from actors.core.records import EMPTY_FEED, FeedInput, FeedItem, FeedSnapshot
+from actors.core.records import EMPTY_FEED, FeedPost, FeedRecord, FeedSnapshot
 from actors.core.shapes import AGENT, STREAM, Channel
 from actors.ring_buffer import RingBuffer
 
@@ -18,7 +18,7 @@ PRUNE_SLACK = 1000
 _Row = tuple[int, int, str, str, "str | None", Channel]
 
 
-class FeedBuffer(RingBuffer[FeedItem, FeedSnapshot]):
+class FeedBuffer(RingBuffer[FeedRecord, FeedSnapshot]):
     """The feed ring of :data:`FEED_RING` items, kept in memory and in the ``feed`` table.
 
     Ids only grow, across restarts too. ``activity`` counts what clients post, not the
@@ -45,11 +45,11 @@ class FeedBuffer(RingBuffer[FeedItem, FeedSnapshot]):
         if rows:
             self._log.info("feed.restored", items=len(rows), next_id=self._next_id)
 
-    def _stamp(self, messages: tuple[FeedInput, ...]) -> tuple[FeedItem, ...]:
+    def _stamp(self, messages: tuple[FeedPost, ...]) -> tuple[FeedRecord, ...]:
         """Give messages ids and server time; write them at once."""
         now = self._clock.now_ms()
         first = self._next_id
-        items = tuple(FeedItem.stored(first + n, now, m) for n, m in enumerate(messages))
+        items = tuple(FeedRecord.stored(first + n, now, m) for n, m in enumerate(messages))
         self._insert(
             "feed",
             ("id", "ts", "text", "priority", "source", "channel"),
@@ -73,11 +73,11 @@ class FeedBuffer(RingBuffer[FeedItem, FeedSnapshot]):
         priority: str = "normal",
         source: str | None = None,
         channel: Channel = STREAM,
-    ) -> FeedItem:
+    ) -> FeedRecord:
         """Store a client's message (already validated) and count it as activity."""
-        return self.append_many((FeedInput(text, priority, source, channel),))[0]
+        return self.append_many((FeedPost(text, priority, source, channel),))[0]
 
-    def append_many(self, messages: tuple[FeedInput, ...]) -> tuple[FeedItem, ...]:
+    def append_many(self, messages: tuple[FeedPost, ...]) -> tuple[FeedRecord, ...]:
         """Store several clients' messages, in order, and count them as activity.
 
         Their text, priority and source are redacted first: the one place where client text
@@ -87,24 +87,24 @@ class FeedBuffer(RingBuffer[FeedItem, FeedSnapshot]):
         parts = self._redactor.texts([part for triple in fields for part in triple])
         items = self._stamp(
             tuple(
-                FeedInput(parts[3 * n], parts[3 * n + 1], parts[3 * n + 2] or None, m.channel)
+                FeedPost(parts[3 * n], parts[3 * n + 1], parts[3 * n + 2] or None, m.channel)
                 for n, m in enumerate(messages)
             )
         )
         self._activity += len(items)
         return items
 
-    def push_agent(self, hud: str) -> FeedItem:
+    def push_agent(self, hud: str) -> FeedRecord:
         """Store the agent's hud line as ``[🧠] <hud>``; not counted as activity."""
-        (item,) = self._stamp((FeedInput(f"[🧠] {hud}", source=AGENT),))
+        (item,) = self._stamp((FeedPost(f"[🧠] {hud}", source=AGENT),))
         self._log.info("feed.agent_push", id=item.id, hud=hud)
         return item
 
-    def push_reply(self, text: str) -> FeedItem:
+    def push_reply(self, text: str) -> FeedRecord:
         """Store an answer of Sinain's agent to an escalation (``[🤖] ...``, redacted) on the
         agent channel, priority ``high``, source ``openclaw``; not counted as activity."""
         (clean,) = self._redactor.texts([text])
-        (item,) = self._stamp((FeedInput(clean, "high", REPLY_SOURCE, AGENT),))
+        (item,) = self._stamp((FeedPost(clean, "high", REPLY_SOURCE, AGENT),))
         self._log.info("feed.agent_reply", id=item.id, chars=len(clean))
         return item
 
@@ -112,11 +112,11 @@ class FeedBuffer(RingBuffer[FeedItem, FeedSnapshot]):
         """Publish the ring as it is on disk now."""
         self._published.publish(self.snapshot())
 
-    def items_after(self, after: int) -> tuple[FeedItem, ...]:
+    def items_after(self, after: int) -> tuple[FeedRecord, ...]:
         """Items with an id above ``after``, oldest first (committed or not)."""
         return self.snapshot().after(after)
 
-    def stored_after(self, after: int, limit: int) -> tuple[FeedItem, ...]:
+    def stored_after(self, after: int, limit: int) -> tuple[FeedRecord, ...]:
         """Up to ``limit`` stored items with an id above ``after``, oldest first.
 
         Read from the ``feed`` table, which keeps up to about :data:`PRUNE_SLACK` rows beyond
@@ -139,7 +139,9 @@ class FeedBuffer(RingBuffer[FeedItem, FeedSnapshot]):
         return len(self._ring)
 
 
-def _item(row: _Row) -> FeedItem:
+def _item(row: _Row) -> FeedRecord:
     """A row of the ``feed`` table as an item."""
     item_id, ts, text, priority, source, channel = row
-    return FeedItem(id=item_id, ts=ts, text=text, priority=priority, source=source, channel=channel)
+    return FeedRecord(
+        id=item_id, ts=ts, text=text, priority=priority, source=source, channel=channel
+    )

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 
 from actors.core.bodies import sense_input
-from actors.core.records import EMPTY_SENSE, SenseEvent, SenseInput, SenseSnapshot
+from actors.core.records import EMPTY_SENSE, SensePost, SenseRecord, SenseSnapshot
 from actors.kernel.storage import Store
 from actors.ring_buffer import RingBuffer
 from config.settings import MAX_IMAGES_LIMIT
@@ -19,7 +19,7 @@ SENSE_RING = 30
 IMAGES_KEPT = MAX_IMAGES_LIMIT
 """Events whose image data (``roi.data``, ``diff.data``) the ring keeps in memory: the newest
 that have some, as many as one call to a vision model may send. The ring keeps the others
-without it (:meth:`SenseEvent.without_image_data`): a screen image can be megabytes, and a
+without it (:meth:`SenseRecord.without_image_data`): a screen image can be megabytes, and a
 call only ever sends the newest few. ``GET /sense`` reads theirs back (:func:`stored_json`)."""
 PRUNE_SLACK = 100
 """Rows beyond the ring are deleted in batches of about this many (events can be large)..."""
@@ -28,7 +28,7 @@ PRUNE_SLACK_BYTES = 8 * 1024 * 1024
 beyond a ring of 30 would keep 260 MiB on disk."""
 
 
-class SenseBuffer(RingBuffer[SenseEvent, SenseSnapshot]):
+class SenseBuffer(RingBuffer[SenseRecord, SenseSnapshot]):
     """The sense ring of :data:`SENSE_RING` events, in memory and in the ``sense`` table.
 
     After each commit the ring is published to ``published``, where the HTTP transport reads it.
@@ -58,7 +58,7 @@ class SenseBuffer(RingBuffer[SenseEvent, SenseSnapshot]):
         )
         rewritten: list[tuple[bytes, int]] = []
         for event_id, received_at, payload in rows:  # one at a time: each can be megabytes
-            event = SenseEvent.stored(event_id, received_at, sense_input(orjson.loads(payload)))
+            event = SenseRecord.stored(event_id, received_at, sense_input(orjson.loads(payload)))
             if event.has_image_data and event.json != payload:
                 rewritten.append((event.json, event_id))
             self._ring.append(event)
@@ -75,16 +75,16 @@ class SenseBuffer(RingBuffer[SenseEvent, SenseSnapshot]):
                 rewritten=len(rewritten),
             )
 
-    def append(self, event: SenseInput) -> SenseEvent:
+    def append(self, event: SensePost) -> SenseRecord:
         """Store a validated event with its id and ``receivedAt``."""
         return self.append_many((event,))[0]
 
-    def append_many(self, events: tuple[SenseInput, ...]) -> tuple[SenseEvent, ...]:
+    def append_many(self, events: tuple[SensePost, ...]) -> tuple[SenseRecord, ...]:
         """Store several validated events, in order, written at once, redacted first."""
         now = self._clock.now_ms()
         first = self._next_id
         stored = tuple(
-            SenseEvent.stored(first + n, now, self._redacted(event))
+            SenseRecord.stored(first + n, now, self._redacted(event))
             for n, event in enumerate(events)
         )
         self._insert(
@@ -118,7 +118,7 @@ class SenseBuffer(RingBuffer[SenseEvent, SenseSnapshot]):
             else:
                 self._ring[index] = event.without_image_data()
 
-    def _redacted(self, event: SenseInput) -> SenseInput:
+    def _redacted(self, event: SensePost) -> SensePost:
         """``event`` with its secrets redacted; its fields (``ocr``, ``app``...) are read again
         from the redacted object, so that they agree with it."""
         payload = self._redactor.payload(event.payload)
@@ -136,7 +136,7 @@ class SenseBuffer(RingBuffer[SenseEvent, SenseSnapshot]):
         """Publish the ring as it is on disk now."""
         self._published.publish(self.snapshot())
 
-    def events_after(self, after: int) -> tuple[SenseEvent, ...]:
+    def events_after(self, after: int) -> tuple[SenseRecord, ...]:
         """Events with an id above ``after``, oldest first (committed or not)."""
         return self.snapshot().after(after)
 

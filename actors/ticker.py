@@ -56,7 +56,7 @@ from actors.kernel.clock import Cancel, Clock
 from actors.kernel.listeners import Listeners
 from actors.ticker_cells import ConfigCell, NewActivity, News
 from config.secrets import remember_secret
-from config.settings import AgentConfig
+from config.settings import AgentSettings
 
 LOST_TICK_GRACE_S = 5.0
 """A tick still in flight this long after its budget is given up as lost."""
@@ -404,11 +404,11 @@ class Ticker(RelayActor):
 
     # -- configuration -----------------------------------------------------------------------
 
-    def config(self) -> AgentConfig:
+    def config(self) -> AgentSettings:
         """The current runtime configuration."""
         return self._config
 
-    def update_config(self, update: AgentConfigUpdate) -> AgentConfig:
+    def update_config(self, update: AgentConfigUpdate) -> AgentSettings:
         """Apply a ``POST /agent/config`` body (decoded, so valid: all fields); reschedule."""
         changes = update.given()
         new = self._config.updated(update)

@@ -17,7 +17,7 @@ from actors.kernel.base import ChildHandle
 from actors.kernel.clock import Clock
 from actors.kernel.doorbell import Doorbell
 from actors.kernel.published import Published
-from config.settings import AgentConfig
+from config.settings import AgentSettings
 
 
 class ConfigCell:
@@ -29,7 +29,7 @@ class ConfigCell:
     assigned one immutable value at a time, so readers need no lock.
     """
 
-    def __init__(self, config: AgentConfig) -> None:
+    def __init__(self, config: AgentSettings) -> None:
         self.value = config
         self.marks: Marks | None = None
         """The activity marks of the last tick that did not fail."""

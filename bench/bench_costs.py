@@ -36,7 +36,7 @@ from actors.core.completion import Analysis
 from actors.core.prompt import PreviousDigest, build_prompt, fingerprint
 from actors.core.records import FeedSnapshot, SenseSnapshot
 from actors.core.ticks import TickResult
-from actors.core.window import ContextWindow, build_context_window
+from actors.core.window import TickWindow, build_context_window
 from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.clock import SystemClock
@@ -45,7 +45,7 @@ from actors.tree import Relay, start_relay
 from bench import harness as h
 from bench.figures import at_least, data, exit_on_sigterm, parser
 from config.logs import configure_logging
-from config.settings import AgentConfig, Settings
+from config.settings import AgentSettings, Settings
 from transport.demo.fake_llm import FakeLLM
 from transport.frontend import HttpFrontend
 
@@ -417,7 +417,7 @@ def fill_rings(relay: Relay) -> tuple[FeedSnapshot, SenseSnapshot]:
 _fresh = itertools.count()
 
 
-def judge_new(ctx: ContextWindow, before: Gist) -> Change:
+def judge_new(ctx: TickWindow, before: Gist) -> Change:
     """``judge`` of ``ctx`` whose newest screen event's text was never keyed before (as in a
     tick after a new screen event: the others are keyed once in their life)."""
     fresh = replace(ctx.screen[-1], ocr=f"{ctx.screen[-1].ocr}\n{next(_fresh)}")
@@ -429,7 +429,7 @@ def measure_pure(feed: FeedSnapshot, sense: SenseSnapshot, reps: int) -> list[Fi
     now_ms = SystemClock().now_ms()
     previous = PreviousDigest(PREVIOUS_DIGEST, now_ms - 20_000)
 
-    def window(events: Sequence[Any] = sense.events, now: int = now_ms) -> ContextWindow:
+    def window(events: Sequence[Any] = sense.events, now: int = now_ms) -> TickWindow:
         return build_context_window(feed.items, events, now_ms=now, max_age_ms=MAX_AGE_MS)
 
     ctx = window()
@@ -448,15 +448,13 @@ def measure_pure(feed: FeedSnapshot, sense: SenseSnapshot, reps: int) -> list[Fi
     return [timed(name, call, reps) for name, call in calls.items()]
 
 
-def tick_result(n: int, window: ContextWindow) -> TickResult:
+def tick_result(n: int, window: TickWindow) -> TickResult:
     """A successful call of 850 ms, 1200 tokens in and 90 out, its hud pushed to the feed."""
     analysis = Analysis(TEXTS["hud"].format(n=n), TEXTS["digest"].format(n=n), True)
     return TickResult(n, analysis, window, "google/gemini-2.5-flash-lite", 850, 1200, 90, True)
 
 
-def measure_records(
-    relay: Relay, window: ContextWindow, reps: int, where: str = ""
-) -> list[Figure]:
+def measure_records(relay: Relay, window: TickWindow, reps: int, where: str = "") -> list[Figure]:
     """``digest.record`` until its reply, and until its commit (a ping queued behind it)."""
     digest, reply, committed = relay.handles["digest"], [], []
     warm, cpu0 = max(1, reps // 10), time.process_time()
@@ -475,11 +473,11 @@ def measure_records(
     ]
 
 
-def measure_actors(relay: Relay, reps: int) -> tuple[list[Figure], ContextWindow]:
+def measure_actors(relay: Relay, reps: int) -> tuple[list[Figure], TickWindow]:
     feed, sense, context = (relay.handles[k] for k in ("feed", "sense", "context"))
 
-    def window() -> ContextWindow:
-        return context.ask(ContextBuilder.window, AgentConfig(max_age_ms=MAX_AGE_MS)).result(
+    def window() -> TickWindow:
+        return context.ask(ContextBuilder.window, AgentSettings(max_age_ms=MAX_AGE_MS)).result(
             timeout=CALL_TIMEOUT_S
         )
 
@@ -495,7 +493,7 @@ def measure_actors(relay: Relay, reps: int) -> tuple[list[Figure], ContextWindow
 def in_process_relay(llm: FakeLLM, data_dir: str, stopped: list[bool]) -> Iterator[Relay]:
     """``start_relay`` with a 1-hour interval, pointed at ``llm``; whether it stopped in time
     is appended to ``stopped``."""
-    agent = AgentConfig(interval_ms=HOUR_MS, api_key="bench-key", base_url=llm.base_url)
+    agent = AgentSettings(interval_ms=HOUR_MS, api_key="bench-key", base_url=llm.base_url)
     settings = Settings(port=0, data_dir=data_dir, agent=agent)
     relay = start_relay(settings, SystemClock(), frontend=HttpFrontend(settings))
     try:

@@ -32,7 +32,7 @@ from actors.kernel.published import Published
 from actors.tree import start_relay
 from bench.bench_auth import route
 from bench.harness import best_us, drive, parser
-from config.settings import AgentConfig, Settings
+from config.settings import AgentSettings, Settings
 from transport.app import streams_of
 from transport.auth import Access
 from transport.bridge import Asker
@@ -83,7 +83,7 @@ def per_request(number: int) -> None:
 
 def scrape_ms(scrapes: int = 50) -> None:
     with FakeLLM() as llm:
-        agent = AgentConfig(base_url=llm.base_url, api_key="x", interval_ms=3_600_000)
+        agent = AgentSettings(base_url=llm.base_url, api_key="x", interval_ms=3_600_000)
         clock = SystemClock()
         settings = Settings(port=0, data_dir=":memory:", agent=agent)
         relay = start_relay(settings, clock, frontend=HttpFrontend(settings))

@@ -43,10 +43,10 @@ from bench import prompt_corpus as corpus
 from bench.day_session import with_screens
 from bench.figures import parser
 from bench.harness import percentile
-from config.settings import RESPONSE_FORMATS, AgentConfig
+from config.settings import RESPONSE_FORMATS, AgentSettings
 from transport.demo.replay import DEMO_SESSION, SessionEvent, load_session
 
-DEFAULTS = AgentConfig()
+DEFAULTS = AgentSettings()
 NOT_PUSHED = (chat.NO_OUTPUT, "Idle")
 
 

@@ -33,8 +33,8 @@ from actors.core.prompt import (
     prompt_with_screen,
     screen_line,
 )
-from actors.core.records import SenseEvent
-from actors.core.window import ContextWindow, build_context_window
+from actors.core.records import SenseRecord
+from actors.core.window import TickWindow, build_context_window
 from bench import prompt_corpus as corpus
 from bench.bench_costs import sense_bodies
 from bench.figures import Table, parser
@@ -50,7 +50,7 @@ COST_CALLS = 200
 """Calls per timed run."""
 
 
-def cut_prompt(ctx: ContextWindow, *, now_ms: int) -> str:
+def cut_prompt(ctx: TickWindow, *, now_ms: int) -> str:
     """The original relay's prompt: every OCR text cut at :data:`CUT_OCR_CHARS` characters."""
     lines = (
         AGE.format(seconds=max(0, round((now_ms - e.received_at) / 1000)))
@@ -84,7 +84,7 @@ class Measure:
     length: int
 
 
-def measure(case: corpus.Case, window: ContextWindow, prompt: str) -> Measure:
+def measure(case: corpus.Case, window: TickWindow, prompt: str) -> Measure:
     part = window_part(prompt)
     folded = part.casefold()
     kept = tuple(w for w in case.expected if w.casefold() in folded)
@@ -116,7 +116,7 @@ class Totals:
         return f"{self.expected_kept}/{self.expected}", self.share, self.mean_length
 
 
-def tick_us(window: ContextWindow, now_ms: int, *, new_texts: int, fingerprinted: bool) -> float:
+def tick_us(window: TickWindow, now_ms: int, *, new_texts: int, fingerprinted: bool) -> float:
     """µs to build the prompt of ``window`` (after its fingerprint if ``fingerprinted``) when
     its ``new_texts`` newest OCR texts are ones the relay has not read before: each call gets
     copies of them (with a line of spaces more: the same lines), which it has never seen."""
@@ -152,7 +152,7 @@ def print_rows(rows: Sequence[tuple[str, Totals, Totals]]) -> None:
         table.row(label, cut.cases, *cut.cells(), "", *budget.cells(), ratio)
 
 
-def print_costs(cases: Sequence[corpus.Case], windows: dict[str, ContextWindow]) -> None:
+def print_costs(cases: Sequence[corpus.Case], windows: dict[str, TickWindow]) -> None:
     print("\ncost per window, µs (median over the cases of the best of 5 runs):")
     pairs = [(windows[c.name], corpus.tick_ms(c)) for c in cases]
     costs = {
@@ -171,7 +171,7 @@ def print_costs(cases: Sequence[corpus.Case], windows: dict[str, ContextWindow])
     # the window of bench.bench_costs' tick: 10 events of 4 KiB of OCR each
     now_ms = corpus.T0_MS
     bodies = enumerate(sense_bodies(now_ms), 1)
-    sense = [SenseEvent.stored(n, b["ts"], sense_input(b)) for n, b in bodies]
+    sense = [SenseRecord.stored(n, b["ts"], sense_input(b)) for n, b in bodies]
     heavy = build_context_window([], sense, now_ms=now_ms, max_age_ms=corpus.MAX_AGE_MS)
     events, kib = len(heavy.screen), sum(len(e.ocr) for e in heavy.screen) // 1024
     cut_us = best_us(partial(cut_prompt, heavy, now_ms=now_ms), COST_CALLS)

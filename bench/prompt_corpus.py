@@ -18,8 +18,8 @@ from typing import Any
 
 from actors.core.bodies import FeedInput, convert, sense_input
 from actors.core.prompt import PreviousDigest, build_prompt
-from actors.core.records import FeedItem, SenseEvent
-from actors.core.window import ContextWindow, build_context_window
+from actors.core.records import FeedRecord, SenseRecord
+from actors.core.window import TickWindow, build_context_window
 from config.app_names import normalize_app_name
 from transport.demo.replay import SessionEvent, load_session
 
@@ -111,21 +111,21 @@ def cases() -> tuple[Case, ...]:
     )
 
 
-def stored(events: Iterable[SessionEvent]) -> tuple[list[FeedItem], list[SenseEvent]]:
+def stored(events: Iterable[SessionEvent]) -> tuple[list[FeedRecord], list[SenseRecord]]:
     """``events`` as the buffers would store them (validated, with ids and arrival), the first
     arriving at :data:`T0_MS`."""
-    feed: list[FeedItem] = []
-    sense: list[SenseEvent] = []
+    feed: list[FeedRecord] = []
+    sense: list[SenseRecord] = []
     for n, event in enumerate(events, start=1):
         at = T0_MS + round(event.at * 1000)
         if event.path == "/feed":
-            feed.append(FeedItem.stored(n, at, convert(event.body, FeedInput).record()))
+            feed.append(FeedRecord.stored(n, at, convert(event.body, FeedInput).record()))
         else:
-            sense.append(SenseEvent.stored(n, at, sense_input(event.body)))
+            sense.append(SenseRecord.stored(n, at, sense_input(event.body)))
     return feed, sense
 
 
-def records(case: Case) -> tuple[list[FeedItem], list[SenseEvent]]:
+def records(case: Case) -> tuple[list[FeedRecord], list[SenseRecord]]:
     """The case's requests as the buffers would store them."""
     return stored(case.events)
 
@@ -144,13 +144,13 @@ def tick_ms(case: Case) -> int:
     return T0_MS + round(case.events[-1].at * 1000) + TICK_AFTER_MS
 
 
-def case_window(case: Case) -> ContextWindow:
+def case_window(case: Case) -> TickWindow:
     """The window a tick reads :data:`TICK_AFTER_MS` after the case's last event."""
     feed, sense = records(case)
     return build_context_window(feed, sense, now_ms=tick_ms(case), max_age_ms=MAX_AGE_MS)
 
 
-def input_texts(window: ContextWindow) -> Iterator[str]:
+def input_texts(window: TickWindow) -> Iterator[str]:
     """Every text of the window the prompt may draw on: app names (as the prompt shows them),
     OCR, titles, narratives, transcripts."""
     for event in window.screen:

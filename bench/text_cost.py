@@ -53,7 +53,7 @@ from actors.core.exclusion import ExclusionRule
 from actors.core.hud_check import checked_hud, judge
 from actors.core.payload_redaction import redact_payload
 from actors.core.prompt import SCREEN_BUDGET, build_prompt, fingerprint
-from actors.core.records import FeedItem, SenseEvent, SenseInput
+from actors.core.records import FeedRecord, SensePost, SenseRecord
 from actors.core.redaction import redact
 from actors.core.screen_budget import fit_screen
 from actors.core.situation import detected_errors
@@ -103,10 +103,10 @@ def shapes() -> list[Shape]:
     return [Shape(**shape) for shape in data["shapes"]]
 
 
-def _sense_event(text: str) -> SenseEvent:
+def _sense_event(text: str) -> SenseRecord:
     payload = {"type": "text", "ts": 1.0, "ocr": text, "meta": {"app": "Code"}}
     payload["meta"] = {"app": "Code", "windowTitle": text[-300:]}
-    return SenseEvent(
+    return SenseRecord(
         id=1,
         received_at=NOW_MS - 1_000,
         type="text",
@@ -120,7 +120,7 @@ def _sense_event(text: str) -> SenseEvent:
 
 def _tick(text: str) -> None:
     """What a tick reads of a window whose screen event and transcript hold ``text``."""
-    feed = [FeedItem(id=1, text=text, priority="normal", ts=NOW_MS - 500, source="audio")]
+    feed = [FeedRecord(id=1, text=text, priority="normal", ts=NOW_MS - 500, source="audio")]
     window = build_context_window(feed, [_sense_event(text)], now_ms=NOW_MS, max_age_ms=120_000)
     build_prompt(window, now_ms=NOW_MS)
     fingerprint(window)
@@ -164,7 +164,7 @@ def _search(text: str) -> None:
 
 def _excluded(text: str) -> None:
     payload: dict[str, Any] = {"meta": {"windowTitle": text}, "observation": {"subtitle": text}}
-    event = SenseInput(type="text", ts=1.0, ocr="", app="Code", ssim=None, payload=payload)
+    event = SensePost(type="text", ts=1.0, ocr="", app="Code", ssim=None, payload=payload)
     EXCLUDED_TITLES.reason(event)
 
 

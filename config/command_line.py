@@ -11,7 +11,7 @@ from typing import Any
 from config.audio import DEFAULT_STT_BASE_URL, AudioConfig, same_origin
 from config.option_values import parse_value
 from config.options import OPTIONS
-from config.settings import DEFAULT_BASE_URL, AgentConfig, Settings
+from config.settings import DEFAULT_BASE_URL, AgentSettings, Settings
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -90,6 +90,6 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
     return Settings(
         **settings,
         demo=bool(args.get("demo")),
-        agent=AgentConfig(**agent),
+        agent=AgentSettings(**agent),
         audio=AudioConfig(**audio),
     )

@@ -7,14 +7,14 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from config.audio import AudioConfig
-from config.settings import AgentConfig, Settings
+from config.settings import AgentSettings, Settings
 
 
 @dataclass(frozen=True, slots=True)
 class Option:
     """One setting: its environment variable, its flag, how it is parsed, what it means.
 
-    Its default is the field's own in :class:`Settings` (or :class:`AgentConfig` for the
+    Its default is the field's own in :class:`Settings` (or :class:`AgentSettings` for the
     agent's settings): ``--help`` and the configuration document show that value, so a
     default is written once.
     """
@@ -26,7 +26,7 @@ class Option:
     """How a value is read (a kind of :func:`config.option_values.parse_value`)."""
     help: str
     agent: bool = False
-    """The field is :class:`AgentConfig`'s, not :class:`Settings`'."""
+    """The field is :class:`AgentSettings`'s, not :class:`Settings`'."""
     audio: bool = False
     """The field is :class:`~config.audio.AudioConfig`'s, not :class:`Settings`'."""
     field: str = ""
@@ -38,7 +38,7 @@ class Option:
 
     @property
     def attr(self) -> str:
-        """The field of :class:`Settings` or :class:`AgentConfig` this option sets."""
+        """The field of :class:`Settings` or :class:`AgentSettings` this option sets."""
         return self.field or self.name
 
     @property
@@ -47,9 +47,9 @@ class Option:
         return None if self.secret else "--" + self.name.replace("_", "-")
 
     @property
-    def owner(self) -> type[Settings | AgentConfig | AudioConfig]:
+    def owner(self) -> type[Settings | AgentSettings | AudioConfig]:
         """The dataclass whose field this option sets."""
-        return AgentConfig if self.agent else AudioConfig if self.audio else Settings
+        return AgentSettings if self.agent else AudioConfig if self.audio else Settings
 
     def value_in(self, settings: Settings) -> Any:
         """This option's value in ``settings``."""

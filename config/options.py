@@ -2,7 +2,7 @@
 
 Each :class:`Option` names its environment variable, its flag, how a value is read and
 what it means; its default is the field's own in :class:`~config.settings.Settings` or
-:class:`~config.settings.AgentConfig`. ``--help`` and the configuration document state the
+:class:`~config.settings.AgentSettings`. ``--help`` and the configuration document state the
 defaults from there, so each is written once. Reading a value: :mod:`config.option_values`;
 reading the environment and the flags: :mod:`config.command_line`.
 """

@@ -50,13 +50,13 @@ class ConfigError(ValueError):
 
 
 class ConfigUpdate(Protocol):
-    """A decoded ``POST /agent/config`` body: the fields it sets, by ``AgentConfig`` name."""
+    """A decoded ``POST /agent/config`` body: the fields it sets, by ``AgentSettings`` name."""
 
     def changes(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
-class AgentConfig:
+class AgentSettings:
     """The agent's runtime configuration; ``POST /agent/config`` makes a new one."""
 
     enabled: bool = True
@@ -134,7 +134,7 @@ class AgentConfig:
         """Ticks call the LLM only when the agent is enabled and has a key."""
         return self.enabled and bool(self.api_key)
 
-    def updated(self, update: ConfigUpdate) -> AgentConfig:
+    def updated(self, update: ConfigUpdate) -> AgentSettings:
         """Return this config with a ``POST /agent/config`` body applied.
 
         The body was checked as it was decoded (``actors.core.bodies.AgentConfigUpdate`` says
@@ -243,5 +243,5 @@ class Settings:
     expanded); empty: not written."""
     demo: bool = False
     """``--demo``: the shipped stand-in LLM and a synthetic capture session (a first-run tour)."""
-    agent: AgentConfig = AgentConfig()
+    agent: AgentSettings = AgentSettings()
     audio: AudioConfig = field(default_factory=AudioConfig)

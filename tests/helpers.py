@@ -31,7 +31,7 @@ import structlog
 from prometheus_client.parser import text_string_to_metric_families
 
 from actors.core.bodies import FeedInput, convert, sense_input
-from actors.core.records import FeedItem, SenseInput
+from actors.core.records import FeedRecord, SensePost
 from actors.core.redaction_rules import marker
 from actors.core.window import extract_audio
 from actors.digest_store import DigestStore
@@ -46,7 +46,7 @@ from bench import harness
 from bench.harness import HOST, ROOT
 from config.audio import AudioConfig
 from config.logs import QUIET_LOGGERS, configure_logging
-from config.settings import AgentConfig, Settings
+from config.settings import AgentSettings, Settings
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
 from transport.demo.replay import SessionEvent, load_session
@@ -121,7 +121,9 @@ def relay_settings(
     called (``economy=True`` to judge changes as the relay does by default); with
     ``fake_stt``, its transcriber asks the stand-in speech service (else it has no key and
     sends nothing)."""
-    config = AgentConfig(interval_ms=HOUR_MS, debounce_ms=HOUR_MS, timeout_ms=2_000, economy=False)
+    config = AgentSettings(
+        interval_ms=HOUR_MS, debounce_ms=HOUR_MS, timeout_ms=2_000, economy=False
+    )
     if fake_llm is not None:
         config = replace(config, base_url=fake_llm.base_url, api_key="test-key")
     audio = AudioConfig()
@@ -184,7 +186,7 @@ TRANSCRIPT = (
 """A feed message the context builder reads as heard audio."""
 
 
-def sense(ocr: str = "def build_context_window():", app: str = "idea", ts: int = 1) -> SenseInput:
+def sense(ocr: str = "def build_context_window():", app: str = "idea", ts: int = 1) -> SensePost:
     """A validated screen event, as the transport hands it to the sense buffer."""
     return sense_input({"type": "text", "ts": ts, "ocr": ocr, "meta": {"app": app, "ssim": 0.85}})
 
@@ -390,7 +392,7 @@ def assert_session_accepted(path: Path) -> tuple[SessionEvent, ...]:
         if raw["path"] == "/feed":
             message = convert(body, FeedInput).record()
             assert message.priority == "normal"
-            assert extract_audio(FeedItem.stored(1, 0, message)), number
+            assert extract_audio(FeedRecord.stored(1, 0, message)), number
             continue
         assert raw["path"] == "/sense", number
         sense_input(body)

@@ -32,8 +32,7 @@ from actors.core.shapes import (
 )
 from actors.digest_store import DIGEST_PREVIEW_CHARS
 from actors.kernel.base import ChildState
-from config.settings import AgentConfig as RuntimeConfig
-from config.settings import EscalationMode, ResponseFormat
+from config.settings import AgentSettings, EscalationMode, ResponseFormat
 from transport.audio.answers import AudioHealth
 from transport.escalation_answers import EscalationHealth
 from transport.redaction_answers import ModelRedactions
@@ -174,7 +173,7 @@ class AgentConfig(Shape, frozen=True):
     vision_max_images: int
 
 
-def public_config(config: RuntimeConfig) -> AgentConfig:
+def public_config(config: AgentSettings) -> AgentConfig:
     """The ``/agent/config`` view of ``config``: the key itself is never shown, ``hasApiKey``
     instead."""
     return AgentConfig(

@@ -29,7 +29,7 @@ from transport.metrics import UNMATCHED, HttpStats
 from transport.openapi import openapi_json
 from transport.overlay import OverlayLimits, Overlays
 from transport.presence import Presence
-from transport.profiling import ClientFigures
+from transport.profiling import ClientReports
 from transport.routes import ROUTE_TABLE
 from transport.state import (
     ACCESS,
@@ -122,7 +122,7 @@ def build_app(
     access = Access(policy.token, policy.cors_origins, policy.allowed_hosts)
     app[ACCESS] = access
     app[OPENAPI] = openapi_json
-    app[CLIENT_FIGURES] = figures = ClientFigures(policy.redactor)
+    app[CLIENT_FIGURES] = figures = ClientReports(policy.redactor)
     overlay_bounds = overlay_limits or OverlayLimits.current()
     audio = AudioControl(peers.audio_config, peers.audio, peers.audio_views, ask)
     presence = Presence(

@@ -14,7 +14,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from actors.core.escalation_slot import Pending
 from actors.core.shapes import Shape
-from config.settings import AgentConfig, EscalationMode
+from config.settings import AgentSettings, EscalationMode
 
 
 class EscalationConfig(Shape, frozen=True):
@@ -25,7 +25,7 @@ class EscalationConfig(Shape, frozen=True):
     stale_ms: int
 
 
-def escalation_config(config: AgentConfig) -> EscalationConfig:
+def escalation_config(config: AgentSettings) -> EscalationConfig:
     """The ``config`` object of ``GET /escalation/pending``."""
     return EscalationConfig(
         escalation_mode=config.escalation_mode,

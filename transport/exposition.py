@@ -41,7 +41,7 @@ from transport.audio.exposition import AudioFigures, audio_families
 from transport.bridge import Asker
 from transport.exposition_escalation import escalation_families
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, cumulative
-from transport.profiling import CLIENTS, ClientFigures
+from transport.profiling import CLIENTS, ClientReports
 from transport.redaction_answers import redaction_families
 from transport.vision_answers import vision_families
 
@@ -92,7 +92,7 @@ class Scrape:
     redactions: Mapping[str, int]
     """Redactions of what clients sent, by type, since the start (the model's answers' are in
     ``agent``)."""
-    clients: ClientFigures
+    clients: ClientReports
     """The capture client's and the overlay's newest reports of their own figures."""
     connections: Connections | None = None
     """The server's open client connections, its cap and refusals."""
@@ -358,7 +358,7 @@ class RelayCollector:
         yield dropped
 
     @staticmethod
-    def _clients(figures: ClientFigures) -> Iterator[Metric]:
+    def _clients(figures: ClientReports) -> Iterator[Metric]:
         rss = GaugeMetricFamily(
             "relay_client_rss_megabytes",
             "Resident memory of Sinain's clients, as each last reported it: sense (the capture "
@@ -415,7 +415,7 @@ async def render(
     http: HttpStats,
     streams: Streams,
     *,
-    clients: ClientFigures | None = None,
+    clients: ClientReports | None = None,
     connections: Connections | None = None,
     excluded: Mapping[str, int] | None = None,
     redactions: Mapping[str, int] | None = None,
@@ -433,7 +433,7 @@ async def render(
         ticker=ticker,
         excluded=excluded or {},
         redactions=redactions or {},
-        clients=clients or ClientFigures(),
+        clients=clients or ClientReports(),
         connections=connections,
         formats=peers.formats.value,
         audio=AudioFigures.read(peers.audio_views, peers.audio_config),

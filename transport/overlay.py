@@ -46,7 +46,7 @@ import structlog
 from aiohttp import WSMsgType, web
 
 from actors.core.errors import ActorUnavailable, BadRequest
-from actors.core.records import FeedInput, FeedItem
+from actors.core.records import FeedPost, FeedRecord
 from actors.kernel.clock import Clock
 from transport.audio.control import AudioControl
 from transport.batching import Batcher
@@ -65,7 +65,7 @@ from transport.overlay_messages import (
     ping_frame,
 )
 from transport.presence import Presence
-from transport.profiling import ClientFigures, report_of
+from transport.profiling import ClientReports, report_of
 from transport.sse import WRITE_CHUNK_BYTES
 from transport.streams import OVERLAY, Streams, abort
 from transport.subscriber import DROPPED, SHUTDOWN, Event, Framing, Subscriber
@@ -108,7 +108,7 @@ class OverlayLimits:
 
 
 def _feed_frame(event: Event) -> bytes:
-    return feed_frame(cast("FeedItem", event))
+    return feed_frame(cast("FeedRecord", event))
 
 
 FRAMING = Framing(OVERLAY, _feed_frame)
@@ -134,8 +134,8 @@ class Overlays:
         presence: Presence,
         limits: OverlayLimits,
         clock: Clock,
-        figures: ClientFigures,
-        feed_posts: Batcher[Any, FeedInput, FeedItem],
+        figures: ClientReports,
+        feed_posts: Batcher[Any, FeedPost, FeedRecord],
         audio: AudioControl | None = None,
     ) -> None:
         self.streams = streams

@@ -16,7 +16,7 @@ from msgspec import UNSET, Meta, Struct
 
 from actors.core import bodies
 from actors.core.errors import BadRequest
-from actors.core.records import FeedInput, FeedItem
+from actors.core.records import FeedPost, FeedRecord
 from actors.core.shapes import STREAM, encode
 from transport.answers import OverlayFeed, OverlayPing, OverlayStatus
 
@@ -40,7 +40,7 @@ ones when it captures no audio (then the capture clients own them)."""
 # -- what the relay sends ----------------------------------------------------------------------
 
 
-def feed_message(item: FeedItem) -> bytes:
+def feed_message(item: FeedRecord) -> bytes:
     """A feed item as the overlay reads it; no ``id``."""
     message = OverlayFeed(
         type="feed",
@@ -63,7 +63,7 @@ def text_frame(message: bytes) -> bytes:
     return struct.pack("!BBQ", 0x81, 127, size) + message
 
 
-def feed_frame(item: FeedItem) -> bytes:
+def feed_frame(item: FeedRecord) -> bytes:
     """:func:`feed_message` as a WebSocket frame."""
     return text_frame(feed_message(item))
 
@@ -140,9 +140,9 @@ class OverlayMessage(Struct, frozen=True, tag="message", tag_field="type"):
     def __post_init__(self) -> None:
         bodies.not_blank("text", self.text)
 
-    def feed_input(self) -> FeedInput:
+    def feed_input(self) -> FeedPost:
         """What the feed stores for it."""
-        return FeedInput(self.text, source=OVERLAY_SOURCE)
+        return FeedPost(self.text, source=OVERLAY_SOURCE)
 
 
 Inbound = OverlayPong | OverlayProfiling | OverlayCommand | OverlayMessage

@@ -3,7 +3,7 @@
 Sinain's capture client posts ``POST /profiling/sense {rssMb, uptimeS, ts, extra}`` every
 60 s; the overlay sends ``{"type": "profiling", rssMb, uptimeS, ts}`` on its WebSocket every
 30 s. Either is decoded as :class:`actors.core.bodies.ProcessReport` and made a
-:class:`ProcessReport` by :func:`report_of`; :class:`ClientFigures` keeps the newest
+:class:`ClientReport` by :func:`report_of`; :class:`ClientReports` keeps the newest
 report of each client, which ``/health`` and ``/metrics`` show.
 
 They are live figures, not history: kept in memory on the transport's event loop (the only
@@ -22,15 +22,14 @@ from dataclasses import dataclass, replace
 
 from actors.core import bodies
 from actors.core.redactor import Redactor
-from transport.answers import ClientFigures as FiguresShape
-from transport.answers import Profiling
+from transport.answers import ClientFigures, Profiling
 
 CLIENTS = ("sense", "overlay")
 """The clients that report their figures: the capture client and the overlay."""
 
 
 @dataclass(frozen=True, slots=True)
-class ProcessReport:
+class ClientReport:
     """One client process's figures, as it reported them, and when they arrived."""
 
     rss_mb: float
@@ -42,19 +41,19 @@ class ProcessReport:
     received_at: int = 0
     """The relay's clock, epoch milliseconds."""
 
-    def arrived(self, received_at: int) -> ProcessReport:
+    def arrived(self, received_at: int) -> ClientReport:
         """This report, arrived at ``received_at`` (the relay's clock, epoch ms)."""
         return replace(self, received_at=received_at)
 
-    def named(self, names: list[str]) -> ProcessReport:
+    def named(self, names: list[str]) -> ClientReport:
         """This report with its ``extra`` fields named ``names``, in order."""
         values = (value for _, value in self.extra)
         return replace(self, extra=tuple(zip(names, values, strict=True)))
 
-    def shape(self, *, extra: bool = True) -> FiguresShape:
+    def shape(self, *, extra: bool = True) -> ClientFigures:
         """``{rssMb, uptimeS, ts, receivedAt, extra}``, as ``/health.profiling`` shows it
         (``extra`` as ``null`` without ``extra``)."""
-        return FiguresShape(
+        return ClientFigures(
             rss_mb=self.rss_mb,
             uptime_s=self.uptime_s,
             ts=self.ts,
@@ -63,10 +62,10 @@ class ProcessReport:
         )
 
 
-def report_of(body: bodies.ProcessReport) -> ProcessReport:
+def report_of(body: bodies.ProcessReport) -> ClientReport:
     """A decoded process report (:class:`actors.core.bodies.ProcessReport`, which says what
     one may hold), without its arrival time."""
-    return ProcessReport(
+    return ClientReport(
         rss_mb=body.rss_mb,
         uptime_s=body.uptime_s,
         ts=body.ts,
@@ -74,20 +73,20 @@ def report_of(body: bodies.ProcessReport) -> ProcessReport:
     )
 
 
-class ClientFigures:
+class ClientReports:
     """The newest report of each client (:data:`CLIENTS`); used on the event loop only."""
 
     def __init__(self, redactor: Redactor | None = None) -> None:
-        self._reports: dict[str, ProcessReport] = {}
+        self._reports: dict[str, ClientReport] = {}
         self._redactor = redactor or Redactor()
 
-    def report(self, client: str, report: ProcessReport) -> None:
+    def report(self, client: str, report: ClientReport) -> None:
         """Keep ``report`` as ``client``'s newest, the names of its ``extra`` redacted."""
         if report.extra:
             report = report.named(self._redactor.names([name for name, _ in report.extra]))
         self._reports[client] = report
 
-    def latest(self, client: str) -> ProcessReport | None:
+    def latest(self, client: str) -> ClientReport | None:
         """``client``'s newest report, or ``None`` before its first."""
         return self._reports.get(client)
 

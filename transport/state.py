@@ -36,7 +36,7 @@ from transport.bridge import Asker
 from transport.connections import Connections
 from transport.metrics import HttpStats
 from transport.overlay import Overlays
-from transport.profiling import ClientFigures
+from transport.profiling import ClientReports
 from transport.streams import (
     Streams,
 )
@@ -184,7 +184,7 @@ OVERLAYS = web.AppKey("overlays", Overlays)
 """The overlay sockets, their status and their bounds."""
 
 
-CLIENT_FIGURES = web.AppKey("client_figures", ClientFigures)
+CLIENT_FIGURES = web.AppKey("client_figures", ClientReports)
 """The capture client's and the overlay's newest reports of their own figures."""
 
 

@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from actors.core.entries import AgentEntry, AgentSnapshot
+from actors.core.entries import AgentRecord, AgentSnapshot
 from actors.core.errors import RelayError
 from actors.core.escalation_slot import Pending
 from actors.core.records import FeedSnapshot
@@ -110,10 +110,10 @@ class Streams:
             raise StreamRefused(msg)
         return hub.subscribe(functools.partial(abort, request), request.remote or "", framing)
 
-    async def newer_entry(self, after: int, wait_s: float) -> AgentEntry | None:
+    async def newer_entry(self, after: int, wait_s: float) -> AgentRecord | None:
         """The newest agent entry once its id is above ``after``, or after ``wait_s``."""
 
-        def newer(snapshot: AgentSnapshot) -> AgentEntry | None:
+        def newer(snapshot: AgentSnapshot) -> AgentRecord | None:
             latest = snapshot.latest
             return latest if latest is not None and latest.id > after else None
 

@@ -35,7 +35,7 @@ from typing import Any
 
 import pykka
 
-from actors.audio.capture_runs import Ended, Heard, Launch, Refresh, Run, Watch
+from actors.audio.capture_runs import Ended, FirstAudio, Launch, Refresh, Run, Watch
 from actors.audio.core.capture_records import (
     SETTING_NAMES,
     CaptureSettings,
@@ -156,7 +156,7 @@ class Capture(RelayActor):
         if isinstance(message, Refresh):
             self._refresh()
             return None
-        if isinstance(message, Heard):
+        if isinstance(message, FirstAudio):
             if self._run is not None and self._run.id == message.run:
                 self._run.heard = True
                 self._state = "running"
@@ -394,7 +394,7 @@ class Capture(RelayActor):
             hand_on=self._on_utterance,
             log=self._log.bind(run=run.id),
         )
-        error = reader.run(read, run.halt, lambda: self._tell(Heard(run.id)))
+        error = reader.run(read, run.halt, lambda: self._tell(FirstAudio(run.id)))
         self._tell(Ended(run.id, self._close(run, broken=error is not None), error))
 
     def _close(self, run: Run, *, broken: bool) -> int | None:

@@ -21,7 +21,7 @@ class Refresh:
 
 
 @dataclass(frozen=True, slots=True)
-class Heard:
+class FirstAudio:
     """The run's first audio arrived."""
 
     run: int

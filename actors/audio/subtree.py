@@ -26,7 +26,7 @@ from actors.audio.core.utterance import Utterance
 from actors.audio.core.voice import VoiceDetector
 from actors.audio.transcriber import Transcriber
 from actors.core.errors import ActorUnavailable
-from actors.core.records import FeedInput, FeedItem
+from actors.core.records import FeedPost, FeedRecord
 from actors.core.shapes import AUDIO_SOURCES, AudioSource
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle, Reporter
@@ -94,7 +94,7 @@ def audio_children(
             "AGENT_BASE_URL's origin); any placeholder for a local server",
         )
 
-    def deliver(record: FeedInput) -> FeedItem:
+    def deliver(record: FeedPost) -> FeedRecord:
         reply = feed.ask(FeedBuffer.append_many, (record,))
         try:
             return reply.result(timeout=FEED_TIMEOUT_S)[0]

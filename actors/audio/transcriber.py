@@ -49,7 +49,7 @@ from actors.audio.stt_jobs import Delivered, Expired, Heard, Job, resolve, tell
 from actors.core.breaker import Breaker
 from actors.core.error_text import safe_error_text, safe_text
 from actors.core.model_stats import empty_latency_buckets, latency_bucket
-from actors.core.records import FeedInput, FeedItem
+from actors.core.records import FeedPost, FeedRecord
 from actors.core.shapes import MARKS, STREAM, TRANSCRIPT_SOURCE
 from actors.http_library import httpx
 from actors.kernel.base import RelayActor, Reporter
@@ -65,7 +65,7 @@ NO_KEY: Final = (
     "at AGENT_BASE_URL's origin); a local server that asks for none takes any placeholder"
 )
 
-Deliver = Callable[[FeedInput], FeedItem]
+Deliver = Callable[[FeedPost], FeedRecord]
 """Stores a transcript in the feed and returns the stored item; it may block (an ask of the
 feed's actor with a timeout) and raises when the feed does not take it."""
 
@@ -319,7 +319,7 @@ class Transcriber(RelayActor):
     ) -> None:
         """Store the transcript on the delivery thread; its end comes back as a message."""
         assert self._delivery is not None, "started() creates the delivery thread"
-        record = FeedInput(MARKS[utterance.source] + text, "normal", TRANSCRIPT_SOURCE, STREAM)
+        record = FeedPost(MARKS[utterance.source] + text, "normal", TRANSCRIPT_SOURCE, STREAM)
         store, ref, safe = self._store, self.actor_ref, self._safe_error
 
         def run() -> None:

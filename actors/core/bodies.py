@@ -112,9 +112,9 @@ class FeedInput(Struct, frozen=True):
     def __post_init__(self) -> None:
         not_blank("text", self.text)
 
-    def record(self) -> records.FeedInput:
+    def record(self) -> records.FeedPost:
         """The message as the feed buffer takes it, ``null`` fields at their defaults."""
-        return records.FeedInput(
+        return records.FeedPost(
             self.text, self.priority or "normal", self.source, self.channel or shapes.STREAM
         )
 
@@ -282,7 +282,7 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
         }
 
     def changes(self) -> dict[str, Any]:
-        """What the body changes, by :class:`~config.settings.AgentConfig` field: each period
+        """What the body changes, by :class:`~config.settings.AgentSettings` field: each period
         whole and within its bounds, each text without its surrounding spaces."""
         out: dict[str, Any] = {}
         for field, floor in (
@@ -319,7 +319,7 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
 
 
 _AS_GIVEN = "enabled max_tokens push_to_feed log_verbose economy vision_enabled vision_max_images"
-"""The update's fields that :class:`AgentConfig` takes as they are."""
+"""The update's fields that :class:`~config.settings.AgentSettings` takes as they are."""
 
 
 def not_blank(name: str, value: str) -> None:
@@ -376,7 +376,7 @@ def convert(value: Any, kind: type[T]) -> T:
     return checked
 
 
-def sense_input(payload: Any) -> records.SenseInput:
+def sense_input(payload: Any) -> records.SensePost:
     """Check a ``POST /sense`` event (parsed JSON); return what the buffer stores.
 
     The payload is the client's object as sent, less the server's ``id`` and ``receivedAt``;
@@ -392,7 +392,7 @@ def sense_input(payload: Any) -> records.SenseInput:
         payload = {k: v for k, v in payload.items() if k not in _SERVER_FIELDS}
     meta = event.meta
     ssim = meta.ssim if meta else None
-    return records.SenseInput(
+    return records.SensePost(
         type=event.type,
         ts=payload["ts"],
         ocr=event.ocr or "",

@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass
 
 from actors.core.screen_budget import is_error, may_hold_errors
-from actors.core.window import ContextWindow, ScreenEvent
+from actors.core.window import ScreenEvent, TickWindow
 
 SPEECH_WORDS = 10
 """Words (of three letters or more, fillers aside) of new speech that call on their own."""
@@ -153,7 +153,7 @@ def _keyed(text: str) -> tuple[tuple[tuple[str, str], ...], frozenset[str], froz
     return pairs, frozenset(key for _, key in pairs), errors
 
 
-def gist(window: ContextWindow) -> Gist:
+def gist(window: TickWindow) -> Gist:
     """What :func:`judge` needs of ``window``."""
     lines: set[str] = set()
     for event in window.screen:
@@ -179,7 +179,7 @@ def _texts(event: ScreenEvent) -> tuple[str, ...]:
     return (event.ocr, event.narrative) if event.narrative else (event.ocr,)
 
 
-def judge(before: Gist | None, window: ContextWindow, after: Gist) -> Change:
+def judge(before: Gist | None, window: TickWindow, after: Gist) -> Change:
     """How ``window`` (whose gist is ``after``) differs from the window of the last call."""
     if before is None:
         return Change("first", strong=True)
@@ -233,7 +233,7 @@ def _content(text: str) -> list[str]:
     return [word for word in _speech_key(text).split() if len(word) > 2 and word not in FILLERS]
 
 
-def settling_until(window: ContextWindow, now_ms: int, settle_ms: int) -> int | None:
+def settling_until(window: TickWindow, now_ms: int, settle_ms: int) -> int | None:
     """While the user is switching between apps or windows, when it may have settled:
     ``settle_ms`` after the newest switch, if another came less than ``settle_ms`` before it
     (a burst), or if the switch shows no text yet (its text usually follows within a second or

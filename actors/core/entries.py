@@ -14,7 +14,7 @@ from actors.core.records import JSONDict
 
 
 @dataclass(frozen=True, slots=True)
-class AgentEntry:
+class AgentRecord:
     """One successful tick."""
 
     id: int
@@ -72,7 +72,7 @@ class AgentEntry:
         )
 
     @classmethod
-    def from_record(cls, raw: bytes) -> AgentEntry:
+    def from_record(cls, raw: bytes) -> AgentRecord:
         """Rebuild an entry from :meth:`to_record`'s bytes."""
         data = orjson.loads(raw)
         context = data["context"]
@@ -124,17 +124,17 @@ class AgentEntry:
 class AgentSnapshot:
     """The newest agent entries at one moment, as the digest store last committed them."""
 
-    entries: tuple[AgentEntry, ...]
+    entries: tuple[AgentRecord, ...]
     """Oldest first; ids ascending; at most :data:`AGENT_RING`."""
     escalation: Pending | None = None
     """The escalation waiting for Sinain's agent (:mod:`actors.core.escalation_slot`)."""
 
     @property
-    def latest(self) -> AgentEntry | None:
+    def latest(self) -> AgentRecord | None:
         """The newest entry, or ``None`` before the first successful tick."""
         return self.entries[-1] if self.entries else None
 
-    def after(self, after: int) -> tuple[AgentEntry, ...]:
+    def after(self, after: int) -> tuple[AgentRecord, ...]:
         """Entries with an id above ``after``, oldest first."""
         return self.entries[bisect.bisect_right(self.entries, after, key=_entry_id) :]
 
@@ -142,5 +142,5 @@ class AgentSnapshot:
 EMPTY_AGENT = AgentSnapshot(entries=())
 
 
-def _entry_id(entry: AgentEntry) -> int:
+def _entry_id(entry: AgentRecord) -> int:
     return entry.id

@@ -29,7 +29,7 @@ from typing import Literal
 
 from actors.core.completion import NO_OUTPUT
 from actors.core.screen_budget import is_error, is_question, may_hold_errors
-from actors.core.window import ContextWindow
+from actors.core.window import TickWindow
 from config.app_names import normalize_app_name
 from config.settings import EscalationPolicy
 
@@ -123,7 +123,7 @@ class Decision:
         return self.trigger is not None
 
 
-def _lines(window: ContextWindow) -> list[str]:
+def _lines(window: TickWindow) -> list[str]:
     """The window's screen text, line by line, newest event first."""
     out: list[str] = []
     for event in reversed(window.screen):
@@ -131,7 +131,7 @@ def _lines(window: ContextWindow) -> list[str]:
     return out
 
 
-def _question(window: ContextWindow, lines: list[str]) -> str | None:
+def _question(window: TickWindow, lines: list[str]) -> str | None:
     """Where a question is: ``audio`` first, then ``screen``; ``None`` if nowhere."""
     for chunk in reversed(window.audio):
         if is_question(chunk.text.strip()) or _HELP.search(chunk.text):
@@ -153,7 +153,7 @@ def _code_issue(digest: str, lines: list[str]) -> str | None:
     return None
 
 
-def score(digest: str, window: ContextWindow) -> Score:
+def score(digest: str, window: TickWindow) -> Score:
     """The score of a tick's digest and the window it was made from."""
     lines = _lines(window)
     reasons: list[str] = []
@@ -201,7 +201,7 @@ def decide(
     return Decision(scored, skip="below_threshold")
 
 
-def coding_context(window: ContextWindow) -> bool:
+def coding_context(window: TickWindow) -> bool:
     """Whether the user is coding: an editor in front, or code on the newest screens."""
     if normalize_app_name(window.current_app) in _EDITORS:
         return True

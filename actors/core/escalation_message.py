@@ -16,7 +16,7 @@ Ages count to the entry's time, so the same entry and window always give the sam
 
 from __future__ import annotations
 
-from actors.core.entries import AgentEntry
+from actors.core.entries import AgentRecord
 from actors.core.escalation import (
     Decision,
     Score,
@@ -30,7 +30,7 @@ from actors.core.escalation_slot import EscalationSlot, FeedbackContext, Pending
 from actors.core.screen_budget import is_error, may_hold_errors
 from actors.core.situation import LINE_CHARS, TITLE_CHARS, ago, bounded, detected_errors, fenced
 from actors.core.stack_traces import scanned_lines
-from actors.core.window import AudioEvent, ContextWindow, ScreenEvent
+from actors.core.window import AudioEvent, ScreenEvent, TickWindow
 from config.app_names import normalize_app_name
 from config.settings import EscalationMode, EscalationPolicy
 
@@ -73,7 +73,7 @@ def _audio_line(chunk: AudioEvent, now_ms: int) -> str:
     return f'- {ago(now_ms, chunk.ts)} "{bounded(chunk.text, LINE_CHARS)}"'
 
 
-def error_texts(window: ContextWindow) -> list[str]:
+def error_texts(window: TickWindow) -> list[str]:
     """The window's errors, newest first, each once: its stack traces, or, without any, its
     error lines; at most :data:`MAX_ERRORS`."""
     traces = [trace.text for trace in detected_errors(window, MAX_ERRORS)]
@@ -91,8 +91,8 @@ def error_texts(window: ContextWindow) -> list[str]:
 
 
 def build_message(
-    entry: AgentEntry,
-    window: ContextWindow,
+    entry: AgentRecord,
+    window: TickWindow,
     *,
     mode: EscalationMode,
     scored: Score,
@@ -132,14 +132,14 @@ def build_message(
     return "\n\n".join(sections)
 
 
-def _present(window: ContextWindow, *, first_audio: bool) -> tuple[bool, bool]:
+def _present(window: TickWindow, *, first_audio: bool) -> tuple[bool, bool]:
     """Whether the two parts, in their order, have lines."""
     screen, audio = bool(window.screen), bool(window.audio)
     return (audio, screen) if first_audio else (screen, audio)
 
 
 def escalation_of(
-    entry: AgentEntry, window: ContextWindow, mode: EscalationMode, decision: Decision
+    entry: AgentRecord, window: TickWindow, mode: EscalationMode, decision: Decision
 ) -> Pending:
     """The escalation of ``entry``, which ``decision`` escalated, and its message."""
     assert decision.trigger is not None, "only an escalating decision makes one"
@@ -166,7 +166,7 @@ def escalation_of(
 
 
 def escalate(
-    slot: EscalationSlot, entry: AgentEntry, window: ContextWindow, policy: EscalationPolicy
+    slot: EscalationSlot, entry: AgentRecord, window: TickWindow, policy: EscalationPolicy
 ) -> tuple[Decision, Pending | None]:
     """Decide on ``entry`` (the tick's, with its ``window``) against ``slot``'s last
     escalation; put the escalation into ``slot``, or count the skip. Returns the decision and

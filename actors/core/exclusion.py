@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import re2
 
-from actors.core.records import JSONDict, SenseInput
+from actors.core.records import JSONDict, SensePost
 from config.app_names import normalize_app_name
 
 Counts = dict[str, int]
@@ -52,7 +52,7 @@ class ExclusionRule:
         """Whether it excludes anything at all."""
         return bool(self.apps) or self.titles is not None
 
-    def reason(self, event: SenseInput) -> str | None:
+    def reason(self, event: SensePost) -> str | None:
         """``"app"`` or ``"title"`` when ``event`` is excluded, else ``None``."""
         if self.apps and event.app:
             if _app_key(event.app) in self.apps:
@@ -87,7 +87,7 @@ class Exclusions:
         self._lock = threading.Lock()
         self._counts: Counts = {"app": 0, "title": 0}
 
-    def check(self, event: SenseInput) -> str | None:
+    def check(self, event: SensePost) -> str | None:
         """Why ``event`` is excluded (and count it), or ``None`` to keep it."""
         if not self.rule.active:
             return None

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from actors.core.screen_budget import Cut, Fitted, fit_screen
 from actors.core.shapes import AudioSource
-from actors.core.window import AudioEvent, ContextWindow, ScreenEvent
+from actors.core.window import AudioEvent, ScreenEvent, TickWindow
 from config.app_names import normalize_app_name
 
 SCREEN_BUDGET = 1_200
@@ -138,7 +138,7 @@ def screen_line(event: ScreenEvent, text: str) -> str:
     return " ".join(parts)
 
 
-def _screen_lines(ctx: ContextWindow, budget: int = SCREEN_BUDGET) -> list[tuple[int, str]]:
+def _screen_lines(ctx: TickWindow, budget: int = SCREEN_BUDGET) -> list[tuple[int, str]]:
     """The screen section's lines, newest first, each with its event's arrival."""
     newest_first = ctx.screen[::-1]
     fitted = fit_screen([e.ocr for e in newest_first], budget)
@@ -175,7 +175,7 @@ def _labelled(lines: Iterable[tuple[int, str]], now_ms: int) -> str:
 
 
 def build_prompt(
-    ctx: ContextWindow,
+    ctx: TickWindow,
     *,
     now_ms: int,
     previous: PreviousDigest | None = None,
@@ -192,7 +192,7 @@ def build_prompt(
 
 
 def prompt_with_screen(
-    ctx: ContextWindow, screen_lines: str, *, now_ms: int, previous: PreviousDigest | None = None
+    ctx: TickWindow, screen_lines: str, *, now_ms: int, previous: PreviousDigest | None = None
 ) -> str:
     """The prompt of :func:`build_prompt` around a screen section given as it stands (its
     lines, ages included, newest first): a comparison of two ways to fill that section can
@@ -227,7 +227,7 @@ def prompt_with_screen(
 {RULES}"""
 
 
-def fingerprint(ctx: ContextWindow) -> str:
+def fingerprint(ctx: TickWindow) -> str:
     """A digest of what the prompt would tell the LLM about the window, timing aside.
 
     The ``[Ns ago]`` labels, the counts and the previous digest are left out (they change

@@ -16,13 +16,15 @@ from actors.core.shapes import STREAM, Channel
 
 JSONDict = dict[str, Any]
 _UNREAD = object()
-"""A sense event's image before :meth:`SenseEvent.image` read it."""
+"""A sense event's image before :meth:`SenseRecord.image` read it."""
 
 
-class FeedInput(Struct, frozen=True):
-    """A validated ``POST /feed`` body (or an overlay's typed message), before it is stored.
+class FeedPost(Struct, frozen=True):
+    """A message for the feed, before it is stored: a validated ``POST /feed`` body (its wire
+    struct is :class:`actors.core.bodies.FeedInput`), an overlay's typed message, a transcript
+    or the agent's hud line.
 
-    A struct rather than a dataclass, as :class:`SenseInput`: one is made per post, and a
+    A struct rather than a dataclass, as :class:`SensePost`: one is made per post, and a
     struct costs less to make."""
 
     text: str
@@ -34,7 +36,7 @@ class FeedInput(Struct, frozen=True):
 
 
 @dataclass(frozen=True, slots=True)
-class FeedItem:
+class FeedRecord:
     """One message in the feed ring."""
 
     id: int
@@ -53,7 +55,7 @@ class FeedItem:
             object.__setattr__(self, "json", shapes.encode(self.shape()))
 
     @classmethod
-    def stored(cls, item_id: int, ts: int, message: FeedInput) -> FeedItem:
+    def stored(cls, item_id: int, ts: int, message: FeedPost) -> FeedRecord:
         """``message`` (validated) as the feed buffer stores it, with its id and arrival."""
         return cls(
             id=item_id,
@@ -82,8 +84,9 @@ class FeedItem:
         return out
 
 
-class SenseInput(Struct, frozen=True):
-    """A validated ``POST /sense`` body, before the buffer gives it an id."""
+class SensePost(Struct, frozen=True):
+    """A validated ``POST /sense`` body (its wire struct is
+    :class:`actors.core.bodies.SenseInput`), before the buffer gives it an id."""
 
     type: str
     ts: float
@@ -95,7 +98,7 @@ class SenseInput(Struct, frozen=True):
 
 
 @dataclass(frozen=True, slots=True)
-class SenseEvent:
+class SenseRecord:
     """One screen event in the sense ring."""
 
     id: int
@@ -135,7 +138,7 @@ class SenseEvent:
             object.__setattr__(self, "json_meta_only", meta)
 
     @classmethod
-    def stored(cls, event_id: int, received_at: int, event: SenseInput) -> SenseEvent:
+    def stored(cls, event_id: int, received_at: int, event: SensePost) -> SenseRecord:
         """``event`` (validated) as the sense buffer stores it, with its id and arrival."""
         return cls(
             id=event_id,
@@ -153,11 +156,11 @@ class SenseEvent:
         """Whether it came with ``roi.data`` or ``diff.data`` (held in memory or not)."""
         return self.spilled or _strips_image_data(self.payload)
 
-    def without_image_data(self) -> SenseEvent:
+    def without_image_data(self) -> SenseRecord:
         """This event without its image data in memory: ``roi.data`` and ``diff.data`` dropped
         from ``payload`` and ``json`` (which is then ``json_meta_only``), and no image
         (:meth:`image` answers ``None``). The JSON served with them is the stored row."""
-        event = SenseEvent(
+        event = SenseRecord(
             id=self.id,
             received_at=self.received_at,
             type=self.type,
@@ -238,12 +241,12 @@ def _without_data(payload: JSONDict) -> JSONDict:
 class FeedSnapshot:
     """The feed ring at one moment, with its activity counter."""
 
-    items: tuple[FeedItem, ...]
+    items: tuple[FeedRecord, ...]
     """Oldest first; ids ascending."""
     activity: int
     """Counts client posts only; the agent's own hud push is not new activity."""
 
-    def after(self, after: int) -> tuple[FeedItem, ...]:
+    def after(self, after: int) -> tuple[FeedRecord, ...]:
         """Items with an id above ``after``, oldest first."""
         return self.items[bisect.bisect_right(self.items, after, key=_item_id) :]
 
@@ -252,11 +255,11 @@ class FeedSnapshot:
 class SenseSnapshot:
     """The sense ring at one moment, with its activity counter."""
 
-    events: tuple[SenseEvent, ...]
+    events: tuple[SenseRecord, ...]
     """Oldest first; ids ascending."""
     activity: int
 
-    def after(self, after: int) -> tuple[SenseEvent, ...]:
+    def after(self, after: int) -> tuple[SenseRecord, ...]:
         """Events with an id above ``after``, oldest first."""
         return self.events[bisect.bisect_right(self.events, after, key=_item_id) :]
 
@@ -265,5 +268,5 @@ EMPTY_FEED = FeedSnapshot(items=(), activity=0)
 EMPTY_SENSE = SenseSnapshot(events=(), activity=0)
 
 
-def _item_id(item: FeedItem | SenseEvent) -> int:
+def _item_id(item: FeedRecord | SenseRecord) -> int:
     return item.id

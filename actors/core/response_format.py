@@ -36,7 +36,7 @@ assert ("auto", *LEVELS) == RESPONSE_FORMATS, "the setting names the levels"
 SCHEMA_NAME = "hud_and_digest"
 
 
-class Answer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class HudAndDigest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # The answer the prompt asks for. No docstring: it would be the schema's description,
     # sent with every request.
 
@@ -51,7 +51,7 @@ def _schema_of(struct: type[msgspec.Struct]) -> dict[str, Any]:
     return {key: value for key, value in schema.items() if key != "title"}
 
 
-ANSWER_SCHEMA = _schema_of(Answer)
+ANSWER_SCHEMA = _schema_of(HudAndDigest)
 """The answer the prompt asks for, as a JSON schema (strict: both fields, nothing else)."""
 
 HUD_MAX_CHARS = 100

@@ -20,10 +20,10 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from actors.core.entries import AgentEntry
+from actors.core.entries import AgentRecord
 from actors.core.prompt import SPEAKERS
 from actors.core.stack_traces import MAX_TRACES, StackTrace, find_stack_traces
-from actors.core.window import AudioEvent, ContextWindow, ScreenEvent
+from actors.core.window import AudioEvent, ScreenEvent, TickWindow
 from config.app_names import normalize_app_name
 
 LINE_CHARS = 500
@@ -42,8 +42,8 @@ class Situation:
     prompt was made from; ``tick_id`` ties the writer's log lines to the tick's."""
 
     tick_id: int
-    entry: AgentEntry
-    window: ContextWindow
+    entry: AgentRecord
+    window: TickWindow
 
 
 def _iso(ms: int) -> str:
@@ -76,7 +76,7 @@ def _audio_line(chunk: AudioEvent, now_ms: int) -> str:
     return f"- {ago(now_ms, chunk.ts)} {speaker}{bounded(chunk.text, LINE_CHARS)}"
 
 
-def detected_errors(window: ContextWindow, limit: int = MAX_TRACES) -> tuple[StackTrace, ...]:
+def detected_errors(window: TickWindow, limit: int = MAX_TRACES) -> tuple[StackTrace, ...]:
     """The stack traces in the window's OCR, from the newest screen event back, each once,
     at most ``limit``."""
     found: list[StackTrace] = []
@@ -98,7 +98,7 @@ def fenced(text: str) -> list[str]:
     return [fence, text, fence, ""]
 
 
-def render_situation(entry: AgentEntry, window: ContextWindow) -> str:
+def render_situation(entry: AgentRecord, window: TickWindow) -> str:
     """The text of SITUATION.md for ``entry`` and the ``window`` its prompt was made from."""
     now = entry.ts
     lines = [

@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from actors.core.change import Gist
 from actors.core.completion import Analysis
-from actors.core.window import ContextWindow
-from config.settings import AgentConfig, EscalationPolicy
+from actors.core.window import TickWindow
+from config.settings import AgentSettings, EscalationPolicy
 
 ESCALATION_OFF = EscalationPolicy()
 """No escalation (what a result made without a configuration carries)."""
@@ -40,7 +40,7 @@ class TickRequest:
     """Ticker -> ContextBuilder: build the window and, if there is news, ask the LLM."""
 
     tick_id: int
-    config: AgentConfig
+    config: AgentSettings
     last_marks: Marks | None
     """The marks of the last tick that did not fail; ``None`` before the first."""
     reply_to: ReplyTo
@@ -61,9 +61,9 @@ class LLMRequest:
     """ContextBuilder -> LLMCaller: one chat completion."""
 
     tick_id: int
-    config: AgentConfig
+    config: AgentSettings
     prompt: str
-    window: ContextWindow
+    window: TickWindow
     marks: Marks
     reply_to: ReplyTo
     """Tells the Ticker that the tick ended."""
@@ -88,7 +88,7 @@ class TickResult:
 
     tick_id: int
     analysis: Analysis
-    window: ContextWindow
+    window: TickWindow
     model: str
     latency_ms: int
     tokens_in: int

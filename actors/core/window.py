@@ -18,7 +18,7 @@ import msgspec
 from msgspec import UNSET
 
 from actors.core import shapes
-from actors.core.records import FeedItem, JSONDict, SenseEvent
+from actors.core.records import FeedRecord, JSONDict, SenseRecord
 from actors.core.screen_image import ScreenImage
 from actors.core.shapes import AGENT, MARKS, TRANSCRIPT_SOURCE, AppSwitch, AudioSource
 
@@ -77,7 +77,7 @@ class ScreenEvent:
 
 
 @dataclass(frozen=True, slots=True)
-class ContextWindow:
+class TickWindow:
     """What the agent sees at one tick."""
 
     current_app: str
@@ -144,7 +144,7 @@ def _marked(text: str) -> tuple[AudioSource | None, str] | None:
     return None
 
 
-def extract_audio(item: FeedItem) -> AudioEvent | None:
+def extract_audio(item: FeedRecord) -> AudioEvent | None:
     """Return the transcript in a feed item, or ``None`` if it carries none.
 
     Three forms are heard: an item posted with ``source: "audio"`` and one whose text starts
@@ -190,7 +190,7 @@ def _adds(plain: str, known: list[str]) -> bool:
     return bool(plain) and not any(plain in k for k in known)
 
 
-def screen_event(event: SenseEvent) -> ScreenEvent:
+def screen_event(event: SenseRecord) -> ScreenEvent:
     """What the window keeps of ``event``: the capture client's window title and observation
     only where they say more than its OCR.
 
@@ -248,12 +248,12 @@ def _newest_unique(audio: list[AudioEvent]) -> list[AudioEvent]:
 
 
 def build_context_window(
-    feed: Iterable[FeedItem],
-    sense: Iterable[SenseEvent],
+    feed: Iterable[FeedRecord],
+    sense: Iterable[SenseRecord],
     *,
     now_ms: int,
     max_age_ms: int,
-) -> ContextWindow:
+) -> TickWindow:
     """Build the window of the last ``max_age_ms`` before ``now_ms``.
 
     Feed items are aged by their ``ts`` (server time), sense events by ``receivedAt``.
@@ -290,7 +290,7 @@ def build_context_window(
             last_app = event.app
 
     times = [a.ts for a in heard] + [e.received_at for e in screen]
-    return ContextWindow(
+    return TickWindow(
         current_app=screen[-1].app if screen else "unknown",
         app_history=tuple(history),
         audio=tuple(audio),

@@ -8,7 +8,7 @@ from typing import Any
 import pykka
 
 from actors.core.bodies import sense_input
-from actors.core.records import FeedInput
+from actors.core.records import FeedPost
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo
@@ -89,7 +89,7 @@ def test_a_burst_of_any_size_is_stored_whole_and_in_order(
     feed = start(FeedBuffer, clock, storage)
     sent = 0
     for size in (1, 3, 20, 127, 129, 300):  # inserts of one, several and many statement sizes
-        batch = tuple(FeedInput(f"m{sent + n}") for n in range(size))
+        batch = tuple(FeedPost(f"m{sent + n}") for n in range(size))
         items = feed.append_many(batch).get(timeout=5)
         assert [i.id for i in items] == list(range(sent + 1, sent + size + 1))
         sent += size

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 
 from actors.core.bodies import sense_input
-from actors.core.records import FeedInput
+from actors.core.records import FeedPost
 from actors.core.redaction_rules import KINDS
 from actors.core.redactor import Redactor
 from actors.feed_buffer import FeedBuffer
@@ -57,7 +57,7 @@ def test_the_feed_buffer_stores_client_text_redacted_and_the_hud_as_it_is(
     redactor = Redactor()
     feed = FeedBuffer.start(clock=clock, store=storage.stores["feed"], redactor=redactor).proxy()
     items = feed.append_many(
-        (FeedInput(f"my key {SK}"), FeedInput("plain", f"x {AWS}"), FeedInput("t", source=SK))
+        (FeedPost(f"my key {SK}"), FeedPost("plain", f"x {AWS}"), FeedPost("t", source=SK))
     ).get(timeout=5)
     assert [(i.text, i.priority, i.source) for i in items] == [
         (f"my key {A}", "normal", None),

@@ -14,7 +14,7 @@ from actors.digest_store import DigestStore
 from actors.feed_buffer import FeedBuffer
 from actors.sense_buffer import SenseBuffer
 from actors.tree import Relay
-from config.settings import AgentConfig
+from config.settings import AgentSettings
 from tests.helpers import (
     LogSink,
     asked,
@@ -84,7 +84,7 @@ def test_a_refused_json_schema_steps_down_at_once_and_is_remembered(
     assert show_and_tick(relay, logs, "first screen") == "ok"
     assert asked_formats(fake_llm) == ["json_schema", "json_object"]
     assert fake_llm.requests[1].body["response_format"]["schema"] == bounded_schema(
-        AgentConfig().max_tokens
+        AgentSettings().max_tokens
     )
     assert last_entry(relay)["parsedOk"] is True
     assert logs.named("llm.response_format_refused")[0]["next"] == "json_object"

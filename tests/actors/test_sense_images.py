@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 
 from actors.core.bodies import sense_input
-from actors.core.records import SenseEvent, SenseSnapshot
+from actors.core.records import SenseRecord, SenseSnapshot
 from actors.kernel.clock import FakeClock
 from actors.kernel.published import Published
 from actors.kernel.storage import StorageInfo
@@ -36,7 +36,7 @@ def settled(buffer: Any) -> None:
     buffer.count().get(timeout=5)
 
 
-def holds_image_bytes(event: SenseEvent) -> bool:
+def holds_image_bytes(event: SenseRecord) -> bool:
     """Whether any copy of the event's image data is in memory: payload, JSON or image."""
     in_payload = any(
         isinstance(event.payload.get(key), dict) and "data" in event.payload[key]
@@ -46,7 +46,7 @@ def holds_image_bytes(event: SenseEvent) -> bool:
     return in_payload or b'"data"' in event.json or image is not None
 
 
-def assert_only_the_newest_hold_images(events: tuple[SenseEvent, ...], bodies: list[Any]) -> None:
+def assert_only_the_newest_hold_images(events: tuple[SenseRecord, ...], bodies: list[Any]) -> None:
     """The newest IMAGES_KEPT events with an image hold its bytes, no other event does, and
     every event keeps the rest of what was posted."""
     by_id = dict(zip(range(1, len(bodies) + 1), bodies, strict=True))

@@ -1,4 +1,4 @@
-"""Settings from the environment and flags, and the runtime ``AgentConfig``."""
+"""Settings from the environment and flags, and the runtime ``AgentSettings``."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from config.command_line import load_settings
 from config.settings import (
     DEFAULT_BASE_URL,
     DEFAULT_MODEL,
-    AgentConfig,
+    AgentSettings,
     ConfigError,
     Settings,
 )
@@ -507,7 +507,7 @@ def test_a_secret_no_http_header_can_carry_stops_start_up_and_is_not_printed(
 
 @pytest.mark.parametrize(("raw", "position", "kind"), BAD_KEYS, ids=BAD_KEY_IDS)
 def test_a_key_no_http_header_can_carry_is_refused_at_run_time_and_not_shown(raw, position, kind):
-    config = AgentConfig(api_key="old-key")
+    config = AgentSettings(api_key="old-key")
     with pytest.raises(BadRequest) as info:
         config.updated(update({"openrouterApiKey": raw}))
     assert f"openrouterApiKey holds {kind} at position {position}" in str(info.value)
@@ -522,7 +522,7 @@ def test_an_empty_token_leaves_the_token_unset():
 
 def test_a_key_of_printable_ascii_is_taken_and_its_surrounding_spaces_dropped():
     assert load(env={"OPENROUTER_API_KEY": f"  {KEY}\n"}).agent.api_key == KEY
-    assert AgentConfig().updated(update({"openrouterApiKey": f" {KEY} "})).api_key == KEY
+    assert AgentSettings().updated(update({"openrouterApiKey": f" {KEY} "})).api_key == KEY
     odd = "!\"#$%&'()*+,-./0-9:;<=>?@A-Z[\\]^_`a-z{|}~"
     assert load(env={"OPENROUTER_API_KEY": odd}).agent.api_key == odd
 
@@ -543,7 +543,7 @@ def test_run_py_with_a_pasted_key_exits_2_naming_the_variable_not_the_key():
     assert_nowhere(KEY, result.stdout, result.stderr)
 
 
-# --- AgentConfig -------------------------------------------------------------------------------
+# --- AgentSettings -------------------------------------------------------------------------------
 
 
 def update(changes: dict[str, Any]) -> AgentConfigUpdate:
@@ -552,7 +552,7 @@ def update(changes: dict[str, Any]) -> AgentConfigUpdate:
 
 
 def test_updated_applies_every_runtime_field():
-    config = AgentConfig().updated(
+    config = AgentSettings().updated(
         update(
             {
                 "enabled": False,
@@ -568,7 +568,7 @@ def test_updated_applies_every_runtime_field():
             }
         )
     )
-    assert config == AgentConfig(
+    assert config == AgentSettings(
         enabled=False,
         api_key="sk-or-new",
         interval_ms=60_000,
@@ -584,14 +584,14 @@ def test_updated_applies_every_runtime_field():
 
 
 def test_updated_returns_a_new_config_and_keeps_the_old_one():
-    old = AgentConfig()
+    old = AgentSettings()
     new = old.updated(update({"model": "x"}))
     assert new.model == "x"
     assert old.model == DEFAULT_MODEL
 
 
 def test_updated_with_empty_body_changes_nothing():
-    config = AgentConfig(model="m", interval_ms=7_000)
+    config = AgentSettings(model="m", interval_ms=7_000)
     assert config.updated(update({})) == config
 
 
@@ -599,28 +599,28 @@ def test_updated_with_empty_body_changes_nothing():
     ("value", "expected"), [(1_000, 5_000), (0, 5_000), (-1, 5_000), (4_999, 5_000), (5_000, 5_000)]
 )
 def test_updated_raises_interval_to_at_least_5000(value, expected):
-    assert AgentConfig().updated(update({"intervalMs": value})).interval_ms == expected
+    assert AgentSettings().updated(update({"intervalMs": value})).interval_ms == expected
 
 
 @pytest.mark.parametrize("key", ["maxAge", "maxAgeMs"])
 @pytest.mark.parametrize(("value", "expected"), [(100, 10_000), (9_999, 10_000), (10_001, 10_001)])
 def test_updated_raises_max_age_to_at_least_10000(key, value, expected):
-    assert AgentConfig().updated(update({key: value})).max_age_ms == expected
+    assert AgentSettings().updated(update({key: value})).max_age_ms == expected
 
 
 def test_updated_caps_interval_at_a_day():
-    assert AgentConfig().updated(update({"intervalMs": 10**12})).interval_ms == 24 * 3_600_000
+    assert AgentSettings().updated(update({"intervalMs": 10**12})).interval_ms == 24 * 3_600_000
 
 
 def test_updated_accepts_a_whole_float_interval():
-    config = AgentConfig().updated(update({"intervalMs": 6_000.0}))
+    config = AgentSettings().updated(update({"intervalMs": 6_000.0}))
     assert config.interval_ms == 6_000
     assert isinstance(config.interval_ms, int)
 
 
 def test_updated_rejects_unknown_fields_naming_them():
     with pytest.raises(BadRequest) as info:
-        AgentConfig().updated(update({"model": "m", "colour": "red", "apiKey": "k"}))
+        AgentSettings().updated(update({"model": "m", "colour": "red", "apiKey": "k"}))
     message = str(info.value)
     assert "unknown field colour" in message  # the first, in the order of the body
     assert "accepted:" in message
@@ -659,33 +659,33 @@ def test_updated_rejects_unknown_fields_naming_them():
 )
 def test_updated_rejects_wrong_types_and_ranges(changes, message):
     with pytest.raises(BadRequest) as info:
-        AgentConfig().updated(update(changes))
+        AgentSettings().updated(update(changes))
     assert message in str(info.value)
 
 
 def test_updated_changes_nothing_when_one_field_of_several_is_bad():
-    config = AgentConfig(model="old", interval_ms=30_000, enabled=True)
+    config = AgentSettings(model="old", interval_ms=30_000, enabled=True)
     with pytest.raises(BadRequest, match="temperature"):
         config.updated(
             update({"model": "new", "intervalMs": 6_000, "enabled": False, "temperature": 5})
         )
-    assert config == AgentConfig(model="old", interval_ms=30_000, enabled=True)
+    assert config == AgentSettings(model="old", interval_ms=30_000, enabled=True)
 
 
 def test_updated_accepts_temperature_bounds():
-    assert AgentConfig().updated(update({"temperature": 0})).temperature == 0.0
-    assert AgentConfig().updated(update({"temperature": 2})).temperature == 2.0
+    assert AgentSettings().updated(update({"temperature": 0})).temperature == 0.0
+    assert AgentSettings().updated(update({"temperature": 2})).temperature == 2.0
 
 
 def test_updated_with_empty_api_key_clears_it():
-    config = AgentConfig(api_key="sk-or-1").updated(update({"openrouterApiKey": ""}))
+    config = AgentSettings(api_key="sk-or-1").updated(update({"openrouterApiKey": ""}))
     assert config.api_key == ""
     assert config.active is False
     assert msgspec.to_builtins(public_config(config))["hasApiKey"] is False
 
 
 def test_to_public_never_contains_the_key():
-    public = msgspec.to_builtins(public_config(AgentConfig(api_key="sk-or-very-secret-123")))
+    public = msgspec.to_builtins(public_config(AgentSettings(api_key="sk-or-very-secret-123")))
     assert public["hasApiKey"] is True
     assert "sk-or-very-secret-123" not in orjson.dumps(public).decode()
     assert "apiKey" not in public
@@ -694,7 +694,7 @@ def test_to_public_never_contains_the_key():
 
 
 def test_to_public_has_the_runtime_fields():
-    assert msgspec.to_builtins(public_config(AgentConfig())) == {
+    assert msgspec.to_builtins(public_config(AgentSettings())) == {
         "enabled": True,
         "intervalMs": 30_000,
         "debounceMs": 3_000,
@@ -743,7 +743,7 @@ def test_vision_max_images_outside_0_to_4_is_refused(bad: str):
 
 
 def test_vision_settings_change_at_run_time():
-    config = AgentConfig().updated(
+    config = AgentSettings().updated(
         update({"visionEnabled": False, "visionModel": " a/b ", "visionMaxImages": 0})
     )
     assert (config.vision_enabled, config.vision_model, config.vision_max_images) == (
@@ -752,13 +752,13 @@ def test_vision_settings_change_at_run_time():
         0,
     )
     with pytest.raises(BadRequest, match="visionMaxImages"):
-        AgentConfig().updated(update({"visionMaxImages": 5}))
+        AgentSettings().updated(update({"visionMaxImages": 5}))
     with pytest.raises(BadRequest, match="visionModel"):
-        AgentConfig().updated(update({"visionModel": "  "}))
+        AgentSettings().updated(update({"visionModel": "  "}))
 
 
 def test_a_call_with_images_asks_the_vision_model_first():
-    config = AgentConfig(
+    config = AgentSettings(
         model="m/text", fallback_models=("m/other", "m/vision"), vision_model="m/vision"
     )
     assert config.models_for(images=False) == ("m/text", "m/other", "m/vision")
@@ -779,8 +779,8 @@ def test_schedule_defaults():
 
 
 def test_the_debounce_is_capped_at_the_interval():
-    assert AgentConfig(debounce_ms=60_000, interval_ms=10_000).effective_debounce_ms == 10_000
-    assert AgentConfig(debounce_ms=2_000, interval_ms=10_000).effective_debounce_ms == 2_000
+    assert AgentSettings(debounce_ms=60_000, interval_ms=10_000).effective_debounce_ms == 10_000
+    assert AgentSettings(debounce_ms=2_000, interval_ms=10_000).effective_debounce_ms == 2_000
 
 
 @pytest.mark.parametrize("var", ["AGENT_DEBOUNCE_MS", "AGENT_COOLDOWN_MS"])
@@ -791,13 +791,13 @@ def test_schedule_settings_must_be_whole_numbers(var, raw):
 
 
 def test_schedule_fields_change_at_runtime():
-    config = AgentConfig().updated(update({"debounceMs": 0, "cooldownMs": 5_000}))
+    config = AgentSettings().updated(update({"debounceMs": 0, "cooldownMs": 5_000}))
     assert (config.debounce_ms, config.cooldown_ms) == (0, 5_000)
     assert (
-        AgentConfig().updated(update({"debounceMs": -5})).debounce_ms == 0
+        AgentSettings().updated(update({"debounceMs": -5})).debounce_ms == 0
     )  # clamped, as intervalMs
     with pytest.raises(BadRequest, match="debounceMs"):
-        AgentConfig().updated(update({"debounceMs": "soon"}))
+        AgentSettings().updated(update({"debounceMs": "soon"}))
 
 
 def test_demo_flag():

@@ -27,7 +27,7 @@ from actors.tree import Relay, start_relay
 from bench.harness import parser
 from config.audio import AudioConfig
 from config.logs import configure_logging
-from config.settings import AgentConfig, Settings
+from config.settings import AgentSettings, Settings
 from tests.transport.openapi_contract import Contract, fuzz
 from transport import stream_limits
 from transport.demo.fake_llm import FakeLLM
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     stream_limits.CLIENT_CHECK_S = 0.05  # a closed stream frees its slot at once
     with FakeLLM() as llm, FakeStt() as stt:
         # economy off: each tick calls the fake LLM, so the two ticks make two entries
-        agent = AgentConfig(
+        agent = AgentSettings(
             interval_ms=HOUR_MS,
             debounce_ms=HOUR_MS,
             timeout_ms=2_000,

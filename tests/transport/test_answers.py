@@ -9,7 +9,7 @@ import msgspec
 import orjson
 
 from actors.core.bodies import REQUEST_TYPES
-from actors.core.records import FeedItem
+from actors.core.records import FeedRecord
 from actors.core.shapes import encode
 from actors.feed_buffer import FEED_RING
 from actors.sense_buffer import SENSE_RING
@@ -54,7 +54,7 @@ def test_the_ring_sizes_the_descriptions_give_are_the_rings() -> None:
 
 
 def test_a_list_body_is_built_from_the_items_bytes_as_they_are() -> None:
-    items = [FeedItem(id=n, text=f"t{n}", priority="normal", ts=n) for n in (1, 2)]
+    items = [FeedRecord(id=n, text=f"t{n}", priority="normal", ts=n) for n in (1, 2)]
     body = encode(FeedList(messages=encoded(i.json for i in items), epoch='ep"och'))
     assert body == b'{"messages":[' + b",".join(i.json for i in items) + b'],"epoch":"ep\\"och"}'
     assert orjson.loads(body) == {"messages": [i.to_json() for i in items], "epoch": 'ep"och'}

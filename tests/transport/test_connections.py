@@ -19,7 +19,7 @@ import httpx
 import orjson
 import pytest
 
-from actors.core.records import FeedInput
+from actors.core.records import FeedPost
 from actors.feed_buffer import FeedBuffer
 from actors.tree import Relay
 from bench.harness import HOST, free_port
@@ -266,7 +266,7 @@ def test_at_the_cap_with_every_connection_busy_a_new_one_is_answered_503(
                 assert answer.headers["retry-after"] == "1"
                 assert closed_by_relay(refused) == b""
         # the open connections still work: an item stored now reaches the stream
-        relay.handles["feed"].ask(FeedBuffer.append_many, (FeedInput("still here"),)).result(5)
+        relay.handles["feed"].ask(FeedBuffer.append_many, (FeedPost("still here"),)).result(5)
         assert any("still here" in next(feed_lines) for _ in range(8))
     # they closed: new clients are answered again (once the relay has seen them close)
     with client_for(relay) as client:

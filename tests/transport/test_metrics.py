@@ -30,7 +30,7 @@ from tests.helpers import (
 from transport.demo.fake_llm import FakeLLM
 from transport.exposition import RelayCollector, Scrape
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, RouteStats
-from transport.profiling import ClientFigures
+from transport.profiling import ClientReports
 
 PRIMARY = "google/gemini-2.5-flash-lite"
 FALLBACK = "anthropic/claude-3.5-haiku"
@@ -338,7 +338,7 @@ def test_excluded_posts_move_from_ok_and_redactions_are_listed_by_type() -> None
         ticker=None,
         excluded={"sense": 2},
         redactions={"api-key": 3, "card": 0},
-        clients=ClientFigures(),
+        clients=ClientReports(),
     )
     registry = CollectorRegistry(auto_describe=False)
     registry.register(RelayCollector(scrape))

@@ -7,7 +7,7 @@ from typing import get_args
 import orjson
 import pytest
 
-from actors.core.records import FeedInput, FeedItem
+from actors.core.records import FeedPost, FeedRecord
 from transport import overlay_messages as messages
 
 
@@ -43,7 +43,7 @@ def test_what_the_overlay_sends_is_read_for_what_it_asks(
 def test_a_typed_message_becomes_a_feed_input_from_the_overlay() -> None:
     parsed = messages.parse_inbound(b'{"type": "message", "text": "hi", "priority": "urgent"}')
     assert isinstance(parsed, messages.OverlayMessage)
-    assert parsed.feed_input() == FeedInput("hi", "normal", "overlay", "stream")
+    assert parsed.feed_input() == FeedPost("hi", "normal", "overlay", "stream")
 
 
 def test_every_switch_the_overlay_may_ask_for_has_its_notice() -> None:
@@ -69,8 +69,8 @@ def test_what_the_relay_does_not_act_on_says_why(data: bytes, reason: str) -> No
 
 
 def test_a_feed_message_never_has_an_id_and_marks_what_the_user_typed() -> None:
-    typed = FeedItem(id=7, text="hi", priority="high", ts=5, source="overlay")
-    hud = FeedItem(id=8, text="[🧠] x", priority="normal", ts=6, source="agent", channel="stream")
+    typed = FeedRecord(id=7, text="hi", priority="high", ts=5, source="overlay")
+    hud = FeedRecord(id=8, text="[🧠] x", priority="normal", ts=6, source="agent", channel="stream")
     assert orjson.loads(messages.feed_message(typed)) == {
         "type": "feed",
         "text": "hi",

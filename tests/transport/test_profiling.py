@@ -10,7 +10,7 @@ import pytest
 
 from actors.core.bodies import MAX_EXTRA_NAME_CHARS, ProcessReport, convert, decode
 from actors.core.errors import BadRequest
-from transport.profiling import ClientFigures, report_of
+from transport.profiling import ClientReports, report_of
 
 
 def parse_report(body: Any) -> Any:
@@ -70,7 +70,7 @@ def test_a_report_keeps_whole_numbers_whole() -> None:
 
 
 def test_each_client_has_its_newest_report_and_none_before_its_first() -> None:
-    figures = ClientFigures()
+    figures = ClientReports()
     assert msgspec.to_builtins(figures.shape()) == {"sense": None, "overlay": None}
     figures.report("overlay", parse_report({"rssMb": 1, "uptimeS": 1, "ts": 1}).arrived(10))
     figures.report("overlay", parse_report({"rssMb": 2, "uptimeS": 31, "ts": 2}).arrived(20))

@@ -15,7 +15,7 @@ import httpx
 import orjson
 import pytest
 
-from actors.core.records import FeedInput
+from actors.core.records import FeedPost
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.published import Published
@@ -96,7 +96,7 @@ def append_directly(relay: Relay, count: int) -> None:
     """
     feed: ChildHandle[FeedBuffer] = relay.handles["feed"]
     for start in range(0, count, 500):
-        batch = tuple(FeedInput(f"bulk {n}") for n in range(start, min(count, start + 500)))
+        batch = tuple(FeedPost(f"bulk {n}") for n in range(start, min(count, start + 500)))
         feed.ask(FeedBuffer.append_many, batch).result(timeout=5)
         feed.ask(RelayActor.ping).result(timeout=5)
     # behind the prune the last batch may have asked for

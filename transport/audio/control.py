@@ -22,7 +22,7 @@ RESTARTING = "⚠ Audio capture is restarting; try again in a moment."
 
 
 @dataclass(frozen=True, slots=True)
-class Answer:
+class SwitchAnswer:
     """What a switch did, in the overlay's words; ``everyone``: every overlay is told (the
     state of capture changed), else only the one that asked."""
 
@@ -53,7 +53,7 @@ class AudioControl:
         states = [self._views.captures[s].value.state for s in self._sources]
         return bool(states) and all(state == "paused" for state in states)
 
-    async def toggle(self) -> Answer:
+    async def toggle(self) -> SwitchAnswer:
         """Stop every capture, or start them all again when every one is stopped."""
         pause = not self.paused
         try:
@@ -61,18 +61,18 @@ class AudioControl:
                 handle = self._handles.captures[source]
                 await self._ask(handle, Capture.pause if pause else Capture.resume)
         except ActorUnavailable:
-            return Answer(RESTARTING, everyone=False)
-        return Answer(STOPPED if pause else STARTED, everyone=True)
+            return SwitchAnswer(RESTARTING, everyone=False)
+        return SwitchAnswer(STOPPED if pause else STARTED, everyone=True)
 
-    async def switch(self) -> Answer:
+    async def switch(self) -> SwitchAnswer:
         """Capture ``AUDIO_ALT_SOURCE`` instead of ``AUDIO_SOURCE``, or back."""
         if not self._alt:
-            return Answer(NO_ALT, everyone=False)
+            return SwitchAnswer(NO_ALT, everyone=False)
         try:
             status: CaptureStatus = await self._ask(self._handles.captures["system"], Capture.swap)
         except ActorUnavailable:
-            return Answer(RESTARTING, everyone=False)
-        return Answer(f"Audio device → {_named(status)}", everyone=True)
+            return SwitchAnswer(RESTARTING, everyone=False)
+        return SwitchAnswer(f"Audio device → {_named(status)}", everyone=True)
 
 
 def _named(status: CaptureStatus) -> str:

@@ -56,7 +56,7 @@ _APP_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 
 @dataclass(frozen=True, slots=True)
-class ScreenLine:
+class SeenLine:
     """One line of the prompt's screen section."""
 
     age_s: int | None
@@ -81,7 +81,7 @@ class PromptView:
 
     active_app: str = "unknown"
     app_history: tuple[str, ...] = ()
-    screen: tuple[ScreenLine, ...] = ()
+    screen: tuple[SeenLine, ...] = ()
     """Newest first, as the prompt lists them."""
     heard: tuple[HeardLine, ...] = ()
     """Newest first."""
@@ -104,20 +104,20 @@ def _unlabelled(text: str) -> str:
     return text
 
 
-def _screen_line(line: str) -> ScreenLine:
+def _screen_line(line: str) -> SeenLine:
     age, rest = _aged(line)
     match = _WHERE.match(rest)
     where, text = (match.group(1), rest[match.end() :]) if match else ("", rest)
     app, _, window = where.partition(labels.TITLE_SEPARATOR)
     text = _CUT.sub("…", _SEEN.sub("", text)).replace(labels.AS_ABOVE, "").strip()
-    return ScreenLine(age, app.strip(), window.strip(), "" if text == labels.NO_TEXT else text)
+    return SeenLine(age, app.strip(), window.strip(), "" if text == labels.NO_TEXT else text)
 
 
 def read_prompt(prompt: str) -> PromptView:
     """Read the sections of the relay's prompt; whatever is missing stays empty."""
     active = "unknown"
     history: tuple[str, ...] = ()
-    screen: list[ScreenLine] = []
+    screen: list[SeenLine] = []
     heard: list[HeardLine] = []
     earlier: list[str] = []
     section = ""
@@ -184,7 +184,7 @@ def _command(text: str) -> str:
     return _words(command, 5, more="") if prompt else ""
 
 
-def _subject(line: ScreenLine) -> str:
+def _subject(line: SeenLine) -> str:
     """What the screen line is about: the window title's first part, else its first words."""
     if line.window:
         return _TITLE_SEPARATORS.split(line.window, maxsplit=1)[0].strip()

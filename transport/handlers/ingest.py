@@ -11,7 +11,7 @@ from aiohttp import web
 from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT, FeedInput, sense_input
 from actors.core.error_text import safe_text
 from actors.core.errors import ActorUnavailable
-from actors.core.records import SenseEvent
+from actors.core.records import SenseRecord
 from actors.core.shapes import encode
 from actors.kernel.storage import Store
 from actors.sense_buffer import stored_json
@@ -89,7 +89,7 @@ async def get_sense(request: web.Request) -> web.Response:
 
 
 async def _sense_bodies(
-    events: tuple[SenseEvent, ...], meta_only: bool, store: Store
+    events: tuple[SenseRecord, ...], meta_only: bool, store: Store
 ) -> tuple[list[bytes], bool]:
     """Each event's JSON as served, and whether the answer holds every event.
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal, get_args
 
 from actors.core.model_stats import empty_latency_buckets
-from actors.core.records import FeedItem
+from actors.core.records import FeedRecord
 
 REFUSALS: Final = ("busy", "breaker")
 """The reasons an utterance is refused at once, before any request."""
@@ -32,7 +32,7 @@ class Outcome:
     ``busy``, ``breaker`` (refused at once), ``timeout``,
     ``error`` (the service failed), ``empty`` (nothing heard), a filter's reason (``short``,
     ``invented``, ...), ``undelivered`` (the feed did not take it)."""
-    item: FeedItem | None = None
+    item: FeedRecord | None = None
     """The stored feed item (its id and marked text), when ``stored``."""
     retry_after_s: float | None = None
     """When refused: how long until asking again may succeed."""

@@ -74,7 +74,7 @@ def frame_energy(frame: bytes) -> float:
     return math.sqrt(sum(map(operator.mul, samples, samples)) / len(samples)) / FULL_SCALE
 
 
-class _Current:
+class _Gathering:
     """The utterance being gathered: its frames, where its speech lies, how loud it was."""
 
     __slots__ = (
@@ -125,7 +125,7 @@ class VoiceDetector:
         self._utterances = 0
         self._too_short = 0
         self._floor = math.inf
-        self._current: _Current | None = None
+        self._current: _Gathering | None = None
 
     @property
     def stats(self) -> VoiceStats:
@@ -187,7 +187,7 @@ class VoiceDetector:
                 self._preroll.append(frame)
                 return
             first = position - len(self._preroll) * FRAME_BYTES
-            current = _Current(self._started_ms(first, now_ms), [*self._preroll, frame])
+            current = _Gathering(self._started_ms(first, now_ms), [*self._preroll, frame])
             self._preroll.clear()
             self._current = current
         else:
@@ -208,24 +208,24 @@ class VoiceDetector:
             self._current = self._continuation(current, self._position, now_ms)
             self._emit(current, done)
 
-    def _continuation(self, cut: _Current, first: int, now_ms: int) -> _Current | None:
+    def _continuation(self, cut: _Gathering, first: int, now_ms: int) -> _Gathering | None:
         """What follows an utterance cut at the longest length: the next one, already begun
         (no pre-roll: the samples before it were handed on), unless it was in its hangover."""
         if cut.silent:
             return None
-        return _Current(self._started_ms(first, now_ms), [])
+        return _Gathering(self._started_ms(first, now_ms), [])
 
     def _started_ms(self, position: int, now_ms: int) -> int:
         """When the byte at ``position`` in the stream was read, on the clock of ``now_ms``
         (the time of the last byte read)."""
         return now_ms - (self._read - position) // BYTES_PER_MS
 
-    def _emit(self, current: _Current, done: list[Utterance]) -> None:
+    def _emit(self, current: _Gathering, done: list[Utterance]) -> None:
         utterance = self._finish(current)
         if utterance is not None:
             done.append(utterance)
 
-    def _finish(self, current: _Current) -> Utterance | None:
+    def _finish(self, current: _Gathering) -> Utterance | None:
         """The utterance, counted; or ``None``, counted as too short when it had speech."""
         if not current.ratios:
             return None

@@ -17,7 +17,7 @@ from actors.audio.core.utterance import Utterance
 from actors.audio.transcriber import Deliver, Transcriber
 from actors.core.breaker import COOL_OFF_JITTER, COOL_OFF_MIN_S
 from actors.core.model_stats import LATENCY_BUCKETS_S
-from actors.core.records import FeedInput, FeedItem
+from actors.core.records import FeedPost, FeedRecord
 from actors.core.shapes import MARKS, AudioSource
 from actors.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle, RelayActor
@@ -64,7 +64,7 @@ def feed(clock: FakeClock, storage: StorageInfo) -> ChildHandle[FeedBuffer]:
 
 
 def _into(feed: ChildHandle[FeedBuffer]) -> Deliver:
-    def deliver(record: FeedInput) -> FeedItem:
+    def deliver(record: FeedPost) -> FeedRecord:
         return feed.ask(FeedBuffer.append_many, (record,)).result(timeout=5)[0]
 
     return deliver
@@ -271,7 +271,7 @@ def test_a_slow_feed_holds_neither_the_mailbox_nor_the_next_request(
     release = threading.Event()
     store = _into(feed)
 
-    def slow_deliver(record: FeedInput) -> FeedItem:
+    def slow_deliver(record: FeedPost) -> FeedRecord:
         if not release.wait(5):
             raise TimeoutError
         return store(record)
@@ -293,7 +293,7 @@ def test_a_slow_feed_holds_neither_the_mailbox_nor_the_next_request(
 
 
 def test_a_feed_that_refuses_is_counted_as_undelivered(clock: FakeClock, fake_stt: FakeStt) -> None:
-    def refuse(_record: FeedInput) -> FeedItem:
+    def refuse(_record: FeedPost) -> FeedRecord:
         msg = "actor feed is not running"
         raise RuntimeError(msg)
 

@@ -11,30 +11,30 @@ import pytest
 from actors.core import bodies
 from actors.core.bodies import MAX_NESTING, MAX_PRIORITY_CHARS, MAX_SOURCE_CHARS, sense_input
 from actors.core.errors import BadRequest
-from actors.core.records import FeedInput, FeedItem, SenseEvent, SenseInput
+from actors.core.records import FeedPost, FeedRecord, SensePost, SenseRecord
 
 MULTIBYTE = "Привет 👋 日本語"
 
 
-def validate_feed(body: object) -> FeedInput:
+def validate_feed(body: object) -> FeedPost:
     return bodies.convert(body, bodies.FeedInput).record()
 
 
 validate_sense = sense_input
 
-# --- FeedInput ---------------------------------------------------------------------------------
+# --- FeedPost ---------------------------------------------------------------------------------
 
 
 def test_feed_valid_body_returns_text_and_priority():
-    assert validate_feed({"text": "hello", "priority": "high"}) == FeedInput("hello", "high")
+    assert validate_feed({"text": "hello", "priority": "high"}) == FeedPost("hello", "high")
 
 
 def test_feed_priority_defaults_to_normal():
-    assert validate_feed({"text": "hello"}) == FeedInput("hello", "normal")
+    assert validate_feed({"text": "hello"}) == FeedPost("hello", "normal")
 
 
 def test_feed_null_priority_defaults_to_normal():
-    assert validate_feed({"text": "hello", "priority": None}) == FeedInput("hello", "normal")
+    assert validate_feed({"text": "hello", "priority": None}) == FeedPost("hello", "normal")
 
 
 def test_feed_text_is_kept_as_sent():
@@ -49,12 +49,12 @@ def test_feed_multibyte_text_is_kept_intact():
 
 
 def test_feed_ignores_unknown_fields():
-    assert validate_feed({"text": "t", "extra": [1, 2]}) == FeedInput("t", "normal")
+    assert validate_feed({"text": "t", "extra": [1, 2]}) == FeedPost("t", "normal")
 
 
 def test_feed_priority_of_max_length_is_accepted():
     priority = "p" * MAX_PRIORITY_CHARS
-    assert validate_feed({"text": "t", "priority": priority}) == FeedInput("t", priority)
+    assert validate_feed({"text": "t", "priority": priority}) == FeedPost("t", priority)
 
 
 @pytest.mark.parametrize("body", [None, [], "text", 42, [{"text": "t"}]])
@@ -91,7 +91,7 @@ def test_feed_bad_priority_is_rejected(priority):
         validate_feed({"text": "t", "priority": priority})
 
 
-# --- SenseInput --------------------------------------------------------------------------------
+# --- SensePost --------------------------------------------------------------------------------
 
 
 def full_sense_body() -> dict[str, object]:
@@ -110,7 +110,7 @@ def test_sense_valid_body_round_trips():
     body = full_sense_body()
     original = copy.deepcopy(body)
     result = validate_sense(body)
-    assert result == SenseInput(
+    assert result == SensePost(
         type="text",
         ts=1_769_901_000_123,
         ocr="def main():\n    pass",
@@ -123,7 +123,7 @@ def test_sense_valid_body_round_trips():
 
 def test_sense_minimal_body_has_empty_ocr_and_app_and_no_ssim():
     result = validate_sense({"type": "context", "ts": 5})
-    assert result == SenseInput(
+    assert result == SensePost(
         type="context", ts=5, ocr="", app="", ssim=None, payload={"type": "context", "ts": 5}
     )
 
@@ -246,8 +246,8 @@ def test_sense_roi_or_diff_not_an_object_is_rejected(key, value):
 # --- record wire shapes ------------------------------------------------------------------------
 
 
-def stored_event(payload: dict[str, object]) -> SenseEvent:
-    return SenseEvent(
+def stored_event(payload: dict[str, object]) -> SenseRecord:
+    return SenseRecord(
         id=3,
         received_at=1_000,
         type="visual",
@@ -312,7 +312,7 @@ def test_sense_event_server_fields_come_from_the_event():
 
 
 def test_feed_item_to_json_without_source():
-    item = FeedItem(id=1, text=MULTIBYTE, priority="normal", ts=123)
+    item = FeedRecord(id=1, text=MULTIBYTE, priority="normal", ts=123)
     assert item.to_json() == {
         "id": 1,
         "text": MULTIBYTE,
@@ -323,7 +323,7 @@ def test_feed_item_to_json_without_source():
 
 
 def test_feed_item_to_json_with_source():
-    item = FeedItem(id=2, text="[🧠] hud", priority="normal", ts=5, source="agent")
+    item = FeedRecord(id=2, text="[🧠] hud", priority="normal", ts=5, source="agent")
     assert item.to_json() == {
         "id": 2,
         "text": "[🧠] hud",
@@ -352,22 +352,22 @@ def test_sense_nesting_is_bounded_so_every_stored_event_can_be_written_back():
         validate_sense({"type": "text", "ts": 1, "extra": [1, {"a": [nested(300)]}]})
 
 
-# --- FeedInput: source and channel -------------------------------------------------------------
+# --- FeedPost: source and channel -------------------------------------------------------------
 
 
 def test_feed_input_defaults_to_no_source_and_the_stream_channel():
-    assert validate_feed({"text": "t"}) == FeedInput(text="t", priority="normal")
+    assert validate_feed({"text": "t"}) == FeedPost(text="t", priority="normal")
     assert validate_feed({"text": "t"}).channel == "stream"
     assert validate_feed({"text": "t"}).source is None
 
 
 def test_feed_source_and_channel_are_kept():
     body = {"text": "t", "source": "audio", "channel": "agent", "priority": "high"}
-    assert validate_feed(body) == FeedInput("t", "high", source="audio", channel="agent")
+    assert validate_feed(body) == FeedPost("t", "high", source="audio", channel="agent")
 
 
 def test_feed_null_source_and_channel_mean_their_defaults():
-    assert validate_feed({"text": "t", "source": None, "channel": None}) == FeedInput("t", "normal")
+    assert validate_feed({"text": "t", "source": None, "channel": None}) == FeedPost("t", "normal")
 
 
 @pytest.mark.parametrize("source", ["", 5, True, ["audio"], {"a": 1}, "s" * (MAX_SOURCE_CHARS + 1)])

@@ -13,8 +13,8 @@ from actors.core.change import (
     line_key,
     settling_until,
 )
-from actors.core.records import FeedItem, SenseEvent
-from actors.core.window import ContextWindow, build_context_window
+from actors.core.records import FeedRecord, SenseRecord
+from actors.core.window import TickWindow, build_context_window
 
 NOW = 1_769_901_200_000
 
@@ -32,8 +32,8 @@ class Session:
     """Screen events and transcripts, one a second, and windows of them."""
 
     def __init__(self) -> None:
-        self.feed: list[FeedItem] = []
-        self.sense: list[SenseEvent] = []
+        self.feed: list[FeedRecord] = []
+        self.sense: list[SenseRecord] = []
         self.at = NOW - 100_000
 
     def show(self, ocr: str, app: str = "Code", title: str = "idle.py", kind: str = "text") -> None:
@@ -46,7 +46,7 @@ class Session:
         }
         n = len(self.sense) + 1
         self.sense.append(
-            SenseEvent(
+            SenseRecord(
                 id=n,
                 received_at=self.at,
                 type=kind,
@@ -61,9 +61,9 @@ class Session:
     def say(self, text: str, source: str | None = "audio") -> None:
         self.at += 1_000
         n = len(self.feed) + 1
-        self.feed.append(FeedItem(id=n, text=text, priority="normal", ts=self.at, source=source))
+        self.feed.append(FeedRecord(id=n, text=text, priority="normal", ts=self.at, source=source))
 
-    def window(self) -> ContextWindow:
+    def window(self) -> TickWindow:
         return build_context_window(self.feed, self.sense, now_ms=self.at + 500, max_age_ms=120_000)
 
     def called(self) -> Gist:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import orjson
 
-from actors.core.entries import AgentEntry
+from actors.core.entries import AgentRecord
 
 OLDER_ROW = orjson.dumps(
     {
@@ -33,7 +33,7 @@ fields come from what every row holds, so no schema change is needed to serve th
 
 
 def test_a_stored_row_of_an_older_relay_gives_the_digest_with_hud_context_and_model() -> None:
-    entry = AgentEntry.from_record(OLDER_ROW)
+    entry = AgentRecord.from_record(OLDER_ROW)
 
     assert msgspec.to_builtins(entry.digest_shape()) == {
         "id": 7,
@@ -61,7 +61,7 @@ def test_a_stored_row_of_an_older_relay_gives_the_digest_with_hud_context_and_mo
 def test_a_stored_row_whose_switch_times_have_a_fraction_gives_whole_milliseconds() -> None:
     row = orjson.loads(OLDER_ROW)
     row["appHistory"] = [["Terminal", 1_769_901_100_000.4], ["VS Code", 1e300]]
-    entry = AgentEntry.from_record(orjson.dumps(row))
+    entry = AgentRecord.from_record(orjson.dumps(row))
 
     times = [switch.ts for switch in entry.digest_shape().app_history]
 

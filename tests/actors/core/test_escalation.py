@@ -19,7 +19,7 @@ from actors.core.escalation import (
     score,
 )
 from actors.core.escalation_message import FOOTER, escalation_of
-from actors.core.window import ContextWindow
+from actors.core.window import TickWindow
 from config.settings import EscalationMode, EscalationPolicy
 from tests.actors.core.test_situation import NOW, TRACE, a_window, an_entry, heard, screen
 
@@ -39,7 +39,7 @@ CHURN = a_window(
 def decided(
     mode: EscalationMode,
     *,
-    window: ContextWindow = QUIET,
+    window: TickWindow = QUIET,
     digest: str = "The user drafts the quarterly report.",
     hud: str = "Drafting the report",
     now_ms: int = NOW,
@@ -96,7 +96,7 @@ def decided(
     ],
 )
 def test_each_signal_adds_its_points(
-    window: ContextWindow, digest: str, reasons: tuple[str, ...], total: int
+    window: TickWindow, digest: str, reasons: tuple[str, ...], total: int
 ) -> None:
     assert score(digest, window) == Score(total, reasons)
 
@@ -116,9 +116,7 @@ def test_mode_off_never_escalates_even_an_error() -> None:
 
 
 @pytest.mark.parametrize(("window", "trigger"), [(ERROR, "score"), (QUIET, None)])
-def test_selective_escalates_at_the_threshold_only(
-    window: ContextWindow, trigger: str | None
-) -> None:
+def test_selective_escalates_at_the_threshold_only(window: TickWindow, trigger: str | None) -> None:
     decision = decided("selective", window=window)
     assert decision.trigger == trigger
     assert decision.escalate == (decision.score.total >= THRESHOLD)
@@ -196,9 +194,7 @@ def test_staleness_is_off_at_zero() -> None:
 # -- the message --------------------------------------------------------------------------------
 
 
-def message_of(
-    window: ContextWindow, mode: EscalationMode, digest: str = "The user debugs."
-) -> str:
+def message_of(window: TickWindow, mode: EscalationMode, digest: str = "The user debugs.") -> str:
     entry = an_entry(window, digest)
     decision = decide(
         EscalationPolicy(mode),

@@ -13,9 +13,9 @@ from actors.core.prompt import (
     build_prompt,
     fingerprint,
 )
-from actors.core.records import FeedItem
+from actors.core.records import FeedRecord
 from actors.core.shapes import AppSwitch
-from actors.core.window import AudioEvent, ContextWindow, ScreenEvent, build_context_window
+from actors.core.window import AudioEvent, ScreenEvent, TickWindow, build_context_window
 
 NOW = 1_769_901_200_000
 SCREEN = "Screen (OCR text, newest first):"
@@ -28,8 +28,8 @@ def ctx(
     app_history: tuple[AppSwitch, ...] = (),
     audio: tuple[AudioEvent, ...] = (),
     screen: tuple[ScreenEvent, ...] = (),
-) -> ContextWindow:
-    return ContextWindow(
+) -> TickWindow:
+    return TickWindow(
         current_app=current_app,
         app_history=app_history,
         audio=audio,
@@ -51,7 +51,7 @@ def heard(text: str, age_s: float = 0) -> AudioEvent:
     return AudioEvent(NOW - round(age_s * 1000), text)
 
 
-def prompt_of(window: ContextWindow, previous: PreviousDigest | None = None) -> str:
+def prompt_of(window: TickWindow, previous: PreviousDigest | None = None) -> str:
     return build_prompt(window, now_ms=NOW, previous=previous)
 
 
@@ -222,7 +222,7 @@ def test_the_audio_section_says_what_the_user_heard_and_what_they_said():
         (1, "a transcript of no known source"),
     ]
     feed = [
-        FeedItem(id=n, text=text, priority="normal", ts=NOW - age * 1000, source="audio")
+        FeedRecord(id=n, text=text, priority="normal", ts=NOW - age * 1000, source="audio")
         for n, (age, text) in enumerate(posted, start=1)
     ]
     window = build_context_window(feed, [], now_ms=NOW, max_age_ms=120_000)
@@ -320,7 +320,7 @@ def test_a_blank_previous_digest_is_left_out():
 # -- the fingerprint -------------------------------------------------------------------------
 
 
-def busy() -> ContextWindow:
+def busy() -> TickWindow:
     return ctx(
         current_app="code",
         app_history=(AppSwitch("chrome", 1), AppSwitch("code", 2)),
@@ -329,7 +329,7 @@ def busy() -> ContextWindow:
     )
 
 
-def shifted(window: ContextWindow, seconds: float) -> ContextWindow:
+def shifted(window: TickWindow, seconds: float) -> TickWindow:
     ms = round(seconds * 1000)
     return replace(
         window,

@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from actors.core.records import SenseEvent
+from actors.core.records import SenseRecord
 from actors.core.screen_image import (
     MAX_IMAGE_BYTES,
     NOTHING_SENT,
@@ -57,13 +57,13 @@ def test_the_largest_image_is_still_sent() -> None:
 
 def test_an_event_reads_its_image_once_and_says_when_it_did() -> None:
     data = base64.b64encode(jpeg(3)).decode()
-    event = SenseEvent(5, 0, "text", 1.0, "", "", None, {"roi": {"data": data, "bbox": [0, 0]}})
+    event = SenseRecord(5, 0, "text", 1.0, "", "", None, {"roi": {"data": data, "bbox": [0, 0]}})
     first, was_first = event.image()
     again, was_again = event.image()
     assert isinstance(first, ScreenImage)
     assert (first.event_id, was_first, was_again) == (5, True, False)
     assert again is first
-    bare = SenseEvent(6, 0, "text", 1.0, "", "", None, {"roi": {"bbox": [0, 0]}})
+    bare = SenseRecord(6, 0, "text", 1.0, "", "", None, {"roi": {"bbox": [0, 0]}})
     assert bare.image() == (None, True)
 
 

@@ -6,10 +6,10 @@ import re
 from dataclasses import replace
 
 from actors.core.bodies import sense_input
-from actors.core.entries import AgentEntry
-from actors.core.records import FeedItem, SenseEvent
+from actors.core.entries import AgentRecord
+from actors.core.records import FeedRecord, SenseRecord
 from actors.core.situation import render_situation
-from actors.core.window import ContextWindow, build_context_window
+from actors.core.window import TickWindow, build_context_window
 
 NOW = 1_769_901_200_000
 """2026-01-31T23:13:20Z."""
@@ -22,25 +22,25 @@ ValueError: 'paused' is not a valid MediaState"""
 
 def screen(
     n: int, ocr: str, app: str, ago_s: float, title: str = "", observation: str = ""
-) -> SenseEvent:
+) -> SenseRecord:
     body: dict[str, object] = {"type": "text", "ts": 5, "ocr": ocr, "meta": {"app": app}}
     if title:
         body["meta"] = {"app": app, "windowTitle": title}
     if observation:
         body["observation"] = {"narrative": observation}
-    return SenseEvent.stored(n, NOW - round(ago_s * 1000), sense_input(body))
+    return SenseRecord.stored(n, NOW - round(ago_s * 1000), sense_input(body))
 
 
-def heard(n: int, text: str, ago_s: float) -> FeedItem:
-    return FeedItem(id=n, text=text, priority="normal", ts=NOW - round(ago_s * 1000))
+def heard(n: int, text: str, ago_s: float) -> FeedRecord:
+    return FeedRecord(id=n, text=text, priority="normal", ts=NOW - round(ago_s * 1000))
 
 
-def a_window(feed: list[FeedItem], sense: list[SenseEvent]) -> ContextWindow:
+def a_window(feed: list[FeedRecord], sense: list[SenseRecord]) -> TickWindow:
     return build_context_window(feed, sense, now_ms=NOW - 900, max_age_ms=120_000)
 
 
-def an_entry(window: ContextWindow, digest: str = "The user fixes idle.py.") -> AgentEntry:
-    return AgentEntry(
+def an_entry(window: TickWindow, digest: str = "The user fixes idle.py.") -> AgentRecord:
+    return AgentRecord(
         id=7,
         ts=NOW,
         hud="Fixing idle.py",

@@ -6,14 +6,14 @@ import msgspec
 import orjson
 import pytest
 
-from actors.core.records import FeedItem, SenseEvent
+from actors.core.records import FeedRecord, SenseRecord
 from actors.core.shapes import AppSwitch
 from actors.core.window import (
     MAX_AUDIO,
     MAX_SCREEN,
     AudioEvent,
-    ContextWindow,
     ScreenEvent,
+    TickWindow,
     build_context_window,
     extract_audio,
     screen_event,
@@ -24,8 +24,8 @@ MAX_AGE = 120_000
 CUTOFF = NOW - MAX_AGE
 
 
-def feed(text: str, ts: int = NOW - 1_000, item_id: int = 1) -> FeedItem:
-    return FeedItem(id=item_id, text=text, priority="normal", ts=ts)
+def feed(text: str, ts: int = NOW - 1_000, item_id: int = 1) -> FeedRecord:
+    return FeedRecord(id=item_id, text=text, priority="normal", ts=ts)
 
 
 def sense(
@@ -37,11 +37,11 @@ def sense(
     app: str = "code",
     ssim: float | None = None,
     event_id: int = 1,
-) -> SenseEvent:
+) -> SenseRecord:
     payload: dict[str, object] = {"type": type_, "ts": received_at if ts is None else ts}
     if ocr:
         payload["ocr"] = ocr
-    return SenseEvent(
+    return SenseRecord(
         id=event_id,
         received_at=received_at,
         type=type_,
@@ -391,7 +391,7 @@ def test_screen_to_json_omits_missing_ssim():
 
 
 def test_to_json_is_serialisable():
-    ctx = ContextWindow(
+    ctx = TickWindow(
         current_app="idea",
         app_history=(AppSwitch("idea", 1),),
         audio=(AudioEvent(2, "Привет 👋"),),
@@ -414,12 +414,12 @@ def observed(
     window_title: str | None = None,
     observation: dict[str, object] | None = None,
     received_at: int = NOW - 1_000,
-) -> SenseEvent:
+) -> SenseRecord:
     payload: dict[str, object] = {"type": type_, "ts": received_at, "ocr": ocr}
     payload["meta"] = {"app": app, "windowTitle": window_title, "screen": 0}
     if observation is not None:
         payload["observation"] = observation
-    return SenseEvent(
+    return SenseRecord(
         id=1,
         received_at=received_at,
         type=type_,
@@ -507,7 +507,7 @@ def test_newest_ms_is_the_arrival_of_the_newest_event_in_the_window():
 
 
 def heard(text: str, source: str | None = None, ts: int = NOW - 1_000) -> AudioEvent | None:
-    return extract_audio(FeedItem(id=1, text=text, priority="normal", ts=ts, source=source))
+    return extract_audio(FeedRecord(id=1, text=text, priority="normal", ts=ts, source=source))
 
 
 def test_a_post_with_source_audio_is_a_transcript_as_sent():
@@ -568,10 +568,10 @@ def test_posts_without_a_transcript_mark_are_not_heard(text, source):
 
 def test_plain_and_bridge_transcripts_share_the_window():
     items = [
-        FeedItem(id=1, text="[x openrouter] bridge format", priority="normal", ts=NOW - 3_000),
-        FeedItem(id=2, text="[📝] core format", priority="normal", ts=NOW - 2_000),
-        FeedItem(id=3, text="plain post", priority="normal", ts=NOW - 1_500, source="audio"),
-        FeedItem(id=4, text="a note, not heard", priority="normal", ts=NOW - 1_000),
+        FeedRecord(id=1, text="[x openrouter] bridge format", priority="normal", ts=NOW - 3_000),
+        FeedRecord(id=2, text="[📝] core format", priority="normal", ts=NOW - 2_000),
+        FeedRecord(id=3, text="plain post", priority="normal", ts=NOW - 1_500, source="audio"),
+        FeedRecord(id=4, text="a note, not heard", priority="normal", ts=NOW - 1_000),
     ]
     built = window(items)
     assert [a.text for a in built.audio] == ["bridge format", "core format", "plain post"]
@@ -590,7 +590,7 @@ def test_app_switch_times_are_whole_epoch_milliseconds_whatever_the_client_sent(
 
 
 def test_the_context_says_whose_words_a_marked_transcript_is():
-    ctx = ContextWindow(
+    ctx = TickWindow(
         current_app="idea",
         app_history=(),
         audio=(AudioEvent(2, "heard", "system"), AudioEvent(3, "said", "mic"), AudioEvent(4, "?")),

@@ -27,7 +27,7 @@ from transport.audio.exposition import CAPTURE_STATES, STT_STATES, AudioFigures
 from transport.demo.fake_stt import FakeStt
 from transport.exposition import RelayCollector, Scrape
 from transport.metrics import HttpStats
-from transport.profiling import ClientFigures
+from transport.profiling import ClientReports
 
 SPEAKS = program("--scene", "speech:1200,silence:1500", "--repeat", "40")
 
@@ -49,7 +49,7 @@ def _collected(figures: AudioFigures) -> Samples:
         ticker=None,
         excluded={},
         redactions={},
-        clients=ClientFigures(),
+        clients=ClientReports(),
         audio=figures,
     )
     registry = CollectorRegistry(auto_describe=False)

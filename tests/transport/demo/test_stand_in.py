@@ -8,13 +8,13 @@ from dataclasses import replace
 import pytest
 
 from actors.core.prompt import PreviousDigest, build_prompt
-from actors.core.window import AudioEvent, ContextWindow, ScreenEvent
+from actors.core.window import AudioEvent, ScreenEvent, TickWindow
 from bench.prompt_corpus import T0_MS, session_prompt
 from transport.demo.stand_in import (
     STAND_IN_MARKER,
     HeardLine,
     PromptView,
-    ScreenLine,
+    SeenLine,
     read_prompt,
     summarise,
 )
@@ -76,9 +76,9 @@ def test_read_prompt_takes_each_section_apart() -> None:
         active_app="VS Code",
         app_history=("Chrome", "VS Code"),
         screen=(
-            ScreenLine(2, "VS Code", "relay.py — sinain-relay", "def tick(self):"),
-            ScreenLine(12, "Chrome", "MDN", "Page Visibility API"),
-            ScreenLine(15, "Chrome", "", ""),
+            SeenLine(2, "VS Code", "relay.py — sinain-relay", "def tick(self):"),
+            SeenLine(12, "Chrome", "MDN", "Page Visibility API"),
+            SeenLine(15, "Chrome", "", ""),
         ),
         heard=(
             HeardLine(5, "so the tick runs after the debounce"),
@@ -125,7 +125,7 @@ def test_summarise_names_what_the_newest_screen_shows(until_s: float, hud: str) 
 
 
 def test_summarise_of_an_empty_window_is_idle_and_of_sound_alone_is_talk() -> None:
-    empty = ContextWindow("unknown", (), (), (), 0, 0, 120_000)
+    empty = TickWindow("unknown", (), (), (), 0, 0, 120_000)
     hud, digest = summarise(build_prompt(empty, now_ms=T0_MS))
     assert hud == "Idle"
     assert digest == f"{STAND_IN_MARKER} The user is in unknown. Nothing on screen in the window."
@@ -138,7 +138,7 @@ def test_summarise_of_an_empty_window_is_idle_and_of_sound_alone_is_talk() -> No
 
 def test_summarise_quotes_a_transcript_without_the_label_saying_whose_words_they_are() -> None:
     said = AudioEvent(T0_MS - 2_000, "so what about the overlay", source="mic")
-    window = ContextWindow("unknown", (), (said,), (), 1, 0, 120_000)
+    window = TickWindow("unknown", (), (said,), (), 1, 0, 120_000)
     hud, digest = summarise(build_prompt(window, now_ms=T0_MS))
     assert hud == "Talking: so what about the overlay"
     assert digest.endswith('Last heard (2s ago): "so what about the overlay".')
@@ -154,7 +154,7 @@ def test_read_prompt_leaves_the_budget_marks_out_of_the_screen_text() -> None:
         received_at=T0_MS - 1_000,
     )
     older = replace(newest, ocr="compiling unit 0", ts=T0_MS - 9_000, received_at=T0_MS - 9_000)
-    window = ContextWindow("Terminal", (), (), (older, newest), 0, 2, 120_000)
+    window = TickWindow("Terminal", (), (), (older, newest), 0, 2, 120_000)
     prompt = build_prompt(window, now_ms=T0_MS)
     assert " lines cut]" in prompt
     assert "(same text as above)" in prompt
