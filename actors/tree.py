@@ -44,6 +44,7 @@ from actors.kernel.scrubber import use_scrubber
 from actors.kernel.start_watch import watching_start
 from actors.kernel.storage import MEMORY, StorageInfo, close_storage, open_storage
 from actors.kernel.storage import with_problem as storage_with_problem
+from actors.kernel.supervisor import Supervisor
 from actors.subtrees import (
     STOP_TIMEOUT_S,
     Frontend,
@@ -130,6 +131,10 @@ class Relay:
         """Where the frontend serves."""
         return self.frontend.address(self.handles["http"], timeout_s)
 
+    def tree(self, timeout_s: float = 5.0) -> TreeNode:
+        """The tree as it runs now (:func:`actor_tree`)."""
+        return actor_tree(self.root, timeout_s)
+
     def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> bool:
         """Stop the subtrees in reverse start order, then the root, then close the storage;
         False if that did not finish within ``timeout_s``."""
@@ -152,6 +157,52 @@ class Relay:
         finally:
             close_storage(self.storage)
         return True
+
+
+@dataclass(frozen=True, slots=True)
+class TreeNode:
+    """One actor of a running tree: its short name, its class's name, and its children (in
+    start order) when it is a supervisor."""
+
+    name: str
+    kind: str
+    children: tuple[TreeNode, ...] = ()
+
+    def picture(self) -> str:
+        """The tree drawn as docs/architecture.md draws it, without the descriptions."""
+        lines = [f"{self.name} ({self.kind})"]
+
+        def draw(children: tuple[TreeNode, ...], prefix: str) -> None:
+            for i, child in enumerate(children):
+                last = i == len(children) - 1
+                lines.append(f"{prefix}{'└── ' if last else '├── '}{child.name}  {child.kind}")
+                draw(child.children, prefix + ("    " if last else "│   "))
+
+        draw(self.children, "")
+        return "\n".join(lines)
+
+
+def actor_tree(root: pykka.ActorRef[Any], timeout_s: float = 5.0) -> TreeNode:
+    """The running tree as its supervisors hold it: each supervisor is asked for its
+    children, so the answer is what runs, not what the code meant to start.
+
+    Raises:
+        ActorUnavailable: a supervisor is not running.
+        TimeoutError: a supervisor did not answer within ``timeout_s``.
+    """
+    return _node("root", root, timeout_s)
+
+
+def _node(name: str, ref: pykka.ActorRef[Any] | None, timeout_s: float) -> TreeNode:
+    if ref is None:  # a child between incarnations keeps its name
+        return TreeNode(name, "?")
+    kind = ref.actor_class
+    if not issubclass(kind, Supervisor):
+        return TreeNode(name, kind.__name__)
+    handle: ChildHandle[Supervisor] = ChildHandle(name)
+    handle.bind(ref)
+    children = handle.ask(Supervisor.children).result(timeout=timeout_s)
+    return TreeNode(name, kind.__name__, tuple(_node(c.name, c.ref, timeout_s) for c in children))
 
 
 def wire(
