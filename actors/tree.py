@@ -1,23 +1,15 @@
 """The supervision tree of the relay: every actor, who starts it, and what it is given.
 
-::
-
-    root (Supervisor)
-    ├── feed      FeedBuffer      the feed ring, its ids and table
-    ├── sense     SenseBuffer     the sense ring, its ids and table
-    ├── digest    DigestStore     agent entries, counters, the hud pushed to the feed
-    ├── agent     Supervisor      the LLM path, restarted on its own
-    │   ├── context   ContextBuilder  window and prompt from the published rings
-    │   ├── llm       LLMCaller       the chat-completions request (backs off when it keeps dying)
-    │   ├── ticker    Ticker          the schedule, the configuration, the breaker
-    │   └── situation SituationWriter SITUATION.md after each tick (with RELAY_SITUATION_FILE)
-    └── http      the frontend    the HTTP transport, handed in by the entry point
+The tree is drawn in docs/architecture.md ("The actor tree"), which a test compares with the
+tree that runs; :meth:`Relay.tree` draws the running one (:func:`actor_tree`), the supervisors
+and their children by name and class, in start order.
 
 This module is the composition root. :func:`start_relay` claims the data directory and checks
-the frontend, then starts the subtrees in this order (:mod:`actors.subtrees`, a ``start_*`` and
-a ``stop_*`` each); :meth:`Relay.stop` stops them in reverse. Peers reach each other through
-stable handles (:class:`~actors.kernel.base.ChildHandle`), which the supervisors point at each
-new incarnation; the buffers and the digest store publish their committed state in cells that
+the frontend, then starts the subtrees in order, buffers, digest, agent, audio, frontend
+(:mod:`actors.subtrees`, a ``start_*`` and a ``stop_*`` each); :meth:`Relay.stop` stops them
+in reverse. Peers reach each other through stable handles
+(:class:`~actors.kernel.base.ChildHandle`), which the supervisors point at each new
+incarnation; the buffers and the digest store publish their committed state in cells that
 outlive their incarnations. Actors know no HTTP: the entry point assembles the transport and
 hands it in as a :class:`~actors.subtrees.Frontend`. The kernel knows no secrets: it is handed
 the scrubber its error texts pass through here, before anything starts.
