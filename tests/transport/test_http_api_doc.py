@@ -5,6 +5,8 @@ a method and a path (its query left out). It is compared with the routes of the 
 router, built with ``RELAY_FAULTS=1`` so the drill's route is there too; ``HEAD`` and the
 preflight's ``OPTIONS``, which every path answers, are stated once in the doc's conventions.
 A route added without a row, or a row left behind by a route that went, fails here with it.
+The answers' shapes are not copied into the doc: it names their components, which must be the
+OpenAPI document's.
 """
 
 from __future__ import annotations
@@ -13,9 +15,13 @@ import re
 from pathlib import Path
 
 from tests.transport.test_auth import served_routes
+from transport.openapi import openapi_document
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "http-api.md"
 _ROW = re.compile(r"^\| `(?P<method>[A-Z]+) (?P<path>/[^`?\s]*)")
+_NAME = re.compile(r"`([A-Z][a-z]+[A-Za-z]*)`")
+NOT_COMPONENTS = frozenset({"Allow", "Authorization", "EventSource", "Expect", "Host", "Origin"})
+"""Capitalised words the doc quotes that are headers or browser names, not components."""
 
 
 def documented() -> set[tuple[str, str]]:
@@ -36,6 +42,12 @@ def test_every_route_the_app_serves_has_a_row_in_the_http_doc() -> None:
 def test_every_route_in_the_http_doc_is_served() -> None:
     stale = sorted(documented() - served())
     assert not stale, f"docs/http-api.md lists routes the app does not serve: {stale}"
+
+
+def test_every_component_the_http_doc_names_is_in_the_openapi_document() -> None:
+    named = set(_NAME.findall(DOC.read_text(encoding="utf-8"))) - NOT_COMPONENTS
+    unknown = sorted(named - set(openapi_document()["components"]["schemas"]))
+    assert not unknown, f"docs/http-api.md names components the document lacks: {unknown}"
 
 
 def test_the_http_doc_points_to_the_openapi_document_for_the_answers() -> None:
