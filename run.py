@@ -1,18 +1,20 @@
 """sinain-relay: settings -> supervision tree -> serve until SIGINT or SIGTERM.
 
 ``python run.py --help`` lists every flag; ``python run.py mcp`` runs the MCP server, a
-client of a running relay (``python run.py mcp --help``). Exit codes: 0 after a signal, 1 when
-the relay could not start (one ``relay.start_failed`` line says why: a port in use, a data directory
-another relay holds, an actor that failed its start; for something another process holds, a
-``fix``), 2 for an invalid setting (or a host beyond loopback without RELAY_TOKEN: see
-:func:`transport.exposure.exposure`) or a dependency not installed, 70 when the root
-supervisor gave up (restart intensity exceeded), so that a service manager restarts the
-process.
+client of a running relay (``python run.py mcp --help``); ``python run.py openapi`` prints the
+OpenAPI document ``GET /openapi.json`` serves, without starting a relay. Exit codes: 0 after a
+signal, 1 when the relay could not start (one ``relay.start_failed`` line says why: a port in
+use, a data directory another relay holds, an actor that failed its start; for something
+another process holds, a ``fix``), 2 for an invalid setting (or a host beyond loopback without
+RELAY_TOKEN: see :func:`transport.exposure.exposure`) or a dependency not installed, 70 when
+the root supervisor gave up (restart intensity exceeded), so that a service manager restarts
+the process.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -143,15 +145,27 @@ def run_mcp(args: Sequence[str]) -> int:
     return mcp_main(args)
 
 
+def print_openapi() -> int:
+    """``sinain-relay openapi``: the OpenAPI document ``GET /openapi.json`` serves, made from
+    the same route table, printed indented to stdout; no relay starts, no setting is read."""
+    from transport.openapi import openapi_document  # noqa: PLC0415
+
+    sys.stdout.write(json.dumps(openapi_document(), indent=2, ensure_ascii=False) + "\n")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the relay until SIGINT or SIGTERM; a second signal exits at once.
 
     With ``--demo``: the stand-in LLM and the shipped capture session (:func:`prepare_demo`).
-    ``mcp`` as the first argument runs the MCP server instead (:func:`run_mcp`).
+    ``mcp`` as the first argument runs the MCP server instead (:func:`run_mcp`), ``openapi``
+    prints the API's description (:func:`print_openapi`).
     """
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["mcp"]:
         return run_mcp(args[1:])
+    if args == ["openapi"]:
+        return print_openapi()
     settings = settings_or_exit(args, os.environ)
     prices = prices_or_exit(settings.prices_file)
     verdict = exposure(settings.host, token=settings.token, allow_insecure=settings.allow_insecure)

@@ -1,23 +1,15 @@
 """The supervision tree of the relay: every actor, who starts it, and what it is given.
 
-::
-
-    root (Supervisor)
-    ├── feed      FeedBuffer      the feed ring, its ids and table
-    ├── sense     SenseBuffer     the sense ring, its ids and table
-    ├── digest    DigestStore     agent entries, counters, the hud pushed to the feed
-    ├── agent     Supervisor      the LLM path, restarted on its own
-    │   ├── context   ContextBuilder  window and prompt from the published rings
-    │   ├── llm       LLMCaller       the chat-completions request (backs off when it keeps dying)
-    │   ├── ticker    Ticker          the schedule, the configuration, the breaker
-    │   └── situation SituationWriter SITUATION.md after each tick (with RELAY_SITUATION_FILE)
-    └── http      the frontend    the HTTP transport, handed in by the entry point
+The tree is drawn in docs/architecture.md ("The actor tree"), which a test compares with the
+tree that runs; :meth:`Relay.tree` draws the running one (:func:`actor_tree`), the supervisors
+and their children by name and class, in start order.
 
 This module is the composition root. :func:`start_relay` claims the data directory and checks
-the frontend, then starts the subtrees in this order (:mod:`actors.subtrees`, a ``start_*`` and
-a ``stop_*`` each); :meth:`Relay.stop` stops them in reverse. Peers reach each other through
-stable handles (:class:`~actors.kernel.base.ChildHandle`), which the supervisors point at each
-new incarnation; the buffers and the digest store publish their committed state in cells that
+the frontend, then starts the subtrees in order, buffers, digest, agent, audio, frontend
+(:mod:`actors.subtrees`, a ``start_*`` and a ``stop_*`` each); :meth:`Relay.stop` stops them
+in reverse. Peers reach each other through stable handles
+(:class:`~actors.kernel.base.ChildHandle`), which the supervisors point at each new
+incarnation; the buffers and the digest store publish their committed state in cells that
 outlive their incarnations. Actors know no HTTP: the entry point assembles the transport and
 hands it in as a :class:`~actors.subtrees.Frontend`. The kernel knows no secrets: it is handed
 the scrubber its error texts pass through here, before anything starts.
@@ -44,6 +36,7 @@ from actors.kernel.scrubber import use_scrubber
 from actors.kernel.start_watch import watching_start
 from actors.kernel.storage import MEMORY, StorageInfo, close_storage, open_storage
 from actors.kernel.storage import with_problem as storage_with_problem
+from actors.kernel.supervisor import Supervisor
 from actors.subtrees import (
     STOP_TIMEOUT_S,
     Frontend,
@@ -130,6 +123,10 @@ class Relay:
         """Where the frontend serves."""
         return self.frontend.address(self.handles["http"], timeout_s)
 
+    def tree(self, timeout_s: float = 5.0) -> TreeNode:
+        """The tree as it runs now (:func:`actor_tree`)."""
+        return actor_tree(self.root, timeout_s)
+
     def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> bool:
         """Stop the subtrees in reverse start order, then the root, then close the storage;
         False if that did not finish within ``timeout_s``."""
@@ -152,6 +149,52 @@ class Relay:
         finally:
             close_storage(self.storage)
         return True
+
+
+@dataclass(frozen=True, slots=True)
+class TreeNode:
+    """One actor of a running tree: its short name, its class's name, and its children (in
+    start order) when it is a supervisor."""
+
+    name: str
+    kind: str
+    children: tuple[TreeNode, ...] = ()
+
+    def picture(self) -> str:
+        """The tree drawn as docs/architecture.md draws it, without the descriptions."""
+        lines = [f"{self.name} ({self.kind})"]
+
+        def draw(children: tuple[TreeNode, ...], prefix: str) -> None:
+            for i, child in enumerate(children):
+                last = i == len(children) - 1
+                lines.append(f"{prefix}{'└── ' if last else '├── '}{child.name}  {child.kind}")
+                draw(child.children, prefix + ("    " if last else "│   "))
+
+        draw(self.children, "")
+        return "\n".join(lines)
+
+
+def actor_tree(root: pykka.ActorRef[Any], timeout_s: float = 5.0) -> TreeNode:
+    """The running tree as its supervisors hold it: each supervisor is asked for its
+    children, so the answer is what runs, not what the code meant to start.
+
+    Raises:
+        ActorUnavailable: a supervisor is not running.
+        TimeoutError: a supervisor did not answer within ``timeout_s``.
+    """
+    return _node("root", root, timeout_s)
+
+
+def _node(name: str, ref: pykka.ActorRef[Any] | None, timeout_s: float) -> TreeNode:
+    if ref is None:  # a child between incarnations keeps its name
+        return TreeNode(name, "?")
+    kind = ref.actor_class
+    if not issubclass(kind, Supervisor):
+        return TreeNode(name, kind.__name__)
+    handle: ChildHandle[Supervisor] = ChildHandle(name)
+    handle.bind(ref)
+    children = handle.ask(Supervisor.children).result(timeout=timeout_s)
+    return TreeNode(name, kind.__name__, tuple(_node(c.name, c.ref, timeout_s) for c in children))
 
 
 def wire(

@@ -24,7 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
             "the environment only, so they never show in a process list."
         ),
         epilog="sinain-relay mcp [--http] [--url URL]: an MCP server for agents, a client of "
-        "a running relay (sinain-relay mcp --help).",
+        "a running relay (sinain-relay mcp --help). sinain-relay openapi: prints the API's "
+        "OpenAPI document, as GET /openapi.json serves it.",
     )
     parser.add_argument("--version", action="version", version=f"sinain-relay {version()}")
     for option in OPTIONS:

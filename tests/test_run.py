@@ -15,8 +15,10 @@ import httpx
 import orjson
 import pytest
 
+import run
 from bench.harness import ROOT, free_port
 from tests.helpers import relay_env, spawn_relay, wait_healthy, wait_until
+from transport.openapi import openapi_json
 
 
 @pytest.fixture
@@ -259,3 +261,10 @@ def test_the_one_line_names_the_dependency_that_is_missing(module: str) -> None:
         check=False,
     )
     assert_one_line_naming(done, module)
+
+
+def test_openapi_prints_the_document_the_relay_serves(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run.main(["openapi"]) == 0
+    printed = capsys.readouterr()
+    assert orjson.loads(printed.out) == orjson.loads(openapi_json())
+    assert printed.err == ""

@@ -182,6 +182,11 @@ class Supervisor(RelayActor):
             state.pending()
         self._stop_child(state)
 
+    def children(self) -> tuple[ChildHandle[Any], ...]:
+        """Each child's handle, in start order: what a picture of the running tree is drawn
+        from."""
+        return tuple(self._children[name].spec.handle for name in self._order)
+
     def stopped(self) -> None:
         """Stop the children in reverse order (also after this supervisor crashed)."""
         self._closing = True

@@ -21,6 +21,7 @@ from actors.kernel import scrubber
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import FakeClock
 from actors.kernel.data_dir import DataDirInUse
+from actors.kernel.errors import ActorUnavailable
 from actors.kernel.start_watch import watching_start
 from actors.subtrees import Wiring
 from actors.tree import Relay, StartFailed, start_relay
@@ -232,3 +233,25 @@ def test_the_relay_hands_the_kernel_its_scrubber_before_anything_starts(
 ) -> None:
     make_relay()
     assert scrubber._scrubber is safe_text
+
+
+def test_the_tree_is_drawn_from_what_its_supervisors_run(
+    make_relay: Callable[..., Relay],
+) -> None:
+    relay = make_relay()  # no SITUATION.md file, no audio source: those actors do not run
+    assert relay.tree().picture() == (
+        "root (Supervisor)\n"
+        "├── feed  FeedBuffer\n"
+        "├── sense  SenseBuffer\n"
+        "├── digest  DigestStore\n"
+        "├── agent  Supervisor\n"
+        "│   ├── context  ContextBuilder\n"
+        "│   ├── llm  LLMCaller\n"
+        "│   └── ticker  Ticker\n"
+        "├── audio  Supervisor\n"
+        "│   └── stt  Transcriber\n"
+        "└── http  HttpTransport"
+    )
+    relay.stop()
+    with pytest.raises(ActorUnavailable):
+        relay.tree()
