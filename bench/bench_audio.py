@@ -3,17 +3,17 @@ sound, the time from a transcript to the feed, and a check on real speech.
 
 Run from the repository root::
 
-    python -m bench.bench_audio                   # ingest, memory, latency: about 8 minutes
-    python -m bench.bench_audio --quick           # a smoke run: about 2 minutes
-    python -m bench.bench_audio --targets latency --utterances 200
-    python -m bench.bench_audio --stt real        # PocketSphinx answers the ingest run
-    python -m bench.bench_audio --targets real    # real speech (espeak-ng, sox, PocketSphinx)
+    python -m bench audio                   # ingest, memory, latency: about 8 minutes
+    python -m bench audio --quick           # a smoke run: about 2 minutes
+    python -m bench audio --targets latency --utterances 200
+    python -m bench audio --stt real        # PocketSphinx answers the ingest run
+    python -m bench audio --targets real    # real speech (espeak-ng, sox, PocketSphinx)
 
 Every relay runs without an agent (no LLM key), so that the figures are the audio's alone;
 ``--agent`` puts a fake LLM ticking every second behind each.
 
 ``ingest``: two relays (a temporary directory each, ``RELAY_SYNC=full``), one capturing both
-sources (``AUDIO_SOURCE`` and ``MIC_SOURCE`` run :mod:`bench.pcm_source` at real speed,
+sources (``AUDIO_SOURCE`` and ``MIC_SOURCE`` run :mod:`tests.support.pcm_source` at real speed,
 writing every ``--write-ms``; the transcriber asks the stand-in speech service, or
 PocketSphinx with ``--stt real``), one with audio off. Each relay's CPU is read for ``--idle``
 seconds with no requests; then ``POST /feed`` and ``POST /sense`` are measured on both in
@@ -38,8 +38,6 @@ import argparse
 import contextlib
 import logging
 import math
-import statistics
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -47,10 +45,13 @@ from typing import Any
 
 import httpx
 
-from bench import audio_speech, harness, load
-from bench.audio_probe import FeedListener, TimedStt, pcm_command, stt_settings
-from bench.figures import Table, at_least, exit_on_sigterm, median
-from bench.harness import (
+from bench import audio_speech, load
+from bench.figures import Table, at_least, exit_on_sigterm
+from bench.load import ENDPOINTS, Row, in_turns, print_table
+from bench.stats import median, percentile, slope_per_hour
+from tests.support import harness
+from tests.support.audio_probe import FeedListener, TimedStt, pcm_command, stt_settings
+from tests.support.harness import (
     Server,
     agent_env,
     data_directory,
@@ -59,7 +60,6 @@ from bench.harness import (
     relay_process,
     rss_mb,
 )
-from bench.load import ENDPOINTS, Row, in_turns, print_table
 from transport.demo.fake_llm import FakeLLM
 
 TARGETS = ("ingest", "memory", "latency", "real")
@@ -78,7 +78,7 @@ def speech_service(kind: str, log_path: Path) -> Iterator[tuple[str, Calls]]:
         with TimedStt() as stt:
             yield stt.base_url, lambda: stt.calls
         return
-    args = ["-m", "bench.stt_server"]
+    args = ["-m", "bench", "stt-server"]
     with harness.server_process(args, log_path, name="PocketSphinx", ready_path="/health") as srv:
 
         def calls() -> int:
@@ -196,16 +196,6 @@ def ingest(args: argparse.Namespace) -> None:
 # -- memory --------------------------------------------------------------------------------------
 
 
-def slope_per_hour(points: Sequence[tuple[float, float]]) -> float:
-    """The least-squares slope of ``(minutes, MB)`` points, in MB per hour (NaN under two)."""
-    if len(points) < 2:
-        return math.nan
-    xs, ys = [p[0] / 60 for p in points], [p[1] for p in points]
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    spread = sum((x - mx) ** 2 for x in xs)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / spread
-
-
 def memory(args: argparse.Namespace) -> None:
     wall = args.minutes * 60 / args.speed
     print(
@@ -268,7 +258,7 @@ def latency(args: argparse.Namespace) -> None:
     print(f"  answers sent {len(sent)}, transcripts read {len(arrived)}, matched {len(delays)}")
     verdict = "pass" if delays and max(delays) <= LATENCY_TARGET_MS else "FAIL"
     print(
-        f"  answer -> feed: p50 {median(delays):.2f} ms, p95 {harness.percentile(delays, 95):.2f} "
+        f"  answer -> feed: p50 {median(delays):.2f} ms, p95 {percentile(delays, 95):.2f} "
         f"ms, max {max(delays, default=math.nan):.2f} ms over {len(delays)} utterances "
         f"(target <= {LATENCY_TARGET_MS:g} ms: {verdict})"
     )
@@ -324,7 +314,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     for target in args.targets:
         runs[target](args)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

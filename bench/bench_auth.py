@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python -m bench.bench_auth [--number 200000]
+    python -m bench auth [--number 200000]
 
 Each figure is the best of 5 ``timeit`` runs, per call, on an aiohttp ``make_mocked_request``
 with a capture client's headers. ``guard``: a whole guarded route around a handler answering a
@@ -14,7 +14,6 @@ prebuilt response, driven without an event loop; ``handler``: that handler alone
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +21,8 @@ import orjson
 from aiohttp import hdrs, web
 from aiohttp.test_utils import make_mocked_request
 
-from bench.harness import best_us, drive, parser
+from bench.stats import best_us
+from tests.support.harness import drive, parser
 from transport.auth import Access
 from transport.guard import guarded
 from transport.metrics import HttpStats, RouteStats
@@ -109,7 +109,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     new = best_us(lambda: web.Response(body=orjson.dumps(body), content_type=kind), number)
     print(f"response with the old CORS headers {old:.3f} us, without {new:.3f} us")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -3,9 +3,9 @@ send most of a large ``POST /sense`` body and then wait.
 
 Run from the repository root::
 
-    python -m bench.bench_body_memory                          # 64 bodies of 2 MiB, 95 % sent
-    python -m bench.bench_body_memory --before /tmp/relay-before
-    python -m bench.bench_body_memory --connections 200 --mib 1
+    python -m bench body-memory                          # 64 bodies of 2 MiB, 95 % sent
+    python -m bench body-memory --before /tmp/relay-before
+    python -m bench body-memory --connections 200 --mib 1
 
 Per checkout a relay starts (``run.py``, ``--data-dir :memory:``, its default settings);
 ``--connections`` clients each send a ``POST /sense`` head with a ``Content-Length`` of
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import socket
-import sys
 import tempfile
 import threading
 import time
@@ -29,7 +28,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.harness import HOST, ROOT, parser, relay_env, relay_process, rss_mb
+from tests.support.harness import HOST, ROOT, parser, relay_env, relay_process, rss_mb
 
 SENT_SHARE = 0.95
 CHUNK = 64 * 1024
@@ -113,7 +112,3 @@ def main(argv: list[str] | None = None) -> int:
     for checkout in [args.before, ROOT] if args.before else [ROOT]:
         print(measure(checkout, args.connections, size), flush=True)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

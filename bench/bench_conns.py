@@ -2,10 +2,10 @@
 
 Run from the repository root::
 
-    python -m bench.bench_conns                       # 240 idle connections, 256 open files
-    python -m bench.bench_conns --idle 400 --seconds 20
-    python -m bench.bench_conns --checkout /tmp/relay-before   # another checkout's run.py
-    python -m bench.bench_conns --base-url http://127.0.0.1:18791   # a relay already running
+    python -m bench conns                       # 240 idle connections, 256 open files
+    python -m bench conns --idle 400 --seconds 20
+    python -m bench conns --checkout /tmp/relay-before   # another checkout's run.py
+    python -m bench conns --base-url http://127.0.0.1:18791   # a relay already running
 
 Per scenario a relay starts with at most ``--nofile`` open files, real SQLite files and its
 default connection settings; ``--idle`` connections are opened and left ``silent`` (nothing
@@ -24,14 +24,13 @@ import http.client
 import os
 import select
 import socket
-import sys
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from bench.harness import HOST, ROOT, parser, relay_env, relay_process, summarize_log
+from tests.support.harness import HOST, ROOT, parser, relay_env, relay_process, summarize_log
 
 SCENARIOS = ("silent", "half", "kept")
 PROBE_EVERY_S, PROBE_TIMEOUT_S = 0.25, 1.0
@@ -183,7 +182,3 @@ def main(argv: list[str] | None = None) -> int:
             for line in lines:
                 print(f"    {line}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

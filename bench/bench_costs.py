@@ -2,9 +2,9 @@
 
 Run from the repository root::
 
-    python -m bench.bench_costs               # idle 60 s, 5 starts
-    python -m bench.bench_costs --quick       # idle 10 s, 2 starts, fewer repetitions
-    python -m bench.bench_costs --only tick   # some parts (idle, startup, tick; comma-separated)
+    python -m bench costs               # idle 60 s, 5 starts
+    python -m bench costs --quick       # idle 10 s, 2 starts, fewer repetitions
+    python -m bench costs --only tick   # some parts (idle, startup, tick; comma-separated)
 
 ``idle``: the CPU of an idle ``python run.py`` (target below 0.5 % of a core); ``startup``:
 spawn to the first ``GET /health`` 200 (below 1 s) beside the interpreter's floors; ``tick``:
@@ -20,7 +20,6 @@ import io
 import itertools
 import math
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -42,10 +41,11 @@ from actors.feed_buffer import FeedBuffer
 from actors.kernel.clock import SystemClock
 from actors.sense_buffer import SenseBuffer
 from actors.tree import Relay, start_relay
-from bench import harness as h
 from bench.figures import at_least, data, exit_on_sigterm, parser
+from bench.stats import median, percentile
 from config.logs import configure_logging
 from config.settings import AgentConfig, Settings
+from tests.support import harness as h
 from transport.demo.fake_llm import FakeLLM
 from transport.frontend import HttpFrontend
 
@@ -70,7 +70,7 @@ TICK_PARTS = (
     "digest.record + commit (ping behind it)",
 )
 """The figures whose sum is a tick's own cost."""
-BENCHES = ("bench_", "bench.chaos", "bench/chaos")
+BENCHES = ("-m bench ", "bench_", "bench.chaos", "bench/chaos")
 """Command-line fragments of the benches that must not run beside this one."""
 TEXTS = data("tick_window")
 OCR_CHARS = 4096
@@ -301,11 +301,11 @@ def run_startup(args: argparse.Namespace, llm: h.Server) -> list[Row]:
             starts = measure_starts(args, llm, log_path)
             if (other := busy_during("startup", attempt, meter.read())) is None:
                 continue
-            ready, ready_all = statistics.median(starts["ready"]), starts["ready"]
-            floors = {k: statistics.median(starts[k]) for k in FLOORS}
+            ready, ready_all = median(starts["ready"]), starts["ready"]
+            floors = {k: median(starts[k]) for k in FLOORS}
             print(
                 f"  medians: relay {ready:.3f} s (min {min(ready_all):.3f}, max "
-                f"{max(ready_all):.3f}); SIGTERM -> exit {statistics.median(starts['stop']):.3f} "
+                f"{max(ready_all):.3f}); SIGTERM -> exit {median(starts['stop']):.3f} "
                 f"s; rest of the machine {other:.2f} cores"
             )
             for name, value in floors.items():
@@ -373,10 +373,10 @@ class Figure:
     cpu_us: float = math.nan
 
     def median_us(self) -> float:
-        return statistics.median(self.ns) / 1000
+        return median(self.ns) / 1000
 
     def p99_us(self) -> float:
-        return h.percentile(self.ns, 99) / 1000
+        return percentile(self.ns, 99) / 1000
 
     def line(self) -> str:
         cpu = "" if math.isnan(self.cpu_us) else f"  CPU/call {self.cpu_us:7.1f} µs"
@@ -606,10 +606,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     head = f"{'target':<40} {'measured':>12} {'limit':>8} {'result':>7}  command"
     print(f"\n{head}\n{'-' * (len(head) + 33)}")
     for target, measured, limit, result, part in rows:
-        command = f"python -m bench.bench_costs --only {part}"
+        command = f"python -m bench costs --only {part}"
         print(f"{target:<40} {measured:>12} {limit:>8} {result:>7}  {command}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

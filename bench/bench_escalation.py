@@ -2,8 +2,8 @@
 
 Run from the repository root::
 
-    python -m bench.bench_escalation                   # 5 rounds of 3 s per row
-    python -m bench.bench_escalation --mode selective --rounds 9
+    python -m bench escalation                   # 5 rounds of 3 s per row
+    python -m bench escalation --mode selective --rounds 9
 
 Two relays of this checkout differ only by ``ESCALATION_MODE`` (``off`` and ``--mode``, rich
 by default, with ``ESCALATION_COOLDOWN_MS=0`` so that every changed digest escalates). Both
@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import sys
 import tempfile
 import threading
 from pathlib import Path
 
 import httpx
 
-from bench.harness import Server, agent_env, fake_llm_process, parser, relay_process
 from bench.load import ENDPOINTS, in_turns
+from tests.support.harness import Server, agent_env, fake_llm_process, parser, relay_process
 
 SCREENS = (
     ("iTerm2", 'Traceback (most recent call last):\n  File "idle.py", line {n}\nValueError: {n}'),
@@ -99,7 +98,3 @@ def main(argv: list[str] | None = None) -> int:
                 f"escalations, skips {escalation['skips']}"
             )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,8 +2,8 @@
 
 Run from the repository root::
 
-    python -m bench.bench_floor             # 3 s x 3 rounds per row
-    python -m bench.bench_floor --quick     # 1 s x 1 round: a smoke run
+    python -m bench floor             # 3 s x 3 rounds per row
+    python -m bench floor --quick     # 1 s x 1 round: a smoke run
 
 Three servers at once: ``bare`` (``bench/bare_app.py``), ``relay`` (``RELAY_SYNC=full`` on
 disk) and ``memory`` (``--data-dir :memory:``), both relays with a fake LLM ticking every
@@ -18,7 +18,6 @@ each server's CPU per request.
 from __future__ import annotations
 
 import contextlib
-import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,9 +25,10 @@ from pathlib import Path
 import httpx
 
 from actors.feed_buffer import FEED_RING
-from bench import harness, load
-from bench.harness import MEMORY, Server
+from bench import load
 from bench.load import Row
+from tests.support import harness
+from tests.support.harness import MEMORY, Server
 from transport.demo.fake_llm import FakeLLM
 
 SERVERS = ("bare", "relay", "memory")
@@ -60,7 +60,7 @@ def run_floor(rounds: int, seconds: int) -> list[Row]:
             resp = httpx.get(servers["relay"].base_url + path, timeout=harness.REQUEST_TIMEOUT_S)
             (tmp / f"{name}.json").write_bytes(resp.raise_for_status().content)
             sizes.append(len(resp.content))
-        args = ["-m", "bench.bare_app", "--feed-body", str(tmp / "feed.json")]
+        args = ["-m", "bench", "bare-app", "--feed-body", str(tmp / "feed.json")]
         args += ["--health-body", str(tmp / "health.json")]
         log = stack.enter_context(harness.log_file("bare", "bare app output"))
         bare = stack.enter_context(harness.server_process(args, log, name="bare app"))
@@ -117,7 +117,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     group = f"{'req/s':>6} {'p99 +ms':>8} {'target':>6}"
     load.print_ratios(rows, "bare", SERVERS[1:], group, floor_cells, cpu)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,10 +2,10 @@
 
 Run from the repository root (``wrk`` installed)::
 
-    python -m bench.bench_growth                 # 3 s x 3 rounds per step, 12 hour chunks
-    python -m bench.bench_growth --quick         # 1 s x 1 round, fewer steps: a smoke run
-    python -m bench.bench_growth --sweeps hour   # some sweeps (ocr, conns, hour; comma-separated)
-    python -m bench.bench_growth --sweeps hour --feed-every 1 --sense-every 0.5 --sense-kib 16
+    python -m bench growth                 # 3 s x 3 rounds per step, 12 hour chunks
+    python -m bench growth --quick         # 1 s x 1 round, fewer steps: a smoke run
+    python -m bench growth --sweeps hour   # some sweeps (ocr, conns, hour; comma-separated)
+    python -m bench growth --sweeps hour --feed-every 1 --sense-every 0.5 --sense-kib 16
 
 Each sweep starts a relay (``RELAY_SYNC=full``, a fake LLM ticking every second); each step
 is ``--rounds`` wrk runs (medians). ``ocr``: ``POST /sense`` of 1 KiB to 1 MiB of OCR;
@@ -32,9 +32,10 @@ from actors.core.bodies import SENSE_BODY_LIMIT
 from actors.feed_buffer import FEED_RING
 from actors.kernel.schemas import MIGRATIONS
 from actors.sense_buffer import PRUNE_SLACK, SENSE_RING
-from bench import harness as h
 from bench.figures import Table, at_least, exit_on_sigterm, parser
 from bench.load import WRK_INSTALL_HINT, Round, Row, post, wrk_available, wrk_round
+from bench.stats import percentile
+from tests.support import harness as h
 
 SWEEPS = ("ocr", "conns", "hour")
 CONNS = 16
@@ -332,7 +333,7 @@ def run_hour(args: argparse.Namespace) -> None:
             used = meter.read()
             rate = len(posts) / result.wall_s if result.wall_s else math.nan
             cpu_us = 1e6 * used.server / len(posts) if posts else math.nan
-            posted, p99 = len(result.latencies_ms), h.percentile(result.latencies_ms, 99)
+            posted, p99 = len(result.latencies_ms), percentile(result.latencies_ms, 99)
             row = HourRow(f"{hi / 60:.0f}", posted, result.errors, rate, p99, cpu_us, used.other(0))
             rows.append(row.read(run))
         sizes = disk_usage(run.data_dir).items()
@@ -433,7 +434,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         {"ocr": run_ocr, "conns": run_conns, "hour": run_hour}[name](args)
     print(f"\ndone in {time.monotonic() - started:.0f} s; 1-min load {h.load_1min():.2f}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,9 +2,9 @@
 
 Run from the repository root::
 
-    python -m bench.bench_ingest                  # 3 s x 3 rounds per row
-    python -m bench.bench_ingest --quick          # 1 s x 1 round: a smoke run
-    python -m bench.bench_ingest --scenarios healthy,llm-hang
+    python -m bench ingest                  # 3 s x 3 rounds per row
+    python -m bench ingest --quick          # 1 s x 1 round: a smoke run
+    python -m bench ingest --scenarios healthy,llm-hang
 
 Each scenario starts its own relay (``RELAY_SYNC=full``, a temporary directory) pointed at a
 fake LLM, ticking every second, so the LLM path runs during the rows (``bench/load.py``):
@@ -17,12 +17,11 @@ healthy's (``pass``: p99 at most 1.1 x healthy's), and overlay's over healthy's.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 
 from bench import load
-from bench.harness import choose
 from bench.load import Row, Setup, print_ratios
+from tests.support.harness import choose
 
 FAULT_CONNECTIONS = (16, 64)
 SETUPS = (
@@ -80,7 +79,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         heads = f"{'req/s':>8} {'p99':>7} {'req/s':>8} {'p99':>7} {'req/s':>6} {'p99':>6}"
         print_ratios(rows, "healthy", ("overlay",), heads, overlay_cells)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

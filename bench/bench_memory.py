@@ -2,9 +2,9 @@
 
 Run from the repository root::
 
-    python -m bench.bench_memory            # 100,000 posts, then 1,000,000 more read every 100,000
-    python -m bench.bench_memory --quick    # 10,000, then 40,000 more read every 10,000
-    python -m bench.bench_memory --posts 100000 --long-posts 0
+    python -m bench memory            # 100,000 posts, then 1,000,000 more read every 100,000
+    python -m bench memory --quick    # 10,000, then 40,000 more read every 10,000
+    python -m bench memory --posts 100000 --long-posts 0
 
 A relay with a fake LLM gets POSTs, half ``/feed``, half ``/sense``, at 64 connections; its
 VmRSS is read after start, after ``--posts``, then every ``--rss-every`` until
@@ -17,16 +17,15 @@ from __future__ import annotations
 import argparse
 import itertools
 import statistics
-import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from bench import harness
 from bench.figures import Table, at_least, parser
 from bench.load import ENDPOINTS, post
+from tests.support import harness
 
 CONNECTIONS = 64
 MAX_S = 3600.0
@@ -188,7 +187,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print_memory(run)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,19 +2,19 @@
 
 Run from the repository root, against any OpenAI-compatible server::
 
-    python -m bench.bench_models --base-url http://127.0.0.1:8000/v1 --model smollm2
-    python -m bench.bench_models --base-url http://127.0.0.1:11434/v1 --model llama3.2 \\
+    python -m bench models --base-url http://127.0.0.1:8000/v1 --model smollm2
+    python -m bench models --base-url http://127.0.0.1:11434/v1 --model llama3.2 \\
         --response-format off
-    python -m bench.bench_models --base-url ... --show      # and each answer's hud and verdict
-    python -m bench.bench_models --base-url ... --sample 16 # 16 windows spread over all
-    python -m bench.bench_models --base-url ... --images 1  # and screen images, as the relay
+    python -m bench models --base-url ... --show      # and each answer's hud and verdict
+    python -m bench models --base-url ... --sample 16 # 16 windows spread over all
+    python -m bench models --base-url ... --images 1  # and screen images, as the relay
 
 The windows are the prompt corpus's and the demo session's (a tick every
 ``--session-step-s``), each asked once, in turn, exactly as the relay asks (body,
 ``response_format`` negotiation, parsing, hud gate). It prints, per level that answered, the
 answers parsed and the huds pushed and withheld, refusals, latency and tokens
 (docs/benchmarks.md has the details and a small local model to run). With ``--images N``
-each screen event shows its app's thumbnail (``bench/data/screens``) and a request carries
+each screen event shows its app's thumbnail (``tests/data/screens``) and a request carries
 the newest N distinct images of its window not sent before, as the relay's would
 (``AGENT_VISION_MAX_IMAGES``), asking ``--vision-model``. Targets with a small
 local model: 90 % parsed, no echo of the prompt pushed. The key is ``OPENROUTER_API_KEY``'s.
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -39,11 +38,11 @@ from actors.core.hud_check import WITHHELD_REASONS, checked_hud
 from actors.core.prompt import PreviousDigest, build_prompt
 from actors.core.response_format import Level, first_level, is_refusal, step_down
 from actors.core.screen_image import NOTHING_SENT, ScreenImage, SentImages, pick_images
-from bench import prompt_corpus as corpus
-from bench.day_session import with_screens
 from bench.figures import parser
-from bench.harness import percentile
+from bench.stats import percentile
 from config.settings import RESPONSE_FORMATS, AgentConfig
+from tests.support import prompt_corpus as corpus
+from tests.support.day_session import with_screens
 from transport.demo.replay import DEMO_SESSION, SessionEvent, load_session
 
 DEFAULTS = AgentConfig()
@@ -76,7 +75,14 @@ class Figures:
 
 def windows(session_step_s: float, limit: int | None, sample: int | None = None) -> list[Window]:
     """The corpus's cases, then the demo session every ``session_step_s`` seconds; the first
-    ``limit``, or ``sample`` of them spread evenly over the list (a slow model's quick run)."""
+    ``limit``, or ``sample`` of them spread evenly over the list (a slow model's quick run).
+
+    >>> found = windows(session_step_s=20, limit=None)
+    >>> sum(w.at_s is None for w in found) >= 30, [w.name for w in found if w.at_s][:2]
+    (True, ['demo@20s', 'demo@40s'])
+    >>> len(windows(session_step_s=20, limit=3))
+    3
+    """
     found = [Window(case.name, None, case) for case in corpus.cases()]
     length = max(event.at for event in load_session(DEMO_SESSION))
     at = session_step_s
@@ -283,7 +289,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.vision_model = args.vision_model or args.model
     report(run(args), args)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,10 +2,10 @@
 
 Run from the repository root::
 
-    python -m bench.bench_storage                        # 3 s x 3 rounds per row, 5 stops
-    python -m bench.bench_storage --quick                # 1 s x 1 round, 2 stops
-    python -m bench.bench_storage --scenarios shutdown
-    python -m bench.bench_storage --scenarios index      # the search index's cost
+    python -m bench storage                        # 3 s x 3 rounds per row, 5 stops
+    python -m bench storage --quick                # 1 s x 1 round, 2 stops
+    python -m bench storage --scenarios shutdown
+    python -m bench storage --scenarios index      # the search index's cost
 
 ``storage``: the ingest bench's healthy relay three times: ``full`` (``RELAY_SYNC=full``: a 200
 means the item is fsynced), ``normal`` (survives a crash of the relay, not of the machine) and
@@ -23,8 +23,6 @@ from __future__ import annotations
 import concurrent.futures
 import http.client
 import itertools
-import statistics
-import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -32,9 +30,11 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from bench import harness, index_cost, load
-from bench.harness import HOST, MEMORY, Server
+from bench import index_cost, load
 from bench.load import Row, Setup
+from bench.stats import median
+from tests.support import harness
+from tests.support.harness import HOST, MEMORY, Server
 
 SCENARIOS = ("storage", "shutdown", "index")
 SETUPS = (Setup("full"), Setup("normal", sync="normal"), Setup("memory", data_dir=MEMORY))
@@ -165,15 +165,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for case, samples in stops.items():
             took = [s.stop_s for s in samples]
             codes = " ".join(str(s.code) for s in samples)
-            ready = statistics.median(s.ready_s for s in samples)
+            ready = median(s.ready_s for s in samples)
             print(
-                f"{case:<7} {len(samples):>5} {statistics.median(took):>22.3f} {min(took):>6.3f} "
+                f"{case:<7} {len(samples):>5} {median(took):>22.3f} {min(took):>6.3f} "
                 f"{max(took):>6.3f} {codes:<12} {ready:>23.3f}"
             )
     if "index" in scenarios:
         index_cost.print_rows(index_cost.run(args.entries), args.entries)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,39 @@
-"""What the figure benches share: their command line, medians of nothing, tables of columns."""
+"""What the cases share to print: the one table printer (:class:`Table`), argument bounds and
+the data files in ``bench/data``.
+
+A cell is formatted by its spec; a text or NaN (``-``) is only aligned as wide:
+
+>>> [cell(1.5, ">+8.2f"), cell(12345, ">8,"), cell(math.nan, ">+6.2f"), cell("ab", "<4")]
+['   +1.50', '  12,345', '     -', 'ab  ']
+>>> cell("", ">+6.2f") == " " * 6
+True
+
+A table aligns each head as its values, over a rule as long:
+
+>>> table = Table("name <6|p99 ms >+8.2f|n >4,", indent="  ")
+>>> table.head(blank=True)
+<BLANKLINE>
+  name     p99 ms    n
+  --------------------
+>>> table.row("feed", 2.5, 1234)
+  feed      +2.50 1,234
+>>> table.row("sense", math.nan, 7)
+  sense         -    7
+
+Bounds reject what is below them or not finite:
+
+>>> at_least(1)("3"), at_least(0, float)("0")
+(3, 0.0)
+>>> for parse, text in ((at_least(1), "0"), (at_least(0, float, above=True), "0"),
+...                     (at_least(0, float), "nan")):
+...     try:
+...         parse(text)
+...     except argparse.ArgumentTypeError as exc:
+...         print(exc)
+must be at least 1, not 0
+must be above 0, not 0
+must be at least 0, not nan
+"""
 
 from __future__ import annotations
 
@@ -7,9 +42,8 @@ import json
 import math
 import re
 import signal
-import statistics
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +81,6 @@ def at_least(low: float, kind: Callable[[str], Any] = int, *, above: bool = Fals
 def exit_on_sigterm() -> None:
     """SIGTERM ends the run through the ``finally`` blocks, which stop every subprocess."""
     signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
-
-
-def median(values: Sequence[float]) -> float:
-    """The median, NaN for no values."""
-    return statistics.median(values) if values else math.nan
 
 
 def cell(value: object, spec: str) -> str:

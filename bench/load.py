@@ -6,7 +6,7 @@ relay) runs one thread on keep-alive connections. A round is a 1 s warm-up run, 
 measured run: p50 and p99 are wrk's, req/s its completed requests less its non-2xx answers
 over its duration. Around the measured run the CPU of the server, of wrk, of this script and
 of the machine is read; ``other cpu`` is the rest of the machine as a share of one core
-(:meth:`bench.harness.Usage.other`). Posts that must be counted are sent by :func:`post`.
+(:meth:`tests.support.harness.Usage.other`). Posts that must be counted are sent by :func:`post`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ import contextlib
 import json
 import os
 import shutil
-import socket
-import statistics
 import subprocess
 import tempfile
 import threading
@@ -32,8 +30,10 @@ import aiohttp
 import httpx
 import orjson
 
-from bench import harness
-from bench.harness import JSON_HEADERS, REQUEST_TIMEOUT_S, Meter, Server, post_body
+from bench.stats import median
+from tests.support import harness
+from tests.support.harness import JSON_HEADERS, REQUEST_TIMEOUT_S, Meter, Server, post_body
+from tests.support.overlay import OVERLAY_PONG_EVERY_S, overlay_sockets
 
 CONNECTIONS = (1, 16, 64)
 ENDPOINTS = ("/feed", "/sense")
@@ -136,7 +136,7 @@ class Row:
     rounds: list[Round] = field(default_factory=list)
 
     def median(self, attr: str) -> float:
-        return statistics.median(float(getattr(r, attr)) for r in self.rounds)
+        return median(float(getattr(r, attr)) for r in self.rounds)
 
     def errors(self) -> Counter[str]:
         return sum((r.errors for r in self.rounds), Counter())
@@ -186,7 +186,7 @@ def in_turns(
     warmup_s: int = WRK_WARMUP_S,
     body: bytes | None = None,
 ) -> dict[str, Row]:
-    """``rounds`` rounds of ``POST path`` (``body``, else :func:`bench.harness.post_body`) or
+    """``rounds`` rounds of ``POST path`` (``body``, else :func:`post_body`) or
     ``GET path``, each server measured in turn while the others idle (``rotate``: each round
     starting with the next server); a row per server, named as ``servers`` names it."""
     names = list(servers)
@@ -266,10 +266,6 @@ CRASH_EVERY_S = 0.5
 CRASH_FAULT = {"actor": "llm", "kind": "crash"}
 CRASH_MAX_RESTARTS = 1_000_000
 """``RELAY_MAX_RESTARTS`` of a crash-looped relay, so that no supervisor escalates."""
-OVERLAY_PONG_EVERY_S = 5.0
-"""How often each bench overlay says it is alive (the relay drops one silent for 30 s)."""
-OVERLAY_READ_EVERY_S = 0.01
-"""How long a bench overlay lets what comes pile up between two reads (reading costs less)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,81 +327,6 @@ def crash_loop(server: Server) -> Iterator[Counter[str]]:
     finally:
         stop.set()
         thread.join(timeout=REQUEST_TIMEOUT_S + 1)
-
-
-@dataclass(slots=True)
-class OverlayLoad:
-    """What the bench's overlay sockets received: bytes by socket, how those that ended early
-    did, and this process's CPU seconds while they were open (reading them, mostly)."""
-
-    received: Counter[int] = field(default_factory=Counter)
-    ended: list[str] = field(default_factory=list)
-    cpu_s: float = 0.0
-
-
-_UPGRADE = (
-    "GET / HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-)
-_PONG, _CLOSE = b"\x81\x8f\0\0\0\0" + b'{"type":"pong"}', b"\x88\x82\0\0\0\0\x03\xe8"
-"""A client's text frame ``{"type":"pong"}`` and close frame 1000 (masked by a mask of zeros)."""
-
-
-def overlay_socket(server: Server) -> socket.socket:
-    """A WebSocket on the relay's overlay path ``/`` (RuntimeError when refused)."""
-    url = httpx.URL(server.base_url)
-    sock = socket.create_connection((url.host, url.port or 80), timeout=1.0)
-    sock.sendall(_UPGRADE.format(host=url.netloc.decode()).encode())
-    head = b""
-    while b"\r\n\r\n" not in head and (chunk := sock.recv(4096)):
-        head += chunk
-    if not head.startswith(b"HTTP/1.1 101"):
-        sock.close()
-        raise RuntimeError(f"overlay socket refused: {head[:500]!r}")
-    return sock
-
-
-@contextlib.contextmanager
-def overlay_sockets(server: Server, count: int) -> Iterator[OverlayLoad]:
-    """``count`` overlay WebSockets on ``server`` until exit, each on a thread draining what
-    the relay sends every :data:`OVERLAY_READ_EVERY_S` without parsing it and sending
-    ``{"type": "pong"}`` every :data:`OVERLAY_PONG_EVERY_S`."""
-    load, stop = OverlayLoad(), threading.Event()
-    socks = [overlay_socket(server) for _ in range(count)]
-
-    def drain(n: int, sock: socket.socket) -> None:
-        next_pong = time.monotonic()
-        while not stop.is_set():
-            if time.monotonic() >= next_pong:
-                sock.sendall(_PONG)
-                next_pong += OVERLAY_PONG_EVERY_S
-            try:
-                chunk, ended = sock.recv(1 << 16), "closed by the relay"
-            except TimeoutError:
-                continue
-            except OSError as exc:
-                chunk, ended = b"", type(exc).__name__
-            if not chunk:
-                load.ended.append(ended)
-                return
-            load.received[n] += len(chunk)
-            stop.wait(OVERLAY_READ_EVERY_S)
-
-    threads = [threading.Thread(target=drain, args=pair, daemon=True) for pair in enumerate(socks)]
-    started = time.process_time()
-    for thread in threads:
-        thread.start()
-    try:
-        yield load
-    finally:
-        stop.set()
-        for thread in threads:
-            thread.join(timeout=5)
-        for sock in socks:
-            with contextlib.suppress(OSError):
-                sock.sendall(_CLOSE)
-            sock.close()
-        load.cpu_s = time.process_time() - started
 
 
 def run_scenario(setup: Setup, rounds: int, seconds: float) -> tuple[list[Row], dict[str, float]]:

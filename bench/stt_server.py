@@ -3,7 +3,7 @@ transcription API.
 
 Run from the repository root (``pip install pocketsphinx``, which ships an English model)::
 
-    python -m bench.stt_server --port 8910
+    python -m bench stt-server --port 8910
     STT_API=openai STT_BASE_URL=http://127.0.0.1:8910/v1 STT_API_KEY=unused python run.py ...
 
 ``POST /v1/audio/transcriptions`` takes the multipart form the relay sends (``file``: a 16 kHz
@@ -27,7 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bench.harness import HOST, parser, serve_forever
+from tests.support.harness import HOST, parser, serve_forever
 
 RATE = 16_000
 
@@ -98,7 +98,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     recogniser = Recogniser()
     banner = f"PocketSphinx speech service on http://{HOST}:{args.port}/v1"
     return serve_forever(app(recogniser), asyncio.new_event_loop(), args.port, banner)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

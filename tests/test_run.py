@@ -15,8 +15,8 @@ import httpx
 import orjson
 import pytest
 
-from bench.harness import ROOT, free_port
 from tests.helpers import relay_env, spawn_relay, wait_healthy, wait_until
+from tests.support.harness import ROOT, free_port
 
 
 @pytest.fixture
