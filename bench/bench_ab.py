@@ -22,6 +22,7 @@ has been trimmed) and the median time of a whole ``GET /sense``.
 
 from __future__ import annotations
 
+import argparse
 import base64
 import contextlib
 import tempfile
@@ -33,22 +34,24 @@ import orjson
 
 from actors.kernel.malloc import TRIM_INTERVAL_S
 from bench.load import ENDPOINTS, in_turns, post
+from bench.runner import flags
 from bench.stats import median
-from tests.support.harness import Server, parser, relay_env, relay_process, rss_mb, server_process
+from tests.support.harness import Server, relay_env, relay_process, rss_mb, server_process
 
 ROWS = [(path, conns) for path in ENDPOINTS for conns in (16, 64)]
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser(
-        __doc__,
-        _before=(Path, None, "the checkout measured as 'before'"),
-        _after=(Path, None, "the checkout measured as 'after'"),
-        rounds=(int, 5, "turns of each server per row"),
-        seconds=(int, 2, "wrk's window per turn"),
-        bare=(bool, None, "also serve bench/bare_app.py and give ratios to it"),
-        image_kb=(int, 0, "KB of base64 roi.data in /sense bodies; fill the rings first"),
-    ).parse_args(argv)
+OPTIONS = flags(
+    _before=(Path, None, "the checkout measured as 'before'"),
+    _after=(Path, None, "the checkout measured as 'after'"),
+    rounds=(int, 5, "turns of each server per row"),
+    seconds=(int, 2, "wrk's window per turn"),
+    bare=(bool, None, "also serve bench/bare_app.py and give ratios to it"),
+    image_kb=(int, 0, "KB of base64 roi.data in /sense bodies; fill the rings first"),
+)
+
+
+def run(args: argparse.Namespace) -> int:
     sense = image_event(args.image_kb, 0) if args.image_kb else None
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="relay-ab-")))

@@ -39,15 +39,16 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from bench import audio_speech, load
-from bench.figures import Table, at_least, exit_on_sigterm
+from bench.figures import Table, at_least
 from bench.load import ENDPOINTS, Row, in_turns, print_table
+from bench.runner import UsageError, arg, choose, exit_on_sigterm, fill_defaults
 from bench.stats import median, percentile, slope_per_hour
 from tests.support import harness
 from tests.support.audio_probe import FeedListener, TimedStt, pcm_command, stt_settings
@@ -267,43 +268,40 @@ def latency(args: argparse.Namespace) -> None:
 # -- arguments -----------------------------------------------------------------------------------
 
 
-def parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
-    parser.add_argument("--quick", action="store_true", help="a smoke run of each target")
-    parser.add_argument("--targets", help=f"comma-separated, from {','.join(TARGETS)}")
-    parser.add_argument("--real", action="store_true", help="add the real-speech check")
-    parser.add_argument("--stt", choices=("standin", "real"), default="standin")
-    parser.add_argument("--conns", type=at_least(1), default=16)
-    parser.add_argument("--agent", action="store_true", help="an agent behind each relay")
-    parser.add_argument("--write-ms", type=at_least(1), default=20, help="ingest: capture writes")
-    parser.add_argument("--seconds", type=at_least(1), help="per round (3; quick 1)")
-    parser.add_argument("--rounds", type=at_least(1), help="per row (5; quick 1)")
-    parser.add_argument("--idle", type=at_least(1.0, float), help="idle CPU window, s (10; 2)")
-    parser.add_argument("--minutes", type=at_least(1.0, float), help="of sound (60; quick 10)")
-    parser.add_argument("--speed", type=at_least(1.0, float), help="x real time (20; quick 20)")
-    parser.add_argument("--every", type=at_least(0.1, float), help="sim. minutes (2; quick 1)")
-    parser.add_argument("--warmup", type=at_least(0.0, float), help="sim. minutes (10; quick 2)")
-    parser.add_argument("--latency-speed", type=at_least(1.0, float), default=5.0)
-    parser.add_argument("--utterances", type=at_least(1), help="latency run (100; quick 15)")
-    args = parser.parse_args(argv)
-    harness.fill_defaults(
+OPTIONS = [
+    arg("--quick", action="store_true", help="a smoke run of each target"),
+    arg("--targets", help=f"comma-separated, from {','.join(TARGETS)}"),
+    arg("--real", action="store_true", help="add the real-speech check"),
+    arg("--stt", choices=("standin", "real"), default="standin"),
+    arg("--conns", type=at_least(1), default=16),
+    arg("--agent", action="store_true", help="an agent behind each relay"),
+    arg("--write-ms", type=at_least(1), default=20, help="ingest: capture writes"),
+    arg("--seconds", type=at_least(1), help="per round (3; quick 1)"),
+    arg("--rounds", type=at_least(1), help="per row (5; quick 1)"),
+    arg("--idle", type=at_least(1.0, float), help="idle CPU window, s (10; 2)"),
+    arg("--minutes", type=at_least(1.0, float), help="of sound (60; quick 10)"),
+    arg("--speed", type=at_least(1.0, float), help="x real time (20; quick 20)"),
+    arg("--every", type=at_least(0.1, float), help="sim. minutes (2; quick 1)"),
+    arg("--warmup", type=at_least(0.0, float), help="sim. minutes (10; quick 2)"),
+    arg("--latency-speed", type=at_least(1.0, float), default=5.0),
+    arg("--utterances", type=at_least(1), help="latency run (100; quick 15)"),
+]
+
+
+def run(args: argparse.Namespace) -> int:
+    fill_defaults(
         args, seconds=(1, 3), rounds=(1, 5), idle=(2, 10), minutes=(10, 60), speed=(20, 20),
         every=(1, 2),
         warmup=(2, 10), utterances=(15, 100),
     )  # fmt: skip
-    args.targets = harness.choose(parser, args.targets or "ingest,memory,latency", TARGETS)
+    args.targets = choose(args.targets or "ingest,memory,latency", TARGETS)
     if args.real and "real" not in args.targets:
         args.targets.append("real")
     if "ingest" in args.targets and not load.wrk_available():
-        parser.error(load.WRK_INSTALL_HINT)
-    return args
-
-
-def main(argv: Sequence[str] | None = None) -> int:
+        raise UsageError(load.WRK_INSTALL_HINT)
     exit_on_sigterm()
     # a relay stopped in the middle of an upload resets it: the stand-in's aiohttp would say so
     logging.getLogger("aiohttp.server").setLevel(logging.CRITICAL)
-    args = parse(argv)
     print(f"sinain-relay audio bench: targets {','.join(args.targets)}")
     runs: dict[str, Callable[[argparse.Namespace], None]] = {
         "ingest": ingest,

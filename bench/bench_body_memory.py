@@ -18,6 +18,7 @@ body memory budget), and whether a new client's ``POST /feed`` is answered meanw
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import socket
 import tempfile
@@ -28,7 +29,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.support.harness import HOST, ROOT, parser, relay_env, relay_process, rss_mb
+from bench.runner import flags
+from tests.support.harness import HOST, ROOT, relay_env, relay_process, rss_mb
 
 SENT_SHARE = 0.95
 CHUNK = 64 * 1024
@@ -99,13 +101,14 @@ def measure(checkout: Path, connections: int, size: int) -> str:
     return f"{before:9.1f} {peak:9.1f} {peak - before:9.1f}  {meanwhile:>6}  {got}  ({checkout})"
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser(
-        __doc__,
-        connections=(int, 64, "clients, each holding one body"),
-        mib=(float, 2.0, "each body's Content-Length, in MiB"),
-        before=(Path, None, "another checkout, measured first"),
-    ).parse_args(argv)
+OPTIONS = flags(
+    connections=(int, 64, "clients, each holding one body"),
+    mib=(float, 2.0, "each body's Content-Length, in MiB"),
+    before=(Path, None, "another checkout, measured first"),
+)
+
+
+def run(args: argparse.Namespace) -> int:
     size = int(args.mib * 1024 * 1024)
     print(f"== {args.connections} clients, each {SENT_SHARE:.0%} of a {args.mib:g} MiB /sense body")
     print(f"{'RSS MB':>9} {'held MB':>9} {'grew MB':>9}  {'/feed':>6}  answers to the clients")

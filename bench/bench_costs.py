@@ -41,7 +41,8 @@ from actors.feed_buffer import FeedBuffer
 from actors.kernel.clock import SystemClock
 from actors.sense_buffer import SenseBuffer
 from actors.tree import Relay, start_relay
-from bench.figures import at_least, data, exit_on_sigterm, parser
+from bench.figures import at_least, data
+from bench.runner import arg, choose, exit_on_sigterm, fill_defaults, flags
 from bench.stats import median, percentile
 from config.logs import configure_logging
 from config.settings import AgentConfig, Settings
@@ -567,25 +568,22 @@ def run_tick(args: argparse.Namespace) -> list[Row]:
 # -- arguments and the table ---------------------------------------------------------------------
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    cli = parser(__doc__, quick="idle 10 s, 2 starts, fewer reps")
-    add = cli.add_argument
-    add("--only", help=f"comma-separated, from {','.join(PARTS)} (default: all)")
-    add("--idle-seconds", type=at_least(0, float, above=True), help="idle window (60; quick 10)")
-    add("--starts", type=at_least(1), help="relay starts (default 5; quick 2)")
-    add("--reps", type=at_least(1), help="calls per pure figure (default 20000)")
-    add("--actor-reps", type=at_least(1), help="calls per actor figure (default 2000)")
-    add("--max-wait", type=at_least(0, float), default=300.0, help="s to wait for quiet (300)")
-    args = cli.parse_args(argv)
-    h.fill_defaults(
+OPTIONS = [
+    *flags(quick=(bool, None, "idle 10 s, 2 starts, fewer reps")),
+    arg("--only", help=f"comma-separated, from {','.join(PARTS)} (default: all)"),
+    arg("--idle-seconds", type=at_least(0, float, above=True), help="idle window (60; quick 10)"),
+    arg("--starts", type=at_least(1), help="relay starts (default 5; quick 2)"),
+    arg("--reps", type=at_least(1), help="calls per pure figure (default 20000)"),
+    arg("--actor-reps", type=at_least(1), help="calls per actor figure (default 2000)"),
+    arg("--max-wait", type=at_least(0, float), default=300.0, help="s to wait for quiet (300)"),
+]
+
+
+def run(args: argparse.Namespace) -> int:
+    fill_defaults(
         args, idle_seconds=(10, 60), starts=(2, 5), reps=(2000, 20_000), actor_reps=(200, 2000)
     )
-    args.parts = h.choose(cli, args.only, PARTS)
-    return args
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+    args.parts = choose(args.only, PARTS)
     exit_on_sigterm()
     print(
         f"sinain-relay cost bench: parts {','.join(args.parts)}; {os.cpu_count()} CPUs, "

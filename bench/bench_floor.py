@@ -17,9 +17,9 @@ each server's CPU per request.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -98,8 +98,11 @@ def cpu_cells(bare: Row, others: list[Row]) -> str:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = load.parse_rows_args(load.parser_with_rows(__doc__, "1 s x 1 round"), argv)
+OPTIONS = load.row_options("1 s x 1 round")
+
+
+def run(args: argparse.Namespace) -> int:
+    load.rows_args(args)
     print(load.header("floor bench", args))
     rows = run_floor(args.rounds, args.seconds)
     load.print_table(

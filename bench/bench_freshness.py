@@ -36,7 +36,8 @@ from typing import Any, NamedTuple
 
 import httpx
 
-from bench.figures import at_least, parser
+from bench.figures import at_least
+from bench.runner import UsageError, arg, flags
 from bench.stats import median, percentile
 from config.logs import configure_logging
 from config.settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
@@ -324,31 +325,26 @@ def print_ratios(rows: Sequence[tuple[str, ...]]) -> None:
     print(f"\n  {rows[0][0]} / {rows[1][0]}: " + ", ".join(ratios))
 
 
-def _cli() -> argparse.ArgumentParser:
-    cli = parser(
-        __doc__,
-        moments="list each labelled moment's moment→hud too",
-        vision="measure the defaults with and without screen images, on sessions with them",
-    )
-    speed_type, delay_type = at_least(0, float, above=True), at_least(0, float)
-    add = cli.add_argument
-    add("--speed", type=speed_type, default=1.0, help="replay speed (default 1.0)")
-    add("--llm-delay-s", type=delay_type, default=1.0, help="the fake LLM's latency (1.0)")
-    add(
+OPTIONS = [
+    *flags(
+        moments=(bool, None, "list each labelled moment's moment→hud too"),
+        vision=(bool, None, "measure the defaults with and without screen images, on sessions"),
+    ),
+    arg("--speed", type=at_least(0, float, above=True), default=1.0, help="replay speed (1.0)"),
+    arg("--llm-delay-s", type=at_least(0, float), default=1.0, help="the fake LLM's latency"),
+    arg(
         "--session",
         action="append",
         type=session_path,
         help=f"{', '.join(NAMED_SESSIONS)} or a session file; repeatable (default: all named)",
-    )
-    add("--base-url", help="ask this OpenAI-compatible API root (http://h:p/v1), not a fake")
-    add("--model", default=DEFAULT_MODEL, help=f"AGENT_MODEL ({DEFAULT_MODEL})")
-    add("--vision-model", default=DEFAULT_VISION_MODEL, help="AGENT_VISION_MODEL")
-    return cli
+    ),
+    arg("--base-url", help="ask this OpenAI-compatible API root (http://h:p/v1), not a fake"),
+    arg("--model", default=DEFAULT_MODEL, help=f"AGENT_MODEL ({DEFAULT_MODEL})"),
+    arg("--vision-model", default=DEFAULT_VISION_MODEL, help="AGENT_VISION_MODEL"),
+]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    cli = _cli()
-    args = cli.parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     speed: float = args.speed
     configs = VISION_CONFIGS if args.vision else CONFIGS
     sessions = []
@@ -358,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             moments = load_moments(path, events)
             sessions.append(Session(path, with_screens(events) if args.vision else events, moments))
         except (OSError, ValueError) as exc:
-            cli.error(f"--session {path}: {exc}")
+            raise UsageError(f"--session {path}: {exc}") from exc
     # the replayers' and fake LLMs' own log lines: warnings only (a failed post), on stderr
     configure_logging("console", "warning", stream=sys.stderr)
     shown = "; ".join(

@@ -17,11 +17,11 @@ healthy's (``pass``: p99 at most 1.1 x healthy's), and overlay's over healthy's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import argparse
 
 from bench import load
 from bench.load import Row, Setup, print_ratios
-from tests.support.harness import choose
+from bench.runner import arg, choose
 
 FAULT_CONNECTIONS = (16, 64)
 SETUPS = (
@@ -51,13 +51,15 @@ def overlay_cells(row: Row, healthy: Row) -> str:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = load.parser_with_rows(__doc__, "1 s x 1 round")
-    parser.add_argument(
-        "--scenarios", help=f"comma-separated, from {','.join(NAMES)} (default all)"
-    )
-    args = load.parse_rows_args(parser, argv)
-    setups = [s for s in SETUPS if s.name in choose(parser, args.scenarios, NAMES)]
+OPTIONS = [
+    *load.row_options("1 s x 1 round"),
+    arg("--scenarios", help=f"comma-separated, from {','.join(NAMES)} (default all)"),
+]
+
+
+def run(args: argparse.Namespace) -> int:
+    load.rows_args(args)
+    setups = [s for s in SETUPS if s.name in choose(args.scenarios, NAMES)]
     print(load.header("ingest bench", args, f"; scenarios {','.join(s.name for s in setups)}"))
     rows, rss = load.run_setups(
         setups,

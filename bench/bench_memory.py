@@ -19,12 +19,12 @@ import itertools
 import statistics
 import time
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from bench.figures import Table, at_least, parser
+from bench.figures import Table, at_least
 from bench.load import ENDPOINTS, post
+from bench.runner import arg, fill_defaults, flags
 from tests.support import harness
 
 CONNECTIONS = 64
@@ -165,15 +165,16 @@ def print_memory(run: MemoryRun) -> None:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    cli = parser(__doc__, quick="10000, then 40000 read every 10000")
-    cli.add_argument(
-        "--posts", type=at_least(0), help="POSTs before the reference reading (100000)"
-    )
-    cli.add_argument("--long-posts", type=at_least(0), help="POSTs after it (1000000)")
-    cli.add_argument("--rss-every", type=at_least(1), help="POSTs between two readings (100000)")
-    args = cli.parse_args(argv)
-    harness.fill_defaults(
+OPTIONS = [
+    *flags(quick=(bool, None, "10000, then 40000 read every 10000")),
+    arg("--posts", type=at_least(0), help="POSTs before the reference reading (100000)"),
+    arg("--long-posts", type=at_least(0), help="POSTs after it (1000000)"),
+    arg("--rss-every", type=at_least(1), help="POSTs between two readings (100000)"),
+]
+
+
+def run(args: argparse.Namespace) -> int:
+    fill_defaults(
         args, posts=(10_000, 100_000), long_posts=(40_000, 1_000_000), rss_every=(10_000, 100_000)
     )
     print(

@@ -15,9 +15,9 @@ ticks' counters, median of 50, in milliseconds, with the size of the text.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -29,9 +29,10 @@ from actors.kernel.clock import SystemClock
 from actors.kernel.published import Published
 from actors.tree import start_relay
 from bench.bench_auth import route
+from bench.runner import flags
 from bench.stats import best_us, median
 from config.settings import AgentConfig, Settings
-from tests.support.harness import drive, parser
+from tests.support.harness import drive
 from transport.app import streams_of
 from transport.auth import Access
 from transport.bridge import Asker
@@ -123,12 +124,13 @@ def scrape_ms(scrapes: int = 50) -> None:
     print(f"scrape (render), median of {scrapes}             {middle:6.2f} ms, {size} bytes")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser(
-        __doc__,
-        number=(int, 200_000, "calls per timeit run"),
-        no_scrape=(bool, None, "per-request figures only"),
-    ).parse_args(argv)
+OPTIONS = flags(
+    number=(int, 200_000, "calls per timeit run"),
+    no_scrape=(bool, None, "per-request figures only"),
+)
+
+
+def run(args: argparse.Namespace) -> int:
     per_request(args.number)
     if not args.no_scrape:
         scrape_ms()

@@ -26,7 +26,6 @@ import argparse
 import os
 import time
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import httpx
@@ -38,7 +37,7 @@ from actors.core.hud_check import WITHHELD_REASONS, checked_hud
 from actors.core.prompt import PreviousDigest, build_prompt
 from actors.core.response_format import Level, first_level, is_refusal, step_down
 from actors.core.screen_image import NOTHING_SENT, ScreenImage, SentImages, pick_images
-from bench.figures import parser
+from bench.runner import arg, flags
 from bench.stats import percentile
 from config.settings import RESPONSE_FORMATS, AgentConfig
 from tests.support import prompt_corpus as corpus
@@ -167,7 +166,7 @@ def _negotiated(
         level = lower
 
 
-def run(args: argparse.Namespace) -> Figures:
+def ask(args: argparse.Namespace) -> Figures:
     """Ask every window once, as the relay would."""
     figures = Figures()
     counts = figures.counts
@@ -270,22 +269,24 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
         print(f"  {name:<28} {shown_level:<11} {verdict:<22} {hud[:90]!r}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    cli = parser(__doc__, show="print each answer's hud")
-    add = cli.add_argument
-    add("--base-url", required=True, help="the API root, e.g. http://h:p/v1")
-    add("--model", default=DEFAULTS.model)
-    add("--images", type=int, default=0, help="images a request carries at most (0: none)")
-    add("--vision-model", default=None, help="the model asked with images (--model)")
-    add("--response-format", choices=RESPONSE_FORMATS, default="auto")
-    add("--max-tokens", type=int, default=DEFAULTS.max_tokens)
-    add("--temperature", type=float, default=DEFAULTS.temperature)
-    add("--timeout-s", type=float, default=120.0, help="per request")
-    add("--session-step-s", type=float, default=20.0)
-    add("--limit", type=int, default=None, help="ask the first N windows only")
-    add("--sample", type=int, default=None, help="N windows spread evenly over all of them")
-    args = cli.parse_args(argv)
+OPTIONS = [
+    *flags(show=(bool, None, "print each answer's hud")),
+    arg("--base-url", required=True, help="the API root, e.g. http://h:p/v1"),
+    arg("--model", default=DEFAULTS.model),
+    arg("--images", type=int, default=0, help="images a request carries at most (0: none)"),
+    arg("--vision-model", default=None, help="the model asked with images (--model)"),
+    arg("--response-format", choices=RESPONSE_FORMATS, default="auto"),
+    arg("--max-tokens", type=int, default=DEFAULTS.max_tokens),
+    arg("--temperature", type=float, default=DEFAULTS.temperature),
+    arg("--timeout-s", type=float, default=120.0, help="per request"),
+    arg("--session-step-s", type=float, default=20.0),
+    arg("--limit", type=int, default=None, help="ask the first N windows only"),
+    arg("--sample", type=int, default=None, help="N windows spread evenly over all of them"),
+]
+
+
+def run(args: argparse.Namespace) -> int:
     args.base_url = args.base_url.rstrip("/")
     args.vision_model = args.vision_model or args.model
-    report(run(args), args)
+    report(ask(args), args)
     return 0

@@ -33,6 +33,7 @@ from typing import Any
 
 from actors.core.redaction import redact
 from actors.core.redactor import Redactor
+from bench.runner import arg
 from bench.stats import best_us, median
 from tests.support.harness import ROOT
 
@@ -98,13 +99,15 @@ def measure(quick: bool) -> dict[str, list[float]]:
     return figures
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument("--before", type=Path, help="a checkout to compare with, in turns")
-    parser.add_argument("--rounds", type=int, default=5, help="turns of each with --before")
-    args = parser.parse_args(argv)
+OPTIONS = [
+    arg("--quick", action="store_true", help="fewer repetitions"),
+    arg("--json", action="store_true", help="print the figures as JSON"),
+    arg("--before", type=Path, help="a checkout to compare with, in turns"),
+    arg("--rounds", type=int, default=5, help="turns of each with --before"),
+]
+
+
+def run(args: argparse.Namespace) -> None:
     if args.before is not None:
         compare(args.before, args.rounds, quick=args.quick)
     elif args.json:
@@ -118,10 +121,10 @@ def main(argv: list[str] | None = None) -> None:
 def _run(checkout: Path, quick: bool) -> dict[str, list[float]]:
     """This case's figures with ``checkout``'s code: the child imports the product's packages
     from ``checkout`` first, then this case from here."""
-    argv = ["--json", *(["--quick"] if quick else [])]
+    argv = ["privacy", "--json", *(["--quick"] if quick else [])]
     code = (
         f"import sys; sys.path.insert(0, {str(checkout.resolve())!r}); import actors, config; "
-        f"sys.path.insert(0, {str(ROOT)!r}); from bench.bench_privacy import main; main({argv!r})"
+        f"sys.path.insert(0, {str(ROOT)!r}); from bench.runner import main; main({argv!r})"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=checkout, capture_output=True, text=True, check=True

@@ -16,6 +16,7 @@ times the cut one's.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -30,7 +31,8 @@ from actors.core.prompt import (
 from actors.core.records import SenseEvent
 from actors.core.window import ContextWindow, build_context_window
 from bench.bench_costs import sense_bodies
-from bench.figures import Table, parser
+from bench.figures import Table
+from bench.runner import UsageError, arg, flags
 from bench.stats import best_us, median
 from tests.support import prompt_corpus as corpus
 from tests.support.prompt_corpus import Measure, cut_prompt, measure
@@ -134,21 +136,24 @@ def print_costs(cases: Sequence[corpus.Case], windows: dict[str, ContextWindow])
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    cli = parser(__doc__, cases="a row per case, with lost words")
-    cli.add_argument("--show", metavar="NAME", help="print both prompts of one case")
-    cli.add_argument(
+OPTIONS = [
+    *flags(cases=(bool, None, "a row per case, with lost words")),
+    arg("--show", metavar="NAME", help="print both prompts of one case"),
+    arg(
         "--budgets",
         metavar="N,N,...",
         help=f"also the budget prompt with these budgets (the relay's is {SCREEN_BUDGET})",
-    )
-    args = cli.parse_args(argv)
+    ),
+]
+
+
+def run(args: argparse.Namespace) -> int:
     cases = corpus.cases()
     windows = {case.name: corpus.case_window(case) for case in cases}
     if args.show:
         case = next((c for c in cases if c.name == args.show), None)
         if case is None:
-            cli.error(f"no case {args.show!r}; cases: {', '.join(c.name for c in cases)}")
+            raise UsageError(f"no case {args.show!r}; cases: {', '.join(c.name for c in cases)}")
         for name, build in PROMPTS.items():
             print(f"==== {name} ({case.name}) ====")
             print(build(windows[case.name], now_ms=corpus.tick_ms(case)))

@@ -20,18 +20,19 @@ at migration, and a search's time (:mod:`bench.index_cost`; ``--entries``, 3000 
 
 from __future__ import annotations
 
+import argparse
 import concurrent.futures
 import http.client
 import itertools
 import time
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import orjson
 
 from bench import index_cost, load
 from bench.load import Row, Setup
+from bench.runner import UsageError, arg, choose
 from bench.stats import median
 from tests.support import harness
 from tests.support.harness import HOST, MEMORY, Server
@@ -129,15 +130,19 @@ def run_shutdown(stops: int) -> dict[str, list[StopSample]]:
     return samples
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = load.parser_with_rows(__doc__, "1 s x 1 round, 2 stops")
-    parser.add_argument("--stops", type=int, help="SIGTERMs per shutdown case (default 5)")
-    parser.add_argument("--scenarios", help="storage, shutdown, index (default all)")
-    parser.add_argument("--entries", type=int, help="entries of the index scenario (3000)")
-    args = load.parse_rows_args(parser, argv, stops=(2, 5), entries=(500, 3000))
+OPTIONS = [
+    *load.row_options("1 s x 1 round, 2 stops"),
+    arg("--stops", type=int, help="SIGTERMs per shutdown case (default 5)"),
+    arg("--scenarios", help="storage, shutdown, index (default all)"),
+    arg("--entries", type=int, help="entries of the index scenario (3000)"),
+]
+
+
+def run(args: argparse.Namespace) -> int:
+    load.rows_args(args, stops=(2, 5), entries=(500, 3000))
     if args.stops < 1:
-        parser.error("--stops must be at least 1")
-    scenarios = harness.choose(parser, args.scenarios, SCENARIOS)
+        raise UsageError("--stops must be at least 1")
+    scenarios = choose(args.scenarios, SCENARIOS)
     extra = f"; {args.stops} stops per shutdown case; scenarios {','.join(scenarios)}"
     print(load.header("storage bench", args, extra))
     if "storage" in scenarios:

@@ -25,6 +25,7 @@ from pathlib import Path
 from actors.audio.core.voice import FRAME_MS, VoiceStats
 from actors.audio.core.wav import read_wav
 from bench.figures import Table, at_least
+from bench.runner import arg
 from bench.stats import median
 from tests.support.voice_scene import T0, detect, overlaps, scene
 
@@ -73,15 +74,17 @@ def on_wav(path: Path, chunk: int, runs: int, source: str) -> None:
         table.row(n, start, start + u.duration_ms / 1000, u.duration_ms / 1000, str(u.quiet))
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
-    parser.add_argument("--quick", action="store_true", help="2 minutes of sound, 3 runs")
-    parser.add_argument("--minutes", type=at_least(0.5, float), default=10.0)
-    parser.add_argument("--runs", type=at_least(1), default=5)
-    parser.add_argument("--chunk", type=at_least(1), default=3_200, help="bytes per feed")
-    parser.add_argument("--source", choices=("system", "mic"), default="system")
-    parser.add_argument("--wav", type=Path, help="a 16 kHz mono 16-bit WAV recording")
-    args = parser.parse_args(argv)
+OPTIONS = [
+    arg("--quick", action="store_true", help="2 minutes of sound, 3 runs"),
+    arg("--minutes", type=at_least(0.5, float), default=10.0),
+    arg("--runs", type=at_least(1), default=5),
+    arg("--chunk", type=at_least(1), default=3_200, help="bytes per feed"),
+    arg("--source", choices=("system", "mic"), default="system"),
+    arg("--wav", type=Path, help="a 16 kHz mono 16-bit WAV recording"),
+]
+
+
+def run(args: argparse.Namespace) -> None:
     runs = 3 if args.quick else args.runs
     if args.wav is not None:
         on_wav(args.wav, args.chunk, runs, args.source)

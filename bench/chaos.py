@@ -26,6 +26,7 @@ mode, RSS, and the exit code after SIGTERM.
 
 from __future__ import annotations
 
+import argparse
 import concurrent.futures
 import contextlib
 import itertools
@@ -36,7 +37,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from typing import Any
 import httpx
 
 from actors.core.shapes import AUDIO_SOURCES, AudioSource
+from bench.runner import flags
 from bench.stats import percentile
 from tests.support import harness
 from tests.support.chaos import (
@@ -69,18 +71,18 @@ from tests.support.chaos import (
 )
 from tests.support.chaos_hearing import AUDIO_ACTORS, Hearing, VariedStt, outcomes, stored
 
+OPTIONS = flags(
+    minutes=(float, 10.0, "length of the run"),
+    quick=(bool, None, "a 1-minute run"),
+    rate=(float, 200.0, "posts/s to each endpoint"),
+    baseline=(float, 0.1, "fault-free share"),
+    seed=(int, None, "seed of the fault schedule"),
+    keep=(bool, None, "keep the data dir and the logs"),
+    audio_speed=(float, 4.0, "how many times real time the capture programs write"),
+)
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = harness.parser(
-        __doc__,
-        minutes=(float, 10.0, "length of the run"),
-        quick=(bool, None, "a 1-minute run"),
-        rate=(float, 200.0, "posts/s to each endpoint"),
-        baseline=(float, 0.1, "fault-free share"),
-        seed=(int, None, "seed of the fault schedule"),
-        keep=(bool, None, "keep the data dir and the logs"),
-        audio_speed=(float, 4.0, "how many times real time the capture programs write"),
-    ).parse_args(argv)
+
+def run(args: argparse.Namespace) -> int:
     minutes = 1.0 if args.quick else args.minutes
     duration_s = minutes * 60
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)

@@ -41,8 +41,6 @@ import argparse
 import json
 import math
 import re
-import signal
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -57,14 +55,6 @@ def data(name: str) -> Any:
     return json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
 
 
-def parser(doc: str | None, **options: str) -> argparse.ArgumentParser:
-    """A parser described by ``doc``'s first line, with a ``store_true`` flag per option."""
-    parsed = argparse.ArgumentParser(description=(doc or "").split("\n", 1)[0])
-    for name, text in options.items():
-        parsed.add_argument(f"--{name}", action="store_true", help=text)
-    return parsed
-
-
 def at_least(low: float, kind: Callable[[str], Any] = int, *, above: bool = False) -> Any:
     """An argparse type: ``kind`` of the text, finite and at least ``low`` (``above`` it)."""
 
@@ -76,11 +66,6 @@ def at_least(low: float, kind: Callable[[str], Any] = int, *, above: bool = Fals
         return value
 
     return parse
-
-
-def exit_on_sigterm() -> None:
-    """SIGTERM ends the run through the ``finally`` blocks, which stop every subprocess."""
-    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
 
 
 def cell(value: object, spec: str) -> str:

@@ -30,6 +30,7 @@ import aiohttp
 import httpx
 import orjson
 
+from bench.runner import Option, UsageError, fill_defaults, flags
 from bench.stats import median
 from tests.support import harness
 from tests.support.harness import JSON_HEADERS, REQUEST_TIMEOUT_S, Meter, Server, post_body
@@ -457,26 +458,23 @@ def print_rss(rss: Mapping[str, Mapping[str, float]]) -> None:
         print(f"  {scenario:<9} " + ", ".join(f"{k} {v:.1f}" for k, v in values.items()))
 
 
-def parser_with_rows(description: str, quick: str) -> argparse.ArgumentParser:
-    return harness.parser(
-        description,
+def row_options(quick: str) -> list[Option]:
+    """The options of a case measured in rows: ``--seconds``, ``--rounds``, ``--quick``."""
+    return flags(
         seconds=(int, None, "measured window per round (default 3)"),
         rounds=(int, None, "rounds per row; medians shown (default 3)"),
         quick=(bool, None, f"smoke run: {quick}"),
     )
 
 
-def parse_rows_args(
-    parser: argparse.ArgumentParser, argv: Sequence[str] | None, **quick: tuple[int, int]
-) -> argparse.Namespace:
-    """Parse; fill the defaults not given from ``(quick, full)`` pairs (``--seconds`` and
-    ``--rounds``: 1 and 3)."""
-    args = parser.parse_args(argv)
-    harness.fill_defaults(args, seconds=(1, 3), rounds=(1, 3), **quick)
+def rows_args(args: argparse.Namespace, **quick: tuple[int, int]) -> argparse.Namespace:
+    """Fill the defaults not given from ``(quick, full)`` pairs (``--seconds`` and
+    ``--rounds``: 1 and 3); :class:`UsageError` for rounds below 1 or no ``wrk``."""
+    fill_defaults(args, seconds=(1, 3), rounds=(1, 3), **quick)
     if args.seconds < 1 or args.rounds < 1:
-        parser.error("--seconds and --rounds must be at least 1")
+        raise UsageError("--seconds and --rounds must be at least 1")
     if not wrk_available():
-        parser.error(WRK_INSTALL_HINT)
+        raise UsageError(WRK_INSTALL_HINT)
     return args
 
 

@@ -16,18 +16,19 @@ hears is what a small real recogniser hears, words missed and misheard included.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import importlib
 import io
 import sys
 import threading
 import wave
-from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import web
 
-from tests.support.harness import HOST, parser, serve_forever
+from bench.runner import flags
+from tests.support.harness import HOST, serve_forever
 
 RATE = 16_000
 
@@ -93,8 +94,12 @@ def app(recogniser: Recogniser) -> web.Application:
     return made
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser(__doc__, port=(int, 8910, "port to listen on")).parse_args(argv)
+OPTIONS = flags(
+    port=(int, 8910, "port to listen on"),
+)
+
+
+def run(args: argparse.Namespace) -> int:
     recogniser = Recogniser()
     banner = f"PocketSphinx speech service on http://{HOST}:{args.port}/v1"
     return serve_forever(app(recogniser), asyncio.new_event_loop(), args.port, banner)

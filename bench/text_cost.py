@@ -41,8 +41,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench.runner import flags
 from bench.stats import median
-from tests.support.harness import parser
 from tests.support.text_cost import ENTRY_POINTS, growth, measure, shapes
 
 CHILD = Path(__file__).resolve().parents[1] / "tests" / "support" / "text_cost.py"
@@ -140,19 +140,20 @@ def _real(paths: list[str], names: list[str], rounds: int) -> None:
         print(f"{name:26} " + " ".join(cells), flush=True)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser(
-        __doc__,
-        sizes=(str, "1,64,2048", "sizes in KiB, comma-separated"),
-        entry=(str, "", "only this entry point (default: all)"),
-        rounds=(int, 3, "runs per figure (the median is shown; a third as many at the last size)"),
-        top=(int, 3, "shapes measured at the last size besides the slow ones"),
-        before=(Path, None, "another checkout, measured in turns with this one"),
-        limit=(float, 120.0, "seconds one entry point may take in one checkout"),
-        rows=(bool, None, "print every shape's row, not each entry point's worst"),
-        growth=(bool, None, "print the growth from 4 KiB to 16 and 64 KiB instead"),
-        file=(str, "", "real texts (comma-separated paths): each entry point on each, as it is"),
-    ).parse_args(argv)
+OPTIONS = flags(
+    sizes=(str, "1,64,2048", "sizes in KiB, comma-separated"),
+    entry=(str, "", "only this entry point (default: all)"),
+    rounds=(int, 3, "runs per figure (the median is shown; a third as many at the last size)"),
+    top=(int, 3, "shapes measured at the last size besides the slow ones"),
+    before=(Path, None, "another checkout, measured in turns with this one"),
+    limit=(float, 120.0, "seconds one entry point may take in one checkout"),
+    rows=(bool, None, "print every shape's row, not each entry point's worst"),
+    growth=(bool, None, "print the growth from 4 KiB to 16 and 64 KiB instead"),
+    file=(str, "", "real texts (comma-separated paths): each entry point on each, as it is"),
+)
+
+
+def run(args: argparse.Namespace) -> int:
     names = [args.entry] if args.entry else list(ENTRY_POINTS)
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.file:

@@ -447,23 +447,9 @@ def print_health(server: Server, prefix: str = "") -> None:
     print(f"  {prefix}actor restarts: {restarts or 'none'}")
 
 
-def fill_defaults(args: argparse.Namespace, **pairs: tuple[float, float]) -> None:
-    """Each option of ``pairs`` not given gets its ``(quick, full)`` default, by ``--quick``."""
-    for name, pair in pairs.items():
-        if getattr(args, name) is None:
-            setattr(args, name, pair[0] if args.quick else pair[1])
-
-
-def choose(parser: argparse.ArgumentParser, text: str | None, names: Sequence[str]) -> list[str]:
-    """The names a comma-separated option gives (all when ``None``), in ``names``' order."""
-    wanted = {n.strip() for n in (text or ",".join(names)).split(",") if n.strip()}
-    if not wanted or wanted - set(names):
-        parser.error(f"takes a comma-separated list of {', '.join(names)}, not {text!r}")
-    return [name for name in names if name in wanted]
-
-
 def parser(doc: str | None, **options: tuple[type, Any, str]) -> argparse.ArgumentParser:
-    """A parser described by the first line of ``doc``; each option ``name=(type, default,
+    """The command line of a test script (the benchmarks have theirs in ``bench.runner``): a
+    parser described by the first line of ``doc``; each option ``name=(type, default,
     help)`` is ``--name`` (dashes for underscores; ``bool``: a flag; default ``...``: required),
     or a positional argument for a name that starts with ``_``."""
     made = argparse.ArgumentParser(description=(doc or "").split("\n", 1)[0])
