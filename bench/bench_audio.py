@@ -46,8 +46,8 @@ from typing import Any
 import httpx
 
 from bench import audio_speech, load
-from bench.figures import Table, at_least
-from bench.load import ENDPOINTS, Row, in_turns, print_table
+from bench.figures import Table, at_least, print_ratios, print_table
+from bench.load import ENDPOINTS, Row, in_turns
 from bench.runner import UsageError, arg, choose, exit_on_sigterm, fill_defaults
 from bench.stats import median, percentile, slope_per_hour
 from tests.support import harness
@@ -190,7 +190,7 @@ def ingest(args: argparse.Namespace) -> None:
             f"p99 ms by round {by_round}"
         )
     print(f"\nAudio on vs off (req/s and p99 ratios; target: p99 <= {P99_TARGET:g} x off):")
-    load.print_ratios(rows, "audio off", ("audio on",), f"{'req/s':>6} {'p99':>6} {'target':>6}",
+    print_ratios(rows, "audio off", ("audio on",), f"{'req/s':>6} {'p99':>6} {'target':>6}",
                       ratio_cells)  # fmt: skip
 
 

@@ -26,6 +26,7 @@ import httpx
 
 from actors.feed_buffer import FEED_RING
 from bench import load
+from bench.figures import print_progress, print_ratios, print_table
 from bench.load import Row
 from tests.support import harness
 from tests.support.harness import MEMORY, Server
@@ -74,7 +75,7 @@ def run_floor(rounds: int, seconds: int) -> list[Row]:
             measured = load.in_turns(servers, method, path, conns, rounds, seconds)
             for name, row in measured.items():
                 rows[name, method, path, conns] = row
-                load.print_progress(row, f"{name:<6} ")
+                print_progress(row, f"{name:<6} ")
         for name in ("relay", "memory"):
             harness.print_health(servers[name], f"{name}: ")
         print(f"  fake LLM got {llm.calls} calls")
@@ -105,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     load.rows_args(args)
     print(load.header("floor bench", args))
     rows = run_floor(args.rounds, args.seconds)
-    load.print_table(
+    print_table(
         "Floor (bare = bench/bare_app.py, relay = RELAY_SYNC=full on disk, memory = "
         f"--data-dir :memory:; GET /feed?after=0 holds {FEED_RING} items; medians across "
         f"rounds; generator wrk; p50/p99 are wrk's percentiles):",
@@ -118,5 +119,5 @@ def run(args: argparse.Namespace) -> int:
     )
     cpu = ("server cpu us/req", f"{'bare':>6} {'relay':>6} {'memory':>6}", cpu_cells)
     group = f"{'req/s':>6} {'p99 +ms':>8} {'target':>6}"
-    load.print_ratios(rows, "bare", SERVERS[1:], group, floor_cells, cpu)
+    print_ratios(rows, "bare", SERVERS[1:], group, floor_cells, cpu)
     return 0

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 
 import httpx
 
-from bench.figures import at_least
+from bench.figures import Table, at_least
 from bench.runner import UsageError, arg, flags
 from bench.stats import median, percentile
 from config.logs import configure_logging
@@ -241,15 +241,17 @@ def measured(run: Run, session: Session, speed: float) -> tuple[str, ...]:
     )  # fmt: skip
 
 
-def print_table(rows: Sequence[tuple[str, ...]]) -> None:
-    table = [HEADER, *rows]
-    widths = [max(len(row[i]) for row in table) for i in range(len(HEADER))]
-    for n, row in enumerate(table):
-        cells = [row[0].ljust(widths[0])]
-        cells += [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
-        print("  " + "  ".join(cells))
-        if n == 0:
-            print("  " + "  ".join("-" * w for w in widths))
+def print_runs(rows: Sequence[tuple[str, ...]]) -> None:
+    """A row per run, each column as wide as its widest cell."""
+    widths = [max(len(row[i]) for row in (HEADER, *rows)) for i, _ in enumerate(HEADER)]
+    columns = (
+        f"{head} {'<' if i == 0 else '>'}{w}"
+        for i, (head, w) in enumerate(zip(HEADER, widths, strict=True))
+    )
+    table = Table("|".join(columns), indent="  ")
+    table.head()
+    for row in rows:
+        table.row(*row)
 
 
 def print_moments(session: Session, runs: Sequence[Run], speed: float) -> None:
@@ -380,7 +382,7 @@ def run(args: argparse.Namespace) -> int:
             runs = replay(session, configs, model, speed, args.llm_delay_s)
         print()
         rows = [measured(run, session, speed) for run in runs]
-        print_table(rows)
+        print_runs(rows)
         for run in runs:
             if failed := run.health.get("agent", {}).get("failures"):
                 agent = run.health["agent"]

@@ -20,7 +20,8 @@ from __future__ import annotations
 import argparse
 
 from bench import load
-from bench.load import Row, Setup, print_ratios
+from bench.figures import print_ratios
+from bench.load import Row, Setup
 from bench.runner import arg, choose
 
 FAULT_CONNECTIONS = (16, 64)

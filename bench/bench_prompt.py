@@ -30,10 +30,10 @@ from actors.core.prompt import (
 )
 from actors.core.records import SenseEvent
 from actors.core.window import ContextWindow, build_context_window
-from bench.bench_costs import sense_bodies
 from bench.figures import Table
 from bench.runner import UsageError, arg, flags
 from bench.stats import best_us, median
+from bench.tick_cost import sense_bodies
 from tests.support import prompt_corpus as corpus
 from tests.support.prompt_corpus import Measure, cut_prompt, measure
 

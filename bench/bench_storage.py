@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from bench import index_cost, load
+from bench.figures import print_head, print_ratios
 from bench.load import Row, Setup
 from bench.runner import UsageError, arg, choose
 from bench.stats import median
@@ -155,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
         )
         print("\nStorage ratios (same run; req/s below 1, p50/p99 above 1: slower than memory):")
         group = f"{'req/s':>6} {'p50':>7} {'p99':>7}"
-        load.print_ratios(rows, "memory", ("full", "normal"), group, storage_cells)
+        print_ratios(rows, "memory", ("full", "normal"), group, storage_cells)
     if "shutdown" in scenarios:
         stops = run_shutdown(args.stops)
         print(
@@ -163,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
             f"{FILL_POSTS[1]} /sense posted first); idle = {STOP_CONNECTIONS} open keep-alive "
             f"connections, busy = posting at {STOP_CONNECTIONS} connections:"
         )
-        load.print_head(
+        print_head(
             f"{'client':<7} {'stops':>5} {'SIGTERM->exit median s':>22} {'min':>6} {'max':>6}",
             f"{'exit codes':<12} {'start->healthy median s':>23}",
         )

@@ -82,6 +82,38 @@ OPTIONS = flags(
 )
 
 
+def _start(
+    stack: contextlib.ExitStack, workdir: Path, seed: int, audio_speed: float
+) -> tuple[harness.Server, Hearing, harness.Server]:
+    """The fake LLM, the speech stand-in and the relay (faults on, both sources captured)."""
+    llm = stack.enter_context(harness.fake_llm_process(workdir / "fake_llm.log"))
+    hearing = Hearing(stack.enter_context(VariedStt(seed=seed)), audio_speed)
+    env = harness.relay_env(
+        RELAY_FAULTS="1",
+        OPENROUTER_API_KEY="unused",
+        AGENT_BASE_URL=f"{llm.base_url}/v1",
+        LOG_FORMAT="json",
+        **AGENT,
+        **hearing.env(),
+    )
+    data, log = str(workdir / "data"), workdir / "relay.log"
+    relay = stack.enter_context(harness.relay_process(data, log, env, log_level=None))
+    return llm, hearing, relay
+
+
+def _reread(
+    relay: harness.Server, drill: LLMDrill
+) -> tuple[dict[str, list[dict[str, Any]] | None], Counter[tuple[str, str]] | None]:
+    """Both rings read again from the start, and the drill's requests as the relay counted."""
+    rings: dict[str, list[dict[str, Any]] | None] = dict.fromkeys(ENDPOINTS)
+    with httpx.Client(timeout=5.0) as client:
+        for e in ENDPOINTS:
+            with contextlib.suppress(httpx.HTTPError, ValueError, KeyError):
+                got = client.get(relay.base_url + e, params={"after": 0})
+                rings[e] = got.json()[ITEMS_KEY[e]]
+        return rings, drill.requests(client)
+
+
 def run(args: argparse.Namespace) -> int:
     minutes = 1.0 if args.quick else args.minutes
     duration_s = minutes * 60
@@ -93,18 +125,7 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         with contextlib.ExitStack() as stack:
-            llm = stack.enter_context(harness.fake_llm_process(workdir / "fake_llm.log"))
-            hearing = Hearing(stack.enter_context(VariedStt(seed=seed)), args.audio_speed)
-            env = harness.relay_env(
-                RELAY_FAULTS="1",
-                OPENROUTER_API_KEY="unused",
-                AGENT_BASE_URL=f"{llm.base_url}/v1",
-                LOG_FORMAT="json",
-                **AGENT,
-                **hearing.env(),
-            )
-            data, log = str(workdir / "data"), workdir / "relay.log"
-            relay = stack.enter_context(harness.relay_process(data, log, env, log_level=None))
+            llm, hearing, relay = _start(stack, workdir, seed, args.audio_speed)
             hearing.start_sampling(relay.pid)
             rss_start = harness.rss_mb(relay.pid)
             print(
@@ -141,13 +162,7 @@ def run(args: argparse.Namespace) -> int:
             status, health = harness.health(relay)
             if status != 200:
                 print(f"  final /health answered {status}: {health}")
-            rings: dict[str, list[dict[str, Any]] | None] = dict.fromkeys(ENDPOINTS)
-            with httpx.Client(timeout=5.0) as client:
-                for e in ENDPOINTS:
-                    with contextlib.suppress(httpx.HTTPError, ValueError, KeyError):
-                        got = client.get(relay.base_url + e, params={"after": 0})
-                        rings[e] = got.json()[ITEMS_KEY[e]]
-                drilled = drill.requests(client)
+            rings, drilled = _reread(relay, drill)
             rss_end = harness.rss_mb(relay.pid)
             hearing.stop_sampling()
             at_end = hearing.processes(relay.pid)

@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +30,7 @@ import aiohttp
 import httpx
 import orjson
 
+from bench.figures import print_progress, print_rss, print_table
 from bench.runner import Option, UsageError, fill_defaults, flags
 from bench.stats import median
 from tests.support import harness
@@ -385,77 +386,6 @@ def run_setups(
 
 
 # -- output and arguments ------------------------------------------------------------------------
-
-
-def print_progress(row: Row, prefix: str = "") -> None:
-    print(
-        f"  {prefix}{row.endpoint:<6} {row.conns:>3} conns: {row.median('rps'):8.0f} req/s "
-        f"p50 {row.median('p50'):7.2f} ms p99 {row.median('p99'):7.2f} ms "
-        f"errors {sum(row.errors().values())}; per round req/s "
-        f"{[round(r.rps) for r in row.rounds]} p99 {[round(r.p99, 1) for r in row.rounds]} "
-        f"other cpu {[round(r.other_cpu, 2) for r in row.rounds]}"
-    )
-
-
-def print_head(*columns: str, indent: str = "", blank: bool = False) -> None:
-    """Column heads joined by spaces, then a rule as long (``blank``: a blank line first)."""
-    head = " ".join(columns)
-    print(f"{chr(10) if blank else ''}{indent}{head}\n{indent}{'-' * len(head)}")
-
-
-def print_table(title: str, rows: Sequence[Row]) -> None:
-    w = max([8, *(len(row.endpoint) for row in rows)])
-    print(f"\n{title}")
-    print_head(
-        f"{'scenario':<9} {'endpoint':<{w}} {'conns':>5} {'req/s':>8} {'p50 ms':>8}",
-        f"{'p99 ms':>8} {'errors':>6}  {'relay cpu':>9} {'gen cpu':>7} {'other cpu':>9}",
-    )
-    for r in rows:
-        print(
-            f"{r.scenario:<9} {r.endpoint:<{w}} {r.conns:>5} {r.median('rps'):>8.0f} "
-            f"{r.median('p50'):>8.2f} {r.median('p99'):>8.2f} {sum(r.errors().values()):>6}  "
-            f"{r.median('relay_cpu'):>9.2f} {r.median('gen_cpu'):>7.2f} "
-            f"{r.median('other_cpu'):>9.2f}"
-        )
-    for r in rows:
-        if r.errors():
-            print(f"errors {r.scenario} {r.endpoint} {r.conns}: {dict(r.errors())}")
-
-
-def print_ratios(
-    rows: Sequence[Row],
-    base: str,
-    others: Sequence[str],
-    group: str,
-    cell: Callable[[Row, Row], str],
-    extra: tuple[str, str, Callable[[Row, list[Row]], str]] | None = None,
-) -> None:
-    """Per row of ``base``: ``cell(row, base_row)`` for the same row of each of ``others``
-    (``group`` is their column heads); ``extra``: a title, column heads and cells at the end."""
-    by_key = {(r.scenario, r.endpoint, r.conns): r for r in rows}
-    names = [name for name in others if any(r.scenario == name for r in rows)]
-    width = max([8, *(len(row.endpoint) for row in rows)])
-    titles = [f"{name + ' / ' + base:^{len(group)}}" for name in names]
-    heads = [group] * len(names)
-    if extra:
-        titles.append(f"{extra[0]:^{len(extra[1])}}")
-        heads.append(extra[1])
-    print((" " * (width + 7) + "   ".join(titles)).rstrip())
-    print_head(f"{'endpoint':<{width}} {'conns':>5}", "   ".join(heads))
-    for ref in (r for r in rows if r.scenario == base):
-        same = [by_key.get((name, ref.endpoint, ref.conns)) for name in names]
-        if not any(same):
-            continue
-        cells = [" " * len(group) if row is None else cell(row, ref) for row in same]
-        if extra:
-            cells.append(extra[2](ref, [row for row in same if row is not None]))
-        print(f"{ref.endpoint:<{width}} {ref.conns:>5} " + "   ".join(cells))
-
-
-def print_rss(rss: Mapping[str, Mapping[str, float]]) -> None:
-    print("\nRelay RSS (MB):")
-    for scenario, values in rss.items():
-        print(f"  {scenario:<9} " + ", ".join(f"{k} {v:.1f}" for k, v in values.items()))
 
 
 def row_options(quick: str) -> list[Option]:
