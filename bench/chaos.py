@@ -114,6 +114,17 @@ def _reread(
         return rings, drill.requests(client)
 
 
+def _clean_up(pool: concurrent.futures.Executor, workdir: Path, *, keep: bool) -> None:
+    """Stop the load's process and remove the data directory and the logs (unless kept)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in multiprocessing.active_children():
+        proc.kill()
+    if keep:
+        print(f"kept {workdir}")
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def run(args: argparse.Namespace) -> int:
     minutes = 1.0 if args.quick else args.minutes
     duration_s = minutes * 60
@@ -130,11 +141,8 @@ def run(args: argparse.Namespace) -> int:
             rss_start = harness.rss_mb(relay.pid)
             print(
                 f"chaos: {minutes:g} min, {args.rate:g} posts/s to each of /feed and /sense, "
-                f"baseline {args.baseline:.0%}, seed {seed}"
-            )
-            print(
-                f"  relay pid {relay.pid} on {relay.base_url}, fake LLM on {llm.base_url}, "
-                f"data in {workdir}"
+                f"baseline {args.baseline:.0%}, seed {seed}\n  relay pid {relay.pid} on "
+                f"{relay.base_url}, fake LLM on {llm.base_url}, data in {workdir}"
             )
             pool.submit(time.monotonic).result(timeout=START_TIMEOUT_S)  # the worker is up
             start_at = time.monotonic() + LEAD_S
@@ -169,25 +177,24 @@ def run(args: argparse.Namespace) -> int:
             problems = report(records, acked, readers, rings, faults_at)
             print_faults(faults, drill.modes, health)
             drill.print(drilled)
-            print(f"relay RSS: {rss_start:.1f} MB at start, {rss_end:.1f} MB at the end")
             state = "yes" if was_alive else f"NO (exit {relay.proc.returncode})"
-            print(f"relay alive at the end: {state}")
+            print(
+                f"relay RSS: {rss_start:.1f} MB at start, {rss_end:.1f} MB at the end\n"
+                f"relay alive at the end: {state}"
+            )
             _took, code = harness.timed_stop(relay)
             heard = stored(labels(readers["/feed"]))
-            problems += print_audio(
-                hearing,
-                AudioFigures(
-                    faults=Counter((f.actor, f.kind) for f in faults if f.outcome == "ok"),
-                    actors=health.get("actors", {}),
-                    stored=heard,
-                    stored_quiet=heard - heard_before_quiet,
-                    outcomes=outcomes(
-                        (workdir / "relay.log").read_text(errors="replace").splitlines()
-                    ),
-                    at_end=at_end,
-                    left=hearing.processes(None),
-                ),
+            log_lines = (workdir / "relay.log").read_text(errors="replace").splitlines()
+            figures = AudioFigures(
+                faults=Counter((f.actor, f.kind) for f in faults if f.outcome == "ok"),
+                actors=health.get("actors", {}),
+                stored=heard,
+                stored_quiet=heard - heard_before_quiet,
+                outcomes=outcomes(log_lines),
+                at_end=at_end,
+                left=hearing.processes(None),
             )
+            problems += print_audio(hearing, figures)
             print(f"relay exit code after SIGTERM: {code}")
         lines = (workdir / "relay.log").read_text(errors="replace").splitlines()
         harness.print_log_summary(lines, "relay log", 50, above_info=True, first_lines=False)
@@ -195,13 +202,7 @@ def run(args: argparse.Namespace) -> int:
         return 0 if was_alive and problems == 0 and code == 0 else 1
     finally:
         stop_reading.set()
-        pool.shutdown(wait=False, cancel_futures=True)
-        for proc in multiprocessing.active_children():
-            proc.kill()
-        if args.keep:
-            print(f"kept {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+        _clean_up(pool, workdir, keep=args.keep)
 
 
 def report(

@@ -4,6 +4,7 @@ docstrings' doctests), and short runs print their figures."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -24,6 +25,24 @@ DOCTESTS = (
     "audio_speech",
 )
 """The case modules whose docstrings hold examples of their pure parts."""
+
+
+MODULE_LINES, FUNCTION_LINES = 450, 80
+"""The house limits, which the benchmarks keep as the product does."""
+
+
+def test_no_case_module_passes_the_house_limits() -> None:
+    found = []
+    for path in sorted((ROOT / "bench").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if (lines := len(text.splitlines())) > MODULE_LINES:
+            found.append(f"{path.name}: {lines} lines")
+        for node in ast.walk(ast.parse(text, str(path))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > FUNCTION_LINES:
+                    found.append(f"{path.name}: {node.name}() is {length} lines")
+    assert not found, "\n".join(found)
 
 
 def test_the_runner_lists_every_case_with_a_line_and_each_case_answers_help() -> None:
