@@ -1,4 +1,4 @@
-"""The real-speech check of ``python -m bench.bench_audio --targets real`` (or ``--real``).
+"""The real-speech check of ``python -m bench audio --targets real`` (or ``--real``).
 
 espeak-ng says :data:`SENTENCES`; sox resamples each to 16 kHz mono 16-bit; they are joined
 with 2 s of silence before, between and after into one WAV (in a temporary directory). A relay
@@ -34,9 +34,9 @@ from aiohttp import web
 
 from actors.audio.core.utterance import BYTES_PER_MS
 from actors.audio.core.wav import read_wav, wav_bytes
-from bench.audio_probe import FeedListener, stt_settings
-from bench.harness import HOST, data_directory, log_file, relay_env, relay_process
 from bench.stt_server import Recogniser, app
+from tests.support.audio_probe import FeedListener, stt_settings
+from tests.support.harness import HOST, data_directory, log_file, relay_env, relay_process
 
 SENTENCES = (
     "The meeting moved to Thursday afternoon.",
@@ -168,6 +168,18 @@ def found(wanted: Sequence[str], texts: Sequence[str]) -> tuple[int, list[str]]:
 
 
 def check(direct: list[str], answers: list[str], feed: list[str], context: list[str]) -> None:
+    """Print a PASS or FAIL line per claim of the check: a word lost on the way fails it.
+
+    >>> answers = ["the report is late", "open the file", "we ship friday", "ok then", "see you"]
+    >>> check(answers, answers, [*answers[:2], "we ship", *answers[3:]], answers)
+    ... # doctest: +ELLIPSIS
+      PocketSphinx answered the relay (5), on the feed (5):
+    ...
+      PASS one utterance per sentence: ...
+    ...
+      FAIL words PocketSphinx answered found in GET /feed: 13 of 14 (missing: friday)
+      PASS words PocketSphinx answered found in GET /agent/context audio: 14 of 14...
+    """
     n, requests = len(SENTENCES), len(answers)
     print(f"  PocketSphinx answered the relay ({requests}), on the feed ({len(feed)}):")
     for k in range(max(requests, len(feed))):

@@ -2,7 +2,7 @@
 
 Run from the repository root (``bench_floor`` and ``bench_ab --bare`` run it for you)::
 
-    python -m bench.bare_app --port 18800 --feed-body feed.json --health-body health.json
+    python -m bench bare-app --port 18800 --feed-body feed.json --health-body health.json
 
 ``POST /feed`` and ``POST /sense`` read the body under the relay's limits (413 above), decode
 and check it as the relay does (``/feed`` straight into its struct, ``/sense`` parsed with
@@ -15,9 +15,9 @@ middleware, actors, storage or logging per request. SIGTERM or SIGINT stops it (
 
 from __future__ import annotations
 
+import argparse
 import itertools
-import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import msgspec
@@ -26,7 +26,8 @@ from aiohttp import web
 
 from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT, FeedInput, decode, sense_input
 from actors.core.errors import BadRequest, PayloadTooLarge
-from bench.harness import HOST, parser, serve_forever
+from bench.runner import flags
+from tests.support.harness import HOST, serve_forever
 from transport.answers import Accepted, Error
 from transport.guard import json_response
 from transport.http_transport import SHUTDOWN_TIMEOUT_S, new_event_loop
@@ -74,13 +75,14 @@ def prebuilt(body: bytes) -> Handler:
     return handler
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser(
-        __doc__,
-        port=(int, ..., "port to listen on"),
-        feed_body=(Path, ..., "answer to GET /feed"),
-        health_body=(Path, ..., "answer to GET /health"),
-    ).parse_args(argv)
+OPTIONS = flags(
+    port=(int, ..., "port to listen on"),
+    feed_body=(Path, ..., "answer to GET /feed"),
+    health_body=(Path, ..., "answer to GET /health"),
+)
+
+
+def run(args: argparse.Namespace) -> int:
     feed_body, health_body = args.feed_body.read_bytes(), args.health_body.read_bytes()
     app = web.Application(client_max_size=SENSE_BODY_LIMIT + 1)
     app.router.add_post("/feed", ingest(FEED_BODY_LIMIT, feed))
@@ -95,7 +97,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     return serve_forever(
         app, loop, args.port, banner, backlog=1024, shutdown_timeout_s=SHUTDOWN_TIMEOUT_S
     )
-
-
-if __name__ == "__main__":
-    sys.exit(main())

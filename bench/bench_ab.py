@@ -3,10 +3,10 @@
 Run from the repository root, with the other checkout made by ``git worktree``::
 
     git worktree add /tmp/relay-before <commit>
-    python -m bench.bench_ab /tmp/relay-before .          # 5 rounds of 2 s per row
-    python -m bench.bench_ab /tmp/relay-before . --rounds 9 --seconds 3
-    python -m bench.bench_ab /tmp/relay-before . --bare   # and the ratios to the floor
-    python -m bench.bench_ab /tmp/relay-before . --image-kb 80   # /sense with a roi.data
+    python -m bench ab /tmp/relay-before .          # 5 rounds of 2 s per row
+    python -m bench ab /tmp/relay-before . --rounds 9 --seconds 3
+    python -m bench ab /tmp/relay-before . --bare   # and the ratios to the floor
+    python -m bench ab /tmp/relay-before . --image-kb 80   # /sense with a roi.data
 
 Each checkout's ``run.py`` serves with ``--data-dir :memory:`` (the code is compared, not the
 disk) and no LLM key; ``wrk`` drives the ingest bench's ``POST /feed`` and ``POST /sense`` at
@@ -22,10 +22,9 @@ has been trimmed) and the median time of a whole ``GET /sense``.
 
 from __future__ import annotations
 
+import argparse
 import base64
 import contextlib
-import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -34,22 +33,25 @@ import httpx
 import orjson
 
 from actors.kernel.malloc import TRIM_INTERVAL_S
-from bench.harness import Server, parser, relay_env, relay_process, rss_mb, server_process
 from bench.load import ENDPOINTS, in_turns, post
+from bench.runner import flags
+from bench.stats import median
+from tests.support.harness import Server, relay_env, relay_process, rss_mb, server_process
 
 ROWS = [(path, conns) for path in ENDPOINTS for conns in (16, 64)]
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser(
-        __doc__,
-        _before=(Path, None, "the checkout measured as 'before'"),
-        _after=(Path, None, "the checkout measured as 'after'"),
-        rounds=(int, 5, "turns of each server per row"),
-        seconds=(int, 2, "wrk's window per turn"),
-        bare=(bool, None, "also serve bench/bare_app.py and give ratios to it"),
-        image_kb=(int, 0, "KB of base64 roi.data in /sense bodies; fill the rings first"),
-    ).parse_args(argv)
+OPTIONS = flags(
+    _before=(Path, None, "the checkout measured as 'before'"),
+    _after=(Path, None, "the checkout measured as 'after'"),
+    rounds=(int, 5, "turns of each server per row"),
+    seconds=(int, 2, "wrk's window per turn"),
+    bare=(bool, None, "also serve bench/bare_app.py and give ratios to it"),
+    image_kb=(int, 0, "KB of base64 roi.data in /sense bodies; fill the rings first"),
+)
+
+
+def run(args: argparse.Namespace) -> int:
     sense = image_event(args.image_kb, 0) if args.image_kb else None
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="relay-ab-")))
@@ -57,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.bare:
             for name in ("feed", "health"):
                 (tmp / f"{name}.json").write_bytes(b'{"ok": true}')
-            bare = ["-m", "bench.bare_app", "--feed-body", str(tmp / "feed.json")]
+            bare = ["-m", "bench", "bare-app", "--feed-body", str(tmp / "feed.json")]
             bare += ["--health-body", str(tmp / "health.json")]
             server = server_process(bare, tmp / "bare.log", name="bare app")
             servers["bare"] = stack.enter_context(server)
@@ -119,12 +121,8 @@ def fill_rings(servers: dict[str, Server], kb: int) -> None:
             t0 = time.perf_counter()
             size = len(httpx.get(server.base_url + "/sense", timeout=30).content)
             took.append((time.perf_counter() - t0) * 1000)
-        median = statistics.median(took)
+        middle = median(took)
         print(
             f"{n}: VmRSS {start[n]:.1f} MB, {full[n]:.1f} MB with 40 /sense events of "
-            f"{kb} KB of roi.data; GET /sense ({size / 1e6:.1f} MB) {median:.1f} ms"
+            f"{kb} KB of roi.data; GET /sense ({size / 1e6:.1f} MB) {middle:.1f} ms"
         )
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -3,17 +3,17 @@ sound, the time from a transcript to the feed, and a check on real speech.
 
 Run from the repository root::
 
-    python -m bench.bench_audio                   # ingest, memory, latency: about 8 minutes
-    python -m bench.bench_audio --quick           # a smoke run: about 2 minutes
-    python -m bench.bench_audio --targets latency --utterances 200
-    python -m bench.bench_audio --stt real        # PocketSphinx answers the ingest run
-    python -m bench.bench_audio --targets real    # real speech (espeak-ng, sox, PocketSphinx)
+    python -m bench audio                   # ingest, memory, latency: about 8 minutes
+    python -m bench audio --quick           # a smoke run: about 2 minutes
+    python -m bench audio --targets latency --utterances 200
+    python -m bench audio --stt real        # PocketSphinx answers the ingest run
+    python -m bench audio --targets real    # real speech (espeak-ng, sox, PocketSphinx)
 
 Every relay runs without an agent (no LLM key), so that the figures are the audio's alone;
 ``--agent`` puts a fake LLM ticking every second behind each.
 
 ``ingest``: two relays (a temporary directory each, ``RELAY_SYNC=full``), one capturing both
-sources (``AUDIO_SOURCE`` and ``MIC_SOURCE`` run :mod:`bench.pcm_source` at real speed,
+sources (``AUDIO_SOURCE`` and ``MIC_SOURCE`` run :mod:`tests.support.pcm_source` at real speed,
 writing every ``--write-ms``; the transcriber asks the stand-in speech service, or
 PocketSphinx with ``--stt real``), one with audio off. Each relay's CPU is read for ``--idle``
 seconds with no requests; then ``POST /feed`` and ``POST /sense`` are measured on both in
@@ -38,19 +38,21 @@ import argparse
 import contextlib
 import logging
 import math
-import statistics
-import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from bench import audio_speech, harness, load
-from bench.audio_probe import FeedListener, TimedStt, pcm_command, stt_settings
-from bench.figures import Table, at_least, exit_on_sigterm, median
-from bench.harness import (
+from bench import audio_speech, load
+from bench.figures import Table, at_least, print_ratios, print_table
+from bench.load import ENDPOINTS, Row, in_turns
+from bench.runner import UsageError, arg, choose, exit_on_sigterm, fill_defaults
+from bench.stats import median, percentile, slope_per_hour
+from tests.support import harness
+from tests.support.audio_probe import FeedListener, TimedStt, pcm_command, stt_settings
+from tests.support.harness import (
     Server,
     agent_env,
     data_directory,
@@ -59,7 +61,6 @@ from bench.harness import (
     relay_process,
     rss_mb,
 )
-from bench.load import ENDPOINTS, Row, in_turns, print_table
 from transport.demo.fake_llm import FakeLLM
 
 TARGETS = ("ingest", "memory", "latency", "real")
@@ -78,7 +79,7 @@ def speech_service(kind: str, log_path: Path) -> Iterator[tuple[str, Calls]]:
         with TimedStt() as stt:
             yield stt.base_url, lambda: stt.calls
         return
-    args = ["-m", "bench.stt_server"]
+    args = ["-m", "bench", "stt-server"]
     with harness.server_process(args, log_path, name="PocketSphinx", ready_path="/health") as srv:
 
         def calls() -> int:
@@ -189,21 +190,11 @@ def ingest(args: argparse.Namespace) -> None:
             f"p99 ms by round {by_round}"
         )
     print(f"\nAudio on vs off (req/s and p99 ratios; target: p99 <= {P99_TARGET:g} x off):")
-    load.print_ratios(rows, "audio off", ("audio on",), f"{'req/s':>6} {'p99':>6} {'target':>6}",
+    print_ratios(rows, "audio off", ("audio on",), f"{'req/s':>6} {'p99':>6} {'target':>6}",
                       ratio_cells)  # fmt: skip
 
 
 # -- memory --------------------------------------------------------------------------------------
-
-
-def slope_per_hour(points: Sequence[tuple[float, float]]) -> float:
-    """The least-squares slope of ``(minutes, MB)`` points, in MB per hour (NaN under two)."""
-    if len(points) < 2:
-        return math.nan
-    xs, ys = [p[0] / 60 for p in points], [p[1] for p in points]
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    spread = sum((x - mx) ** 2 for x in xs)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / spread
 
 
 def memory(args: argparse.Namespace) -> None:
@@ -268,7 +259,7 @@ def latency(args: argparse.Namespace) -> None:
     print(f"  answers sent {len(sent)}, transcripts read {len(arrived)}, matched {len(delays)}")
     verdict = "pass" if delays and max(delays) <= LATENCY_TARGET_MS else "FAIL"
     print(
-        f"  answer -> feed: p50 {median(delays):.2f} ms, p95 {harness.percentile(delays, 95):.2f} "
+        f"  answer -> feed: p50 {median(delays):.2f} ms, p95 {percentile(delays, 95):.2f} "
         f"ms, max {max(delays, default=math.nan):.2f} ms over {len(delays)} utterances "
         f"(target <= {LATENCY_TARGET_MS:g} ms: {verdict})"
     )
@@ -277,43 +268,40 @@ def latency(args: argparse.Namespace) -> None:
 # -- arguments -----------------------------------------------------------------------------------
 
 
-def parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
-    parser.add_argument("--quick", action="store_true", help="a smoke run of each target")
-    parser.add_argument("--targets", help=f"comma-separated, from {','.join(TARGETS)}")
-    parser.add_argument("--real", action="store_true", help="add the real-speech check")
-    parser.add_argument("--stt", choices=("standin", "real"), default="standin")
-    parser.add_argument("--conns", type=at_least(1), default=16)
-    parser.add_argument("--agent", action="store_true", help="an agent behind each relay")
-    parser.add_argument("--write-ms", type=at_least(1), default=20, help="ingest: capture writes")
-    parser.add_argument("--seconds", type=at_least(1), help="per round (3; quick 1)")
-    parser.add_argument("--rounds", type=at_least(1), help="per row (5; quick 1)")
-    parser.add_argument("--idle", type=at_least(1.0, float), help="idle CPU window, s (10; 2)")
-    parser.add_argument("--minutes", type=at_least(1.0, float), help="of sound (60; quick 10)")
-    parser.add_argument("--speed", type=at_least(1.0, float), help="x real time (20; quick 20)")
-    parser.add_argument("--every", type=at_least(0.1, float), help="sim. minutes (2; quick 1)")
-    parser.add_argument("--warmup", type=at_least(0.0, float), help="sim. minutes (10; quick 2)")
-    parser.add_argument("--latency-speed", type=at_least(1.0, float), default=5.0)
-    parser.add_argument("--utterances", type=at_least(1), help="latency run (100; quick 15)")
-    args = parser.parse_args(argv)
-    harness.fill_defaults(
+OPTIONS = [
+    arg("--quick", action="store_true", help="a smoke run of each target"),
+    arg("--targets", help=f"comma-separated, from {','.join(TARGETS)}"),
+    arg("--real", action="store_true", help="add the real-speech check"),
+    arg("--stt", choices=("standin", "real"), default="standin"),
+    arg("--conns", type=at_least(1), default=16),
+    arg("--agent", action="store_true", help="an agent behind each relay"),
+    arg("--write-ms", type=at_least(1), default=20, help="ingest: capture writes"),
+    arg("--seconds", type=at_least(1), help="per round (3; quick 1)"),
+    arg("--rounds", type=at_least(1), help="per row (5; quick 1)"),
+    arg("--idle", type=at_least(1.0, float), help="idle CPU window, s (10; 2)"),
+    arg("--minutes", type=at_least(1.0, float), help="of sound (60; quick 10)"),
+    arg("--speed", type=at_least(1.0, float), help="x real time (20; quick 20)"),
+    arg("--every", type=at_least(0.1, float), help="sim. minutes (2; quick 1)"),
+    arg("--warmup", type=at_least(0.0, float), help="sim. minutes (10; quick 2)"),
+    arg("--latency-speed", type=at_least(1.0, float), default=5.0),
+    arg("--utterances", type=at_least(1), help="latency run (100; quick 15)"),
+]
+
+
+def run(args: argparse.Namespace) -> int:
+    fill_defaults(
         args, seconds=(1, 3), rounds=(1, 5), idle=(2, 10), minutes=(10, 60), speed=(20, 20),
         every=(1, 2),
         warmup=(2, 10), utterances=(15, 100),
     )  # fmt: skip
-    args.targets = harness.choose(parser, args.targets or "ingest,memory,latency", TARGETS)
+    args.targets = choose(args.targets or "ingest,memory,latency", TARGETS)
     if args.real and "real" not in args.targets:
         args.targets.append("real")
     if "ingest" in args.targets and not load.wrk_available():
-        parser.error(load.WRK_INSTALL_HINT)
-    return args
-
-
-def main(argv: Sequence[str] | None = None) -> int:
+        raise UsageError(load.WRK_INSTALL_HINT)
     exit_on_sigterm()
     # a relay stopped in the middle of an upload resets it: the stand-in's aiohttp would say so
     logging.getLogger("aiohttp.server").setLevel(logging.CRITICAL)
-    args = parse(argv)
     print(f"sinain-relay audio bench: targets {','.join(args.targets)}")
     runs: dict[str, Callable[[argparse.Namespace], None]] = {
         "ingest": ingest,
@@ -324,7 +312,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     for target in args.targets:
         runs[target](args)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python -m bench.bench_auth [--number 200000]
+    python -m bench auth [--number 200000]
 
 Each figure is the best of 5 ``timeit`` runs, per call, on an aiohttp ``make_mocked_request``
 with a capture client's headers. ``guard``: a whole guarded route around a handler answering a
@@ -14,15 +14,16 @@ prebuilt response, driven without an event loop; ``handler``: that handler alone
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Sequence
+import argparse
 from typing import Any
 
 import orjson
 from aiohttp import hdrs, web
 from aiohttp.test_utils import make_mocked_request
 
-from bench.harness import best_us, drive, parser
+from bench.runner import flags
+from bench.stats import best_us
+from tests.support.harness import drive
 from transport.auth import Access
 from transport.guard import guarded
 from transport.metrics import HttpStats, RouteStats
@@ -75,8 +76,13 @@ def route(
     return guarded(handler, trace=False, access=access, admit=admit, stats=stats), request
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    number = parser(__doc__, number=(int, 200_000, "calls per run")).parse_args(argv).number
+OPTIONS = flags(
+    number=(int, 200_000, "calls per run"),
+)
+
+
+def run(args: argparse.Namespace) -> int:
+    number = args.number
     head = f"{'host':>6} {'rules':>7} {'guard':>7} {'handler':>8} {'guard-handler':>14}  (us)"
     print(f"{'case':34} {head}")
     for name, token, origins, extra in CASES:
@@ -109,7 +115,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     new = best_us(lambda: web.Response(body=orjson.dumps(body), content_type=kind), number)
     print(f"response with the old CORS headers {old:.3f} us, without {new:.3f} us")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

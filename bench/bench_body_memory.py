@@ -3,9 +3,9 @@ send most of a large ``POST /sense`` body and then wait.
 
 Run from the repository root::
 
-    python -m bench.bench_body_memory                          # 64 bodies of 2 MiB, 95 % sent
-    python -m bench.bench_body_memory --before /tmp/relay-before
-    python -m bench.bench_body_memory --connections 200 --mib 1
+    python -m bench body-memory                          # 64 bodies of 2 MiB, 95 % sent
+    python -m bench body-memory --before /tmp/relay-before
+    python -m bench body-memory --connections 200 --mib 1
 
 Per checkout a relay starts (``run.py``, ``--data-dir :memory:``, its default settings);
 ``--connections`` clients each send a ``POST /sense`` head with a ``Content-Length`` of
@@ -18,9 +18,9 @@ body memory budget), and whether a new client's ``POST /feed`` is answered meanw
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import socket
-import sys
 import tempfile
 import threading
 import time
@@ -29,7 +29,8 @@ from pathlib import Path
 
 import httpx
 
-from bench.harness import HOST, ROOT, parser, relay_env, relay_process, rss_mb
+from bench.runner import flags
+from tests.support.harness import HOST, ROOT, relay_env, relay_process, rss_mb
 
 SENT_SHARE = 0.95
 CHUNK = 64 * 1024
@@ -100,20 +101,17 @@ def measure(checkout: Path, connections: int, size: int) -> str:
     return f"{before:9.1f} {peak:9.1f} {peak - before:9.1f}  {meanwhile:>6}  {got}  ({checkout})"
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser(
-        __doc__,
-        connections=(int, 64, "clients, each holding one body"),
-        mib=(float, 2.0, "each body's Content-Length, in MiB"),
-        before=(Path, None, "another checkout, measured first"),
-    ).parse_args(argv)
+OPTIONS = flags(
+    connections=(int, 64, "clients, each holding one body"),
+    mib=(float, 2.0, "each body's Content-Length, in MiB"),
+    before=(Path, None, "another checkout, measured first"),
+)
+
+
+def run(args: argparse.Namespace) -> int:
     size = int(args.mib * 1024 * 1024)
     print(f"== {args.connections} clients, each {SENT_SHARE:.0%} of a {args.mib:g} MiB /sense body")
     print(f"{'RSS MB':>9} {'held MB':>9} {'grew MB':>9}  {'/feed':>6}  answers to the clients")
     for checkout in [args.before, ROOT] if args.before else [ROOT]:
         print(measure(checkout, args.connections, size), flush=True)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

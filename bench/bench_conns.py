@@ -2,10 +2,10 @@
 
 Run from the repository root::
 
-    python -m bench.bench_conns                       # 240 idle connections, 256 open files
-    python -m bench.bench_conns --idle 400 --seconds 20
-    python -m bench.bench_conns --checkout /tmp/relay-before   # another checkout's run.py
-    python -m bench.bench_conns --base-url http://127.0.0.1:18791   # a relay already running
+    python -m bench conns                       # 240 idle connections, 256 open files
+    python -m bench conns --idle 400 --seconds 20
+    python -m bench conns --checkout /tmp/relay-before   # another checkout's run.py
+    python -m bench conns --base-url http://127.0.0.1:18791   # a relay already running
 
 Per scenario a relay starts with at most ``--nofile`` open files, real SQLite files and its
 default connection settings; ``--idle`` connections are opened and left ``silent`` (nothing
@@ -19,19 +19,20 @@ idle connections are gone.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import http.client
 import os
 import select
 import socket
-import sys
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from bench.harness import HOST, ROOT, parser, relay_env, relay_process, summarize_log
+from bench.runner import flags
+from tests.support.harness import HOST, ROOT, relay_env, relay_process, summarize_log
 
 SCENARIOS = ("silent", "half", "kept")
 PROBE_EVERY_S, PROBE_TIMEOUT_S = 0.25, 1.0
@@ -153,16 +154,17 @@ def relay(args, log: list[str]) -> Iterator[tuple[str, int, int | None]]:
         log += summarize_log(log_path.read_text(errors="replace").splitlines(), first_lines=False)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser(
-        __doc__,
-        idle=(int, 240, "idle connections (default 240)"),
-        nofile=(int, 256, "the relay's ulimit -n"),
-        seconds=(float, 15.0, "probing per scenario"),
-        scenarios=(str, ",".join(SCENARIOS), "comma-separated"),
-        checkout=(str, None, "run run.py of this checkout (default: this one)"),
-        base_url=(str, None, "a relay already running (no ulimit, no /proc)"),
-    ).parse_args(argv)
+OPTIONS = flags(
+    idle=(int, 240, "idle connections (default 240)"),
+    nofile=(int, 256, "the relay's ulimit -n"),
+    seconds=(float, 15.0, "probing per scenario"),
+    scenarios=(str, ",".join(SCENARIOS), "comma-separated"),
+    checkout=(str, None, "run run.py of this checkout (default: this one)"),
+    base_url=(str, None, "a relay already running (no ulimit, no /proc)"),
+)
+
+
+def run(args: argparse.Namespace) -> int:
     where = args.base_url or f"run.py of {args.checkout or ROOT}, ulimit -n {args.nofile}"
     print(
         f"== {args.idle} idle connections, a new client every {PROBE_EVERY_S:g} s for "
@@ -183,7 +185,3 @@ def main(argv: list[str] | None = None) -> int:
             for line in lines:
                 print(f"    {line}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,8 +2,8 @@
 
 Run from the repository root::
 
-    python -m bench.bench_escalation                   # 5 rounds of 3 s per row
-    python -m bench.bench_escalation --mode selective --rounds 9
+    python -m bench escalation                   # 5 rounds of 3 s per row
+    python -m bench escalation --mode selective --rounds 9
 
 Two relays of this checkout differ only by ``ESCALATION_MODE`` (``off`` and ``--mode``, rich
 by default, with ``ESCALATION_COOLDOWN_MS=0`` so that every changed digest escalates). Both
@@ -18,17 +18,18 @@ p99 (ms), and at the end each relay's LLM calls and escalations from ``/health``
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import itertools
-import sys
 import tempfile
 import threading
 from pathlib import Path
 
 import httpx
 
-from bench.harness import Server, agent_env, fake_llm_process, parser, relay_process
 from bench.load import ENDPOINTS, in_turns
+from bench.runner import flags
+from tests.support.harness import Server, agent_env, fake_llm_process, relay_process
 
 SCREENS = (
     ("iTerm2", 'Traceback (most recent call last):\n  File "idle.py", line {n}\nValueError: {n}'),
@@ -52,13 +53,14 @@ def feed(servers: dict[str, Server], stop: threading.Event) -> None:
                     client.post(server.base_url + "/sense", json=body)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser(
-        __doc__,
-        mode=(str, "rich", "the escalation mode of the relay measured against off"),
-        rounds=(int, 5, "turns of each relay per row"),
-        seconds=(int, 3, "wrk's window per turn"),
-    ).parse_args(argv)
+OPTIONS = flags(
+    mode=(str, "rich", "the escalation mode of the relay measured against off"),
+    rounds=(int, 5, "turns of each relay per row"),
+    seconds=(int, 3, "wrk's window per turn"),
+)
+
+
+def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="relay-esc-")))
         llm = stack.enter_context(fake_llm_process(tmp / "llm.log"))
@@ -99,7 +101,3 @@ def main(argv: list[str] | None = None) -> int:
                 f"escalations, skips {escalation['skips']}"
             )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

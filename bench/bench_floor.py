@@ -2,8 +2,8 @@
 
 Run from the repository root::
 
-    python -m bench.bench_floor             # 3 s x 3 rounds per row
-    python -m bench.bench_floor --quick     # 1 s x 1 round: a smoke run
+    python -m bench floor             # 3 s x 3 rounds per row
+    python -m bench floor --quick     # 1 s x 1 round: a smoke run
 
 Three servers at once: ``bare`` (``bench/bare_app.py``), ``relay`` (``RELAY_SYNC=full`` on
 disk) and ``memory`` (``--data-dir :memory:``), both relays with a fake LLM ticking every
@@ -17,18 +17,19 @@ each server's CPU per request.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
-import sys
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
 
 from actors.feed_buffer import FEED_RING
-from bench import harness, load
-from bench.harness import MEMORY, Server
+from bench import load
+from bench.figures import print_progress, print_ratios, print_table
 from bench.load import Row
+from tests.support import harness
+from tests.support.harness import MEMORY, Server
 from transport.demo.fake_llm import FakeLLM
 
 SERVERS = ("bare", "relay", "memory")
@@ -60,7 +61,7 @@ def run_floor(rounds: int, seconds: int) -> list[Row]:
             resp = httpx.get(servers["relay"].base_url + path, timeout=harness.REQUEST_TIMEOUT_S)
             (tmp / f"{name}.json").write_bytes(resp.raise_for_status().content)
             sizes.append(len(resp.content))
-        args = ["-m", "bench.bare_app", "--feed-body", str(tmp / "feed.json")]
+        args = ["-m", "bench", "bare-app", "--feed-body", str(tmp / "feed.json")]
         args += ["--health-body", str(tmp / "health.json")]
         log = stack.enter_context(harness.log_file("bare", "bare app output"))
         bare = stack.enter_context(harness.server_process(args, log, name="bare app"))
@@ -74,7 +75,7 @@ def run_floor(rounds: int, seconds: int) -> list[Row]:
             measured = load.in_turns(servers, method, path, conns, rounds, seconds)
             for name, row in measured.items():
                 rows[name, method, path, conns] = row
-                load.print_progress(row, f"{name:<6} ")
+                print_progress(row, f"{name:<6} ")
         for name in ("relay", "memory"):
             harness.print_health(servers[name], f"{name}: ")
         print(f"  fake LLM got {llm.calls} calls")
@@ -98,11 +99,14 @@ def cpu_cells(bare: Row, others: list[Row]) -> str:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = load.parse_rows_args(load.parser_with_rows(__doc__, "1 s x 1 round"), argv)
+OPTIONS = load.row_options("1 s x 1 round")
+
+
+def run(args: argparse.Namespace) -> int:
+    load.rows_args(args)
     print(load.header("floor bench", args))
     rows = run_floor(args.rounds, args.seconds)
-    load.print_table(
+    print_table(
         "Floor (bare = bench/bare_app.py, relay = RELAY_SYNC=full on disk, memory = "
         f"--data-dir :memory:; GET /feed?after=0 holds {FEED_RING} items; medians across "
         f"rounds; generator wrk; p50/p99 are wrk's percentiles):",
@@ -115,9 +119,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     cpu = ("server cpu us/req", f"{'bare':>6} {'relay':>6} {'memory':>6}", cpu_cells)
     group = f"{'req/s':>6} {'p99 +ms':>8} {'target':>6}"
-    load.print_ratios(rows, "bare", SERVERS[1:], group, floor_cells, cpu)
+    print_ratios(rows, "bare", SERVERS[1:], group, floor_cells, cpu)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

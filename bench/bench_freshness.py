@@ -2,12 +2,12 @@
 
 Run from the repository root::
 
-    python -m bench.bench_freshness --speed 10    # both sessions: about 4 minutes
-    python -m bench.bench_freshness               # at real speed: about 41 minutes
-    python -m bench.bench_freshness --session demo --llm-delay-s 2.5 --moments
-    python -m bench.bench_freshness --session my_session.jsonl
-    python -m bench.bench_freshness --vision --session day --speed 10
-    python -m bench.bench_freshness --vision --base-url http://127.0.0.1:8000/v1 --model m
+    python -m bench freshness --speed 10    # both sessions: about 4 minutes
+    python -m bench freshness               # at real speed: about 41 minutes
+    python -m bench freshness --session demo --llm-delay-s 2.5 --moments
+    python -m bench freshness --session my_session.jsonl
+    python -m bench freshness --vision --session day --speed 10
+    python -m bench freshness --vision --base-url http://127.0.0.1:8000/v1 --model m
 
 Each session (``demo``, ``day`` or a file) is replayed over HTTP against two relays at once,
 both asking one fake LLM (mode ``summarise``) answering after ``--llm-delay-s``, or the
@@ -36,11 +36,21 @@ from typing import Any, NamedTuple
 
 import httpx
 
-from bench.day_session import DAY_SESSION, Moment, load_moments, with_screens
-from bench.figures import at_least, median, parser
-from bench.harness import Server, percentile, relay_env, relay_process
+from bench.figures import Table, at_least
+from bench.runner import UsageError, arg, flags
+from bench.stats import median, percentile
 from config.logs import configure_logging
 from config.settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
+from tests.support.day_session import (
+    DAY_SESSION,
+    Moment,
+    event_to_hud_s,
+    load_moments,
+    moment_acks,
+    moment_to_hud_s,
+    with_screens,
+)
+from tests.support.harness import Server, relay_env, relay_process
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.replay import DEMO_SESSION, Posted, Replayer, SessionEvent, load_session
 
@@ -127,7 +137,11 @@ class Run:
 
 
 def session_path(value: str) -> Path:
-    """``--session``: a name of :data:`NAMED_SESSIONS`, or a session file."""
+    """``--session``: a name of :data:`NAMED_SESSIONS`, or a session file.
+
+    >>> session_path("day") == DAY_SESSION, session_path("mine.jsonl")
+    (True, PosixPath('mine.jsonl'))
+    """
     return NAMED_SESSIONS.get(value, Path(value))
 
 
@@ -172,56 +186,18 @@ def collect(run: Run) -> None:
     run.entries = sorted(entries, key=lambda e: e["ts"])
 
 
-def answer(entries: Sequence[dict[str, Any]], acked_ms: int) -> tuple[int, int] | None:
-    """When the first LLM call that started at or after ``acked_ms`` (epoch ms) started and
-    when its entry was stored; None when no entry followed."""
-    started = ((e["ts"] - e["latencyMs"], e["ts"]) for e in entries)
-    return next((pair for pair in started if pair[0] >= acked_ms), None)
-
-
-def event_to_hud_s(
-    posted: Sequence[Posted], entries: Sequence[dict[str, Any]], speed: float
-) -> list[float | None]:
-    """For each request: session seconds from its acknowledgement to the first entry whose
-    LLM call started at or after it, or None when no entry followed."""
-    answers = ((answer(entries, p.acked_ms), p.acked_ms) for p in posted)
-    return [None if a is None else (a[1] - acked) * speed / 1000 for a, acked in answers]
-
-
-def moment_acks(
-    moments: Sequence[Moment], events: Sequence[SessionEvent], posted: Sequence[Posted]
-) -> list[int | None]:
-    """When each moment's request was acknowledged (epoch ms): the first request at the
-    moment's second; None when it was not posted or not accepted."""
-    acks: list[int | None] = []
-    for moment in moments:
-        index = next(n for n, event in enumerate(events) if event.at == moment.at)
-        post = posted[index] if index < len(posted) else None
-        acks.append(post.acked_ms if post is not None and post.status == 200 else None)
-    return acks
-
-
-def moment_to_hud_s(
-    acks: Sequence[int | None], entries: Sequence[dict[str, Any]], speed: float
-) -> list[float | None]:
-    """For each moment (its acknowledgement, in order): session seconds to the first entry
-    whose call started at or after it, if that call started before the next moment's
-    acknowledgement (the last moment: any time); None when it is unanswered."""
-    out: list[float | None] = []
-    for n, ack in enumerate(acks):
-        until = next((a for a in acks[n + 1 :] if a is not None), math.inf)
-        found = None if ack is None else answer(entries, ack)
-        if ack is None or found is None or found[0] >= until:
-            out.append(None)
-        else:
-            out.append((found[1] - ack) * speed / 1000)
-    return out
-
-
 def hourly_cost(health: dict[str, Any], session_s: float) -> float:
     """USD per hour of session time: what the relay counted its calls cost (``/health``'s
     ``agent.costByModel``: each model's calls at its price in the table, or as the provider
-    reported)."""
+    reported).
+
+    >>> models = {"a": {"calls": 2, "costUsd": 0.00056}, "b": {"calls": 1, "costUsd": 0.0012},
+    ...           "local/unpriced": {"calls": 1, "costUsd": None}}
+    >>> round(hourly_cost({"agent": {"costByModel": models}}, session_s=1_800), 6)
+    0.00352
+    >>> hourly_cost({"agent": {"costByModel": {}}}, session_s=60), hourly_cost({}, session_s=60)
+    (0.0, 0.0)
+    """
     models = health.get("agent", {}).get("costByModel", {}).values()
     return sum(m.get("costUsd") or 0.0 for m in models) * 3600 / session_s
 
@@ -265,15 +241,17 @@ def measured(run: Run, session: Session, speed: float) -> tuple[str, ...]:
     )  # fmt: skip
 
 
-def print_table(rows: Sequence[tuple[str, ...]]) -> None:
-    table = [HEADER, *rows]
-    widths = [max(len(row[i]) for row in table) for i in range(len(HEADER))]
-    for n, row in enumerate(table):
-        cells = [row[0].ljust(widths[0])]
-        cells += [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
-        print("  " + "  ".join(cells))
-        if n == 0:
-            print("  " + "  ".join("-" * w for w in widths))
+def print_runs(rows: Sequence[tuple[str, ...]]) -> None:
+    """A row per run, each column as wide as its widest cell."""
+    widths = [max(len(row[i]) for row in (HEADER, *rows)) for i, _ in enumerate(HEADER)]
+    columns = (
+        f"{head} {'<' if i == 0 else '>'}{w}"
+        for i, (head, w) in enumerate(zip(HEADER, widths, strict=True))
+    )
+    table = Table("|".join(columns), indent="  ")
+    table.head()
+    for row in rows:
+        table.row(*row)
 
 
 def print_moments(session: Session, runs: Sequence[Run], speed: float) -> None:
@@ -330,7 +308,15 @@ def replay(
 
 
 def print_ratios(rows: Sequence[tuple[str, ...]]) -> None:
-    """The first row's calls, tokens in and ``$/h`` over the second's."""
+    """The first row's calls, tokens in and ``$/h`` over the second's.
+
+    >>> cells = {"LLM calls": ("11", "10"), "tokens in": ("9000", "6000")}
+    >>> cells["$/h"] = ("$0.06", "$0.02")
+    >>> print_ratios([tuple(cells[h][n] if h in cells else name for h in HEADER)
+    ...               for n, name in enumerate(("vision on", "vision off"))])
+    <BLANKLINE>
+      vision on / vision off: LLM calls 1.10, tokens in 1.50, $/h 3.00
+    """
     columns = {"LLM calls": HEADER.index("LLM calls"), "tokens in": HEADER.index("tokens in")}
     columns["$/h"] = HEADER.index("$/h")
     first, second = ([float(row[i].lstrip("$")) for i in columns.values()] for row in rows[:2])
@@ -341,31 +327,26 @@ def print_ratios(rows: Sequence[tuple[str, ...]]) -> None:
     print(f"\n  {rows[0][0]} / {rows[1][0]}: " + ", ".join(ratios))
 
 
-def _cli() -> argparse.ArgumentParser:
-    cli = parser(
-        __doc__,
-        moments="list each labelled moment's moment→hud too",
-        vision="measure the defaults with and without screen images, on sessions with them",
-    )
-    speed_type, delay_type = at_least(0, float, above=True), at_least(0, float)
-    add = cli.add_argument
-    add("--speed", type=speed_type, default=1.0, help="replay speed (default 1.0)")
-    add("--llm-delay-s", type=delay_type, default=1.0, help="the fake LLM's latency (1.0)")
-    add(
+OPTIONS = [
+    *flags(
+        moments=(bool, None, "list each labelled moment's moment→hud too"),
+        vision=(bool, None, "measure the defaults with and without screen images, on sessions"),
+    ),
+    arg("--speed", type=at_least(0, float, above=True), default=1.0, help="replay speed (1.0)"),
+    arg("--llm-delay-s", type=at_least(0, float), default=1.0, help="the fake LLM's latency"),
+    arg(
         "--session",
         action="append",
         type=session_path,
         help=f"{', '.join(NAMED_SESSIONS)} or a session file; repeatable (default: all named)",
-    )
-    add("--base-url", help="ask this OpenAI-compatible API root (http://h:p/v1), not a fake")
-    add("--model", default=DEFAULT_MODEL, help=f"AGENT_MODEL ({DEFAULT_MODEL})")
-    add("--vision-model", default=DEFAULT_VISION_MODEL, help="AGENT_VISION_MODEL")
-    return cli
+    ),
+    arg("--base-url", help="ask this OpenAI-compatible API root (http://h:p/v1), not a fake"),
+    arg("--model", default=DEFAULT_MODEL, help=f"AGENT_MODEL ({DEFAULT_MODEL})"),
+    arg("--vision-model", default=DEFAULT_VISION_MODEL, help="AGENT_VISION_MODEL"),
+]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    cli = _cli()
-    args = cli.parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     speed: float = args.speed
     configs = VISION_CONFIGS if args.vision else CONFIGS
     sessions = []
@@ -375,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             moments = load_moments(path, events)
             sessions.append(Session(path, with_screens(events) if args.vision else events, moments))
         except (OSError, ValueError) as exc:
-            cli.error(f"--session {path}: {exc}")
+            raise UsageError(f"--session {path}: {exc}") from exc
     # the replayers' and fake LLMs' own log lines: warnings only (a failed post), on stderr
     configure_logging("console", "warning", stream=sys.stderr)
     shown = "; ".join(
@@ -394,14 +375,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             "figures multiplied back (session seconds)"
         )
     if args.vision:
-        print("  the sessions' images: the thumbnails of bench/data/screens, one per app")
+        print("  the sessions' images: the thumbnails of tests/data/screens, one per app")
     for session in sessions:
         print()
         with asked(args, speed) as model:
             runs = replay(session, configs, model, speed, args.llm_delay_s)
         print()
         rows = [measured(run, session, speed) for run in runs]
-        print_table(rows)
+        print_runs(rows)
         for run in runs:
             if failed := run.health.get("agent", {}).get("failures"):
                 agent = run.health["agent"]
@@ -421,7 +402,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         "column."
     )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,10 +2,10 @@
 
 Run from the repository root (``wrk`` installed)::
 
-    python -m bench.bench_growth                 # 3 s x 3 rounds per step, 12 hour chunks
-    python -m bench.bench_growth --quick         # 1 s x 1 round, fewer steps: a smoke run
-    python -m bench.bench_growth --sweeps hour   # some sweeps (ocr, conns, hour; comma-separated)
-    python -m bench.bench_growth --sweeps hour --feed-every 1 --sense-every 0.5 --sense-kib 16
+    python -m bench growth                 # 3 s x 3 rounds per step, 12 hour chunks
+    python -m bench growth --quick         # 1 s x 1 round, fewer steps: a smoke run
+    python -m bench growth --sweeps hour   # some sweeps (ocr, conns, hour; comma-separated)
+    python -m bench growth --sweeps hour --feed-every 1 --sense-every 0.5 --sense-kib 16
 
 Each sweep starts a relay (``RELAY_SYNC=full``, a fake LLM ticking every second); each step
 is ``--rounds`` wrk runs (medians). ``ocr``: ``POST /sense`` of 1 KiB to 1 MiB of OCR;
@@ -21,7 +21,6 @@ import contextlib
 import math
 import os
 import sqlite3
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -32,9 +31,11 @@ from actors.core.bodies import SENSE_BODY_LIMIT
 from actors.feed_buffer import FEED_RING
 from actors.kernel.schemas import MIGRATIONS
 from actors.sense_buffer import PRUNE_SLACK, SENSE_RING
-from bench import harness as h
-from bench.figures import Table, at_least, exit_on_sigterm, parser
+from bench.figures import Table, at_least
 from bench.load import WRK_INSTALL_HINT, Round, Row, post, wrk_available, wrk_round
+from bench.runner import UsageError, arg, choose, exit_on_sigterm, fill_defaults, flags
+from bench.stats import percentile
+from tests.support import harness as h
 
 SWEEPS = ("ocr", "conns", "hour")
 CONNS = 16
@@ -332,7 +333,7 @@ def run_hour(args: argparse.Namespace) -> None:
             used = meter.read()
             rate = len(posts) / result.wall_s if result.wall_s else math.nan
             cpu_us = 1e6 * used.server / len(posts) if posts else math.nan
-            posted, p99 = len(result.latencies_ms), h.percentile(result.latencies_ms, 99)
+            posted, p99 = len(result.latencies_ms), percentile(result.latencies_ms, 99)
             row = HourRow(f"{hi / 60:.0f}", posted, result.errors, rate, p99, cpu_us, used.other(0))
             rows.append(row.read(run))
         sizes = disk_usage(run.data_dir).items()
@@ -393,32 +394,26 @@ def hour_verdict(chunks: Sequence[HourRow]) -> None:
 # -- main ----------------------------------------------------------------------------------------
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    cli = parser(
-        __doc__,
-        quick="smoke run: 1 s, 1 round, OCR 1/16/256/1024 KiB, 1/16/256 connections, 4 chunks",
-    )
-    add = cli.add_argument
-    add("--seconds", type=at_least(1), help="wrk run per round (default 3)")
-    add("--rounds", type=at_least(1), help="rounds per step; medians shown (default 3)")
-    add("--sweeps", help=f"comma-separated, from {','.join(SWEEPS)} (default all)")
-    add("--chunks", type=at_least(1), help="chunks of the hour sweep (default 12)")
-    positive = at_least(0, float, above=True)
-    add("--hour-seconds", type=positive, default=3600.0, help="simulated s (3600)")
-    add("--feed-every", type=positive, default=2.0, help="s between transcripts (2)")
-    add("--sense-every", type=positive, default=1.0, help="s between screens (1)")
-    add("--sense-kib", type=at_least(0), default=4, help="OCR KiB per screen (4)")
-    args = cli.parse_args(argv)
-    h.fill_defaults(args, seconds=(1, 3), rounds=(1, 3), chunks=(4, 12))
-    args.sweep_list = h.choose(cli, args.sweeps, SWEEPS)
-    return args
+_POSITIVE = at_least(0, float, above=True)
+OPTIONS = [
+    *flags(quick=(bool, None, "smoke run: 1 s, 1 round, OCR 1/16/256/1024 KiB, 1/16/256 "
+                  "connections, 4 chunks")),
+    arg("--seconds", type=at_least(1), help="wrk run per round (default 3)"),
+    arg("--rounds", type=at_least(1), help="rounds per step; medians shown (default 3)"),
+    arg("--sweeps", help=f"comma-separated, from {','.join(SWEEPS)} (default all)"),
+    arg("--chunks", type=at_least(1), help="chunks of the hour sweep (default 12)"),
+    arg("--hour-seconds", type=_POSITIVE, default=3600.0, help="simulated s (3600)"),
+    arg("--feed-every", type=_POSITIVE, default=2.0, help="s between transcripts (2)"),
+    arg("--sense-every", type=_POSITIVE, default=1.0, help="s between screens (1)"),
+    arg("--sense-kib", type=at_least(0), default=4, help="OCR KiB per screen (4)"),
+]  # fmt: skip
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+def run(args: argparse.Namespace) -> int:
+    fill_defaults(args, seconds=(1, 3), rounds=(1, 3), chunks=(4, 12))
+    args.sweep_list = choose(args.sweeps, SWEEPS)
     if not wrk_available():
-        print(WRK_INSTALL_HINT, file=sys.stderr)
-        return 2
+        raise UsageError(WRK_INSTALL_HINT)
     exit_on_sigterm()
     with contextlib.closing(sqlite3.connect(":memory:")) as db:
         secure = db.execute("PRAGMA secure_delete").fetchone()[0]
@@ -433,7 +428,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         {"ocr": run_ocr, "conns": run_conns, "hour": run_hour}[name](args)
     print(f"\ndone in {time.monotonic() - started:.0f} s; 1-min load {h.load_1min():.2f}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

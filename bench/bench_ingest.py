@@ -2,9 +2,9 @@
 
 Run from the repository root::
 
-    python -m bench.bench_ingest                  # 3 s x 3 rounds per row
-    python -m bench.bench_ingest --quick          # 1 s x 1 round: a smoke run
-    python -m bench.bench_ingest --scenarios healthy,llm-hang
+    python -m bench ingest                  # 3 s x 3 rounds per row
+    python -m bench ingest --quick          # 1 s x 1 round: a smoke run
+    python -m bench ingest --scenarios healthy,llm-hang
 
 Each scenario starts its own relay (``RELAY_SYNC=full``, a temporary directory) pointed at a
 fake LLM, ticking every second, so the LLM path runs during the rows (``bench/load.py``):
@@ -17,12 +17,12 @@ healthy's (``pass``: p99 at most 1.1 x healthy's), and overlay's over healthy's.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Sequence
+import argparse
 
 from bench import load
-from bench.harness import choose
-from bench.load import Row, Setup, print_ratios
+from bench.figures import print_ratios
+from bench.load import Row, Setup
+from bench.runner import arg, choose
 
 FAULT_CONNECTIONS = (16, 64)
 SETUPS = (
@@ -52,13 +52,15 @@ def overlay_cells(row: Row, healthy: Row) -> str:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = load.parser_with_rows(__doc__, "1 s x 1 round")
-    parser.add_argument(
-        "--scenarios", help=f"comma-separated, from {','.join(NAMES)} (default all)"
-    )
-    args = load.parse_rows_args(parser, argv)
-    setups = [s for s in SETUPS if s.name in choose(parser, args.scenarios, NAMES)]
+OPTIONS = [
+    *load.row_options("1 s x 1 round"),
+    arg("--scenarios", help=f"comma-separated, from {','.join(NAMES)} (default all)"),
+]
+
+
+def run(args: argparse.Namespace) -> int:
+    load.rows_args(args)
+    setups = [s for s in SETUPS if s.name in choose(args.scenarios, NAMES)]
     print(load.header("ingest bench", args, f"; scenarios {','.join(s.name for s in setups)}"))
     rows, rss = load.run_setups(
         setups,
@@ -80,7 +82,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         heads = f"{'req/s':>8} {'p99':>7} {'req/s':>8} {'p99':>7} {'req/s':>6} {'p99':>6}"
         print_ratios(rows, "healthy", ("overlay",), heads, overlay_cells)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,9 +2,9 @@
 
 Run from the repository root::
 
-    python -m bench.bench_memory            # 100,000 posts, then 1,000,000 more read every 100,000
-    python -m bench.bench_memory --quick    # 10,000, then 40,000 more read every 10,000
-    python -m bench.bench_memory --posts 100000 --long-posts 0
+    python -m bench memory            # 100,000 posts, then 1,000,000 more read every 100,000
+    python -m bench memory --quick    # 10,000, then 40,000 more read every 10,000
+    python -m bench memory --posts 100000 --long-posts 0
 
 A relay with a fake LLM gets POSTs, half ``/feed``, half ``/sense``, at 64 connections; its
 VmRSS is read after start, after ``--posts``, then every ``--rss-every`` until
@@ -17,16 +17,15 @@ from __future__ import annotations
 import argparse
 import itertools
 import statistics
-import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from bench import harness
-from bench.figures import Table, at_least, parser
+from bench.figures import Table, at_least
 from bench.load import ENDPOINTS, post
+from bench.runner import arg, fill_defaults, flags
+from tests.support import harness
 
 CONNECTIONS = 64
 MAX_S = 3600.0
@@ -166,15 +165,16 @@ def print_memory(run: MemoryRun) -> None:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    cli = parser(__doc__, quick="10000, then 40000 read every 10000")
-    cli.add_argument(
-        "--posts", type=at_least(0), help="POSTs before the reference reading (100000)"
-    )
-    cli.add_argument("--long-posts", type=at_least(0), help="POSTs after it (1000000)")
-    cli.add_argument("--rss-every", type=at_least(1), help="POSTs between two readings (100000)")
-    args = cli.parse_args(argv)
-    harness.fill_defaults(
+OPTIONS = [
+    *flags(quick=(bool, None, "10000, then 40000 read every 10000")),
+    arg("--posts", type=at_least(0), help="POSTs before the reference reading (100000)"),
+    arg("--long-posts", type=at_least(0), help="POSTs after it (1000000)"),
+    arg("--rss-every", type=at_least(1), help="POSTs between two readings (100000)"),
+]
+
+
+def run(args: argparse.Namespace) -> int:
+    fill_defaults(
         args, posts=(10_000, 100_000), long_posts=(40_000, 1_000_000), rss_every=(10_000, 100_000)
     )
     print(
@@ -188,7 +188,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print_memory(run)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

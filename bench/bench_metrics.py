@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python -m bench.bench_metrics [--number 200000] [--no-scrape]
+    python -m bench metrics [--number 200000] [--no-scrape]
 
 Per request, the best of 5 ``timeit`` runs, per call: ``observe``, the statement the route guard
 runs per request on a :class:`transport.metrics.RouteStats`; ``guard``, a whole guarded
@@ -15,11 +15,9 @@ ticks' counters, median of 50, in milliseconds, with the size of the text.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
-import statistics
-import sys
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -31,8 +29,10 @@ from actors.kernel.clock import SystemClock
 from actors.kernel.published import Published
 from actors.tree import start_relay
 from bench.bench_auth import route
-from bench.harness import best_us, drive, parser
+from bench.runner import flags
+from bench.stats import best_us, median
 from config.settings import AgentSettings, Settings
+from tests.support.harness import drive
 from transport.app import streams_of
 from transport.auth import Access
 from transport.bridge import Asker
@@ -120,21 +120,18 @@ def scrape_ms(scrapes: int = 50) -> None:
             times, size = asyncio.run(run())
         finally:
             relay.stop()
-    median = statistics.median(times) * 1000
-    print(f"scrape (render), median of {scrapes}             {median:6.2f} ms, {size} bytes")
+    middle = median(times) * 1000
+    print(f"scrape (render), median of {scrapes}             {middle:6.2f} ms, {size} bytes")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser(
-        __doc__,
-        number=(int, 200_000, "calls per timeit run"),
-        no_scrape=(bool, None, "per-request figures only"),
-    ).parse_args(argv)
+OPTIONS = flags(
+    number=(int, 200_000, "calls per timeit run"),
+    no_scrape=(bool, None, "per-request figures only"),
+)
+
+
+def run(args: argparse.Namespace) -> int:
     per_request(args.number)
     if not args.no_scrape:
         scrape_ms()
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,19 +2,19 @@
 
 Run from the repository root, against any OpenAI-compatible server::
 
-    python -m bench.bench_models --base-url http://127.0.0.1:8000/v1 --model smollm2
-    python -m bench.bench_models --base-url http://127.0.0.1:11434/v1 --model llama3.2 \\
+    python -m bench models --base-url http://127.0.0.1:8000/v1 --model smollm2
+    python -m bench models --base-url http://127.0.0.1:11434/v1 --model llama3.2 \\
         --response-format off
-    python -m bench.bench_models --base-url ... --show      # and each answer's hud and verdict
-    python -m bench.bench_models --base-url ... --sample 16 # 16 windows spread over all
-    python -m bench.bench_models --base-url ... --images 1  # and screen images, as the relay
+    python -m bench models --base-url ... --show      # and each answer's hud and verdict
+    python -m bench models --base-url ... --sample 16 # 16 windows spread over all
+    python -m bench models --base-url ... --images 1  # and screen images, as the relay
 
 The windows are the prompt corpus's and the demo session's (a tick every
 ``--session-step-s``), each asked once, in turn, exactly as the relay asks (body,
 ``response_format`` negotiation, parsing, hud gate). It prints, per level that answered, the
 answers parsed and the huds pushed and withheld, refusals, latency and tokens
 (docs/benchmarks.md has the details and a small local model to run). With ``--images N``
-each screen event shows its app's thumbnail (``bench/data/screens``) and a request carries
+each screen event shows its app's thumbnail (``tests/data/screens``) and a request carries
 the newest N distinct images of its window not sent before, as the relay's would
 (``AGENT_VISION_MAX_IMAGES``), asking ``--vision-model``. Targets with a small
 local model: 90 % parsed, no echo of the prompt pushed. The key is ``OPENROUTER_API_KEY``'s.
@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import httpx
@@ -39,11 +37,11 @@ from actors.core.hud_check import WITHHELD_REASONS, checked_hud
 from actors.core.prompt import PreviousDigest, build_prompt
 from actors.core.response_format import Level, first_level, is_refusal, step_down
 from actors.core.screen_image import NOTHING_SENT, ScreenImage, SentImages, pick_images
-from bench import prompt_corpus as corpus
-from bench.day_session import with_screens
-from bench.figures import parser
-from bench.harness import percentile
+from bench.runner import arg, flags
+from bench.stats import percentile
 from config.settings import RESPONSE_FORMATS, AgentSettings
+from tests.support import prompt_corpus as corpus
+from tests.support.day_session import with_screens
 from transport.demo.replay import DEMO_SESSION, SessionEvent, load_session
 
 DEFAULTS = AgentSettings()
@@ -76,7 +74,14 @@ class Figures:
 
 def windows(session_step_s: float, limit: int | None, sample: int | None = None) -> list[Window]:
     """The corpus's cases, then the demo session every ``session_step_s`` seconds; the first
-    ``limit``, or ``sample`` of them spread evenly over the list (a slow model's quick run)."""
+    ``limit``, or ``sample`` of them spread evenly over the list (a slow model's quick run).
+
+    >>> found = windows(session_step_s=20, limit=None)
+    >>> sum(w.at_s is None for w in found) >= 30, [w.name for w in found if w.at_s][:2]
+    (True, ['demo@20s', 'demo@40s'])
+    >>> len(windows(session_step_s=20, limit=3))
+    3
+    """
     found = [Window(case.name, None, case) for case in corpus.cases()]
     length = max(event.at for event in load_session(DEMO_SESSION))
     at = session_step_s
@@ -161,7 +166,7 @@ def _negotiated(
         level = lower
 
 
-def run(args: argparse.Namespace) -> Figures:
+def ask(args: argparse.Namespace) -> Figures:
     """Ask every window once, as the relay would."""
     figures = Figures()
     counts = figures.counts
@@ -264,26 +269,24 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
         print(f"  {name:<28} {shown_level:<11} {verdict:<22} {hud[:90]!r}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    cli = parser(__doc__, show="print each answer's hud")
-    add = cli.add_argument
-    add("--base-url", required=True, help="the API root, e.g. http://h:p/v1")
-    add("--model", default=DEFAULTS.model)
-    add("--images", type=int, default=0, help="images a request carries at most (0: none)")
-    add("--vision-model", default=None, help="the model asked with images (--model)")
-    add("--response-format", choices=RESPONSE_FORMATS, default="auto")
-    add("--max-tokens", type=int, default=DEFAULTS.max_tokens)
-    add("--temperature", type=float, default=DEFAULTS.temperature)
-    add("--timeout-s", type=float, default=120.0, help="per request")
-    add("--session-step-s", type=float, default=20.0)
-    add("--limit", type=int, default=None, help="ask the first N windows only")
-    add("--sample", type=int, default=None, help="N windows spread evenly over all of them")
-    args = cli.parse_args(argv)
+OPTIONS = [
+    *flags(show=(bool, None, "print each answer's hud")),
+    arg("--base-url", required=True, help="the API root, e.g. http://h:p/v1"),
+    arg("--model", default=DEFAULTS.model),
+    arg("--images", type=int, default=0, help="images a request carries at most (0: none)"),
+    arg("--vision-model", default=None, help="the model asked with images (--model)"),
+    arg("--response-format", choices=RESPONSE_FORMATS, default="auto"),
+    arg("--max-tokens", type=int, default=DEFAULTS.max_tokens),
+    arg("--temperature", type=float, default=DEFAULTS.temperature),
+    arg("--timeout-s", type=float, default=120.0, help="per request"),
+    arg("--session-step-s", type=float, default=20.0),
+    arg("--limit", type=int, default=None, help="ask the first N windows only"),
+    arg("--sample", type=int, default=None, help="N windows spread evenly over all of them"),
+]
+
+
+def run(args: argparse.Namespace) -> int:
     args.base_url = args.base_url.rstrip("/")
     args.vision_model = args.vision_model or args.model
-    report(run(args), args)
+    report(ask(args), args)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

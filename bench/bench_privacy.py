@@ -2,10 +2,10 @@
 
 Run from the repository root::
 
-    python -m bench.bench_privacy            # about 15 s
-    python -m bench.bench_privacy --quick    # fewer repetitions
+    python -m bench privacy            # about 15 s
+    python -m bench privacy --quick    # fewer repetitions
     git worktree add /tmp/redact-before <commit>
-    python -m bench.bench_privacy --before /tmp/redact-before --rounds 5
+    python -m bench privacy --before /tmp/redact-before --rounds 5
 
 Each figure is the best of 5 timeit repeats over the calls per repeat, in-process; building the
 input is subtracted. ``--before`` runs this script in turns in that checkout (its redaction
@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import statistics
 import subprocess
 import sys
 from collections.abc import Callable
@@ -34,7 +33,9 @@ from typing import Any
 
 from actors.core.redaction import redact
 from actors.core.redactor import Redactor
-from bench.harness import ROOT, best_us
+from bench.runner import arg
+from bench.stats import best_us, median
+from tests.support.harness import ROOT
 
 # Read beside this file and no bench module imported: ``--before`` runs it in older checkouts.
 TEXTS = json.loads(Path(__file__).with_name("data").joinpath("privacy.json").read_text("utf-8"))
@@ -98,13 +99,15 @@ def measure(quick: bool) -> dict[str, list[float]]:
     return figures
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument("--before", type=Path, help="a checkout to compare with, in turns")
-    parser.add_argument("--rounds", type=int, default=5, help="turns of each with --before")
-    args = parser.parse_args()
+OPTIONS = [
+    arg("--quick", action="store_true", help="fewer repetitions"),
+    arg("--json", action="store_true", help="print the figures as JSON"),
+    arg("--before", type=Path, help="a checkout to compare with, in turns"),
+    arg("--rounds", type=int, default=5, help="turns of each with --before"),
+]
+
+
+def run(args: argparse.Namespace) -> None:
     if args.before is not None:
         compare(args.before, args.rounds, quick=args.quick)
     elif args.json:
@@ -116,10 +119,12 @@ def main() -> None:
 
 
 def _run(checkout: Path, quick: bool) -> dict[str, list[float]]:
-    """This script's figures with ``checkout``'s code (run there, from this file)."""
-    argv = [__file__, "--json", *(["--quick"] if quick else [])]
+    """This case's figures with ``checkout``'s code: the child imports the product's packages
+    from ``checkout`` first, then this case from here."""
+    argv = ["privacy", "--json", *(["--quick"] if quick else [])]
     code = (
-        f"import runpy, sys; sys.argv = {argv!r}; runpy.run_path({__file__!r}, run_name='__main__')"
+        f"import sys; sys.path.insert(0, {str(checkout.resolve())!r}); import actors, config; "
+        f"sys.path.insert(0, {str(ROOT)!r}); from bench.runner import main; main({argv!r})"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=checkout, capture_output=True, text=True, check=True
@@ -139,10 +144,6 @@ def compare(before: Path, rounds: int, *, quick: bool) -> None:
     print(f"{'input':<22}{'column':<14}{'before':>10}{'after':>10}{'ratio':>8}")
     for name in runs["after"][0]:
         for column, title in enumerate(HEADER):
-            old = statistics.median(run[name][column] for run in runs["before"] if name in run)
-            new = statistics.median(run[name][column] for run in runs["after"])
+            old = median(run[name][column] for run in runs["before"] if name in run)
+            new = median(run[name][column] for run in runs["after"])
             print(f"{name:<22}{title:<14}{old:>10.2f}{new:>10.2f}{new / old:>8.2f}")
-
-
-if __name__ == "__main__":
-    main()

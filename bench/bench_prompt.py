@@ -2,12 +2,12 @@
 
 Run from the repository root::
 
-    python -m bench.bench_prompt              # the figures, per shape and in all
-    python -m bench.bench_prompt --cases      # and a row per case, with the words it lost
-    python -m bench.bench_prompt --show NAME  # both prompts of one case
-    python -m bench.bench_prompt --budgets 600,800,1000   # the budget prompt with others
+    python -m bench prompt              # the figures, per shape and in all
+    python -m bench prompt --cases      # and a row per case, with the words it lost
+    python -m bench prompt --show NAME  # both prompts of one case
+    python -m bench prompt --budgets 600,800,1000   # the budget prompt with others
 
-For each window of :mod:`bench.prompt_corpus`: the original relay's **cut** prompt (each OCR
+For each window of :mod:`tests.support.prompt_corpus`: the original relay's **cut** prompt (each OCR
 text cut at 200 characters) and the relay's **budget** one: the expected words and the share of
 the input's words of 4+ letters in the prompt's window part, the mean length and the µs to
 build it. Targets: every expected word, 99 % of the input words, a mean length at most 1.2
@@ -16,81 +16,34 @@ times the cut one's.
 
 from __future__ import annotations
 
-import re
+import argparse
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
 from actors.core.bodies import sense_input
 from actors.core.prompt import (
-    ACTIVE_APP,
-    AGE,
-    ANSWER_HEADER,
     SCREEN_BUDGET,
     build_prompt,
     fingerprint,
-    prompt_with_screen,
-    screen_line,
 )
 from actors.core.records import SenseRecord
 from actors.core.window import TickWindow, build_context_window
-from bench import prompt_corpus as corpus
-from bench.bench_costs import sense_bodies
-from bench.figures import Table, parser
-from bench.harness import best_us
+from bench.figures import Table
+from bench.runner import UsageError, arg, flags
+from bench.stats import best_us, median
+from bench.tick_cost import sense_bodies
+from tests.support import prompt_corpus as corpus
+from tests.support.prompt_corpus import Measure, cut_prompt, measure
 
-CUT_OCR_CHARS = 200
-"""The original relay's cut: OCR characters per screen event."""
-WORD = re.compile(r"[^\W\d_]{4,}")
-"""A word: four letters or more (any script), digits and underscores splitting words."""
 TARGET_INPUT_SHARE = 0.99
 TARGET_LENGTH_RATIO = 1.2
 COST_CALLS = 200
 """Calls per timed run."""
 
 
-def cut_prompt(ctx: TickWindow, *, now_ms: int) -> str:
-    """The original relay's prompt: every OCR text cut at :data:`CUT_OCR_CHARS` characters."""
-    lines = (
-        AGE.format(seconds=max(0, round((now_ms - e.received_at) / 1000)))
-        + screen_line(e, e.ocr.replace("\n", " ")[:CUT_OCR_CHARS])
-        for e in reversed(ctx.screen)
-    )
-    return prompt_with_screen(ctx, "\n".join(lines), now_ms=now_ms)
-
-
 PROMPTS: dict[str, Callable[..., str]] = {"cut": cut_prompt, "budget": build_prompt}
-
-
-def window_part(prompt: str) -> str:
-    """The prompt from the active app to the answer's instructions."""
-    start = prompt.index(ACTIVE_APP)
-    return prompt[start : prompt.index(ANSWER_HEADER, start)]
-
-
-def words(texts: Iterable[str]) -> set[str]:
-    return {w.casefold() for text in texts for w in WORD.findall(text)}
-
-
-@dataclass(frozen=True, slots=True)
-class Measure:
-    """One prompt of one case."""
-
-    expected_kept: tuple[str, ...]
-    expected_lost: tuple[str, ...]
-    words_in: int
-    words_kept: int
-    length: int
-
-
-def measure(case: corpus.Case, window: TickWindow, prompt: str) -> Measure:
-    part = window_part(prompt)
-    folded = part.casefold()
-    kept = tuple(w for w in case.expected if w.casefold() in folded)
-    lost = tuple(w for w in case.expected if w.casefold() not in folded)
-    given = words(corpus.input_texts(window))
-    return Measure(kept, lost, len(given), len(given & words([part])), len(prompt))
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +119,7 @@ def print_costs(cases: Sequence[corpus.Case], windows: dict[str, TickWindow]) ->
     }
     width = max(len(label) for label in costs)
     for label, values in costs.items():
-        print(f"  {label:<{width}} {statistics.median(values):>7.1f}   (max {max(values):.1f})")
+        print(f"  {label:<{width}} {median(values):>7.1f}   (max {max(values):.1f})")
     print("  (a tick: the fingerprint, then the prompt, of a window whose newest text is new)")
     # the window of bench.bench_costs' tick: 10 events of 4 KiB of OCR each
     now_ms = corpus.T0_MS
@@ -183,21 +136,24 @@ def print_costs(cases: Sequence[corpus.Case], windows: dict[str, TickWindow]) ->
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    cli = parser(__doc__, cases="a row per case, with lost words")
-    cli.add_argument("--show", metavar="NAME", help="print both prompts of one case")
-    cli.add_argument(
+OPTIONS = [
+    *flags(cases=(bool, None, "a row per case, with lost words")),
+    arg("--show", metavar="NAME", help="print both prompts of one case"),
+    arg(
         "--budgets",
         metavar="N,N,...",
         help=f"also the budget prompt with these budgets (the relay's is {SCREEN_BUDGET})",
-    )
-    args = cli.parse_args(argv)
+    ),
+]
+
+
+def run(args: argparse.Namespace) -> int:
     cases = corpus.cases()
     windows = {case.name: corpus.case_window(case) for case in cases}
     if args.show:
         case = next((c for c in cases if c.name == args.show), None)
         if case is None:
-            cli.error(f"no case {args.show!r}; cases: {', '.join(c.name for c in cases)}")
+            raise UsageError(f"no case {args.show!r}; cases: {', '.join(c.name for c in cases)}")
         for name, build in PROMPTS.items():
             print(f"==== {name} ({case.name}) ====")
             print(build(windows[case.name], now_ms=corpus.tick_ms(case)))
@@ -248,7 +204,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{TARGET_LENGTH_RATIO:g} x cut     {ratio:.2f}"
     )
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -2,10 +2,10 @@
 
 Run from the repository root::
 
-    python -m bench.bench_storage                        # 3 s x 3 rounds per row, 5 stops
-    python -m bench.bench_storage --quick                # 1 s x 1 round, 2 stops
-    python -m bench.bench_storage --scenarios shutdown
-    python -m bench.bench_storage --scenarios index      # the search index's cost
+    python -m bench storage                        # 3 s x 3 rounds per row, 5 stops
+    python -m bench storage --quick                # 1 s x 1 round, 2 stops
+    python -m bench storage --scenarios shutdown
+    python -m bench storage --scenarios index      # the search index's cost
 
 ``storage``: the ingest bench's healthy relay three times: ``full`` (``RELAY_SYNC=full``: a 200
 means the item is fsynced), ``normal`` (survives a crash of the relay, not of the machine) and
@@ -20,21 +20,23 @@ at migration, and a search's time (:mod:`bench.index_cost`; ``--entries``, 3000 
 
 from __future__ import annotations
 
+import argparse
 import concurrent.futures
 import http.client
 import itertools
-import statistics
-import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import orjson
 
-from bench import harness, index_cost, load
-from bench.harness import HOST, MEMORY, Server
+from bench import index_cost, load
+from bench.figures import print_head, print_ratios
 from bench.load import Row, Setup
+from bench.runner import UsageError, arg, choose
+from bench.stats import median
+from tests.support import harness
+from tests.support.harness import HOST, MEMORY, Server
 
 SCENARIOS = ("storage", "shutdown", "index")
 SETUPS = (Setup("full"), Setup("normal", sync="normal"), Setup("memory", data_dir=MEMORY))
@@ -129,15 +131,19 @@ def run_shutdown(stops: int) -> dict[str, list[StopSample]]:
     return samples
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = load.parser_with_rows(__doc__, "1 s x 1 round, 2 stops")
-    parser.add_argument("--stops", type=int, help="SIGTERMs per shutdown case (default 5)")
-    parser.add_argument("--scenarios", help="storage, shutdown, index (default all)")
-    parser.add_argument("--entries", type=int, help="entries of the index scenario (3000)")
-    args = load.parse_rows_args(parser, argv, stops=(2, 5), entries=(500, 3000))
+OPTIONS = [
+    *load.row_options("1 s x 1 round, 2 stops"),
+    arg("--stops", type=int, help="SIGTERMs per shutdown case (default 5)"),
+    arg("--scenarios", help="storage, shutdown, index (default all)"),
+    arg("--entries", type=int, help="entries of the index scenario (3000)"),
+]
+
+
+def run(args: argparse.Namespace) -> int:
+    load.rows_args(args, stops=(2, 5), entries=(500, 3000))
     if args.stops < 1:
-        parser.error("--stops must be at least 1")
-    scenarios = harness.choose(parser, args.scenarios, SCENARIOS)
+        raise UsageError("--stops must be at least 1")
+    scenarios = choose(args.scenarios, SCENARIOS)
     extra = f"; {args.stops} stops per shutdown case; scenarios {','.join(scenarios)}"
     print(load.header("storage bench", args, extra))
     if "storage" in scenarios:
@@ -150,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print("\nStorage ratios (same run; req/s below 1, p50/p99 above 1: slower than memory):")
         group = f"{'req/s':>6} {'p50':>7} {'p99':>7}"
-        load.print_ratios(rows, "memory", ("full", "normal"), group, storage_cells)
+        print_ratios(rows, "memory", ("full", "normal"), group, storage_cells)
     if "shutdown" in scenarios:
         stops = run_shutdown(args.stops)
         print(
@@ -158,22 +164,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{FILL_POSTS[1]} /sense posted first); idle = {STOP_CONNECTIONS} open keep-alive "
             f"connections, busy = posting at {STOP_CONNECTIONS} connections:"
         )
-        load.print_head(
+        print_head(
             f"{'client':<7} {'stops':>5} {'SIGTERM->exit median s':>22} {'min':>6} {'max':>6}",
             f"{'exit codes':<12} {'start->healthy median s':>23}",
         )
         for case, samples in stops.items():
             took = [s.stop_s for s in samples]
             codes = " ".join(str(s.code) for s in samples)
-            ready = statistics.median(s.ready_s for s in samples)
+            ready = median(s.ready_s for s in samples)
             print(
-                f"{case:<7} {len(samples):>5} {statistics.median(took):>22.3f} {min(took):>6.3f} "
+                f"{case:<7} {len(samples):>5} {median(took):>22.3f} {min(took):>6.3f} "
                 f"{max(took):>6.3f} {codes:<12} {ready:>23.3f}"
             )
     if "index" in scenarios:
         index_cost.print_rows(index_cost.run(args.entries), args.entries)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -3,9 +3,9 @@
 
 Run from the repository root::
 
-    python -m bench.bench_vad                    # 10 minutes of generated sound, 5 runs
-    python -m bench.bench_vad --quick            # 2 minutes, 3 runs
-    python -m bench.bench_vad --wav speech.wav   # a recording (16 kHz mono 16-bit WAV)
+    python -m bench vad                    # 10 minutes of generated sound, 5 runs
+    python -m bench vad --quick            # 2 minutes, 3 runs
+    python -m bench vad --wav speech.wav   # a recording (16 kHz mono 16-bit WAV)
 
 The generated scene is a seeded mix of sentences (1-12 s of speech-like syllables), pauses
 (1.5-6 s of faint room noise), blips of 100-200 ms and a 25 s monologue, built from a few
@@ -20,77 +20,14 @@ nothing.
 from __future__ import annotations
 
 import argparse
-import random
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
-from actors.audio.core.utterance import BYTES_PER_MS, Utterance
-from actors.audio.core.voice import FRAME_MS, VoiceDetector, VoiceStats
+from actors.audio.core.voice import FRAME_MS, VoiceStats
 from actors.audio.core.wav import read_wav
-from bench.figures import Table, at_least, median
-from bench.pcm_source import Voice
-from config.audio import AudioConfig
-
-SCENE_SEED = 7
-MONOLOGUE_MS = 25_000
-T0 = 1_769_901_200_000
-
-
-@dataclass(frozen=True, slots=True)
-class Scene:
-    """Generated PCM and where its speech is (ms from its start)."""
-
-    pcm: bytes
-    sentences: tuple[tuple[int, int], ...]
-    """Each sentence's start and end."""
-    expected: int
-    """Utterances a detector should make (the monologue is cut once)."""
-    blips: int
-
-
-def scene(minutes: float, seed: int = SCENE_SEED) -> Scene:
-    """A seeded scene of about ``minutes``: sentences, pauses, blips and one monologue."""
-    rng = random.Random(seed)
-    voice = Voice(rng)
-    out = bytearray(voice.quiet(rng, 2_000))
-    sentences: list[tuple[int, int]] = []
-    expected = blips = 0
-    total_ms = int(minutes * 60_000)
-    monologue_at: int | None = total_ms // 2
-    while len(out) < total_ms * BYTES_PER_MS:
-        at = len(out) // BYTES_PER_MS
-        if monologue_at is not None and at >= monologue_at:
-            ms, monologue_at, pieces = MONOLOGUE_MS, None, 2
-        elif rng.random() < 0.1:
-            ms, pieces = rng.randint(100, 200), 0
-        else:
-            ms, pieces = rng.randint(1_000, 12_000), 1
-        out += voice.talk(rng, ms)
-        if pieces:
-            sentences.append((at, at + ms))
-            expected += pieces
-        else:
-            blips += 1
-        out += voice.quiet(rng, rng.randint(1_500, 6_000))
-    return Scene(bytes(out), tuple(sentences), expected, blips)
-
-
-def detect(
-    pcm: bytes, chunk: int, source: str = "system"
-) -> tuple[list[Utterance], VoiceStats, float]:
-    """The utterances, the detector's counts and its CPU seconds for ``pcm`` in chunks."""
-    starts = range(0, len(pcm), chunk)
-    chunks = [pcm[i : i + chunk] for i in starts]
-    clock = [T0 + min(i + chunk, len(pcm)) // BYTES_PER_MS for i in starts]
-    detector = VoiceDetector(source, AudioConfig())  # type: ignore[arg-type]
-    found: list[Utterance] = []
-    began = time.process_time()
-    for piece, now_ms in zip(chunks, clock, strict=True):
-        found += detector.feed(piece, now_ms)
-    last = detector.flush(clock[-1] if clock else T0)
-    cpu = time.process_time() - began
-    return [*found, *([last] if last else [])], detector.stats, cpu
+from bench.figures import Table, at_least
+from bench.runner import arg
+from bench.stats import median
+from tests.support.voice_scene import T0, detect, overlaps, scene
 
 
 def cost(pcm: bytes, chunk: int, runs: int, source: str) -> VoiceStats:
@@ -106,12 +43,6 @@ def cost(pcm: bytes, chunk: int, runs: int, source: str) -> VoiceStats:
     print(f"{max(cpus) * 1000:.1f} ms), {cpu / frames * 1e6:.1f} us a frame")
     print(f"share of one core: {cpu / seconds * 100:.3f} %, {seconds / cpu:.0f} x real time")
     return stats
-
-
-def overlaps(utterance: Utterance, start: int, end: int) -> bool:
-    """Whether ``utterance`` (on the bench's clock) overlaps ``start``..``end`` ms."""
-    begin = utterance.started_ms - T0
-    return begin < end and start < begin + utterance.duration_ms
 
 
 def on_scene(minutes: float, chunk: int, runs: int, source: str) -> None:
@@ -143,21 +74,19 @@ def on_wav(path: Path, chunk: int, runs: int, source: str) -> None:
         table.row(n, start, start + u.duration_ms / 1000, u.duration_ms / 1000, str(u.quiet))
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
-    parser.add_argument("--quick", action="store_true", help="2 minutes of sound, 3 runs")
-    parser.add_argument("--minutes", type=at_least(0.5, float), default=10.0)
-    parser.add_argument("--runs", type=at_least(1), default=5)
-    parser.add_argument("--chunk", type=at_least(1), default=3_200, help="bytes per feed")
-    parser.add_argument("--source", choices=("system", "mic"), default="system")
-    parser.add_argument("--wav", type=Path, help="a 16 kHz mono 16-bit WAV recording")
-    args = parser.parse_args(argv)
+OPTIONS = [
+    arg("--quick", action="store_true", help="2 minutes of sound, 3 runs"),
+    arg("--minutes", type=at_least(0.5, float), default=10.0),
+    arg("--runs", type=at_least(1), default=5),
+    arg("--chunk", type=at_least(1), default=3_200, help="bytes per feed"),
+    arg("--source", choices=("system", "mic"), default="system"),
+    arg("--wav", type=Path, help="a 16 kHz mono 16-bit WAV recording"),
+]
+
+
+def run(args: argparse.Namespace) -> None:
     runs = 3 if args.quick else args.runs
     if args.wav is not None:
         on_wav(args.wav, args.chunk, runs, args.source)
     else:
         on_scene(2.0 if args.quick else args.minutes, args.chunk, runs, args.source)
-
-
-if __name__ == "__main__":
-    main()

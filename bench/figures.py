@@ -1,4 +1,40 @@
-"""What the figure benches share: their command line, medians of nothing, tables of columns."""
+"""What the cases share to print: the one table printer (:class:`Table`), argument bounds and
+the data files in ``bench/data``. The load cases' rows (:func:`print_table`,
+:func:`print_ratios`) are printed here too.
+
+A cell is formatted by its spec; a text or NaN (``-``) is only aligned as wide:
+
+>>> [cell(1.5, ">+8.2f"), cell(12345, ">8,"), cell(math.nan, ">+6.2f"), cell("ab", "<4")]
+['   +1.50', '  12,345', '     -', 'ab  ']
+>>> cell("", ">+6.2f") == " " * 6
+True
+
+A table aligns each head as its values, over a rule as long:
+
+>>> table = Table("name <6|p99 ms >+8.2f|n >4,", indent="  ")
+>>> table.head(blank=True)
+<BLANKLINE>
+  name     p99 ms    n
+  --------------------
+>>> table.row("feed", 2.5, 1234)
+  feed      +2.50 1,234
+>>> table.row("sense", math.nan, 7)
+  sense         -    7
+
+Bounds reject what is below them or not finite:
+
+>>> at_least(1)("3"), at_least(0, float)("0")
+(3, 0.0)
+>>> for parse, text in ((at_least(1), "0"), (at_least(0, float, above=True), "0"),
+...                     (at_least(0, float), "nan")):
+...     try:
+...         parse(text)
+...     except argparse.ArgumentTypeError as exc:
+...         print(exc)
+must be at least 1, not 0
+must be above 0, not 0
+must be at least 0, not nan
+"""
 
 from __future__ import annotations
 
@@ -6,12 +42,12 @@ import argparse
 import json
 import math
 import re
-import signal
-import statistics
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bench.load import Row
 
 DATA = Path(__file__).resolve().parent / "data"
 _SPEC = re.compile(r"([<>=^]?)[-+ ]?z?#?0?(\d*)")
@@ -21,14 +57,6 @@ _SPEC = re.compile(r"([<>=^]?)[-+ ]?z?#?0?(\d*)")
 def data(name: str) -> Any:
     """``bench/data/<name>.json``: texts and tables the benches feed the relay."""
     return json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
-
-
-def parser(doc: str | None, **options: str) -> argparse.ArgumentParser:
-    """A parser described by ``doc``'s first line, with a ``store_true`` flag per option."""
-    parsed = argparse.ArgumentParser(description=(doc or "").split("\n", 1)[0])
-    for name, text in options.items():
-        parsed.add_argument(f"--{name}", action="store_true", help=text)
-    return parsed
 
 
 def at_least(low: float, kind: Callable[[str], Any] = int, *, above: bool = False) -> Any:
@@ -42,16 +70,6 @@ def at_least(low: float, kind: Callable[[str], Any] = int, *, above: bool = Fals
         return value
 
     return parse
-
-
-def exit_on_sigterm() -> None:
-    """SIGTERM ends the run through the ``finally`` blocks, which stop every subprocess."""
-    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
-
-
-def median(values: Sequence[float]) -> float:
-    """The median, NaN for no values."""
-    return statistics.median(values) if values else math.nan
 
 
 def cell(value: object, spec: str) -> str:
@@ -71,10 +89,7 @@ class Table:
         self.indent = indent
 
     def head(self, *, blank: bool = False) -> None:
-        line = self.line(*self.heads)
-        print(
-            f"{chr(10) if blank else ''}{line}\n{self.indent}{'-' * (len(line) - len(self.indent))}"
-        )
+        print_head(self.line(*self.heads)[len(self.indent) :], indent=self.indent, blank=blank)
 
     def line(self, *values: object) -> str:
         cells = (cell(v, s) for v, s in zip(values, self.specs, strict=True))
@@ -82,3 +97,73 @@ class Table:
 
     def row(self, *values: object) -> None:
         print(self.line(*values))
+
+
+def print_progress(row: Row, prefix: str = "") -> None:
+    print(
+        f"  {prefix}{row.endpoint:<6} {row.conns:>3} conns: {row.median('rps'):8.0f} req/s "
+        f"p50 {row.median('p50'):7.2f} ms p99 {row.median('p99'):7.2f} ms "
+        f"errors {sum(row.errors().values())}; per round req/s "
+        f"{[round(r.rps) for r in row.rounds]} p99 {[round(r.p99, 1) for r in row.rounds]} "
+        f"other cpu {[round(r.other_cpu, 2) for r in row.rounds]}"
+    )
+
+
+def print_head(*columns: str, indent: str = "", blank: bool = False) -> None:
+    """Column heads joined by spaces, then a rule as long (``blank``: a blank line first)."""
+    head = " ".join(columns)
+    print(f"{chr(10) if blank else ''}{indent}{head}\n{indent}{'-' * len(head)}")
+
+
+def print_table(title: str, rows: Sequence[Row]) -> None:
+    """Each row's medians across its rounds, under ``title``."""
+    w = max([8, *(len(row.endpoint) for row in rows)])
+    print(f"\n{title}")
+    table = Table(
+        f"scenario <9|endpoint <{w}|conns >5|req/s >8.0f|p50 ms >8.2f|p99 ms >8.2f|errors >6|"
+        "relay cpu >9.2f|gen cpu >7.2f|other cpu >9.2f"
+    )
+    table.head()
+    for r in rows:
+        medians = (r.median(key) for key in ("rps", "p50", "p99"))
+        cpu = (r.median(key) for key in ("relay_cpu", "gen_cpu", "other_cpu"))
+        table.row(r.scenario, r.endpoint, r.conns, *medians, sum(r.errors().values()), *cpu)
+    for r in rows:
+        if r.errors():
+            print(f"errors {r.scenario} {r.endpoint} {r.conns}: {dict(r.errors())}")
+
+
+def print_ratios(
+    rows: Sequence[Row],
+    base: str,
+    others: Sequence[str],
+    group: str,
+    cell: Callable[[Row, Row], str],
+    extra: tuple[str, str, Callable[[Row, list[Row]], str]] | None = None,
+) -> None:
+    """Per row of ``base``: ``cell(row, base_row)`` for the same row of each of ``others``
+    (``group`` is their column heads); ``extra``: a title, column heads and cells at the end."""
+    by_key = {(r.scenario, r.endpoint, r.conns): r for r in rows}
+    names = [name for name in others if any(r.scenario == name for r in rows)]
+    width = max([8, *(len(row.endpoint) for row in rows)])
+    titles = [f"{name + ' / ' + base:^{len(group)}}" for name in names]
+    heads = [group] * len(names)
+    if extra:
+        titles.append(f"{extra[0]:^{len(extra[1])}}")
+        heads.append(extra[1])
+    print((" " * (width + 7) + "   ".join(titles)).rstrip())
+    print_head(f"{'endpoint':<{width}} {'conns':>5}", "   ".join(heads))
+    for ref in (r for r in rows if r.scenario == base):
+        same = [by_key.get((name, ref.endpoint, ref.conns)) for name in names]
+        if not any(same):
+            continue
+        cells = [" " * len(group) if row is None else cell(row, ref) for row in same]
+        if extra:
+            cells.append(extra[2](ref, [row for row in same if row is not None]))
+        print(f"{ref.endpoint:<{width}} {ref.conns:>5} " + "   ".join(cells))
+
+
+def print_rss(rss: Mapping[str, Mapping[str, float]]) -> None:
+    print("\nRelay RSS (MB):")
+    for scenario, values in rss.items():
+        print(f"  {scenario:<9} " + ", ".join(f"{k} {v:.1f}" for k, v in values.items()))

@@ -3,8 +3,8 @@ index for entries already stored, and searching, each with the index and without
 
 Run from the repository root (``bench_storage``'s ``index`` scenario)::
 
-    python -m bench.bench_storage --scenarios index               # 3000 entries
-    python -m bench.bench_storage --scenarios index --quick       # 500
+    python -m bench storage --scenarios index               # 3000 entries
+    python -m bench storage --scenarios index --quick       # 500
 
 The real DigestStore stores the entries (one ``record`` per entry, each its own commit, as
 ticks come), on a fake clock, in a fresh data directory per row: ``full`` on disk in a
@@ -20,7 +20,6 @@ import contextlib
 import io
 import random
 import sqlite3
-import statistics
 import tempfile
 import time
 from collections.abc import Iterator
@@ -39,6 +38,7 @@ from actors.kernel.base import ChildHandle
 from actors.kernel.clock import FakeClock
 from actors.kernel.search_index import match_expression
 from actors.kernel.storage import MEMORY, close_storage, open_storage
+from bench.stats import median
 from config.logs import configure_logging
 
 _VOCABULARY = """
@@ -121,7 +121,7 @@ def measure(setup: str, indexed: bool, entries: int) -> Row:
     return Row(
         setup,
         indexed,
-        statistics.median(took) * 1e6,
+        median(took) * 1e6,
         took[int(len(took) * 0.99)] * 1e6,
         prune_us,
         build_us,
@@ -135,7 +135,7 @@ def _search_ms(store: Any) -> float:
         started = time.perf_counter()
         store.search(match_expression(q), None, None, None, 50).get(timeout=30)
         times.append(time.perf_counter() - started)
-    return statistics.median(times) * 1e3
+    return median(times) * 1e3
 
 
 def _prune_and_build(path: str, entries: int, indexed: bool) -> tuple[float, float | None]:

@@ -6,7 +6,7 @@ relay) runs one thread on keep-alive connections. A round is a 1 s warm-up run, 
 measured run: p50 and p99 are wrk's, req/s its completed requests less its non-2xx answers
 over its duration. Around the measured run the CPU of the server, of wrk, of this script and
 of the machine is read; ``other cpu`` is the rest of the machine as a share of one core
-(:meth:`bench.harness.Usage.other`). Posts that must be counted are sent by :func:`post`.
+(:meth:`tests.support.harness.Usage.other`). Posts that must be counted are sent by :func:`post`.
 """
 
 from __future__ import annotations
@@ -17,14 +17,12 @@ import contextlib
 import json
 import os
 import shutil
-import socket
-import statistics
 import subprocess
 import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,8 +30,12 @@ import aiohttp
 import httpx
 import orjson
 
-from bench import harness
-from bench.harness import JSON_HEADERS, REQUEST_TIMEOUT_S, Meter, Server, post_body
+from bench.figures import print_progress, print_rss, print_table
+from bench.runner import Option, UsageError, fill_defaults, flags
+from bench.stats import median
+from tests.support import harness
+from tests.support.harness import JSON_HEADERS, REQUEST_TIMEOUT_S, Meter, Server, post_body
+from tests.support.overlay import OVERLAY_PONG_EVERY_S, overlay_sockets
 
 CONNECTIONS = (1, 16, 64)
 ENDPOINTS = ("/feed", "/sense")
@@ -136,7 +138,7 @@ class Row:
     rounds: list[Round] = field(default_factory=list)
 
     def median(self, attr: str) -> float:
-        return statistics.median(float(getattr(r, attr)) for r in self.rounds)
+        return median(float(getattr(r, attr)) for r in self.rounds)
 
     def errors(self) -> Counter[str]:
         return sum((r.errors for r in self.rounds), Counter())
@@ -186,7 +188,7 @@ def in_turns(
     warmup_s: int = WRK_WARMUP_S,
     body: bytes | None = None,
 ) -> dict[str, Row]:
-    """``rounds`` rounds of ``POST path`` (``body``, else :func:`bench.harness.post_body`) or
+    """``rounds`` rounds of ``POST path`` (``body``, else :func:`post_body`) or
     ``GET path``, each server measured in turn while the others idle (``rotate``: each round
     starting with the next server); a row per server, named as ``servers`` names it."""
     names = list(servers)
@@ -266,10 +268,6 @@ CRASH_EVERY_S = 0.5
 CRASH_FAULT = {"actor": "llm", "kind": "crash"}
 CRASH_MAX_RESTARTS = 1_000_000
 """``RELAY_MAX_RESTARTS`` of a crash-looped relay, so that no supervisor escalates."""
-OVERLAY_PONG_EVERY_S = 5.0
-"""How often each bench overlay says it is alive (the relay drops one silent for 30 s)."""
-OVERLAY_READ_EVERY_S = 0.01
-"""How long a bench overlay lets what comes pile up between two reads (reading costs less)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,81 +331,6 @@ def crash_loop(server: Server) -> Iterator[Counter[str]]:
         thread.join(timeout=REQUEST_TIMEOUT_S + 1)
 
 
-@dataclass(slots=True)
-class OverlayLoad:
-    """What the bench's overlay sockets received: bytes by socket, how those that ended early
-    did, and this process's CPU seconds while they were open (reading them, mostly)."""
-
-    received: Counter[int] = field(default_factory=Counter)
-    ended: list[str] = field(default_factory=list)
-    cpu_s: float = 0.0
-
-
-_UPGRADE = (
-    "GET / HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-)
-_PONG, _CLOSE = b"\x81\x8f\0\0\0\0" + b'{"type":"pong"}', b"\x88\x82\0\0\0\0\x03\xe8"
-"""A client's text frame ``{"type":"pong"}`` and close frame 1000 (masked by a mask of zeros)."""
-
-
-def overlay_socket(server: Server) -> socket.socket:
-    """A WebSocket on the relay's overlay path ``/`` (RuntimeError when refused)."""
-    url = httpx.URL(server.base_url)
-    sock = socket.create_connection((url.host, url.port or 80), timeout=1.0)
-    sock.sendall(_UPGRADE.format(host=url.netloc.decode()).encode())
-    head = b""
-    while b"\r\n\r\n" not in head and (chunk := sock.recv(4096)):
-        head += chunk
-    if not head.startswith(b"HTTP/1.1 101"):
-        sock.close()
-        raise RuntimeError(f"overlay socket refused: {head[:500]!r}")
-    return sock
-
-
-@contextlib.contextmanager
-def overlay_sockets(server: Server, count: int) -> Iterator[OverlayLoad]:
-    """``count`` overlay WebSockets on ``server`` until exit, each on a thread draining what
-    the relay sends every :data:`OVERLAY_READ_EVERY_S` without parsing it and sending
-    ``{"type": "pong"}`` every :data:`OVERLAY_PONG_EVERY_S`."""
-    load, stop = OverlayLoad(), threading.Event()
-    socks = [overlay_socket(server) for _ in range(count)]
-
-    def drain(n: int, sock: socket.socket) -> None:
-        next_pong = time.monotonic()
-        while not stop.is_set():
-            if time.monotonic() >= next_pong:
-                sock.sendall(_PONG)
-                next_pong += OVERLAY_PONG_EVERY_S
-            try:
-                chunk, ended = sock.recv(1 << 16), "closed by the relay"
-            except TimeoutError:
-                continue
-            except OSError as exc:
-                chunk, ended = b"", type(exc).__name__
-            if not chunk:
-                load.ended.append(ended)
-                return
-            load.received[n] += len(chunk)
-            stop.wait(OVERLAY_READ_EVERY_S)
-
-    threads = [threading.Thread(target=drain, args=pair, daemon=True) for pair in enumerate(socks)]
-    started = time.process_time()
-    for thread in threads:
-        thread.start()
-    try:
-        yield load
-    finally:
-        stop.set()
-        for thread in threads:
-            thread.join(timeout=5)
-        for sock in socks:
-            with contextlib.suppress(OSError):
-                sock.sendall(_CLOSE)
-            sock.close()
-        load.cpu_s = time.process_time() - started
-
-
 def run_scenario(setup: Setup, rounds: int, seconds: float) -> tuple[list[Row], dict[str, float]]:
     """A fake LLM and a relay; every row of ``setup``; the relay's RSS at start and at the end."""
     rows: list[Row] = []
@@ -465,97 +388,23 @@ def run_setups(
 # -- output and arguments ------------------------------------------------------------------------
 
 
-def print_progress(row: Row, prefix: str = "") -> None:
-    print(
-        f"  {prefix}{row.endpoint:<6} {row.conns:>3} conns: {row.median('rps'):8.0f} req/s "
-        f"p50 {row.median('p50'):7.2f} ms p99 {row.median('p99'):7.2f} ms "
-        f"errors {sum(row.errors().values())}; per round req/s "
-        f"{[round(r.rps) for r in row.rounds]} p99 {[round(r.p99, 1) for r in row.rounds]} "
-        f"other cpu {[round(r.other_cpu, 2) for r in row.rounds]}"
-    )
-
-
-def print_head(*columns: str, indent: str = "", blank: bool = False) -> None:
-    """Column heads joined by spaces, then a rule as long (``blank``: a blank line first)."""
-    head = " ".join(columns)
-    print(f"{chr(10) if blank else ''}{indent}{head}\n{indent}{'-' * len(head)}")
-
-
-def print_table(title: str, rows: Sequence[Row]) -> None:
-    w = max([8, *(len(row.endpoint) for row in rows)])
-    print(f"\n{title}")
-    print_head(
-        f"{'scenario':<9} {'endpoint':<{w}} {'conns':>5} {'req/s':>8} {'p50 ms':>8}",
-        f"{'p99 ms':>8} {'errors':>6}  {'relay cpu':>9} {'gen cpu':>7} {'other cpu':>9}",
-    )
-    for r in rows:
-        print(
-            f"{r.scenario:<9} {r.endpoint:<{w}} {r.conns:>5} {r.median('rps'):>8.0f} "
-            f"{r.median('p50'):>8.2f} {r.median('p99'):>8.2f} {sum(r.errors().values()):>6}  "
-            f"{r.median('relay_cpu'):>9.2f} {r.median('gen_cpu'):>7.2f} "
-            f"{r.median('other_cpu'):>9.2f}"
-        )
-    for r in rows:
-        if r.errors():
-            print(f"errors {r.scenario} {r.endpoint} {r.conns}: {dict(r.errors())}")
-
-
-def print_ratios(
-    rows: Sequence[Row],
-    base: str,
-    others: Sequence[str],
-    group: str,
-    cell: Callable[[Row, Row], str],
-    extra: tuple[str, str, Callable[[Row, list[Row]], str]] | None = None,
-) -> None:
-    """Per row of ``base``: ``cell(row, base_row)`` for the same row of each of ``others``
-    (``group`` is their column heads); ``extra``: a title, column heads and cells at the end."""
-    by_key = {(r.scenario, r.endpoint, r.conns): r for r in rows}
-    names = [name for name in others if any(r.scenario == name for r in rows)]
-    width = max([8, *(len(row.endpoint) for row in rows)])
-    titles = [f"{name + ' / ' + base:^{len(group)}}" for name in names]
-    heads = [group] * len(names)
-    if extra:
-        titles.append(f"{extra[0]:^{len(extra[1])}}")
-        heads.append(extra[1])
-    print((" " * (width + 7) + "   ".join(titles)).rstrip())
-    print_head(f"{'endpoint':<{width}} {'conns':>5}", "   ".join(heads))
-    for ref in (r for r in rows if r.scenario == base):
-        same = [by_key.get((name, ref.endpoint, ref.conns)) for name in names]
-        if not any(same):
-            continue
-        cells = [" " * len(group) if row is None else cell(row, ref) for row in same]
-        if extra:
-            cells.append(extra[2](ref, [row for row in same if row is not None]))
-        print(f"{ref.endpoint:<{width}} {ref.conns:>5} " + "   ".join(cells))
-
-
-def print_rss(rss: Mapping[str, Mapping[str, float]]) -> None:
-    print("\nRelay RSS (MB):")
-    for scenario, values in rss.items():
-        print(f"  {scenario:<9} " + ", ".join(f"{k} {v:.1f}" for k, v in values.items()))
-
-
-def parser_with_rows(description: str, quick: str) -> argparse.ArgumentParser:
-    return harness.parser(
-        description,
+def row_options(quick: str) -> list[Option]:
+    """The options of a case measured in rows: ``--seconds``, ``--rounds``, ``--quick``."""
+    return flags(
         seconds=(int, None, "measured window per round (default 3)"),
         rounds=(int, None, "rounds per row; medians shown (default 3)"),
         quick=(bool, None, f"smoke run: {quick}"),
     )
 
 
-def parse_rows_args(
-    parser: argparse.ArgumentParser, argv: Sequence[str] | None, **quick: tuple[int, int]
-) -> argparse.Namespace:
-    """Parse; fill the defaults not given from ``(quick, full)`` pairs (``--seconds`` and
-    ``--rounds``: 1 and 3)."""
-    args = parser.parse_args(argv)
-    harness.fill_defaults(args, seconds=(1, 3), rounds=(1, 3), **quick)
+def rows_args(args: argparse.Namespace, **quick: tuple[int, int]) -> argparse.Namespace:
+    """Fill the defaults not given from ``(quick, full)`` pairs (``--seconds`` and
+    ``--rounds``: 1 and 3); :class:`UsageError` for rounds below 1 or no ``wrk``."""
+    fill_defaults(args, seconds=(1, 3), rounds=(1, 3), **quick)
     if args.seconds < 1 or args.rounds < 1:
-        parser.error("--seconds and --rounds must be at least 1")
+        raise UsageError("--seconds and --rounds must be at least 1")
     if not wrk_available():
-        parser.error(WRK_INSTALL_HINT)
+        raise UsageError(WRK_INSTALL_HINT)
     return args
 
 

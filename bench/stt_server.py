@@ -3,7 +3,7 @@ transcription API.
 
 Run from the repository root (``pip install pocketsphinx``, which ships an English model)::
 
-    python -m bench.stt_server --port 8910
+    python -m bench stt-server --port 8910
     STT_API=openai STT_BASE_URL=http://127.0.0.1:8910/v1 STT_API_KEY=unused python run.py ...
 
 ``POST /v1/audio/transcriptions`` takes the multipart form the relay sends (``file``: a 16 kHz
@@ -16,18 +16,19 @@ hears is what a small real recogniser hears, words missed and misheard included.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import importlib
 import io
 import sys
 import threading
 import wave
-from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import web
 
-from bench.harness import HOST, parser, serve_forever
+from bench.runner import flags
+from tests.support.harness import HOST, serve_forever
 
 RATE = 16_000
 
@@ -93,12 +94,12 @@ def app(recogniser: Recogniser) -> web.Application:
     return made
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser(__doc__, port=(int, 8910, "port to listen on")).parse_args(argv)
+OPTIONS = flags(
+    port=(int, 8910, "port to listen on"),
+)
+
+
+def run(args: argparse.Namespace) -> int:
     recogniser = Recogniser()
     banner = f"PocketSphinx speech service on http://{HOST}:{args.port}/v1"
     return serve_forever(app(recogniser), asyncio.new_event_loop(), args.port, banner)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

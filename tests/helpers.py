@@ -3,7 +3,7 @@ calls tests make into it, shared test data, and ``python run.py`` subprocesses.
 
 Fixtures are in ``tests/conftest.py`` (found by name); test modules import plain functions,
 classes and constants from here and never from one another. The process helpers build on
-:mod:`bench.harness` (a free port, the relay's environment, waiting for an answer); import
+:mod:`tests.support.harness` (a free port, the relay's environment, waiting for an answer); import
 ``ROOT`` and ``free_port`` from there.
 """
 
@@ -42,11 +42,11 @@ from actors.kernel.supervisor import ChildSpec, Supervisor
 from actors.sense_buffer import SenseBuffer
 from actors.ticker import Ticker
 from actors.tree import Relay
-from bench import harness
-from bench.harness import HOST, ROOT
 from config.audio import AudioConfig
 from config.logs import QUIET_LOGGERS, configure_logging
 from config.settings import AgentSettings, Settings
+from tests.support import harness
+from tests.support.harness import HOST, ROOT
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
 from transport.demo.replay import SessionEvent, load_session
@@ -451,7 +451,7 @@ def capture_with_secrets() -> dict[str, Any]:
 
 def relay_env(data_dir: Path, **extra: str) -> dict[str, str]:
     """The environment of a test relay: none of the relay's own settings from outside (no key,
-    no token; see :func:`bench.harness.relay_env`), its own data directory, and ``extra``."""
+    no token; see :func:`harness.relay_env`), its own data directory, and ``extra``."""
     return harness.relay_env(RELAY_DATA_DIR=str(data_dir), **extra)
 
 
@@ -477,7 +477,7 @@ def spawn_relay(
 def wait_answering(
     url: str, proc: subprocess.Popen[bytes], what: str = "relay", timeout_s: float = 15
 ) -> None:
-    """Wait until ``GET url`` answers 200 (:func:`bench.harness.wait_answering`); fail the test
+    """Wait until ``GET url`` answers 200 (:func:`harness.wait_answering`); fail the test
     if ``proc`` exits first or ``timeout_s`` goes by."""
     try:
         harness.wait_answering(url, proc, what, timeout_s=timeout_s)

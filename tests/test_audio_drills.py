@@ -18,11 +18,11 @@ from actors.audio.capture import Capture
 from actors.kernel.clock import FakeClock
 from actors.kernel.processes import alive
 from actors.tree import Relay
-from bench.chaos_audio import capture_processes
-from bench.harness import ROOT
 from config.audio import AudioConfig
 from tests.audio.pcm_program import command
 from tests.helpers import asked, assert_error, client_for, relay_settings, wait_until
+from tests.support.chaos_audio import capture_processes
+from tests.support.harness import ROOT
 from transport.demo.fake_stt import FakeStt
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="counts processes in /proc")

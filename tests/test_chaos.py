@@ -4,7 +4,7 @@ A real ``python run.py`` with ``RELAY_FAULTS=1`` and the agent ticking against t
 A poster thread posts to ``/feed`` and ``/sense`` at a fixed, moderate rate and records every
 attempt; two readers poll ``GET /feed?after=`` and ``GET /sense?after=`` and record every item
 they see (the load, the readers and the checks are ``bench/chaos.py``'s). Meanwhile
-The relay also hears: it captures system audio (``bench/chaos_audio.py``) and transcribes it
+The relay also hears: it captures system audio (``tests/support/chaos_audio.py``) and transcribes it
 with the stand-in speech service. ``POST /debug/fault`` crashes each of the seven actors in
 turn, then the transcriber and the capture (waiting for each restart to show in ``/health``),
 then hangs the feed and the sense buffers for a second each, then points the agent (without
@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bench.chaos import (
+from tests.support.chaos import (
     ENDPOINTS,
     ITEMS_KEY,
     LLM_FAULTS,
@@ -42,8 +42,8 @@ from bench.chaos import (
     longest_failing_run,
     run_load,
 )
-from bench.chaos_hearing import Hearing, VariedStt, stored
-from bench.harness import Server, log_tail, relay_env, server_process
+from tests.support.chaos_hearing import Hearing, VariedStt, stored
+from tests.support.harness import Server, log_tail, relay_env, server_process
 from transport.demo.fake_llm import FakeLLM
 
 RATE_PER_S = {"/feed": 100.0, "/sense": 50.0}

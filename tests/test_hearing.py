@@ -15,10 +15,10 @@ from actors.audio.core.capture_records import CaptureStatus
 from actors.audio.subtree import configured
 from actors.kernel.processes import alive
 from actors.tree import Relay
-from bench.harness import ROOT
 from config.audio import AudioConfig
 from tests.audio.pcm_program import command as program
 from tests.helpers import asked, client_for, relay_settings, wait_until
+from tests.support.harness import ROOT
 from tests.transport.overlay_client import Feed, OverlayClient, Status
 from transport.audio.control import NO_ALT, STARTED, STOPPED
 from transport.demo.fake_stt import FakeStt

@@ -1,4 +1,4 @@
-"""The prompt corpus and its measures (``bench/prompt_corpus.py``, ``bench/bench_prompt.py``):
+"""The prompt corpus and its measures (``tests/support/prompt_corpus.py``):
 the corpus is what it claims to be, and the bench counts what it says it counts."""
 
 from __future__ import annotations
@@ -8,8 +8,18 @@ import re
 import pytest
 
 from actors.core.prompt import build_prompt
-from bench.bench_prompt import cut_prompt, measure, window_part, words
-from bench.prompt_corpus import SHAPES, case_window, cases, input_texts, records, tick_ms
+from tests.support.prompt_corpus import (
+    SHAPES,
+    case_window,
+    cases,
+    cut_prompt,
+    input_texts,
+    measure,
+    records,
+    tick_ms,
+    window_part,
+    words,
+)
 
 CORPUS = cases()
 _ERROR_OR_QUESTION = re.compile(r"Error|Exception|FAILED|FAIL\b|error[:\[]|panicked|\?\s*$", re.M)

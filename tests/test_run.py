@@ -16,8 +16,8 @@ import orjson
 import pytest
 
 import run
-from bench.harness import ROOT, free_port
 from tests.helpers import relay_env, spawn_relay, wait_healthy, wait_until
+from tests.support.harness import ROOT, free_port
 from transport.openapi import openapi_json
 
 

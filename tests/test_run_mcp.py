@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from bench import harness
-from bench.harness import ROOT
+from tests.support import harness
+from tests.support.harness import ROOT
 
 RELAY_WITHOUT_MCP = """
 import sys

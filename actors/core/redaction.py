@@ -125,7 +125,7 @@ burst of feed messages, are joined and tested once. An ASCII text is its own nor
 view changes (one class search), and folded only where a character beyond Latin-1 stands
 beside a key character (one projection). Joining splits costs nothing until a key's literal
 is found: line ends and tabs count as key characters in the projection of key words, so the
-lines of a wrapped key make one run there. Figures: ``python -m bench.bench_privacy``.
+lines of a wrapped key make one run there. Figures: ``python -m bench privacy``.
 
 Excluded apps and windows are dropped whole, at ingest: :mod:`actors.core.exclusion`.
 """

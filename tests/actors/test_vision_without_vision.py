@@ -8,8 +8,8 @@ import base64
 from collections.abc import Callable
 
 from actors.tree import Relay
-from bench.day_session import screens
 from tests.helpers import LogSink, client_for, jpeg, recorded, relay_settings, screen_event, tick
+from tests.support.day_session import screens
 from transport.demo.fake_llm import FakeLLM
 
 

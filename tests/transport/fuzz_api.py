@@ -24,10 +24,10 @@ import httpx
 
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay, start_relay
-from bench.harness import parser
 from config.audio import AudioConfig
 from config.logs import configure_logging
 from config.settings import AgentSettings, Settings
+from tests.support.harness import parser
 from tests.transport.openapi_contract import Contract, fuzz
 from transport import stream_limits
 from transport.demo.fake_llm import FakeLLM

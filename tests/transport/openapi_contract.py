@@ -326,7 +326,7 @@ NASTY_BODIES = (
     b"[" * 5000 + b"]" * 5000,
     b'{"a":' * 2000 + b"1" + b"}" * 2000,
     b'{"type": "text", "ts": 1, "meta": ' + b'{"a":' * 1000 + b"1" + b"}" * 1001,
-    # text made to be slow (bench/data/adversarial_text.json): a page of tokens, a line each;
+    # text made to be slow (tests/data/adversarial_text.json): a page of tokens, a line each;
     # a minified stack trace; a window title a backtracking pattern would never finish
     b'{"text": "' + b"xoxb-1a2b3c4d5e6f\\n" * 2000 + b'"}',
     b'{"type": "text", "ts": 1, "ocr": "TypeError: x\\n   at ' + b"." * 200_000 + b'"}',

@@ -24,7 +24,6 @@ from actors.kernel.clock import FakeClock
 from actors.kernel.published import Published
 from actors.kernel.storage import close_storage, open_storage
 from actors.tree import Relay
-from bench.harness import ROOT, free_port
 from tests.helpers import (
     LogSink,
     client_for,
@@ -35,6 +34,7 @@ from tests.helpers import (
     tick,
     wait_healthy,
 )
+from tests.support.harness import ROOT, free_port
 from transport.app import build_app
 from transport.auth import Access, TokenRefused
 from transport.exposure import exposure, is_loopback, warn_at_start

@@ -22,7 +22,6 @@ import pytest
 from actors.core.records import FeedPost
 from actors.feed_buffer import FeedBuffer
 from actors.tree import Relay
-from bench.harness import HOST, free_port
 from tests.helpers import (
     LogSink,
     client_for,
@@ -34,6 +33,7 @@ from tests.helpers import (
     wait_healthy,
     wait_until,
 )
+from tests.support.harness import HOST, free_port
 from tests.transport.openapi_contract import RawAnswer, parse_answers, raw_request
 from tests.transport.overlay_client import OverlayClient, Status
 from transport.connections import ConnectionLimits, max_connections_for, open_files_limit

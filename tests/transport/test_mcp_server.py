@@ -21,8 +21,6 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
 from actors.tree import Relay
-from bench import harness
-from bench.harness import ROOT, free_port
 from tests.helpers import (
     LogSink,
     base_url,
@@ -32,6 +30,8 @@ from tests.helpers import (
     tick,
     wait_until,
 )
+from tests.support import harness
+from tests.support.harness import ROOT, free_port
 from transport.demo.fake_llm import FakeLLM
 
 TOKEN = "mcp-test-token-5a7263a"

@@ -22,11 +22,11 @@ from actors.kernel.base import ChildHandle
 from actors.kernel.clock import FakeClock
 from actors.kernel.processes import alive
 from actors.kernel.published import Published
-from bench.harness import ROOT
 from tests.audio.energy_detector import EnergyDetector
 from tests.audio.pcm_program import command as program
 from tests.audio.signals import scene
 from tests.helpers import LogSink, asked, wait_until
+from tests.support.harness import ROOT
 
 FAST = CaptureSettings(backoff_s=1.0, max_backoff_s=4.0, stop_grace_s=0.5, file_speed=4.0)
 SCENE = "speech:800,silence:600"

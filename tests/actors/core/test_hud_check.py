@@ -7,7 +7,7 @@ import pytest
 from actors.core.completion import NO_OUTPUT, parse_analysis
 from actors.core.hud_check import checked_hud, judge, salvage
 from actors.core.prompt import EXAMPLE_HUD, HUD_PLACEHOLDER, INTRO, SCREENSHOTS, build_prompt
-from bench.prompt_corpus import case_window, cases, session_prompt, tick_ms
+from tests.support.prompt_corpus import case_window, cases, session_prompt, tick_ms
 from transport.demo.stand_in import summarise
 
 LEGITIMATE = [

@@ -16,8 +16,6 @@ from actors.core.payload_redaction import redact_payload
 from actors.core.redaction import redact
 from actors.core.redaction_rules import KINDS, marker
 from actors.core.redactor import Redactor
-from bench.harness import ROOT
-from bench.prompt_corpus import cases
 from tests.helpers import (
     AWS,
     GHP,
@@ -33,6 +31,8 @@ from tests.helpers import (
     capture_with_secrets,
     recorded,
 )
+from tests.support.harness import ROOT
+from tests.support.prompt_corpus import cases
 from transport.demo.replay import load_session
 
 PAT = "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ"
@@ -598,7 +598,7 @@ def test_the_recorded_sessions_and_the_prompt_corpus_keep_every_string() -> None
     its line ends, no-break spaces and letters of other scripts."""
     bodies = [event.body for case in cases() for event in case.events]
     bodies += [event.body for event in load_session()]
-    bodies += [event.body for event in load_session(ROOT / "bench/sessions/day.jsonl")]
+    bodies += [event.body for event in load_session(ROOT / "tests/data/sessions/day.jsonl")]
     bodies += recorded()
     assert len(bodies) > 500
     assert any(not text.isascii() for body in bodies for text in _strings(body))

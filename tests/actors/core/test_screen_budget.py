@@ -17,7 +17,7 @@ from actors.core.screen_budget import (
     is_question,
     ocr_lines,
 )
-from bench.harness import ROOT
+from tests.support.harness import ROOT
 
 
 def cost(fitted: Fitted) -> int:

@@ -10,7 +10,7 @@ import pytest
 
 from actors.core.screen_budget import READ_CHARS
 from actors.core.stack_traces import MAX_TRACE_LINES, StackTrace, find_stack_traces
-from bench.harness import ROOT
+from tests.support.harness import ROOT
 
 PYTHON = """Traceback (most recent call last):
   File "/home/ana/sinain-relay/actors/ticker.py", line 212, in tick
@@ -183,7 +183,7 @@ def test_a_huge_ocr_without_traces_is_scanned_quickly() -> None:
 def test_a_trace_under_a_minified_bundles_source_line_is_found() -> None:
     # What Node.js printed for an error thrown in npm's minified tar bundle: the file and line,
     # the whole 66 KB source line, a caret line, then the trace.
-    text = (ROOT / "bench" / "data" / "minified_trace.txt").read_text(encoding="utf-8")
+    text = (ROOT / "tests" / "data" / "minified_trace.txt").read_text(encoding="utf-8")
     assert max(len(line) for line in text.split("\n")) > 60_000
 
     (found,) = find_stack_traces(text)

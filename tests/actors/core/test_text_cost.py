@@ -1,11 +1,11 @@
 """Whatever reads a person's screen or speech costs time in proportion to its length: every
-entry point of the relay's text work, fed every shape of ``bench/data/adversarial_text.json``
+entry point of the relay's text work, fed every shape of ``tests/data/adversarial_text.json``
 at 1x, 4x and 16x a size, grows about linearly (a ratio of CPU times measured in one run, with
 a generous bound: quadratic work grows 16x from 1x to 16x, linear work about 1x), and reads
 2 MiB of the shapes marked ``slow`` (a backtracking scan takes seconds or more over them)
 well under a second.
 
-``python -m bench.text_cost`` prints the figures.
+``python -m bench text-cost`` prints the figures.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from actors.llm_caller import MAX_RESPONSE_BYTES
-from bench.text_cost import ENTRY_POINTS, cost_s, growth, shapes
+from tests.support.text_cost import ENTRY_POINTS, cost_s, growth, shapes
 
 SIZE = 2048
 """The smallest size measured (characters); 4x and 16x it are measured too."""

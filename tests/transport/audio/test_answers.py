@@ -16,10 +16,10 @@ from actors.audio.capture import Capture
 from actors.core.shapes import AUDIO_SOURCES
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from bench.harness import ROOT
 from config.audio import AudioConfig
 from tests.audio.pcm_program import command as program
 from tests.helpers import asked, client_for, relay_settings, wait_until
+from tests.support.harness import ROOT
 from tests.test_hearing import HEARD
 from tests.transport.openapi_contract import Contract
 from transport.audio.answers import AudioSources

@@ -18,10 +18,10 @@ from actors.audio.core.capture_records import CaptureStatus
 from actors.audio.core.stt_outcome import NO_STATS
 from actors.core.model_stats import LATENCY_BUCKETS_S
 from actors.tree import Relay
-from bench.harness import ROOT
 from config.audio import AudioConfig
 from tests.audio.pcm_program import command as program
 from tests.helpers import Samples, asked, client_for, relay_settings, scrape, value, wait_until
+from tests.support.harness import ROOT
 from tests.test_hearing import HEARD
 from transport.audio.exposition import CAPTURE_STATES, STT_STATES, AudioFigures
 from transport.demo.fake_stt import FakeStt

@@ -18,11 +18,11 @@ import orjson
 import pytest
 
 from actors.tree import Relay
-from bench import harness
-from bench.harness import ROOT, free_port
 from config.command_line import load_settings
 from config.settings import Settings
 from tests.helpers import LogSink, assert_session_accepted, base_url, spawn_relay, wait_until
+from tests.support import harness
+from tests.support.harness import ROOT, free_port
 from transport.demo import prepare_demo
 from transport.demo.fake_llm import STAND_IN_MARKER, STAND_IN_MODEL
 from transport.demo.replay import (

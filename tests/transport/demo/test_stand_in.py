@@ -9,7 +9,7 @@ import pytest
 
 from actors.core.prompt import PreviousDigest, build_prompt
 from actors.core.window import AudioEvent, ScreenEvent, TickWindow
-from bench.prompt_corpus import T0_MS, session_prompt
+from tests.support.prompt_corpus import T0_MS, session_prompt
 from transport.demo.stand_in import (
     STAND_IN_MARKER,
     HeardLine,

@@ -1,7 +1,7 @@
 """The prompt corpus: windows of the shapes a user's screen really has, and the words a summary
 of each must be able to use.
 
-The corpus is data in ``bench/corpus/`` (its ``README.md`` describes the cases and the files
+The corpus is data in ``tests/data/corpus/`` (its ``README.md`` describes the cases and the files
 and says how to add a case). :func:`cases` reads and checks it; :func:`case_window` builds the
 window a tick would read 3 s after a case's last event.
 """
@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from actors.core.bodies import FeedInput, convert, sense_input
-from actors.core.prompt import PreviousDigest, build_prompt
+from actors.core.prompt import (
+    ACTIVE_APP,
+    AGE,
+    ANSWER_HEADER,
+    PreviousDigest,
+    build_prompt,
+    prompt_with_screen,
+    screen_line,
+)
 from actors.core.records import FeedRecord, SenseRecord
 from actors.core.window import TickWindow, build_context_window
 from config.app_names import normalize_app_name
@@ -30,7 +38,7 @@ MAX_AGE_MS = 120_000
 TICK_AFTER_MS = 3_000
 """A case's tick comes this long after its last event (the default debounce)."""
 SHAPES = ("code", "terminal", "browser", "chat", "mixed")
-CORPUS = Path(__file__).resolve().with_name("corpus")
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
 """The corpus's directory: ``cases.jsonl`` and ``windows/``."""
 CASES = CORPUS / "cases.jsonl"
 """Each case's name, shape, busy flag and expected words, in order."""
@@ -158,3 +166,49 @@ def input_texts(window: TickWindow) -> Iterator[str]:
         yield from (app, event.window_title, event.title, event.ocr, event.narrative)
     for chunk in window.audio:
         yield chunk.text
+
+
+CUT_OCR_CHARS = 200
+"""The original relay's cut: OCR characters per screen event."""
+WORD = re.compile(r"[^\W\d_]{4,}")
+"""A word: four letters or more (any script), digits and underscores splitting words."""
+
+
+def cut_prompt(ctx: TickWindow, *, now_ms: int) -> str:
+    """The original relay's prompt: every OCR text cut at :data:`CUT_OCR_CHARS` characters."""
+    lines = (
+        AGE.format(seconds=max(0, round((now_ms - e.received_at) / 1000)))
+        + screen_line(e, e.ocr.replace("\n", " ")[:CUT_OCR_CHARS])
+        for e in reversed(ctx.screen)
+    )
+    return prompt_with_screen(ctx, "\n".join(lines), now_ms=now_ms)
+
+
+def window_part(prompt: str) -> str:
+    """The prompt from the active app to the answer's instructions."""
+    start = prompt.index(ACTIVE_APP)
+    return prompt[start : prompt.index(ANSWER_HEADER, start)]
+
+
+def words(texts: Iterable[str]) -> set[str]:
+    return {w.casefold() for text in texts for w in WORD.findall(text)}
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """One prompt of one case."""
+
+    expected_kept: tuple[str, ...]
+    expected_lost: tuple[str, ...]
+    words_in: int
+    words_kept: int
+    length: int
+
+
+def measure(case: Case, window: TickWindow, prompt: str) -> Measure:
+    part = window_part(prompt)
+    folded = part.casefold()
+    kept = tuple(w for w in case.expected if w.casefold() in folded)
+    lost = tuple(w for w in case.expected if w.casefold() not in folded)
+    given = words(input_texts(window))
+    return Measure(kept, lost, len(given), len(given & words([part])), len(prompt))

@@ -1,4 +1,5 @@
-"""The load bench's overlay sockets: real WebSockets on a real relay, drained, closed cleanly."""
+"""The overlay stand-in (``tests/support/overlay.py``): real WebSockets on a real relay,
+drained, closed cleanly."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness import Server, health, post_many, relay_env, relay_process
-from bench.load import overlay_sockets
 from tests.helpers import wait_until
+from tests.support.harness import Server, health, post_many, relay_env, relay_process
+from tests.support.overlay import overlay_sockets
 
 
 def overlays(relay: Server) -> object:

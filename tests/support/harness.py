@@ -1,6 +1,6 @@
-"""What the benches share: ``python run.py`` subprocesses, ``/proc`` readings, bodies, numbers,
-logs and arguments. Only 127.0.0.1 is used; every wait is bounded; a process is stopped with
-SIGTERM, then SIGKILL after :data:`TERM_TIMEOUT_S`. The tests' process helpers use it too.
+"""What the tests' process helpers and the benchmarks share: ``python run.py`` subprocesses,
+``/proc`` readings, bodies, logs. Only 127.0.0.1 is used; every wait is bounded; a process is
+stopped with SIGTERM, then SIGKILL after :data:`TERM_TIMEOUT_S`.
 """
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import math
 import os
 import re
 import resource
@@ -19,7 +18,6 @@ import sys
 import tempfile
 import threading
 import time
-import timeit
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -32,7 +30,7 @@ from aiohttp import web
 
 from transport.demo.fake_llm import FakeLLM
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
 MEMORY = ":memory:"  # --data-dir :memory:: the same SQLite files in /dev/shm, no sync
 JSON_HEADERS = {"Content-Type": "application/json"}
@@ -62,18 +60,6 @@ def sense_body(ocr_bytes: int = OCR_BYTES, n: int = 0, ts: int | None = None) ->
 
 def post_body(path: str) -> bytes:
     return feed_body() if path == "/feed" else sense_body()
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile (NaN for no values)."""
-    if not values:
-        return float("nan")
-    return sorted(values)[max(0, math.ceil(q / 100 * len(values)) - 1)]
-
-
-def best_us(call: Callable[[], object], number: int) -> float:
-    """Microseconds per call of ``call``: the best of five runs of ``number`` calls."""
-    return min(timeit.repeat(call, number=number, repeat=5)) / number * 1e6
 
 
 def drive(handler: Callable[[Any], Any], request: object) -> None:
@@ -461,23 +447,9 @@ def print_health(server: Server, prefix: str = "") -> None:
     print(f"  {prefix}actor restarts: {restarts or 'none'}")
 
 
-def fill_defaults(args: argparse.Namespace, **pairs: tuple[float, float]) -> None:
-    """Each option of ``pairs`` not given gets its ``(quick, full)`` default, by ``--quick``."""
-    for name, pair in pairs.items():
-        if getattr(args, name) is None:
-            setattr(args, name, pair[0] if args.quick else pair[1])
-
-
-def choose(parser: argparse.ArgumentParser, text: str | None, names: Sequence[str]) -> list[str]:
-    """The names a comma-separated option gives (all when ``None``), in ``names``' order."""
-    wanted = {n.strip() for n in (text or ",".join(names)).split(",") if n.strip()}
-    if not wanted or wanted - set(names):
-        parser.error(f"takes a comma-separated list of {', '.join(names)}, not {text!r}")
-    return [name for name in names if name in wanted]
-
-
 def parser(doc: str | None, **options: tuple[type, Any, str]) -> argparse.ArgumentParser:
-    """A parser described by the first line of ``doc``; each option ``name=(type, default,
+    """The command line of a test script (the benchmarks have theirs in ``bench.runner``): a
+    parser described by the first line of ``doc``; each option ``name=(type, default,
     help)`` is ``--name`` (dashes for underscores; ``bool``: a flag; default ``...``: required),
     or a positional argument for a name that starts with ``_``."""
     made = argparse.ArgumentParser(description=(doc or "").split("\n", 1)[0])
@@ -490,3 +462,12 @@ def parser(doc: str | None, **options: tuple[type, Any, str]) -> argparse.Argume
         else:
             made.add_argument(flag, type=kind, default=default, required=default is ..., help=text)
     return made
+
+
+def bench_case(*args: str, timeout_s: float = 60.0) -> subprocess.CompletedProcess[str]:
+    """``python -m bench <args>`` from the repository's top: how a test runs a benchmark case
+    (tests never import ``bench``); its exit code and output, captured."""
+    command = [sys.executable, "-m", "bench", *args]
+    return subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s, check=False
+    )

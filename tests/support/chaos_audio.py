@@ -1,8 +1,8 @@
-"""The chaos soak's capture program (:mod:`bench.chaos`), and a count of capture processes.
+"""The chaos soak's capture program (:mod:`tests.support.chaos`), and a count of capture processes.
 
 It imports nothing but the standard library: the relay starts it again at each restart.
 
-* ``python -m bench.chaos_audio --speed 20 --scene speech:1200,silence:1500 --tag T`` writes
+* ``python -m tests.support.chaos_audio --speed 20 --scene speech:1200,silence:1500 --tag T`` writes
   16 kHz mono s16le PCM on stdout, as ffmpeg would: a speech-like sound (a voiced tone under a
   syllable envelope, loud enough for voice detection; no words) and silence, looped, paced at
   ``--speed`` times real time. ``--tag`` does nothing but mark the command line, so a run's
@@ -57,7 +57,7 @@ def scene_pcm(text: str) -> bytes:
 
 def command(scene: str, speed: float, tag: str) -> str:
     """The ``command:`` source value that runs this program (from the repository's top)."""
-    argv = [sys.executable, "-m", "bench.chaos_audio", "--speed", str(speed)]
+    argv = [sys.executable, "-m", "tests.support.chaos_audio", "--speed", str(speed)]
     return "command:" + shlex.join([*argv, "--scene", scene, "--tag", tag])
 
 
@@ -82,7 +82,9 @@ def capture_processes(parent: int | None, marker: str) -> list[int]:
 
 def main(argv: list[str] | None = None) -> int:
     """Write the scene, then loop it, until the reader goes away."""
-    parser = argparse.ArgumentParser(prog="python -m bench.chaos_audio", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.support.chaos_audio", description=__doc__
+    )
     parser.add_argument("--scene", default="speech:1200,silence:1500")
     parser.add_argument("--speed", type=float, default=1.0)
     parser.add_argument("--tag", default="", help="marks the command line; does nothing else")

@@ -1,4 +1,4 @@
-"""The prompt corpus's files (``bench/corpus/``) and their loader: every case has its
+"""The prompt corpus's files (``tests/data/corpus/``) and their loader: every case has its
 requests and every file a case, each in the form it is written in, and a bad line of
 ``cases.jsonl`` is named."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench.prompt_corpus import CASES, WINDOWS, CorpusError, cases, parse_case, window_path
+from tests.support.prompt_corpus import CASES, WINDOWS, CorpusError, cases, parse_case, window_path
 from transport.demo.replay import load_session
 
 

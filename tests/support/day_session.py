@@ -1,10 +1,11 @@
 """The day-like capture session of the freshness bench, and the moments labelled in a session.
 
-Both are data in ``bench/sessions/``, whose ``README.md`` describes the day session, states the
+Both are data in ``tests/data/sessions/``, whose ``README.md`` describes the day session, states the
 labelling rule and says how to add a session. A session's labels are beside it,
 ``<name>.labels.json`` (:func:`labels_path`): the requests after which a user glancing at the
-hud would expect it to say something new. This module reads and checks them, and puts real
-screen thumbnails in a session (:func:`with_screens`).
+hud would expect it to say something new. This module reads and checks them, says when a
+hud answered each (:func:`moment_to_hud_s`, from the agent's history), and puts real screen
+thumbnails in a session (:func:`with_screens`).
 """
 
 from __future__ import annotations
@@ -12,15 +13,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench.figures import DATA, data
-from transport.demo.replay import SessionEvent
+from transport.demo.replay import Posted, SessionEvent
 
-SESSIONS = Path(__file__).resolve().with_name("sessions")
+DATA = Path(__file__).resolve().parents[1] / "data"
+SESSIONS = DATA / "sessions"
 DAY_SESSION = SESSIONS / "day.jsonl"
 """The shipped day session."""
 MIN_MOMENT_GAP_S = 5.0
@@ -99,8 +101,8 @@ def load_moments(session: Path, events: Sequence[SessionEvent]) -> tuple[Moment,
 
 
 def screens() -> dict[str, bytes]:
-    """The JPEG thumbnail of each app (``bench/data/screens.json`` names them)."""
-    apps: dict[str, str] = data("screens")["apps"]
+    """The JPEG thumbnail of each app (``tests/data/screens.json`` names them)."""
+    apps: dict[str, str] = json.loads((DATA / "screens.json").read_text(encoding="utf-8"))["apps"]
     return {app: (DATA / "screens" / name).read_bytes() for app, name in apps.items()}
 
 
@@ -132,3 +134,49 @@ def with_screens(
         roi = {**roi, "data": base64.b64encode(jpeg).decode("ascii")}
         out.append(replace(event, body={**body, "roi": roi}))
     return tuple(out)
+
+
+def answer(entries: Sequence[dict[str, Any]], acked_ms: int) -> tuple[int, int] | None:
+    """When the first LLM call that started at or after ``acked_ms`` (epoch ms) started and
+    when its entry was stored; None when no entry followed."""
+    started = ((e["ts"] - e["latencyMs"], e["ts"]) for e in entries)
+    return next((pair for pair in started if pair[0] >= acked_ms), None)
+
+
+def event_to_hud_s(
+    posted: Sequence[Posted], entries: Sequence[dict[str, Any]], speed: float
+) -> list[float | None]:
+    """For each request: session seconds from its acknowledgement to the first entry whose
+    LLM call started at or after it, or None when no entry followed."""
+    answers = ((answer(entries, p.acked_ms), p.acked_ms) for p in posted)
+    return [None if a is None else (a[1] - acked) * speed / 1000 for a, acked in answers]
+
+
+def moment_acks(
+    moments: Sequence[Moment], events: Sequence[SessionEvent], posted: Sequence[Posted]
+) -> list[int | None]:
+    """When each moment's request was acknowledged (epoch ms): the first request at the
+    moment's second; None when it was not posted or not accepted."""
+    acks: list[int | None] = []
+    for moment in moments:
+        index = next(n for n, event in enumerate(events) if event.at == moment.at)
+        post = posted[index] if index < len(posted) else None
+        acks.append(post.acked_ms if post is not None and post.status == 200 else None)
+    return acks
+
+
+def moment_to_hud_s(
+    acks: Sequence[int | None], entries: Sequence[dict[str, Any]], speed: float
+) -> list[float | None]:
+    """For each moment (its acknowledgement, in order): session seconds to the first entry
+    whose call started at or after it, if that call started before the next moment's
+    acknowledgement (the last moment: any time); None when it is unanswered."""
+    out: list[float | None] = []
+    for n, ack in enumerate(acks):
+        until = next((a for a in acks[n + 1 :] if a is not None), math.inf)
+        found = None if ack is None else answer(entries, ack)
+        if ack is None or found is None or found[0] >= until:
+            out.append(None)
+        else:
+            out.append((found[1] - ack) * speed / 1000)
+    return out

@@ -130,8 +130,16 @@ class FeedListener:
 def pcm_command(
     speed: float, seed: int = 1, seconds: float | None = None, write_ms: int = 20
 ) -> str:
-    """A ``command:`` source value running :mod:`bench.pcm_source` (from the repository root)."""
-    argv = [sys.executable, "-m", "bench.pcm_source", "--speed", f"{speed:g}", "--seed", str(seed)]
+    """A ``command:`` source value running :mod:`tests.support.pcm_source` (from the top)."""
+    argv = [
+        sys.executable,
+        "-m",
+        "tests.support.pcm_source",
+        "--speed",
+        f"{speed:g}",
+        "--seed",
+        str(seed),
+    ]
     argv += ["--write-ms", str(write_ms)]
     if seconds is not None:
         argv += ["--seconds", f"{seconds:g}"]

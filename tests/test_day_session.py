@@ -11,7 +11,8 @@ import pytest
 
 from actors.core.bodies import sense_input
 from actors.core.screen_image import ScreenImage, read_image
-from bench.day_session import (
+from tests.helpers import assert_session_accepted
+from tests.support.day_session import (
     DAY_SESSION,
     FILLERS,
     MEMO,
@@ -25,7 +26,6 @@ from bench.day_session import (
     screens,
     with_screens,
 )
-from tests.helpers import assert_session_accepted
 from transport.demo.replay import DEMO_SESSION, SessionEvent, load_session, parse_session
 
 SESSIONS = pytest.mark.parametrize("session", [DEMO_SESSION, DAY_SESSION], ids=["demo", "day"])

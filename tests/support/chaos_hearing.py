@@ -1,5 +1,6 @@
-"""The audio path in the chaos soak (:mod:`bench.chaos`): the relay captures two sources (each
-a :mod:`bench.chaos_audio` program) and transcribes them with the stand-in speech service, while
+"""The audio path in the chaos drills (:mod:`tests.support.chaos`): the relay captures two
+sources (each a :mod:`tests.support.chaos_audio` program) and transcribes them with the
+stand-in speech service, while
 the drills crash and hang the transcriber and the captures too.
 
 :class:`Hearing` sets it up and says what happened: per audio actor the faults injected and
@@ -16,14 +17,14 @@ import os
 import random
 import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from actors.core.shapes import AUDIO_SOURCES, MARKS, AudioSource
-from bench.chaos_audio import capture_processes, command
+from tests.support.chaos_audio import capture_processes, command
 from transport.demo.fake_stt import FakeStt, HeardRequest
 
 AUDIO_ACTORS = ("stt", "capture_system", "capture_mic", "audio")
@@ -128,57 +129,3 @@ def outcomes(log_lines: Sequence[str]) -> Counter[str]:
         elif event.get("event") == "audio.refused":
             found[str(event.get("reason"))] += 1
     return found
-
-
-@dataclass(frozen=True, slots=True)
-class AudioFigures:
-    """What the soak saw of the audio path, for :func:`print_audio`."""
-
-    faults: Mapping[tuple[str, str], int]
-    """Faults delivered, by (actor, kind)."""
-    actors: Mapping[str, Any]
-    """``/health.actors`` at the end."""
-    stored: Mapping[AudioSource, int]
-    stored_quiet: Mapping[AudioSource, int]
-    """Transcripts stored after the last fault."""
-    outcomes: Mapping[str, int]
-    at_end: Mapping[AudioSource, list[int]]
-    """The capture processes of the relay just before it was stopped."""
-    left: Mapping[AudioSource, list[int]]
-    """Capture processes alive once the relay had exited (orphans)."""
-
-
-def print_audio(hearing: Hearing, figures: AudioFigures) -> int:
-    """Print the audio figures; the number of problems found."""
-    problems = 0
-    print("\naudio path (two captures and the transcriber under the drills)")
-    print(f"  {'actor':15} {'crash':>6} {'hang':>6} {'restarts':>9} {'alive':>6}  state")
-    for name in AUDIO_ACTORS:
-        info, crashes = figures.actors.get(name, {}), figures.faults.get((name, "crash"), 0)
-        restarts = info.get("restarts")
-        flag = "" if restarts == crashes else "   <- restarts differ from crashes injected"
-        print(
-            f"  {name:15} {crashes:6d} {figures.faults.get((name, 'hang'), 0):6d} "
-            f"{restarts!s:>9} {info.get('alive')!s:>6}  {info.get('state')}{flag}"
-        )
-    print(f"  {'source':8} {'stored':>7} {'after last fault':>17} {'processes':>10}"
-          f" {'most at once':>13} {'samples with none':>18} {'left after exit':>16}")  # fmt: skip
-    for source in AUDIO_SOURCES:
-        at_end, left = figures.at_end[source], figures.left[source]
-        quiet, most = figures.stored_quiet[source], hearing.most[source]
-        print(
-            f"  {source:8} {figures.stored[source]:7d} {quiet:17d} {len(at_end):10d} "
-            f"{most:13d} {hearing.none[source]:12d}/{hearing.samples:<5d} {len(left):16d}"
-        )
-        for problem, what in (
-            (len(at_end) != 1, f"{len(at_end)} capture processes at the end, not 1: {at_end}"),
-            (most > 1, f"{most} capture processes at once during the run"),
-            (bool(left), f"capture processes left after the relay exited: {left}"),
-            (quiet == 0, "no transcript stored after the last fault"),
-        ):
-            if problem:
-                problems += 1
-                print(f"    PROBLEM {source}: {what}")
-    shown = ", ".join(f"{k} {v}" for k, v in sorted(figures.outcomes.items())) or "none"
-    print(f"  transcriber outcomes (log): {shown}; speech service requests: {hearing.stt.calls}")
-    return problems

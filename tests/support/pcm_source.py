@@ -3,8 +3,8 @@
 
 Run it as a capture program (``AUDIO_SOURCE=command:...``) from the repository root::
 
-    python -m bench.pcm_source                    # forever, at real speed
-    python -m bench.pcm_source --speed 20 --seconds 3600   # an hour of sound in 3 minutes
+    python -m tests.support.pcm_source                    # forever, at real speed
+    python -m tests.support.pcm_source --speed 20 --seconds 3600   # an hour of sound in 3 minutes
 
 A sentence is 1-6 s of syllables (a voiced tone with harmonics under a sine envelope, made once
 from the seed, then reused); a pause between two sentences is 1.5-4 s of faint room noise or,
@@ -25,7 +25,6 @@ from array import array
 from collections.abc import Iterator
 
 from actors.audio.core.utterance import BYTES_PER_MS, SAMPLE_RATE
-from bench.figures import at_least
 
 ROOM_LEVEL = 0.0005
 """RMS of the room noise, of full scale."""
@@ -134,10 +133,10 @@ def write(seconds: float | None, speed: float, seed: int, every_ms: int = 20) ->
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
-    parser.add_argument("--speed", type=at_least(0.01, float), default=1.0)
-    parser.add_argument("--seconds", type=at_least(0.0, float), help="of sound, then exit")
+    parser.add_argument("--speed", type=float, default=1.0)
+    parser.add_argument("--seconds", type=float, help="of sound, then exit")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--write-ms", type=at_least(1), default=20, help="wall ms per write")
+    parser.add_argument("--write-ms", type=int, default=20, help="wall ms per write")
     args = parser.parse_args(argv)
     try:
         write(args.seconds, args.speed, args.seed, args.write_ms)

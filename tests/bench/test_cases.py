@@ -1,0 +1,104 @@
+"""The benchmark cases, run as ``python -m bench <case>`` (tests never import ``bench``): the
+runner lists every case and each answers ``--help``, the pure parts' examples hold (their
+docstrings' doctests), and short runs print their figures."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from actors.audio.core.wav import wav_bytes
+from tests.audio.signals import scene as signal_scene
+from tests.support.harness import ROOT, bench_case
+
+DOCTESTS = (
+    "stats",
+    "figures",
+    "bench_freshness",
+    "bench_models",
+    "audio_speech",
+)
+"""The case modules whose docstrings hold examples of their pure parts."""
+
+
+MODULE_LINES, FUNCTION_LINES = 450, 80
+"""The house limits, which the benchmarks keep as the product does."""
+
+
+def test_no_case_module_passes_the_house_limits() -> None:
+    found = []
+    for path in sorted((ROOT / "bench").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if (lines := len(text.splitlines())) > MODULE_LINES:
+            found.append(f"{path.name}: {lines} lines")
+        for node in ast.walk(ast.parse(text, str(path))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > FUNCTION_LINES:
+                    found.append(f"{path.name}: {node.name}() is {length} lines")
+    assert not found, "\n".join(found)
+
+
+def test_the_runner_lists_every_case_with_a_line_and_each_case_answers_help() -> None:
+    listed = bench_case("--help")
+    assert listed.returncode == 0
+    cases = re.findall(r"^    ([a-z][a-z-]+)(?: {2,}\S|$)", listed.stdout, re.MULTILINE)
+    assert len(cases) >= 20
+    assert bench_case().returncode == 2  # no case: the list, and a usage error
+    unknown = bench_case("no-such-case")
+    assert unknown.returncode == 2
+    assert "invalid choice: 'no-such-case'" in unknown.stderr
+    for case in cases:
+        answered = bench_case(case, "--help")
+        assert answered.returncode == 0, (case, answered.stderr)
+        assert f"usage: python -m bench {case}" in answered.stdout
+
+
+def test_the_examples_in_the_cases_docstrings_hold() -> None:
+    paths = [str(ROOT / "bench" / f"{name}.py") for name in DOCTESTS]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "doctest", *paths],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_recording_is_listed_by_utterance(tmp_path: Path) -> None:
+    path = tmp_path / "two.wav"
+    pcm = signal_scene(("silence", 500), ("speech", 2_000), ("silence", 2_000), ("speech", 1_000))
+    path.write_bytes(wav_bytes(pcm))
+    done = bench_case("vad", "--wav", str(path), "--runs", "1")
+    assert done.returncode == 0, done.stderr
+    assert "share of one core" in done.stdout
+    rows = [line.split() for line in done.stdout.splitlines() if line.strip()[:1].isdigit()]
+    assert [row[0] for row in rows] == ["1", "2"]
+    assert float(rows[0][1]) == pytest.approx(0.2, abs=0.1)
+
+
+def test_a_session_that_cannot_be_read_stops_the_bench_before_it_starts(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"at": 0, "path": "/feed", "body": {"text": "x"}}\n')
+    bad.with_name("bad.labels.json").write_text('{"moments": [{"at": 4, "reason": "x"}]}')
+    for session, error in ((tmp_path / "none.jsonl", "No such file"), (bad, "no request at 4")):
+        done = bench_case("freshness", "--session", str(session))
+        assert done.returncode == 2
+        assert error in done.stderr
+
+
+def test_a_short_latency_run_matches_every_answer_to_its_feed_item() -> None:
+    done = bench_case("audio", "--targets", "latency", "--utterances", "2", "--latency-speed", "20")
+    assert done.returncode == 0, done.stderr
+    assert "transcripts read 2, matched 2" in done.stdout
+    assert "over 2 utterances" in done.stdout
