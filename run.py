@@ -131,7 +131,7 @@ def run_mcp(args: Sequence[str]) -> int:
     """``sinain-relay mcp``: the MCP server, a client of a running relay (its own process; the
     relay never imports ``mcp``). Exit code 2 when the ``mcp`` extra is not installed."""
     try:
-        from transport.mcp_server import main as mcp_main  # noqa: PLC0415
+        from transport.mcp.server import main as mcp_main  # noqa: PLC0415
     except ModuleNotFoundError as missing:
         module = (missing.name or "").partition(".")[0]
         if module in ("", "actors", "config", "transport"):

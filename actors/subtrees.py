@@ -18,18 +18,28 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pykka
 import structlog
 
+from actors.agent.context_builder import ContextBuilder
+from actors.agent.core.entries import EMPTY_AGENT, AgentSnapshot
+from actors.agent.core.events import AgentEvent
+from actors.agent.core.response_format import NO_LEVELS, FormatLevels
+from actors.agent.core.screen_image import NOTHING_SENT, SentImages
+from actors.agent.digest_store import DigestStore
+from actors.agent.llm_caller import LLMCaller
+from actors.agent.situation_writer import (
+    SituationOutbox,
+    SituationWriter,
+    warn_if_replaceable,
+)
+from actors.agent.situation_writer import situation_outbox as new_outbox
+from actors.agent.ticker import Ticker
+from actors.agent.ticker_cells import ConfigCell, News
 from actors.audio.subtree import AudioHandles, AudioViews, audio_children, configured
-from actors.context_builder import ContextBuilder
-from actors.core.agent_events import AgentEvent
-from actors.core.entries import EMPTY_AGENT, AgentSnapshot
 from actors.core.errors import ActorUnavailable
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE, FeedSnapshot, SenseSnapshot
 from actors.core.redactor import Redactor
-from actors.core.response_format import NO_LEVELS, FormatLevels
-from actors.core.screen_image import NOTHING_SENT, SentImages
 from actors.core.shapes import AudioSource
-from actors.digest_store import DigestStore
-from actors.feed_buffer import FeedBuffer
+from actors.ingest.feed_buffer import FeedBuffer
+from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.base import ChildExited, ChildHandle, Reporter
 from actors.kernel.clock import Clock
 from actors.kernel.listeners import Listeners
@@ -37,16 +47,6 @@ from actors.kernel.published import Published
 from actors.kernel.start_watch import START_TIMEOUT_S
 from actors.kernel.storage import StorageInfo
 from actors.kernel.supervisor import Backoff, ChildSpec, Intensity, Supervisor
-from actors.llm_caller import LLMCaller
-from actors.sense_buffer import SenseBuffer
-from actors.situation_writer import (
-    SituationOutbox,
-    SituationWriter,
-    warn_if_replaceable,
-)
-from actors.situation_writer import situation_outbox as new_outbox
-from actors.ticker import Ticker
-from actors.ticker_cells import ConfigCell, News
 from config.prices import PriceTable
 from config.settings import Settings
 
@@ -350,7 +350,7 @@ def situation_writer(w: Wiring, events: Listeners[AgentEvent]) -> tuple[ChildSpe
         return SituationWriter.start(path=path, outbox=outbox, events=events, report=report)
 
     # No ping deadline: a write stuck on a dead disk holds only this actor, and the outbox
-    # keeps just the newest situation meanwhile (see actors.situation_writer).
+    # keeps just the newest situation meanwhile (see actors.agent.situation_writer).
     return (ChildSpec("situation", situation, w.handles.situation, shutdown_timeout_s=1.0),)
 
 

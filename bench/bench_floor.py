@@ -24,7 +24,7 @@ from pathlib import Path
 
 import httpx
 
-from actors.feed_buffer import FEED_RING
+from actors.ingest.feed_buffer import FEED_RING
 from bench import load
 from bench.figures import print_progress, print_ratios, print_table
 from bench.load import Row

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from actors.core.bodies import SENSE_BODY_LIMIT
-from actors.feed_buffer import FEED_RING
+from actors.ingest.feed_buffer import FEED_RING
+from actors.ingest.sense_buffer import PRUNE_SLACK, SENSE_RING
 from actors.kernel.schemas import MIGRATIONS
-from actors.sense_buffer import PRUNE_SLACK, SENSE_RING
 from bench.figures import Table, at_least
 from bench.load import WRK_INSTALL_HINT, Round, Row, post, wrk_available, wrk_round
 from bench.runner import UsageError, arg, choose, exit_on_sigterm, fill_defaults, flags

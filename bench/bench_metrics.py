@@ -22,8 +22,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
+from actors.agent.core.entries import EMPTY_AGENT
 from actors.core.bodies import sense_input
-from actors.core.entries import EMPTY_AGENT
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE
 from actors.kernel.clock import SystemClock
 from actors.kernel.published import Published
@@ -41,7 +41,7 @@ from transport.exposition import render
 from transport.frontend import HttpFrontend
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, RouteStats
 from transport.state import Peers
-from transport.stream_limits import StreamLimits
+from transport.streams.limits import StreamLimits
 
 
 class _NoStats(RouteStats):

@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 import httpx
 import orjson
 
-from actors.core import completion as chat
+from actors.agent.core import completion as chat
+from actors.agent.core.hud_check import WITHHELD_REASONS, checked_hud
+from actors.agent.core.prompt import PreviousDigest, build_prompt
+from actors.agent.core.response_format import Level, first_level, is_refusal, step_down
+from actors.agent.core.screen_image import NOTHING_SENT, ScreenImage, SentImages, pick_images
 from actors.core.errors import LLMError
-from actors.core.hud_check import WITHHELD_REASONS, checked_hud
-from actors.core.prompt import PreviousDigest, build_prompt
-from actors.core.response_format import Level, first_level, is_refusal, step_down
-from actors.core.screen_image import NOTHING_SENT, ScreenImage, SentImages, pick_images
 from bench.runner import arg, flags
 from bench.stats import percentile
 from config.settings import RESPONSE_FORMATS, AgentSettings

@@ -22,14 +22,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
-from actors.core.bodies import sense_input
-from actors.core.prompt import (
+from actors.agent.core.prompt import (
     SCREEN_BUDGET,
     build_prompt,
     fingerprint,
 )
+from actors.agent.core.window import TickWindow, build_context_window
+from actors.core.bodies import sense_input
 from actors.core.records import SenseRecord
-from actors.core.window import TickWindow, build_context_window
 from bench.figures import Table
 from bench.runner import UsageError, arg, flags
 from bench.stats import best_us, median

@@ -29,10 +29,10 @@ from unittest import mock
 
 import pykka
 
-from actors.core.completion import Analysis
-from actors.core.ticks import TickResult
-from actors.core.window import build_context_window
-from actors.digest_store import DigestStore
+from actors.agent.core.completion import Analysis
+from actors.agent.core.ticks import TickResult
+from actors.agent.core.window import build_context_window
+from actors.agent.digest_store import DigestStore
 from actors.kernel import schemas, search_index
 from actors.kernel.base import ChildHandle
 from actors.kernel.clock import FakeClock

@@ -14,18 +14,18 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from actors.context_builder import ContextBuilder
+from actors.agent.context_builder import ContextBuilder
+from actors.agent.core.change import Change, Gist, gist, judge
+from actors.agent.core.completion import Analysis
+from actors.agent.core.prompt import PreviousDigest, build_prompt, fingerprint
+from actors.agent.core.ticks import TickResult
+from actors.agent.core.window import TickWindow, build_context_window
+from actors.agent.digest_store import DigestStore
 from actors.core.bodies import sense_input
-from actors.core.change import Change, Gist, gist, judge
-from actors.core.completion import Analysis
-from actors.core.prompt import PreviousDigest, build_prompt, fingerprint
 from actors.core.records import FeedSnapshot, SenseSnapshot
-from actors.core.ticks import TickResult
-from actors.core.window import TickWindow, build_context_window
-from actors.digest_store import DigestStore
-from actors.feed_buffer import FeedBuffer
+from actors.ingest.feed_buffer import FeedBuffer
+from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.clock import SystemClock
-from actors.sense_buffer import SenseBuffer
 from actors.tree import Relay, start_relay
 from bench.figures import data
 from bench.quiet import Row, busy_during, quiet_attempts, table_rows

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
-from config.audio import DEFAULT_STT_BASE_URL, AudioConfig, same_origin
+from config.audio.settings import DEFAULT_STT_BASE_URL, AudioConfig, same_origin
 from config.option_values import parse_value
 from config.options import OPTIONS
 from config.settings import DEFAULT_BASE_URL, AgentSettings, Settings
@@ -63,7 +63,8 @@ def version() -> str:
 def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bool) -> Settings:
     """Read and validate every setting; flags win over the environment. Without
     ``STT_API_KEY``, the speech service is given the LLM key only when it has the LLM's origin
-    (:func:`config.audio.same_origin`): a key is never sent to a service it was not made for.
+    (:func:`config.audio.settings.same_origin`): a key is never sent to a service it was not
+    made for.
 
     Raises:
         ConfigError: the first invalid setting, named as the user wrote it.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 from config.settings import AgentSettings, Settings
 
 
@@ -28,7 +28,7 @@ class Option:
     agent: bool = False
     """The field is :class:`AgentSettings`'s, not :class:`Settings`'."""
     audio: bool = False
-    """The field is :class:`~config.audio.AudioConfig`'s, not :class:`Settings`'."""
+    """The field is :class:`~config.audio.settings.AudioConfig`'s, not :class:`Settings`'."""
     field: str = ""
     """The field's name when it differs from :attr:`name`."""
     secret: bool = False

@@ -12,7 +12,7 @@ from typing import Any
 
 import re2
 
-from config.audio import STT_APIS
+from config.audio.settings import STT_APIS
 from config.settings import (
     ESCALATION_MODES,
     LOG_FORMATS,

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, get_args
 
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "google/gemini-2.5-flash-lite"
@@ -25,10 +25,10 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 ResponseFormat = Literal["auto", "json_schema", "json_object", "off"]
 """What the agent's requests ask of the LLM (``AGENT_RESPONSE_FORMAT``)."""
 RESPONSE_FORMATS: tuple[ResponseFormat, ...] = get_args(ResponseFormat)
-"""``AGENT_RESPONSE_FORMAT``'s values (see :mod:`actors.core.response_format`)."""
+"""``AGENT_RESPONSE_FORMAT``'s values (see :mod:`actors.agent.core.response_format`)."""
 EscalationMode = Literal["off", "selective", "focus", "rich"]
 """When a tick's moment goes to Sinain's agent (``ESCALATION_MODE``,
-:mod:`actors.core.escalation`)."""
+:mod:`actors.escalation.decision`)."""
 ESCALATION_MODES: tuple[EscalationMode, ...] = get_args(EscalationMode)
 MIN_RUNTIME_ESCALATION_COOLDOWN_MS = 5_000
 """``POST /agent/config`` raises a smaller ``escalationCooldownMs`` to this."""
@@ -36,7 +36,8 @@ MIN_RUNTIME_ESCALATION_COOLDOWN_MS = 5_000
 
 @dataclass(frozen=True, slots=True)
 class EscalationPolicy:
-    """The escalation settings a tick carries to the decision (:mod:`actors.core.escalation`)."""
+    """The escalation settings a tick carries to the decision
+    (:mod:`actors.escalation.decision`)."""
 
     mode: EscalationMode = "off"
     cooldown_ms: int = 30_000
@@ -86,11 +87,11 @@ class AgentSettings:
     then ``json_object``, then nothing, stepping down when a server refuses; a named level
     is sent as it is."""
     escalation_mode: EscalationMode = "off"
-    """When a tick's moment goes to the escalation slot (:mod:`actors.core.escalation`)."""
+    """When a tick's moment goes to the escalation slot (:mod:`actors.escalation.decision`)."""
     escalation_cooldown_ms: int = 30_000
     escalation_stale_ms: int = 0
     vision_enabled: bool = True
-    """Send the newest screen images with a call (:mod:`actors.core.screen_image`)."""
+    """Send the newest screen images with a call (:mod:`actors.agent.core.screen_image`)."""
     vision_model: str = DEFAULT_VISION_MODEL
     """The model a call with images asks first."""
     vision_max_images: int = 1

@@ -23,10 +23,10 @@ from actors.tree import Relay, start_relay
 from config.logs import configure_logging
 from config.settings import Settings
 from tests.helpers import LogSink, client_for, relay_settings
-from transport import stream_limits
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
 from transport.frontend import HttpFrontend
+from transport.streams import limits as stream_limits
 
 SINK = LogSink()
 

@@ -30,19 +30,19 @@ import pytest
 import structlog
 from prometheus_client.parser import text_string_to_metric_families
 
+from actors.agent.core.window import extract_audio
+from actors.agent.digest_store import DigestStore
+from actors.agent.ticker import Ticker
 from actors.core.bodies import FeedInput, convert, sense_input
 from actors.core.records import FeedRecord, SensePost
 from actors.core.redaction_rules import marker
-from actors.core.window import extract_audio
-from actors.digest_store import DigestStore
-from actors.feed_buffer import FeedBuffer
+from actors.ingest.feed_buffer import FeedBuffer
+from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import FakeClock
 from actors.kernel.supervisor import ChildSpec, Supervisor
-from actors.sense_buffer import SenseBuffer
-from actors.ticker import Ticker
 from actors.tree import Relay
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 from config.logs import QUIET_LOGGERS, configure_logging
 from config.settings import AgentSettings, Settings
 from tests.support import harness

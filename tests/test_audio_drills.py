@@ -18,7 +18,7 @@ from actors.audio.capture import Capture
 from actors.kernel.clock import FakeClock
 from actors.kernel.processes import alive
 from actors.tree import Relay
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 from tests.audio.pcm_program import command
 from tests.helpers import asked, assert_error, client_for, relay_settings, wait_until
 from tests.support.chaos_audio import capture_processes

@@ -15,7 +15,7 @@ from actors.audio.core.capture_records import CaptureStatus
 from actors.audio.subtree import configured
 from actors.kernel.processes import alive
 from actors.tree import Relay
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 from tests.audio.pcm_program import command as program
 from tests.helpers import asked, client_for, relay_settings, wait_until
 from tests.support.harness import ROOT

@@ -131,12 +131,12 @@ def shortest_circle(graph: dict[str, set[str]], start: str, within: set[str]) ->
 def test_graph_sees_type_checking_and_function_imports() -> None:
     tree = ast.parse(
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from actors.ticker import Ticker\n"
+        "if TYPE_CHECKING:\n    from actors.agent.ticker import Ticker\n"
         "def f():\n    from transport import openapi\n"
     )
     imports = [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
     asked = {name for node in imports for name in _imported(node, "actors.x", False)}
-    assert {"actors.ticker", "transport.openapi"} <= asked
+    assert {"actors.agent.ticker", "transport.openapi"} <= asked
 
 
 def test_no_import_circles() -> None:

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from actors.core.prompt import build_prompt
+from actors.agent.core.prompt import build_prompt
 from tests.support.prompt_corpus import (
     SHAPES,
     case_window,

@@ -27,7 +27,7 @@ try:
     print("relay loaded:", [m for m in sys.modules if m.partition(".")[0] == "mcp"])
 finally:
     relay.stop(timeout_s=10)
-import transport.mcp_server  # what the mcp subcommand loads: the check sees it
+import transport.mcp.server  # what the mcp subcommand loads: the check sees it
 print("mcp loaded:", "mcp.server.mcpserver" in sys.modules)
 """
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from actors.tree import Relay, TreeNode
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 from tests.helpers import relay_settings
 
 ROOT = Path(__file__).resolve().parent.parent

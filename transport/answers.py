@@ -16,8 +16,9 @@ from typing import Annotated, Any, Literal
 
 from msgspec import UNSET, Meta, Raw, Struct, UnsetType, field
 
-from actors.core.hud_check import LONG_CHARS
-from actors.core.response_format import Level
+from actors.agent.core.hud_check import LONG_CHARS
+from actors.agent.core.response_format import Level
+from actors.agent.digest_store import DIGEST_PREVIEW_CHARS
 from actors.core.shapes import (
     AgentEntry,
     Channel,
@@ -30,13 +31,12 @@ from actors.core.shapes import (
     Ms,
     Shape,
 )
-from actors.digest_store import DIGEST_PREVIEW_CHARS
 from actors.kernel.base import ChildState
 from config.settings import AgentSettings, EscalationMode, ResponseFormat
+from transport.agent.redaction import ModelRedactions
+from transport.agent.vision import VisionHealth
 from transport.audio.answers import AudioHealth
-from transport.escalation_answers import EscalationHealth
-from transport.redaction_answers import ModelRedactions
-from transport.vision_answers import VisionHealth
+from transport.escalation.answers import EscalationHealth
 
 
 def encoded(items: Iterable[bytes]) -> Any:

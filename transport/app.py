@@ -12,23 +12,22 @@ from collections.abc import Callable
 import structlog
 from aiohttp import web
 
+from actors.agent.core.entries import AgentSnapshot
+from actors.agent.digest_store import DigestStore
 from actors.core.bodies import SENSE_BODY_LIMIT
-from actors.core.entries import AgentSnapshot
 from actors.core.records import FeedSnapshot
-from actors.digest_store import DigestStore
-from actors.feed_buffer import FeedBuffer
-from actors.sense_buffer import SenseBuffer
+from actors.ingest.feed_buffer import FeedBuffer
+from actors.ingest.sense_buffer import SenseBuffer
 from transport.audio.control import AudioControl
 from transport.auth import ANY_METHOD, Access
 from transport.batching import Batcher
 from transport.bridge import Asker
 from transport.connections import Connections, max_connections_for
 from transport.guard import AnyTarget, Handler, expecting, guarded, no_route, refuse_expectation
-from transport.hub import Hub
 from transport.metrics import UNMATCHED, HttpStats
 from transport.openapi import openapi_json
-from transport.overlay import OverlayLimits, Overlays
-from transport.presence import Presence
+from transport.overlay.presence import Presence
+from transport.overlay.socket import OverlayLimits, Overlays
 from transport.profiling import ClientReports
 from transport.routes import ROUTE_TABLE
 from transport.state import (
@@ -51,9 +50,10 @@ from transport.state import (
     Peers,
     Policy,
 )
-from transport.stream_limits import StreamLimits
-from transport.streams import Streams
-from transport.subscriber import Event
+from transport.streams.fanout import Streams
+from transport.streams.hub import Hub
+from transport.streams.limits import StreamLimits
+from transport.streams.subscriber import Event
 
 log = structlog.get_logger("relay")
 
@@ -95,8 +95,8 @@ def build_app(
     WebSocket.
 
     ``stream_limits``: the streams' keepalive, timeouts and bounds; ``overlay_limits``: the
-    overlay's heartbeat and quiet spell. By default the constants of :mod:`transport.streams`
-    and :mod:`transport.overlay` as they are when the app is built. ``connections``: the
+    overlay's heartbeat and quiet spell. By default the constants of :mod:`transport.streams.fanout`
+    and :mod:`transport.overlay.socket` as they are when the app is built. ``connections``: the
     server's count of open connections, which ``GET /metrics`` shows (the transport's; by
     default one no server counts in).
     """

@@ -29,26 +29,26 @@ from prometheus_client.metrics_core import (
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import CollectorRegistry
 
-from actors.core.agent_counters import AgentMetrics
+from actors.agent.core.counters import AgentMetrics
+from actors.agent.core.hud_check import WITHHELD_REASONS
+from actors.agent.core.model_stats import LATENCY_BUCKETS_S
+from actors.agent.core.response_format import NO_LEVELS, FormatLevels
+from actors.agent.digest_store import DigestStore
+from actors.agent.ticker import Ticker
 from actors.core.errors import ActorUnavailable
-from actors.core.hud_check import WITHHELD_REASONS
-from actors.core.model_stats import LATENCY_BUCKETS_S
-from actors.core.response_format import NO_LEVELS, FormatLevels
-from actors.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor
-from actors.ticker import Ticker
+from transport.agent.redaction import redaction_families
+from transport.agent.vision import vision_families
 from transport.audio.exposition import AudioFigures, audio_families
 from transport.bridge import Asker
-from transport.exposition_escalation import escalation_families
+from transport.escalation.exposition import escalation_families
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, cumulative
 from transport.profiling import CLIENTS, ClientReports
-from transport.redaction_answers import redaction_families
-from transport.vision_answers import vision_families
 
 if TYPE_CHECKING:
     from transport.connections import Connections
     from transport.state import Peers
-    from transport.streams import Streams
+    from transport.streams.fanout import Streams
 
 A = TypeVar("A", bound=RelayActor)
 R = TypeVar("R")

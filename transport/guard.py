@@ -31,7 +31,7 @@ from transport.answers import Error
 from transport.auth import Access, Admit, challenge
 from transport.metrics import RouteStats
 from transport.state import ACCESS, BODY_HELD, CONNECTIONS, REQUEST_ID, ROUTES
-from transport.streams import (
+from transport.streams.fanout import (
     StreamRefused,
 )
 

@@ -20,7 +20,7 @@ from actors.core.errors import (
 from transport.connections import BODY_RETRY_AFTER_S
 from transport.guard import BodiesFull, BodyTimeout, UnsupportedMediaType
 from transport.state import BODY_HELD, CONNECTIONS
-from transport.streams import (
+from transport.streams.fanout import (
     LONG_POLL_MAX_S,
 )
 

@@ -32,14 +32,14 @@ import orjson
 from actors.core.bodies import REQUEST_TYPES
 from transport.answers import Error, OverlayFeed, OverlayPing, OverlayStatus, StreamGap
 from transport.openapi_schemas import ERROR_ANSWERS, JSON, SSE, Schema, kib, ref
-from transport.overlay import (
+from transport.overlay.messages import INBOUND_TYPES, MAX_MESSAGE_BYTES
+from transport.overlay.socket import (
     PING_INTERVAL_S,
     QUIET_SPELL_S,
     READ_LIMIT_BYTES,
     REPLAY_ITEMS,
     SILENCE_LIMIT_S,
 )
-from transport.overlay_messages import INBOUND_TYPES, MAX_MESSAGE_BYTES
 from transport.routes import ROUTE_TABLE, Answer, Param, Route
 
 REF = "#/components/schemas/{name}"
@@ -106,7 +106,7 @@ class _Components:
     def finished(self) -> dict[str, Schema]:
         """The answers' components and the request bodies' (generated from the structs that
         decode them: :data:`actors.core.bodies.REQUEST_TYPES` and the overlay's messages,
-        :data:`transport.overlay_messages.INBOUND_TYPES`), by name."""
+        :data:`transport.overlay.messages.INBOUND_TYPES`), by name."""
         out = dict(self.schemas)
         sent = (*REQUEST_TYPES, *INBOUND_TYPES)
         _, bodies = msgspec.json.schema_components(sent, ref_template=REF)

@@ -20,6 +20,20 @@ from actors.core.bodies import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT, SENSE_BODY_LI
 from actors.core.control_bodies import ESCALATION_BODY_LIMIT
 from actors.core.shapes import AgentEntry, FeedItem
 from actors.kernel.search_index import MAX_QUERY_CHARS, MAX_TERMS
+from transport.agent.handler import (
+    HISTORY_DEFAULT,
+    HISTORY_MAX,
+    RANGE_DEFAULT,
+    RANGE_MAX,
+    get_agent_stream,
+    get_config,
+    get_context,
+    get_digest,
+    get_feed_stream,
+    get_history,
+    get_last,
+    post_config,
+)
 from transport.answers import (
     Accepted,
     ConfigAnswer,
@@ -37,29 +51,15 @@ from transport.answers import (
     Transcribed,
 )
 from transport.audio.handler import AUDIO_BODY_LIMIT, MAX_AUDIO_MS, WAV_TYPES, post_audio
-from transport.escalation_answers import PendingAnswer, RespondAnswer
+from transport.escalation.answers import PendingAnswer, RespondAnswer
+from transport.escalation.handler import get_pending, post_respond
 from transport.guard import Handler
-from transport.handlers.agent import (
-    HISTORY_DEFAULT,
-    HISTORY_MAX,
-    RANGE_DEFAULT,
-    RANGE_MAX,
-    get_agent_stream,
-    get_config,
-    get_context,
-    get_digest,
-    get_feed_stream,
-    get_history,
-    get_last,
-    post_config,
-)
 from transport.handlers.clients import get_root, get_ws, post_profiling_sense
-from transport.handlers.escalation import get_pending, post_respond
 from transport.handlers.health import get_health
 from transport.handlers.ingest import get_feed, get_sense, post_feed, post_sense
 from transport.handlers.meta import get_metrics, get_openapi, post_fault
 from transport.openapi_schemas import JSON, TEXT
-from transport.streams import LONG_POLL_MAX_S
+from transport.streams.fanout import LONG_POLL_MAX_S
 
 INGEST_ERRORS = ("BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable")
 """What a route that stores a posted body may answer besides its 200."""

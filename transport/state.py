@@ -14,30 +14,30 @@ from typing import Any
 import structlog
 from aiohttp import web
 
+from actors.agent.context_builder import ContextBuilder
+from actors.agent.core.entries import AgentSnapshot
+from actors.agent.core.response_format import NO_LEVELS, FormatLevels
+from actors.agent.digest_store import DigestStore
+from actors.agent.ticker import Ticker
 from actors.audio.subtree import AudioHandles, AudioViews
-from actors.context_builder import ContextBuilder
-from actors.core.entries import AgentSnapshot
 from actors.core.exclusion import Exclusions
 from actors.core.records import FeedSnapshot, SenseSnapshot
 from actors.core.redactor import Redactor
-from actors.core.response_format import NO_LEVELS, FormatLevels
-from actors.digest_store import DigestStore
-from actors.feed_buffer import FeedBuffer
+from actors.ingest.feed_buffer import FeedBuffer
+from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.base import ChildHandle
 from actors.kernel.clock import Clock
 from actors.kernel.published import Published
 from actors.kernel.storage import StorageInfo
-from actors.sense_buffer import SenseBuffer
-from actors.ticker import Ticker
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 from transport.auth import Access
 from transport.batching import Batcher
 from transport.bridge import Asker
 from transport.connections import Connections
 from transport.metrics import HttpStats
-from transport.overlay import Overlays
+from transport.overlay.socket import Overlays
 from transport.profiling import ClientReports
-from transport.streams import (
+from transport.streams.fanout import (
     Streams,
 )
 

@@ -25,7 +25,7 @@ from actors.audio.core.stt import (
 )
 from actors.core.error_text import safe_error_text
 from actors.http_library import httpx
-from config.audio import SttApi
+from config.audio.settings import SttApi
 
 
 @functools.cache

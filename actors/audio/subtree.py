@@ -28,12 +28,12 @@ from actors.audio.transcriber import Transcriber
 from actors.core.errors import ActorUnavailable
 from actors.core.records import FeedPost, FeedRecord
 from actors.core.shapes import AUDIO_SOURCES, AudioSource
-from actors.feed_buffer import FeedBuffer
+from actors.ingest.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle, Reporter
 from actors.kernel.clock import Clock
 from actors.kernel.published import Published
 from actors.kernel.supervisor import ChildSpec, Supervisor
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 
 log = structlog.get_logger("relay")
 

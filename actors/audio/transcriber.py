@@ -12,7 +12,7 @@ handler awaits the transcript without holding this actor). Neither ever waits he
   keeps moving (its supervisor's pings included) whatever the service does;
 * each request is bounded by ``STT_TIMEOUT_MS`` on the injected clock (a timer cancels it),
   and by httpx's own timeouts as well;
-* a run of failures opens a :class:`~actors.core.breaker.Breaker`: utterances are refused as
+* a run of failures opens a :class:`~actors.agent.core.breaker.Breaker`: utterances are refused as
   ``breaker`` until it half-opens, when one probe goes out;
 * a transcript passes the injected :class:`~actors.audio.core.utterance.TranscriptFilter`, and then
   the injected ``deliver`` stores it in the feed with its source's mark. ``deliver`` may wait
@@ -36,6 +36,8 @@ from typing import Any, Final
 
 import pykka
 
+from actors.agent.core.breaker import Breaker
+from actors.agent.core.model_stats import empty_latency_buckets, latency_bucket
 from actors.audio.core.stt import (
     SttBadAnswer,
     SttError,
@@ -46,16 +48,14 @@ from actors.audio.core.stt_outcome import BUSY_RETRY_S, Outcome, TranscriberStat
 from actors.audio.core.utterance import TranscriptFilter, Utterance
 from actors.audio.speech_client import SpeechClient
 from actors.audio.stt_jobs import Delivered, Expired, Heard, Job, resolve, tell
-from actors.core.breaker import Breaker
 from actors.core.error_text import safe_error_text, safe_text
-from actors.core.model_stats import empty_latency_buckets, latency_bucket
 from actors.core.records import FeedPost, FeedRecord
 from actors.core.shapes import MARKS, STREAM, TRANSCRIPT_SOURCE
 from actors.http_library import httpx
 from actors.kernel.base import RelayActor, Reporter
 from actors.kernel.clock import Clock
 from actors.kernel.published import Published
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 
 LATENCY_WINDOW: Final = 64
 """How many recent calls the latency median is taken over."""

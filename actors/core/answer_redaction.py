@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from actors.core.completion import Analysis
+from actors.agent.core.completion import Analysis
 from actors.core.redaction import Counts, redact
 from actors.core.redaction_rules import KINDS, marker
 from config.secrets import scrub

@@ -1,7 +1,7 @@
 """The wire shapes of what the actors own: feed items, agent entries, digests, the window.
 
 One typed statement per shape (msgspec ``Struct``): the records of :mod:`actors.core.records`,
-:mod:`actors.core.entries` and :mod:`actors.core.window` are encoded from these, and the
+:mod:`actors.agent.core.entries` and :mod:`actors.agent.core.window` are encoded from these, and the
 OpenAPI document's components are generated from them (:mod:`transport.openapi`), with each
 docstring and ``Meta(description=...)`` as the component's description. Every shape is
 closed (``forbid_unknown_fields``: ``additionalProperties: false``); a field that may be left

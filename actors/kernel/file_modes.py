@@ -2,7 +2,7 @@
 
 The data directory holds what the user heard and saw, so the relay creates it ``0700`` and
 every file in it ``0600`` (:mod:`actors.kernel.storage`); SITUATION.md is written ``0600``
-(:mod:`actors.situation_writer`). A directory the user chose is never changed, only checked:
+(:mod:`actors.agent.situation_writer`). A directory the user chose is never changed, only checked:
 these checks say what another local user could do, and what command would stop it.
 
 Another user means anyone but the owner: "others", and the members of the file's group

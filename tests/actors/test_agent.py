@@ -7,14 +7,14 @@ from collections.abc import Callable
 
 import pytest
 
+from actors.agent.digest_store import DigestStore
+from actors.agent.ticker import Ticker
 from actors.core.bodies import AgentConfigUpdate, convert
 from actors.core.shapes import AppSwitch
-from actors.digest_store import DigestStore
-from actors.feed_buffer import FeedBuffer
+from actors.ingest.feed_buffer import FeedBuffer
+from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
-from actors.sense_buffer import SenseBuffer
-from actors.ticker import Ticker
 from actors.tree import Relay
 from tests.helpers import (
     TRANSCRIPT,
@@ -168,7 +168,8 @@ def test_push_to_feed_off_stores_but_does_not_push(
 
 
 PLAIN = (
-    "The user is busy. Editing ticker.py in VS Code. User is in VS Code editing actors/ticker.py."
+    "The user is busy. Editing ticker.py in VS Code. "
+    "User is in VS Code editing actors/agent/ticker.py."
 )
 
 

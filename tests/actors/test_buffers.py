@@ -9,10 +9,10 @@ import pykka
 
 from actors.core.bodies import sense_input
 from actors.core.records import FeedPost
-from actors.feed_buffer import FeedBuffer
+from actors.ingest.feed_buffer import FeedBuffer
+from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo
-from actors.sense_buffer import SenseBuffer
 
 
 def start(cls: Any, clock: FakeClock, storage: StorageInfo) -> Any:

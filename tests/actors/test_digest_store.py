@@ -11,11 +11,11 @@ import msgspec
 import orjson
 import pytest
 
-from actors.core.completion import Analysis
-from actors.core.cost import estimate_cost
-from actors.core.ticks import LLMAttempt, TickResult
-from actors.core.window import build_context_window
-from actors.digest_store import DigestStore
+from actors.agent.core.completion import Analysis
+from actors.agent.core.cost import estimate_cost
+from actors.agent.core.ticks import LLMAttempt, TickResult
+from actors.agent.core.window import build_context_window
+from actors.agent.digest_store import DigestStore
 from actors.kernel.base import ChildHandle
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo

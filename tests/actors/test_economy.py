@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from actors.core.prompt import AUDIO_HEADER
+from actors.agent.core.prompt import AUDIO_HEADER
+from actors.agent.digest_store import DigestStore
 from actors.core.shapes import MARKS, TRANSCRIPT_SOURCE, AudioSource
-from actors.digest_store import DigestStore
-from actors.feed_buffer import FeedBuffer
+from actors.ingest.feed_buffer import FeedBuffer
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from tests.helpers import (

@@ -17,8 +17,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from actors.core.agent_events import QuietSpell
-from actors.digest_store import DigestStore
+from actors.agent.core.events import QuietSpell
+from actors.agent.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay

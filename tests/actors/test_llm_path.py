@@ -10,13 +10,13 @@ from typing import Any
 import httpx
 import pytest
 
+from actors.agent.core.breaker import BREAKER_THRESHOLD, COOL_OFF_JITTER, COOL_OFF_MIN_S, Breaker
+from actors.agent.digest_store import DigestStore
+from actors.agent.ticker import Ticker
 from actors.core.bodies import AgentConfigUpdate, convert
-from actors.core.breaker import BREAKER_THRESHOLD, COOL_OFF_JITTER, COOL_OFF_MIN_S, Breaker
 from actors.core.errors import retry_after_s
-from actors.digest_store import DigestStore
+from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.clock import FakeClock
-from actors.sense_buffer import SenseBuffer
-from actors.ticker import Ticker
 from actors.tree import Relay
 from tests.helpers import (
     LogSink,

@@ -19,10 +19,10 @@ from actors.core.bodies import sense_input
 from actors.core.records import FeedPost
 from actors.core.redaction_rules import KINDS
 from actors.core.redactor import Redactor
-from actors.feed_buffer import FeedBuffer
+from actors.ingest.feed_buffer import FeedBuffer
+from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo
-from actors.sense_buffer import SenseBuffer
 from actors.tree import Relay
 from tests.helpers import (
     AWS,

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from actors.core.response_format import ANSWER_SCHEMA, bounded_schema
-from actors.digest_store import DigestStore
-from actors.feed_buffer import FeedBuffer
-from actors.sense_buffer import SenseBuffer
+from actors.agent.core.response_format import ANSWER_SCHEMA, bounded_schema
+from actors.agent.digest_store import DigestStore
+from actors.ingest.feed_buffer import FeedBuffer
+from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
 from config.settings import AgentSettings
 from tests.helpers import (

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from actors.agent.digest_store import DigestStore
+from actors.agent.ticker import Ticker
 from actors.core.bodies import AgentConfigUpdate, convert
-from actors.digest_store import DigestStore
 from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
-from actors.ticker import Ticker
 from actors.tree import Relay
 from tests.helpers import (
     LogSink,

@@ -10,10 +10,10 @@ import orjson
 
 from actors.core.bodies import sense_input
 from actors.core.records import SenseRecord, SenseSnapshot
+from actors.ingest.sense_buffer import IMAGES_KEPT, SENSE_RING, SenseBuffer, stored_json
 from actors.kernel.clock import FakeClock
 from actors.kernel.published import Published
 from actors.kernel.storage import StorageInfo
-from actors.sense_buffer import IMAGES_KEPT, SENSE_RING, SenseBuffer, stored_json
 from tests.helpers import picture
 from tests.helpers import screen_with_images as screen
 

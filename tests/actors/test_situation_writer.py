@@ -14,12 +14,12 @@ from typing import Any
 import httpx
 import pytest
 
+from actors.agent.digest_store import DigestStore
+from actors.agent.situation_writer import write_atomically
 from actors.core.redaction_rules import marker
-from actors.digest_store import DigestStore
-from actors.feed_buffer import FeedBuffer
+from actors.ingest.feed_buffer import FeedBuffer
+from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.base import RelayActor
-from actors.sense_buffer import SenseBuffer
-from actors.situation_writer import write_atomically
 from actors.tree import Relay
 from config.settings import Settings
 from tests.helpers import (

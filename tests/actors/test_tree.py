@@ -16,7 +16,7 @@ import pykka
 import pytest
 
 from actors.core.error_text import safe_text
-from actors.feed_buffer import FeedBuffer
+from actors.ingest.feed_buffer import FeedBuffer
 from actors.kernel import scrubber
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import FakeClock

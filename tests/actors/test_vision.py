@@ -12,12 +12,12 @@ from typing import Any
 import httpx
 import pytest
 
-from actors.core.completion import request_body
+from actors.agent.core.completion import request_body
+from actors.agent.core.prompt import SCREENSHOTS
+from actors.agent.core.response_format import BLIND_FOR_S
+from actors.agent.core.screen_image import MAX_IMAGE_BYTES
+from actors.agent.ticker import Ticker
 from actors.core.errors import LLMHTTPError
-from actors.core.prompt import SCREENSHOTS
-from actors.core.response_format import BLIND_FOR_S
-from actors.core.screen_image import MAX_IMAGE_BYTES
-from actors.ticker import Ticker
 from actors.tree import Relay
 from config.settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
 from tests.helpers import (

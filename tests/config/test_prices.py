@@ -9,7 +9,7 @@ import pykka
 import pytest
 
 import run
-from actors.core.cost import call_cost
+from actors.agent.core.cost import call_cost
 from config.prices import BUILT_IN, Price, load_prices
 from config.settings import ConfigError
 from tests.helpers import relay_settings

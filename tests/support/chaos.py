@@ -26,8 +26,8 @@ import httpx
 import orjson
 
 from actors.core.control_bodies import FAULT_ACTORS
-from actors.feed_buffer import FEED_RING
-from actors.sense_buffer import SENSE_RING
+from actors.ingest.feed_buffer import FEED_RING
+from actors.ingest.sense_buffer import SENSE_RING
 from tests.support.harness import JSON_HEADERS
 from transport.demo.fake_llm import MODES
 

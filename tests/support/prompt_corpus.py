@@ -16,8 +16,7 @@ from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
-from actors.core.bodies import FeedInput, convert, sense_input
-from actors.core.prompt import (
+from actors.agent.core.prompt import (
     ACTIVE_APP,
     AGE,
     ANSWER_HEADER,
@@ -26,8 +25,9 @@ from actors.core.prompt import (
     prompt_with_screen,
     screen_line,
 )
+from actors.agent.core.window import TickWindow, build_context_window
+from actors.core.bodies import FeedInput, convert, sense_input
 from actors.core.records import FeedRecord, SenseRecord
-from actors.core.window import TickWindow, build_context_window
 from config.app_names import normalize_app_name
 from transport.demo.replay import SessionEvent, load_session
 

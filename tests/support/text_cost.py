@@ -19,22 +19,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from actors.agent.core.change import gist
+from actors.agent.core.completion import parse_analysis
+from actors.agent.core.hud_check import checked_hud, judge
+from actors.agent.core.prompt import SCREEN_BUDGET, build_prompt, fingerprint
+from actors.agent.core.screen_budget import fit_screen
+from actors.agent.core.situation import detected_errors
+from actors.agent.core.window import build_context_window
 from actors.audio.core.transcript_filter import Filters
-from actors.core.change import gist
-from actors.core.completion import parse_analysis
 from actors.core.error_text import safe_text
-from actors.core.escalation_message import error_texts
 from actors.core.exclusion import ExclusionRule
-from actors.core.hud_check import checked_hud, judge
 from actors.core.payload_redaction import redact_payload
-from actors.core.prompt import SCREEN_BUDGET, build_prompt, fingerprint
 from actors.core.records import FeedRecord, SensePost, SenseRecord
 from actors.core.redaction import redact
-from actors.core.screen_budget import fit_screen
-from actors.core.situation import detected_errors
 from actors.core.stack_traces import find_stack_traces
 from actors.core.text_view import view_of
-from actors.core.window import build_context_window
+from actors.escalation.message import error_texts
 from actors.kernel.search_index import QueryError, match_expression
 
 try:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from actors.audio.core.utterance import BYTES_PER_MS, Utterance
 from actors.audio.core.voice import VoiceDetector, VoiceStats
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 from tests.support.pcm_source import Voice
 
 SCENE_SEED = 7

@@ -24,16 +24,16 @@ import httpx
 
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay, start_relay
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 from config.logs import configure_logging
 from config.settings import AgentSettings, Settings
 from tests.support.harness import parser
 from tests.transport.openapi_contract import Contract, fuzz
-from transport import stream_limits
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
 from transport.frontend import HttpFrontend
 from transport.openapi import openapi_document
+from transport.streams import limits as stream_limits
 
 TOKEN, HOUR_MS, SHOWN = "fuzz-token", 3_600_000, 10  # SHOWN: problems printed of each kind
 

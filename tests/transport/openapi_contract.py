@@ -55,7 +55,7 @@ from actors.core.bodies import MAX_NESTING
 from tests.transport.overlay_client import BINARY, TEXT, Closed, Feed, OverlayClient, Raw
 from transport.audio.handler import WAV_TYPES
 from transport.openapi_schemas import JSON, SSE
-from transport.overlay_messages import COMMAND_NOTICES, MAX_MESSAGE_BYTES, CommandAction
+from transport.overlay.messages import COMMAND_NOTICES, MAX_MESSAGE_BYTES, CommandAction
 
 URI = "urn:sinain-relay:openapi"
 METHODS = ("get", "post", "put", "patch", "delete", "head", "options")

@@ -11,12 +11,12 @@ import orjson
 from actors.core.bodies import REQUEST_TYPES
 from actors.core.records import FeedRecord
 from actors.core.shapes import encode
-from actors.feed_buffer import FEED_RING
-from actors.sense_buffer import SENSE_RING
+from actors.ingest.feed_buffer import FEED_RING
+from actors.ingest.sense_buffer import SENSE_RING
 from transport.answers import FeedList, OverlayFeed, SenseList, encoded
 from transport.openapi import EXTENDS, openapi_document
-from transport.overlay import REPLAY_ITEMS
-from transport.overlay_messages import INBOUND_TYPES
+from transport.overlay.messages import INBOUND_TYPES
+from transport.overlay.socket import REPLAY_ITEMS
 
 OPEN_ANSWERS = {*EXTENDS, "OpenAPIDocument"}
 """Answers that carry more than they name: a sense event as its client sent it, and the

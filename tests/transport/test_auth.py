@@ -16,7 +16,7 @@ import orjson
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from actors.core.entries import EMPTY_AGENT
+from actors.agent.core.entries import EMPTY_AGENT
 from actors.core.errors import Forbidden
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE
 from actors.kernel.base import ChildHandle

@@ -20,7 +20,7 @@ import orjson
 import pytest
 
 from actors.core.records import FeedPost
-from actors.feed_buffer import FeedBuffer
+from actors.ingest.feed_buffer import FeedBuffer
 from actors.tree import Relay
 from tests.helpers import (
     LogSink,

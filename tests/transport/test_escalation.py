@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from actors.core.control_bodies import ESCALATION_BODY_LIMIT
-from actors.core.escalation import CODING_REPLY_CHARS, REPLY_CHARS
+from actors.escalation.decision import CODING_REPLY_CHARS, REPLY_CHARS
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from config.settings import Settings

@@ -13,7 +13,7 @@ import pytest
 
 from actors.core.bodies import sense_input
 from actors.core.exclusion import ExclusionRule, Exclusions
-from actors.sense_buffer import SenseBuffer
+from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
 from config.command_line import load_settings
 from config.settings import ConfigError

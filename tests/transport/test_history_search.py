@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
+from actors.agent.ticker import Ticker
 from actors.kernel import search_index
 from actors.kernel.clock import FakeClock
-from actors.ticker import Ticker
 from actors.tree import Relay
 from tests.helpers import assert_error, client_for, relay_settings, wait_until
 from transport.demo.fake_llm import FakeLLM

@@ -13,9 +13,9 @@ import httpx
 import orjson
 import pytest
 
+from actors.agent.ticker import Ticker
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.clock import FakeClock
-from actors.ticker import Ticker
 from actors.tree import Relay
 from tests.helpers import (
     LogSink,

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from config.settings import ConfigError
-from transport.mcp_relay import RelayAddress, RelayCallFailed, RelayClient, default_address
+from transport.mcp.relay import RelayAddress, RelayCallFailed, RelayClient, default_address
 
 URL = "http://127.0.0.1:18791"
 

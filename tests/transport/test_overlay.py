@@ -32,9 +32,10 @@ from tests.transport.overlay_client import (
     Raw,
     Status,
 )
-from transport import overlay, stream_limits
 from transport.demo.fake_llm import FakeLLM
-from transport.overlay_messages import MAX_MESSAGE_BYTES
+from transport.overlay import socket as overlay
+from transport.overlay.messages import MAX_MESSAGE_BYTES
+from transport.streams import limits as stream_limits
 
 pytestmark = pytest.mark.usefixtures("quick_stream_checks")
 

@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from actors.core.records import FeedPost, FeedRecord
-from transport import overlay_messages as messages
+from transport.overlay import messages
 
 
 def test_a_quiet_spell_is_measured_from_the_newest_arrival() -> None:

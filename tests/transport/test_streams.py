@@ -16,13 +16,13 @@ import orjson
 import pytest
 
 from actors.core.records import FeedPost
-from actors.feed_buffer import FeedBuffer
+from actors.ingest.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.published import Published
 from actors.tree import Relay
 from tests.helpers import LogSink, client_for, relay_settings, tick, wait_until
-from transport import stream_limits
 from transport.demo.fake_llm import FakeLLM
+from transport.streams import limits as stream_limits
 
 Block = dict[str, str]
 

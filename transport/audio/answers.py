@@ -14,7 +14,7 @@ from msgspec import UNSET, Meta, UnsetType
 from actors.audio.core.capture_records import CaptureState
 from actors.audio.core.stt_outcome import SttState
 from actors.core.shapes import Shape
-from config.audio import SttApi
+from config.audio.settings import SttApi
 
 _PRIVATE = "`null` for a caller without the token, when one is set."
 

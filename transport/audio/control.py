@@ -12,7 +12,7 @@ from actors.audio.core.capture_records import CaptureStatus
 from actors.audio.subtree import AudioHandles, AudioViews, configured
 from actors.core.errors import ActorUnavailable
 from actors.core.shapes import AudioSource
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 from transport.bridge import Asker
 
 STOPPED = "Audio capture stopped"

@@ -3,7 +3,7 @@ transcriber, from what they last published (a scrape reads their cells, never as
 
 Every counter here only grows within a process: a capture or a transcriber that is restarted
 counts on from what its previous incarnation published. The transcriber's latency histogram
-has the LLM's buckets (:data:`~actors.core.model_stats.LATENCY_BUCKETS_S`), so the two
+has the LLM's buckets (:data:`~actors.agent.core.model_stats.LATENCY_BUCKETS_S`), so the two
 compare bucket for bucket. Imported with :mod:`transport.exposition`, at the first scrape.
 """
 
@@ -20,12 +20,12 @@ from prometheus_client.metrics_core import (
     Metric,
 )
 
+from actors.agent.core.model_stats import LATENCY_BUCKETS_S
 from actors.audio.core.capture_records import CaptureState, CaptureStatus
 from actors.audio.core.stt_outcome import STT_STATES, TranscriberStats
 from actors.audio.subtree import AudioViews, configured
-from actors.core.model_stats import LATENCY_BUCKETS_S
 from actors.core.shapes import AudioSource
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 from transport.metrics import cumulative
 
 __all__ = ["CAPTURE_STATES", "STT_STATES", "AudioFigures", "audio_families"]

@@ -5,7 +5,7 @@ fails ``/health``."""
 from __future__ import annotations
 
 from actors.audio.subtree import AudioViews, configured
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 from transport.audio.answers import AudioHealth, AudioSources, CaptureHealth, TranscriberHealth
 
 

@@ -179,7 +179,7 @@ class FakeLLM(ModeServer):
     """Start with ``with FakeLLM() as llm:``; point the relay at ``llm.base_url``."""
 
     hud: str = "Editing ticker.py in VS Code"
-    digest: str = "User is in VS Code editing actors/ticker.py."
+    digest: str = "User is in VS Code editing actors/agent/ticker.py."
     tokens_in: int = 310
     tokens_out: int = 85
     image_tokens: int = 258

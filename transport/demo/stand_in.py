@@ -1,7 +1,7 @@
 """The demo's stand-in for a model: a hud and a digest made from the relay's prompt by rules
 of thumb, labelled as such.
 
-It reads the prompt with the labels of :mod:`actors.core.prompt` (:func:`read_prompt`), and
+It reads the prompt with the labels of :mod:`actors.agent.core.prompt` (:func:`read_prompt`), and
 :func:`summarise` names the app, the window, the error or command on screen and what was
 said. The completion's ``model`` is :data:`STAND_IN_MODEL` and each digest begins with
 :data:`STAND_IN_MARKER`, so nobody takes it for a model's judgement.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from actors.core import prompt as labels
+from actors.agent.core import prompt as labels
 
 STAND_IN_MODEL = "stand-in/heuristic"
 """The ``model`` of every ``summarise`` completion: no model wrote it."""
@@ -77,7 +77,7 @@ class HeardLine:
 
 @dataclass(frozen=True, slots=True)
 class PromptView:
-    """What :func:`read_prompt` finds in the relay's prompt (``actors/core/prompt.py``)."""
+    """What :func:`read_prompt` finds in the relay's prompt (``actors/agent/core/prompt.py``)."""
 
     active_app: str = "unknown"
     app_history: tuple[str, ...] = ()

@@ -1,5 +1,5 @@
 """Sinain's own clients: the capture client's ``POST /profiling/sense`` and the overlay's
-WebSocket (``GET /`` and ``GET /ws``, :mod:`transport.overlay`)."""
+WebSocket (``GET /`` and ``GET /ws``, :mod:`transport.overlay.socket`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from actors.core.bodies import CONFIG_BODY_LIMIT, ProcessReport
 from transport.answers import Done
 from transport.guard import Refused, json_response
 from transport.inputs import read_body
-from transport.overlay import is_upgrade, serve
+from transport.overlay.socket import is_upgrade, serve
 from transport.profiling import report_of
 from transport.state import CLIENT_FIGURES, OVERLAYS, PEERS
 

@@ -10,13 +10,13 @@ import structlog
 from aiohttp import web
 from msgspec import UNSET
 
+from actors.agent.digest_store import DigestStore
+from actors.agent.ticker import Ticker
 from actors.core.errors import (
     ActorUnavailable,
 )
-from actors.digest_store import DigestStore
-from actors.feed_buffer import FeedBuffer
-from actors.sense_buffer import SenseBuffer
-from actors.ticker import Ticker
+from actors.ingest.feed_buffer import FeedBuffer
+from actors.ingest.sense_buffer import SenseBuffer
 from transport.answers import ActorState, AgentHealth, Health, Storage
 from transport.audio.health import audio_health
 from transport.guard import json_response

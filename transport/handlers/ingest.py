@@ -13,8 +13,8 @@ from actors.core.error_text import safe_text
 from actors.core.errors import ActorUnavailable
 from actors.core.records import SenseRecord
 from actors.core.shapes import encode
+from actors.ingest.sense_buffer import stored_json
 from actors.kernel.storage import Store
-from actors.sense_buffer import stored_json
 from transport.answers import Accepted, Dropped, FeedList, SenseList, encoded
 from transport.guard import json_response, raw_json_response
 from transport.inputs import int_param, read_body, read_json

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
 from actors.audio.core.utterance import SAMPLE_BYTES, SAMPLE_RATE
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 
 SourceKind = Literal["command", "avfoundation", "pulse", "alsa", "file"]
 SOURCE_KINDS: Final[tuple[SourceKind, ...]] = get_args(SourceKind)

@@ -27,7 +27,7 @@ import orjson
 
 from actors.audio.core.wav import wav_bytes
 from actors.core.errors import RelayError
-from config.audio import SttApi
+from config.audio.settings import SttApi
 
 WAV_FILENAME: Final = "utterance.wav"
 WAV_TYPE: Final = "audio/wav"

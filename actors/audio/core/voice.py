@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from actors.audio.core.utterance import BYTES_PER_MS, SAMPLE_BYTES, SAMPLE_RATE, Utterance
 from actors.core.shapes import AudioSource
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 
 FRAME_MS = 30
 FRAME_SAMPLES = SAMPLE_RATE * FRAME_MS // 1000

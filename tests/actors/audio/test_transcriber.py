@@ -12,19 +12,19 @@ from typing import Any
 
 import pytest
 
+from actors.agent.core.breaker import COOL_OFF_JITTER, COOL_OFF_MIN_S
+from actors.agent.core.model_stats import LATENCY_BUCKETS_S
 from actors.audio.core.stt_outcome import NO_STATS, Outcome, TranscriberStats
 from actors.audio.core.utterance import Utterance
 from actors.audio.transcriber import Deliver, Transcriber
-from actors.core.breaker import COOL_OFF_JITTER, COOL_OFF_MIN_S
-from actors.core.model_stats import LATENCY_BUCKETS_S
 from actors.core.records import FeedPost, FeedRecord
 from actors.core.shapes import MARKS, AudioSource
-from actors.feed_buffer import FeedBuffer
+from actors.ingest.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.clock import FakeClock
 from actors.kernel.published import Published
 from actors.kernel.storage import StorageInfo
-from config.audio import AudioConfig, SttApi
+from config.audio.settings import AudioConfig, SttApi
 from tests.audio.signals import speech
 from tests.helpers import LogSink, assert_nowhere, wait_until
 from transport.demo.fake_stt import INVENTED, FakeStt

@@ -3,8 +3,8 @@ patterns as ``RELAY_REDACT`` says, and a count by kind of what was replaced."""
 
 from __future__ import annotations
 
+from actors.agent.core.completion import NO_OUTPUT, Analysis
 from actors.core.answer_redaction import redacted_answer
-from actors.core.completion import NO_OUTPUT, Analysis
 from config.secrets import remember_secret
 from tests.helpers import AWS, SK, A, T, W
 

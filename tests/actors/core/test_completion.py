@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from actors.core.completion import (
+from actors.agent.core.completion import (
     HUD_FALLBACK_CHARS,
     NO_OUTPUT,
     Analysis,

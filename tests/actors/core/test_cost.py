@@ -5,8 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from actors.core.completion import parse_chat_completion
-from actors.core.cost import PRICE_IN_PER_TOKEN, PRICE_OUT_PER_TOKEN, call_cost, estimate_cost
+from actors.agent.core.completion import parse_chat_completion
+from actors.agent.core.cost import PRICE_IN_PER_TOKEN, PRICE_OUT_PER_TOKEN, call_cost, estimate_cost
 from config.prices import Price, load_prices
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import orjson
 
-from actors.core.entries import AgentRecord
+from actors.agent.core.entries import AgentRecord
 
 OLDER_ROW = orjson.dumps(
     {

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from actors.core.escalation import (
+from actors.agent.core.window import TickWindow
+from actors.escalation.decision import (
     CODING_REPLY_CHARS,
     REPLY_CHARS,
     THRESHOLD,
@@ -18,8 +19,7 @@ from actors.core.escalation import (
     reply_text,
     score,
 )
-from actors.core.escalation_message import FOOTER, escalation_of
-from actors.core.window import TickWindow
+from actors.escalation.message import FOOTER, escalation_of
 from config.settings import EscalationMode, EscalationPolicy
 from tests.actors.core.test_situation import NOW, TRACE, a_window, an_entry, heard, screen
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from actors.core.escalation import Decision, Score
-from actors.core.escalation_slot import (
+from actors.escalation.decision import Decision, Score
+from actors.escalation.slot import (
     GRACE_IDS,
     GRACE_MS,
     EscalationSlot,

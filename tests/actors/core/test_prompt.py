@@ -6,16 +6,16 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from actors.core.prompt import (
+from actors.agent.core.prompt import (
     PREVIOUS_DIGEST_CHARS,
     SCREEN_BUDGET,
     PreviousDigest,
     build_prompt,
     fingerprint,
 )
+from actors.agent.core.window import AudioEvent, ScreenEvent, TickWindow, build_context_window
 from actors.core.records import FeedRecord
 from actors.core.shapes import AppSwitch
-from actors.core.window import AudioEvent, ScreenEvent, TickWindow, build_context_window
 
 NOW = 1_769_901_200_000
 SCREEN = "Screen (OCR text, newest first):"

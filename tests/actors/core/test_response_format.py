@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from actors.core.response_format import (
+from actors.agent.core.response_format import (
     ANSWER_SCHEMA,
     CHARS_PER_TOKEN,
     LEVELS,

@@ -6,8 +6,7 @@ import base64
 
 import pytest
 
-from actors.core.records import SenseRecord
-from actors.core.screen_image import (
+from actors.agent.core.screen_image import (
     MAX_IMAGE_BYTES,
     NOTHING_SENT,
     RECENT_SENT,
@@ -17,6 +16,7 @@ from actors.core.screen_image import (
     read_image,
     without_image_data,
 )
+from actors.core.records import SenseRecord
 from tests.helpers import jpeg, png
 
 

@@ -16,7 +16,7 @@ from actors.audio.capture import Capture
 from actors.core.shapes import AUDIO_SOURCES
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 from tests.audio.pcm_program import command as program
 from tests.helpers import asked, client_for, relay_settings, wait_until
 from tests.support.harness import ROOT

@@ -14,7 +14,7 @@ import pytest
 from actors.audio import subtree as audio_tree
 from actors.audio.core.wav import wav_bytes
 from actors.tree import Relay
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 from config.command_line import load_settings
 from tests.audio.signals import speech
 from tests.helpers import assert_error, assert_nowhere, client_for, relay_settings, wait_until

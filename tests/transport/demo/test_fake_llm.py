@@ -10,7 +10,7 @@ import time
 
 import httpx
 
-from actors.core.completion import parse_analysis, parse_chat_completion
+from actors.agent.core.completion import parse_analysis, parse_chat_completion
 from tests.helpers import wait_answering
 from tests.support.harness import ROOT, free_port
 from tests.support.prompt_corpus import session_prompt

@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 
+from actors.agent.ticker import Ticker
 from actors.kernel.base import ChildHandle
-from actors.ticker import Ticker
 from actors.tree import Relay
 from tests.helpers import wait_until
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import orjson
 
+from actors.ingest.sense_buffer import SENSE_RING
 from actors.kernel.base import RelayActor
-from actors.sense_buffer import SENSE_RING
 from actors.tree import Relay
 from tests.helpers import assert_error, client_for, relay_settings, screen_with_images
 

@@ -21,7 +21,7 @@ from actors.audio.core.stt import (
     read_answer,
     request_for,
 )
-from config.audio import SttApi
+from config.audio.settings import SttApi
 from tests.audio.signals import speech
 from transport.demo.fake_stt import FakeStt
 

@@ -10,7 +10,7 @@ import pytest
 
 from actors.audio.core.utterance import BYTES_PER_MS, Utterance
 from actors.audio.core.voice import FRAME_MS, VoiceDetector, frame_energy
-from config.audio import AudioConfig
+from config.audio.settings import AudioConfig
 from tests.audio.signals import noise, scene, silence, speech
 
 T0 = 1_769_901_200_000

@@ -1,0 +1,251 @@
+"""The LLM prompt and the fingerprint of what it would send.
+
+Events are listed newest first, each labelled with its age (``[12s ago]``), so that the
+model weighs what the user does now above what is still in the window; the previous digest
+comes along (bounded), so that a digest can say what the user was doing before the window.
+The screen section's OCR texts share one budget (:data:`SCREEN_BUDGET`), spent newest first,
+with repeated lines shown once, error and question lines whole and each cut marked
+(:mod:`actors.agent.core.screen_budget`).
+
+The prompt's labels are constants here: whatever reads a prompt back (the demo's stand-in
+LLM) takes them from this module, so the format is written once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from actors.agent.core.screen_budget import Cut, Fitted, fit_screen
+from actors.agent.core.window import AudioEvent, ScreenEvent, TickWindow
+from actors.core.shapes import AudioSource
+from config.app_names import normalize_app_name
+
+SCREEN_BUDGET = 1_200
+"""OCR characters the screen section shows, all its events together (each line costs its
+characters and a space)."""
+AUDIO_CHARS = 300
+"""Transcript characters per audio chunk in the prompt."""
+TITLE_CHARS = 120
+"""Characters of a window title or an observation title in the prompt."""
+NARRATIVE_CHARS = 200
+"""Characters of an observation's narrative in the prompt."""
+PREVIOUS_DIGEST_CHARS = 600
+"""Characters of the previous digest in the prompt."""
+
+ACTIVE_APP = "Active app:"
+APP_HISTORY = "App history:"
+APP_SEPARATOR = " → "
+NO_APPS = "(none)"
+SCREEN_HEADER = "Screen (OCR text, newest first):"
+NO_SCREEN = "(no screen data)"
+SCREENSHOTS = "Screenshots attached (newest first): {count}"
+"""The prompt's last line when the request carries screen images (``{count}`` of them), which
+follow it (:func:`actors.agent.core.completion.request_body`); a request sent without them has
+neither."""
+AUDIO_HEADER = "Audio transcript (newest first):"
+NO_AUDIO = "(silence)"
+HEARD = "(user heard) "
+"""Before a transcript of system audio: words the user heard (a call, a video)."""
+SAID = "(user said) "
+"""Before a transcript of the microphone: words the user said."""
+SPEAKERS: dict[AudioSource, str] = {"system": HEARD, "mic": SAID}
+"""The label before a transcript, by its source; a transcript of no known source has none."""
+EARLIER_HEADER = "Earlier (your previous digest, {age}):"
+"""The previous digest's heading; ``{age}`` is like ``40s ago``."""
+ANSWER_HEADER = "Respond with ONLY valid JSON, no markdown:"
+TITLE_SEPARATOR = " — "
+"""Between the app and the window title in a screen line's ``[...]``."""
+NO_TEXT = "(no text)"
+CUT_ONE = "[… 1 line cut]"
+"""Where one line of an OCR text was left out for want of budget."""
+CUT_MANY = "[… {count} lines cut]"
+"""Where ``{count}`` lines in a row of an OCR text were left out for want of budget."""
+AS_ABOVE = "(same text as above)"
+"""The OCR part of an event whose every line a newer event (listed above it) also has."""
+SEEN = "(seen: {narrative})"
+"""The capture client's narrative, after the OCR of the same event."""
+AGE = "[{seconds}s ago] "
+
+INTRO = """You are an AI monitoring a user's screen and audio in real-time.
+You produce TWO outputs as JSON."""
+"""The prompt's first lines."""
+HUD_PLACEHOLDER = "<max 15 words: what user is doing NOW. Terse. No filler.>"
+ANSWER_TEMPLATE = f"""{{
+  "hud": "{HUD_PLACEHOLDER}",
+  "digest": "<3-5 sentences: detailed description of user activity, what's on screen, \
+what was said, what they might need help with. Include specifics from OCR text. \
+Mention errors, questions, or tasks if visible.>"
+}}"""
+"""The answer's shape, after :data:`ANSWER_HEADER`; its values are placeholders."""
+EXAMPLE_HUD = "Editing hud-relay.mjs in IDEA"
+RULES = f"""Rules:
+- "hud" is for a minimal overlay display. Example: "{EXAMPLE_HUD}"
+- "digest" is for an AI assistant to understand the full situation and offer help.
+- The newest events say what the user is doing now; older ones are background.
+- If an earlier digest is given, end the digest with one sentence on what the user was \
+doing before, if it differs from now.
+- If nothing is happening, hud="Idle" and digest explains what was last seen.
+- Include specific filenames, URLs, error messages, UI text from OCR in digest.
+- Do NOT suggest actions in digest — just describe the situation factually."""
+"""The prompt's last lines."""
+INSTRUCTIONS = (INTRO, ANSWER_HEADER, ANSWER_TEMPLATE, RULES)
+"""The prompt's instruction lines: what a model's answer must not repeat back as a hud
+(:mod:`actors.agent.core.hud_check`)."""
+LABELS = (
+    ACTIVE_APP,
+    APP_HISTORY,
+    NO_APPS,
+    SCREEN_HEADER,
+    NO_SCREEN,
+    SCREENSHOTS,
+    AUDIO_HEADER,
+    NO_AUDIO,
+    EARLIER_HEADER,
+)
+"""The prompt's section labels: ours too, around the user's data."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreviousDigest:
+    """The digest of the last successful tick, and when it was made (server ms)."""
+
+    text: str
+    ts: int
+
+
+def _age(now_ms: int, at_ms: int) -> str:
+    return AGE.format(seconds=max(0, round((now_ms - at_ms) / 1000)))
+
+
+def screen_line(event: ScreenEvent, text: str) -> str:
+    """One screen event as the prompt shows it, without its age, ``text`` standing for its
+    OCR (what the screen section kept of it)."""
+    where = normalize_app_name(event.app)
+    if event.window_title:
+        where += TITLE_SEPARATOR + _one_line(event.window_title)[:TITLE_CHARS]
+    parts = [f"[{where}]"]
+    if event.title:
+        parts.append(f"{_one_line(event.title)[:TITLE_CHARS]}:")
+    if text:
+        parts.append(text)
+    if event.narrative:
+        narrative = _one_line(event.narrative)[:NARRATIVE_CHARS]
+        parts.append(SEEN.format(narrative=narrative) if event.ocr else narrative)
+    if not text and not event.narrative:
+        parts.append(NO_TEXT)
+    return " ".join(parts)
+
+
+def _screen_lines(ctx: TickWindow, budget: int = SCREEN_BUDGET) -> list[tuple[int, str]]:
+    """The screen section's lines, newest first, each with its event's arrival."""
+    newest_first = ctx.screen[::-1]
+    fitted = fit_screen([e.ocr for e in newest_first], budget)
+    return [
+        (e.received_at, screen_line(e, _shown(f)))
+        for e, f in zip(newest_first, fitted, strict=True)
+    ]
+
+
+def _shown(fitted: Fitted) -> str:
+    """What the prompt shows of one OCR text: its kept lines, each cut marked."""
+    if not fitted.pieces and fitted.repeated:
+        return AS_ABOVE
+    return " ".join(piece if isinstance(piece, str) else _cut(piece) for piece in fitted.pieces)
+
+
+def _cut(cut: Cut) -> str:
+    return CUT_ONE if cut.lines == 1 else CUT_MANY.format(count=cut.lines)
+
+
+def audio_line(chunk: AudioEvent) -> str:
+    """One transcript chunk as the prompt shows it, without its age: whose words they are,
+    when its mark said so, then its text."""
+    speaker = SPEAKERS[chunk.source] if chunk.source is not None else ""
+    return speaker + chunk.text[:AUDIO_CHARS]
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\n", " ")
+
+
+def _labelled(lines: Iterable[tuple[int, str]], now_ms: int) -> str:
+    return "\n".join((_age(now_ms, at) if at else "") + line for at, line in lines)
+
+
+def build_prompt(
+    ctx: TickWindow,
+    *,
+    now_ms: int,
+    previous: PreviousDigest | None = None,
+    screen_budget: int = SCREEN_BUDGET,
+) -> str:
+    """Return the single user message that asks for ``{"hud", "digest"}`` as JSON.
+
+    ``now_ms`` (server time) is what the ``[Ns ago]`` labels count from; ``screen_budget``
+    the OCR characters of the screen section (the relay's is :data:`SCREEN_BUDGET`, which
+    :func:`fingerprint` assumes).
+    """
+    screen = _labelled(_screen_lines(ctx, screen_budget), now_ms)
+    return prompt_with_screen(ctx, screen, now_ms=now_ms, previous=previous)
+
+
+def prompt_with_screen(
+    ctx: TickWindow, screen_lines: str, *, now_ms: int, previous: PreviousDigest | None = None
+) -> str:
+    """The prompt of :func:`build_prompt` around a screen section given as it stands (its
+    lines, ages included, newest first): a comparison of two ways to fill that section can
+    share the rest."""
+    audio_lines = _labelled(((a.ts, audio_line(a)) for a in reversed(ctx.audio)), now_ms)
+    app_switches = APP_SEPARATOR.join(normalize_app_name(a.app) for a in ctx.app_history)
+    earlier = ""
+    if previous is not None and previous.text.strip():
+        text = _one_line(previous.text.strip())
+        if len(text) > PREVIOUS_DIGEST_CHARS:
+            text = text[: PREVIOUS_DIGEST_CHARS - 1] + "…"
+        heading = EARLIER_HEADER.format(age=_age(now_ms, previous.ts).strip()[1:-1])
+        earlier = f"""
+
+{heading}
+{text}"""
+
+    return f"""{INTRO}
+
+{ACTIVE_APP} {normalize_app_name(ctx.current_app)}
+{APP_HISTORY} {app_switches or NO_APPS}
+
+{SCREEN_HEADER}
+{screen_lines or NO_SCREEN}
+
+{AUDIO_HEADER}
+{audio_lines or NO_AUDIO}{earlier}
+
+{ANSWER_HEADER}
+{ANSWER_TEMPLATE}
+
+{RULES}"""
+
+
+def fingerprint(ctx: TickWindow) -> str:
+    """A digest of what the prompt would tell the LLM about the window, timing aside.
+
+    The ``[Ns ago]`` labels, the counts and the previous digest are left out (they change
+    with every tick), and a line repeated right after itself counts once: a window whose
+    fingerprint equals the last call's holds nothing the LLM has not already seen.
+    """
+    parts = [
+        normalize_app_name(ctx.current_app),
+        APP_SEPARATOR.join(normalize_app_name(a.app) for a in ctx.app_history),
+        "\x1e".join(_collapsed(line for _, line in reversed(_screen_lines(ctx)))),
+        "\x1e".join(_collapsed(audio_line(a) for a in ctx.audio)),
+    ]
+    return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=16).hexdigest()
+
+
+def _collapsed(lines: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        if not out or out[-1] != line:
+            out.append(line)
+    return out

@@ -1,0 +1,448 @@
+"""LLMCaller: the only actor that talks to the LLM.
+
+One tick is a chain of attempts, each one OpenAI-compatible chat-completions request through
+httpx on an event loop private to this actor's thread:
+
+* ``asyncio.wait_for`` bounds each request, body included, by ``AGENT_TIMEOUT_MS`` (a server
+  that trickles bytes cannot hold it longer);
+* HTTP 429, 5xx and connection errors are retried on the same model after a backoff that
+  honours ``Retry-After``; the retry is a message scheduled on the clock, so the actor never
+  sleeps and stays free for its supervisor's pings;
+* any other failure, or a model whose retries are spent, moves on to the next of
+  ``AGENT_FALLBACK_MODELS``; whatever the call raises is such a failure (an exception that is
+  no :class:`LLMError` becomes :class:`LLMUnexpectedError`), never a crash of this actor;
+* the whole chain is bounded by the tick's budget (one timeout a model).
+
+The model's hud and digest are redacted as soon as they are read
+(:func:`~actors.core.answer_redaction.redacted_answer`), before the tick's result is told to
+the digest store or logged: a vision model reads keys off the screen's pixels.
+
+Every error text a tick reports (its log line, ``/health``'s ``lastError``) is made safe by
+:func:`~actors.core.error_text.safe_error_text`: an exception's message may quote the request's
+``Authorization`` header, or a server may echo the key it refused.
+
+Each request asks for structured output at the level :mod:`actors.agent.core.response_format`
+picks; a server that refuses a level (its error names the format) is asked again at once one
+level down, within the same request's time, and the refusal counts nowhere (no retry,
+fallback, failure or breaker); any other 4xx is an ordinary failure. The
+level that answered is remembered per model and base URL in a cell that outlives this
+actor's incarnations (``/health`` reads it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import random
+import ssl
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pykka
+
+from actors.agent.core.completion import (
+    Completion,
+    parse_analysis,
+    parse_chat_completion,
+    request_body,
+)
+from actors.agent.core.events import AgentEvent, TickFailed
+from actors.agent.core.hud_check import checked_hud
+from actors.agent.core.response_format import (
+    BLIND_FOR_S,
+    NO_LEVELS,
+    FormatLevels,
+    Level,
+    first_level,
+    is_refusal,
+    may_refuse_images,
+    step_down,
+)
+from actors.agent.core.screen_image import NOTHING_SENT, ScreenImage, SentImages
+from actors.agent.core.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
+from actors.agent.digest_store import DigestStore
+from actors.core.answer_redaction import redacted_answer
+from actors.core.error_text import safe_error_text
+from actors.core.errors import (
+    LLMBadResponse,
+    LLMConnectionError,
+    LLMError,
+    LLMHTTPError,
+    LLMTimeout,
+    LLMUnexpectedError,
+    is_retryable,
+    retry_after_s,
+)
+from actors.http_library import httpx
+from actors.kernel.base import ChildHandle, RelayActor, Reporter
+from actors.kernel.clock import Clock
+from actors.kernel.listeners import Listeners
+from actors.kernel.published import Published
+
+MAX_RESPONSE_BYTES = 1024 * 1024
+"""A chat completion larger than this is a bad response (a runaway or hostile server)."""
+MAX_RETRIES = 2
+"""Retries of one model after a 429, a 5xx or a connection error."""
+RETRY_BASE_S = 0.5
+"""First retry delay; it doubles, with up to 20 % jitter, unless ``Retry-After`` says more."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    """One request of a tick's chain (also the message that schedules a retry)."""
+
+    request: LLMRequest
+    model_index: int
+    retry: int
+    started: float
+    deadline: float
+    errors: tuple[str, ...] = ()
+    attempts: tuple[LLMAttempt, ...] = ()
+    """The requests made so far, for the per-model counters."""
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context for every incarnation of the caller (httpx's defaults: certifi's CAs).
+
+    Building one loads the CA bundle: milliseconds of CPU, most of it holding the GIL that
+    ingestion needs, which a caller that crashes in a loop would pay at every restart.
+    """
+    return httpx.create_ssl_context()
+
+
+class LLMCaller(RelayActor):
+    """Runs each tick's chain of attempts, then reports to the store and the ticker."""
+
+    name = "llm"
+
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        digest: ChildHandle[DigestStore],
+        events: Listeners[AgentEvent] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        formats: Published[FormatLevels] | None = None,
+        sent_images: Published[SentImages] | None = None,
+        report: Reporter | None = None,
+        redact: bool = True,
+    ) -> None:
+        super().__init__(report=report)
+        self._clock = clock
+        self._redact = redact
+        """``RELAY_REDACT``: whether the model's words go through the redactor's patterns too."""
+        self._formats = formats if formats is not None else Published(NO_LEVELS)
+        """The response-format level that last answered, per model and base URL (written
+        only here)."""
+        self._sent = sent_images if sent_images is not None else Published(NOTHING_SENT)
+        """The images recent calls sent (written only here, after a call that answered)."""
+        self._digest = digest
+        self._events: Listeners[AgentEvent] = events or Listeners()
+        """Where a failed tick is reported (the digest store counts it)."""
+        self._transport = transport
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._client: httpx.AsyncClient | None = None
+
+    def started(self) -> None:
+        """Create the private event loop and the HTTP client."""
+        self._loop = asyncio.new_event_loop()
+        self._client = httpx.AsyncClient(
+            transport=self._transport,
+            verify=_tls_context(),
+            limits=httpx.Limits(max_connections=4, max_keepalive_connections=2),
+            headers={"X-Title": "sinain-relay"},
+        )
+
+    def stopped(self) -> None:
+        """Close the client and the loop."""
+        if self._loop is None:
+            return
+        if self._client is not None:
+            self._loop.run_until_complete(self._client.aclose())
+        self._loop.close()
+        self._loop = None
+
+    def complete(self, request: LLMRequest) -> None:
+        """Start a tick's chain with its first model."""
+        now = self._clock.monotonic()
+        budget_s = request.config.tick_budget_ms(images=bool(request.window.images)) / 1000
+        self._run(_Attempt(request, model_index=0, retry=0, started=now, deadline=now + budget_s))
+
+    def on_receive(self, message: Any) -> Any:
+        """A scheduled retry."""
+        if isinstance(message, _Attempt):
+            self._run(message)
+            return None
+        return super().on_receive(message)
+
+    def _run(self, attempt: _Attempt) -> None:
+        request = attempt.request
+        config = request.config
+        models = config.models_for(images=bool(request.window.images))
+        model = models[attempt.model_index]
+        remaining = attempt.deadline - self._clock.monotonic()
+        if remaining <= 0:
+            self._fail(attempt, "the tick's budget is spent")
+            return
+        began = self._clock.monotonic()
+        try:
+            completion, level, images = self._negotiated(
+                request, model, min(config.timeout_ms / 1000, remaining)
+            )
+        except LLMError as exc:
+            errors = (*attempt.errors, f"{model}: {safe_error_text(exc)}"[:300])
+            delay = self._retry_delay(exc, attempt.retry)
+            now = self._clock.monotonic()
+            failed = replace(
+                attempt,
+                errors=errors,
+                attempts=(*attempt.attempts, LLMAttempt(model, now - began, ok=False)),
+            )
+            if delay is not None and now + delay < attempt.deadline:
+                self._schedule(replace(failed, retry=attempt.retry + 1), delay)
+                return
+            if attempt.model_index + 1 < len(models):
+                self._log.info("llm.fallback", failed=model, next=models[attempt.model_index + 1])
+                self._run(replace(failed, model_index=attempt.model_index + 1, retry=0))
+                return
+            self._fail(failed, f"{type(exc).__name__}")
+            return
+        except Exception as exc:
+            # A bug, not an LLM failure: finish the tick, then let the supervisor restart us.
+            self._fail(attempt, safe_error_text(exc))
+            raise
+        answered = LLMAttempt(model, self._clock.monotonic() - began, ok=True)
+        done = replace(attempt, attempts=(*attempt.attempts, answered))
+        self._succeed(done, model, completion, level, images)
+
+    def _negotiated(
+        self, request: LLMRequest, model: str, timeout_s: float
+    ) -> tuple[Completion, Level, tuple[ScreenImage, ...]]:
+        """One request at the level the setting and the memory pick, with the window's images
+        unless the model refused images lately; within ``timeout_s`` in all, a refusal of the
+        level (:func:`is_refusal`) is asked again at once one level down (with the images
+        again), and one that may refuse the images (:func:`may_refuse_images`) at once without
+        them. Any other error answer is raised. Returns the answer, its level and the images
+        it carried.
+
+        Raises:
+            LLMError: what the last request raised, a refusal at the lowest level included.
+        """
+        config = request.config
+        setting, base_url = config.response_format, config.base_url
+        known, began = self._formats.value, self._clock.monotonic()
+        level = first_level(setting, known.get(model, base_url))
+        wanted = request.window.images if known.sees(model, base_url, began) else ()
+        images, refused_at = wanted, None
+        while True:
+            left = timeout_s - (self._clock.monotonic() - began)
+            asked = replace(
+                request,
+                config=replace(config, response_format=level),
+                window=replace(request.window, images=images),
+            )
+            try:
+                completion = self._call(asked, model, left)
+            except LLMHTTPError as exc:
+                if images and may_refuse_images(exc.status, exc.body, model=model):
+                    self._log.info(
+                        "llm.images_refused", tick_id=request.tick_id, model=model, level=level,
+                        status=exc.status,
+                    )  # fmt: skip
+                    images, refused_at = (), level
+                    continue
+                refused = is_refusal(exc.status, exc.body, model=model)
+                lower = step_down(setting, level) if refused else None
+                if lower is None:
+                    raise
+                self._log.info(
+                    "llm.response_format_refused", tick_id=request.tick_id, model=model,
+                    level=level, next=lower, status=exc.status,
+                )  # fmt: skip
+                level, images = lower, wanted
+                continue
+            break
+        blind = refused_at == level and not images
+        self._remember(model, base_url, level, blind=blind, saw=bool(images))
+        return completion, level, images
+
+    def _remember(self, model: str, base_url: str, level: Level, *, blind: bool, saw: bool) -> None:
+        """Remember what answered: its level, and whether the model takes images (``blind``:
+        a request with images failed where the same one without answered, so not for a while;
+        ``saw``: it answered one with images)."""
+        known = self._formats.value
+        updated = known
+        if known.get(model, base_url) != level:
+            updated = updated.with_level(model, base_url, level)
+        if saw and (model, base_url) in known.blind:
+            updated = updated.with_sight(model, base_url, None)
+        if blind:
+            until = self._clock.monotonic() + BLIND_FOR_S
+            updated = updated.with_sight(model, base_url, until)
+            self._log.warning("llm.images_off", model=model, for_s=BLIND_FOR_S)
+        if updated is not known:
+            self._formats.publish(updated)
+
+    def _retry_delay(self, error: LLMError, retries: int) -> float | None:
+        if not is_retryable(error) or retries >= MAX_RETRIES:
+            return None
+        backoff = RETRY_BASE_S * 2.0**retries * (1 + random.random() * 0.2)  # noqa: S311 - jitter
+        asked = retry_after_s(error.retry_after) if isinstance(error, LLMHTTPError) else None
+        return max(backoff, asked or 0.0)
+
+    def _schedule(self, attempt: _Attempt, delay: float) -> None:
+        ref = self.actor_ref
+
+        def fire() -> None:
+            with contextlib.suppress(pykka.ActorDeadError):  # replaced: the tick is lost
+                ref.tell(attempt)
+
+        self._log.info(
+            "llm.retry",
+            tick_id=attempt.request.tick_id,
+            in_s=round(delay, 3),
+            attempt=attempt.retry,
+            error=attempt.errors[-1],
+        )
+        self._clock.call_later(delay, fire)
+
+    def _fail(self, attempt: _Attempt, error: str) -> None:
+        latency_ms = round((self._clock.monotonic() - attempt.started) * 1000)
+        last = attempt.errors[-1] if attempt.errors else error
+        self._events.send(TickFailed(last, attempt.attempts))
+        detail = {
+            **attempt.request.why,
+            "error": error,
+            "errors": list(attempt.errors),
+            "latencyMs": latency_ms,
+            "model": attempt.request.config.models_for(images=bool(attempt.request.window.images))[
+                0
+            ],
+        }
+        if attempt.request.window.images:
+            detail["images"] = len(attempt.request.window.images)
+        failed = TickDone(attempt.request.tick_id, "failed", detail=detail)
+        self._reply(attempt.request.reply_to, failed)
+
+    def _succeed(
+        self,
+        attempt: _Attempt,
+        model: str,
+        completion: Completion,
+        level: Level,
+        images: tuple[ScreenImage, ...],
+    ) -> None:
+        request = attempt.request
+        config = request.config
+        latency_ms = round((self._clock.monotonic() - attempt.started) * 1000)
+        checked = checked_hud(parse_analysis(completion.content), completion.content)
+        analysis, redacted = redacted_answer(checked.analysis, patterns=self._redact)
+        if images:  # before the tick ends: the next one must not send them again
+            self._sent.publish(self._sent.value.with_sent(images))
+        result = TickResult(
+            tick_id=request.tick_id,
+            analysis=analysis,
+            window=request.window,
+            model=model,
+            latency_ms=latency_ms,
+            tokens_in=completion.tokens_in,
+            tokens_out=completion.tokens_out,
+            push_to_feed=config.push_to_feed,
+            cost_usd=completion.cost_usd,
+            fallback=attempt.model_index > 0,
+            attempts=attempt.attempts,
+            answered_model=completion.model,
+            hud_withheld=checked.withheld,
+            escalation=config.escalation,
+            images=len(images),
+            redacted=redacted,
+        )
+        self._tell_peer(self._digest, DigestStore.record, result)
+        detail: dict[str, Any] = {
+            **request.why,
+            "model": completion.model or model,
+            "latencyMs": latency_ms,
+            "tokensIn": completion.tokens_in,
+            "tokensOut": completion.tokens_out,
+            "parsedOk": analysis.parsed_ok,
+            "responseFormat": level,
+            "hud": analysis.hud,
+        }
+        if completion.model not in (None, model):
+            detail["askedModel"] = model
+        if images:
+            detail["images"] = len(images)
+        elif request.window.images:  # the model refused them, now or lately
+            detail["imagesDropped"] = len(request.window.images)
+        if checked.withheld is not None:
+            detail["hudWithheld"] = checked.withheld
+        if redacted:
+            detail["redacted"] = sum(redacted.values())
+        if attempt.errors:
+            detail["errors"] = list(attempt.errors)
+        if config.log_verbose:
+            detail["digest"] = analysis.digest[:300]
+        self._reply(
+            request.reply_to,
+            TickDone(
+                request.tick_id,
+                "ok",
+                request.marks,
+                detail,
+                fingerprint=request.fingerprint,
+                gist=request.gist,
+            ),
+        )
+
+    def _call(self, request: LLMRequest, model: str, timeout_s: float) -> Completion:
+        assert self._loop is not None, "started() creates the loop"
+        try:
+            return self._loop.run_until_complete(
+                asyncio.wait_for(self._post(request, model, timeout_s), timeout_s)
+            )
+        except (TimeoutError, httpx.TimeoutException) as exc:
+            msg = f"no answer within {round(timeout_s * 1000)} ms"
+            raise LLMTimeout(msg) from exc
+        except httpx.HTTPError as exc:
+            raise LLMConnectionError(safe_error_text(exc)) from exc
+        except LLMError:
+            raise
+        except Exception as exc:  # this call's failure, counted as such; the caller lives on
+            raise LLMUnexpectedError(safe_error_text(exc)) from exc
+
+    async def _post(self, request: LLMRequest, model: str, timeout_s: float) -> Completion:
+        assert self._client is not None, "started() creates the client"
+        config = request.config
+        body = request_body(  # at the level _negotiated put in the config
+            model,
+            request.prompt,
+            max_tokens=config.max_tokens,
+            temperature=config.temperature,
+            response_format=config.response_format,
+            images=request.window.images,
+        )
+        async with self._client.stream(
+            "POST",
+            f"{config.base_url}/chat/completions",
+            json=body,
+            headers={"Authorization": f"Bearer {config.api_key}"},
+            timeout=httpx.Timeout(timeout_s),
+        ) as response:
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    msg = f"response larger than {MAX_RESPONSE_BYTES} bytes"
+                    raise LLMBadResponse(msg)
+                chunks.append(chunk)
+        content = b"".join(chunks)
+        if not 200 <= response.status_code < 300:
+            raise LLMHTTPError(
+                response.status_code,
+                content.decode("utf-8", errors="replace"),
+                retry_after=response.headers.get("Retry-After"),
+            )
+        return parse_chat_completion(content)

@@ -1,0 +1,1 @@
+"""The ingest feature's actors: the feed and sense buffers and the ring they share."""

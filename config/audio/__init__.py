@@ -1,0 +1,1 @@
+"""The audio feature's settings: its sources and its speech service."""

@@ -1,0 +1,50 @@
+"""What ``/health`` and ``/metrics`` say of redaction: the secrets replaced, by kind, in what
+clients sent and, apart, in what the model answered. Counts, never the secrets.
+
+What clients sent is counted by the buffers' redactor, since start (``/metrics`` only). What
+the model answered (a key a vision model read off the screen's pixels, the relay's own key it
+was shown) is counted by the digest store with the agent's other counters (agent.db), so a
+count a reader saw never goes back, across restarts too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Annotated
+
+from msgspec import Meta
+from prometheus_client.metrics_core import CounterMetricFamily, Metric
+
+from actors.agent.core.counters import AgentMetrics
+from actors.core.redaction_rules import KINDS
+
+ModelRedactions = Annotated[
+    dict[str, int],
+    Meta(
+        description="Secrets taken out of the model's huds and digests before they were kept, "
+        "served or logged, by kind (`api-key`, `token`, ... as the markers name them): a key a "
+        "vision model read off the screen, or the relay's own key. Kinds found only."
+    ),
+]
+"""``/health.agent.modelRedactions``."""
+
+
+def redaction_families(clients: Mapping[str, int], agent: AgentMetrics | None) -> Iterator[Metric]:
+    """``relay_redactions_total{type}`` (what clients sent) and, when the digest store
+    answered the scrape, ``relay_redactions_model_total{type}`` (every kind, zeros too)."""
+    redactions = CounterMetricFamily(
+        "relay_redactions_total", "Secrets redacted before storage, by type.", labels=["type"]
+    )
+    for kind, count in sorted(clients.items()):
+        redactions.add_metric([kind], count)
+    yield redactions
+    if agent is None:
+        return
+    model = CounterMetricFamily(
+        "relay_redactions_model_total",
+        "Secrets taken out of the model's huds and digests before they were kept, by type.",
+        labels=["type"],
+    )
+    for kind in KINDS:
+        model.add_metric([kind], agent.model_redactions.get(kind, 0))
+    yield model

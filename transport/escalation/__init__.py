@@ -1,0 +1,1 @@
+"""The escalation feature over HTTP: its routes, its answers, its health and metric families."""

@@ -1,0 +1,1 @@
+"""The overlay feature over HTTP: the HUD's WebSocket, its protocol and its status."""
