@@ -30,12 +30,12 @@ try:
     import pykka.debug
     import structlog
 
-    from actors.audio.core.sources import SourceError, check_sources
     from actors.core.error_text import safe_text
     from actors.core.errors import InUse
     from actors.kernel.base import ChildExited
     from actors.kernel.clock import SystemClock
     from actors.kernel.malloc import TRIM_INTERVAL_S, limit_malloc_arenas, release_free_memory
+    from actors.subtrees import settings_problem
     from actors.tree import start_relay
     from config.command_line import build_parser, load_settings
     from config.logs import configure_logging
@@ -68,9 +68,11 @@ def settings_or_exit(argv: Sequence[str], environ: Mapping[str, str]) -> Setting
     code 2."""
     try:
         settings = load_settings(argv, environ, isatty=sys.stderr.isatty())
-        check_sources(settings.audio)
-    except (ConfigError, SourceError) as exc:
+    except ConfigError as exc:
         _exit_invalid(str(exc))
+    problem = settings_problem(settings)
+    if problem is not None:
+        _exit_invalid(problem)
     return settings
 
 

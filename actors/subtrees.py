@@ -33,6 +33,7 @@ from actors.agent.situation_writer import (
 from actors.agent.situation_writer import situation_outbox as new_outbox
 from actors.agent.ticker import Ticker
 from actors.agent.ticker_cells import ConfigCell, News
+from actors.audio.core.sources import SourceError, check_sources
 from actors.audio.subtree import AudioHandles, AudioViews, audio_children, configured
 from actors.core.errors import ActorUnavailable
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE, FeedSnapshot, SenseSnapshot
@@ -352,6 +353,16 @@ def situation_writer(w: Wiring, events: Listeners[AgentEvent]) -> tuple[ChildSpe
     # No ping deadline: a write stuck on a dead disk holds only this actor, and the outbox
     # keeps just the newest situation meanwhile (see actors.agent.situation_writer).
     return (ChildSpec("situation", situation, w.handles.situation, shutdown_timeout_s=1.0),)
+
+
+def settings_problem(settings: Settings) -> str | None:
+    """What a feature finds wrong in settings that parsed, in one line, before anything
+    starts: an audio source that names no device or file it can open. ``None``: nothing."""
+    try:
+        check_sources(settings.audio)
+    except SourceError as exc:
+        return str(exc)
+    return None
 
 
 def start_audio(root: pykka.ActorRef[Any], w: Wiring) -> None:

@@ -8,10 +8,16 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
-from config.audio.settings import DEFAULT_STT_BASE_URL, AudioConfig, same_origin
 from config.option_values import parse_value
 from config.options import OPTIONS
-from config.settings import DEFAULT_BASE_URL, AgentSettings, Settings
+from config.settings import (
+    DEFAULT_BASE_URL,
+    DEFAULT_STT_BASE_URL,
+    AgentSettings,
+    AudioConfig,
+    Settings,
+    same_origin,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

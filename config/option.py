@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from config.audio.settings import AudioConfig
-from config.settings import AgentSettings, Settings
+from config.settings import AgentSettings, AudioConfig, Settings
 
 
 @dataclass(frozen=True, slots=True)

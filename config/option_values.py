@@ -12,13 +12,13 @@ from typing import Any
 
 import re2
 
-from config.audio.settings import STT_APIS
 from config.settings import (
     ESCALATION_MODES,
     LOG_FORMATS,
     LOG_LEVELS,
     MAX_IMAGES_LIMIT,
     RESPONSE_FORMATS,
+    STT_APIS,
     SYNC_MODES,
     ConfigError,
     check_api_key,

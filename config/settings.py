@@ -6,7 +6,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, get_args
 
-from config.audio.settings import AudioConfig
+# The audio feature's section, offered (an explicit re-export) to the option table and the
+# command line: config's modules reach a feature's settings through the settings they make.
+from config.audio.settings import DEFAULT_STT_BASE_URL as DEFAULT_STT_BASE_URL  # noqa: PLC0414
+from config.audio.settings import STT_APIS as STT_APIS  # noqa: PLC0414
+from config.audio.settings import AudioConfig as AudioConfig  # noqa: PLC0414
+from config.audio.settings import same_origin as same_origin  # noqa: PLC0414
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "google/gemini-2.5-flash-lite"

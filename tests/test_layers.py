@@ -140,3 +140,59 @@ def test_no_package_init_imports_anything() -> None:
         if name != "__future__"
     ]
     assert importing == []
+
+
+FEATURES = {
+    "audio": ("actors.audio", "transport.audio", "config.audio"),
+    "escalation": ("actors.escalation", "transport.escalation"),
+    "overlay": ("transport.overlay",),
+    "mcp": ("transport.mcp",),
+}
+"""Each feature's packages, in every layer that has one."""
+MAX_IMPORTERS = 4
+"""Modules outside a feature that may import it: the composition root and the registries."""
+MAX_MODULES = 20
+"""Modules in one package, its ``__init__`` aside."""
+
+
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == package or module.startswith(f"{package}.") for package in packages)
+
+
+def product_imports() -> dict[str, set[str]]:
+    """Every product module by its dotted name, and the product modules it imports."""
+    found: dict[str, set[str]] = {}
+    paths = [ROOT / "run.py", *(p for package in PRODUCT for p in (ROOT / package).rglob("*.py"))]
+    for path in paths:
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        found[name] = {target for _, target in imported(tree)}
+    return found
+
+
+def test_a_feature_is_imported_from_outside_by_the_root_and_the_registries_alone() -> None:
+    imports = product_imports()
+    importers = {
+        feature: sorted(
+            module
+            for module, targets in imports.items()
+            if not _within(module, packages)
+            and any(_within(target, packages) for target in targets)
+        )
+        for feature, packages in FEATURES.items()
+    }
+    assert importers["audio"]  # the walk found the edges
+    assert {f: m for f, m in importers.items() if len(m) > MAX_IMPORTERS} == {}
+
+
+def test_no_package_holds_more_than_twenty_modules() -> None:
+    packages = {
+        path.parent.relative_to(ROOT).as_posix(): len(
+            [p for p in path.parent.glob("*.py") if p.name != "__init__.py"]
+        )
+        for package in PRODUCT
+        for path in (ROOT / package).rglob("__init__.py")
+    }
+    assert packages["actors/core"] > 5  # the walk found the packages
+    assert {name: n for name, n in packages.items() if n > MAX_MODULES} == {}

@@ -18,11 +18,11 @@ from actors.core.bodies import SENSE_BODY_LIMIT
 from actors.core.records import FeedSnapshot
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer
-from transport.audio.control import AudioControl
 from transport.auth import ANY_METHOD, Access
 from transport.batching import Batcher
 from transport.bridge import Asker
 from transport.connections import Connections, max_connections_for
+from transport.features import AudioControl
 from transport.guard import AnyTarget, Handler, expecting, guarded, no_route, refuse_expectation
 from transport.metrics import UNMATCHED, HttpStats
 from transport.openapi import openapi_json

@@ -39,9 +39,8 @@ from actors.core.errors import ActorUnavailable
 from actors.kernel.base import ChildHandle, RelayActor
 from transport.agent.redaction import redaction_families
 from transport.agent.vision import vision_families
-from transport.audio.exposition import AudioFigures, audio_families
 from transport.bridge import Asker
-from transport.escalation.exposition import escalation_families
+from transport.features import AudioFigures, audio_families, escalation_families
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, cumulative
 from transport.profiling import CLIENTS, ClientReports
 

@@ -43,19 +43,26 @@ from transport.answers import (
     Dropped,
     Error,
     FeedList,
-    Health,
     HistoryAnswer,
     LastAnswer,
     OpenAPIDocument,
     SenseList,
     Transcribed,
 )
-from transport.audio.handler import AUDIO_BODY_LIMIT, MAX_AUDIO_MS, WAV_TYPES, post_audio
-from transport.escalation.answers import PendingAnswer, RespondAnswer
-from transport.escalation.handler import get_pending, post_respond
+from transport.features import (
+    AUDIO_BODY_LIMIT,
+    MAX_AUDIO_MS,
+    WAV_TYPES,
+    PendingAnswer,
+    RespondAnswer,
+    get_pending,
+    post_audio,
+    post_respond,
+)
 from transport.guard import Handler
 from transport.handlers.clients import get_root, get_ws, post_profiling_sense
 from transport.handlers.health import get_health
+from transport.handlers.health_answers import Health
 from transport.handlers.ingest import get_feed, get_sense, post_feed, post_sense
 from transport.handlers.meta import get_metrics, get_openapi, post_fault
 from transport.openapi_schemas import JSON, TEXT

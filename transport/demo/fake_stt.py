@@ -42,7 +42,6 @@ from typing import Any, ClassVar
 import orjson
 from aiohttp import web
 
-from actors.audio.core.utterance import BYTES_PER_MS
 from config.logs import configure_logging
 from transport.demo.background import ModeServer
 
@@ -53,6 +52,8 @@ MODES = ("ok", "empty", "invented", "slow", "hang", "500", "429", "401", "nonjso
 INVENTED = "Thank you."
 """The transcript of mode ``invented``."""
 WAV_HEADER_BYTES = 44
+PCM_BYTES_PER_MS = 32
+"""16 kHz mono 16-bit PCM: the format the relay sends its speech service."""
 MAX_BODY_BYTES = 8 * 1024 * 1024
 
 
@@ -81,7 +82,7 @@ class HeardRequest:
     @property
     def audio_ms(self) -> int:
         """The length of the audio after the header, in milliseconds of 16 kHz mono PCM."""
-        return max(len(self.wav) - WAV_HEADER_BYTES, 0) // BYTES_PER_MS
+        return max(len(self.wav) - WAV_HEADER_BYTES, 0) // PCM_BYTES_PER_MS
 
 
 @dataclass

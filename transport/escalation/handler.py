@@ -36,7 +36,7 @@ async def get_pending(request: web.Request) -> web.Response:
     """
     streams = request.app[STREAMS]
     if request.query.get("wait"):
-        pending = await streams.pending_escalation(wait_param(request))
+        pending = await streams.agent_until(lambda s: s.escalation, wait_param(request))
     else:
         pending = streams.agent.value.escalation
     config = await request.app[ASK](request.app[PEERS].ticker, Ticker.config)

@@ -17,9 +17,10 @@ from actors.core.errors import (
 )
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer
-from transport.answers import ActorState, AgentHealth, Health, Storage
-from transport.audio.health import audio_health
+from transport.answers import ActorState, Storage
+from transport.features import audio_health
 from transport.guard import json_response
+from transport.handlers.health_answers import AgentHealth, Health
 from transport.state import ACCESS, ASK, CLIENT_FIGURES, PEERS, STREAMS
 
 log = structlog.get_logger("relay")

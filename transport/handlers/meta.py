@@ -6,13 +6,13 @@ import structlog
 from aiohttp import web
 from msgspec import UNSET
 
-from actors.audio.core.capture_records import SETTING_NAMES
 from actors.core.bodies import CONFIG_BODY_LIMIT
 from actors.core.control_bodies import Fault
 from actors.core.errors import BadRequest
 from actors.core.shapes import AUDIO_SOURCES
 from actors.kernel.base import RelayActor
 from transport.answers import Done
+from transport.features import AUDIO_SETTINGS as SETTING_NAMES
 from transport.guard import json_response, raw_json_response
 from transport.inputs import read_body
 from transport.state import (

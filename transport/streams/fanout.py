@@ -41,7 +41,6 @@ from aiohttp import web
 from actors.agent.core.entries import AgentRecord, AgentSnapshot
 from actors.core.errors import RelayError
 from actors.core.records import FeedSnapshot
-from actors.escalation.slot import Pending
 from transport.answers import StreamCounts
 from transport.streams.hub import Hub
 from transport.streams.limits import StreamLimits
@@ -118,14 +117,10 @@ class Streams:
             latest = snapshot.latest
             return latest if latest is not None and latest.id > after else None
 
-        found = await self._agent_until(newer, wait_s)
+        found = await self.agent_until(newer, wait_s)
         return found if found is not None else self.agent.value.latest
 
-    async def pending_escalation(self, wait_s: float) -> Pending | None:
-        """The pending escalation once there is one, or ``None`` after ``wait_s``."""
-        return await self._agent_until(lambda snapshot: snapshot.escalation, wait_s)
-
-    async def _agent_until(
+    async def agent_until(
         self, check: Callable[[AgentSnapshot], T | None], wait_s: float
     ) -> T | None:
         """What ``check`` finds in the digest store's newest snapshot once it finds something
