@@ -13,9 +13,10 @@ from actors.core.records import FeedSnapshot, SenseSnapshot
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.published import Published
 from transport.overlay.messages import Status, status_at
+from transport.streams.wakeup import LoopWakeup
 
 
-class Presence:
+class Presence(LoopWakeup):
     """The overlay's ``status``: whether transcripts and screen events arrive.
 
     Listens to the feed and sense cells while an overlay is connected, as a hub does: on the
@@ -77,20 +78,6 @@ class Presence:
             self.update()
         else:
             self._cancel_timer()
-
-    def _published(self, _snapshot: object) -> None:
-        """A cell's listener, on the publisher's thread inside its commit: keep it cheap."""
-        loop = self._loop
-        if loop is None or loop.is_closed():  # the transport died without its cleanup
-            self.detach()
-            return
-        if not self._listening or self._scheduled:
-            return
-        self._scheduled = True
-        try:
-            loop.call_soon_threadsafe(self._wake)
-        except RuntimeError:  # the loop closed since the check above
-            self.detach()
 
     def _wake(self) -> None:
         self._scheduled = False

@@ -19,6 +19,7 @@ from actors.core.error_text import safe_error_text
 from actors.kernel.published import Published
 from transport.streams.limits import StreamLimits
 from transport.streams.subscriber import DROPPED, SHUTDOWN, Event, Framing, Subscriber, gap_frame
+from transport.streams.wakeup import LoopWakeup
 
 log = structlog.get_logger("relay")
 
@@ -33,7 +34,7 @@ def _event_id(event: Event) -> int:
     return event.id
 
 
-class Hub(Generic[S]):
+class Hub(LoopWakeup, Generic[S]):
     """The fan-out of one published cell to its streams and long-poll waiters."""
 
     def __init__(
@@ -108,23 +109,7 @@ class Hub(Generic[S]):
         self._answer_waiters()
         self._listening = False
 
-    # -- the publisher's side ------------------------------------------------------------------
-
-    def _published(self, _snapshot: S) -> None:
-        """The cell's listener, on the publisher's thread inside its commit: keep it cheap."""
-        loop = self._loop
-        if loop is None or loop.is_closed():  # the transport died without its cleanup
-            self.detach()
-            return
-        if not self._listening or self._scheduled:
-            return
-        self._scheduled = True
-        try:
-            loop.call_soon_threadsafe(self._wake)
-        except RuntimeError:  # the loop closed since the check above
-            self.detach()
-
-    # -- the loop's side -----------------------------------------------------------------------
+    # -- the loop's side (the publisher's side is LoopWakeup._published) ---------------------
 
     def _wake(self) -> None:
         # Clear the flag before reading the cell: a publish after this line schedules a new
