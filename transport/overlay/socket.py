@@ -66,7 +66,7 @@ from transport.overlay.presence import Presence
 from transport.profiling import ClientReports, report_of
 from transport.streams.fanout import OVERLAY, Streams, abort
 from transport.streams.hub import Hub
-from transport.streams.sse import WRITE_CHUNK_BYTES
+from transport.streams.sse import pieces
 from transport.streams.subscriber import DROPPED, SHUTDOWN, Event, Framing, Subscriber
 
 PING_INTERVAL_S = 10.0
@@ -353,7 +353,7 @@ class _Connection:
     async def _send(self, frames: Sequence[bytes]) -> None:
         """Write ``frames`` (whole WebSocket frames), then the WebSocket ping if one is due.
 
-        The frames go to the connection joined, in pieces of about :data:`WRITE_CHUNK_BYTES`,
+        The frames go to the connection joined, in pieces of about :data:`~transport.streams.sse.WRITE_CHUNK_BYTES`,
         each followed by the connection's flow control, as a stream's events are: one write
         for what a wake-up brought rather than one per frame. No timeout per write: a write
         the overlay does not take is the heartbeat's to catch (:meth:`beat`), which drops the
@@ -363,19 +363,13 @@ class _Connection:
         self.write_started = self.loop.time()  # and again for each piece
         sub.writing = True
         try:
-            chunk: list[bytes] = []
-            size = 0
-            for n, frame in enumerate(frames):
-                chunk.append(frame)
-                size += len(frame)
-                if size >= WRITE_CHUNK_BYTES or n == len(frames) - 1:
-                    transport = request.transport
-                    if transport is None or transport.is_closing():
-                        raise ConnectionResetError("the overlay's connection is closed")
-                    self.write_started = self.loop.time()
-                    transport.write(b"".join(chunk))
-                    await request.writer.drain()
-                    chunk, size = [], 0
+            for piece in pieces(frames):
+                transport = request.transport
+                if transport is None or transport.is_closing():
+                    raise ConnectionResetError("the overlay's connection is closed")
+                self.write_started = self.loop.time()
+                transport.write(piece)
+                await request.writer.drain()
             if self.ping_due:
                 self.ping_due = False
                 await self.ws.ping()

@@ -9,7 +9,7 @@ transport stops.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from aiohttp import web
@@ -82,21 +82,30 @@ async def serve(
 async def _send(
     response: web.StreamResponse, sub: Subscriber, frames: list[bytes], timeout_s: float
 ) -> None:
+    for piece in pieces(frames):
+        sub.writing = True
+        try:
+            async with asyncio.timeout(timeout_s):
+                await response.write(piece)
+        except TimeoutError:
+            raise _WriteTimeout from None
+        finally:
+            sub.writing = False
+
+
+def pieces(frames: Sequence[bytes]) -> Iterator[bytes]:
+    """The frames joined into writes of at least :data:`WRITE_CHUNK_BYTES` (the last one
+    what is left): few writes for a long replay, and a deadline that each write can meet."""
     chunk: list[bytes] = []
     size = 0
-    for n, frame in enumerate(frames):
+    for frame in frames:
         chunk.append(frame)
         size += len(frame)
-        if size >= WRITE_CHUNK_BYTES or n == len(frames) - 1:
-            sub.writing = True
-            try:
-                async with asyncio.timeout(timeout_s):
-                    await response.write(b"".join(chunk))
-            except TimeoutError:
-                raise _WriteTimeout from None
-            finally:
-                sub.writing = False
+        if size >= WRITE_CHUNK_BYTES:
+            yield b"".join(chunk)
             chunk, size = [], 0
+    if chunk:
+        yield b"".join(chunk)
 
 
 def _behind(request: web.Request) -> bool:
