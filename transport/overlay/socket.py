@@ -353,8 +353,9 @@ class _Connection:
     async def _send(self, frames: Sequence[bytes]) -> None:
         """Write ``frames`` (whole WebSocket frames), then the WebSocket ping if one is due.
 
-        The frames go to the connection joined, in pieces of about :data:`~transport.streams.sse.WRITE_CHUNK_BYTES`,
-        each followed by the connection's flow control, as a stream's events are: one write
+        The frames go to the connection joined, in pieces of about
+        :data:`~transport.streams.sse.WRITE_CHUNK_BYTES`, each followed by the connection's flow
+        control, as a stream's events are: one write
         for what a wake-up brought rather than one per frame. No timeout per write: a write
         the overlay does not take is the heartbeat's to catch (:meth:`beat`), which drops the
         socket and so ends the write.
