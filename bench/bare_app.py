@@ -1,16 +1,8 @@
 """A bare aiohttp app that answers like the relay with nothing behind it: the floor's server.
 
-Run from the repository root (``bench_floor`` and ``bench_ab --bare`` run it for you)::
-
-    python -m bench bare-app --port 18800 --feed-body feed.json --health-body health.json
-
-``POST /feed`` and ``POST /sense`` read the body under the relay's limits (413 above), decode
-and check it as the relay does (``/feed`` straight into its struct, ``/sense`` parsed with
-orjson and checked by ``sense_input``; 400 on a bad body) and answer ``{"ok": true, "id": n}``.
-``GET /feed`` (any query) and ``GET /health`` answer the files given (``bench_floor`` passes a
-relay's real answers). The server is built as the relay's transport builds it: the same event
-loop, ``AppRunner`` and ``TCPSite`` settings, ``client_max_size`` and orjson answers; no
-middleware, actors, storage or logging per request. SIGTERM or SIGINT stops it (exit code 0).
+It reads, decodes and checks ``POST /feed`` and ``/sense`` bodies as the relay does and answers
+``GET /feed`` and ``GET /health`` with the files given, served as the relay's transport serves;
+``floor`` and ``ab --bare`` run it. docs/benchmarks.md says what it leaves out.
 """
 
 from __future__ import annotations

@@ -1,23 +1,8 @@
 """A/B of the ingest path: two checkouts of the relay served at once, measured in turns.
 
-Run from the repository root, with the other checkout made by ``git worktree``::
-
-    git worktree add /tmp/relay-before <commit>
-    python -m bench ab /tmp/relay-before .          # 5 rounds of 2 s per row
-    python -m bench ab /tmp/relay-before . --rounds 9 --seconds 3
-    python -m bench ab /tmp/relay-before . --bare   # and the ratios to the floor
-    python -m bench ab /tmp/relay-before . --image-kb 80   # /sense with a roi.data
-
-Each checkout's ``run.py`` serves with ``--data-dir :memory:`` (the code is compared, not the
-disk) and no LLM key; ``wrk`` drives the ingest bench's ``POST /feed`` and ``POST /sense`` at
-16 and 64 connections, the servers taking turns within each row (the first alternating), so
-what the machine does meanwhile falls on both alike; ``--bare`` adds ``bench/bare_app.py``.
-It prints per row each server's median req/s, p99 and CPU per request (µs: what the code
-costs, which the rest of the machine moves less than the rate), the after/before ratios of
-rate and CPU, and with ``--bare`` each checkout's ratio to the floor. ``--image-kb N`` puts
-``N`` KB of base64 ``roi.data`` in the ``/sense`` body, and first fills each sense ring with
-such events, one at a time: each checkout's VmRSS before and after (read once the allocator
-has been trimmed) and the median time of a whole ``GET /sense``.
+Each checkout's ``run.py`` serves in memory; wrk posts to ``/feed`` and ``/sense`` at 16 and 64
+connections, the servers taking turns (``--bare`` adds ``bench/bare_app.py``). ``--image-kb``
+first fills each sense ring with image events. docs/benchmarks.md has the commands.
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """What request bodies that are never finished cost the relay's memory: connections that each
-send most of a large ``POST /sense`` body and then wait.
-
-Run from the repository root::
-
-    python -m bench body-memory                          # 64 bodies of 2 MiB, 95 % sent
-    python -m bench body-memory --before /tmp/relay-before
-    python -m bench body-memory --connections 200 --mib 1
-
-Per checkout a relay starts (``run.py``, ``--data-dir :memory:``, its default settings);
-``--connections`` clients each send a ``POST /sense`` head with a ``Content-Length`` of
-``--mib`` MiB and then all of that body but its last 5 %, and wait. It prints the relay's
-VmRSS before and once every body is as far as it goes (the highest of a second's readings),
-how many clients were answered before the end of their body and with what (a 503 is the
-body memory budget), and whether a new client's ``POST /feed`` is answered meanwhile. With
-``--before``, the other checkout's ``run.py`` is measured first, the same way.
+send most of a large ``POST /sense`` body and then wait (95 % of ``--mib`` MiB), while the
+relay's VmRSS is read and a new client posts to ``/feed``. docs/benchmarks.md reads it.
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
 """Whether idle connections can lock new clients out of the relay, under ``ulimit -n 256``.
 
-Run from the repository root::
-
-    python -m bench conns                       # 240 idle connections, 256 open files
-    python -m bench conns --idle 400 --seconds 20
-    python -m bench conns --checkout /tmp/relay-before   # another checkout's run.py
-    python -m bench conns --base-url http://127.0.0.1:18791   # a relay already running
-
-Per scenario a relay starts with at most ``--nofile`` open files, real SQLite files and its
-default connection settings; ``--idle`` connections are opened and left ``silent`` (nothing
-sent), ``half`` (half a request head) or ``kept`` (one request answered, kept open). Meanwhile
-a new client asks ``GET /health`` every 0.25 s for ``--seconds``. Per scenario: new clients
-answered 200, refused 503 (the connection cap) or getting nothing (refused, reset, no answer
-in 1 s), when the first was answered, how many idle connections the relay closed and when the
-last went, the relay's open files at most (``/proc``), and one more client's answer once the
-idle connections are gone.
+Per scenario a relay starts with ``--nofile`` open files at most; ``--idle`` connections stay
+``silent`` (nothing sent), ``half`` (half a request head) or ``kept`` (one request answered),
+while a new client asks ``GET /health`` every 0.25 s. docs/benchmarks.md reads the table.
 """
 
 from __future__ import annotations

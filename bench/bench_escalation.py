@@ -1,19 +1,8 @@
 """Ingestion with the escalation decision on, against off: two relays that tick, in turns.
 
-Run from the repository root::
-
-    python -m bench escalation                   # 5 rounds of 3 s per row
-    python -m bench escalation --mode selective --rounds 9
-
-Two relays of this checkout differ only by ``ESCALATION_MODE`` (``off`` and ``--mode``, rich
-by default, with ``ESCALATION_COOLDOWN_MS=0`` so that every changed digest escalates). Both
-ask the stand-in LLM (``transport.demo.fake_llm --mode summarise``: a digest made from the
-prompt, so it changes with the window) and tick every second on every new window
-(``AGENT_ECONOMY=false``), while a feeder posts a changing screen event (an error, a question,
-a TODO, another app) to each every 0.25 s, so that each tick calls the LLM and the decision
-runs. ``wrk`` drives ``POST /feed`` and ``POST /sense`` at 16 and 64 connections, the relays
-taking turns (:func:`bench.load.in_turns`). It prints per row each relay's median req/s and
-p99 (ms), and at the end each relay's LLM calls and escalations from ``/health``.
+Both relays ask the stand-in LLM for a digest that changes with the window while a feeder
+posts a changing screen event to each every 0.25 s, so that every tick runs the decision;
+wrk posts to ``/feed`` and ``/sense`` (:func:`bench.load.in_turns`). See docs/benchmarks.md.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
 """The relay against its floor: a bare aiohttp app that answers like it with nothing behind it.
 
-Run from the repository root::
-
-    python -m bench floor             # 3 s x 3 rounds per row
-    python -m bench floor --quick     # 1 s x 1 round: a smoke run
-
-Three servers at once: ``bare`` (``bench/bare_app.py``), ``relay`` (``RELAY_SYNC=full`` on
-disk) and ``memory`` (``--data-dir :memory:``), both relays with a fake LLM ticking every
-second and 100 ``/feed`` posts first; the bare app answers the relay's ``GET /feed?after=0`` and
-``GET /health`` as captured. Rows: those GETs at 16 and 64 connections, then ``POST /feed`` and
-``POST /sense`` at 1, 16 and 64; each round measures the three in turn, the other two idle. It
-prints each row and, for relay/bare and memory/bare, the req/s ratio, the p99 difference, the
-verdict (req/s at least 0.9 x bare's at 16 and 64; POST p99 at most bare's + 2 ms at 64) and
-each server's CPU per request.
+Three servers at once, ``bare``, ``relay`` (on disk) and ``memory`` (``:memory:``), measured in
+turns by wrk: ``GET /feed?after=0`` and ``GET /health``, then ``POST /feed`` and ``/sense``.
+docs/benchmarks.md has the targets and reads the ratios.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
 """How throughput, p99 and memory change as the work grows: OCR size, connections, an hour.
 
-Run from the repository root (``wrk`` installed)::
-
-    python -m bench growth                 # 3 s x 3 rounds per step, 12 hour chunks
-    python -m bench growth --quick         # 1 s x 1 round, fewer steps: a smoke run
-    python -m bench growth --sweeps hour   # some sweeps (ocr, conns, hour; comma-separated)
-    python -m bench growth --sweeps hour --feed-every 1 --sense-every 0.5 --sense-kib 16
-
-Each sweep starts a relay (``RELAY_SYNC=full``, a fake LLM ticking every second); each step
-is ``--rounds`` wrk runs (medians). ``ocr``: ``POST /sense`` of 1 KiB to 1 MiB of OCR;
-``conns``: ``POST /feed`` at 1 to 256 connections; ``hour``: an hour of transcripts and
-screens posted as fast as taken, in ``--chunks``. Each prints its figures and a verdict (at
-most linear, queueing only, bounded) with its rule; docs/benchmarks.md says how each is run.
+Each sweep starts a relay (a fake LLM ticking every second) and drives it with wrk, per step
+``--rounds`` runs (medians): ``ocr`` posts /sense of 1 KiB to 1 MiB of OCR, ``conns`` /feed at 1
+to 256 connections, ``hour`` an hour of events in ``--chunks``. Each ends with a verdict and
+its rule; docs/benchmarks.md says how to read them.
 """
 
 from __future__ import annotations

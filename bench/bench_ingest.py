@@ -1,18 +1,8 @@
 """Ingestion under load: ``POST /feed`` and ``POST /sense`` while the LLM is healthy or failing.
 
-Run from the repository root::
-
-    python -m bench ingest                  # 3 s x 3 rounds per row
-    python -m bench ingest --quick          # 1 s x 1 round: a smoke run
-    python -m bench ingest --scenarios healthy,llm-hang
-
-Each scenario starts its own relay (``RELAY_SYNC=full``, a temporary directory) pointed at a
-fake LLM, ticking every second, so the LLM path runs during the rows (``bench/load.py``):
-``healthy`` (at 1, 16 and 64 connections), ``llm-slow`` (answers after 3 s), ``llm-crash`` (the
-LLM caller crashed every 0.5 s over ``/debug/fault``), ``llm-hang`` (never answers: every tick
-times out) at 16 and 64, and ``overlay``: ``healthy`` with 10 overlay WebSockets reading every
-feed item. It prints each row, each relay's RSS, each fault scenario's req/s and p99 over
-healthy's (``pass``: p99 at most 1.1 x healthy's), and overlay's over healthy's.
+Each scenario starts its own relay pointed at a fake LLM that answers, answers late, crashes
+or hangs (or adds overlay WebSockets), and drives it with wrk (``bench/load.py``).
+docs/benchmarks.md lists the scenarios and their targets.
 """
 
 from __future__ import annotations

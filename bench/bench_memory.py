@@ -1,15 +1,8 @@
 """The relay's resident memory: RSS after 100k posts, and whether it stays flat after that.
 
-Run from the repository root::
-
-    python -m bench memory            # 100,000 posts, then 1,000,000 more read every 100,000
-    python -m bench memory --quick    # 10,000, then 40,000 more read every 10,000
-    python -m bench memory --posts 100000 --long-posts 0
-
 A relay with a fake LLM gets POSTs, half ``/feed``, half ``/sense``, at 64 connections; its
-VmRSS is read after start, after ``--posts``, then every ``--rss-every`` until
-``--long-posts`` more. Targets: at most 60 MB after 100,000 posts, then flat (within 1.0 MB,
-no steady rise); docs/benchmarks.md has the rules. It asserts nothing.
+VmRSS is read after start, after ``--posts`` and every ``--rss-every`` over ``--long-posts``
+more. docs/benchmarks.md has the targets and the rules.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""The benches' load: ``wrk`` for measured rounds, an asyncio client for counted posts, overlay
-WebSockets that read what the relay pushes; tables.
-
-``wrk`` (``apt-get install wrk``; a Python client would cost as much CPU per request as the
-relay) runs one thread on keep-alive connections. A round is a 1 s warm-up run, then the
-measured run: p50 and p99 are wrk's, req/s its completed requests less its non-2xx answers
-over its duration. Around the measured run the CPU of the server, of wrk, of this script and
-of the machine is read; ``other cpu`` is the rest of the machine as a share of one core
-(:meth:`tests.support.harness.Usage.other`). Posts that must be counted are sent by :func:`post`.
+"""The benches' load: ``wrk`` for measured rounds (a Python client would cost as much CPU per
+request as the relay), an asyncio client for counted posts, a relay per scenario with its rows.
+docs/benchmarks.md says what a round measures.
 """
 
 from __future__ import annotations
