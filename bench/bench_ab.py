@@ -18,12 +18,14 @@ import httpx
 import orjson
 
 from actors.kernel.malloc import TRIM_INTERVAL_S
+from bench.figures import Table
 from bench.load import ENDPOINTS, in_turns, post
 from bench.runner import flags
-from bench.stats import median
+from bench.stats import median, ratio
 from tests.support.harness import Server, relay_env, relay_process, rss_mb, server_process
 
 ROWS = [(path, conns) for path in ENDPOINTS for conns in (16, 64)]
+RATIOS = ("after/before >13.3f|cpu a/b >8.3f", "before/bare >12.3f|after/bare >11.3f")
 
 
 OPTIONS = flags(
@@ -55,33 +57,20 @@ def run(args: argparse.Namespace) -> int:
             servers[name] = stack.enter_context(relay)
         if args.image_kb:
             fill_rings({n: servers[n] for n in ("before", "after")}, args.image_kb)
-        columns = "".join(f" {n + ' req/s':>13} {'p99':>6} {'cpu µs':>6}" for n in servers)
-        ratios = "  after/before  cpu a/b" + ("  before/bare  after/bare" * args.bare)
-        print(f"{'row':14}{columns}{ratios}")
+        heads = (f"{n} req/s >13.0f|p99 >6.2f|cpu µs >6.1f" for n in servers)
+        table = Table("|".join(["row <13", *heads, *RATIOS[: 1 + args.bare]]))
+        table.head()
+        wrk = (args.rounds, args.seconds)
         for path, conns in ROWS:
-            rows = in_turns(
-                servers,
-                "POST",
-                path,
-                conns,
-                args.rounds,
-                args.seconds,
-                rotate=True,
-                warmup_s=0,
-                body=sense if path == "/sense" else None,
-            )
+            body = sense if path == "/sense" else None
+            rows = in_turns(servers, "POST", path, conns, *wrk, rotate=True, warmup_s=0, body=body)
             rate = {n: row.median("rps") for n, row in rows.items()}
             cpu = {n: row.median("cpu_us") for n, row in rows.items()}
-            cells = "".join(
-                f" {rate[n]:13.0f} {r.median('p99'):6.2f} {cpu[n]:6.1f}" for n, r in rows.items()
-            )
-            line = f"{path + ' @' + str(conns):14}{cells}  {rate['after'] / rate['before']:12.3f}"
-            line += f"  {cpu['after'] / cpu['before']:7.3f}"
+            cells = [v for n, r in rows.items() for v in (rate[n], r.median("p99"), cpu[n])]
+            cells += [ratio(rate["after"], rate["before"]), ratio(cpu["after"], cpu["before"])]
             if args.bare:
-                line += (
-                    f"  {rate['before'] / rate['bare']:11.3f}  {rate['after'] / rate['bare']:10.3f}"
-                )
-            print(line)
+                cells += [ratio(rate["before"], rate["bare"]), ratio(rate["after"], rate["bare"])]
+            table.row(f"{path} @{conns}", *cells)
     return 0
 
 
@@ -106,8 +95,7 @@ def fill_rings(servers: dict[str, Server], kb: int) -> None:
             t0 = time.perf_counter()
             size = len(httpx.get(server.base_url + "/sense", timeout=30).content)
             took.append((time.perf_counter() - t0) * 1000)
-        middle = median(took)
         print(
             f"{n}: VmRSS {start[n]:.1f} MB, {full[n]:.1f} MB with 40 /sense events of "
-            f"{kb} KB of roi.data; GET /sense ({size / 1e6:.1f} MB) {middle:.1f} ms"
+            f"{kb} KB of roi.data; GET /sense ({size / 1e6:.1f} MB) {median(took):.1f} ms"
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import http.client
+import math
 import os
 import select
 import socket
@@ -19,11 +20,16 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from bench.figures import Table
 from bench.runner import flags
 from tests.support.harness import HOST, ROOT, relay_env, relay_process, summarize_log
 
 SCENARIOS = ("silent", "half", "kept")
 PROBE_EVERY_S, PROBE_TIMEOUT_S = 0.25, 1.0
+TABLE = Table(
+    "scenario <8|idle >5|200 >4|503 >4|none >5|1st 200 s >9.2f|closed >6|last closed s >13.2f|"
+    "fds max >7|after >6"
+)
 
 
 def head(host: str, port: int, close: bool = False) -> bytes:
@@ -97,19 +103,18 @@ def run_scenario(
     conns = open_idle(host, port, idle, scenario)
     closed: set[int] = set()
     statuses: Counter[str] = Counter()
-    first = last = None
-    peak = open_files(pid)
+    first = last = math.nan
+    fds = [open_files(pid)]
     try:
         while time.monotonic() - started < seconds:
             tick = time.monotonic()
             statuses[status := probe(host, port)] += 1
-            if status == "200" and first is None:
+            if status == "200" and math.isnan(first):
                 first = time.monotonic() - started
             if found := newly_closed(conns, closed):
                 closed.update(found)
                 last = time.monotonic() - started
-            fds = open_files(pid)
-            peak = max(peak or 0, fds) if fds is not None else peak
+            fds.append(open_files(pid))
             time.sleep(max(0.0, PROBE_EVERY_S - (time.monotonic() - tick)))
     finally:
         for conn in conns:
@@ -117,12 +122,10 @@ def run_scenario(
     deadline, after = time.monotonic() + 5, ""
     while time.monotonic() < deadline and (after := probe(host, port)) != "200":
         time.sleep(0.1)
-    none = statuses.total() - statuses["200"] - statuses["503"]
-    cells = [len(conns), statuses["200"], statuses["503"], none]
-    times = ["-" if t is None else f"{t:.2f}" for t in (first, last)]
-    row = f"{scenario:<8} {cells[0]:>5} {cells[1]:>4} {cells[2]:>4} {cells[3]:>5} {times[0]:>9} "
-    row += f"{len(closed):>6} {times[1]:>13} {'-' if peak is None else peak:>7}  {after}"
     others = sorted(s for s in statuses if s not in ("200", "503"))
+    none, most = sum(statuses[s] for s in others), max(filter(None, fds), default="-")
+    cells = (statuses["200"], statuses["503"], none, first, len(closed), last, most, after)
+    row = TABLE.line(scenario, len(conns), *cells)
     return row + (f"\n    no answer: {', '.join(others)}" if others else "")
 
 
@@ -158,10 +161,7 @@ def run(args: argparse.Namespace) -> int:
         f"== {args.idle} idle connections, a new client every {PROBE_EVERY_S:g} s for "
         f"{args.seconds:g} s ({where}, on {HOST})"
     )
-    print(
-        f"{'scenario':<8} {'idle':>5} {'200':>4} {'503':>4} {'none':>5} {'1st 200 s':>9} "
-        f"{'closed':>6} {'last closed s':>13} {'fds max':>7}  after"
-    )
+    TABLE.head()
     logs: dict[str, list[str]] = {}
     for scenario in [s for s in args.scenarios.split(",") if s]:
         with relay(args, logs.setdefault(scenario, [])) as (host, port, pid):
@@ -170,6 +170,5 @@ def run(args: argparse.Namespace) -> int:
     for scenario, lines in logs.items():
         if lines:
             print(f"  {scenario}: the relay's log (level warning), events by count")
-            for line in lines:
-                print(f"    {line}")
+            print("\n".join(f"    {line}" for line in lines))
     return 0

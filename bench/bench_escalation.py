@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 
+from bench.figures import Table
 from bench.load import ENDPOINTS, in_turns
 from bench.runner import flags
 from tests.support.harness import Server, agent_env, fake_llm_process, relay_process
@@ -27,6 +28,8 @@ SCREENS = (
     ("Safari", "Release notes, part {n}"),
 )
 FEED_EVERY_S = 0.25
+TICKING = {"AGENT_ECONOMY": "false", "AGENT_DEBOUNCE_MS": "0", "ESCALATION_COOLDOWN_MS": "0"}
+"""Every tick on every new window, and every changed digest escalating (no cooldown)."""
 
 
 def feed(servers: dict[str, Server], stop: threading.Event) -> None:
@@ -53,40 +56,29 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="relay-esc-")))
         llm = stack.enter_context(fake_llm_process(tmp / "llm.log"))
-        httpx.post(
-            llm.base_url + "/_mode", json={"mode": "summarise"}, timeout=5
-        ).raise_for_status()
+        summarise = httpx.post(llm.base_url + "/_mode", json={"mode": "summarise"}, timeout=5)
+        summarise.raise_for_status()
         servers: dict[str, Server] = {}
         for mode in ("off", args.mode):
-            env = agent_env(
-                llm.base_url + "/v1",
-                AGENT_ECONOMY="false",
-                AGENT_DEBOUNCE_MS="0",
-                ESCALATION_MODE=mode,
-                ESCALATION_COOLDOWN_MS="0",
-            )
+            env = agent_env(llm.base_url + "/v1", **TICKING, ESCALATION_MODE=mode)
             relay = relay_process(":memory:", tmp / f"{mode}.log", env)
             servers[mode] = stack.enter_context(relay)
         stop = threading.Event()
         feeder = threading.Thread(target=feed, args=(servers, stop), daemon=True)
         feeder.start()
         try:
-            print(f"{'row':14}" + "".join(f" {n + ' req/s':>15} {'p99 ms':>7}" for n in servers))
-            for path in ENDPOINTS:
-                for conns in (16, 64):
-                    rows = in_turns(servers, "POST", path, conns, args.rounds, args.seconds)
-                    cells = "".join(
-                        f" {r.median('rps'):15.0f} {r.median('p99'):7.2f}" for r in rows.values()
-                    )
-                    print(f"{path + ' @' + str(conns):14}{cells}")
+            table = Table("row <13|" + "|".join(f"{n} req/s >15.0f|p99 ms >7.2f" for n in servers))
+            table.head()
+            for path, conns in itertools.product(ENDPOINTS, (16, 64)):
+                rows = in_turns(servers, "POST", path, conns, args.rounds, args.seconds)
+                medians = (r.median(key) for r in rows.values() for key in ("rps", "p99"))
+                table.row(f"{path} @{conns}", *medians)
         finally:
             stop.set()
             feeder.join(timeout=5)
         for name, server in servers.items():
             agent = httpx.get(server.base_url + "/health", timeout=5).json()["agent"]
-            escalation = agent["escalation"]
-            print(
-                f"{name}: {agent['totalCalls']} LLM calls, {escalation['escalations']} "
-                f"escalations, skips {escalation['skips']}"
-            )
+            esc = agent["escalation"]
+            calls = f"{agent['totalCalls']} LLM calls, {esc['escalations']} escalations"
+            print(f"{name}: {calls}, skips {esc['skips']}")
     return 0
