@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         if args.image_kb:
             fill_rings({n: servers[n] for n in ("before", "after")}, args.image_kb)
         heads = (f"{n} req/s >13.0f|p99 >6.2f|cpu µs >6.1f" for n in servers)
-        table = Table("|".join(["row <13", *heads, *RATIOS[: 1 + args.bare]]))
+        table = Table("|".join(["row <14", *heads, *RATIOS[: 1 + args.bare]]))
         table.head()
         wrk = (args.rounds, args.seconds)
         for path, conns in ROWS:

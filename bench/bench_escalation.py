@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         feeder = threading.Thread(target=feed, args=(servers, stop), daemon=True)
         feeder.start()
         try:
-            table = Table("row <13|" + "|".join(f"{n} req/s >15.0f|p99 ms >7.2f" for n in servers))
+            table = Table("row <14|" + "|".join(f"{n} req/s >15.0f|p99 ms >7.2f" for n in servers))
             table.head()
             for path, conns in itertools.product(ENDPOINTS, (16, 64)):
                 rows = in_turns(servers, "POST", path, conns, args.rounds, args.seconds)

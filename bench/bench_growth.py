@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from actors.core.bodies import SENSE_BODY_LIMIT
 from actors.ingest.feed_buffer import FEED_RING
@@ -81,13 +82,12 @@ class Running:
     def step(
         self, label: int, path: str, conns: int, args: argparse.Namespace, body: bytes
     ) -> Step:
-        step = Step("", path, conns, label=label)
-        for _ in range(args.rounds):
-            step.rounds.append(
-                wrk_round(self.relay, path, conns, args.seconds, body=body, warmup_s=0)
-            )
-        step.rss, step.disk = h.rss_mb(self.relay.pid), disk_usage(self.data_dir)
-        return step
+        rounds = [
+            wrk_round(self.relay, path, conns, args.seconds, body=body, warmup_s=0)
+            for _ in range(args.rounds)
+        ]
+        rss, disk = h.rss_mb(self.relay.pid), disk_usage(self.data_dir)
+        return Step("", path, conns, rounds, label, rss, disk)
 
 
 @contextlib.contextmanager
@@ -228,16 +228,12 @@ def run_conns(args: argparse.Namespace) -> None:
     print_errors(steps, "connections")
     if loaded := [s.label for s in steps if s.label >= CONNS]:
         ref, worst = loaded[0], max(loaded, key=ratios.__getitem__)
-        print(
-            "verdict conns latency: "
-            + (
-                f"GROWS BEYOND QUEUEING: p99/L {ratios[worst]:.2f} at {worst} connections "
-                f"against {ratios[ref]:.2f} at {ref}"
-                if ratios[worst] > QUEUE_LIMIT * ratios[ref]
-                else f"grows only by queueing (p99/L {ratios[ref]:.2f} at {ref} connections, "
-                f"at most {ratios[worst]:.2f} at {worst})"
-            )
-        )
+        at_ref, at_worst = f"{ratios[ref]:.2f} at {ref}", f"{ratios[worst]:.2f} at {worst}"
+        if ratios[worst] > QUEUE_LIMIT * ratios[ref]:
+            verdict = f"GROWS BEYOND QUEUEING: p99/L {at_worst} connections against {at_ref}"
+        else:
+            verdict = f"grows only by queueing (p99/L {at_ref} connections, at most {at_worst})"
+        print(f"verdict conns latency: {verdict}")
     cpus = [(s.label, s.median("cpu_us")) for s in steps]
     growth = [(c / min(x for _, x in cpus[: n + 1]), label) for n, (label, c) in enumerate(cpus)]
     worst_x, worst_at = max(growth)
@@ -259,41 +255,36 @@ HOUR_TABLE = Table(
 )
 
 
-@dataclass(slots=True)
-class HourRow:
-    label: str
-    posts: int = 0
-    errors: Counter[str] = field(default_factory=Counter)
-    post_rate: float = math.nan
-    post_p99: float = math.nan
-    cpu_us: float = math.nan
-    other: float = math.nan
-    rss: float = math.nan
-    disk: dict[str, int] = field(default_factory=dict)
-    gets: tuple[Round, ...] = ()
-    """``GET /feed?after=0`` and ``GET /sense?after=0``."""
-    rings: tuple[object, object] = (None, None)
+class HourRow(NamedTuple):
+    """What was read after a chunk of the hour (its label and errors): RSS, file sizes and
+    ``GET /feed?after=0`` and ``GET /sense?after=0``."""
 
-    def read(self, run: Running) -> HourRow:
-        """RSS, file sizes, the two GETs' latency and the ring sizes; then print the row."""
-        self.rss, self.disk = h.rss_mb(run.relay.pid), disk_usage(run.data_dir)
-        paths = ("/feed?after=0", "/sense?after=0")
-        self.gets = tuple(wrk_round(run.relay, p, CONNS, 1, warmup_s=0) for p in paths)
-        status, body = h.health(run.relay)
-        if status == 200:
-            self.rings = (body.get("messages"), body.get("senseEvents"))
-        gets = [
-            f"{s.p50:.2f}/{s.p99:.2f}{'~' if s.other_cpu > BUSY_OTHER else ''}"
-            f"{'!' if s.errors else ''}"
-            for s in self.gets
-        ]
-        disk = [self.disk.get(f"{p}.db", 0) / MIB for p in DB_PARTS]
-        HOUR_TABLE.row(
-            self.label, self.posts, self.errors.total(), self.post_rate, self.post_p99,
-            self.cpu_us, self.other, self.rss, *disk, total_mib(self.disk, "-wal"), *gets,
-            f"{self.rings[0]}/{self.rings[1]}",
-        )  # fmt: skip
-        return self
+    label: str
+    errors: Counter[str]
+    rss: float
+    disk: dict[str, int]
+    gets: tuple[Round, ...]
+
+
+def hour_row(run: Running, label: str, errors: Counter[str], *posting: float) -> HourRow:
+    """Read RSS, file sizes, the two GETs' latency and the ring sizes after a chunk (``posting``:
+    its posts, post/s, p99, CPU per post and other CPU); print its row."""
+    rss, disk = h.rss_mb(run.relay.pid), disk_usage(run.data_dir)
+    paths = ("/feed?after=0", "/sense?after=0")
+    gets = tuple(wrk_round(run.relay, p, CONNS, 1, warmup_s=0) for p in paths)
+    status, body = h.health(run.relay)
+    rings = (body.get("messages"), body.get("senseEvents")) if status == 200 else (None, None)
+    got = [
+        f"{s.p50:.2f}/{s.p99:.2f}{'~' if s.other_cpu > BUSY_OTHER else ''}{'!' if s.errors else ''}"
+        for s in gets
+    ]
+    sizes = [disk.get(f"{p}.db", 0) / MIB for p in DB_PARTS]
+    posts, *figures = posting
+    HOUR_TABLE.row(
+        label, posts, errors.total(), *figures, rss, *sizes, total_mib(disk, "-wal"), *got,
+        f"{rings[0]}/{rings[1]}",
+    )  # fmt: skip
+    return HourRow(label, errors, rss, disk, gets)
 
 
 def run_hour(args: argparse.Namespace) -> None:
@@ -316,7 +307,7 @@ def run_hour(args: argparse.Namespace) -> None:
     with sweep_relay("hour") as run:
         wrk_round(run.relay, "/feed?after=0", CONNS, 1, warmup_s=0)
         HOUR_TABLE.head(blank=True)
-        rows = [HourRow("start").read(run)]
+        rows = [hour_row(run, "start", Counter(), 0, *[math.nan] * 4)]
         for k in range(args.chunks):
             lo, hi, last = k * chunk_s, (k + 1) * chunk_s, k == args.chunks - 1
             posts = [(p, b) for t, p, b in events if lo <= t < hi or (last and t >= hi)]
@@ -326,8 +317,8 @@ def run_hour(args: argparse.Namespace) -> None:
             rate = len(posts) / result.wall_s if result.wall_s else math.nan
             cpu_us = 1e6 * used.server / len(posts) if posts else math.nan
             posted, p99 = len(result.latencies_ms), percentile(result.latencies_ms, 99)
-            row = HourRow(f"{hi / 60:.0f}", posted, result.errors, rate, p99, cpu_us, used.other(0))
-            rows.append(row.read(run))
+            chunk = (posted, rate, p99, cpu_us, used.other(0))
+            rows.append(hour_row(run, f"{hi / 60:.0f}", result.errors, *chunk))
         sizes = disk_usage(run.data_dir).items()
         print("  files at the end: " + ", ".join(f"{k} {v / 1024:.0f} KiB" for k, v in sizes))
     for row in (r for r in rows if r.errors):
@@ -349,16 +340,11 @@ def hour_verdict(chunks: Sequence[HourRow]) -> None:
     unbounded: list[str] = []
 
     def check(name: str, a: float, b: float, slack: float, share: float, unit: str) -> None:
-        ok, note = b - a < max(slack, share * a), ""
+        ok = b - a < max(slack, share * a)
+        note = "" if ok else "  GROWS"
         if not ok and name.endswith("-wal"):
             ok = b * MIB <= WAL_MARK
-            note = (
-                "  still filling up to the checkpoint mark"
-                if ok
-                else "  GROWS beyond the checkpoint mark"
-            )
-        elif not ok:
-            note = "  GROWS"
+            note = "  " + ("still filling up to" if ok else "GROWS beyond") + " the checkpoint mark"
         print(f"  {name:<12} {a:8.2f} -> {b:8.2f} {unit} ({b - a:+.2f}){note}")
         if not ok:
             unbounded.append(f"{name} {a:.2f} -> {b:.2f} {unit}")

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import aiohttp
 import httpx
@@ -51,18 +52,15 @@ end
 _BODY = 'local f = assert(io.open({path}, "rb"))\nwrk.body = f:read("*a")\nf:close()'
 
 
-@dataclass(frozen=True, slots=True)
-class WrkResult:
+class WrkResult(NamedTuple):
+    """wrk's requests, seconds and percentiles; its non-2xx answers (``status``) and socket
+    errors by kind (zero counts left out)."""
+
     requests: int
     seconds: float
     p50_ms: float
     p99_ms: float
     errors: dict[str, int]
-    """Non-2xx answers (``status``) and socket errors by kind; zero counts left out."""
-
-    @property
-    def ok(self) -> int:
-        return self.requests - self.errors.get("status", 0)
 
 
 def wrk_available() -> bool:
@@ -84,12 +82,9 @@ def run_wrk(
         script = Path(tmp) / "load.lua"
         script.write_text(_LUA.format(method=json.dumps(method), body=body_lua))
         command = ["wrk", "-t1", f"-c{conns}", f"-d{max(1, round(seconds))}s", "-s", str(script)]
+        command += ["--timeout", "10s", url]
         done = subprocess.run(
-            [*command, "--timeout", "10s", url],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=seconds + 60,
+            command, check=False, capture_output=True, text=True, timeout=seconds + 60
         )
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("WRK-JSON ")]
     if done.returncode != 0 or not lines:
@@ -155,19 +150,12 @@ def wrk_round(
         run_wrk(url, conns=conns, seconds=warmup_s, method=method, body=body)
     meter = Meter(server.pid, idle)
     result = run_wrk(url, conns=conns, seconds=seconds, method=method, body=body)
-    used = meter.read()
-    name = path.rsplit("/", 1)[-1]
-    return Round(
-        rps=result.ok / result.seconds,
-        p50=result.p50_ms,
-        p99=result.p99_ms,
-        errors=Counter({f"{name}:{kind}": n for kind, n in result.errors.items()}),
-        relay_cpu=used.server / used.wall,
-        gen_cpu=used.children / used.wall,
-        other_cpu=used.other(used.children),
-        requests=result.requests + sum(result.errors.values()) - result.errors.get("status", 0),
-        seconds=used.wall,
-    )
+    used, name, non_2xx = meter.read(), path.rsplit("/", 1)[-1], result.errors.get("status", 0)
+    errors = Counter({f"{name}:{kind}": n for kind, n in result.errors.items()})
+    cpu = (used.server / used.wall, used.children / used.wall, used.other(used.children))
+    requests = result.requests + sum(result.errors.values()) - non_2xx
+    ok_rate = (result.requests - non_2xx) / result.seconds
+    return Round(ok_rate, result.p50_ms, result.p99_ms, errors, *cpu, requests, used.wall)
 
 
 def in_turns(
@@ -266,20 +254,19 @@ CRASH_MAX_RESTARTS = 1_000_000
 
 @dataclass(frozen=True, slots=True)
 class Setup:
-    """One relay to measure: the fake LLM's mode, where the relay keeps its state, its rows."""
+    """One relay to measure: the fake LLM's mode (and its delay in mode ``slow``), the relay's
+    ``--data-dir`` (``None``: a fresh temporary one), its rows; whether the LLM caller is
+    crashed every :data:`CRASH_EVERY_S` and how many overlay WebSockets stay connected, over
+    the whole scenario."""
 
     name: str
     mode: str = "ok"
     data_dir: str | None = None
-    """``--data-dir``; ``None``: a fresh temporary directory."""
     sync: str = "full"
     conns: tuple[int, ...] = CONNECTIONS
     delay_s: float = 1.0
-    """How long the fake LLM waits in mode ``slow``."""
     crash_loop: bool = False
-    """Crash the LLM caller every :data:`CRASH_EVERY_S` over the whole scenario."""
     overlays: int = 0
-    """Overlay WebSockets connected over the whole scenario (:func:`overlay_sockets`)."""
 
     def header(self, data_dir: str) -> str:
         text = f"fake LLM mode {self.mode!r}"
