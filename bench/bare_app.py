@@ -27,22 +27,9 @@ from transport.http_transport import SHUTDOWN_TIMEOUT_S, new_event_loop
 Handler = Callable[[web.Request], Awaitable[web.Response]]
 
 
-def feed(body: bytes) -> object:
-    try:
-        return decode(body, FeedInput).record()
-    except msgspec.DecodeError as exc:
-        raise BadRequest(f"body is not valid JSON: {exc}") from None
-
-
-def sense(body: bytes) -> object:
-    try:
-        return sense_input(orjson.loads(body))
-    except orjson.JSONDecodeError as exc:
-        raise BadRequest(f"body is not valid JSON: {exc}") from None
-
-
 def ingest(limit: int, validate: Callable[[bytes], object]) -> Handler:
-    """A POST handler: read, parse and validate the body; answer the next id."""
+    """A POST handler: read, parse and validate the body (400 when it is not JSON, or not
+    what the relay takes; 413 above ``limit``); answer the next id."""
     ids = itertools.count(1)
 
     async def handler(request: web.Request) -> web.Response:
@@ -50,6 +37,8 @@ def ingest(limit: int, validate: Callable[[bytes], object]) -> Handler:
             if (request.content_length or 0) > limit or len(body := await request.read()) > limit:
                 raise PayloadTooLarge(f"body is larger than {limit} bytes")
             validate(body)
+        except (msgspec.DecodeError, orjson.JSONDecodeError) as exc:
+            return json_response(Error(ok=False, error=f"body is not valid JSON: {exc}"), 400)
         except BadRequest as exc:
             status = 413 if isinstance(exc, PayloadTooLarge) else 400
             return json_response(Error(ok=False, error=str(exc)), status)
@@ -77,8 +66,8 @@ OPTIONS = flags(
 def run(args: argparse.Namespace) -> int:
     feed_body, health_body = args.feed_body.read_bytes(), args.health_body.read_bytes()
     app = web.Application(client_max_size=SENSE_BODY_LIMIT + 1)
-    app.router.add_post("/feed", ingest(FEED_BODY_LIMIT, feed))
-    app.router.add_post("/sense", ingest(SENSE_BODY_LIMIT, sense))
+    app.router.add_post("/feed", ingest(FEED_BODY_LIMIT, lambda b: decode(b, FeedInput).record()))
+    app.router.add_post("/sense", ingest(SENSE_BODY_LIMIT, lambda b: sense_input(orjson.loads(b))))
     app.router.add_get("/feed", prebuilt(feed_body))
     app.router.add_get("/health", prebuilt(health_body))
     loop = new_event_loop()

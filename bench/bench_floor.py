@@ -18,6 +18,7 @@ from actors.ingest.feed_buffer import FEED_RING
 from bench import load
 from bench.figures import print_progress, print_ratios, print_table
 from bench.load import Row
+from bench.stats import ratio
 from tests.support import harness
 from tests.support.harness import MEMORY, Server
 from transport.demo.fake_llm import FakeLLM
@@ -74,18 +75,18 @@ def run_floor(rounds: int, seconds: int) -> list[Row]:
 
 def floor_cells(row: Row, bare: Row) -> str:
     """req/s over bare's, p99 minus bare's and ``pass``/``FAIL`` against the targets."""
-    ratio, diff = row.median("rps") / bare.median("rps"), row.median("p99") - bare.median("p99")
-    ok = ratio >= RPS_TARGET
+    rps, diff = ratio(row.median("rps"), bare.median("rps")), row.median("p99") - bare.median("p99")
+    ok = rps >= RPS_TARGET
     if not bare.endpoint.startswith("GET") and bare.conns == max(TARGET_CONNECTIONS):
         ok = ok and diff <= P99_TARGET_MS
     verdict = "-" if bare.conns not in TARGET_CONNECTIONS else "pass" if ok else "FAIL"
-    return f"{ratio:>6.2f} {diff:>+8.2f} {verdict:>6}"
+    return f"{rps:>6.2f} {diff:>+8.2f} {verdict:>6}"
 
 
 def cpu_cells(bare: Row, others: list[Row]) -> str:
     """Each server's CPU per request, in microseconds."""
     return " ".join(
-        f"{1e6 * r.median('relay_cpu') / r.median('rps'):>6.0f}" for r in (bare, *others)
+        f"{1e6 * ratio(r.median('relay_cpu'), r.median('rps')):>6.0f}" for r in (bare, *others)
     )
 
 
@@ -97,10 +98,7 @@ def run(args: argparse.Namespace) -> int:
     print(load.header("floor bench", args))
     rows = run_floor(args.rounds, args.seconds)
     print_table(
-        "Floor (bare = bench/bare_app.py, relay = RELAY_SYNC=full on disk, memory = "
-        f"--data-dir :memory:; GET /feed?after=0 holds {FEED_RING} items; medians across "
-        f"rounds; generator wrk; p50/p99 are wrk's percentiles):",
-        rows,
+        f"Floor (medians of rounds, wrk's p50/p99; GET /feed?after=0: {FEED_RING} items):", rows
     )
     print(
         f"\nFloor ratios (same run; p99 +ms = minus bare's p99; targets: req/s >= "

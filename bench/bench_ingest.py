@@ -13,6 +13,7 @@ from bench import load
 from bench.figures import print_ratios
 from bench.load import Row, Setup
 from bench.runner import arg, choose
+from bench.stats import ratio
 
 FAULT_CONNECTIONS = (16, 64)
 SETUPS = (
@@ -29,17 +30,14 @@ FAULT_P99_TARGET = 1.1
 
 
 def fault_cells(row: Row, healthy: Row) -> str:
-    p99 = row.median("p99") / healthy.median("p99")
-    verdict = "pass" if p99 <= FAULT_P99_TARGET else "FAIL"
-    return f"{row.median('rps') / healthy.median('rps'):>6.2f} {p99:>6.2f} {verdict:>6}"
+    rps, p99 = (ratio(row.median(key), healthy.median(key)) for key in ("rps", "p99"))
+    return f"{rps:>6.2f} {p99:>6.2f} {'pass' if p99 <= FAULT_P99_TARGET else 'FAIL':>6}"
 
 
 def overlay_cells(row: Row, healthy: Row) -> str:
     rps, p99, base_rps, base_p99 = (r.median(a) for r in (row, healthy) for a in ("rps", "p99"))
-    return (
-        f"{base_rps:>8.0f} {base_p99:>7.2f} {rps:>8.0f} {p99:>7.2f} "
-        f"{rps / base_rps:>6.2f} {p99 / base_p99:>6.2f}"
-    )
+    ratios = f"{ratio(rps, base_rps):>6.2f} {ratio(p99, base_p99):>6.2f}"
+    return f"{base_rps:>8.0f} {base_p99:>7.2f} {rps:>8.0f} {p99:>7.2f} {ratios}"
 
 
 OPTIONS = [
@@ -52,23 +50,13 @@ def run(args: argparse.Namespace) -> int:
     load.rows_args(args)
     setups = [s for s in SETUPS if s.name in choose(args.scenarios, NAMES)]
     print(load.header("ingest bench", args, f"; scenarios {','.join(s.name for s in setups)}"))
-    rows, rss = load.run_setups(
-        setups,
-        args,
-        "Medians across rounds (cpu = cores busy over the window; other = rest of machine; "
-        "generator wrk; p50/p99 are wrk's percentiles):",
-    )
+    title = "Medians across rounds (cpu = cores busy; other = rest of machine; wrk's p50/p99):"
+    rows, rss = load.run_setups(setups, args, title)
     if "healthy" in rss and set(FAULTS) & set(rss):
-        print(
-            "\nLLM faults vs healthy (same run; each fault scenario's median req/s and p99 over "
-            f"healthy's; target: p99 <= {FAULT_P99_TARGET:g} x healthy):"
-        )
+        print(f"\nLLM faults (req/s, p99 over healthy's; pass: p99 <= {FAULT_P99_TARGET:g} x):")
         print_ratios(rows, "healthy", FAULTS, f"{'req/s':>6} {'p99':>6} {'target':>6}", fault_cells)
     if "healthy" in rss and "overlay" in rss:
-        print(
-            "\nOverlay sockets vs none (same run; median req/s and p99 ms of healthy, no "
-            "socket, then of overlay, 10 sockets, then overlay's over healthy's):"
-        )
+        print("\nOverlay sockets vs none (req/s and p99 ms: healthy, 10 sockets, their ratios):")
         heads = f"{'req/s':>8} {'p99':>7} {'req/s':>8} {'p99':>7} {'req/s':>6} {'p99':>6}"
         print_ratios(rows, "healthy", ("overlay",), heads, overlay_cells)
     return 0
