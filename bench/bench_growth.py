@@ -25,8 +25,8 @@ from actors.ingest.feed_buffer import FEED_RING
 from actors.ingest.sense_buffer import PRUNE_SLACK, SENSE_RING
 from actors.kernel.schemas import MIGRATIONS
 from bench.figures import Table, at_least
-from bench.load import WRK_INSTALL_HINT, Round, Row, post, wrk_available, wrk_round
-from bench.runner import UsageError, arg, choose, exit_on_sigterm, fill_defaults, flags
+from bench.load import Round, Row, post, rows_args, wrk_round
+from bench.runner import arg, choose, exit_on_sigterm, flags
 from bench.stats import percentile
 from tests.support import harness as h
 
@@ -388,10 +388,8 @@ OPTIONS = [
 
 
 def run(args: argparse.Namespace) -> int:
-    fill_defaults(args, seconds=(1, 3), rounds=(1, 3), chunks=(4, 12))
+    rows_args(args, chunks=(4, 12))
     args.sweep_list = choose(args.sweeps, SWEEPS)
-    if not wrk_available():
-        raise UsageError(WRK_INSTALL_HINT)
     exit_on_sigterm()
     with contextlib.closing(sqlite3.connect(":memory:")) as db:
         secure = db.execute("PRAGMA secure_delete").fetchone()[0]

@@ -19,7 +19,6 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 import aiohttp
 import httpx
@@ -52,26 +51,16 @@ end
 _BODY = 'local f = assert(io.open({path}, "rb"))\nwrk.body = f:read("*a")\nf:close()'
 
 
-class WrkResult(NamedTuple):
-    """wrk's requests, seconds and percentiles; its non-2xx answers (``status``) and socket
-    errors by kind (zero counts left out)."""
-
-    requests: int
-    seconds: float
-    p50_ms: float
-    p99_ms: float
-    errors: dict[str, int]
-
-
 def wrk_available() -> bool:
     return shutil.which("wrk") is not None
 
 
 def run_wrk(
-    url: str, *, conns: int, seconds: float, method: str = "GET", body: bytes | None = None
-) -> WrkResult:
-    """Drive ``url`` with ``conns`` keep-alive connections for ``seconds`` (one wrk thread);
-    RuntimeError when wrk is missing, fails or prints no result."""
+    url: str, conns: int, seconds: float, method: str, body: bytes | None
+) -> tuple[int, float, float, float, dict[str, int]]:
+    """Drive ``url`` with ``conns`` keep-alive connections for ``seconds`` (one wrk thread): its
+    requests, seconds, p50 and p99 (ms), and its non-2xx answers (``status``) and socket errors
+    by kind (zero counts left out). RuntimeError when wrk is missing, fails or prints no result."""
     if not wrk_available():
         raise RuntimeError(WRK_INSTALL_HINT)
     with tempfile.TemporaryDirectory(prefix="relay-wrk-") as tmp:
@@ -92,7 +81,7 @@ def run_wrk(
         raise RuntimeError(msg)
     n, duration_us, p50_us, p99_us, *errors = json.loads(lines[-1].removeprefix("WRK-JSON "))
     counts = {kind: count for kind, count in zip(_KINDS, errors, strict=True) if count}
-    return WrkResult(n, duration_us / 1e6, p50_us / 1000, p99_us / 1000, counts)
+    return n, duration_us / 1e6, p50_us / 1000, p99_us / 1000, counts
 
 
 # -- rounds and rows -----------------------------------------------------------------------------
@@ -147,15 +136,15 @@ def wrk_round(
     ``idle``: the pids of the bench's other servers, whose CPU is not counted as ``other``."""
     method, url = "GET" if body is None else "POST", server.base_url + path
     if warmup_s:
-        run_wrk(url, conns=conns, seconds=warmup_s, method=method, body=body)
+        run_wrk(url, conns, warmup_s, method, body)
     meter = Meter(server.pid, idle)
-    result = run_wrk(url, conns=conns, seconds=seconds, method=method, body=body)
-    used, name, non_2xx = meter.read(), path.rsplit("/", 1)[-1], result.errors.get("status", 0)
-    errors = Counter({f"{name}:{kind}": n for kind, n in result.errors.items()})
+    requests, wrk_s, p50, p99, by_kind = run_wrk(url, conns, seconds, method, body)
+    used, name, non_2xx = meter.read(), path.rsplit("/", 1)[-1], by_kind.get("status", 0)
+    errors = Counter({f"{name}:{kind}": n for kind, n in by_kind.items()})
     cpu = (used.server / used.wall, used.children / used.wall, used.other(used.children))
-    requests = result.requests + sum(result.errors.values()) - non_2xx
-    ok_rate = (result.requests - non_2xx) / result.seconds
-    return Round(ok_rate, result.p50_ms, result.p99_ms, errors, *cpu, requests, used.wall)
+    sent = requests + sum(by_kind.values()) - non_2xx
+    rps = (requests - non_2xx) / wrk_s
+    return Round(rps, p50, p99, errors, *cpu, sent, used.wall)
 
 
 def in_turns(
