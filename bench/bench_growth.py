@@ -59,9 +59,6 @@ class Step(Row):
         cpu = [self.median(a) for a in ("relay_cpu", "gen_cpu", "other_cpu")]
         return f"{cpu[0]:.2f}/{cpu[1]:.2f}/{cpu[2]:+.2f}"
 
-    def rounds_rps(self) -> list[int]:
-        return [round(s.rps) for s in self.rounds]
-
 
 def disk_usage(data_dir: str) -> dict[str, int]:
     """Bytes of each database file (``feed.db``, ``feed.db-wal``, ...; absent files are 0)."""
@@ -73,8 +70,9 @@ def total_mib(sizes: dict[str, int], suffix: str = "") -> float:
     return sum(v for k, v in sizes.items() if k.endswith(suffix)) / MIB
 
 
-@dataclass(slots=True)
-class Running:
+class Running(NamedTuple):
+    """A sweep's relay, its data directory and its RSS after start."""
+
     relay: h.Server
     data_dir: str
     start_rss: float
@@ -135,7 +133,7 @@ def run_ocr(args: argparse.Namespace) -> None:
             print(
                 f"  {kib:>5} KiB: {step.median('rps'):8.0f} req/s p99 {step.median('p99'):8.2f} ms "
                 f"cpu {step.median('cpu_us'):8.0f} us/req RSS {step.rss:6.1f} MB "
-                f"per round req/s {step.rounds_rps()}; "
+                f"per round req/s {[round(r.rps) for r in step.rounds]}; "
                 f"warm-up {STEP_WARMUP} posts in {warm.wall_s:.1f} s"
             )
         if steps:
@@ -166,15 +164,13 @@ def print_ocr(steps: Sequence[Step], sizes: dict[int, int], start_rss: float) ->
     )
     table.head(blank=True)
     worst: list[str] = []
-    for n, step in enumerate(steps):
-        size_x = sizes[step.label] / sizes[base.label]
-        cpu_x = step.median("cpu_us") / base.median("cpu_us")
-        p99_x = step.median("p99") / base.median("p99")
+    cost = {s.label: s.median("cpu_us") for s in steps}
+    for before, step in zip([None, *steps], steps, strict=False):
+        kib, p99_x = step.label, step.median("p99") / base.median("p99")
+        size_x, cpu_x = sizes[kib] / sizes[base.label], cost[kib] / cost[base.label]
         exponent = math.nan
-        if n:
-            before = steps[n - 1]
-            grew = step.median("cpu_us") / before.median("cpu_us")
-            exponent = math.log(grew) / math.log(sizes[step.label] / sizes[before.label])
+        if before:
+            exponent = math.log(cost[kib] / cost[before.label], sizes[kib] / sizes[before.label])
         table.row(step.label, size_x, cpu_x, cpu_x / size_x, p99_x / size_x, exponent)
         if cpu_x / size_x > GROWTH_LIMIT:
             worst.append(f"cpu/request at {step.label} KiB is {cpu_x / size_x:.2f} x linear")
@@ -209,7 +205,7 @@ def run_conns(args: argparse.Namespace) -> None:
             print(
                 f"  {conns:>4} conns: {step.median('rps'):8.0f} req/s p99 "
                 f"{step.median('p99'):7.2f} ms cpu {step.median('cpu_us'):5.0f} us/req "
-                f"RSS {step.rss:6.1f} MB per round req/s {step.rounds_rps()}"
+                f"RSS {step.rss:6.1f} MB per round req/s {[round(r.rps) for r in step.rounds]}"
             )
     table = Table(
         "conns >5|req/s >7.0f|p50 ms >8.2f|p99 ms >8.2f|little ms >9.2f|p50/L >6.2f|"
@@ -353,14 +349,12 @@ def hour_verdict(chunks: Sequence[HourRow]) -> None:
     for name in ("feed.db", "sense.db", *(f"{p}.db-wal" for p in DB_PARTS)):
         a, b = mid.disk.get(name, 0) / MIB, end.disk.get(name, 0) / MIB
         check(name, a, b, DISK_SLACK_MIB, DISK_SLACK_SHARE, "MiB")
-    for name, a_s, b_s in zip(("GET /feed", "GET /sense"), mid.gets, end.gets, strict=True):
-        ok = b_s.p99 < P99_SLACK * a_s.p99
-        print(
-            f"  {name + ' p99':<12} {a_s.p99:8.2f} -> {b_s.p99:8.2f} ms "
-            f"({b_s.p99 / a_s.p99:.2f} x){'' if ok else '  GROWS'}"
-        )
+    gets = zip(("GET /feed p99", "GET /sense p99"), mid.gets, end.gets, strict=True)
+    for name, a, b in ((name, a_get.p99, b_get.p99) for name, a_get, b_get in gets):
+        ok = b < P99_SLACK * a
+        print(f"  {name:<12} {a:8.2f} -> {b:8.2f} ms ({b / a:.2f} x){'' if ok else '  GROWS'}")
         if not ok:
-            unbounded.append(f"{name} p99 {a_s.p99:.2f} -> {b_s.p99:.2f} ms")
+            unbounded.append(f"{name} {a:.2f} -> {b:.2f} ms")
     agent_a, agent_b = (row.disk.get("agent.db", 0) / MIB for row in (mid, end))
     print(
         f"  {'agent.db':<12} {agent_a:8.2f} -> {agent_b:8.2f} MiB ({agent_b - agent_a:+.2f}; "
