@@ -1,9 +1,5 @@
-"""A bare aiohttp app that answers like the relay with nothing behind it: the floor's server.
-
-It reads, decodes and checks ``POST /feed`` and ``/sense`` bodies as the relay does and answers
-``GET /feed`` and ``GET /health`` with the files given, served as the relay's transport serves;
-``floor`` and ``ab --bare`` run it. docs/benchmarks.md says what it leaves out.
-"""
+"""A bare aiohttp app that reads and checks bodies as the relay does, and answers ``GET /feed``
+and ``GET /health`` with files, with nothing behind it: the floor (docs/benchmarks.md)."""
 
 from __future__ import annotations
 

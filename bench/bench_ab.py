@@ -1,9 +1,5 @@
-"""A/B of the ingest path: two checkouts of the relay served at once, measured in turns.
-
-Each checkout's ``run.py`` serves in memory; wrk posts to ``/feed`` and ``/sense`` at 16 and 64
-connections, the servers taking turns (``--bare`` adds ``bench/bare_app.py``). ``--image-kb``
-first fills each sense ring with image events. docs/benchmarks.md has the commands.
-"""
+"""A/B of the ingest path: two checkouts' relays served at once in memory and posted to by wrk
+in turns (``--bare``: the bare app too); docs/benchmarks.md has the commands."""
 
 from __future__ import annotations
 
@@ -44,10 +40,8 @@ def run(args: argparse.Namespace) -> int:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="relay-ab-")))
         servers = {}
         if args.bare:
-            for name in ("feed", "health"):
-                (tmp / f"{name}.json").write_bytes(b'{"ok": true}')
-            bare = ["-m", "bench", "bare-app", "--feed-body", str(tmp / "feed.json")]
-            bare += ["--health-body", str(tmp / "health.json")]
+            (ok := tmp / "ok.json").write_bytes(b'{"ok": true}')
+            bare = ["-m", "bench", "bare-app", "--feed-body", str(ok), "--health-body", str(ok)]
             server = server_process(bare, tmp / "bare.log", name="bare app")
             servers["bare"] = stack.enter_context(server)
         for name in ("before", "after"):

@@ -1,7 +1,5 @@
-"""What request bodies that are never finished cost the relay's memory: connections that each
-send most of a large ``POST /sense`` body and then wait (95 % of ``--mib`` MiB), while the
-relay's VmRSS is read and a new client posts to ``/feed``. docs/benchmarks.md reads it.
-"""
+"""What request bodies never finished cost the relay's memory: clients that each send 95 % of a
+large ``POST /sense`` body and wait, while a new client posts; see docs/benchmarks.md."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Whether idle connections can lock new clients out of the relay, under ``ulimit -n 256``.
-
-Per scenario a relay starts with ``--nofile`` open files at most; ``--idle`` connections stay
-``silent`` (nothing sent), ``half`` (half a request head) or ``kept`` (one request answered),
-while a new client asks ``GET /health`` every 0.25 s. docs/benchmarks.md reads the table.
-"""
+"""Whether idle connections (``silent``, ``half`` a head, ``kept`` alive) can lock new clients
+out of a relay under ``ulimit -n 256``; docs/benchmarks.md reads the table."""
 
 from __future__ import annotations
 
@@ -79,13 +75,12 @@ def newly_closed(conns: list[socket.socket], closed: set[int]) -> list[int]:
     readable, _, _ = select.select([c for i, c in enumerate(conns) if i not in closed], [], [], 0)
     found = []
     for conn in readable:
-        with contextlib.suppress(BlockingIOError):
-            try:
-                data = conn.recv(65536)
-            except OSError:
-                data = b""
-            if not data or b"Connection: close" in data:
-                found.append(conns.index(conn))
+        try:
+            data = conn.recv(65536)
+        except OSError:  # a reset, or (BlockingIOError) nothing after all: counted as closed
+            data = b""
+        if not data or b"Connection: close" in data:
+            found.append(conns.index(conn))
     return found
 
 

@@ -1,9 +1,5 @@
-"""Ingestion with the escalation decision on, against off: two relays that tick, in turns.
-
-Both relays ask the stand-in LLM for a digest that changes with the window while a feeder
-posts a changing screen event to each every 0.25 s, so that every tick runs the decision;
-wrk posts to ``/feed`` and ``/sense`` (:func:`bench.load.in_turns`). See docs/benchmarks.md.
-"""
+"""Ingestion with the escalation decision on, against off: two ticking relays, fed changing
+screens so that every tick decides, posted to by wrk in turns; see docs/benchmarks.md."""
 
 from __future__ import annotations
 

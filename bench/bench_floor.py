@@ -1,9 +1,5 @@
-"""The relay against its floor: a bare aiohttp app that answers like it with nothing behind it.
-
-Three servers at once, ``bare``, ``relay`` (on disk) and ``memory`` (``:memory:``), measured in
-turns by wrk: ``GET /feed?after=0`` and ``GET /health``, then ``POST /feed`` and ``/sense``.
-docs/benchmarks.md has the targets and reads the ratios.
-"""
+"""The relay against its floor, a bare aiohttp app that answers like it with nothing behind it:
+three servers measured by wrk in turns; docs/benchmarks.md has the targets."""
 
 from __future__ import annotations
 

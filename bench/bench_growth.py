@@ -1,10 +1,6 @@
-"""How throughput, p99 and memory change as the work grows: OCR size, connections, an hour.
-
-Each sweep starts a relay (a fake LLM ticking every second) and drives it with wrk, per step
-``--rounds`` runs (medians): ``ocr`` posts /sense of 1 KiB to 1 MiB of OCR, ``conns`` /feed at 1
-to 256 connections, ``hour`` an hour of events in ``--chunks``. Each ends with a verdict and
-its rule; docs/benchmarks.md says how to read them.
-"""
+"""How throughput, p99 and memory grow with OCR size, connections and an hour of events: per
+sweep a relay (a fake LLM ticking every second) driven by wrk, ``--rounds`` runs per step, then
+a verdict and its rule (docs/benchmarks.md says how to read them)."""
 
 from __future__ import annotations
 
@@ -109,9 +105,6 @@ def print_errors(steps: Sequence[Step], unit: str) -> None:
         print(f"  errors at {step.label} {unit}: {dict(step.errors())}")
 
 
-# -- OCR size ------------------------------------------------------------------------------------
-
-
 def run_ocr(args: argparse.Namespace) -> None:
     sizes: tuple[int, ...] = (1, 16, 256, 1024) if args.quick else (1, 4, 16, 64, 256, 1024)
     print(
@@ -188,9 +181,6 @@ def print_ocr(steps: Sequence[Step], sizes: dict[int, int], start_rss: float) ->
     )
 
 
-# -- connections ---------------------------------------------------------------------------------
-
-
 def run_conns(args: argparse.Namespace) -> None:
     conns_list: tuple[int, ...] = (1, 16, 256) if args.quick else (1, 4, 16, 64, 128, 256)
     print(
@@ -240,8 +230,6 @@ def run_conns(args: argparse.Namespace) -> None:
         f"{worst_at})"
     )
 
-
-# -- an hour of events ---------------------------------------------------------------------------
 
 HOUR_TABLE = Table(
     "sim min >7|posts >5|err >4|post/s >6.0f|post p99 >8.2f|cpu us/post >11.0f|other >+5.2f|"
@@ -361,9 +349,6 @@ def hour_verdict(chunks: Sequence[HourRow]) -> None:
         "one history entry per tick, by wall time, pruned after the retention)\nverdict hour: "
         + ("GROWS over the second half: " + "; ".join(unbounded) if unbounded else "bounded")
     )
-
-
-# -- main ----------------------------------------------------------------------------------------
 
 
 _POSITIVE = at_least(0, float, above=True)

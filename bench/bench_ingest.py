@@ -1,9 +1,5 @@
-"""Ingestion under load: ``POST /feed`` and ``POST /sense`` while the LLM is healthy or failing.
-
-Each scenario starts its own relay pointed at a fake LLM that answers, answers late, crashes
-or hangs (or adds overlay WebSockets), and drives it with wrk (``bench/load.py``).
-docs/benchmarks.md lists the scenarios and their targets.
-"""
+"""Ingestion under load, ``POST /feed`` and ``POST /sense`` while the fake LLM answers, answers
+late, crashes or hangs (or overlays listen); docs/benchmarks.md lists the scenarios."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The relay's resident memory: RSS after 100k posts, and whether it stays flat after that.
-
-A relay with a fake LLM gets POSTs, half ``/feed``, half ``/sense``, at 64 connections; its
-VmRSS is read after start, after ``--posts`` and every ``--rss-every`` over ``--long-posts``
-more. docs/benchmarks.md has the targets and the rules.
-"""
+"""The relay's resident memory: RSS after 100k posts (half ``/feed``, half ``/sense``, at 64
+connections), and whether it stays flat after that; docs/benchmarks.md has the rules."""
 
 from __future__ import annotations
 

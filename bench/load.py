@@ -84,9 +84,6 @@ def run_wrk(
     return n, duration_us / 1e6, p50_us / 1000, p99_us / 1000, counts
 
 
-# -- rounds and rows -----------------------------------------------------------------------------
-
-
 @dataclass(slots=True)
 class Round:
     """One measured run: 200 answers per second, wrk's percentiles, errors, the CPU of the server,
@@ -176,9 +173,6 @@ def in_turns(
     return rows
 
 
-# -- counted posts -------------------------------------------------------------------------------
-
-
 @dataclass(slots=True)
 class Posted:
     """What :func:`post` sent: the latencies of the 200s, the 200s and the failures by path."""
@@ -232,8 +226,6 @@ async def _post(
     result.wall_s = time.monotonic() - started
     return result
 
-
-# -- a scenario: one relay, every row ------------------------------------------------------------
 
 CRASH_EVERY_S = 0.5
 CRASH_FAULT = {"actor": "llm", "kind": "crash"}
@@ -353,9 +345,6 @@ def run_setups(
         print_table(title, rows)
         print_rss(rss)
     return rows, rss
-
-
-# -- output and arguments ------------------------------------------------------------------------
 
 
 def row_options(quick: str) -> list[Option]:
