@@ -67,10 +67,8 @@ def run(args: argparse.Namespace) -> int:
     app.router.add_get("/feed", prebuilt(feed_body))
     app.router.add_get("/health", prebuilt(health_body))
     loop = new_event_loop()
-    banner = (
-        f"bare app on http://{HOST}:{args.port} ({type(loop).__module__} loop; "
-        f"GET /feed {len(feed_body)} bytes, GET /health {len(health_body)} bytes)"
-    )
+    sizes = f"GET /feed {len(feed_body)} bytes, GET /health {len(health_body)} bytes"
+    banner = f"bare app on http://{HOST}:{args.port} ({type(loop).__module__} loop; {sizes})"
     return serve_forever(
         app, loop, args.port, banner, backlog=1024, shutdown_timeout_s=SHUTDOWN_TIMEOUT_S
     )

@@ -29,13 +29,12 @@ def _hold_body(port: int, size: int, answers: Counter[str], held: list[socket.so
     head = (
         f"POST /sense HTTP/1.1\r\nHost: {HOST}:{port}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {size}\r\n\r\n"
-    )
-    body = b'{"type": "text", "ts": 1, "ocr": "' + b"x" * size
+    ).encode()
+    data = head + b'{"type": "text", "ts": 1, "ocr": "' + b"x" * size
     try:
-        conn.sendall(head.encode())
-        sent, goal = 0, int(size * SENT_SHARE)
+        sent, goal = 0, len(head) + int(size * SENT_SHARE)
         while sent < goal:
-            sent += conn.send(body[sent : min(goal, sent + CHUNK)])
+            sent += conn.send(data[sent : min(goal, sent + CHUNK)])
     except OSError:
         answers["closed while sending"] += 1
         return
@@ -55,9 +54,8 @@ def measure(checkout: Path, connections: int, size: int) -> str:
     """One checkout's row."""
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="relay-bodies-")))
-        server = stack.enter_context(
-            relay_process(":memory:", tmp / "relay.log", relay_env(), cwd=checkout)
-        )
+        relay = relay_process(":memory:", tmp / "relay.log", relay_env(), cwd=checkout)
+        server = stack.enter_context(relay)
         port = int(server.base_url.rsplit(":", 1)[1])
         time.sleep(1)
         before = rss_mb(server.pid)

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bench.figures import Table
-from bench.runner import flags
+from bench.runner import choose, flags
 from tests.support.harness import HOST, ROOT, relay_env, relay_process, summarize_log
 
 SCENARIOS = ("silent", "half", "kept")
@@ -144,7 +144,7 @@ OPTIONS = flags(
     idle=(int, 240, "idle connections (default 240)"),
     nofile=(int, 256, "the relay's ulimit -n"),
     seconds=(float, 15.0, "probing per scenario"),
-    scenarios=(str, ",".join(SCENARIOS), "comma-separated"),
+    scenarios=(str, None, f"comma-separated, from {','.join(SCENARIOS)} (default all)"),
     checkout=(str, None, "run run.py of this checkout (default: this one)"),
     base_url=(str, None, "a relay already running (no ulimit, no /proc)"),
 )
@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
     )
     TABLE.head()
     logs: dict[str, list[str]] = {}
-    for scenario in [s for s in args.scenarios.split(",") if s]:
+    for scenario in choose(args.scenarios, SCENARIOS):
         with relay(args, logs.setdefault(scenario, [])) as (host, port, pid):
             row = run_scenario(scenario, host, port, pid, args.idle, args.seconds)
         print(row)

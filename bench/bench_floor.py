@@ -93,9 +93,7 @@ def run(args: argparse.Namespace) -> int:
     load.rows_args(args)
     print(load.header("floor bench", args))
     rows = run_floor(args.rounds, args.seconds)
-    print_table(
-        f"Floor (medians of rounds, wrk's p50/p99; GET /feed?after=0: {FEED_RING} items):", rows
-    )
+    print_table(f"Floor (medians of rounds; GET /feed?after=0 holds {FEED_RING} items):", rows)
     print(
         f"\nFloor ratios (same run; p99 +ms = minus bare's p99; targets: req/s >= "
         f"{RPS_TARGET} x bare at {' and '.join(map(str, TARGET_CONNECTIONS))} connections, "

@@ -81,8 +81,7 @@ def run_memory(args: argparse.Namespace) -> MemoryRun:
             f"/feed, half /sense (4 KiB OCR), alternately, at {CONNECTIONS} connections)"
         )
         with harness.relay_process(data_dir, log_path, harness.agent_env(llm.base_url)) as relay:
-            ok: Counter[str] = Counter()
-            errors: Counter[str] = Counter()
+            ok, errors = Counter[str](), Counter[str]()
             run.readings.append(Reading(0, 0, harness.rss_mb(relay.pid), 0.0, 0))
             print(f"  relay pid {relay.pid} at {relay.base_url}")
             print(f"  {reading_line(run, run.readings[0])}")

@@ -4,10 +4,8 @@ the data files in ``bench/data``. The load cases' rows (:func:`print_table`,
 
 A cell is formatted by its spec; a text or NaN (``-``) is only aligned as wide:
 
->>> [cell(1.5, ">+8.2f"), cell(12345, ">8,"), cell(math.nan, ">+6.2f"), cell("ab", "<4")]
-['   +1.50', '  12,345', '     -', 'ab  ']
->>> cell("", ">+6.2f") == " " * 6
-True
+>>> [cell(1.5, ">+8.2f"), cell(12345, ">8,"), cell(math.nan, ">+6.2f"), cell("", "<3")]
+['   +1.50', '  12,345', '     -', '   ']
 
 A table aligns each head as its values, over a rule as long:
 
@@ -18,8 +16,6 @@ A table aligns each head as its values, over a rule as long:
   --------------------
 >>> table.row("feed", 2.5, 1234)
   feed      +2.50 1,234
->>> table.row("sense", math.nan, 7)
-  sense         -    7
 
 Bounds reject what is below them or not finite:
 

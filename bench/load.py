@@ -165,10 +165,9 @@ def in_turns(
     for turn in range(rounds):
         first = turn % len(names) if rotate else 0
         for name in names[first:] + names[:first]:
-            idle = [s.pid for s in servers.values() if s is not servers[name]]
-            got = wrk_round(
-                servers[name], path, conns, seconds, body=body, idle=idle, warmup_s=warmup_s
-            )
+            server = servers[name]
+            idle = [s.pid for s in servers.values() if s is not server]
+            got = wrk_round(server, path, conns, seconds, body=body, idle=idle, warmup_s=warmup_s)
             rows[name].rounds.append(got)
     return rows
 
@@ -193,13 +192,7 @@ def post(
 ) -> Posted:
     """Send ``posts`` (path, body) in order over ``conns`` keep-alive connections, each as soon
     as a connection is free (``stop_on_error``: a connection stops at its first failure)."""
-    return asyncio.run(_post(base_url, iter(posts), conns, stop_on_error, max_s))
-
-
-async def _post(
-    base_url: str, todo: Iterator[tuple[str, bytes]], conns: int, stop_on_error: bool, max_s: float
-) -> Posted:
-    result, started = Posted(), time.monotonic()
+    result, started, todo = Posted(), time.monotonic(), iter(posts)
 
     async def sender(session: aiohttp.ClientSession) -> None:
         for path, body in todo:
@@ -219,10 +212,13 @@ async def _post(
                 if stop_on_error:
                     return
 
-    connector = aiohttp.TCPConnector(limit=conns)
-    timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_S)
-    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
-        await asyncio.wait_for(asyncio.gather(*(sender(session) for _ in range(conns))), max_s)
+    async def senders() -> None:
+        connector = aiohttp.TCPConnector(limit=conns)
+        timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_S)
+        async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+            await asyncio.wait_for(asyncio.gather(*(sender(session) for _ in range(conns))), max_s)
+
+    asyncio.run(senders())
     result.wall_s = time.monotonic() - started
     return result
 
