@@ -107,10 +107,7 @@ def print_errors(steps: Sequence[Step], unit: str) -> None:
 
 def run_ocr(args: argparse.Namespace) -> None:
     sizes: tuple[int, ...] = (1, 16, 256, 1024) if args.quick else (1, 4, 16, 64, 256, 1024)
-    print(
-        f"\n== sweep ocr: POST /sense, OCR {', '.join(map(str, sizes))} KiB at {CONNS} "
-        f"connections, {args.seconds:g} s x {args.rounds} rounds per step"
-    )
+    print(f"\n== sweep ocr: POST /sense, OCR {', '.join(map(str, sizes))} KiB, {CONNS} connections")
     bodies = {kib: h.sense_body(kib * 1024) for kib in sizes}
     too_big = [kib for kib, body in bodies.items() if len(body) > SENSE_BODY_LIMIT]
     if too_big:
@@ -183,10 +180,7 @@ def print_ocr(steps: Sequence[Step], sizes: dict[int, int], start_rss: float) ->
 
 def run_conns(args: argparse.Namespace) -> None:
     conns_list: tuple[int, ...] = (1, 16, 256) if args.quick else (1, 4, 16, 64, 128, 256)
-    print(
-        f"\n== sweep conns: POST /feed at {', '.join(map(str, conns_list))} connections, "
-        f"{args.seconds:g} s x {args.rounds} rounds per step"
-    )
+    print(f"\n== sweep conns: POST /feed at {', '.join(map(str, conns_list))} connections")
     steps: list[Step] = []
     with sweep_relay("conns") as run:
         wrk_round(run.relay, "/feed", CONNS, 1, body=h.feed_body(), warmup_s=0)

@@ -75,11 +75,8 @@ def run_memory(args: argparse.Namespace) -> MemoryRun:
     run = MemoryRun(posts=args.posts)
     bodies = itertools.cycle([(path, harness.post_body(path)) for path in ENDPOINTS])
     with harness.agent_setup("memory") as (llm, data_dir, log_path):
-        print(
-            f"\n== memory (fake LLM mode 'ok'; {harness.where(data_dir)}; {args.posts:,} POSTs, "
-            f"then {args.long_posts:,} more with an RSS reading every {args.rss_every:,}; half "
-            f"/feed, half /sense (4 KiB OCR), alternately, at {CONNECTIONS} connections)"
-        )
+        mix = f"half /feed, half /sense (4 KiB OCR), alternately, at {CONNECTIONS} connections"
+        print(f"\n== memory (fake LLM mode 'ok'; {harness.where(data_dir)}; {mix})")
         with harness.relay_process(data_dir, log_path, harness.agent_env(llm.base_url)) as relay:
             ok, errors = Counter[str](), Counter[str]()
             run.readings.append(Reading(0, 0, harness.rss_mb(relay.pid), 0.0, 0))
@@ -126,10 +123,8 @@ def print_memory(run: MemoryRun) -> None:
         table.row(r.posts, r.feed, r.sense, r.rss_mb, vs_start, since_ref, r.seconds, r.errors)
     verdict = "pass" if ref.rss_mb <= RSS_TARGET_MB else "FAIL"
     note = "" if ref.posts >= 100_000 else " (fewer posts than the target's 100,000)"
-    print(
-        f"RSS after {ref.posts:,} posts{note}: {ref.rss_mb:.1f} MB; target <= "
-        f"{RSS_TARGET_MB:g} MB after 100,000 posts: {verdict}"
-    )
+    target = f"target <= {RSS_TARGET_MB:g} MB after 100,000 posts: {verdict}"
+    print(f"RSS after {ref.posts:,} posts{note}: {ref.rss_mb:.1f} MB; {target}")
     later = run.readings[run.reference :]
     if len(later) < 2:
         print("flat: not judged, no reading after that one (--long-posts 0)")
@@ -170,9 +165,6 @@ def run(args: argparse.Namespace) -> int:
         f"{args.rss_every:,}"
     )
     run = run_memory(args)
-    print(
-        "\nMemory (relay VmRSS; posts = POSTs answered 200, /feed and /sense; targets: RSS "
-        f"<= {RSS_TARGET_MB:g} MB after 100,000 posts, flat after that):"
-    )
+    print("\nMemory (relay VmRSS; posts = POSTs answered 200, /feed and /sense):")
     print_memory(run)
     return 0
