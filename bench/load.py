@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import aiohttp
 import httpx
@@ -84,10 +85,10 @@ def run_wrk(
     return n, duration_us / 1e6, p50_us / 1000, p99_us / 1000, counts
 
 
-@dataclass(slots=True)
-class Round:
+class Round(NamedTuple):
     """One measured run: 200 answers per second, wrk's percentiles, errors, the CPU of the server,
-    of the generator and of the rest of the machine (shares of one core), requests, seconds."""
+    of the generator and of the rest of the machine (shares of one core), and the server's CPU
+    per request sent, in microseconds."""
 
     rps: float
     p50: float
@@ -96,13 +97,7 @@ class Round:
     relay_cpu: float
     gen_cpu: float
     other_cpu: float
-    requests: int
-    seconds: float
-
-    @property
-    def cpu_us(self) -> float:
-        """The server's CPU per request, in microseconds."""
-        return 1e6 * self.relay_cpu * self.seconds / self.requests if self.requests else 0.0
+    cpu_us: float
 
 
 @dataclass(slots=True)
@@ -138,10 +133,10 @@ def wrk_round(
     requests, wrk_s, p50, p99, by_kind = run_wrk(url, conns, seconds, method, body)
     used, name, non_2xx = meter.read(), path.rsplit("/", 1)[-1], by_kind.get("status", 0)
     errors = Counter({f"{name}:{kind}": n for kind, n in by_kind.items()})
-    cpu = (used.server / used.wall, used.children / used.wall, used.other(used.children))
+    shares = (used.server / used.wall, used.children / used.wall, used.other(used.children))
     sent = requests + sum(by_kind.values()) - non_2xx
-    rps = (requests - non_2xx) / wrk_s
-    return Round(rps, p50, p99, errors, *cpu, sent, used.wall)
+    cpu_us = 1e6 * used.server / sent if sent else 0.0
+    return Round((requests - non_2xx) / wrk_s, p50, p99, errors, *shares, cpu_us)
 
 
 def in_turns(
@@ -291,8 +286,7 @@ def crash_loop(server: Server) -> Iterator[Counter[str]]:
 
 def run_scenario(setup: Setup, rounds: int, seconds: float) -> tuple[list[Row], dict[str, float]]:
     """A fake LLM and a relay; every row of ``setup``; the relay's RSS at start and at the end."""
-    rows: list[Row] = []
-    rss: dict[str, float] = {}
+    rows, rss = list[Row](), dict[str, float]()
     faulty = {"RELAY_FAULTS": "1", "RELAY_MAX_RESTARTS": str(CRASH_MAX_RESTARTS)}
     with harness.agent_setup(setup.name, setup.data_dir, setup.mode, setup.delay_s) as made:
         llm, data_dir, log = made
@@ -332,8 +326,7 @@ def run_setups(
     setups: Sequence[Setup], args: argparse.Namespace, title: str
 ) -> tuple[list[Row], dict[str, dict[str, float]]]:
     """Every row of each setup (:func:`run_scenario`), then their table and the relays' RSS."""
-    rows: list[Row] = []
-    rss: dict[str, dict[str, float]] = {}
+    rows, rss = list[Row](), dict[str, dict[str, float]]()
     for setup in setups:
         scenario_rows, rss[setup.name] = run_scenario(setup, args.rounds, args.seconds)
         rows += scenario_rows
