@@ -13,10 +13,8 @@ import httpx
 from actors.ingest.feed_buffer import FEED_RING
 from bench import load
 from bench.figures import print_progress, print_ratios, print_table
-from bench.load import Row
 from bench.stats import ratio
 from tests.support import harness
-from tests.support.harness import MEMORY, Server
 from transport.demo.fake_llm import FakeLLM
 
 SERVERS = ("bare", "relay", "memory")
@@ -27,8 +25,8 @@ LOADS = [("POST", p, c) for p in load.ENDPOINTS for c in load.CONNECTIONS]
 LOADS += [("GET", p, c) for p in GETS for c in TARGET_CONNECTIONS]
 
 
-def run_floor(rounds: int, seconds: int) -> list[Row]:
-    rows: dict[tuple[str, str, str, int], Row] = {}
+def run_floor(rounds: int, seconds: int) -> list[load.Row]:
+    rows: dict[tuple[str, str, str, int], load.Row] = {}
     with contextlib.ExitStack() as stack:
         llm = stack.enter_context(FakeLLM(mode="ok"))
         data_dir = stack.enter_context(harness.data_directory(None, "relay-bench-floor-"))
@@ -37,8 +35,8 @@ def run_floor(rounds: int, seconds: int) -> list[Row]:
             f"\n== floor (fake LLM mode 'ok'; relay: {harness.where(data_dir)}; memory: data dir "
             ":memory:; bare: bench/bare_app.py)"
         )
-        servers: dict[str, Server] = {}
-        for name, path in (("relay", data_dir), ("memory", MEMORY)):
+        servers: dict[str, harness.Server] = {}
+        for name, path in (("relay", data_dir), ("memory", harness.MEMORY)):
             log = stack.enter_context(harness.log_file(name, f"{name} log (level warning)"))
             env = harness.agent_env(llm.base_url)
             servers[name] = stack.enter_context(harness.relay_process(path, log, env))
@@ -69,7 +67,7 @@ def run_floor(rounds: int, seconds: int) -> list[Row]:
     return [rows[name, *lo] for lo in LOADS for name in SERVERS]
 
 
-def floor_cells(row: Row, bare: Row) -> str:
+def floor_cells(row: load.Row, bare: load.Row) -> str:
     """req/s over bare's, p99 minus bare's and ``pass``/``FAIL`` against the targets."""
     rps, diff = ratio(row.median("rps"), bare.median("rps")), row.median("p99") - bare.median("p99")
     ok = rps >= RPS_TARGET
@@ -79,7 +77,7 @@ def floor_cells(row: Row, bare: Row) -> str:
     return f"{rps:>6.2f} {diff:>+8.2f} {verdict:>6}"
 
 
-def cpu_cells(bare: Row, others: list[Row]) -> str:
+def cpu_cells(bare: load.Row, others: list[load.Row]) -> str:
     """Each server's CPU per request, in microseconds."""
     return " ".join(
         f"{1e6 * ratio(r.median('relay_cpu'), r.median('rps')):>6.0f}" for r in (bare, *others)

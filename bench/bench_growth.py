@@ -23,7 +23,7 @@ from actors.kernel.schemas import MIGRATIONS
 from bench.figures import Table, at_least
 from bench.load import Round, Row, post, rows_args, wrk_round
 from bench.runner import arg, choose, exit_on_sigterm, flags
-from bench.stats import percentile
+from bench.stats import percentile, ratio
 from tests.support import harness as h
 
 SWEEPS = ("ocr", "conns", "hour")
@@ -270,8 +270,7 @@ def run_hour(args: argparse.Namespace) -> None:
     feeds = int(args.hour_seconds / args.feed_every)
     senses = int(args.hour_seconds / args.sense_every)
     events = [(n * args.feed_every, "/feed", h.feed_body(n + 1)) for n in range(feeds)]
-    for n in range(senses):
-        t = n * args.sense_every
+    for n, t in enumerate(k * args.sense_every for k in range(senses)):
         body = h.sense_body(args.sense_kib * 1024, n + 1, base_ts + int(t * 1000))
         events.append((t, "/sense", body))
     events.sort(key=lambda e: e[0])
@@ -291,11 +290,9 @@ def run_hour(args: argparse.Namespace) -> None:
             posts = [(p, b) for t, p, b in events if lo <= t < hi or (last and t >= hi)]
             meter = h.Meter(run.relay.pid)
             result = post(run.relay.base_url, posts, CONNS, max_s=CHUNK_MAX_S)
-            used = meter.read()
-            rate = len(posts) / result.wall_s if result.wall_s else math.nan
-            cpu_us = 1e6 * used.server / len(posts) if posts else math.nan
-            posted, p99 = len(result.latencies_ms), percentile(result.latencies_ms, 99)
-            chunk = (posted, rate, p99, cpu_us, used.other(0))
+            used, took = meter.read(), result.latencies_ms
+            rate, cpu_us = ratio(len(posts), result.wall_s), 1e6 * ratio(used.server, len(posts))
+            chunk = (len(took), rate, percentile(took, 99), cpu_us, used.other(0))
             rows.append(hour_row(run, f"{hi / 60:.0f}", result.errors, *chunk))
         sizes = disk_usage(run.data_dir).items()
         print("  files at the end: " + ", ".join(f"{k} {v / 1024:.0f} KiB" for k, v in sizes))

@@ -7,17 +7,16 @@ import argparse
 
 from bench import load
 from bench.figures import print_ratios
-from bench.load import Row, Setup
 from bench.runner import arg, choose
 from bench.stats import ratio
 
 FAULT_CONNECTIONS = (16, 64)
 SETUPS = (
-    Setup("healthy"),
-    Setup("llm-slow", "slow", conns=FAULT_CONNECTIONS, delay_s=3.0),
-    Setup("llm-crash", conns=FAULT_CONNECTIONS, crash_loop=True),
-    Setup("llm-hang", "hang", conns=FAULT_CONNECTIONS),
-    Setup("overlay", overlays=10),
+    load.Setup("healthy"),
+    load.Setup("llm-slow", "slow", conns=FAULT_CONNECTIONS, delay_s=3.0),
+    load.Setup("llm-crash", conns=FAULT_CONNECTIONS, crash_loop=True),
+    load.Setup("llm-hang", "hang", conns=FAULT_CONNECTIONS),
+    load.Setup("overlay", overlays=10),
 )
 NAMES = tuple(setup.name for setup in SETUPS)
 FAULTS = tuple(setup.name for setup in SETUPS if setup.mode != "ok" or setup.crash_loop)
@@ -25,12 +24,12 @@ FAULT_P99_TARGET = 1.1
 """Ingestion p99 with the LLM failing: at most this multiple of the healthy one."""
 
 
-def fault_cells(row: Row, healthy: Row) -> str:
+def fault_cells(row: load.Row, healthy: load.Row) -> str:
     rps, p99 = (ratio(row.median(key), healthy.median(key)) for key in ("rps", "p99"))
     return f"{rps:>6.2f} {p99:>6.2f} {'pass' if p99 <= FAULT_P99_TARGET else 'FAIL':>6}"
 
 
-def overlay_cells(row: Row, healthy: Row) -> str:
+def overlay_cells(row: load.Row, healthy: load.Row) -> str:
     rps, p99, base_rps, base_p99 = (r.median(a) for r in (row, healthy) for a in ("rps", "p99"))
     ratios = f"{ratio(rps, base_rps):>6.2f} {ratio(p99, base_p99):>6.2f}"
     return f"{base_rps:>8.0f} {base_p99:>7.2f} {rps:>8.0f} {p99:>7.2f} {ratios}"

@@ -42,12 +42,10 @@ class Reading(NamedTuple):
 class MemoryRun:
     posts: int
     """``--posts``: the reading after them (``readings[reference]``) is the reference."""
+    reference: int
+    """1, or 0 (the reading at start) for no ``--posts``."""
     readings: list[Reading] = field(default_factory=list)
     complete: bool = True
-
-    @property
-    def reference(self) -> int:
-        return 1 if self.posts else 0
 
 
 def targets(args: argparse.Namespace) -> list[int]:
@@ -72,7 +70,7 @@ def reading_line(run: MemoryRun, reading: Reading) -> str:
 
 
 def run_memory(args: argparse.Namespace) -> MemoryRun:
-    run = MemoryRun(posts=args.posts)
+    run = MemoryRun(args.posts, 1 if args.posts else 0)
     bodies = itertools.cycle([(path, harness.post_body(path)) for path in ENDPOINTS])
     with harness.agent_setup("memory") as (llm, data_dir, log_path):
         mix = f"half /feed, half /sense (4 KiB OCR), alternately, at {CONNECTIONS} connections"
@@ -129,12 +127,11 @@ def print_memory(run: MemoryRun) -> None:
     if len(later) < 2:
         print("flat: not judged, no reading after that one (--long-posts 0)")
         return
-    growth = later[-1].rss_mb - ref.rss_mb
-    tail = later[-RISING_READINGS:]
+    growth, tail = later[-1].rss_mb - ref.rss_mb, later[-RISING_READINGS:]
     steps = [b.rss_mb - a.rss_mb for a, b in itertools.pairwise(tail)]
-    rising = len(tail) == RISING_READINGS and all(step > RISING_STEP_MB for step in steps)
-    verdict = "pass" if growth <= FLAT_MB and not rising else "FAIL"
     judged = len(tail) == RISING_READINGS
+    rising = judged and all(step > RISING_STEP_MB for step in steps)
+    verdict = "pass" if growth <= FLAT_MB and not rising else "FAIL"
     rise_text = ("yes" if rising else "no") if judged else f"not judged, {len(tail)} readings"
     fit = statistics.linear_regression([float(r.posts) for r in later], [r.rss_mb for r in later])
     print(

@@ -121,9 +121,8 @@ def print_table(title: str, rows: Sequence[Row]) -> None:
         medians = (r.median(key) for key in ("rps", "p50", "p99"))
         cpu = (r.median(key) for key in ("relay_cpu", "gen_cpu", "other_cpu"))
         table.row(r.scenario, r.endpoint, r.conns, *medians, sum(r.errors().values()), *cpu)
-    for r in rows:
-        if r.errors():
-            print(f"errors {r.scenario} {r.endpoint} {r.conns}: {dict(r.errors())}")
+    for r in (r for r in rows if r.errors()):
+        print(f"errors {r.scenario} {r.endpoint} {r.conns}: {dict(r.errors())}")
 
 
 def print_ratios(

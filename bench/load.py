@@ -25,7 +25,7 @@ import aiohttp
 import httpx
 import orjson
 
-from bench.figures import print_progress, print_rss, print_table
+from bench.figures import at_least, print_progress, print_rss, print_table
 from bench.runner import Option, UsageError, fill_defaults, flags
 from bench.stats import median
 from tests.support import harness
@@ -226,10 +226,9 @@ CRASH_MAX_RESTARTS = 1_000_000
 
 @dataclass(frozen=True, slots=True)
 class Setup:
-    """One relay to measure: the fake LLM's mode (and its delay in mode ``slow``), the relay's
-    ``--data-dir`` (``None``: a fresh temporary one), its rows; whether the LLM caller is
-    crashed every :data:`CRASH_EVERY_S` and how many overlay WebSockets stay connected, over
-    the whole scenario."""
+    """One relay to measure: the fake LLM's mode (and delay in mode ``slow``), ``--data-dir``
+    (``None``: a fresh temporary one), the rows; over the whole scenario, the LLM caller crashed
+    every :data:`CRASH_EVERY_S` or ``overlays`` WebSockets connected."""
 
     name: str
     mode: str = "ok"
@@ -243,10 +242,8 @@ class Setup:
     def header(self, data_dir: str) -> str:
         text = f"fake LLM mode {self.mode!r}"
         if self.overlays:
-            text += (
-                f"; {self.overlays} overlay WebSockets connected for the whole scenario, each "
-                f"read as it comes and sending a pong every {OVERLAY_PONG_EVERY_S:g} s"
-            )
+            pong = f"each read as it comes and sending a pong every {OVERLAY_PONG_EVERY_S:g} s"
+            text += f"; {self.overlays} overlay WebSockets connected for the whole scenario, {pong}"
         if self.mode == "slow":
             text += f", answering after {self.delay_s:g} s"
         if self.crash_loop:
@@ -339,21 +336,18 @@ def run_setups(
 def row_options(quick: str) -> list[Option]:
     """The options of a case measured in rows: ``--seconds``, ``--rounds``, ``--quick``."""
     return flags(
-        seconds=(int, None, "measured window per round (default 3)"),
-        rounds=(int, None, "rounds per row; medians shown (default 3)"),
+        seconds=(at_least(1), None, "measured window per round (default 3)"),
+        rounds=(at_least(1), None, "rounds per row; medians shown (default 3)"),
         quick=(bool, None, f"smoke run: {quick}"),
     )
 
 
-def rows_args(args: argparse.Namespace, **quick: tuple[int, int]) -> argparse.Namespace:
+def rows_args(args: argparse.Namespace, **quick: tuple[int, int]) -> None:
     """Fill the defaults not given from ``(quick, full)`` pairs (``--seconds`` and
-    ``--rounds``: 1 and 3); :class:`UsageError` for rounds below 1 or no ``wrk``."""
+    ``--rounds``: 1 and 3); :class:`UsageError` when ``wrk`` is missing."""
     fill_defaults(args, seconds=(1, 3), rounds=(1, 3), **quick)
-    if args.seconds < 1 or args.rounds < 1:
-        raise UsageError("--seconds and --rounds must be at least 1")
     if not wrk_available():
         raise UsageError(WRK_INSTALL_HINT)
-    return args
 
 
 def header(name: str, args: argparse.Namespace, extra: str = "") -> str:
