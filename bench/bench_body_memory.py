@@ -24,8 +24,7 @@ CHUNK = 64 * 1024
 def _hold_body(port: int, size: int, answers: Counter[str], held: list[socket.socket]) -> None:
     """One client: a head, 95 % of a ``size``-byte body, then nothing (the socket is kept in
     ``held``); what the relay answered meanwhile, if anything, is counted in ``answers``."""
-    conn = socket.create_connection((HOST, port), timeout=10)
-    held.append(conn)
+    held.append(conn := socket.create_connection((HOST, port), timeout=10))
     head = (
         f"POST /sense HTTP/1.1\r\nHost: {HOST}:{port}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {size}\r\n\r\n"
@@ -59,8 +58,7 @@ def measure(checkout: Path, connections: int, size: int) -> str:
         port = int(server.base_url.rsplit(":", 1)[1])
         time.sleep(1)
         before = rss_mb(server.pid)
-        answers: Counter[str] = Counter()
-        held: list[socket.socket] = []
+        answers, held = Counter[str](), list[socket.socket]()
         clients = [
             threading.Thread(target=_hold_body, args=(port, size, answers, held))
             for _ in range(connections)

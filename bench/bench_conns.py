@@ -96,8 +96,7 @@ def run_scenario(
     """The scenario's row of the table, and what the probes got that was not 200 or 503."""
     started = time.monotonic()
     conns = open_idle(host, port, idle, scenario)
-    closed: set[int] = set()
-    statuses: Counter[str] = Counter()
+    closed, statuses = set[int](), Counter[str]()
     first = last = math.nan
     fds = [open_files(pid)]
     try:

@@ -57,8 +57,7 @@ def run(args: argparse.Namespace) -> int:
         servers: dict[str, Server] = {}
         for mode in ("off", args.mode):
             env = agent_env(llm.base_url + "/v1", **TICKING, ESCALATION_MODE=mode)
-            relay = relay_process(":memory:", tmp / f"{mode}.log", env)
-            servers[mode] = stack.enter_context(relay)
+            servers[mode] = stack.enter_context(relay_process(":memory:", tmp / f"{mode}.log", env))
         stop = threading.Event()
         feeder = threading.Thread(target=feed, args=(servers, stop), daemon=True)
         feeder.start()

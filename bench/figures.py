@@ -1,6 +1,5 @@
-"""What the cases share to print: the one table printer (:class:`Table`), argument bounds and
-the data files in ``bench/data``. The load cases' rows (:func:`print_table`,
-:func:`print_ratios`) are printed here too.
+"""What the cases share to print: the one table printer (:class:`Table`), the load cases' rows
+(:func:`print_table`, :func:`print_ratios`), argument bounds and the data files in bench/data.
 
 A cell is formatted by its spec; a text or NaN (``-``) is only aligned as wide:
 

@@ -1,7 +1,6 @@
 """The benches' load: ``wrk`` for measured rounds (a Python client would cost as much CPU per
-request as the relay), an asyncio client for counted posts, a relay per scenario with its rows.
-docs/benchmarks.md says what a round measures.
-"""
+request as the relay), an asyncio client for counted posts, a relay per scenario with its rows;
+docs/benchmarks.md says what a round measures."""
 
 from __future__ import annotations
 
