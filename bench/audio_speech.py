@@ -1,17 +1,7 @@
-"""The real-speech check of ``python -m bench audio --targets real`` (or ``--real``).
-
-espeak-ng says :data:`SENTENCES`; sox resamples each to 16 kHz mono 16-bit; they are joined
-with 2 s of silence before, between and after into one WAV (in a temporary directory). A relay
-replays it (``AUDIO_SOURCE=file:<the WAV>``, at real speed) and asks PocketSphinx (the app of
-:mod:`bench.stt_server`, served on a thread of the bench so that its answers can be read) over
-the OpenAI transcription API. The check prints, each with its figures, a PASS or FAIL line for:
-one utterance per sentence (the speech service's requests), none from the silences (each
-answer shares words with a sentence's), every word PocketSphinx answered found on
-``GET /feed`` and in the audio of ``GET /agent/context``. PocketSphinx is also asked about
-each sentence's own audio first, for comparison: it adapts to what it heard before (its
-cepstral mean carries over from one utterance to the next), so the same sentence can come out
-differently. Needs ``apt-get install -y espeak-ng sox`` and ``pip install pocketsphinx``; it
-says so when one is missing.
+"""The real-speech check of ``python -m bench audio --targets real`` (or ``--real``): espeak-ng
+says :data:`SENTENCES`, sox resamples them, and a relay replays them with silences between into
+PocketSphinx (the app of :mod:`bench.stt_server` on a thread of the bench, so that its answers
+can be read). It prints a PASS or FAIL line per claim; docs/benchmarks.md lists them.
 """
 
 from __future__ import annotations

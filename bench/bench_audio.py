@@ -1,35 +1,8 @@
-"""The relay hearing: what capture and transcription cost ingestion, memory over an hour of
-sound, the time from a transcript to the feed, and a check on real speech.
-
-Run from the repository root::
-
-    python -m bench audio                   # ingest, memory, latency: about 8 minutes
-    python -m bench audio --quick           # a smoke run: about 2 minutes
-    python -m bench audio --targets latency --utterances 200
-    python -m bench audio --stt real        # PocketSphinx answers the ingest run
-    python -m bench audio --targets real    # real speech (espeak-ng, sox, PocketSphinx)
-
-Every relay runs without an agent (no LLM key), so that the figures are the audio's alone;
-``--agent`` puts a fake LLM ticking every second behind each.
-
-``ingest``: two relays (a temporary directory each, ``RELAY_SYNC=full``), one capturing both
-sources (``AUDIO_SOURCE`` and ``MIC_SOURCE`` run :mod:`tests.support.pcm_source` at real speed,
-writing every ``--write-ms``; the transcriber asks the stand-in speech service, or
-PocketSphinx with ``--stt real``), one with audio off. Each relay's CPU is read for ``--idle``
-seconds with no requests; then ``POST /feed`` and ``POST /sense`` are measured on both in
-turns with wrk (``bench/load.py``). It prints the idle CPU, req/s, p50 and p99 per relay, the
-on/off ratios (target: p99 within 1.1 x), each relay's CPU a request and each round's p99.
-
-``memory``: one relay capturing ``--minutes`` of generated sound (an hour) at ``--speed`` times
-real time, the stand-in answering every utterance; its RSS is read every ``--every`` simulated
-minutes. It prints each reading, the range after ``--warmup`` simulated minutes and the
-slope of a line fitted to them, in MB per simulated hour (target: flat).
-
-``latency``: one relay capturing at ``--latency-speed`` (5) times real time, the stand-in
-noting when it sent each answer, ``GET /feed/stream`` noting when each transcript arrived; over
-``--utterances`` it prints the p50, p95 and max of the difference (target: within 100 ms).
-
-``real``: :mod:`bench.audio_speech`. The bench asserts nothing.
+"""The relay hearing: what capture and transcription cost ingestion (``ingest``), memory over
+an hour of sound (``memory``), the time from a transcript to the feed (``latency``) and a check
+on real speech (``real``: :mod:`bench.audio_speech`). Each target starts relays capturing
+generated sound into a stand-in speech service (or PocketSphinx); docs/benchmarks.md says what
+each runs and prints.
 """
 
 from __future__ import annotations

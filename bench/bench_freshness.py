@@ -1,23 +1,8 @@
-"""Hud freshness: the event-driven tick schedule against a fixed 30 s beat, on recorded sessions.
-
-Run from the repository root::
-
-    python -m bench freshness --speed 10    # both sessions: about 4 minutes
-    python -m bench freshness               # at real speed: about 41 minutes
-    python -m bench freshness --session demo --llm-delay-s 2.5 --moments
-    python -m bench freshness --session my_session.jsonl
-    python -m bench freshness --vision --session day --speed 10
-    python -m bench freshness --vision --base-url http://127.0.0.1:8000/v1 --model m
-
-Each session (``demo``, ``day`` or a file) is replayed over HTTP against two relays at once,
-both asking one fake LLM (mode ``summarise``) answering after ``--llm-delay-s``, or the
-server at ``--base-url``: the defaults (``event-driven``) and a ``fixed 30 s beat``; with
-``--vision``, the defaults with and without screen images (``vision on``, ``vision off``), on
-the sessions with real screen thumbnails in place of their one-pixel images. It prints a
-table per session (calls, freshness, event→hud, the labelled moments answered and
-moment→hud, images sent, tokens in, ``$/h``) and asserts nothing. ``--speed S`` replays S
-times faster, the relay's times and the LLM delay divided by S, the figures multiplied back.
-docs/benchmarks.md defines each column and when a moment is answered.
+"""Hud freshness: each recorded session (``--session``) is replayed over HTTP against two
+relays at once, both asking one fake LLM (mode ``summarise``) or the server at ``--base-url``:
+the event-driven defaults against a fixed 30 s beat or, with ``--vision``, the defaults with
+and without screen images. It prints a table per session; docs/benchmarks.md defines each
+column, when a moment is answered and what ``--speed`` scales.
 """
 
 from __future__ import annotations

@@ -1,23 +1,7 @@
-"""A real model on the relay's prompts: how often its answer is parsed, and what reaches the HUD.
-
-Run from the repository root, against any OpenAI-compatible server::
-
-    python -m bench models --base-url http://127.0.0.1:8000/v1 --model smollm2
-    python -m bench models --base-url http://127.0.0.1:11434/v1 --model llama3.2 \\
-        --response-format off
-    python -m bench models --base-url ... --show      # and each answer's hud and verdict
-    python -m bench models --base-url ... --sample 16 # 16 windows spread over all
-    python -m bench models --base-url ... --images 1  # and screen images, as the relay
-
-The windows are the prompt corpus's and the demo session's (a tick every
-``--session-step-s``), each asked once, in turn, exactly as the relay asks (body,
-``response_format`` negotiation, parsing, hud gate). It prints, per level that answered, the
-answers parsed and the huds pushed and withheld, refusals, latency and tokens
-(docs/benchmarks.md has the details and a small local model to run). With ``--images N``
-each screen event shows its app's thumbnail (``tests/data/screens``) and a request carries
-the newest N distinct images of its window not sent before, as the relay's would
-(``AGENT_VISION_MAX_IMAGES``), asking ``--vision-model``. Targets with a small
-local model: 90 % parsed, no echo of the prompt pushed. The key is ``OPENROUTER_API_KEY``'s.
+"""A real model on the relay's prompts: each window of the prompt corpus and of the demo session
+is put once to the server at ``--base-url``, exactly as the relay asks (body,
+``response_format`` negotiation, parsing, hud gate); it prints how often the answer is parsed
+and what reaches the HUD. docs/benchmarks.md has the details and a small local model to run.
 """
 
 from __future__ import annotations

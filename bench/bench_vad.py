@@ -1,20 +1,6 @@
-"""Voice detection's cost for one 16 kHz stream, and the utterances it finds
-(``actors/audio/core/voice.py``).
-
-Run from the repository root::
-
-    python -m bench vad                    # 10 minutes of generated sound, 5 runs
-    python -m bench vad --quick            # 2 minutes, 3 runs
-    python -m bench vad --wav speech.wav   # a recording (16 kHz mono 16-bit WAV)
-
-The generated scene is a seeded mix of sentences (1-12 s of speech-like syllables), pauses
-(1.5-6 s of faint room noise), blips of 100-200 ms and a 25 s monologue, built from a few
-syllables made once. The detector reads it in chunks of ``--chunk`` bytes (100 ms) as a
-capture pipe delivers them; its CPU time (``time.process_time``) over the audio's duration is
-its share of one core, the median of ``--runs`` runs. Against the scene it counts the
-sentences heard (overlapped by an utterance), the utterances over no speech, and the blips
-dropped as too short. With ``--wav`` it lists the recording's utterances instead. It asserts
-nothing.
+"""Voice detection's cost for one 16 kHz stream (``actors/audio/core/voice.py``), and the
+utterances it finds in a generated scene or a recording (``--wav``): the detector reads the
+sound in chunks as a capture pipe delivers them. docs/benchmarks.md describes the scene.
 """
 
 from __future__ import annotations

@@ -1,27 +1,8 @@
-"""Chaos soak: steady ingestion while actors crash or hang at random and the LLM fails in every
-way the fake LLM knows; nothing acknowledged may be lost. Exit code 1 on any correctness problem.
-
-Run from the repository root::
-
-    python -m bench chaos               # 10 minutes
-    python -m bench chaos --quick       # 1 minute: a smoke run
-    python -m bench chaos --minutes 3 --seed 7 --keep   # keep the data dir and both logs
-
-A fake LLM and a relay (``RELAY_FAULTS=1``; the agent without the economy: a call on every
-tick with news, every 250 ms) run as subprocesses. The relay also hears: it captures two
-sources (programs writing speech-like PCM at ``--audio-speed`` times real time) and
-transcribes them with the stand-in speech service (both in ``tests/support``).
-A spawned process posts to ``/feed`` and ``/sense`` at ``--rate`` per second each (never
-retried); after a fault-free ``--baseline`` share, ``POST /debug/fault`` crashes (70 %) or
-hangs an actor every 5 to 8 s, every other fault on the audio path (``stt``,
-``capture_system``, ``capture_mic``; each group's actors in shuffled rounds), and
-:class:`LLMDrill` walks the fake LLM's fault modes. Three pollers per endpoint read
-``GET <endpoint>?after=<last id seen>`` and check ids and contents. It prints posts sent,
-acknowledged, never seen or changed, the rings re-read at the end, ingestion latency in the
-baseline and the faults, restarts per actor against the crashes injected, per audio actor the
-same and per source the transcripts stored and the capture processes (never two at once,
-one each at the end, none left after the exit), the requests and their outcomes per fake LLM
-mode, RSS, and the exit code after SIGTERM.
+"""Chaos soak: steady ingestion and hearing while actors crash or hang at random and the fake
+LLM fails in every way it knows; nothing acknowledged may be lost, so any correctness problem
+makes the exit code 1. It starts a fake LLM, a relay with faults on capturing two sources, a
+process posting to ``/feed`` and ``/sense`` and pollers reading them back; docs/benchmarks.md
+says what the figures are.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """A real offline speech service for the audio benchmarks: PocketSphinx behind the OpenAI
-transcription API.
-
-Run from the repository root (``pip install pocketsphinx``, which ships an English model)::
-
-    python -m bench stt-server --port 8910
-    STT_API=openai STT_BASE_URL=http://127.0.0.1:8910/v1 STT_API_KEY=unused python run.py ...
-
-``POST /v1/audio/transcriptions`` takes the multipart form the relay sends (``file``: a 16 kHz
-mono 16-bit WAV; ``model``, ``language``, ``prompt`` and ``response_format`` are read and
-ignored) and answers ``{"text": ...}``, recognised on a thread so that requests overlap as a
-real server's do. Any other WAV is a 400. It recognises plainly, without any tuning: what it
-hears is what a small real recogniser hears, words missed and misheard included.
-``GET /health`` counts the requests. SIGTERM or SIGINT stops it (exit code 0).
+transcription API (``POST /v1/audio/transcriptions``, ``GET /health``), recognising plainly.
+docs/benchmarks.md says how to point a relay at it.
 """
 
 from __future__ import annotations
