@@ -11,6 +11,7 @@ import argparse
 import concurrent.futures
 import contextlib
 import itertools
+import math
 import multiprocessing
 import random
 import shutil
@@ -18,14 +19,14 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from actors.core.shapes import AUDIO_SOURCES, AudioSource
+from bench.figures import Table
 from bench.runner import flags
 from bench.stats import percentile
 from tests.support import harness
@@ -164,26 +165,25 @@ def run(args: argparse.Namespace) -> int:
                 f"relay alive at the end: {state}"
             )
             _took, code = harness.timed_stop(relay)
-            heard = stored(labels(readers["/feed"]))
             log_lines = (workdir / "relay.log").read_text(errors="replace").splitlines()
-            figures = AudioFigures(
-                faults=Counter((f.actor, f.kind) for f in faults if f.outcome == "ok"),
-                actors=health.get("actors", {}),
-                stored=heard,
-                stored_quiet=heard - heard_before_quiet,
-                outcomes=outcomes(log_lines),
-                at_end=at_end,
-                left=hearing.processes(None),
+            heard = stored(labels(readers["/feed"]))
+            problems += print_audio(hearing, faults, health, (heard, heard_before_quiet), at_end)
+            print(
+                f"  transcriber outcomes (log): {shown(outcomes(log_lines))}; "
+                f"speech service requests: {hearing.stt.calls}"
             )
-            problems += print_audio(hearing, figures)
             print(f"relay exit code after SIGTERM: {code}")
-        lines = (workdir / "relay.log").read_text(errors="replace").splitlines()
-        harness.print_log_summary(lines, "relay log", 50, above_info=True, first_lines=False)
+        harness.print_log_summary(log_lines, "relay log", 50, above_info=True, first_lines=False)
         print(f"correctness problems: {problems}")
         return 0 if was_alive and problems == 0 and code == 0 else 1
     finally:
         stop_reading.set()
         _clean_up(pool, workdir, keep=args.keep)
+
+
+def shown(counts: Mapping[Any, int]) -> str:
+    """``key count, ...`` in the keys' order, or ``none``."""
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
 
 
 def report(
@@ -196,10 +196,11 @@ def report(
     """Print the ingestion figures; the number of correctness problems found."""
     problems = 0
     print("\ningestion")
-    print(
-        f"  {'endpoint':9} {'sent':>8} {'acked':>8} {'missing':>8} {'changed':>8} {'behind':>7} "
-        f"{'longest failing run':>22}"
+    table = Table(
+        "endpoint <9|sent >8|acked >8|missing >8|changed >8|behind >7|longest failing run >22",
+        indent="  ",
     )
+    table.head()
     for e in ENDPOINTS:
         reader, sent = readers[e], [r for r in records if r.endpoint == e]
         state = reader.state
@@ -208,10 +209,8 @@ def report(
             (a, b) for a, b in state.behind if any(i not in state.seen for i in range(a, b + 1))
         ]
         span, count, _statuses = longest_failing_run(sent)
-        print(
-            f"  {e:9} {len(sent):8d} {len(acked[e]):8d} {len(missing):8d} {len(changed):8d}"
-            f" {len(behind):7d} {span:14.2f} s ({count:3d})"
-        )
+        failing = f"{span:.2f} s ({count:3d})"
+        table.row(e, *map(len, (sent, acked[e], missing, changed, behind)), failing)
         problems += len(missing) + len(changed) + len(state.violations) + (len(state.epochs) != 1)
         if missing:
             in_gap = [r for r in missing if any(a <= r.id <= b for a, b in state.behind)]
@@ -228,8 +227,7 @@ def report(
         if reader.errors:
             problems += 1
             print(f"    a poller died: {reader.errors!r}")
-        ring = rings[e]
-        if ring is None:
+        if (ring := rings[e]) is None:
             print("    the ring could not be re-read after the run")
         else:
             absent, other, not_as_read = reader.ring_differences(ring, acked[e])
@@ -240,44 +238,44 @@ def report(
                 f"ids absent, {len(other)} with other content ({len(not_as_read)} not as read)"
             )
             problems += len(absent) + len(other)
-        failures = ", ".join(f"{k} {v}" for k, v in sorted(state.failures.items()))
-        print(
-            f"    reader: {state.polls} polls, {len(state.seen)} items, failures: {failures or '0'}"
-        )
-
+        failures = shown(state.failures) if state.failures else "0"
+        print(f"    reader: {state.polls} polls, {len(state.seen)} items, failures: {failures}")
     print("\ningestion latency of acknowledged posts (ms)")
-    print(
-        f"  {'endpoint':9} {'phase':9} {'n':>7} {'p50':>8} {'p99':>8} {'max':>8}  errors by status"
+    table = Table(
+        "endpoint <9|phase <9|n >7|p50 >8.2f|p99 >8.2f|max >8.2f|errors by status <1", "  "
     )
+    table.head()
     for e, (phase, in_faults) in itertools.product(
         ENDPOINTS, (("baseline", False), ("faults", True))
     ):
         rows = [r for r in records if r.endpoint == e and (r.started >= faults_at) == in_faults]
         ok = [r.latency_ms for r in rows if r.id >= 0]
-        errors = Counter(r.status for r in rows if r.id < 0)
-        shown = ", ".join(f"{k} {v}" for k, v in sorted(errors.items())) or "none"
-        print(
-            f"  {e:9} {phase:9} {len(ok):7d} {percentile(ok, 50):8.2f} "
-            f"{percentile(ok, 99):8.2f} {max(ok, default=float('nan')):8.2f}  {shown}"
-        )
+        errors = shown(Counter(r.status for r in rows if r.id < 0))
+        cells = (percentile(ok, 50), percentile(ok, 99), max(ok, default=math.nan))
+        table.row(e, phase, len(ok), *cells, errors)
     return problems
+
+
+def print_actors(names: Sequence[str], faults: Sequence[Fault], actors: Mapping[str, Any]) -> None:
+    """Per actor: the crashes and hangs delivered, and its restarts, liveness and state as
+    ``/health`` reported them at the end (flagged when restarts differ from crashes)."""
+    delivered = Counter((f.actor, f.kind) for f in faults if f.outcome == "ok")
+    width = max(8, *map(len, names))
+    table = Table(f"actor <{width}|crash >6|hang >6|restarts >9|alive >6|state <1", indent="  ")
+    table.head()
+    for name in names:
+        info, crashes = actors.get(name, {}), delivered[name, "crash"]
+        restarts = info.get("restarts")
+        flag = "" if restarts == crashes else "   <- restarts differ from crashes injected"
+        alive, state = str(info.get("alive")), f"{info.get('state')}{flag}"
+        table.row(name, crashes, delivered[name, "hang"], str(restarts), alive, state)
 
 
 def print_faults(faults: list[Fault], modes: Counter[str], health: dict[str, Any]) -> None:
     print("\nfaults injected (actor: kind count)")
-    by_actor = Counter((f.actor, f.kind) for f in faults if f.outcome == "ok")
-    actors = health.get("actors", {})
-    print(f"  {'actor':8} {'crash':>6} {'hang':>6} {'restarts':>9} {'alive':>6}  state")
-    for name in ACTORS:
-        info, crashes = actors.get(name, {}), by_actor[name, "crash"]
-        restarts = info.get("restarts")
-        flag = "" if restarts == crashes else "   <- restarts differ from crashes injected"
-        print(
-            f"  {name:8} {crashes:6d} {by_actor[name, 'hang']:6d} {restarts!s:>9} "
-            f"{info.get('alive')!s:>6}  {info.get('state')}{flag}"
-        )
+    print_actors(ACTORS, faults, health.get("actors", {}))
     undelivered = [f for f in faults if f.outcome != "ok"]
-    print(f"  {by_actor.total()} faults delivered, {len(undelivered)} not delivered")
+    print(f"  {len(faults) - len(undelivered)} faults delivered, {len(undelivered)} not delivered")
     for f in undelivered:
         print(f"    not delivered: {f.actor} {f.kind} ({f.outcome})")
     hangs = [f.seconds for f in faults if f.kind == "hang" and f.outcome == "ok"]
@@ -290,48 +288,34 @@ def print_faults(faults: list[Fault], modes: Counter[str], health: dict[str, Any
         print(f"  vision: {health['agent'].get('vision')}")
 
 
-@dataclass(frozen=True, slots=True)
-class AudioFigures:
-    """What the soak saw of the audio path, for :func:`print_audio`."""
-
-    faults: Mapping[tuple[str, str], int]
-    """Faults delivered, by (actor, kind)."""
-    actors: Mapping[str, Any]
-    """``/health.actors`` at the end."""
-    stored: Mapping[AudioSource, int]
-    stored_quiet: Mapping[AudioSource, int]
-    """Transcripts stored after the last fault."""
-    outcomes: Mapping[str, int]
-    at_end: Mapping[AudioSource, list[int]]
-    """The capture processes of the relay just before it was stopped."""
-    left: Mapping[AudioSource, list[int]]
-    """Capture processes alive once the relay had exited (orphans)."""
-
-
-def print_audio(hearing: Hearing, figures: AudioFigures) -> int:
-    """Print the audio figures; the number of problems found."""
+def print_audio(
+    hearing: Hearing,
+    faults: Sequence[Fault],
+    health: dict[str, Any],
+    heard: tuple[Counter[AudioSource], Counter[AudioSource]],
+    at_end: Mapping[AudioSource, list[int]],
+) -> int:
+    """Print the audio path's figures: the audio actors' faults and restarts, and per source
+    the transcripts stored (``heard``: at the end and before the quiet end) and the capture
+    processes (``at_end``: just before the relay stopped; then those left after it exited).
+    The number of problems found."""
     problems = 0
     print("\naudio path (two captures and the transcriber under the drills)")
-    print(f"  {'actor':15} {'crash':>6} {'hang':>6} {'restarts':>9} {'alive':>6}  state")
-    for name in AUDIO_ACTORS:
-        info, crashes = figures.actors.get(name, {}), figures.faults.get((name, "crash"), 0)
-        restarts = info.get("restarts")
-        flag = "" if restarts == crashes else "   <- restarts differ from crashes injected"
-        print(
-            f"  {name:15} {crashes:6d} {figures.faults.get((name, 'hang'), 0):6d} "
-            f"{restarts!s:>9} {info.get('alive')!s:>6}  {info.get('state')}{flag}"
-        )
-    print(f"  {'source':8} {'stored':>7} {'after last fault':>17} {'processes':>10}"
-          f" {'most at once':>13} {'samples with none':>18} {'left after exit':>16}")  # fmt: skip
+    print_actors(AUDIO_ACTORS, faults, health.get("actors", {}))
+    table = Table(
+        "source <8|stored >7|after last fault >17|processes >10|most at once >13|"
+        "samples with none >18|left after exit >16",
+        indent="  ",
+    )
+    table.head()
+    after_exit = hearing.processes(None)
     for source in AUDIO_SOURCES:
-        at_end, left = figures.at_end[source], figures.left[source]
-        quiet, most = figures.stored_quiet[source], hearing.most[source]
-        print(
-            f"  {source:8} {figures.stored[source]:7d} {quiet:17d} {len(at_end):10d} "
-            f"{most:13d} {hearing.none[source]:12d}/{hearing.samples:<5d} {len(left):16d}"
-        )
+        now, left = at_end[source], after_exit[source]
+        quiet, most = heard[0][source] - heard[1][source], hearing.most[source]
+        none = f"{hearing.none[source]:12d}/{hearing.samples:<5d}"
+        table.row(source, heard[0][source], quiet, len(now), most, none, len(left))
         for problem, what in (
-            (len(at_end) != 1, f"{len(at_end)} capture processes at the end, not 1: {at_end}"),
+            (len(now) != 1, f"{len(now)} capture processes at the end, not 1: {now}"),
             (most > 1, f"{most} capture processes at once during the run"),
             (bool(left), f"capture processes left after the relay exited: {left}"),
             (quiet == 0, "no transcript stored after the last fault"),
@@ -339,6 +323,4 @@ def print_audio(hearing: Hearing, figures: AudioFigures) -> int:
             if problem:
                 problems += 1
                 print(f"    PROBLEM {source}: {what}")
-    shown = ", ".join(f"{k} {v}" for k, v in sorted(figures.outcomes.items())) or "none"
-    print(f"  transcriber outcomes (log): {shown}; speech service requests: {hearing.stt.calls}")
     return problems
