@@ -7,26 +7,26 @@ can be read). It prints a PASS or FAIL line per claim; docs/benchmarks.md lists 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import importlib.util
 import re
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import httpx
 from aiohttp import web
 
 from actors.audio.core.utterance import BYTES_PER_MS
 from actors.audio.core.wav import read_wav, wav_bytes
-from bench.stt_server import Recogniser, app
+from bench.stt_server import MAX_BODY, Recogniser, routes
 from tests.support.audio_probe import FeedListener, stt_settings
-from tests.support.harness import HOST, data_directory, log_file, relay_env, relay_process
+from tests.support.harness import data_directory, log_file, relay_env, relay_process
+from transport.demo.background import LoopbackServer
 
 SENTENCES = (
     "The meeting moved to Thursday afternoon.",
@@ -84,30 +84,25 @@ class Answering(Recogniser):
         return heard
 
 
-@contextlib.contextmanager
-def serving(recogniser: Recogniser) -> Iterator[str]:
-    """:func:`bench.stt_server.app` on a loopback port, on a thread; yields its base URL."""
-    loop = asyncio.new_event_loop()
-    runner = web.AppRunner(app(recogniser), access_log=None)
-    loop.run_until_complete(runner.setup())
-    loop.run_until_complete(web.TCPSite(runner, HOST, 0).start())
-    port = runner.addresses[0][1]
-    thread = threading.Thread(target=loop.run_forever, name="pocketsphinx", daemon=True)
-    thread.start()
-    try:
-        yield f"http://{HOST}:{port}/v1"
-    finally:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=10)
-        loop.close()
+@dataclass
+class Serving(LoopbackServer):
+    """The speech service of :mod:`bench.stt_server` on a loopback port, on a thread of the
+    bench, so that the check can read what its recogniser answered."""
+
+    recogniser: Recogniser | None = None
+    name: ClassVar[str] = "pocketsphinx"
+    max_body: ClassVar[int] = MAX_BODY
+
+    def routes(self, app: web.Application) -> None:
+        assert self.recogniser is not None, "Serving(recogniser=...)"
+        routes(app, self.recogniser)
 
 
 def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
 
-def run(_args: argparse.Namespace | None = None) -> None:
+def run(_args: argparse.Namespace) -> None:
     print("\n== real speech: espeak-ng sentences, 2 s silences, PocketSphinx behind the relay")
     if hints := missing_tools():
         print(f"  not run: {'; '.join(hints)}")
@@ -131,9 +126,9 @@ def hear(wav: Path, seconds: float, recogniser: Recogniser) -> tuple[list[str], 
     with (
         data_directory(None, "relay-bench-speech-") as path,
         log_file("audio-speech") as log,
-        serving(recogniser) as stt_url,
+        Serving(recogniser=recogniser) as stt,
     ):
-        env = relay_env(AUDIO_SOURCE=f"file:{wav}", **stt_settings(stt_url, "unused"))
+        env = relay_env(AUDIO_SOURCE=f"file:{wav}", **stt_settings(stt.base_url, "unused"))
         with relay_process(path, log, env) as relay, FeedListener(relay.base_url) as listener:
             began = time.monotonic()
             last, quiet_since = 0, began

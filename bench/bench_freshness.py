@@ -21,9 +21,9 @@ from typing import Any, NamedTuple
 
 import httpx
 
-from bench.figures import Table, at_least
+from bench.figures import Table, at_least, cell
 from bench.runner import UsageError, arg, flags
-from bench.stats import median, percentile
+from bench.stats import median, percentile, ratio
 from config.logs import configure_logging
 from config.settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
 from tests.support.day_session import (
@@ -63,11 +63,13 @@ VISION_CONFIGS = (
     Config("vision off", 3_000, 30_000, vision=False),
 )
 """``--vision``: the defaults, with and without screen images."""
-HEADER = (
-    "configuration", "LLM calls", "failed", "entries", "unchanged", "freshness p50",
-    "event→hud p50", "event→hud p90", "unanswered", "labelled", "moment→hud p50",
-    "moment→hud p90", "images", "tokens in", "$/h",
-)  # fmt: skip
+TABLE = Table(
+    "configuration <15|LLM calls >9|failed >6|entries >7|unchanged >9|freshness p50 >13|"
+    "event→hud p50 >13|event→hud p90 >13|unanswered >10|labelled >8|moment→hud p50 >14|"
+    "moment→hud p90 >14|images >6|tokens in >9|$/h >7",
+    indent="  ",
+)
+"""A row per run, of the texts :func:`measured` makes."""
 
 
 class Model(NamedTuple):
@@ -226,19 +228,6 @@ def measured(run: Run, session: Session, speed: float) -> tuple[str, ...]:
     )  # fmt: skip
 
 
-def print_runs(rows: Sequence[tuple[str, ...]]) -> None:
-    """A row per run, each column as wide as its widest cell."""
-    widths = [max(len(row[i]) for row in (HEADER, *rows)) for i, _ in enumerate(HEADER)]
-    columns = (
-        f"{head} {'<' if i == 0 else '>'}{w}"
-        for i, (head, w) in enumerate(zip(HEADER, widths, strict=True))
-    )
-    table = Table("|".join(columns), indent="  ")
-    table.head()
-    for row in rows:
-        table.row(*row)
-
-
 def print_moments(session: Session, runs: Sequence[Run], speed: float) -> None:
     """Each labelled moment and its moment→hud in each run (``-``: unanswered)."""
     assert session.moments is not None
@@ -297,17 +286,15 @@ def print_ratios(rows: Sequence[tuple[str, ...]]) -> None:
 
     >>> cells = {"LLM calls": ("11", "10"), "tokens in": ("9000", "6000")}
     >>> cells["$/h"] = ("$0.06", "$0.02")
-    >>> print_ratios([tuple(cells[h][n] if h in cells else name for h in HEADER)
+    >>> print_ratios([tuple(cells[h][n] if h in cells else name for h in TABLE.heads)
     ...               for n, name in enumerate(("vision on", "vision off"))])
     <BLANKLINE>
       vision on / vision off: LLM calls 1.10, tokens in 1.50, $/h 3.00
     """
-    columns = {"LLM calls": HEADER.index("LLM calls"), "tokens in": HEADER.index("tokens in")}
-    columns["$/h"] = HEADER.index("$/h")
-    first, second = ([float(row[i].lstrip("$")) for i in columns.values()] for row in rows[:2])
+    heads = ("LLM calls", "tokens in", "$/h")
+    first, second = ([float(row[TABLE.heads.index(h)].lstrip("$")) for h in heads] for row in rows)
     ratios = (
-        f"{name} {a / b:.2f}" if b else f"{name} -"
-        for name, a, b in zip(columns, first, second, strict=True)
+        f"{h} {cell(ratio(a, b), '.2f')}" for h, a, b in zip(heads, first, second, strict=True)
     )
     print(f"\n  {rows[0][0]} / {rows[1][0]}: " + ", ".join(ratios))
 
@@ -367,7 +354,9 @@ def run(args: argparse.Namespace) -> int:
             runs = replay(session, configs, model, speed, args.llm_delay_s)
         print()
         rows = [measured(run, session, speed) for run in runs]
-        print_runs(rows)
+        TABLE.head()
+        for row in rows:
+            TABLE.row(*row)
         for run in runs:
             if failed := run.health.get("agent", {}).get("failures"):
                 agent = run.health["agent"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from actors.audio.core.utterance import Utterance
 from actors.audio.core.voice import FRAME_MS, VoiceStats
 from actors.audio.core.wav import read_wav
 from bench.figures import Table, at_least
@@ -16,25 +17,23 @@ from bench.stats import median
 from tests.support.voice_scene import T0, detect, overlaps, scene
 
 
-def cost(pcm: bytes, chunk: int, runs: int, source: str) -> VoiceStats:
-    """Print the CPU figures of ``runs`` runs over ``pcm``; the counts of the last."""
-    cpus = []
-    for _ in range(runs):
-        _, stats, cpu = detect(pcm, chunk, source)
-        cpus.append(cpu)
+def cost(pcm: bytes, chunk: int, runs: int, source: str) -> tuple[list[Utterance], VoiceStats]:
+    """Print the CPU figures of ``runs`` runs over ``pcm``; the utterances and counts of the
+    last."""
+    done = [detect(pcm, chunk, source) for _ in range(runs)]
+    (found, stats, _), cpus = done[-1], [cpu for _, _, cpu in done]
     seconds, cpu = stats.seconds, median(cpus)
     frames = max(stats.frames, 1)
     print(f"audio: {seconds:.0f} s, {stats.frames} frames of {FRAME_MS} ms, chunks of {chunk} B")
     print(f"CPU: {cpu * 1000:.1f} ms (median of {runs}; runs {min(cpus) * 1000:.1f} to ", end="")
     print(f"{max(cpus) * 1000:.1f} ms), {cpu / frames * 1e6:.1f} us a frame")
     print(f"share of one core: {cpu / seconds * 100:.3f} %, {seconds / cpu:.0f} x real time")
-    return stats
+    return found, stats
 
 
 def on_scene(minutes: float, chunk: int, runs: int, source: str) -> None:
     made = scene(minutes)
-    stats = cost(made.pcm, chunk, runs, source)
-    found, _, _ = detect(made.pcm, chunk, source)
+    found, stats = cost(made.pcm, chunk, runs, source)
     heard = sum(any(overlaps(u, *s) for u in found) for s in made.sentences)
     stray = sum(not any(overlaps(u, *s) for s in made.sentences) for u in found)
     print(f"speech frames: {stats.speech_share * 100:.1f} %")
@@ -48,9 +47,7 @@ def on_scene(minutes: float, chunk: int, runs: int, source: str) -> None:
 
 
 def on_wav(path: Path, chunk: int, runs: int, source: str) -> None:
-    pcm = read_wav(path.read_bytes())
-    stats = cost(pcm, chunk, runs, source)
-    found, _, _ = detect(pcm, chunk, source)
+    found, stats = cost(read_wav(path.read_bytes()), chunk, runs, source)
     print(f"speech frames: {stats.speech_share * 100:.1f} %, dropped as too short: ", end="")
     print(stats.too_short)
     table = Table("utterance >9|start s >8.2f|end s >8.2f|length s >8.2f|quiet >5")

@@ -53,6 +53,9 @@ from tests.support.chaos import (
 )
 from tests.support.chaos_hearing import AUDIO_ACTORS, Hearing, VariedStt, outcomes, stored
 
+Rings = dict[str, list[dict[str, Any]] | None]
+"""Each endpoint's ring as read at the end (``None``: it could not be read)."""
+
 OPTIONS = flags(
     minutes=(float, 10.0, "length of the run"),
     quick=(bool, None, "a 1-minute run"),
@@ -70,13 +73,9 @@ def _start(
     """The fake LLM, the speech stand-in and the relay (faults on, both sources captured)."""
     llm = stack.enter_context(harness.fake_llm_process(workdir / "fake_llm.log"))
     hearing = Hearing(stack.enter_context(VariedStt(seed=seed)), audio_speed)
+    settings = {"RELAY_FAULTS": "1", "OPENROUTER_API_KEY": "unused", "LOG_FORMAT": "json"}
     env = harness.relay_env(
-        RELAY_FAULTS="1",
-        OPENROUTER_API_KEY="unused",
-        AGENT_BASE_URL=f"{llm.base_url}/v1",
-        LOG_FORMAT="json",
-        **AGENT,
-        **hearing.env(),
+        AGENT_BASE_URL=f"{llm.base_url}/v1", **settings, **AGENT, **hearing.env()
     )
     data, log = str(workdir / "data"), workdir / "relay.log"
     relay = stack.enter_context(harness.relay_process(data, log, env, log_level=None))
@@ -85,9 +84,9 @@ def _start(
 
 def _reread(
     relay: harness.Server, drill: LLMDrill
-) -> tuple[dict[str, list[dict[str, Any]] | None], Counter[tuple[str, str]] | None]:
+) -> tuple[Rings, Counter[tuple[str, str]] | None]:
     """Both rings read again from the start, and the drill's requests as the relay counted."""
-    rings: dict[str, list[dict[str, Any]] | None] = dict.fromkeys(ENDPOINTS)
+    rings: Rings = dict.fromkeys(ENDPOINTS)
     with httpx.Client(timeout=5.0) as client:
         for e in ENDPOINTS:
             with contextlib.suppress(httpx.HTTPError, ValueError, KeyError):
@@ -190,7 +189,7 @@ def report(
     records: list[Record],
     acked: dict[str, dict[int, Record]],
     readers: dict[str, Reader],
-    rings: dict[str, list[dict[str, Any]] | None],
+    rings: Rings,
     faults_at: float,
 ) -> int:
     """Print the ingestion figures; the number of correctness problems found."""

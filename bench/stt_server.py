@@ -20,6 +20,7 @@ from bench.runner import flags
 from tests.support.harness import HOST, serve_forever
 
 RATE = 16_000
+MAX_BODY = 8 * 1024 * 1024
 
 
 class Recogniser:
@@ -40,8 +41,7 @@ class Recogniser:
         decoder.start_utt()
         decoder.process_raw(pcm, full_utt=True)
         decoder.end_utt()
-        hyp = decoder.hyp()
-        return str(hyp.hypstr) if hyp is not None else ""
+        return str(hyp.hypstr) if (hyp := decoder.hyp()) is not None else ""
 
 
 def pcm_of(data: bytes) -> bytes:
@@ -51,16 +51,16 @@ def pcm_of(data: bytes) -> bytes:
             shape = (wav.getframerate(), wav.getnchannels(), wav.getsampwidth())
             if shape != (RATE, 1, 2):
                 rate, channels, width = shape
-                msg = (
-                    f"want a 16 kHz mono 16-bit WAV, got {rate} Hz, {channels} ch, {8 * width} bit"
-                )
-                raise ValueError(msg)
+                got = f"{rate} Hz, {channels} ch, {8 * width} bit"
+                raise ValueError(f"want a 16 kHz mono 16-bit WAV, got {got}")
             return bytes(wav.readframes(wav.getnframes()))
     except (wave.Error, EOFError) as exc:
-        raise ValueError(f"not a WAV: {exc or 'too short'}") from None
+        raise ValueError(f"not a WAV: {str(exc) or 'too short'}") from None
 
 
-def app(recogniser: Recogniser) -> web.Application:
+def routes(made: web.Application, recogniser: Recogniser) -> web.Application:
+    """``made`` serving ``recogniser``: ``POST /v1/audio/transcriptions`` and ``GET /health``."""
+
     async def transcribe(request: web.Request) -> web.Response:
         form = await request.post()
         upload = form.get("file")
@@ -77,18 +77,15 @@ def app(recogniser: Recogniser) -> web.Application:
     async def health(_request: web.Request) -> web.Response:
         return web.json_response({"ok": True, "requests": recogniser.requests})
 
-    made = web.Application(client_max_size=8 * 1024 * 1024)
     made.router.add_post("/v1/audio/transcriptions", transcribe)
     made.router.add_get("/health", health)
     return made
 
 
-OPTIONS = flags(
-    port=(int, 8910, "port to listen on"),
-)
+OPTIONS = flags(port=(int, 8910, "port to listen on"))
 
 
 def run(args: argparse.Namespace) -> int:
-    recogniser = Recogniser()
+    made = routes(web.Application(client_max_size=MAX_BODY), Recogniser())
     banner = f"PocketSphinx speech service on http://{HOST}:{args.port}/v1"
-    return serve_forever(app(recogniser), asyncio.new_event_loop(), args.port, banner)
+    return serve_forever(made, asyncio.new_event_loop(), args.port, banner)
