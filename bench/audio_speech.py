@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import itertools
 import re
 import shutil
 import subprocess
@@ -167,9 +168,7 @@ def check(direct: list[str], answers: list[str], feed: list[str], context: list[
     """
     n, requests = len(SENTENCES), len(answers)
     print(f"  PocketSphinx answered the relay ({requests}), on the feed ({len(feed)}):")
-    for k in range(max(requests, len(feed))):
-        said = answers[k] if k < requests else "-"
-        shown = feed[k] if k < len(feed) else "-"
+    for said, shown in itertools.zip_longest(answers, feed, fillvalue="-"):
         print(f"    {said!r} -> {shown!r}")
     print(
         f"  {verdict(requests == n)} one utterance per sentence: {requests} sent to the speech "

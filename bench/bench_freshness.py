@@ -103,14 +103,13 @@ class Run:
     model: Model
     key: str
     server: Server
-    replayer: Replayer | None = None
+    replayer: Replayer
     start_ms: int = 0
     entries: list[dict[str, Any]] = field(default_factory=list)
     health: dict[str, Any] = field(default_factory=dict)
 
     @property
     def posted(self) -> list[Posted]:
-        assert self.replayer is not None
         return list(self.replayer.posted)
 
     @property
@@ -133,8 +132,11 @@ def session_path(value: str) -> Path:
 
 
 @contextlib.contextmanager
-def started(config: Config, model: Model, speed: float, tmp: Path) -> Iterator[Run]:
-    """A relay subprocess for ``config`` asking ``model``; stopped on exit."""
+def started(
+    config: Config, model: Model, session: Session, speed: float, tmp: Path
+) -> Iterator[Run]:
+    """A relay subprocess for ``config`` asking ``model``, and a replayer of ``session`` to
+    it (not started); both stopped on exit."""
     slug = config.name.replace(" ", "-")
     times = {"DEBOUNCE": config.debounce_ms, "INTERVAL": config.interval_ms, "MAX_AGE": MAX_AGE_MS}
     scaled = {f"AGENT_{name}_MS": str(max(1, round(ms / speed))) for name, ms in times.items()}
@@ -150,12 +152,12 @@ def started(config: Config, model: Model, speed: float, tmp: Path) -> Iterator[R
         **scaled,
     )
     with relay_process(str(tmp / slug), tmp / f"{slug}.log", env, log_level=None) as server:
-        run = Run(config, model, key, server)
+        replayer = Replayer(server.base_url, session.events, speed=speed)
+        run = Run(config, model, key, server, replayer)
         try:
             yield run
         finally:
-            if run.replayer is not None:
-                run.replayer.stop()
+            run.replayer.stop()
 
 
 def collect(run: Run) -> None:
@@ -163,12 +165,10 @@ def collect(run: Run) -> None:
     entries: list[dict[str, Any]] = []
     params: dict[str, Any] = {"since": run.start_ms, "limit": 500}
     with httpx.Client(base_url=run.server.base_url, timeout=5.0) as client:
-        while True:
+        while params.get("before", 0) is not None:  # the last page has no next
             page = client.get("/agent/history", params=params).json()
             entries.extend(page["results"])
             params["before"] = page.get("next")
-            if params["before"] is None:
-                break
         run.health = client.get("/health").json()
     run.entries = sorted(entries, key=lambda e: e["ts"])
 
@@ -205,11 +205,8 @@ def measured(run: Run, session: Session, speed: float) -> tuple[str, ...]:
     """The table's row of one run."""
     latencies = event_to_hud_s(run.posted, run.entries, speed)
     answered = [v for v in latencies if v is not None]
-    freshness = [
-        e["contextFreshnessMs"] * speed / 1000
-        for e in run.entries
-        if e.get("contextFreshnessMs") is not None
-    ]
+    freshness_ms = [e.get("contextFreshnessMs") for e in run.entries]
+    freshness = [ms * speed / 1000 for ms in freshness_ms if ms is not None]
     agent = run.health.get("agent", {})
     unchanged = agent.get("unchangedSkips")
     moments = ["-", "-", "-"]
@@ -263,19 +260,16 @@ def replay(
         tempfile.TemporaryDirectory(prefix="relay-freshness-") as tmp,
         contextlib.ExitStack() as stack,
     ):
-        runs = [stack.enter_context(started(c, model, speed, Path(tmp))) for c in configs]
+        runs = [stack.enter_context(started(c, model, session, speed, Path(tmp))) for c in configs]
         for run in runs:
             run.start_ms = int(time.time() * 1000) - 1
-            run.replayer = Replayer(run.server.base_url, session.events, speed=speed).start()
+            run.replayer.start()
         for run in runs:
-            assert run.replayer is not None
             if not run.replayer.wait(session.duration_s / speed + 60):
                 print(f"  [{run.config.name}] the replay did not end in time")
         time.sleep(tail_s + TAIL_MARGIN_S)
         for run in runs:
             collect(run)
-        for run in runs:
-            assert run.replayer is not None
             if run.replayer.failures:
                 print(f"  [{run.config.name}] {run.replayer.failures} posts failed")
     return runs

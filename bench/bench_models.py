@@ -166,8 +166,7 @@ def ask(args: argparse.Namespace) -> Figures:
             images = _images(window, args.images, memory) if args.images else ()
             figures.images[0] += len(images)
             figures.images[1] += bool(images)
-            prompt = _prompt(window, previous)
-            asked = _negotiated(client, args, (prompt, images), level, figures)
+            asked = _negotiated(client, args, (_prompt(window, previous), images), level, figures)
             if isinstance(asked, str):
                 figures.failures.append((window.name, asked))
                 continue
@@ -189,18 +188,16 @@ def ask(args: argparse.Namespace) -> Figures:
             if analysis.parsed_ok:
                 counts["parsed", level] += 1
                 if window.at_s is not None:  # the session's next tick reads this digest
-                    at_ms = corpus.T0_MS + round(window.at_s * 1000) + corpus.TICK_AFTER_MS
-                    previous = PreviousDigest(analysis.digest, at_ms)
+                    previous = PreviousDigest(analysis.digest, _events(window)[1])
             else:
                 counts["unparsed", level, _finish_reason(response.content)] += 1
             if checked.withheld is not None:
                 counts["withheld", level, checked.withheld] += 1
                 verdict = f"withheld: {checked.withheld}"
-            elif checked.analysis.hud not in NOT_PUSHED:
-                counts["pushed", level] += 1
-                verdict = "pushed"
             else:
-                verdict = "not pushed (Idle)"
+                pushed = checked.analysis.hud not in NOT_PUSHED
+                counts["pushed", level] += pushed
+                verdict = "pushed" if pushed else "not pushed (Idle)"
             figures.shown.append((window.name, level, analysis.hud, verdict))
     return figures
 
