@@ -1,8 +1,6 @@
-"""The real-speech check of ``python -m bench audio --targets real`` (or ``--real``): espeak-ng
-says :data:`SENTENCES`, sox resamples them, and a relay replays them with silences between into
-PocketSphinx (the app of :mod:`bench.stt_server` on a thread of the bench, so that its answers
-can be read). It prints a PASS or FAIL line per claim; docs/benchmarks.md lists them.
-"""
+"""The real-speech check of ``python -m bench audio --targets real``: espeak-ng's sentences,
+resampled by sox, replayed by a relay into PocketSphinx served on a thread of the bench (so that
+its answers can be read); a PASS or FAIL line per claim, which docs/benchmarks.md lists."""
 
 from __future__ import annotations
 
@@ -15,7 +13,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -72,30 +70,16 @@ def recording(tmp: Path) -> tuple[Path, list[bytes]]:
     return path, sentences
 
 
-class Answering(Recogniser):
-    """PocketSphinx, keeping every answer it gave."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.answers: list[str] = []
-
-    def text(self, pcm: bytes) -> str:
-        heard = super().text(pcm)
-        self.answers.append(heard)
-        return heard
-
-
 @dataclass
 class Serving(LoopbackServer):
     """The speech service of :mod:`bench.stt_server` on a loopback port, on a thread of the
     bench, so that the check can read what its recogniser answered."""
 
-    recogniser: Recogniser | None = None
+    recogniser: Recogniser = field(default_factory=Recogniser)
     name: ClassVar[str] = "pocketsphinx"
     max_body: ClassVar[int] = MAX_BODY
 
     def routes(self, app: web.Application) -> None:
-        assert self.recogniser is not None, "Serving(recogniser=...)"
         routes(app, self.recogniser)
 
 
@@ -116,7 +100,7 @@ def run(_args: argparse.Namespace) -> None:
         print(f"  {len(SENTENCES)} sentences, {seconds:.1f} s of sound; PocketSphinx alone heard:")
         for said, heard in zip(SENTENCES, direct, strict=True):
             print(f"    {said!r} -> {heard!r}")
-        recogniser = Answering()
+        recogniser = Recogniser()
         feed, context = hear(wav, seconds, recogniser)
     check(direct, recogniser.answers, feed, context)
 

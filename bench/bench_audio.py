@@ -1,9 +1,6 @@
-"""The relay hearing: what capture and transcription cost ingestion (``ingest``), memory over
-an hour of sound (``memory``), the time from a transcript to the feed (``latency``) and a check
-on real speech (``real``: :mod:`bench.audio_speech`). Each target starts relays capturing
-generated sound into a stand-in speech service (or PocketSphinx); docs/benchmarks.md says what
-each runs and prints.
-"""
+"""The relay hearing: what capture and transcription cost ingestion, memory over an hour of
+sound, a transcript's time to the feed, and real speech (:mod:`bench.audio_speech`), on relays
+capturing generated sound into a stand-in speech service. docs/benchmarks.md says what each runs."""
 
 from __future__ import annotations
 
@@ -26,7 +23,7 @@ from bench.stats import median, percentile, ratio, slope_per_hour
 from tests.support import harness
 from tests.support.audio_probe import FeedListener, TimedStt, pcm_command, stt_settings
 from tests.support.chaos_audio import capture_processes
-from tests.support.harness import Server, agent_env, data_directory, log_file, relay_env, rss_mb
+from tests.support.harness import Meter, Server, agent_env, relay_env, rss_mb
 from transport.demo.fake_llm import FakeLLM
 
 TARGETS = ("ingest", "memory", "latency", "real")
@@ -57,15 +54,14 @@ def relays(
     args: argparse.Namespace, stt_url: str, sources: dict[str, dict[str, str]]
 ) -> Iterator[dict[str, Server]]:
     """A relay per name of ``sources`` capturing its sources into the speech service at
-    ``stt_url``, each in a temporary directory. With ``--agent`` each ticks every second
-    against one fake LLM; without, no agent (no LLM key), so the figures are the audio's."""
+    ``stt_url``; an agent against a fake LLM with ``--agent``, else none (the audio's figures)."""
     with contextlib.ExitStack() as stack:
         llm = stack.enter_context(FakeLLM()).base_url if args.agent else None
         servers: dict[str, Server] = {}
         for name, extra in sources.items():
             slug = name.replace(" ", "-")
-            path = stack.enter_context(data_directory(None, f"relay-bench-{slug}-"))
-            log = stack.enter_context(log_file(f"audio-{slug}"))
+            path = stack.enter_context(harness.data_directory(None, f"relay-bench-{slug}-"))
+            log = stack.enter_context(harness.log_file(f"audio-{slug}"))
             settings = stt_settings(stt_url) | extra
             env = relay_env(**settings) if llm is None else agent_env(llm, **settings)
             servers[name] = stack.enter_context(harness.relay_process(path, log, env))
@@ -92,19 +88,13 @@ def ratio_cells(row: Row, off: Row) -> str:
 
 def idle_cpu(servers: dict[str, Server], seconds: float) -> None:
     """Each relay's CPU (and its capture programs') over ``seconds`` with no requests."""
-    pids = {n: (s.pid, capture_processes(s.pid, "pcm_source")) for n, s in servers.items()}
-
-    def used() -> dict[str, tuple[float, float]]:
-        return {n: (harness.cpu_s(p), sum(map(harness.cpu_s, k))) for n, (p, k) in pids.items()}
-
-    before, began = used(), time.monotonic()
+    meters = {n: Meter(s.pid, capture_processes(s.pid, "pcm_source")) for n, s in servers.items()}
     time.sleep(seconds)
-    after, wall = used(), time.monotonic() - began
-    for name, (_, kids) in pids.items():
-        own, theirs = (after[name][i] - before[name][i] for i in (0, 1))
+    for name, meter in meters.items():
+        used = meter.read()
         print(
-            f"  idle {wall:.0f} s, {name}: relay {own / wall * 100:.1f} % of a core, its "
-            f"{len(kids)} capture programs {theirs / wall * 100:.1f} %"
+            f"  idle {used.wall:.0f} s, {name}: relay {used.server / used.wall * 100:.1f} % of a "
+            f"core, its {len(meter.idle)} capture programs {used.idle / used.wall * 100:.1f} %"
         )
 
 

@@ -1,9 +1,6 @@
-"""Hud freshness: each recorded session (``--session``) is replayed over HTTP against two
-relays at once, both asking one fake LLM (mode ``summarise``) or the server at ``--base-url``:
-the event-driven defaults against a fixed 30 s beat or, with ``--vision``, the defaults with
-and without screen images. It prints a table per session; docs/benchmarks.md defines each
-column, when a moment is answered and what ``--speed`` scales.
-"""
+"""Hud freshness: recorded sessions replayed over HTTP against two relays at once, both asking
+one fake LLM or the server at ``--base-url``: the defaults against a fixed 30 s beat, or with and
+without screen images (``--vision``). docs/benchmarks.md defines the table's columns."""
 
 from __future__ import annotations
 
@@ -44,6 +41,7 @@ TAIL_MARGIN_S = 3.0
 """Wall seconds waited after the last tick could have answered."""
 NAMED_SESSIONS = {"demo": DEMO_SESSION, "day": DAY_SESSION}
 """The sessions ``--session`` knows by name."""
+SESSION_HELP = f"{', '.join(NAMED_SESSIONS)} or a session file; repeatable (default: all named)"
 
 
 class Config(NamedTuple):
@@ -178,8 +176,7 @@ def hourly_cost(health: dict[str, Any], session_s: float) -> float:
     ``agent.costByModel``: each model's calls at its price in the table, or as the provider
     reported).
 
-    >>> models = {"a": {"calls": 2, "costUsd": 0.00056}, "b": {"calls": 1, "costUsd": 0.0012},
-    ...           "local/unpriced": {"calls": 1, "costUsd": None}}
+    >>> models = {"a": {"costUsd": 0.00056}, "b": {"costUsd": 0.0012}, "local": {"costUsd": None}}
     >>> round(hourly_cost({"agent": {"costByModel": models}}, session_s=1_800), 6)
     0.00352
     >>> hourly_cost({"agent": {"costByModel": {}}}, session_s=60), hourly_cost({}, session_s=60)
@@ -300,12 +297,7 @@ OPTIONS = [
     ),
     arg("--speed", type=at_least(0, float, above=True), default=1.0, help="replay speed (1.0)"),
     arg("--llm-delay-s", type=at_least(0, float), default=1.0, help="the fake LLM's latency"),
-    arg(
-        "--session",
-        action="append",
-        type=session_path,
-        help=f"{', '.join(NAMED_SESSIONS)} or a session file; repeatable (default: all named)",
-    ),
+    arg("--session", action="append", type=session_path, help=SESSION_HELP),
     arg("--base-url", help="ask this OpenAI-compatible API root (http://h:p/v1), not a fake"),
     arg("--model", default=DEFAULT_MODEL, help=f"AGENT_MODEL ({DEFAULT_MODEL})"),
     arg("--vision-model", default=DEFAULT_VISION_MODEL, help="AGENT_VISION_MODEL"),

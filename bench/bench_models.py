@@ -1,8 +1,6 @@
-"""A real model on the relay's prompts: each window of the prompt corpus and of the demo session
-is put once to the server at ``--base-url``, exactly as the relay asks (body,
-``response_format`` negotiation, parsing, hud gate); it prints how often the answer is parsed
-and what reaches the HUD. docs/benchmarks.md has the details and a small local model to run.
-"""
+"""A real model on the relay's prompts: each window of the prompt corpus and the demo session is
+asked once of the server at ``--base-url`` exactly as the relay asks (body, ``response_format``
+negotiation, parsing, hud gate). docs/benchmarks.md says how to read what it prints."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""Voice detection's cost for one 16 kHz stream (``actors/audio/core/voice.py``), and the
-utterances it finds in a generated scene or a recording (``--wav``): the detector reads the
-sound in chunks as a capture pipe delivers them. docs/benchmarks.md describes the scene.
-"""
+"""Voice detection's CPU for one 16 kHz stream (``actors/audio/core/voice.py``), fed in chunks as
+a capture pipe delivers them, and the utterances it finds in a generated scene or a ``--wav``
+recording. docs/benchmarks.md describes the scene."""
 
 from __future__ import annotations
 

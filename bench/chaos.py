@@ -1,9 +1,6 @@
-"""Chaos soak: steady ingestion and hearing while actors crash or hang at random and the fake
-LLM fails in every way it knows; nothing acknowledged may be lost, so any correctness problem
-makes the exit code 1. It starts a fake LLM, a relay with faults on capturing two sources, a
-process posting to ``/feed`` and ``/sense`` and pollers reading them back; docs/benchmarks.md
-says what the figures are.
-"""
+"""Chaos soak: steady ingestion and hearing while actors crash or hang and the fake LLM fails in
+every way it knows, against a relay with faults on; an acknowledged post lost or changed, or any
+other correctness problem, makes the exit code 1. docs/benchmarks.md says what it prints."""
 
 from __future__ import annotations
 
@@ -55,6 +52,8 @@ from tests.support.chaos_hearing import AUDIO_ACTORS, Hearing, VariedStt, outcom
 
 Rings = dict[str, list[dict[str, Any]] | None]
 """Each endpoint's ring as read at the end (``None``: it could not be read)."""
+Drilled = Counter[tuple[str, str]] | None
+"""The drill's requests as the relay counted them (``None``: not read)."""
 
 OPTIONS = flags(
     minutes=(float, 10.0, "length of the run"),
@@ -82,9 +81,7 @@ def _start(
     return llm, hearing, relay
 
 
-def _reread(
-    relay: harness.Server, drill: LLMDrill
-) -> tuple[Rings, Counter[tuple[str, str]] | None]:
+def _reread(relay: harness.Server, drill: LLMDrill) -> tuple[Rings, Drilled]:
     """Both rings read again from the start, and the drill's requests as the relay counted."""
     rings: Rings = dict.fromkeys(ENDPOINTS)
     with httpx.Client(timeout=5.0) as client:
@@ -294,10 +291,8 @@ def print_audio(
     heard: tuple[Counter[AudioSource], Counter[AudioSource]],
     at_end: Mapping[AudioSource, list[int]],
 ) -> int:
-    """Print the audio path's figures: the audio actors' faults and restarts, and per source
-    the transcripts stored (``heard``: at the end and before the quiet end) and the capture
-    processes (``at_end``: just before the relay stopped; then those left after it exited).
-    The number of problems found."""
+    """Print the audio actors' faults and restarts, and per source the transcripts stored
+    (``heard``: in all, and before the quiet end) and capture processes; the problems found."""
     problems = 0
     print("\naudio path (two captures and the transcriber under the drills)")
     print_actors(AUDIO_ACTORS, faults, health.get("actors", {}))

@@ -1,7 +1,5 @@
-"""A real offline speech service for the audio benchmarks: PocketSphinx behind the OpenAI
-transcription API (``POST /v1/audio/transcriptions``, ``GET /health``), recognising plainly.
-docs/benchmarks.md says how to point a relay at it.
-"""
+"""PocketSphinx behind the OpenAI transcription API, recognising plainly: a real offline speech
+service for the audio benchmarks (docs/benchmarks.md says how to point a relay at it)."""
 
 from __future__ import annotations
 
@@ -24,7 +22,8 @@ MAX_BODY = 8 * 1024 * 1024
 
 
 class Recogniser:
-    """One PocketSphinx decoder per thread (a decoder is not shared between threads)."""
+    """One PocketSphinx decoder per thread (a decoder is not shared between threads); the
+    requests it served and, in order, what it answered (the real-speech check reads them)."""
 
     def __init__(self) -> None:
         try:  # a bench-only dependency, named when missing
@@ -33,6 +32,7 @@ class Recogniser:
             sys.exit("bench.stt_server needs PocketSphinx: pip install pocketsphinx")
         self._local = threading.local()
         self.requests = 0
+        self.answers: list[str] = []
 
     def text(self, pcm: bytes) -> str:
         decoder = getattr(self._local, "decoder", None)
@@ -41,7 +41,8 @@ class Recogniser:
         decoder.start_utt()
         decoder.process_raw(pcm, full_utt=True)
         decoder.end_utt()
-        return str(hyp.hypstr) if (hyp := decoder.hyp()) is not None else ""
+        self.answers.append(str(hyp.hypstr) if (hyp := decoder.hyp()) is not None else "")
+        return self.answers[-1]
 
 
 def pcm_of(data: bytes) -> bytes:
