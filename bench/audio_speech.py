@@ -38,6 +38,8 @@ GAP_MS = 2_000
 SETTLE_S = 4.0
 """How long after the sound's end (and the last transcript) the check waits for more."""
 _WORD = re.compile(r"[a-z']+")
+VERDICT = ("FAIL", "PASS")
+"""A claim's verdict, by whether it held."""
 
 
 def words(text: str) -> list[str]:
@@ -83,10 +85,6 @@ class Serving(LoopbackServer):
         routes(app, self.recogniser)
 
 
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "FAIL"
-
-
 def run(_args: argparse.Namespace) -> None:
     print("\n== real speech: espeak-ng sentences, 2 s silences, PocketSphinx behind the relay")
     if hints := missing_tools():
@@ -95,23 +93,20 @@ def run(_args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="relay-bench-speech-") as tmp:
         wav, sentences = recording(Path(tmp))
         seconds = (len(wav.read_bytes()) - 44) / BYTES_PER_MS / 1000
-        alone = Recogniser()
-        direct = [alone.text(pcm) for pcm in sentences]
+        direct = list(map(Recogniser().text, sentences))
         print(f"  {len(SENTENCES)} sentences, {seconds:.1f} s of sound; PocketSphinx alone heard:")
         for said, heard in zip(SENTENCES, direct, strict=True):
             print(f"    {said!r} -> {heard!r}")
-        recogniser = Recogniser()
-        feed, context = hear(wav, seconds, recogniser)
-    check(direct, recogniser.answers, feed, context)
+        check(direct, *hear(wav, seconds))
 
 
-def hear(wav: Path, seconds: float, recogniser: Recogniser) -> tuple[list[str], list[str]]:
-    """The relay replaying ``wav`` into ``recogniser``: the transcripts on its feed and the
-    audio texts of its agent's context."""
+def hear(wav: Path, seconds: float) -> tuple[list[str], list[str], list[str]]:
+    """The relay replaying ``wav`` into PocketSphinx: what PocketSphinx answered, the
+    transcripts on the relay's feed and the audio texts of its agent's context."""
     with (
         data_directory(None, "relay-bench-speech-") as path,
         log_file("audio-speech") as log,
-        Serving(recogniser=recogniser) as stt,
+        Serving() as stt,
     ):
         env = relay_env(AUDIO_SOURCE=f"file:{wav}", **stt_settings(stt.base_url, "unused"))
         with relay_process(path, log, env) as relay, FeedListener(relay.base_url) as listener:
@@ -127,7 +122,7 @@ def hear(wav: Path, seconds: float, recogniser: Recogniser) -> tuple[list[str], 
             feed = [text for _, text in listener.transcripts()]
             body = httpx.get(relay.base_url + "/agent/context", timeout=10).json()
             context = [str(a["text"]) for a in body["context"].get("audio", [])]
-    return feed, context
+    return stt.recogniser.answers, feed, context
 
 
 def found(wanted: Sequence[str], texts: Sequence[str]) -> tuple[int, list[str]]:
@@ -155,13 +150,13 @@ def check(direct: list[str], answers: list[str], feed: list[str], context: list[
     for said, shown in itertools.zip_longest(answers, feed, fillvalue="-"):
         print(f"    {said!r} -> {shown!r}")
     print(
-        f"  {verdict(requests == n)} one utterance per sentence: {requests} sent to the speech "
+        f"  {VERDICT[requests == n]} one utterance per sentence: {requests} sent to the speech "
         f"service, {len(feed)} transcripts on the feed, for {n} sentences"
     )
     heard = {w for d in direct for w in words(d)}
     stray = [t for t in answers if not set(words(t)) & heard]
     print(
-        f"  {verdict(not stray and requests <= n)} nothing from the silences: {len(stray)} "
+        f"  {VERDICT[not stray and requests <= n]} nothing from the silences: {len(stray)} "
         f"answers share no word with what PocketSphinx heard in the sentences alone, "
         f"{max(requests - n, 0)} utterances beyond one per sentence"
     )
@@ -169,7 +164,7 @@ def check(direct: list[str], answers: list[str], feed: list[str], context: list[
     for name, texts in (("GET /feed", feed), ("GET /agent/context audio", context)):
         got, lost = found(wanted, texts)
         print(
-            f"  {verdict(not lost and bool(wanted))} words PocketSphinx answered found in {name}: "
+            f"  {VERDICT[not lost and bool(wanted)]} words PocketSphinx answered found in {name}: "
             f"{got} of {len(wanted)}" + (f" (missing: {' '.join(lost)})" if lost else "")
         )
     alone = [w for d in direct for w in words(d)]

@@ -8,6 +8,7 @@ import argparse
 import os
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import httpx
@@ -20,7 +21,7 @@ from actors.agent.core.response_format import Level, first_level, is_refusal, st
 from actors.agent.core.screen_image import NOTHING_SENT, ScreenImage, SentImages, pick_images
 from actors.core.errors import LLMError
 from bench.runner import arg, flags
-from bench.stats import percentile
+from bench.stats import percentile, ratio
 from config.settings import RESPONSE_FORMATS, AgentSettings
 from tests.support import prompt_corpus as corpus
 from tests.support.day_session import with_screens
@@ -200,8 +201,11 @@ def ask(args: argparse.Namespace) -> Figures:
     return figures
 
 
-def _share(part: int, whole: int) -> str:
-    return f"{part}/{whole} ({100 * part / whole:.0f} %)" if whole else "0/0"
+def _row(name: str, row: Mapping[str, int], withheld: object) -> None:
+    """A row of the table: answers, the share of them parsed, huds pushed, and withheld."""
+    answers, parsed = row["answers"], row["parsed"]
+    share = f"{parsed}/{answers} ({100 * ratio(parsed, answers):.0f} %)" if answers else "0/0"
+    print(f"{name:<12} {answers:>7}  {share:<14} {row['pushed']:>6}  {withheld}")
 
 
 def report(figures: Figures, args: argparse.Namespace) -> None:
@@ -218,15 +222,9 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
         withheld = {r: counts["withheld", level, r] for r in WITHHELD_REASONS}
         shown = ", ".join(f"{r} {n}" for r, n in withheld.items() if n) or "none"
         row = {what: counts[what, level] for what in ("answers", "parsed", "pushed")}
-        print(
-            f"{level:<12} {row['answers']:>7}  {_share(row['parsed'], row['answers']):<14} "
-            f"{row['pushed']:>6}  {shown}"
-        )
+        _row(level, row, shown)
         total.update(row | {"withheld": sum(withheld.values())})
-    print(
-        f"{'all':<12} {total['answers']:>7}  {_share(total['parsed'], total['answers']):<14} "
-        f"{total['pushed']:>6}  {total['withheld']}"
-    )
+    _row("all", total, total["withheld"])
     unparsed = sorted((k[1:], n) for k, n in counts.items() if k[0] == "unparsed")
     unparsed_text = ", ".join(f"{lv}/{why} {n}" for (lv, why), n in unparsed)
     print(f"unparsed by level/finish_reason: {unparsed_text or 'none'}")
