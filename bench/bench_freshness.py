@@ -34,7 +34,7 @@ from tests.support.day_session import (
 )
 from tests.support.harness import Server, relay_env, relay_process
 from transport.demo.fake_llm import FakeLLM
-from transport.demo.replay import DEMO_SESSION, Posted, Replayer, SessionEvent, load_session
+from transport.demo.replay import DEMO_SESSION, Replayer, SessionEvent, load_session
 
 MAX_AGE_MS = 120_000
 TAIL_MARGIN_S = 3.0
@@ -105,10 +105,6 @@ class Run:
     start_ms: int = 0
     entries: list[dict[str, Any]] = field(default_factory=list)
     health: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def posted(self) -> list[Posted]:
-        return list(self.replayer.posted)
 
     @property
     def calls(self) -> int:
@@ -194,13 +190,13 @@ def moments_to_hud_s(run: Run, session: Session, speed: float) -> list[float | N
     """:func:`moment_to_hud_s` of each labelled moment in a run (``None``: no labels)."""
     if session.moments is None:
         return None
-    acks = moment_acks(session.moments, session.events, run.posted)
+    acks = moment_acks(session.moments, session.events, run.replayer.posted)
     return moment_to_hud_s(acks, run.entries, speed)
 
 
 def measured(run: Run, session: Session, speed: float) -> tuple[str, ...]:
     """The table's row of one run."""
-    latencies = event_to_hud_s(run.posted, run.entries, speed)
+    latencies = event_to_hud_s(run.replayer.posted, run.entries, speed)
     answered = [v for v in latencies if v is not None]
     freshness_ms = [e.get("contextFreshnessMs") for e in run.entries]
     freshness = [ms * speed / 1000 for ms in freshness_ms if ms is not None]

@@ -6,14 +6,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
-import io
 import sys
 import threading
-import wave
 from typing import Any
 
 from aiohttp import web
 
+from actors.audio.core.wav import read_wav
 from bench.runner import flags
 from tests.support.harness import HOST, serve_forever
 
@@ -45,20 +44,6 @@ class Recogniser:
         return self.answers[-1]
 
 
-def pcm_of(data: bytes) -> bytes:
-    """The samples of a 16 kHz mono 16-bit WAV; ValueError for anything else."""
-    try:
-        with wave.open(io.BytesIO(data)) as wav:
-            shape = (wav.getframerate(), wav.getnchannels(), wav.getsampwidth())
-            if shape != (RATE, 1, 2):
-                rate, channels, width = shape
-                got = f"{rate} Hz, {channels} ch, {8 * width} bit"
-                raise ValueError(f"want a 16 kHz mono 16-bit WAV, got {got}")
-            return bytes(wav.readframes(wav.getnframes()))
-    except (wave.Error, EOFError) as exc:
-        raise ValueError(f"not a WAV: {str(exc) or 'too short'}") from None
-
-
 def routes(made: web.Application, recogniser: Recogniser) -> web.Application:
     """``made`` serving ``recogniser``: ``POST /v1/audio/transcriptions`` and ``GET /health``."""
 
@@ -68,7 +53,7 @@ def routes(made: web.Application, recogniser: Recogniser) -> web.Application:
         if not isinstance(upload, web.FileField):
             return web.json_response({"error": {"message": "no file part"}}, status=400)
         try:
-            pcm = pcm_of(upload.file.read())
+            pcm = read_wav(upload.file.read())  # 16 kHz mono 16-bit only
         except ValueError as exc:
             return web.json_response({"error": {"message": str(exc)}}, status=400)
         recogniser.requests += 1
