@@ -74,8 +74,7 @@ def recording(tmp: Path) -> tuple[Path, list[bytes]]:
 
 @dataclass
 class Serving(LoopbackServer):
-    """The speech service of :mod:`bench.stt_server` on a loopback port, on a thread of the
-    bench, so that the check can read what its recogniser answered."""
+    """:mod:`bench.stt_server` on a loopback port, on a thread of the bench (its answers read)."""
 
     recogniser: Recogniser = field(default_factory=Recogniser)
     name: ClassVar[str] = "pocketsphinx"

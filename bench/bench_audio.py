@@ -34,14 +34,13 @@ LISTEN_MARGIN_S = 10.0
 
 
 @contextlib.contextmanager
-def speech_service(kind: str, log_path: Path) -> Iterator[tuple[str, Callable[[], int]]]:
+def speech_service(kind: str, log: Path) -> Iterator[tuple[str, Callable[[], int]]]:
     """The stand-in (``standin``) or PocketSphinx (``real``): its base URL and its request count."""
     if kind == "standin":
         with TimedStt() as stt:
             yield stt.base_url, lambda: stt.calls
         return
-    args = ["-m", "bench", "stt-server"]
-    with harness.server_process(args, log_path, name="PocketSphinx", ready_path="/health") as srv:
+    with harness.server_process(["-m", "bench", "stt-server"], log, name="PocketSphinx") as srv:
 
         def calls() -> int:
             return int(httpx.get(srv.base_url + "/health", timeout=5).json()["requests"])

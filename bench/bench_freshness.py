@@ -45,8 +45,7 @@ SESSION_HELP = f"{', '.join(NAMED_SESSIONS)} or a session file; repeatable (defa
 
 
 class Config(NamedTuple):
-    """One relay configuration to measure (``economy``: ``AGENT_ECONOMY``, ``vision``:
-    ``AGENT_VISION_ENABLED``)."""
+    """A configuration (``economy``: ``AGENT_ECONOMY``, ``vision``: ``AGENT_VISION_ENABLED``)."""
 
     name: str
     debounce_ms: int
@@ -71,8 +70,7 @@ TABLE = Table(
 
 
 class Model(NamedTuple):
-    """What the relays ask: the fake LLM (``llm``) or the server at ``base_url``; the text
-    and vision models (``AGENT_MODEL``, ``AGENT_VISION_MODEL``)."""
+    """What the relays ask: the fake LLM (``llm``) or the server at ``base_url``, and models."""
 
     base_url: str
     llm: FakeLLM | None
@@ -108,8 +106,7 @@ class Run:
 
     @property
     def calls(self) -> int:
-        """The fake LLM's requests from this relay (by its key); against a server, the
-        relay's ticks that answered or failed."""
+        """The fake LLM's requests from this relay (its key); against a server, its ticks."""
         if self.model.llm is not None:
             return sum(r.authorization == f"Bearer {self.key}" for r in self.model.llm.requests)
         agent = self.health.get("agent", {})
@@ -129,8 +126,7 @@ def session_path(value: str) -> Path:
 def started(
     config: Config, model: Model, session: Session, speed: float, tmp: Path
 ) -> Iterator[Run]:
-    """A relay subprocess for ``config`` asking ``model``, and a replayer of ``session`` to
-    it (not started); both stopped on exit."""
+    """A relay for ``config`` asking ``model``, and a replayer of ``session`` to it (unstarted)."""
     slug = config.name.replace(" ", "-")
     times = {"DEBOUNCE": config.debounce_ms, "INTERVAL": config.interval_ms, "MAX_AGE": MAX_AGE_MS}
     scaled = {f"AGENT_{name}_MS": str(max(1, round(ms / speed))) for name, ms in times.items()}
@@ -156,15 +152,14 @@ def started(
 
 def collect(run: Run) -> None:
     """Read the run's agent entries (every page) and ``/health``."""
-    entries: list[dict[str, Any]] = []
     params: dict[str, Any] = {"since": run.start_ms, "limit": 500}
     with httpx.Client(base_url=run.server.base_url, timeout=5.0) as client:
         while params.get("before", 0) is not None:  # the last page has no next
             page = client.get("/agent/history", params=params).json()
-            entries.extend(page["results"])
+            run.entries.extend(page["results"])
             params["before"] = page.get("next")
         run.health = client.get("/health").json()
-    run.entries = sorted(entries, key=lambda e: e["ts"])
+    run.entries.sort(key=lambda e: e["ts"])
 
 
 def hourly_cost(health: dict[str, Any], session_s: float) -> float:
@@ -201,7 +196,6 @@ def measured(run: Run, session: Session, speed: float) -> tuple[str, ...]:
     freshness_ms = [e.get("contextFreshnessMs") for e in run.entries]
     freshness = [ms * speed / 1000 for ms in freshness_ms if ms is not None]
     agent = run.health.get("agent", {})
-    unchanged = agent.get("unchangedSkips")
     moments = ["-", "-", "-"]
     if (per_moment := moments_to_hud_s(run, session, speed)) is not None:
         to_hud = [v for v in per_moment if v is not None]
@@ -209,7 +203,7 @@ def measured(run: Run, session: Session, speed: float) -> tuple[str, ...]:
         moments = [f"{len(to_hud)}/{len(per_moment)}", p50, p90]
     return (
         run.config.name, str(run.calls), str(agent.get("failures", "?")), str(len(run.entries)),
-        "?" if unchanged is None else str(unchanged), seconds(median(freshness)),
+        str(agent.get("unchangedSkips", "?")), seconds(median(freshness)),
         seconds(median(answered)), seconds(percentile(answered, 90)),
         str(len(latencies) - len(answered)), *moments,
         str(agent.get("vision", {}).get("imagesSent", "?")),

@@ -28,7 +28,6 @@ from tests.support.day_session import with_screens
 from transport.demo.replay import DEMO_SESSION, SessionEvent, load_session
 
 DEFAULTS = AgentSettings()
-NOT_PUSHED = (chat.NO_OUTPUT, "Idle")
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +193,7 @@ def ask(args: argparse.Namespace) -> Figures:
                 counts["withheld", level, checked.withheld] += 1
                 verdict = f"withheld: {checked.withheld}"
             else:
-                pushed = checked.analysis.hud not in NOT_PUSHED
+                pushed = checked.analysis.hud not in (chat.NO_OUTPUT, "Idle")
                 counts["pushed", level] += pushed
                 verdict = "pushed" if pushed else "not pushed (Idle)"
             figures.shown.append((window.name, level, analysis.hud, verdict))

@@ -17,8 +17,7 @@ from tests.support.voice_scene import T0, detect, overlaps, scene
 
 
 def cost(pcm: bytes, chunk: int, runs: int, source: str) -> tuple[list[Utterance], VoiceStats]:
-    """Print the CPU figures of ``runs`` runs over ``pcm``; the utterances and counts of the
-    last."""
+    """Print the CPU figures of ``runs`` runs over ``pcm``; the last run's utterances, counts."""
     done = [detect(pcm, chunk, source) for _ in range(runs)]
     (found, stats, _), cpus = done[-1], [cpu for _, _, cpu in done]
     seconds, cpu = stats.seconds, median(cpus)

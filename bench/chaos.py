@@ -53,7 +53,6 @@ from tests.support.chaos_hearing import AUDIO_ACTORS, Hearing, VariedStt, outcom
 Rings = dict[str, list[dict[str, Any]] | None]
 """Each endpoint's ring as read at the end (``None``: it could not be read)."""
 Drilled = Counter[tuple[str, str]] | None
-"""The drill's requests as the relay counted them (``None``: not read)."""
 
 OPTIONS = flags(
     minutes=(float, 10.0, "length of the run"),
@@ -90,17 +89,6 @@ def _reread(relay: harness.Server, drill: LLMDrill) -> tuple[Rings, Drilled]:
                 got = client.get(relay.base_url + e, params={"after": 0})
                 rings[e] = got.json()[ITEMS_KEY[e]]
         return rings, drill.requests(client)
-
-
-def _clean_up(pool: concurrent.futures.Executor, workdir: Path, *, keep: bool) -> None:
-    """Stop the load's process and remove the data directory and the logs (unless kept)."""
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in multiprocessing.active_children():
-        proc.kill()
-    if keep:
-        print(f"kept {workdir}")
-    else:
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -172,9 +160,15 @@ def run(args: argparse.Namespace) -> int:
         harness.print_log_summary(log_lines, "relay log", 50, above_info=True, first_lines=False)
         print(f"correctness problems: {problems}")
         return 0 if was_alive and problems == 0 and code == 0 else 1
-    finally:
+    finally:  # stop the readers and the load's process; remove the data dir and logs, unless kept
         stop_reading.set()
-        _clean_up(pool, workdir, keep=args.keep)
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in multiprocessing.active_children():
+            proc.kill()
+        if args.keep:
+            print(f"kept {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def shown(counts: Mapping[Any, int]) -> str:
@@ -201,12 +195,10 @@ def report(
         reader, sent = readers[e], [r for r in records if r.endpoint == e]
         state = reader.state
         missing, changed = reader.unseen_and_changed(acked[e])
-        behind = [
-            (a, b) for a, b in state.behind if any(i not in state.seen for i in range(a, b + 1))
-        ]
+        behind = sum(any(i not in state.seen for i in range(a, b + 1)) for a, b in state.behind)
         span, count, _statuses = longest_failing_run(sent)
         failing = f"{span:.2f} s ({count:3d})"
-        table.row(e, *map(len, (sent, acked[e], missing, changed, behind)), failing)
+        table.row(e, *map(len, (sent, acked[e], missing, changed)), behind, failing)
         problems += len(missing) + len(changed) + len(state.violations) + (len(state.epochs) != 1)
         if missing:
             in_gap = [r for r in missing if any(a <= r.id <= b for a, b in state.behind)]
