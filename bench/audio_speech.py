@@ -1,42 +1,31 @@
-"""The real-speech check of ``python -m bench audio --targets real`` (or ``--real``).
-
-espeak-ng says :data:`SENTENCES`; sox resamples each to 16 kHz mono 16-bit; they are joined
-with 2 s of silence before, between and after into one WAV (in a temporary directory). A relay
-replays it (``AUDIO_SOURCE=file:<the WAV>``, at real speed) and asks PocketSphinx (the app of
-:mod:`bench.stt_server`, served on a thread of the bench so that its answers can be read) over
-the OpenAI transcription API. The check prints, each with its figures, a PASS or FAIL line for:
-one utterance per sentence (the speech service's requests), none from the silences (each
-answer shares words with a sentence's), every word PocketSphinx answered found on
-``GET /feed`` and in the audio of ``GET /agent/context``. PocketSphinx is also asked about
-each sentence's own audio first, for comparison: it adapts to what it heard before (its
-cepstral mean carries over from one utterance to the next), so the same sentence can come out
-differently. Needs ``apt-get install -y espeak-ng sox`` and ``pip install pocketsphinx``; it
-says so when one is missing.
-"""
+"""The real-speech check of ``python -m bench audio --targets real``: espeak-ng's sentences,
+resampled by sox, replayed by a relay into PocketSphinx served on a thread of the bench (so that
+its answers can be read); a PASS or FAIL line per claim, which docs/benchmarks.md lists."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import importlib.util
+import itertools
 import re
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import httpx
 from aiohttp import web
 
 from actors.audio.core.utterance import BYTES_PER_MS
 from actors.audio.core.wav import read_wav, wav_bytes
-from bench.stt_server import Recogniser, app
+from bench.stt_server import MAX_BODY, Recogniser, routes
 from tests.support.audio_probe import FeedListener, stt_settings
-from tests.support.harness import HOST, data_directory, log_file, relay_env, relay_process
+from tests.support.harness import data_directory, log_file, relay_env, relay_process
+from transport.demo.background import LoopbackServer
 
 SENTENCES = (
     "The meeting moved to Thursday afternoon.",
@@ -49,6 +38,8 @@ GAP_MS = 2_000
 SETTLE_S = 4.0
 """How long after the sound's end (and the last transcript) the check waits for more."""
 _WORD = re.compile(r"[a-z']+")
+VERDICT = ("FAIL", "PASS")
+"""A claim's verdict, by whether it held."""
 
 
 def words(text: str) -> list[str]:
@@ -81,43 +72,19 @@ def recording(tmp: Path) -> tuple[Path, list[bytes]]:
     return path, sentences
 
 
-class Answering(Recogniser):
-    """PocketSphinx, keeping every answer it gave."""
+@dataclass
+class Serving(LoopbackServer):
+    """:mod:`bench.stt_server` on a loopback port, on a thread of the bench (its answers read)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.answers: list[str] = []
+    recogniser: Recogniser = field(default_factory=Recogniser)
+    name: ClassVar[str] = "pocketsphinx"
+    max_body: ClassVar[int] = MAX_BODY
 
-    def text(self, pcm: bytes) -> str:
-        heard = super().text(pcm)
-        self.answers.append(heard)
-        return heard
-
-
-@contextlib.contextmanager
-def serving(recogniser: Recogniser) -> Iterator[str]:
-    """:func:`bench.stt_server.app` on a loopback port, on a thread; yields its base URL."""
-    loop = asyncio.new_event_loop()
-    runner = web.AppRunner(app(recogniser), access_log=None)
-    loop.run_until_complete(runner.setup())
-    loop.run_until_complete(web.TCPSite(runner, HOST, 0).start())
-    port = runner.addresses[0][1]
-    thread = threading.Thread(target=loop.run_forever, name="pocketsphinx", daemon=True)
-    thread.start()
-    try:
-        yield f"http://{HOST}:{port}/v1"
-    finally:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=10)
-        loop.close()
+    def routes(self, app: web.Application) -> None:
+        routes(app, self.recogniser)
 
 
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "FAIL"
-
-
-def run(_args: argparse.Namespace | None = None) -> None:
+def run(_args: argparse.Namespace) -> None:
     print("\n== real speech: espeak-ng sentences, 2 s silences, PocketSphinx behind the relay")
     if hints := missing_tools():
         print(f"  not run: {'; '.join(hints)}")
@@ -125,25 +92,22 @@ def run(_args: argparse.Namespace | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="relay-bench-speech-") as tmp:
         wav, sentences = recording(Path(tmp))
         seconds = (len(wav.read_bytes()) - 44) / BYTES_PER_MS / 1000
-        alone = Recogniser()
-        direct = [alone.text(pcm) for pcm in sentences]
+        direct = list(map(Recogniser().text, sentences))
         print(f"  {len(SENTENCES)} sentences, {seconds:.1f} s of sound; PocketSphinx alone heard:")
         for said, heard in zip(SENTENCES, direct, strict=True):
             print(f"    {said!r} -> {heard!r}")
-        recogniser = Answering()
-        feed, context = hear(wav, seconds, recogniser)
-    check(direct, recogniser.answers, feed, context)
+        check(direct, *hear(wav, seconds))
 
 
-def hear(wav: Path, seconds: float, recogniser: Recogniser) -> tuple[list[str], list[str]]:
-    """The relay replaying ``wav`` into ``recogniser``: the transcripts on its feed and the
-    audio texts of its agent's context."""
+def hear(wav: Path, seconds: float) -> tuple[list[str], list[str], list[str]]:
+    """The relay replaying ``wav`` into PocketSphinx: what PocketSphinx answered, the
+    transcripts on the relay's feed and the audio texts of its agent's context."""
     with (
         data_directory(None, "relay-bench-speech-") as path,
         log_file("audio-speech") as log,
-        serving(recogniser) as stt_url,
+        Serving() as stt,
     ):
-        env = relay_env(AUDIO_SOURCE=f"file:{wav}", **stt_settings(stt_url, "unused"))
+        env = relay_env(AUDIO_SOURCE=f"file:{wav}", **stt_settings(stt.base_url, "unused"))
         with relay_process(path, log, env) as relay, FeedListener(relay.base_url) as listener:
             began = time.monotonic()
             last, quiet_since = 0, began
@@ -157,7 +121,7 @@ def hear(wav: Path, seconds: float, recogniser: Recogniser) -> tuple[list[str], 
             feed = [text for _, text in listener.transcripts()]
             body = httpx.get(relay.base_url + "/agent/context", timeout=10).json()
             context = [str(a["text"]) for a in body["context"].get("audio", [])]
-    return feed, context
+    return stt.recogniser.answers, feed, context
 
 
 def found(wanted: Sequence[str], texts: Sequence[str]) -> tuple[int, list[str]]:
@@ -182,18 +146,16 @@ def check(direct: list[str], answers: list[str], feed: list[str], context: list[
     """
     n, requests = len(SENTENCES), len(answers)
     print(f"  PocketSphinx answered the relay ({requests}), on the feed ({len(feed)}):")
-    for k in range(max(requests, len(feed))):
-        said = answers[k] if k < requests else "-"
-        shown = feed[k] if k < len(feed) else "-"
+    for said, shown in itertools.zip_longest(answers, feed, fillvalue="-"):
         print(f"    {said!r} -> {shown!r}")
     print(
-        f"  {verdict(requests == n)} one utterance per sentence: {requests} sent to the speech "
+        f"  {VERDICT[requests == n]} one utterance per sentence: {requests} sent to the speech "
         f"service, {len(feed)} transcripts on the feed, for {n} sentences"
     )
     heard = {w for d in direct for w in words(d)}
     stray = [t for t in answers if not set(words(t)) & heard]
     print(
-        f"  {verdict(not stray and requests <= n)} nothing from the silences: {len(stray)} "
+        f"  {VERDICT[not stray and requests <= n]} nothing from the silences: {len(stray)} "
         f"answers share no word with what PocketSphinx heard in the sentences alone, "
         f"{max(requests - n, 0)} utterances beyond one per sentence"
     )
@@ -201,7 +163,7 @@ def check(direct: list[str], answers: list[str], feed: list[str], context: list[
     for name, texts in (("GET /feed", feed), ("GET /agent/context audio", context)):
         got, lost = found(wanted, texts)
         print(
-            f"  {verdict(not lost and bool(wanted))} words PocketSphinx answered found in {name}: "
+            f"  {VERDICT[not lost and bool(wanted)]} words PocketSphinx answered found in {name}: "
             f"{got} of {len(wanted)}" + (f" (missing: {' '.join(lost)})" if lost else "")
         )
     alone = [w for d in direct for w in words(d)]

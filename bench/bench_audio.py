@@ -1,36 +1,6 @@
 """The relay hearing: what capture and transcription cost ingestion, memory over an hour of
-sound, the time from a transcript to the feed, and a check on real speech.
-
-Run from the repository root::
-
-    python -m bench audio                   # ingest, memory, latency: about 8 minutes
-    python -m bench audio --quick           # a smoke run: about 2 minutes
-    python -m bench audio --targets latency --utterances 200
-    python -m bench audio --stt real        # PocketSphinx answers the ingest run
-    python -m bench audio --targets real    # real speech (espeak-ng, sox, PocketSphinx)
-
-Every relay runs without an agent (no LLM key), so that the figures are the audio's alone;
-``--agent`` puts a fake LLM ticking every second behind each.
-
-``ingest``: two relays (a temporary directory each, ``RELAY_SYNC=full``), one capturing both
-sources (``AUDIO_SOURCE`` and ``MIC_SOURCE`` run :mod:`tests.support.pcm_source` at real speed,
-writing every ``--write-ms``; the transcriber asks the stand-in speech service, or
-PocketSphinx with ``--stt real``), one with audio off. Each relay's CPU is read for ``--idle``
-seconds with no requests; then ``POST /feed`` and ``POST /sense`` are measured on both in
-turns with wrk (``bench/load.py``). It prints the idle CPU, req/s, p50 and p99 per relay, the
-on/off ratios (target: p99 within 1.1 x), each relay's CPU a request and each round's p99.
-
-``memory``: one relay capturing ``--minutes`` of generated sound (an hour) at ``--speed`` times
-real time, the stand-in answering every utterance; its RSS is read every ``--every`` simulated
-minutes. It prints each reading, the range after ``--warmup`` simulated minutes and the
-slope of a line fitted to them, in MB per simulated hour (target: flat).
-
-``latency``: one relay capturing at ``--latency-speed`` (5) times real time, the stand-in
-noting when it sent each answer, ``GET /feed/stream`` noting when each transcript arrived; over
-``--utterances`` it prints the p50, p95 and max of the difference (target: within 100 ms).
-
-``real``: :mod:`bench.audio_speech`. The bench asserts nothing.
-"""
+sound, a transcript's time to the feed, and real speech (:mod:`bench.audio_speech`), on relays
+capturing generated sound into a stand-in speech service. docs/benchmarks.md says what each runs."""
 
 from __future__ import annotations
 
@@ -49,18 +19,11 @@ from bench import audio_speech, load
 from bench.figures import Table, at_least, print_ratios, print_table
 from bench.load import ENDPOINTS, Row, in_turns
 from bench.runner import UsageError, arg, choose, exit_on_sigterm, fill_defaults
-from bench.stats import median, percentile, slope_per_hour
+from bench.stats import median, percentile, ratio, slope_per_hour
 from tests.support import harness
 from tests.support.audio_probe import FeedListener, TimedStt, pcm_command, stt_settings
-from tests.support.harness import (
-    Server,
-    agent_env,
-    data_directory,
-    log_file,
-    relay_env,
-    relay_process,
-    rss_mb,
-)
+from tests.support.chaos_audio import capture_processes
+from tests.support.harness import Meter, Server, agent_env, relay_env, rss_mb
 from transport.demo.fake_llm import FakeLLM
 
 TARGETS = ("ingest", "memory", "latency", "real")
@@ -69,18 +32,15 @@ LATENCY_TARGET_MS = 100.0
 LISTEN_MARGIN_S = 10.0
 """How long the latency run waits for the last transcripts beyond the sound's own time."""
 
-Calls = Callable[[], int]
-
 
 @contextlib.contextmanager
-def speech_service(kind: str, log_path: Path) -> Iterator[tuple[str, Calls]]:
+def speech_service(kind: str, log: Path) -> Iterator[tuple[str, Callable[[], int]]]:
     """The stand-in (``standin``) or PocketSphinx (``real``): its base URL and its request count."""
     if kind == "standin":
         with TimedStt() as stt:
             yield stt.base_url, lambda: stt.calls
         return
-    args = ["-m", "bench", "stt-server"]
-    with harness.server_process(args, log_path, name="PocketSphinx", ready_path="/health") as srv:
+    with harness.server_process(["-m", "bench", "stt-server"], log, name="PocketSphinx") as srv:
 
         def calls() -> int:
             return int(httpx.get(srv.base_url + "/health", timeout=5).json()["requests"])
@@ -89,21 +49,26 @@ def speech_service(kind: str, log_path: Path) -> Iterator[tuple[str, Calls]]:
 
 
 @contextlib.contextmanager
-def agent_llm(wanted: bool) -> Iterator[str | None]:
-    """A fake LLM's base URL when ``wanted`` (``--agent``), else ``None`` (no agent)."""
-    if not wanted:
-        yield None
-        return
-    with FakeLLM() as llm:
-        yield llm.base_url
+def relays(
+    args: argparse.Namespace, stt_url: str, sources: dict[str, dict[str, str]]
+) -> Iterator[dict[str, Server]]:
+    """A relay per name of ``sources`` capturing its sources into the speech service at
+    ``stt_url``; an agent against a fake LLM with ``--agent``, else none (the audio's figures)."""
+    with contextlib.ExitStack() as stack:
+        llm = stack.enter_context(FakeLLM()).base_url if args.agent else None
+        servers: dict[str, Server] = {}
+        for name, extra in sources.items():
+            slug = name.replace(" ", "-")
+            path = stack.enter_context(harness.data_directory(None, f"relay-bench-{slug}-"))
+            log = stack.enter_context(harness.log_file(f"audio-{slug}"))
+            settings = stt_settings(stt_url) | extra
+            env = relay_env(**settings) if llm is None else agent_env(llm, **settings)
+            servers[name] = stack.enter_context(harness.relay_process(path, log, env))
+        yield servers
 
 
-def audio_env(llm_url: str | None, stt_url: str, **sources: str) -> dict[str, str]:
-    """A relay's settings: the speech service, ``sources``, and an agent ticking every second
-    against the fake LLM at ``llm_url`` (``None``: no agent, no LLM key)."""
-    if llm_url is None:
-        return relay_env(**stt_settings(stt_url), **sources)
-    return agent_env(llm_url, **stt_settings(stt_url), **sources)
+def agent(args: argparse.Namespace) -> str:
+    return "a fake LLM ticking every second" if args.agent else "no agent"
 
 
 def print_restarts(server: Server, prefix: str = "") -> None:
@@ -114,70 +79,44 @@ def print_restarts(server: Server, prefix: str = "") -> None:
     print(f"  {prefix}GET /health -> {status}; actor restarts: {restarts or 'none'}")
 
 
-# -- ingest --------------------------------------------------------------------------------------
-
-
 def ratio_cells(row: Row, off: Row) -> str:
-    p99 = row.median("p99") / off.median("p99")
+    p99 = ratio(row.median("p99"), off.median("p99"))
     verdict = "pass" if p99 <= P99_TARGET else "FAIL"
-    return f"{row.median('rps') / off.median('rps'):>6.2f} {p99:>6.2f} {verdict:>6}"
-
-
-def children(pid: int) -> list[int]:
-    """The processes ``pid``'s threads started (its capture programs), from ``/proc``."""
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        with contextlib.suppress(OSError):
-            found += [int(c) for c in (task / "children").read_text().split()]
-    return found
+    return f"{ratio(row.median('rps'), off.median('rps')):>6.2f} {p99:>6.2f} {verdict:>6}"
 
 
 def idle_cpu(servers: dict[str, Server], seconds: float) -> None:
     """Each relay's CPU (and its capture programs') over ``seconds`` with no requests."""
-    pids = {name: (s.pid, children(s.pid)) for name, s in servers.items()}
-    before = {n: (harness.cpu_s(p), sum(map(harness.cpu_s, kids))) for n, (p, kids) in pids.items()}
-    began = time.monotonic()
+    meters = {n: Meter(s.pid, capture_processes(s.pid, "pcm_source")) for n, s in servers.items()}
     time.sleep(seconds)
-    wall = time.monotonic() - began
-    for name, (pid, kids) in pids.items():
-        own, theirs = (
-            harness.cpu_s(pid) - before[name][0],
-            sum(map(harness.cpu_s, kids)) - before[name][1],
-        )
+    for name, meter in meters.items():
+        used = meter.read()
         print(
-            f"  idle {wall:.0f} s, {name}: relay {own / wall * 100:.1f} % of a core, its "
-            f"{len(kids)} capture programs {theirs / wall * 100:.1f} %"
+            f"  idle {used.wall:.0f} s, {name}: relay {used.server / used.wall * 100:.1f} % of a "
+            f"core, its {len(meter.idle)} capture programs {used.idle / used.wall * 100:.1f} %"
         )
 
 
 def ingest(args: argparse.Namespace) -> None:
-    agent = "a fake LLM ticking every second" if args.agent else "no agent"
     print(
         f"\n== ingest: audio on (both sources at real speed, {args.stt} speech service) against "
-        f"audio off, {agent}; {args.seconds:g} s x {args.rounds} rounds per row at "
+        f"audio off, {agent(args)}; {args.seconds:g} s x {args.rounds} rounds per row at "
         f"{args.conns} connections, in turns"
     )
-    with contextlib.ExitStack() as stack:
-        llm = stack.enter_context(agent_llm(args.agent))
-        stt_url, calls = stack.enter_context(speech_service(args.stt, Path("/dev/null")))
-        sources = {
-            "AUDIO_SOURCE": pcm_command(1.0, seed=1, write_ms=args.write_ms),
-            "MIC_SOURCE": pcm_command(1.0, seed=2, write_ms=args.write_ms),
-        }
-        servers: dict[str, Server] = {}
-        for name, extra in (("audio on", sources), ("audio off", {})):
-            path = stack.enter_context(data_directory(None, f"relay-bench-{name[-3:]}-"))
-            log = stack.enter_context(log_file(name.replace(" ", "-")))
-            env = audio_env(llm, stt_url, **extra)
-            servers[name] = stack.enter_context(relay_process(path, log, env))
-        rows: list[Row] = []
+    sources = {
+        "AUDIO_SOURCE": pcm_command(1.0, seed=1, write_ms=args.write_ms),
+        "MIC_SOURCE": pcm_command(1.0, seed=2, write_ms=args.write_ms),
+    }
+    with (
+        speech_service(args.stt, Path("/dev/null")) as (stt_url, calls),
+        relays(args, stt_url, {"audio on": sources, "audio off": {}}) as servers,
+    ):
         idle_cpu(servers, args.idle)
-        heard = calls()
+        heard, rows = calls(), list[Row]()
         for endpoint in ENDPOINTS:
-            got = in_turns(
+            rows += in_turns(
                 servers, "POST", endpoint, args.conns, args.rounds, args.seconds, rotate=True
-            )
-            rows += got.values()
+            ).values()
         print(f"  utterances transcribed during the rows: {calls() - heard}")
         for name, server in servers.items():
             print(f"  {name}: RSS {rss_mb(server.pid):.1f} MB")
@@ -190,41 +129,30 @@ def ingest(args: argparse.Namespace) -> None:
             f"p99 ms by round {by_round}"
         )
     print(f"\nAudio on vs off (req/s and p99 ratios; target: p99 <= {P99_TARGET:g} x off):")
-    print_ratios(rows, "audio off", ("audio on",), f"{'req/s':>6} {'p99':>6} {'target':>6}",
-                      ratio_cells)  # fmt: skip
-
-
-# -- memory --------------------------------------------------------------------------------------
+    heads = f"{'req/s':>6} {'p99':>6} {'target':>6}"
+    print_ratios(rows, "audio off", ("audio on",), heads, ratio_cells)
 
 
 def memory(args: argparse.Namespace) -> None:
-    wall = args.minutes * 60 / args.speed
     print(
         f"\n== memory: {args.minutes:g} simulated minutes of sound at {args.speed:g} x real time "
-        f"({wall:.0f} s), RSS every {args.every:g} simulated minutes, stand-in speech service, "
-        + ("a fake LLM ticking every second" if args.agent else "no agent")
+        f"({args.minutes * 60 / args.speed:.0f} s), RSS every {args.every:g} simulated minutes, "
+        f"stand-in speech service, {agent(args)}"
     )
     points: list[tuple[float, float]] = []
-    with (
-        agent_llm(args.agent) as llm,
-        TimedStt() as stt,
-        data_directory(None, "relay-bench-memory-") as path,
-        log_file("audio-memory") as log,
-    ):
-        source = pcm_command(args.speed, seconds=args.minutes * 60)
-        env = audio_env(llm, stt.base_url, AUDIO_SOURCE=source)
-        with relay_process(path, log, env) as relay:
-            began = time.monotonic()
-            table = Table("simulated min >13.1f|RSS MB >7.1f|vs start >8.2f|utterances >10")
-            table.head(blank=True)
-            start = rss_mb(relay.pid)
-            table.row(0.0, start, 0.0, stt.calls)
-            for k in range(1, math.floor(args.minutes / args.every + 1e-9) + 1):
-                time.sleep(max(began + k * args.every * 60 / args.speed - time.monotonic(), 0))
-                minutes = (time.monotonic() - began) * args.speed / 60
-                points.append((minutes, rss_mb(relay.pid)))
-                table.row(minutes, points[-1][1], points[-1][1] - start, stt.calls)
-            print_restarts(relay)
+    source = {"AUDIO_SOURCE": pcm_command(args.speed, seconds=args.minutes * 60)}
+    with TimedStt() as stt, relays(args, stt.base_url, {"memory": source}) as servers:
+        relay, began = servers["memory"], time.monotonic()
+        table = Table("simulated min >13.1f|RSS MB >7.1f|vs start >8.2f|utterances >10")
+        table.head(blank=True)
+        start = rss_mb(relay.pid)
+        table.row(0.0, start, 0.0, stt.calls)
+        for k in range(1, math.floor(args.minutes / args.every + 1e-9) + 1):
+            time.sleep(max(began + k * args.every * 60 / args.speed - time.monotonic(), 0))
+            minutes = (time.monotonic() - began) * args.speed / 60
+            points.append((minutes, rss_mb(relay.pid)))
+            table.row(minutes, points[-1][1], points[-1][1] - start, stt.calls)
+        print_restarts(relay)
     kept = [p for p in points if p[0] >= args.warmup]
     low, high = min((p[1] for p in kept), default=math.nan), max((p[1] for p in kept), default=0)
     print(
@@ -234,27 +162,19 @@ def memory(args: argparse.Namespace) -> None:
     )
 
 
-# -- latency -------------------------------------------------------------------------------------
-
-
 def latency(args: argparse.Namespace) -> None:
     print(
         f"\n== latency: {args.utterances} utterances at {args.latency_speed:g} x real time, from "
         "the stand-in's answer to the item's arrival on GET /feed/stream"
     )
-    with (
-        agent_llm(args.agent) as llm,
-        TimedStt() as stt,
-        data_directory(None, "relay-bench-latency-") as path,
-        log_file("audio-latency") as log,
-    ):
-        env = audio_env(llm, stt.base_url, AUDIO_SOURCE=pcm_command(args.latency_speed))
-        with relay_process(path, log, env) as relay, FeedListener(relay.base_url) as feed:
+    source = {"AUDIO_SOURCE": pcm_command(args.latency_speed)}
+    with TimedStt() as stt, relays(args, stt.base_url, {"latency": source}) as servers:
+        with FeedListener(servers["latency"].base_url) as feed:
             bound = args.utterances * 10 / args.latency_speed + LISTEN_MARGIN_S  # a part <= 10 s
             feed.wait_for(lambda: len(feed.transcripts()) >= args.utterances, bound)
             time.sleep(0.5)  # the last answers' items
             arrived = feed.transcripts()[: args.utterances]
-            sent = dict(stt.sent)
+        sent = dict(stt.sent)
     delays = [(at - sent[text]) * 1000 for at, text in arrived if text in sent]
     print(f"  answers sent {len(sent)}, transcripts read {len(arrived)}, matched {len(delays)}")
     verdict = "pass" if delays and max(delays) <= LATENCY_TARGET_MS else "FAIL"
@@ -263,9 +183,6 @@ def latency(args: argparse.Namespace) -> None:
         f"ms, max {max(delays, default=math.nan):.2f} ms over {len(delays)} utterances "
         f"(target <= {LATENCY_TARGET_MS:g} ms: {verdict})"
     )
-
-
-# -- arguments -----------------------------------------------------------------------------------
 
 
 OPTIONS = [
@@ -289,11 +206,8 @@ OPTIONS = [
 
 
 def run(args: argparse.Namespace) -> int:
-    fill_defaults(
-        args, seconds=(1, 3), rounds=(1, 5), idle=(2, 10), minutes=(10, 60), speed=(20, 20),
-        every=(1, 2),
-        warmup=(2, 10), utterances=(15, 100),
-    )  # fmt: skip
+    fill_defaults(args, seconds=(1, 3), rounds=(1, 5), idle=(2, 10), minutes=(10, 60))
+    fill_defaults(args, speed=(20, 20), every=(1, 2), warmup=(2, 10), utterances=(15, 100))
     args.targets = choose(args.targets or "ingest,memory,latency", TARGETS)
     if args.real and "real" not in args.targets:
         args.targets.append("real")
@@ -303,12 +217,7 @@ def run(args: argparse.Namespace) -> int:
     # a relay stopped in the middle of an upload resets it: the stand-in's aiohttp would say so
     logging.getLogger("aiohttp.server").setLevel(logging.CRITICAL)
     print(f"sinain-relay audio bench: targets {','.join(args.targets)}")
-    runs: dict[str, Callable[[argparse.Namespace], None]] = {
-        "ingest": ingest,
-        "memory": memory,
-        "latency": latency,
-        "real": audio_speech.run,
-    }
+    runs = {"ingest": ingest, "memory": memory, "latency": latency, "real": audio_speech.run}
     for target in args.targets:
         runs[target](args)
     return 0

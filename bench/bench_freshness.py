@@ -1,24 +1,6 @@
-"""Hud freshness: the event-driven tick schedule against a fixed 30 s beat, on recorded sessions.
-
-Run from the repository root::
-
-    python -m bench freshness --speed 10    # both sessions: about 4 minutes
-    python -m bench freshness               # at real speed: about 41 minutes
-    python -m bench freshness --session demo --llm-delay-s 2.5 --moments
-    python -m bench freshness --session my_session.jsonl
-    python -m bench freshness --vision --session day --speed 10
-    python -m bench freshness --vision --base-url http://127.0.0.1:8000/v1 --model m
-
-Each session (``demo``, ``day`` or a file) is replayed over HTTP against two relays at once,
-both asking one fake LLM (mode ``summarise``) answering after ``--llm-delay-s``, or the
-server at ``--base-url``: the defaults (``event-driven``) and a ``fixed 30 s beat``; with
-``--vision``, the defaults with and without screen images (``vision on``, ``vision off``), on
-the sessions with real screen thumbnails in place of their one-pixel images. It prints a
-table per session (calls, freshness, event→hud, the labelled moments answered and
-moment→hud, images sent, tokens in, ``$/h``) and asserts nothing. ``--speed S`` replays S
-times faster, the relay's times and the LLM delay divided by S, the figures multiplied back.
-docs/benchmarks.md defines each column and when a moment is answered.
-"""
+"""Hud freshness: recorded sessions replayed over HTTP against two relays at once, both asking
+one fake LLM or the server at ``--base-url``: the defaults against a fixed 30 s beat, or with and
+without screen images (``--vision``). docs/benchmarks.md defines the table's columns."""
 
 from __future__ import annotations
 
@@ -36,9 +18,9 @@ from typing import Any, NamedTuple
 
 import httpx
 
-from bench.figures import Table, at_least
+from bench.figures import Table, at_least, cell
 from bench.runner import UsageError, arg, flags
-from bench.stats import median, percentile
+from bench.stats import median, percentile, ratio
 from config.logs import configure_logging
 from config.settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
 from tests.support.day_session import (
@@ -52,18 +34,18 @@ from tests.support.day_session import (
 )
 from tests.support.harness import Server, relay_env, relay_process
 from transport.demo.fake_llm import FakeLLM
-from transport.demo.replay import DEMO_SESSION, Posted, Replayer, SessionEvent, load_session
+from transport.demo.replay import DEMO_SESSION, Replayer, SessionEvent, load_session
 
 MAX_AGE_MS = 120_000
 TAIL_MARGIN_S = 3.0
 """Wall seconds waited after the last tick could have answered."""
 NAMED_SESSIONS = {"demo": DEMO_SESSION, "day": DAY_SESSION}
 """The sessions ``--session`` knows by name."""
+SESSION_HELP = f"{', '.join(NAMED_SESSIONS)} or a session file; repeatable (default: all named)"
 
 
 class Config(NamedTuple):
-    """One relay configuration to measure (``economy``: ``AGENT_ECONOMY``, ``vision``:
-    ``AGENT_VISION_ENABLED``)."""
+    """A configuration (``economy``: ``AGENT_ECONOMY``, ``vision``: ``AGENT_VISION_ENABLED``)."""
 
     name: str
     debounce_ms: int
@@ -78,16 +60,17 @@ VISION_CONFIGS = (
     Config("vision off", 3_000, 30_000, vision=False),
 )
 """``--vision``: the defaults, with and without screen images."""
-HEADER = (
-    "configuration", "LLM calls", "failed", "entries", "unchanged", "freshness p50",
-    "event→hud p50", "event→hud p90", "unanswered", "labelled", "moment→hud p50",
-    "moment→hud p90", "images", "tokens in", "$/h",
-)  # fmt: skip
+TABLE = Table(
+    "configuration <15|LLM calls >9|failed >6|entries >7|unchanged >9|freshness p50 >13|"
+    "event→hud p50 >13|event→hud p90 >13|unanswered >10|labelled >8|moment→hud p50 >14|"
+    "moment→hud p90 >14|images >6|tokens in >9|$/h >7",
+    indent="  ",
+)
+"""A row per run, of the texts :func:`measured` makes."""
 
 
 class Model(NamedTuple):
-    """What the relays ask: the fake LLM (``llm``) or the server at ``base_url``; the text
-    and vision models (``AGENT_MODEL``, ``AGENT_VISION_MODEL``)."""
+    """What the relays ask: the fake LLM (``llm``) or the server at ``base_url``, and models."""
 
     base_url: str
     llm: FakeLLM | None
@@ -116,20 +99,14 @@ class Run:
     model: Model
     key: str
     server: Server
-    replayer: Replayer | None = None
+    replayer: Replayer
     start_ms: int = 0
     entries: list[dict[str, Any]] = field(default_factory=list)
     health: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def posted(self) -> list[Posted]:
-        assert self.replayer is not None
-        return list(self.replayer.posted)
-
-    @property
     def calls(self) -> int:
-        """The fake LLM's requests from this relay (by its key); against a server, the
-        relay's ticks that answered or failed."""
+        """The fake LLM's requests from this relay (its key); against a server, its ticks."""
         if self.model.llm is not None:
             return sum(r.authorization == f"Bearer {self.key}" for r in self.model.llm.requests)
         agent = self.health.get("agent", {})
@@ -146,8 +123,10 @@ def session_path(value: str) -> Path:
 
 
 @contextlib.contextmanager
-def started(config: Config, model: Model, speed: float, tmp: Path) -> Iterator[Run]:
-    """A relay subprocess for ``config`` asking ``model``; stopped on exit."""
+def started(
+    config: Config, model: Model, session: Session, speed: float, tmp: Path
+) -> Iterator[Run]:
+    """A relay for ``config`` asking ``model``, and a replayer of ``session`` to it (unstarted)."""
     slug = config.name.replace(" ", "-")
     times = {"DEBOUNCE": config.debounce_ms, "INTERVAL": config.interval_ms, "MAX_AGE": MAX_AGE_MS}
     scaled = {f"AGENT_{name}_MS": str(max(1, round(ms / speed))) for name, ms in times.items()}
@@ -163,27 +142,24 @@ def started(config: Config, model: Model, speed: float, tmp: Path) -> Iterator[R
         **scaled,
     )
     with relay_process(str(tmp / slug), tmp / f"{slug}.log", env, log_level=None) as server:
-        run = Run(config, model, key, server)
+        replayer = Replayer(server.base_url, session.events, speed=speed)
+        run = Run(config, model, key, server, replayer)
         try:
             yield run
         finally:
-            if run.replayer is not None:
-                run.replayer.stop()
+            run.replayer.stop()
 
 
 def collect(run: Run) -> None:
     """Read the run's agent entries (every page) and ``/health``."""
-    entries: list[dict[str, Any]] = []
     params: dict[str, Any] = {"since": run.start_ms, "limit": 500}
     with httpx.Client(base_url=run.server.base_url, timeout=5.0) as client:
-        while True:
+        while params.get("before", 0) is not None:  # the last page has no next
             page = client.get("/agent/history", params=params).json()
-            entries.extend(page["results"])
+            run.entries.extend(page["results"])
             params["before"] = page.get("next")
-            if params["before"] is None:
-                break
         run.health = client.get("/health").json()
-    run.entries = sorted(entries, key=lambda e: e["ts"])
+    run.entries.sort(key=lambda e: e["ts"])
 
 
 def hourly_cost(health: dict[str, Any], session_s: float) -> float:
@@ -191,8 +167,7 @@ def hourly_cost(health: dict[str, Any], session_s: float) -> float:
     ``agent.costByModel``: each model's calls at its price in the table, or as the provider
     reported).
 
-    >>> models = {"a": {"calls": 2, "costUsd": 0.00056}, "b": {"calls": 1, "costUsd": 0.0012},
-    ...           "local/unpriced": {"calls": 1, "costUsd": None}}
+    >>> models = {"a": {"costUsd": 0.00056}, "b": {"costUsd": 0.0012}, "local": {"costUsd": None}}
     >>> round(hourly_cost({"agent": {"costByModel": models}}, session_s=1_800), 6)
     0.00352
     >>> hourly_cost({"agent": {"costByModel": {}}}, session_s=60), hourly_cost({}, session_s=60)
@@ -210,21 +185,17 @@ def moments_to_hud_s(run: Run, session: Session, speed: float) -> list[float | N
     """:func:`moment_to_hud_s` of each labelled moment in a run (``None``: no labels)."""
     if session.moments is None:
         return None
-    acks = moment_acks(session.moments, session.events, run.posted)
+    acks = moment_acks(session.moments, session.events, run.replayer.posted)
     return moment_to_hud_s(acks, run.entries, speed)
 
 
 def measured(run: Run, session: Session, speed: float) -> tuple[str, ...]:
     """The table's row of one run."""
-    latencies = event_to_hud_s(run.posted, run.entries, speed)
+    latencies = event_to_hud_s(run.replayer.posted, run.entries, speed)
     answered = [v for v in latencies if v is not None]
-    freshness = [
-        e["contextFreshnessMs"] * speed / 1000
-        for e in run.entries
-        if e.get("contextFreshnessMs") is not None
-    ]
+    freshness_ms = [e.get("contextFreshnessMs") for e in run.entries]
+    freshness = [ms * speed / 1000 for ms in freshness_ms if ms is not None]
     agent = run.health.get("agent", {})
-    unchanged = agent.get("unchangedSkips")
     moments = ["-", "-", "-"]
     if (per_moment := moments_to_hud_s(run, session, speed)) is not None:
         to_hud = [v for v in per_moment if v is not None]
@@ -232,26 +203,13 @@ def measured(run: Run, session: Session, speed: float) -> tuple[str, ...]:
         moments = [f"{len(to_hud)}/{len(per_moment)}", p50, p90]
     return (
         run.config.name, str(run.calls), str(agent.get("failures", "?")), str(len(run.entries)),
-        "?" if unchanged is None else str(unchanged), seconds(median(freshness)),
+        str(agent.get("unchangedSkips", "?")), seconds(median(freshness)),
         seconds(median(answered)), seconds(percentile(answered, 90)),
         str(len(latencies) - len(answered)), *moments,
         str(agent.get("vision", {}).get("imagesSent", "?")),
         str(agent.get("totalTokens", {}).get("in", "?")),
         f"${hourly_cost(run.health, session.duration_s):.4f}",
     )  # fmt: skip
-
-
-def print_runs(rows: Sequence[tuple[str, ...]]) -> None:
-    """A row per run, each column as wide as its widest cell."""
-    widths = [max(len(row[i]) for row in (HEADER, *rows)) for i, _ in enumerate(HEADER)]
-    columns = (
-        f"{head} {'<' if i == 0 else '>'}{w}"
-        for i, (head, w) in enumerate(zip(HEADER, widths, strict=True))
-    )
-    table = Table("|".join(columns), indent="  ")
-    table.head()
-    for row in rows:
-        table.row(*row)
 
 
 def print_moments(session: Session, runs: Sequence[Run], speed: float) -> None:
@@ -289,19 +247,16 @@ def replay(
         tempfile.TemporaryDirectory(prefix="relay-freshness-") as tmp,
         contextlib.ExitStack() as stack,
     ):
-        runs = [stack.enter_context(started(c, model, speed, Path(tmp))) for c in configs]
+        runs = [stack.enter_context(started(c, model, session, speed, Path(tmp))) for c in configs]
         for run in runs:
             run.start_ms = int(time.time() * 1000) - 1
-            run.replayer = Replayer(run.server.base_url, session.events, speed=speed).start()
+            run.replayer.start()
         for run in runs:
-            assert run.replayer is not None
             if not run.replayer.wait(session.duration_s / speed + 60):
                 print(f"  [{run.config.name}] the replay did not end in time")
         time.sleep(tail_s + TAIL_MARGIN_S)
         for run in runs:
             collect(run)
-        for run in runs:
-            assert run.replayer is not None
             if run.replayer.failures:
                 print(f"  [{run.config.name}] {run.replayer.failures} posts failed")
     return runs
@@ -312,17 +267,15 @@ def print_ratios(rows: Sequence[tuple[str, ...]]) -> None:
 
     >>> cells = {"LLM calls": ("11", "10"), "tokens in": ("9000", "6000")}
     >>> cells["$/h"] = ("$0.06", "$0.02")
-    >>> print_ratios([tuple(cells[h][n] if h in cells else name for h in HEADER)
+    >>> print_ratios([tuple(cells[h][n] if h in cells else name for h in TABLE.heads)
     ...               for n, name in enumerate(("vision on", "vision off"))])
     <BLANKLINE>
       vision on / vision off: LLM calls 1.10, tokens in 1.50, $/h 3.00
     """
-    columns = {"LLM calls": HEADER.index("LLM calls"), "tokens in": HEADER.index("tokens in")}
-    columns["$/h"] = HEADER.index("$/h")
-    first, second = ([float(row[i].lstrip("$")) for i in columns.values()] for row in rows[:2])
+    heads = ("LLM calls", "tokens in", "$/h")
+    first, second = ([float(row[TABLE.heads.index(h)].lstrip("$")) for h in heads] for row in rows)
     ratios = (
-        f"{name} {a / b:.2f}" if b else f"{name} -"
-        for name, a, b in zip(columns, first, second, strict=True)
+        f"{h} {cell(ratio(a, b), '.2f')}" for h, a, b in zip(heads, first, second, strict=True)
     )
     print(f"\n  {rows[0][0]} / {rows[1][0]}: " + ", ".join(ratios))
 
@@ -334,12 +287,7 @@ OPTIONS = [
     ),
     arg("--speed", type=at_least(0, float, above=True), default=1.0, help="replay speed (1.0)"),
     arg("--llm-delay-s", type=at_least(0, float), default=1.0, help="the fake LLM's latency"),
-    arg(
-        "--session",
-        action="append",
-        type=session_path,
-        help=f"{', '.join(NAMED_SESSIONS)} or a session file; repeatable (default: all named)",
-    ),
+    arg("--session", action="append", type=session_path, help=SESSION_HELP),
     arg("--base-url", help="ask this OpenAI-compatible API root (http://h:p/v1), not a fake"),
     arg("--model", default=DEFAULT_MODEL, help=f"AGENT_MODEL ({DEFAULT_MODEL})"),
     arg("--vision-model", default=DEFAULT_VISION_MODEL, help="AGENT_VISION_MODEL"),
@@ -382,7 +330,9 @@ def run(args: argparse.Namespace) -> int:
             runs = replay(session, configs, model, speed, args.llm_delay_s)
         print()
         rows = [measured(run, session, speed) for run in runs]
-        print_runs(rows)
+        TABLE.head()
+        for row in rows:
+            TABLE.row(*row)
         for run in runs:
             if failed := run.health.get("agent", {}).get("failures"):
                 agent = run.health["agent"]

@@ -1,24 +1,6 @@
-"""A real model on the relay's prompts: how often its answer is parsed, and what reaches the HUD.
-
-Run from the repository root, against any OpenAI-compatible server::
-
-    python -m bench models --base-url http://127.0.0.1:8000/v1 --model smollm2
-    python -m bench models --base-url http://127.0.0.1:11434/v1 --model llama3.2 \\
-        --response-format off
-    python -m bench models --base-url ... --show      # and each answer's hud and verdict
-    python -m bench models --base-url ... --sample 16 # 16 windows spread over all
-    python -m bench models --base-url ... --images 1  # and screen images, as the relay
-
-The windows are the prompt corpus's and the demo session's (a tick every
-``--session-step-s``), each asked once, in turn, exactly as the relay asks (body,
-``response_format`` negotiation, parsing, hud gate). It prints, per level that answered, the
-answers parsed and the huds pushed and withheld, refusals, latency and tokens
-(docs/benchmarks.md has the details and a small local model to run). With ``--images N``
-each screen event shows its app's thumbnail (``tests/data/screens``) and a request carries
-the newest N distinct images of its window not sent before, as the relay's would
-(``AGENT_VISION_MAX_IMAGES``), asking ``--vision-model``. Targets with a small
-local model: 90 % parsed, no echo of the prompt pushed. The key is ``OPENROUTER_API_KEY``'s.
-"""
+"""A real model on the relay's prompts: each window of the prompt corpus and the demo session is
+asked once of the server at ``--base-url`` exactly as the relay asks (body, ``response_format``
+negotiation, parsing, hud gate). docs/benchmarks.md says how to read what it prints."""
 
 from __future__ import annotations
 
@@ -26,6 +8,7 @@ import argparse
 import os
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import httpx
@@ -38,14 +21,13 @@ from actors.agent.core.response_format import Level, first_level, is_refusal, st
 from actors.agent.core.screen_image import NOTHING_SENT, ScreenImage, SentImages, pick_images
 from actors.core.errors import LLMError
 from bench.runner import arg, flags
-from bench.stats import percentile
+from bench.stats import percentile, ratio
 from config.settings import RESPONSE_FORMATS, AgentSettings
 from tests.support import prompt_corpus as corpus
 from tests.support.day_session import with_screens
 from transport.demo.replay import DEMO_SESSION, SessionEvent, load_session
 
 DEFAULTS = AgentSettings()
-NOT_PUSHED = (chat.NO_OUTPUT, "Idle")
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,8 +164,7 @@ def ask(args: argparse.Namespace) -> Figures:
             images = _images(window, args.images, memory) if args.images else ()
             figures.images[0] += len(images)
             figures.images[1] += bool(images)
-            prompt = _prompt(window, previous)
-            asked = _negotiated(client, args, (prompt, images), level, figures)
+            asked = _negotiated(client, args, (_prompt(window, previous), images), level, figures)
             if isinstance(asked, str):
                 figures.failures.append((window.name, asked))
                 continue
@@ -205,24 +186,25 @@ def ask(args: argparse.Namespace) -> Figures:
             if analysis.parsed_ok:
                 counts["parsed", level] += 1
                 if window.at_s is not None:  # the session's next tick reads this digest
-                    at_ms = corpus.T0_MS + round(window.at_s * 1000) + corpus.TICK_AFTER_MS
-                    previous = PreviousDigest(analysis.digest, at_ms)
+                    previous = PreviousDigest(analysis.digest, _events(window)[1])
             else:
                 counts["unparsed", level, _finish_reason(response.content)] += 1
             if checked.withheld is not None:
                 counts["withheld", level, checked.withheld] += 1
                 verdict = f"withheld: {checked.withheld}"
-            elif checked.analysis.hud not in NOT_PUSHED:
-                counts["pushed", level] += 1
-                verdict = "pushed"
             else:
-                verdict = "not pushed (Idle)"
+                pushed = checked.analysis.hud not in (chat.NO_OUTPUT, "Idle")
+                counts["pushed", level] += pushed
+                verdict = "pushed" if pushed else "not pushed (Idle)"
             figures.shown.append((window.name, level, analysis.hud, verdict))
     return figures
 
 
-def _share(part: int, whole: int) -> str:
-    return f"{part}/{whole} ({100 * part / whole:.0f} %)" if whole else "0/0"
+def _row(name: str, row: Mapping[str, int], withheld: object) -> None:
+    """A row of the table: answers, the share of them parsed, huds pushed, and withheld."""
+    answers, parsed = row["answers"], row["parsed"]
+    share = f"{parsed}/{answers} ({100 * ratio(parsed, answers):.0f} %)" if answers else "0/0"
+    print(f"{name:<12} {answers:>7}  {share:<14} {row['pushed']:>6}  {withheld}")
 
 
 def report(figures: Figures, args: argparse.Namespace) -> None:
@@ -239,15 +221,9 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
         withheld = {r: counts["withheld", level, r] for r in WITHHELD_REASONS}
         shown = ", ".join(f"{r} {n}" for r, n in withheld.items() if n) or "none"
         row = {what: counts[what, level] for what in ("answers", "parsed", "pushed")}
-        print(
-            f"{level:<12} {row['answers']:>7}  {_share(row['parsed'], row['answers']):<14} "
-            f"{row['pushed']:>6}  {shown}"
-        )
+        _row(level, row, shown)
         total.update(row | {"withheld": sum(withheld.values())})
-    print(
-        f"{'all':<12} {total['answers']:>7}  {_share(total['parsed'], total['answers']):<14} "
-        f"{total['pushed']:>6}  {total['withheld']}"
-    )
+    _row("all", total, total["withheld"])
     unparsed = sorted((k[1:], n) for k, n in counts.items() if k[0] == "unparsed")
     unparsed_text = ", ".join(f"{lv}/{why} {n}" for (lv, why), n in unparsed)
     print(f"unparsed by level/finish_reason: {unparsed_text or 'none'}")

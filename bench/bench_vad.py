@@ -1,27 +1,13 @@
-"""Voice detection's cost for one 16 kHz stream, and the utterances it finds
-(``actors/audio/core/voice.py``).
-
-Run from the repository root::
-
-    python -m bench vad                    # 10 minutes of generated sound, 5 runs
-    python -m bench vad --quick            # 2 minutes, 3 runs
-    python -m bench vad --wav speech.wav   # a recording (16 kHz mono 16-bit WAV)
-
-The generated scene is a seeded mix of sentences (1-12 s of speech-like syllables), pauses
-(1.5-6 s of faint room noise), blips of 100-200 ms and a 25 s monologue, built from a few
-syllables made once. The detector reads it in chunks of ``--chunk`` bytes (100 ms) as a
-capture pipe delivers them; its CPU time (``time.process_time``) over the audio's duration is
-its share of one core, the median of ``--runs`` runs. Against the scene it counts the
-sentences heard (overlapped by an utterance), the utterances over no speech, and the blips
-dropped as too short. With ``--wav`` it lists the recording's utterances instead. It asserts
-nothing.
-"""
+"""Voice detection's CPU for one 16 kHz stream (``actors/audio/core/voice.py``), fed in chunks as
+a capture pipe delivers them, and the utterances it finds in a generated scene or a ``--wav``
+recording. docs/benchmarks.md describes the scene."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from actors.audio.core.utterance import Utterance
 from actors.audio.core.voice import FRAME_MS, VoiceStats
 from actors.audio.core.wav import read_wav
 from bench.figures import Table, at_least
@@ -30,25 +16,22 @@ from bench.stats import median
 from tests.support.voice_scene import T0, detect, overlaps, scene
 
 
-def cost(pcm: bytes, chunk: int, runs: int, source: str) -> VoiceStats:
-    """Print the CPU figures of ``runs`` runs over ``pcm``; the counts of the last."""
-    cpus = []
-    for _ in range(runs):
-        _, stats, cpu = detect(pcm, chunk, source)
-        cpus.append(cpu)
+def cost(pcm: bytes, chunk: int, runs: int, source: str) -> tuple[list[Utterance], VoiceStats]:
+    """Print the CPU figures of ``runs`` runs over ``pcm``; the last run's utterances, counts."""
+    done = [detect(pcm, chunk, source) for _ in range(runs)]
+    (found, stats, _), cpus = done[-1], [cpu for _, _, cpu in done]
     seconds, cpu = stats.seconds, median(cpus)
     frames = max(stats.frames, 1)
     print(f"audio: {seconds:.0f} s, {stats.frames} frames of {FRAME_MS} ms, chunks of {chunk} B")
     print(f"CPU: {cpu * 1000:.1f} ms (median of {runs}; runs {min(cpus) * 1000:.1f} to ", end="")
     print(f"{max(cpus) * 1000:.1f} ms), {cpu / frames * 1e6:.1f} us a frame")
     print(f"share of one core: {cpu / seconds * 100:.3f} %, {seconds / cpu:.0f} x real time")
-    return stats
+    return found, stats
 
 
 def on_scene(minutes: float, chunk: int, runs: int, source: str) -> None:
     made = scene(minutes)
-    stats = cost(made.pcm, chunk, runs, source)
-    found, _, _ = detect(made.pcm, chunk, source)
+    found, stats = cost(made.pcm, chunk, runs, source)
     heard = sum(any(overlaps(u, *s) for u in found) for s in made.sentences)
     stray = sum(not any(overlaps(u, *s) for s in made.sentences) for u in found)
     print(f"speech frames: {stats.speech_share * 100:.1f} %")
@@ -62,9 +45,7 @@ def on_scene(minutes: float, chunk: int, runs: int, source: str) -> None:
 
 
 def on_wav(path: Path, chunk: int, runs: int, source: str) -> None:
-    pcm = read_wav(path.read_bytes())
-    stats = cost(pcm, chunk, runs, source)
-    found, _, _ = detect(pcm, chunk, source)
+    found, stats = cost(read_wav(path.read_bytes()), chunk, runs, source)
     print(f"speech frames: {stats.speech_share * 100:.1f} %, dropped as too short: ", end="")
     print(stats.too_short)
     table = Table("utterance >9|start s >8.2f|end s >8.2f|length s >8.2f|quiet >5")

@@ -1,28 +1,6 @@
-"""Chaos soak: steady ingestion while actors crash or hang at random and the LLM fails in every
-way the fake LLM knows; nothing acknowledged may be lost. Exit code 1 on any correctness problem.
-
-Run from the repository root::
-
-    python -m bench chaos               # 10 minutes
-    python -m bench chaos --quick       # 1 minute: a smoke run
-    python -m bench chaos --minutes 3 --seed 7 --keep   # keep the data dir and both logs
-
-A fake LLM and a relay (``RELAY_FAULTS=1``; the agent without the economy: a call on every
-tick with news, every 250 ms) run as subprocesses. The relay also hears: it captures two
-sources (programs writing speech-like PCM at ``--audio-speed`` times real time) and
-transcribes them with the stand-in speech service (both in ``tests/support``).
-A spawned process posts to ``/feed`` and ``/sense`` at ``--rate`` per second each (never
-retried); after a fault-free ``--baseline`` share, ``POST /debug/fault`` crashes (70 %) or
-hangs an actor every 5 to 8 s, every other fault on the audio path (``stt``,
-``capture_system``, ``capture_mic``; each group's actors in shuffled rounds), and
-:class:`LLMDrill` walks the fake LLM's fault modes. Three pollers per endpoint read
-``GET <endpoint>?after=<last id seen>`` and check ids and contents. It prints posts sent,
-acknowledged, never seen or changed, the rings re-read at the end, ingestion latency in the
-baseline and the faults, restarts per actor against the crashes injected, per audio actor the
-same and per source the transcripts stored and the capture processes (never two at once,
-one each at the end, none left after the exit), the requests and their outcomes per fake LLM
-mode, RSS, and the exit code after SIGTERM.
-"""
+"""Chaos soak: steady ingestion and hearing while actors crash or hang and the fake LLM fails in
+every way it knows, against a relay with faults on; an acknowledged post lost or changed, or any
+other correctness problem, makes the exit code 1. docs/benchmarks.md says what it prints."""
 
 from __future__ import annotations
 
@@ -30,6 +8,7 @@ import argparse
 import concurrent.futures
 import contextlib
 import itertools
+import math
 import multiprocessing
 import random
 import shutil
@@ -37,14 +16,14 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from actors.core.shapes import AUDIO_SOURCES, AudioSource
+from bench.figures import Table
 from bench.runner import flags
 from bench.stats import percentile
 from tests.support import harness
@@ -71,6 +50,10 @@ from tests.support.chaos import (
 )
 from tests.support.chaos_hearing import AUDIO_ACTORS, Hearing, VariedStt, outcomes, stored
 
+Rings = dict[str, list[dict[str, Any]] | None]
+"""Each endpoint's ring as read at the end (``None``: it could not be read)."""
+Drilled = Counter[tuple[str, str]] | None
+
 OPTIONS = flags(
     minutes=(float, 10.0, "length of the run"),
     quick=(bool, None, "a 1-minute run"),
@@ -88,41 +71,24 @@ def _start(
     """The fake LLM, the speech stand-in and the relay (faults on, both sources captured)."""
     llm = stack.enter_context(harness.fake_llm_process(workdir / "fake_llm.log"))
     hearing = Hearing(stack.enter_context(VariedStt(seed=seed)), audio_speed)
+    settings = {"RELAY_FAULTS": "1", "OPENROUTER_API_KEY": "unused", "LOG_FORMAT": "json"}
     env = harness.relay_env(
-        RELAY_FAULTS="1",
-        OPENROUTER_API_KEY="unused",
-        AGENT_BASE_URL=f"{llm.base_url}/v1",
-        LOG_FORMAT="json",
-        **AGENT,
-        **hearing.env(),
+        AGENT_BASE_URL=f"{llm.base_url}/v1", **settings, **AGENT, **hearing.env()
     )
     data, log = str(workdir / "data"), workdir / "relay.log"
     relay = stack.enter_context(harness.relay_process(data, log, env, log_level=None))
     return llm, hearing, relay
 
 
-def _reread(
-    relay: harness.Server, drill: LLMDrill
-) -> tuple[dict[str, list[dict[str, Any]] | None], Counter[tuple[str, str]] | None]:
+def _reread(relay: harness.Server, drill: LLMDrill) -> tuple[Rings, Drilled]:
     """Both rings read again from the start, and the drill's requests as the relay counted."""
-    rings: dict[str, list[dict[str, Any]] | None] = dict.fromkeys(ENDPOINTS)
+    rings: Rings = dict.fromkeys(ENDPOINTS)
     with httpx.Client(timeout=5.0) as client:
         for e in ENDPOINTS:
             with contextlib.suppress(httpx.HTTPError, ValueError, KeyError):
                 got = client.get(relay.base_url + e, params={"after": 0})
                 rings[e] = got.json()[ITEMS_KEY[e]]
         return rings, drill.requests(client)
-
-
-def _clean_up(pool: concurrent.futures.Executor, workdir: Path, *, keep: bool) -> None:
-    """Stop the load's process and remove the data directory and the logs (unless kept)."""
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in multiprocessing.active_children():
-        proc.kill()
-    if keep:
-        print(f"kept {workdir}")
-    else:
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -183,54 +149,56 @@ def run(args: argparse.Namespace) -> int:
                 f"relay alive at the end: {state}"
             )
             _took, code = harness.timed_stop(relay)
-            heard = stored(labels(readers["/feed"]))
             log_lines = (workdir / "relay.log").read_text(errors="replace").splitlines()
-            figures = AudioFigures(
-                faults=Counter((f.actor, f.kind) for f in faults if f.outcome == "ok"),
-                actors=health.get("actors", {}),
-                stored=heard,
-                stored_quiet=heard - heard_before_quiet,
-                outcomes=outcomes(log_lines),
-                at_end=at_end,
-                left=hearing.processes(None),
+            heard = stored(labels(readers["/feed"]))
+            problems += print_audio(hearing, faults, health, (heard, heard_before_quiet), at_end)
+            print(
+                f"  transcriber outcomes (log): {shown(outcomes(log_lines))}; "
+                f"speech service requests: {hearing.stt.calls}"
             )
-            problems += print_audio(hearing, figures)
             print(f"relay exit code after SIGTERM: {code}")
-        lines = (workdir / "relay.log").read_text(errors="replace").splitlines()
-        harness.print_log_summary(lines, "relay log", 50, above_info=True, first_lines=False)
+        harness.print_log_summary(log_lines, "relay log", 50, above_info=True, first_lines=False)
         print(f"correctness problems: {problems}")
         return 0 if was_alive and problems == 0 and code == 0 else 1
-    finally:
+    finally:  # stop the readers and the load's process; remove the data dir and logs, unless kept
         stop_reading.set()
-        _clean_up(pool, workdir, keep=args.keep)
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in multiprocessing.active_children():
+            proc.kill()
+        if args.keep:
+            print(f"kept {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def shown(counts: Mapping[Any, int]) -> str:
+    """``key count, ...`` in the keys' order, or ``none``."""
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
 
 
 def report(
     records: list[Record],
     acked: dict[str, dict[int, Record]],
     readers: dict[str, Reader],
-    rings: dict[str, list[dict[str, Any]] | None],
+    rings: Rings,
     faults_at: float,
 ) -> int:
     """Print the ingestion figures; the number of correctness problems found."""
     problems = 0
     print("\ningestion")
-    print(
-        f"  {'endpoint':9} {'sent':>8} {'acked':>8} {'missing':>8} {'changed':>8} {'behind':>7} "
-        f"{'longest failing run':>22}"
+    table = Table(
+        "endpoint <9|sent >8|acked >8|missing >8|changed >8|behind >7|longest failing run >22",
+        indent="  ",
     )
+    table.head()
     for e in ENDPOINTS:
         reader, sent = readers[e], [r for r in records if r.endpoint == e]
         state = reader.state
         missing, changed = reader.unseen_and_changed(acked[e])
-        behind = [
-            (a, b) for a, b in state.behind if any(i not in state.seen for i in range(a, b + 1))
-        ]
+        behind = sum(any(i not in state.seen for i in range(a, b + 1)) for a, b in state.behind)
         span, count, _statuses = longest_failing_run(sent)
-        print(
-            f"  {e:9} {len(sent):8d} {len(acked[e]):8d} {len(missing):8d} {len(changed):8d}"
-            f" {len(behind):7d} {span:14.2f} s ({count:3d})"
-        )
+        failing = f"{span:.2f} s ({count:3d})"
+        table.row(e, *map(len, (sent, acked[e], missing, changed)), behind, failing)
         problems += len(missing) + len(changed) + len(state.violations) + (len(state.epochs) != 1)
         if missing:
             in_gap = [r for r in missing if any(a <= r.id <= b for a, b in state.behind)]
@@ -247,8 +215,7 @@ def report(
         if reader.errors:
             problems += 1
             print(f"    a poller died: {reader.errors!r}")
-        ring = rings[e]
-        if ring is None:
+        if (ring := rings[e]) is None:
             print("    the ring could not be re-read after the run")
         else:
             absent, other, not_as_read = reader.ring_differences(ring, acked[e])
@@ -259,44 +226,44 @@ def report(
                 f"ids absent, {len(other)} with other content ({len(not_as_read)} not as read)"
             )
             problems += len(absent) + len(other)
-        failures = ", ".join(f"{k} {v}" for k, v in sorted(state.failures.items()))
-        print(
-            f"    reader: {state.polls} polls, {len(state.seen)} items, failures: {failures or '0'}"
-        )
-
+        failures = shown(state.failures) if state.failures else "0"
+        print(f"    reader: {state.polls} polls, {len(state.seen)} items, failures: {failures}")
     print("\ningestion latency of acknowledged posts (ms)")
-    print(
-        f"  {'endpoint':9} {'phase':9} {'n':>7} {'p50':>8} {'p99':>8} {'max':>8}  errors by status"
+    table = Table(
+        "endpoint <9|phase <9|n >7|p50 >8.2f|p99 >8.2f|max >8.2f|errors by status <1", "  "
     )
+    table.head()
     for e, (phase, in_faults) in itertools.product(
         ENDPOINTS, (("baseline", False), ("faults", True))
     ):
         rows = [r for r in records if r.endpoint == e and (r.started >= faults_at) == in_faults]
         ok = [r.latency_ms for r in rows if r.id >= 0]
-        errors = Counter(r.status for r in rows if r.id < 0)
-        shown = ", ".join(f"{k} {v}" for k, v in sorted(errors.items())) or "none"
-        print(
-            f"  {e:9} {phase:9} {len(ok):7d} {percentile(ok, 50):8.2f} "
-            f"{percentile(ok, 99):8.2f} {max(ok, default=float('nan')):8.2f}  {shown}"
-        )
+        errors = shown(Counter(r.status for r in rows if r.id < 0))
+        cells = (percentile(ok, 50), percentile(ok, 99), max(ok, default=math.nan))
+        table.row(e, phase, len(ok), *cells, errors)
     return problems
+
+
+def print_actors(names: Sequence[str], faults: Sequence[Fault], actors: Mapping[str, Any]) -> None:
+    """Per actor: the crashes and hangs delivered, and its restarts, liveness and state as
+    ``/health`` reported them at the end (flagged when restarts differ from crashes)."""
+    delivered = Counter((f.actor, f.kind) for f in faults if f.outcome == "ok")
+    width = max(8, *map(len, names))
+    table = Table(f"actor <{width}|crash >6|hang >6|restarts >9|alive >6|state <1", indent="  ")
+    table.head()
+    for name in names:
+        info, crashes = actors.get(name, {}), delivered[name, "crash"]
+        restarts = info.get("restarts")
+        flag = "" if restarts == crashes else "   <- restarts differ from crashes injected"
+        alive, state = str(info.get("alive")), f"{info.get('state')}{flag}"
+        table.row(name, crashes, delivered[name, "hang"], str(restarts), alive, state)
 
 
 def print_faults(faults: list[Fault], modes: Counter[str], health: dict[str, Any]) -> None:
     print("\nfaults injected (actor: kind count)")
-    by_actor = Counter((f.actor, f.kind) for f in faults if f.outcome == "ok")
-    actors = health.get("actors", {})
-    print(f"  {'actor':8} {'crash':>6} {'hang':>6} {'restarts':>9} {'alive':>6}  state")
-    for name in ACTORS:
-        info, crashes = actors.get(name, {}), by_actor[name, "crash"]
-        restarts = info.get("restarts")
-        flag = "" if restarts == crashes else "   <- restarts differ from crashes injected"
-        print(
-            f"  {name:8} {crashes:6d} {by_actor[name, 'hang']:6d} {restarts!s:>9} "
-            f"{info.get('alive')!s:>6}  {info.get('state')}{flag}"
-        )
+    print_actors(ACTORS, faults, health.get("actors", {}))
     undelivered = [f for f in faults if f.outcome != "ok"]
-    print(f"  {by_actor.total()} faults delivered, {len(undelivered)} not delivered")
+    print(f"  {len(faults) - len(undelivered)} faults delivered, {len(undelivered)} not delivered")
     for f in undelivered:
         print(f"    not delivered: {f.actor} {f.kind} ({f.outcome})")
     hangs = [f.seconds for f in faults if f.kind == "hang" and f.outcome == "ok"]
@@ -309,48 +276,32 @@ def print_faults(faults: list[Fault], modes: Counter[str], health: dict[str, Any
         print(f"  vision: {health['agent'].get('vision')}")
 
 
-@dataclass(frozen=True, slots=True)
-class AudioFigures:
-    """What the soak saw of the audio path, for :func:`print_audio`."""
-
-    faults: Mapping[tuple[str, str], int]
-    """Faults delivered, by (actor, kind)."""
-    actors: Mapping[str, Any]
-    """``/health.actors`` at the end."""
-    stored: Mapping[AudioSource, int]
-    stored_quiet: Mapping[AudioSource, int]
-    """Transcripts stored after the last fault."""
-    outcomes: Mapping[str, int]
-    at_end: Mapping[AudioSource, list[int]]
-    """The capture processes of the relay just before it was stopped."""
-    left: Mapping[AudioSource, list[int]]
-    """Capture processes alive once the relay had exited (orphans)."""
-
-
-def print_audio(hearing: Hearing, figures: AudioFigures) -> int:
-    """Print the audio figures; the number of problems found."""
+def print_audio(
+    hearing: Hearing,
+    faults: Sequence[Fault],
+    health: dict[str, Any],
+    heard: tuple[Counter[AudioSource], Counter[AudioSource]],
+    at_end: Mapping[AudioSource, list[int]],
+) -> int:
+    """Print the audio actors' faults and restarts, and per source the transcripts stored
+    (``heard``: in all, and before the quiet end) and capture processes; the problems found."""
     problems = 0
     print("\naudio path (two captures and the transcriber under the drills)")
-    print(f"  {'actor':15} {'crash':>6} {'hang':>6} {'restarts':>9} {'alive':>6}  state")
-    for name in AUDIO_ACTORS:
-        info, crashes = figures.actors.get(name, {}), figures.faults.get((name, "crash"), 0)
-        restarts = info.get("restarts")
-        flag = "" if restarts == crashes else "   <- restarts differ from crashes injected"
-        print(
-            f"  {name:15} {crashes:6d} {figures.faults.get((name, 'hang'), 0):6d} "
-            f"{restarts!s:>9} {info.get('alive')!s:>6}  {info.get('state')}{flag}"
-        )
-    print(f"  {'source':8} {'stored':>7} {'after last fault':>17} {'processes':>10}"
-          f" {'most at once':>13} {'samples with none':>18} {'left after exit':>16}")  # fmt: skip
+    print_actors(AUDIO_ACTORS, faults, health.get("actors", {}))
+    table = Table(
+        "source <8|stored >7|after last fault >17|processes >10|most at once >13|"
+        "samples with none >18|left after exit >16",
+        indent="  ",
+    )
+    table.head()
+    after_exit = hearing.processes(None)
     for source in AUDIO_SOURCES:
-        at_end, left = figures.at_end[source], figures.left[source]
-        quiet, most = figures.stored_quiet[source], hearing.most[source]
-        print(
-            f"  {source:8} {figures.stored[source]:7d} {quiet:17d} {len(at_end):10d} "
-            f"{most:13d} {hearing.none[source]:12d}/{hearing.samples:<5d} {len(left):16d}"
-        )
+        now, left = at_end[source], after_exit[source]
+        quiet, most = heard[0][source] - heard[1][source], hearing.most[source]
+        none = f"{hearing.none[source]:12d}/{hearing.samples:<5d}"
+        table.row(source, heard[0][source], quiet, len(now), most, none, len(left))
         for problem, what in (
-            (len(at_end) != 1, f"{len(at_end)} capture processes at the end, not 1: {at_end}"),
+            (len(now) != 1, f"{len(now)} capture processes at the end, not 1: {now}"),
             (most > 1, f"{most} capture processes at once during the run"),
             (bool(left), f"capture processes left after the relay exited: {left}"),
             (quiet == 0, "no transcript stored after the last fault"),
@@ -358,6 +309,4 @@ def print_audio(hearing: Hearing, figures: AudioFigures) -> int:
             if problem:
                 problems += 1
                 print(f"    PROBLEM {source}: {what}")
-    shown = ", ".join(f"{k} {v}" for k, v in sorted(figures.outcomes.items())) or "none"
-    print(f"  transcriber outcomes (log): {shown}; speech service requests: {hearing.stt.calls}")
     return problems

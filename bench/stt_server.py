@@ -1,40 +1,28 @@
-"""A real offline speech service for the audio benchmarks: PocketSphinx behind the OpenAI
-transcription API.
-
-Run from the repository root (``pip install pocketsphinx``, which ships an English model)::
-
-    python -m bench stt-server --port 8910
-    STT_API=openai STT_BASE_URL=http://127.0.0.1:8910/v1 STT_API_KEY=unused python run.py ...
-
-``POST /v1/audio/transcriptions`` takes the multipart form the relay sends (``file``: a 16 kHz
-mono 16-bit WAV; ``model``, ``language``, ``prompt`` and ``response_format`` are read and
-ignored) and answers ``{"text": ...}``, recognised on a thread so that requests overlap as a
-real server's do. Any other WAV is a 400. It recognises plainly, without any tuning: what it
-hears is what a small real recogniser hears, words missed and misheard included.
-``GET /health`` counts the requests. SIGTERM or SIGINT stops it (exit code 0).
-"""
+"""PocketSphinx behind the OpenAI transcription API, recognising plainly: a real offline speech
+service for the audio benchmarks (docs/benchmarks.md says how to point a relay at it)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import importlib
-import io
 import sys
 import threading
-import wave
 from typing import Any
 
 from aiohttp import web
 
+from actors.audio.core.wav import read_wav
 from bench.runner import flags
 from tests.support.harness import HOST, serve_forever
 
 RATE = 16_000
+MAX_BODY = 8 * 1024 * 1024
 
 
 class Recogniser:
-    """One PocketSphinx decoder per thread (a decoder is not shared between threads)."""
+    """One PocketSphinx decoder per thread (a decoder is not shared between threads); the
+    requests it served and, in order, what it answered (the real-speech check reads them)."""
 
     def __init__(self) -> None:
         try:  # a bench-only dependency, named when missing
@@ -43,6 +31,7 @@ class Recogniser:
             sys.exit("bench.stt_server needs PocketSphinx: pip install pocketsphinx")
         self._local = threading.local()
         self.requests = 0
+        self.answers: list[str] = []
 
     def text(self, pcm: bytes) -> str:
         decoder = getattr(self._local, "decoder", None)
@@ -51,34 +40,20 @@ class Recogniser:
         decoder.start_utt()
         decoder.process_raw(pcm, full_utt=True)
         decoder.end_utt()
-        hyp = decoder.hyp()
-        return str(hyp.hypstr) if hyp is not None else ""
+        self.answers.append(str(hyp.hypstr) if (hyp := decoder.hyp()) is not None else "")
+        return self.answers[-1]
 
 
-def pcm_of(data: bytes) -> bytes:
-    """The samples of a 16 kHz mono 16-bit WAV; ValueError for anything else."""
-    try:
-        with wave.open(io.BytesIO(data)) as wav:
-            shape = (wav.getframerate(), wav.getnchannels(), wav.getsampwidth())
-            if shape != (RATE, 1, 2):
-                rate, channels, width = shape
-                msg = (
-                    f"want a 16 kHz mono 16-bit WAV, got {rate} Hz, {channels} ch, {8 * width} bit"
-                )
-                raise ValueError(msg)
-            return bytes(wav.readframes(wav.getnframes()))
-    except (wave.Error, EOFError) as exc:
-        raise ValueError(f"not a WAV: {exc or 'too short'}") from None
+def routes(made: web.Application, recogniser: Recogniser) -> web.Application:
+    """``made`` serving ``recogniser``: ``POST /v1/audio/transcriptions`` and ``GET /health``."""
 
-
-def app(recogniser: Recogniser) -> web.Application:
     async def transcribe(request: web.Request) -> web.Response:
         form = await request.post()
         upload = form.get("file")
         if not isinstance(upload, web.FileField):
             return web.json_response({"error": {"message": "no file part"}}, status=400)
         try:
-            pcm = pcm_of(upload.file.read())
+            pcm = read_wav(upload.file.read())  # 16 kHz mono 16-bit only
         except ValueError as exc:
             return web.json_response({"error": {"message": str(exc)}}, status=400)
         recogniser.requests += 1
@@ -88,18 +63,15 @@ def app(recogniser: Recogniser) -> web.Application:
     async def health(_request: web.Request) -> web.Response:
         return web.json_response({"ok": True, "requests": recogniser.requests})
 
-    made = web.Application(client_max_size=8 * 1024 * 1024)
     made.router.add_post("/v1/audio/transcriptions", transcribe)
     made.router.add_get("/health", health)
     return made
 
 
-OPTIONS = flags(
-    port=(int, 8910, "port to listen on"),
-)
+OPTIONS = flags(port=(int, 8910, "port to listen on"))
 
 
 def run(args: argparse.Namespace) -> int:
-    recogniser = Recogniser()
+    made = routes(web.Application(client_max_size=MAX_BODY), Recogniser())
     banner = f"PocketSphinx speech service on http://{HOST}:{args.port}/v1"
-    return serve_forever(app(recogniser), asyncio.new_event_loop(), args.port, banner)
+    return serve_forever(made, asyncio.new_event_loop(), args.port, banner)
