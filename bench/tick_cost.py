@@ -1,18 +1,17 @@
-"""A tick's own cost, in-process: the window, the prompt, the change check and the digest's
-record and commit, with full rings (``python -m bench costs --only tick``).
+"""A tick's own cost, in-process, for ``python -m bench costs --only tick``: rings filled like
+the bridge's and the capture client's, then the window, the prompt, the change check and the
+digest's record and commit, each timed call by call.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import io
 import itertools
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 from actors.agent.context_builder import ContextBuilder
 from actors.agent.core.change import Change, Gist, gist, judge
@@ -28,19 +27,12 @@ from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.clock import SystemClock
 from actors.tree import Relay, start_relay
 from bench.figures import data
-from bench.quiet import Row, busy_during, quiet_attempts, table_rows
 from bench.stats import median, percentile
-from config.logs import configure_logging
 from config.settings import AgentSettings, Settings
-from tests.support import harness as h
 from transport.demo.fake_llm import FakeLLM
 from transport.frontend import HttpFrontend
 
-TICK_LIMIT_MS, IDLE_LIMIT_PCT, START_LIMIT_S = 2.0, 0.5, 1.0
-MAX_AGE_MS = 120_000
-HOUR_MS = 3_600_000
-CALL_TIMEOUT_S = 5.0
-DISK_REPS = 300
+MAX_AGE_MS, HOUR_MS, CALL_TIMEOUT_S, OCR_CHARS = 120_000, 3_600_000, 5.0, 4096
 TICK_PARTS = (
     "context.window(120000) (snapshots + window)",
     "build_prompt",
@@ -49,7 +41,6 @@ TICK_PARTS = (
 )
 """The figures whose sum is a tick's own cost."""
 TEXTS = data("tick_window")
-OCR_CHARS = 4096
 PREVIOUS_DIGEST = TEXTS["previous_digest"] * 4
 
 
@@ -94,25 +85,19 @@ def sense_bodies(now_ms: int) -> list[dict[str, Any]]:
     return bodies
 
 
-@dataclass(frozen=True, slots=True)
-class Figure:
-    """Sorted nanoseconds of one operation, and the process's CPU per call."""
+class Figure(NamedTuple):
+    """One operation's nanoseconds per call, sorted, and the process's CPU per call."""
 
     name: str
     ns: list[int]
     cpu_us: float = math.nan
 
-    def median_us(self) -> float:
-        return median(self.ns) / 1000
-
-    def p99_us(self) -> float:
-        return percentile(self.ns, 99) / 1000
-
     def line(self) -> str:
         cpu = "" if math.isnan(self.cpu_us) else f"  CPU/call {self.cpu_us:7.1f} µs"
         return (
-            f"  {self.name:<50} median {self.median_us():8.1f} µs  p99 {self.p99_us():8.1f} µs  "
-            f"max {self.ns[-1] / 1000:8.1f} µs  ({len(self.ns)} calls){cpu}"
+            f"  {self.name:<50} median {median(self.ns) / 1000:8.1f} µs  p99 "
+            f"{percentile(self.ns, 99) / 1000:8.1f} µs  max {self.ns[-1] / 1000:8.1f} µs  "
+            f"({len(self.ns)} calls){cpu}"
         )
 
 
@@ -230,66 +215,3 @@ def in_process_relay(llm: FakeLLM, data_dir: str, stopped: list[bool]) -> Iterat
         yield relay
     finally:
         stopped.append(relay.stop())
-
-
-def run_tick(args: argparse.Namespace) -> list[Row]:
-    print(
-        f"\n== a tick's own cost: in-process relay (:memory:, SystemClock, fake LLM in-process, "
-        f"interval 1 h); {args.reps} pure calls, {args.actor_reps} actor calls per figure"
-    )
-    values: dict[str, float | None] = {"tick own cost, median": None, "tick own cost, p99": None}
-    log = io.StringIO()
-    configure_logging("json", "info", stream=log)
-    for attempt in quiet_attempts("tick", args.max_wait):
-        stopped: list[bool] = []
-        with FakeLLM() as llm, in_process_relay(llm, h.MEMORY, stopped) as relay:
-            feed, sense = fill_rings(relay)
-            meter = h.Meter()
-            pure = measure_pure(feed, sense, args.reps)
-            actor, window = measure_actors(relay, args.actor_reps)
-            actor += measure_records(relay, window, args.actor_reps)
-        with (
-            FakeLLM() as llm,
-            h.data_directory(None, "relay-bench-tick-") as data_dir,
-            in_process_relay(llm, data_dir, stopped) as relay,
-        ):
-            fs = h.filesystem(data_dir)
-            disk = measure_records(relay, window, min(args.actor_reps, DISK_REPS), " on disk")
-        if (other := busy_during("tick", attempt, meter.read())) is None:
-            continue
-        now_ms = SystemClock().now_ms()
-        prompt = build_prompt(
-            window, now_ms=now_ms, previous=PreviousDigest(PREVIOUS_DIGEST, now_ms)
-        )
-        transcripts = sum(1 for item in feed.items if "openrouter]" in item.text)
-        ocr = sorted({len(e.ocr) for e in sense.events})
-        print(
-            f"  rings: feed {len(feed.items)} items ({transcripts} transcripts), sense "
-            f"{len(sense.events)} events (OCR {ocr[0]}-{ocr[-1]} chars, apps "
-            f"{sorted({e.app for e in sense.events})}); window: audio {window.audio_count} "
-            f"(kept {len(window.audio)}), screen {window.screen_count} (kept "
-            f"{len(window.screen)} after dedup), {len(window.app_history)} app switches; prompt "
-            f"{len(prompt)} chars; rest of the machine {other:.2f} cores; relays stopped "
-            f"cleanly: {stopped}"
-        )
-        on_disk = f"not in the sum: the same on disk ({fs}, RELAY_SYNC=full: a commit is an fsync):"
-        for title, figures in (
-            ("(a) pure, on the snapshots:", pure),
-            ("(b) through the actors (wall time of the caller; CPU/call: whole process):", actor),
-            (on_disk, disk),
-        ):
-            print(f"  {title}\n" + "\n".join(figure.line() for figure in figures))
-        parts = [f for f in pure + actor if f.name in TICK_PARTS]
-        median_ms = sum(f.median_us() for f in parts) / 1000
-        p99_ms = sum(f.p99_us() for f in parts) / 1000
-        print(
-            f"  tick own cost = window (actor) + prompt + judgement + record with commit: median "
-            f"{median_ms:.3f} ms, p99 {p99_ms:.3f} ms (sum of the p99s, pessimistic)"
-        )
-        values = {"tick own cost, median": median_ms, "tick own cost, p99": p99_ms}
-        break
-    h.print_log_summary(log.getvalue().splitlines(), "in-process relay log", above_info=True)
-    return table_rows("tick", f"{TICK_LIMIT_MS:g} ms", values, "ms")
-
-
-# -- arguments and the table ---------------------------------------------------------------------
