@@ -1,17 +1,7 @@
-"""What the prompt keeps of a window, against the original relay's, on the prompt corpus.
-
-Run from the repository root::
-
-    python -m bench prompt              # the figures, per shape and in all
-    python -m bench prompt --cases      # and a row per case, with the words it lost
-    python -m bench prompt --show NAME  # both prompts of one case
-    python -m bench prompt --budgets 600,800,1000   # the budget prompt with others
-
-For each window of :mod:`tests.support.prompt_corpus`: the original relay's **cut** prompt (each OCR
-text cut at 200 characters) and the relay's **budget** one: the expected words and the share of
-the input's words of 4+ letters in the prompt's window part, the mean length and the µs to
-build it. Targets: every expected word, 99 % of the input words, a mean length at most 1.2
-times the cut one's.
+"""What the prompt keeps of a window, against the original relay's, on the prompt corpus: for
+each window of ``tests/support/prompt_corpus.py``, the original relay's prompt (each OCR text cut
+at 200 characters) and the relay's own (a budget for the screen) are built and their words,
+length and cost to build compared. docs/benchmarks.md says how to read the figures and targets.
 """
 
 from __future__ import annotations
@@ -22,11 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
-from actors.agent.core.prompt import (
-    SCREEN_BUDGET,
-    build_prompt,
-    fingerprint,
-)
+from actors.agent.core.prompt import SCREEN_BUDGET, build_prompt, fingerprint
 from actors.agent.core.window import TickWindow, build_context_window
 from actors.core.bodies import sense_input
 from actors.core.records import SenseRecord
@@ -37,11 +23,9 @@ from bench.tick_cost import sense_bodies
 from tests.support import prompt_corpus as corpus
 from tests.support.prompt_corpus import Measure, cut_prompt, measure
 
-TARGET_INPUT_SHARE = 0.99
-TARGET_LENGTH_RATIO = 1.2
+TARGET_INPUT_SHARE, TARGET_LENGTH_RATIO = 0.99, 1.2
 COST_CALLS = 200
 """Calls per timed run."""
-
 
 PROMPTS: dict[str, Callable[..., str]] = {"cut": cut_prompt, "budget": build_prompt}
 

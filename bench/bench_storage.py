@@ -1,40 +1,48 @@
-"""What durability costs: ingestion per sync mode, and the time from SIGTERM to exit.
-
-Run from the repository root::
-
-    python -m bench storage                        # 3 s x 3 rounds per row, 5 stops
-    python -m bench storage --quick                # 1 s x 1 round, 2 stops
-    python -m bench storage --scenarios shutdown
-    python -m bench storage --scenarios index      # the search index's cost
-
-``storage``: the ingest bench's healthy relay three times: ``full`` (``RELAY_SYNC=full``: a 200
-means the item is fsynced), ``normal`` (survives a crash of the relay, not of the machine) and
-``memory`` (``--data-dir :memory:``, no sync), with the ratios full/memory and normal/memory.
-``shutdown``: the median time from SIGTERM to exit over ``--stops`` stops of a relay restarted
-on full rings, with 16 idle keep-alive connections and while a client posts at 16 connections
-(the signal 1 s into the load; each connection stops at its first failure); and each restart's
-time from spawn to the first ``/health`` 200.
-``index``: what the agent store's full-text index costs per entry stored, pruned and indexed
-at migration, and a search's time (:mod:`bench.index_cost`; ``--entries``, 3000 or 500 quick).
+"""What durability costs. ``storage``: the ingest bench's healthy relay (:mod:`bench.load`) with
+``RELAY_SYNC=full``, ``normal`` and ``--data-dir :memory:``, and their ratios to memory.
+``shutdown``: a relay restarted on full rings and stopped with SIGTERM, idle behind open
+keep-alive connections and while a client posts. ``index``: the agent store's full-text index,
+the real DigestStore storing, searching and pruning entries with the index and with its
+migration left out. docs/benchmarks.md says how each is measured and how to read it.
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import http.client
+import io
 import itertools
+import math
+import random
+import sqlite3
+import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+from unittest import mock
 
 import orjson
+import pykka
 
-from bench import index_cost, load
-from bench.figures import print_head, print_ratios
+from actors.agent.core.completion import Analysis
+from actors.agent.core.ticks import TickResult
+from actors.agent.core.window import build_context_window
+from actors.agent.digest_store import DigestStore
+from actors.kernel import schemas, search_index
+from actors.kernel.base import ChildHandle
+from actors.kernel.clock import FakeClock
+from actors.kernel.search_index import match_expression
+from actors.kernel.storage import close_storage, open_storage
+from bench import load
+from bench.figures import Table, print_ratios
 from bench.load import Row, Setup
 from bench.runner import UsageError, arg, choose
 from bench.stats import median
+from config.logs import configure_logging
 from tests.support import harness
 from tests.support.harness import HOST, MEMORY, Server
 
@@ -114,7 +122,7 @@ def busy_stop(server: Server) -> StopSample:
     return StopSample(server.ready_s, took, code, ok=len(result.latencies_ms), errors=result.errors)
 
 
-def run_shutdown(stops: int) -> dict[str, list[StopSample]]:
+def run_shutdown(stops: int) -> None:
     """Fill the rings once, then restart and stop the relay ``stops`` times per case."""
     samples: dict[str, list[StopSample]] = {"idle": [], "busy": []}
     with harness.agent_setup("shutdown") as (llm, data_dir, log_path):
@@ -128,7 +136,143 @@ def run_shutdown(stops: int) -> dict[str, list[StopSample]]:
                 sample = idle_stop(relay) if case == "idle" else busy_stop(relay)
             sample_list.append(sample)
             print(f"  {case} {n}: {sample.line()}")
-    return samples
+    print(
+        f"\nSIGTERM to exit, relay restarted on full rings ({FILL_POSTS[0]} /feed and "
+        f"{FILL_POSTS[1]} /sense posted first); idle = {STOP_CONNECTIONS} open keep-alive "
+        f"connections, busy = posting at {STOP_CONNECTIONS} connections:"
+    )
+    table = Table(
+        "client <7|stops >5|SIGTERM->exit median s >22.3f|min >6.3f|max >6.3f|exit codes <12|"
+        "start->healthy median s >23.3f"
+    )
+    table.head()
+    for case, done in samples.items():
+        took, codes = [s.stop_s for s in done], " ".join(str(s.code) for s in done)
+        ready = median(s.ready_s for s in done)
+        table.row(case, len(done), median(took), min(took), max(took), codes, ready)
+
+
+# -- the search index ------------------------------------------------------------------------------
+
+
+_VOCABULARY = """
+the user is editing reviewing debugging a test in VS Code terminal Chrome Slack meeting about
+deployment pipeline parser retry backoff OrderService getShipping NullPointerException useEffect
+fetchData error analyzer retryAfterMs pull request review comment docs budget invoice spreadsheet
+calendar standup design figma migration schema database index query latency p99 dashboard
+grafana alert incident rollback release notes changelog branch merge
+"""
+WORDS = tuple(_VOCABULARY.split())
+SEARCHES = ("the", "deploy", "pipeline retry", "grafana incident rollback")
+
+
+class IndexRow(NamedTuple):
+    """One setup's figures: µs per stored entry (median and p99), µs per pruned entry, µs per
+    entry to build the index and median ms per search (NaN: no index)."""
+
+    setup: str
+    indexed: bool
+    store_us: float
+    store_p99_us: float
+    prune_us: float
+    build_us: float
+    search_ms: float
+
+
+@contextlib.contextmanager
+def _schema(indexed: bool) -> Iterator[None]:
+    """The agent file's schema with the index, or as it was before it."""
+    if indexed:
+        yield
+        return
+    steps = tuple(s for s in schemas.MIGRATIONS["agent"] if s is not search_index.build)
+    with (
+        mock.patch.dict(schemas.MIGRATIONS, {"agent": steps}),
+        mock.patch.dict(schemas.RECONCILE, clear=True),
+    ):
+        yield
+
+
+def measure_index(setup: str, indexed: bool, entries: int) -> IndexRow:
+    """Store ``entries`` entries with the real DigestStore, search them, then prune half."""
+    rng, window = random.Random(7), build_context_window([], [], now_ms=0, max_age_ms=1)
+    results = []
+    for n in range(entries):
+        digest = " ".join(rng.choice(WORDS) for _ in range(70))[:500]
+        hud = " ".join(rng.choice(WORDS) for _ in range(6))[:40]
+        results.append(TickResult(n, Analysis(hud, digest, True), window, "bench", 1, 1, 1, False))
+    with tempfile.TemporaryDirectory(prefix="bench-index-") as tmp, _schema(indexed):
+        info = open_storage(MEMORY if setup == "memory" else tmp, sync="full")
+        try:
+            store = DigestStore.start(
+                clock=FakeClock(), store=info.stores["agent"], feed=ChildHandle("feed")
+            ).proxy()
+            took: list[float] = []
+            for result in results:
+                started = time.perf_counter()
+                store.record(result).get(timeout=30)
+                took.append(time.perf_counter() - started)
+            search_ms = _search_ms(store) if indexed else math.nan
+            pykka.ActorRegistry.stop_all()
+            prune_us, build_us = _prune_and_build(info.stores["agent"].path, entries, indexed)
+        finally:
+            pykka.ActorRegistry.stop_all()
+            close_storage(info)
+    took.sort()
+    p99 = took[int(len(took) * 0.99)]
+    return IndexRow(setup, indexed, median(took) * 1e6, p99 * 1e6, prune_us, build_us, search_ms)
+
+
+def _search_ms(store: Any) -> float:
+    times = []
+    for q in SEARCHES * 5:
+        started = time.perf_counter()
+        store.search(match_expression(q), None, None, None, 50).get(timeout=30)
+        times.append(time.perf_counter() - started)
+    return median(times) * 1e3
+
+
+def _transaction_s(db: sqlite3.Connection, sql: str, *params: object) -> float:
+    """Seconds to run ``sql`` in a transaction of its own."""
+    started = time.perf_counter()
+    db.execute("BEGIN")
+    db.execute(sql, params)
+    db.execute("COMMIT")
+    return time.perf_counter() - started
+
+
+def _prune_and_build(path: str, entries: int, indexed: bool) -> tuple[float, float]:
+    """µs per entry to delete the older half (as retention does, in one statement), and, with
+    the index, to build it again from what is left (as the migration does)."""
+    half = entries // 2
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as db:
+        prune_s = _transaction_s(db, "DELETE FROM agent_entries WHERE id <= ?", half)
+        build_s = _transaction_s(db, search_index.REBUILD) if indexed else math.nan
+    return prune_s / half * 1e6, build_s / (entries - half) * 1e6
+
+
+def run_index(entries: int) -> None:
+    """Every row, ``full`` and ``memory`` without the index and with it, and what the index
+    adds in each (the store's log lines, such as the warning that a file without the index
+    cannot be searched, go nowhere: they are not figures)."""
+    configure_logging("json", "error", stream=io.StringIO())
+    rows = [measure_index(s, i, entries) for s in ("full", "memory") for i in (False, True)]
+    print(
+        f"\nThe agent store's search index ({entries} entries stored one commit each with the "
+        "real DigestStore, then the older half pruned in one statement; medians):"
+    )
+    table = Table(
+        "setup <7|index <6|store µs/entry >14.1f|p99 µs >8.1f|prune µs/entry >14.1f|"
+        "build µs/entry >14.1f|search ms >9.2f"
+    )
+    table.head()
+    for row in rows:
+        table.row(row.setup, "with" if row.indexed else "none", *row[2:])
+    for none, have in zip(rows[::2], rows[1::2], strict=True):
+        print(
+            f"  {none.setup}: the index adds {have.store_us - none.store_us:+.1f} µs per stored "
+            f"entry and {have.prune_us - none.prune_us:+.1f} µs per pruned one"
+        )
 
 
 OPTIONS = [
@@ -158,24 +302,7 @@ def run(args: argparse.Namespace) -> int:
         group = f"{'req/s':>6} {'p50':>7} {'p99':>7}"
         print_ratios(rows, "memory", ("full", "normal"), group, storage_cells)
     if "shutdown" in scenarios:
-        stops = run_shutdown(args.stops)
-        print(
-            f"\nSIGTERM to exit, relay restarted on full rings ({FILL_POSTS[0]} /feed and "
-            f"{FILL_POSTS[1]} /sense posted first); idle = {STOP_CONNECTIONS} open keep-alive "
-            f"connections, busy = posting at {STOP_CONNECTIONS} connections:"
-        )
-        print_head(
-            f"{'client':<7} {'stops':>5} {'SIGTERM->exit median s':>22} {'min':>6} {'max':>6}",
-            f"{'exit codes':<12} {'start->healthy median s':>23}",
-        )
-        for case, samples in stops.items():
-            took = [s.stop_s for s in samples]
-            codes = " ".join(str(s.code) for s in samples)
-            ready = median(s.ready_s for s in samples)
-            print(
-                f"{case:<7} {len(samples):>5} {median(took):>22.3f} {min(took):>6.3f} "
-                f"{max(took):>6.3f} {codes:<12} {ready:>23.3f}"
-            )
+        run_shutdown(args.stops)
     if "index" in scenarios:
-        index_cost.print_rows(index_cost.run(args.entries), args.entries)
+        run_index(args.entries)
     return 0
