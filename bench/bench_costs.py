@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager as ContextManager
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -113,12 +114,10 @@ def busy_during(part: str, attempt: int, used: h.Usage) -> float | None:
 # -- idle CPU ------------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def default_relay(llm: h.Server, data_dir: str, log_path: Path) -> Iterator[h.Server]:
+def default_relay(llm: h.Server, data_dir: str, log: Path) -> ContextManager[h.Server]:
     """``python run.py --data-dir <data_dir>`` with a key and the fake LLM, its defaults else."""
     env = h.relay_env(OPENROUTER_API_KEY="x", AGENT_BASE_URL=llm.base_url + "/v1")
-    with h.relay_process(data_dir, log_path, env, log_level=None) as relay:
-        yield relay
+    return h.relay_process(data_dir, log, env, log_level=None)
 
 
 class ThreadStat(NamedTuple):
