@@ -175,11 +175,8 @@ def measure_idle(
         f"from the threads' schedstat (ns) {exact:.3f} %; rest of the machine {other:.2f} cores"
     )
     main_thread = "main thread (/proc/<pid>/status)"
-    for label, ids in ((main_thread, {pid}), (f"all {len(deltas)} threads", None)):
-        a, b = (
-            sum(s.voluntary for t, s in ts.items() if ids is None or t in ids)
-            for ts in (threads0, threads1)
-        )
+    for label, ids in ((main_thread, {pid}), (f"all {len(deltas)} threads", threads0 | threads1)):
+        a, b = (sum(s.voluntary for t, s in ts.items() if t in ids) for ts in (threads0, threads1))
         rate = (b - a) / seconds
         print(f"  voluntary context switches, {label}: {a} -> {b} (+{b - a}, {rate:.1f}/s)")
     print(f"  agent before/after: {before_agent} / {agent_counters(relay)}")

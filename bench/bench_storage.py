@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple
 from unittest import mock
 
 import orjson
@@ -38,7 +38,7 @@ from actors.kernel.clock import FakeClock
 from actors.kernel.search_index import match_expression
 from actors.kernel.storage import close_storage, open_storage
 from bench import load
-from bench.figures import Table, print_ratios
+from bench.figures import Table, data, print_ratios
 from bench.load import Row, Setup
 from bench.runner import UsageError, arg, choose
 from bench.stats import median
@@ -48,8 +48,7 @@ from tests.support.harness import HOST, MEMORY, Server
 
 SCENARIOS = ("storage", "shutdown", "index")
 SETUPS = (Setup("full"), Setup("normal", sync="normal"), Setup("memory", data_dir=MEMORY))
-STOP_CONNECTIONS = 16
-BUSY_BEFORE_STOP_S = 1.0
+STOP_CONNECTIONS, BUSY_BEFORE_STOP_S = 16, 1.0
 FILL_POSTS = (150, 60)
 """``/feed`` and ``/sense`` posts that fill the rings before the stops."""
 
@@ -101,9 +100,8 @@ def idle_stop(server: Server) -> StopSample:
     finally:
         for conn in conns:
             conn.close()
-    return StopSample(
-        server.ready_s, took, code, ring=(body.get("messages"), body.get("senseEvents"))
-    )
+    ring = (body.get("messages"), body.get("senseEvents"))
+    return StopSample(server.ready_s, took, code, ring=ring)
 
 
 def busy_stop(server: Server) -> StopSample:
@@ -155,15 +153,9 @@ def run_shutdown(stops: int) -> None:
 # -- the search index ------------------------------------------------------------------------------
 
 
-_VOCABULARY = """
-the user is editing reviewing debugging a test in VS Code terminal Chrome Slack meeting about
-deployment pipeline parser retry backoff OrderService getShipping NullPointerException useEffect
-fetchData error analyzer retryAfterMs pull request review comment docs budget invoice spreadsheet
-calendar standup design figma migration schema database index query latency p99 dashboard
-grafana alert incident rollback release notes changelog branch merge
-"""
-WORDS = tuple(_VOCABULARY.split())
-SEARCHES = ("the", "deploy", "pipeline retry", "grafana incident rollback")
+INDEX = data("index_entries")
+"""The words of the digests and huds the index scenario stores, and its searches."""
+WORDS = tuple(INDEX["words"].split())
 
 
 class IndexRow(NamedTuple):
@@ -212,7 +204,11 @@ def measure_index(setup: str, indexed: bool, entries: int) -> IndexRow:
                 started = time.perf_counter()
                 store.record(result).get(timeout=30)
                 took.append(time.perf_counter() - started)
-            search_ms = _search_ms(store) if indexed else math.nan
+            times = []
+            for q in INDEX["searches"] * 5 if indexed else ():
+                started = time.perf_counter()
+                store.search(match_expression(q), None, None, None, 50).get(timeout=30)
+                times.append(time.perf_counter() - started)
             pykka.ActorRegistry.stop_all()
             prune_us, build_us = _prune_and_build(info.stores["agent"].path, entries, indexed)
         finally:
@@ -220,16 +216,8 @@ def measure_index(setup: str, indexed: bool, entries: int) -> IndexRow:
             close_storage(info)
     took.sort()
     p99 = took[int(len(took) * 0.99)]
+    search_ms = median(times) * 1e3  # NaN without the index
     return IndexRow(setup, indexed, median(took) * 1e6, p99 * 1e6, prune_us, build_us, search_ms)
-
-
-def _search_ms(store: Any) -> float:
-    times = []
-    for q in SEARCHES * 5:
-        started = time.perf_counter()
-        store.search(match_expression(q), None, None, None, 50).get(timeout=30)
-        times.append(time.perf_counter() - started)
-    return median(times) * 1e3
 
 
 def _transaction_s(db: sqlite3.Connection, sql: str, *params: object) -> float:

@@ -163,19 +163,16 @@ def measure_pure(feed: FeedSnapshot, sense: SenseSnapshot, reps: int) -> list[Fi
     return [timed(name, call, reps) for name, call in calls.items()]
 
 
-def tick_result(n: int, window: TickWindow) -> TickResult:
-    """A successful call of 850 ms, 1200 tokens in and 90 out, its hud pushed to the feed."""
-    analysis = Analysis(TEXTS["hud"].format(n=n), TEXTS["digest"].format(n=n), True)
-    return TickResult(n, analysis, window, "google/gemini-2.5-flash-lite", 850, 1200, 90, True)
-
-
 def measure_records(relay: Relay, window: TickWindow, reps: int, where: str = "") -> list[Figure]:
-    """``digest.record`` until its reply, and until its commit (a ping queued behind it)."""
+    """``digest.record`` until its reply, and until its commit (a ping queued behind it), of
+    a successful call of 850 ms, 1200 tokens in and 90 out, its hud pushed to the feed."""
     digest, reply, committed = relay.handles["digest"], [], []
-    warm, cpu0 = max(1, reps // 10), time.process_time()
+    warm, cpu0, model = max(1, reps // 10), time.process_time(), "google/gemini-2.5-flash-lite"
     for n in range(warm + reps):
         t0 = time.perf_counter_ns()
-        digest.ask(DigestStore.record, tick_result(n, window)).result(timeout=CALL_TIMEOUT_S)
+        analysis = Analysis(TEXTS["hud"].format(n=n), TEXTS["digest"].format(n=n), True)
+        result = TickResult(n, analysis, window, model, 850, 1200, 90, True)
+        digest.ask(DigestStore.record, result).result(timeout=CALL_TIMEOUT_S)
         t1 = time.perf_counter_ns()
         digest.ask(DigestStore.ping).result(timeout=CALL_TIMEOUT_S)
         if n >= warm:
