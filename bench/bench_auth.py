@@ -1,9 +1,6 @@
-"""What the access rules (``transport/auth.py``) cost a request: the best of 5 ``timeit`` runs,
-µs a call, on an aiohttp mocked request with a capture client's headers. ``guard`` is a whole
-guarded route around a handler answering a prebuilt response, driven without an event loop;
-``guard-handler`` takes the handler away, leaving the guard's whole cost (the metrics' count
-included); ``host`` is the ``Host`` check alone, ``rules`` that check, ``Access.cors`` and the
-route's gate. Then the JSON answer of ``POST /feed`` with and without three CORS headers.
+"""What the access rules (``transport/auth.py``) cost a request: a guarded route and each of its
+checks, timed on an aiohttp mocked request with a capture client's headers, driven without an
+event loop. docs/benchmarks.md says what each column holds.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""What the relay costs when little happens, each part against its target. ``idle`` starts
-``python run.py`` (agent on, a fake LLM) and reads its CPU while nothing arrives; ``startup``
-times spawn to the first ``GET /health`` 200 beside the interpreter's floors; ``tick`` times
-each step of a tick but the LLM call on an in-process relay (:mod:`bench.tick_cost`). Each part
-waits for a quiet machine (no other bench, a low load) and is retried when the rest of the
-machine got busy, since a fraction of a core is the figure. docs/benchmarks.md says more.
+"""What the relay costs when little happens: the CPU of an idle ``python run.py``, its start-up
+time and a tick's own cost (:mod:`bench.tick_cost`), each against its target. A part waits for
+a quiet machine and is retried when the rest of the machine got busy, since a fraction of a
+core is the figure. docs/benchmarks.md says how each part is measured.
 """
 
 from __future__ import annotations

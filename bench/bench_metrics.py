@@ -1,9 +1,6 @@
-"""What counting a request for ``GET /metrics`` costs, and what a scrape costs. Per request, in
-µs a call (best of 5 ``timeit`` runs): ``RouteStats.observe`` alone, the statement the route
-guard adds; a whole guarded ``POST /feed`` route (``bench_auth``'s) with the real ``RouteStats``
-and with one whose ``observe`` does nothing (the difference is what counting adds beyond a
-method call); prometheus-client's ``Histogram`` and ``Counter`` for comparison. The scrape:
-``render`` on an in-process relay with the fake LLM and a few ticks' counters, median of 50.
+"""What counting a request for ``GET /metrics`` costs (a guarded route with counting and
+without, beside prometheus-client's), and what a scrape costs on an in-process relay with a fake
+LLM. docs/benchmarks.md says what each figure holds.
 """
 
 from __future__ import annotations

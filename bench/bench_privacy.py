@@ -1,9 +1,6 @@
-"""What redaction (``actors/core/redactor.py``) costs per call, in µs: the best of 5 ``timeit``
-repeats, in-process, less the time to build the input. Each input of ``bench/data/privacy.json``
-(4 KiB of OCR of code, of JSON logs, of mixed scripts; a transcript; the capture client's
-``/sense`` body and one with 64 KiB of image; a feed message) is measured without a secret and
-with each group of secrets in its middle. ``--before`` runs this case in turns in another
-checkout (its redaction code, these inputs) and in this one.
+"""What redaction (``actors/core/redactor.py``) costs per call, in-process, on OCR, transcripts
+and ``/sense`` bodies with and without secrets; ``--before`` measures another checkout's code in
+turns with this one's. docs/benchmarks.md lists the inputs and how each figure is taken.
 """
 
 from __future__ import annotations

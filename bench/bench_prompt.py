@@ -1,7 +1,6 @@
-"""What the prompt keeps of a window, against the original relay's, on the prompt corpus: for
-each window of ``tests/support/prompt_corpus.py``, the original relay's prompt (each OCR text cut
-at 200 characters) and the relay's own (a budget for the screen) are built and their words,
-length and cost to build compared. docs/benchmarks.md says how to read the figures and targets.
+"""What the prompt keeps of a window against the original relay's prompt (each OCR text cut at
+200 characters), on the windows of ``tests/support/prompt_corpus.py``, and what it costs to
+build. docs/benchmarks.md says how to read the figures and targets.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""What durability costs. ``storage``: the ingest bench's healthy relay (:mod:`bench.load`) with
-``RELAY_SYNC=full``, ``normal`` and ``--data-dir :memory:``, and their ratios to memory.
-``shutdown``: a relay restarted on full rings and stopped with SIGTERM, idle behind open
-keep-alive connections and while a client posts. ``index``: the agent store's full-text index,
-the real DigestStore storing, searching and pruning entries with the index and with its
-migration left out. docs/benchmarks.md says how each is measured and how to read it.
+"""What durability costs: ingestion per sync mode (``storage``), the time from SIGTERM to exit
+(``shutdown``) and what the agent store's full-text index costs per entry (``index``).
+docs/benchmarks.md says how each scenario is measured and how to read it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""What the relay's text work costs on text made to be slow: every entry point that reads a
-person's screen or speech (``tests/support/text_cost.py``), fed every shape of
-``tests/data/adversarial_text.json``, in thread CPU time per KiB, so that work which grows
-faster than its text shows. Each entry point is measured in a child process per checkout,
-stopped after ``--limit`` seconds; ``--before`` measures another checkout's code in turns with
-this one. docs/benchmarks.md says which sizes each shape is measured at and how to read a cell.
+"""What the relay's text work costs on text made to be slow: every entry point of
+``tests/support/text_cost.py`` fed every shape of ``tests/data/adversarial_text.json``, in a
+child process per checkout (stopped after ``--limit`` seconds). docs/benchmarks.md says which
+sizes each shape is measured at and how to read a cell.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""A tick's own cost, in-process, for ``python -m bench costs --only tick``: rings filled like
-the bridge's and the capture client's, then the window, the prompt, the change check and the
-digest's record and commit, each timed call by call.
+"""A tick's own cost for ``python -m bench costs --only tick``: rings filled like the bridge's and
+the capture client's, then each step of a tick but the LLM call, timed call by call in-process.
 """
 
 from __future__ import annotations
