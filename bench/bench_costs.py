@@ -31,8 +31,7 @@ from transport.demo.fake_llm import FakeLLM
 PARTS = ("idle", "startup", "tick")
 TICK_LIMIT_MS, IDLE_LIMIT_PCT, START_LIMIT_S = 2.0, 0.5, 1.0
 QUIET_LOAD, QUIET_OTHER_CORES, ATTEMPTS = 0.5, 0.25, 3
-BENCHES = ("-m bench ", "bench_", "bench.chaos", "bench/chaos")
-"""Command-line fragments of the benches that must not run beside this one."""
+BENCHES = ("-m bench ", "bench_", "bench.chaos", "bench/chaos")  # not to run beside this one
 SETTLE_S, THREADS_SHOWN, DISK_REPS = 5.0, 12, 300
 FLOORS = {
     "interpreter": "pass",
@@ -40,8 +39,7 @@ FLOORS = {
     "relay modules": "import run",
 }
 
-Row = tuple[str, str, str, str, str]
-"""A target's row: target, measured, limit, result, part."""
+Row = tuple[str, str, str, str, str]  # a target's row: target, measured, limit, result, part
 
 
 def table_rows(part: str, limit: str, values: dict[str, float | None], unit: str) -> list[Row]:

@@ -23,8 +23,7 @@ from tests.support import prompt_corpus as corpus
 from tests.support.prompt_corpus import Measure, cut_prompt, measure
 
 TARGET_INPUT_SHARE, TARGET_LENGTH_RATIO = 0.99, 1.2
-COST_CALLS = 200
-"""Calls per timed run."""
+COST_CALLS = 200  # calls per timed run
 
 PROMPTS: dict[str, Callable[..., str]] = {"cut": cut_prompt, "budget": build_prompt}
 

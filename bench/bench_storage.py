@@ -35,9 +35,9 @@ from actors.kernel.clock import FakeClock
 from actors.kernel.search_index import match_expression
 from actors.kernel.storage import close_storage, open_storage
 from bench import load
-from bench.figures import Table, data, print_ratios
+from bench.figures import Table, at_least, data, print_ratios
 from bench.load import Row, Setup
-from bench.runner import UsageError, arg, choose
+from bench.runner import arg, choose
 from bench.stats import median
 from config.logs import configure_logging
 from tests.support import harness
@@ -46,8 +46,7 @@ from tests.support.harness import HOST, MEMORY, Server
 SCENARIOS = ("storage", "shutdown", "index")
 SETUPS = (Setup("full"), Setup("normal", sync="normal"), Setup("memory", data_dir=MEMORY))
 STOP_CONNECTIONS, BUSY_BEFORE_STOP_S = 16, 1.0
-FILL_POSTS = (150, 60)
-"""``/feed`` and ``/sense`` posts that fill the rings before the stops."""
+FILL_POSTS = (150, 60)  # /feed and /sense posts that fill the rings before the stops
 
 
 def storage_cells(row: Row, memory: Row) -> str:
@@ -150,8 +149,7 @@ def run_shutdown(stops: int) -> None:
 # -- the search index ------------------------------------------------------------------------------
 
 
-INDEX = data("index_entries")
-"""The words of the digests and huds the index scenario stores, and its searches."""
+INDEX = data("index_entries")  # the words of the digests and huds it stores, and its searches
 WORDS = tuple(INDEX["words"].split())
 
 
@@ -242,10 +240,7 @@ def run_index(entries: int) -> None:
     cannot be searched, go nowhere: they are not figures)."""
     configure_logging("json", "error", stream=io.StringIO())
     rows = [measure_index(s, i, entries) for s in ("full", "memory") for i in (False, True)]
-    print(
-        f"\nThe agent store's search index ({entries} entries stored one commit each with the "
-        "real DigestStore, then the older half pruned in one statement; medians):"
-    )
+    print(f"\nThe agent store's search index, {entries} entries (medians):")
     table = Table(
         "setup <7|index <6|store µs/entry >14.1f|p99 µs >8.1f|prune µs/entry >14.1f|"
         "build µs/entry >14.1f|search ms >9.2f"
@@ -262,16 +257,14 @@ def run_index(entries: int) -> None:
 
 OPTIONS = [
     *load.row_options("1 s x 1 round, 2 stops"),
-    arg("--stops", type=int, help="SIGTERMs per shutdown case (default 5)"),
+    arg("--stops", type=at_least(1), help="SIGTERMs per shutdown case (default 5)"),
     arg("--scenarios", help="storage, shutdown, index (default all)"),
-    arg("--entries", type=int, help="entries of the index scenario (3000)"),
+    arg("--entries", type=at_least(2), help="entries of the index scenario (3000)"),
 ]
 
 
 def run(args: argparse.Namespace) -> int:
     load.rows_args(args, stops=(2, 5), entries=(500, 3000))
-    if args.stops < 1:
-        raise UsageError("--stops must be at least 1")
     scenarios = choose(args.scenarios, SCENARIOS)
     extra = f"; {args.stops} stops per shutdown case; scenarios {','.join(scenarios)}"
     print(load.header("storage bench", args, extra))

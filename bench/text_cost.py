@@ -61,8 +61,7 @@ def _cell(rows: list[Any], stopped: bool, size: int) -> tuple[object, str]:
     return max(((r["us_per_kib"], r["shape"]) for r in done), default=(math.nan, ""))
 
 
-def _table(args: argparse.Namespace, names: list[str]) -> None:
-    sizes = [int(s) for s in args.sizes.split(",")]
+def _table(args: argparse.Namespace, names: list[str], sizes: list[int]) -> None:
     here = Path.cwd()
     checkouts = [("before", args.before), ("after", here)] if args.before else [("this", here)]
     columns = [f"{label} µs/KiB >10.1f|(worst shape) <22" for label, _ in checkouts]
@@ -127,13 +126,9 @@ def run(args: argparse.Namespace) -> int:
     elif args.rows:
         for name in names:
             for row in map(_per_kib, measure(name, sizes, args.rounds, args.top)):
-                if "started" in row:
-                    continue
-                print(
-                    f"{name:26} {row['shape']:24} {row['size']:6} KiB "
-                    f"{row['us_per_kib']:10.1f} µs/KiB",
-                    flush=True,
-                )
+                if "started" not in row:
+                    shape, size, us = row["shape"], row["size"], row["us_per_kib"]
+                    print(f"{name:26} {shape:24} {size:6} KiB {us:10.1f} µs/KiB", flush=True)
     else:
-        _table(args, names)
+        _table(args, names, sizes)
     return 0

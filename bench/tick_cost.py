@@ -32,13 +32,12 @@ from transport.demo.fake_llm import FakeLLM
 from transport.frontend import HttpFrontend
 
 MAX_AGE_MS, HOUR_MS, CALL_TIMEOUT_S, OCR_CHARS = 120_000, 3_600_000, 5.0, 4096
-TICK_PARTS = (
+TICK_PARTS = (  # the figures whose sum is a tick's own cost
     "context.window(120000) (snapshots + window)",
     "build_prompt",
     "gist + judge, the newest event never seen",
     "digest.record + commit (ping behind it)",
 )
-"""The figures whose sum is a tick's own cost."""
 TEXTS = data("tick_window")
 PREVIOUS_DIGEST = TEXTS["previous_digest"] * 4
 
