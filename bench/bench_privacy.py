@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from actors.core.redaction import redact
 from actors.core.redactor import Redactor
@@ -119,8 +119,7 @@ def _run(checkout: Path, quick: bool) -> dict[str, list[float]]:
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=checkout, capture_output=True, text=True, check=True
     )
-    figures: dict[str, list[float]] = json.loads(out.stdout)
-    return figures
+    return cast(dict[str, list[float]], json.loads(out.stdout))
 
 
 def compare(before: Path, rounds: int, *, quick: bool) -> None:

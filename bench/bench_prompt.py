@@ -56,14 +56,9 @@ def tick_us(window: TickWindow, now_ms: int, *, new_texts: int, fingerprinted: b
     its ``new_texts`` newest OCR texts are ones the relay has not read before: each call gets
     copies of them (with a line of spaces more: the same lines), which it has never seen."""
     kept, renewed = window.screen[:-new_texts], window.screen[-new_texts:]
-    copies = iter(  # made before the clock starts
-        [
-            replace(
-                window, screen=kept + tuple(replace(e, ocr=f"{e.ocr}\n{' ' * n}") for e in renewed)
-            )
-            for n in range(1, 5 * COST_CALLS + 1)
-        ]
-    )
+    calls = range(1, 5 * COST_CALLS + 1)
+    screens = [kept + tuple(replace(e, ocr=f"{e.ocr}\n{' ' * n}") for e in renewed) for n in calls]
+    copies = iter([replace(window, screen=screen) for screen in screens])  # before the clock starts
 
     def tick() -> None:
         copy = next(copies)

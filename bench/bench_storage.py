@@ -16,9 +16,7 @@ import random
 import sqlite3
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import NamedTuple
 from unittest import mock
 
@@ -49,34 +47,15 @@ STOP_CONNECTIONS, BUSY_BEFORE_STOP_S = 16, 1.0
 FILL_POSTS = (150, 60)  # /feed and /sense posts that fill the rings before the stops
 
 
-def storage_cells(row: Row, memory: Row) -> str:
-    rps, p50, p99 = (row.median(a) / memory.median(a) for a in ("rps", "p50", "p99"))
-    return f"{rps:>6.2f} {p50:>7.2f} {p99:>7.2f}"
-
-
-@dataclass(slots=True)
-class StopSample:
-    """One stop: spawn to the first 200, SIGTERM to exit, the exit code (``None``: killed); the
-    rings ``/health`` showed after the restart (idle), the client's POSTs answered 200 and its
-    failures (busy)."""
+class StopSample(NamedTuple):
+    """One stop: spawn to the first 200, SIGTERM to exit, the exit code (``None``: killed), and
+    what it saw: the rings ``/health`` showed after the restart (idle), or the client's POSTs
+    answered 200 and its failures (busy)."""
 
     ready_s: float
     stop_s: float
     code: int | None
-    ring: tuple[object, object] = (None, None)
-    ok: int = 0
-    errors: Counter[str] = field(default_factory=Counter)
-
-    def line(self) -> str:
-        text = (
-            f"start->healthy {self.ready_s:5.2f} s, SIGTERM->exit {self.stop_s:5.2f} s, "
-            f"exit code {self.code}"
-        )
-        if self.ring != (None, None):
-            text += f", rings after restart: feed {self.ring[0]}, sense {self.ring[1]}"
-        if self.ok or self.errors:
-            text += f", client: {self.ok} POSTs ok, failures {dict(self.errors) or 0}"
-        return text
+    seen: str
 
 
 def idle_stop(server: Server) -> StopSample:
@@ -96,8 +75,8 @@ def idle_stop(server: Server) -> StopSample:
     finally:
         for conn in conns:
             conn.close()
-    ring = (body.get("messages"), body.get("senseEvents"))
-    return StopSample(server.ready_s, took, code, ring=ring)
+    seen = f"rings after restart: feed {body.get('messages')}, sense {body.get('senseEvents')}"
+    return StopSample(server.ready_s, took, code, seen)
 
 
 def busy_stop(server: Server) -> StopSample:
@@ -113,7 +92,8 @@ def busy_stop(server: Server) -> StopSample:
             raise RuntimeError(f"the client stopped before the SIGTERM: {future.result()}")
         took, code = harness.timed_stop(server)
         result = future.result(timeout=max_s + 30)
-    return StopSample(server.ready_s, took, code, ok=len(result.latencies_ms), errors=result.errors)
+    seen = f"client: {len(result.latencies_ms)} POSTs ok, failures {dict(result.errors) or 0}"
+    return StopSample(server.ready_s, took, code, seen)
 
 
 def run_shutdown(stops: int) -> None:
@@ -129,7 +109,10 @@ def run_shutdown(stops: int) -> None:
             with harness.relay_process(data_dir, log_path, env) as relay:
                 sample = idle_stop(relay) if case == "idle" else busy_stop(relay)
             sample_list.append(sample)
-            print(f"  {case} {n}: {sample.line()}")
+            print(
+                f"  {case} {n}: start->healthy {sample.ready_s:5.2f} s, SIGTERM->exit "
+                f"{sample.stop_s:5.2f} s, exit code {sample.code}, {sample.seen}"
+            )
     print(
         f"\nSIGTERM to exit, relay restarted on full rings ({FILL_POSTS[0]} /feed and "
         f"{FILL_POSTS[1]} /sense posted first); idle = {STOP_CONNECTIONS} open keep-alive "
@@ -146,16 +129,12 @@ def run_shutdown(stops: int) -> None:
         table.row(case, len(done), median(took), min(took), max(took), codes, ready)
 
 
-# -- the search index ------------------------------------------------------------------------------
-
-
 INDEX = data("index_entries")  # the words of the digests and huds it stores, and its searches
 WORDS = tuple(INDEX["words"].split())
 
 
 class IndexRow(NamedTuple):
-    """One setup's figures: µs per stored entry (median and p99), µs per pruned entry, µs per
-    entry to build the index and median ms per search (NaN: no index)."""
+    """A setup's µs per entry stored (median, p99), pruned and indexed; ms a search (NaN: none)."""
 
     setup: str
     indexed: bool
@@ -269,16 +248,16 @@ def run(args: argparse.Namespace) -> int:
     extra = f"; {args.stops} stops per shutdown case; scenarios {','.join(scenarios)}"
     print(load.header("storage bench", args, extra))
     if "storage" in scenarios:
-        rows, _rss = load.run_setups(
-            SETUPS,
-            args,
-            "Storage (full = RELAY_SYNC=full on disk, normal = RELAY_SYNC=normal on disk, "
-            "memory = --data-dir :memory:; medians across rounds; generator wrk; p50/p99 are "
-            "wrk's percentiles):",
-        )
+        title = "Storage (full, normal: RELAY_SYNC=full, normal on disk; memory: --data-dir"
+        rows, _rss = load.run_setups(SETUPS, args, f"{title} :memory:; medians; wrk's p50/p99):")
         print("\nStorage ratios (same run; req/s below 1, p50/p99 above 1: slower than memory):")
         group = f"{'req/s':>6} {'p50':>7} {'p99':>7}"
-        print_ratios(rows, "memory", ("full", "normal"), group, storage_cells)
+
+        def cells(row: Row, memory: Row) -> str:
+            rps, p50, p99 = (row.median(a) / memory.median(a) for a in ("rps", "p50", "p99"))
+            return f"{rps:>6.2f} {p50:>7.2f} {p99:>7.2f}"
+
+        print_ratios(rows, "memory", ("full", "normal"), group, cells)
     if "shutdown" in scenarios:
         run_shutdown(args.stops)
     if "index" in scenarios:

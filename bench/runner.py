@@ -20,8 +20,7 @@ Options = Sequence[Option]
 
 
 class UsageError(Exception):
-    """A case's arguments are wrong together (or a tool it needs is missing): the runner
-    prints the message as a usage error and exits with 2."""
+    """A case's arguments are wrong together, or a tool it needs is missing: a usage error."""
 
 
 class Case(NamedTuple):

@@ -26,16 +26,12 @@ def median(values: Iterable[float]) -> float:
 
 def percentile(values: Sequence[float], q: float) -> float:
     """Nearest-rank percentile (NaN for no values)."""
-    if not values:
-        return math.nan
-    return sorted(values)[max(0, math.ceil(q / 100 * len(values)) - 1)]
+    return sorted(values)[max(0, math.ceil(q / 100 * len(values)) - 1)] if values else math.nan
 
 
 def ratio(part: float | None, whole: float | None) -> float:
     """``part / whole``; NaN when either is missing or ``whole`` is 0."""
-    if part is None or whole is None or whole == 0:
-        return math.nan
-    return part / whole
+    return math.nan if part is None or whole is None or whole == 0 else part / whole
 
 
 def slope_per_hour(points: Sequence[tuple[float, float]]) -> float:

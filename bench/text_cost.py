@@ -47,16 +47,14 @@ def _child(checkout: Path, name: str, args: argparse.Namespace) -> tuple[list[An
             child.wait()
             stopped = True
         out.seek(0)
-        rows = [_per_kib(json.loads(line)) for line in out.read().splitlines() if line]
-        return rows, stopped
+        return [_per_kib(json.loads(line)) for line in out.read().splitlines() if line], stopped
 
 
 def _cell(rows: list[Any], stopped: bool, size: int) -> tuple[object, str]:
     """One checkout's cell at ``size``: the worst shape's µs/KiB and its name; ``stopped`` and
     the shape it was measuring when ``--limit`` stopped it there; NaN when not measured."""
-    last = rows[-1] if rows else None
-    if stopped and last is not None and "started" in last and last["size"] == size:
-        return "stopped", last["shape"]  # the measurement that hung
+    if stopped and rows and "started" in rows[-1] and rows[-1]["size"] == size:
+        return "stopped", rows[-1]["shape"]  # the measurement that hung
     done = [r for r in rows if r["size"] == size and "started" not in r]
     return max(((r["us_per_kib"], r["shape"]) for r in done), default=(math.nan, ""))
 

@@ -40,6 +40,7 @@ TICK_PARTS = (  # the figures whose sum is a tick's own cost
 )
 TEXTS = data("tick_window")
 PREVIOUS_DIGEST = TEXTS["previous_digest"] * 4
+_FRESH = itertools.count()  # suffixes that make a text new to the caches, for the whole process
 
 
 def feed_texts(count: int) -> list[str]:
@@ -127,23 +128,19 @@ def fill_rings(relay: Relay) -> tuple[FeedSnapshot, SenseSnapshot]:
     )
 
 
-_fresh = itertools.count()
-
-
-def judge_new(ctx: TickWindow, before: Gist) -> Change:
-    """``judge`` of ``ctx`` whose newest screen event's text was never keyed before (as in a
-    tick after a new screen event: the others are keyed once in their life)."""
-    fresh = replace(ctx.screen[-1], ocr=f"{ctx.screen[-1].ocr}\n{next(_fresh)}")
-    window = replace(ctx, screen=(*ctx.screen[:-1], fresh))
-    return judge(before, window, gist(window))
-
-
 def measure_pure(feed: FeedSnapshot, sense: SenseSnapshot, reps: int) -> list[Figure]:
     now_ms = SystemClock().now_ms()
     previous = PreviousDigest(PREVIOUS_DIGEST, now_ms - 20_000)
 
     def window(events: Sequence[Any] = sense.events, now: int = now_ms) -> TickWindow:
         return build_context_window(feed.items, events, now_ms=now, max_age_ms=MAX_AGE_MS)
+
+    def judge_new(ctx: TickWindow, before: Gist) -> Change:
+        """``judge`` of ``ctx`` whose newest screen event's text was never keyed before (as in a
+        tick after a new screen event: the others are keyed once in their life)."""
+        fresh = replace(ctx.screen[-1], ocr=f"{ctx.screen[-1].ocr}\n{next(_FRESH)}")
+        renewed = replace(ctx, screen=(*ctx.screen[:-1], fresh))
+        return judge(before, renewed, gist(renewed))
 
     ctx = window()
     before = gist(window(sense.events[:-1], now_ms - 1_000))  # the last call saw one event less
