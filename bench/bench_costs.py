@@ -202,10 +202,8 @@ def run_idle(args: argparse.Namespace, llm: h.Server) -> list[Row]:
                 pct = measure_idle(args, relay, llm, attempt)
             if pct is not None:
                 break
-    values = {
-        f"idle CPU, {args.idle_seconds:g} s (stat)": pct[0] if pct else None,
-        "idle CPU (schedstat, all threads)": pct[1] if pct else None,
-    }
+    names = (f"idle CPU, {args.idle_seconds:g} s (stat)", "idle CPU (schedstat, all threads)")
+    values: dict[str, float | None] = dict(zip(names, pct or (None, None), strict=True))
     return table_rows("idle", f"{IDLE_LIMIT_PCT} %", values, "%")
 
 
