@@ -1,15 +1,6 @@
-"""What the access rules (``transport/auth.py``) cost a request, in microseconds.
-
-Run from the repository root::
-
-    python -m bench auth [--number 200000]
-
-Each figure is the best of 5 ``timeit`` runs, per call, on an aiohttp ``make_mocked_request``
-with a capture client's headers. ``guard``: a whole guarded route around a handler answering a
-prebuilt response, driven without an event loop; ``handler``: that handler alone (so
-``guard - handler`` is the guard's whole cost, the metrics' count included); ``host``: the
-``Host`` check alone; ``rules``: that check, :meth:`Access.cors` and the route's gate.
-``response``: the JSON answer of ``POST /feed`` with and without three CORS headers.
+"""What the access rules (``transport/auth.py``) cost a request: a guarded route and each of its
+checks, timed on an aiohttp mocked request with a capture client's headers, driven without an
+event loop. docs/benchmarks.md says what each column holds.
 """
 
 from __future__ import annotations
@@ -21,6 +12,7 @@ import orjson
 from aiohttp import hdrs, web
 from aiohttp.test_utils import make_mocked_request
 
+from bench.figures import Table
 from bench.runner import flags
 from bench.stats import best_us
 from tests.support.harness import drive
@@ -70,21 +62,18 @@ def route(
     """A guarded ``POST /feed`` around :func:`handler`, and a request for it (``arrived``: on a
     connection to the relay's default address)."""
     admit = access.gate("POST", "/feed")
-    request = make_mocked_request("POST", "/feed", headers=headers)
-    if arrived:
-        request = make_mocked_request("POST", "/feed", headers=headers, transport=Arrived())
+    where: dict[str, Any] = {"transport": Arrived()} if arrived else {}
+    request = make_mocked_request("POST", "/feed", headers=headers, **where)
     return guarded(handler, trace=False, access=access, admit=admit, stats=stats), request
 
 
-OPTIONS = flags(
-    number=(int, 200_000, "calls per run"),
-)
+OPTIONS = flags(number=(int, 200_000, "calls per run"))
 
 
 def run(args: argparse.Namespace) -> int:
     number = args.number
-    head = f"{'host':>6} {'rules':>7} {'guard':>7} {'handler':>8} {'guard-handler':>14}  (us)"
-    print(f"{'case':34} {head}")
+    table = Table("case <34|host >6.3f|rules >7.3f|guard >7.3f|handler >8.3f|guard-handler >14.3f")
+    print(table.line(*table.heads) + "  (us)")
     for name, token, origins, extra in CASES:
         access = Access(token, origins)
         stats = HttpStats().route("POST", "/feed")
@@ -104,10 +93,7 @@ def run(args: argparse.Namespace) -> int:
         host_us, rules_us = best_us(host, number), best_us(rules, number)
         guard_us = best_us(lambda: drive(route_, request), number)  # noqa: B023 - used at once
         handler_us = best_us(lambda: drive(handler, request), number)  # noqa: B023
-        print(
-            f"{name:34} {host_us:6.3f} {rules_us:7.3f} {guard_us:7.3f} {handler_us:8.3f} "
-            f"{guard_us - handler_us:14.3f}"
-        )
+        table.row(name, host_us, rules_us, guard_us, handler_us, guard_us - handler_us)
     body, kind = {"ok": True, "id": 12345}, "application/json"
     old = best_us(
         lambda: web.Response(body=orjson.dumps(body), content_type=kind, headers=OLD_CORS), number

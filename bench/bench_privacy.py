@@ -1,22 +1,6 @@
-"""Cost of redaction on the ingest path (``actors/core/redactor.py``), in microseconds per call.
-
-Run from the repository root::
-
-    python -m bench privacy            # about 15 s
-    python -m bench privacy --quick    # fewer repetitions
-    git worktree add /tmp/redact-before <commit>
-    python -m bench privacy --before /tmp/redact-before --rounds 5
-
-Each figure is the best of 5 timeit repeats over the calls per repeat, in-process; building the
-input is subtracted. ``--before`` runs this script in turns in that checkout (its redaction
-code, these inputs) and in this one and prints the medians and the ratio after/before.
-
-The inputs (``bench/data/privacy.json``): 4 KiB of OCR of code, of JSON logs (13-digit
-timestamps need the Luhn look) and of mixed scripts; a transcript; the capture client's
-recorded ``/sense`` body and one with the code OCR and a 64 KiB image (``Redactor.payload``);
-a feed message (``Redactor.texts``). Each also with secrets in its middle: common kinds, new
-kinds and hidden ones (split, a zero-width space or a look-alike letter inside). It asserts
-nothing.
+"""What redaction (``actors/core/redactor.py``) costs per call, in-process, on OCR, transcripts
+and ``/sense`` bodies with and without secrets; ``--before`` measures another checkout's code in
+turns with this one's. docs/benchmarks.md lists the inputs and how each figure is taken.
 """
 
 from __future__ import annotations
@@ -29,10 +13,11 @@ import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from actors.core.redaction import redact
 from actors.core.redactor import Redactor
+from bench.figures import Table
 from bench.runner import arg
 from bench.stats import best_us, median
 from tests.support.harness import ROOT
@@ -67,10 +52,14 @@ def measure(quick: bool) -> dict[str, list[float]]:
     redactor = Redactor()
     capture = json.loads((ROOT / "tests/fixtures/capture_client_sense.json").read_text())[1]
     payload, texts = redactor.payload, redactor.texts
-    rows: dict[str, tuple[Callable[[], Any], Callable[[str], Any]]] = {
-        "code OCR 4 KiB": (lambda: redact(code), lambda s: redact(_with_secrets(code, s))),
-        "log OCR 4 KiB": (lambda: redact(log), lambda s: redact(_with_secrets(log, s))),
-        "transcript 300": (lambda: redact(speech), lambda s: redact(_with_secrets(speech, s))),
+
+    def on_text(text: str) -> tuple[Callable[[], Any], Callable[[str], Any]]:
+        return (lambda: redact(text)), (lambda s: redact(_with_secrets(text, s)))
+
+    rows = {
+        "code OCR 4 KiB": on_text(code),
+        "log OCR 4 KiB": on_text(log),
+        "transcript 300": on_text(speech),
         "capture payload": (
             lambda: payload(capture),
             lambda s: payload({**capture, "ocr": capture["ocr"] + s}),
@@ -83,7 +72,7 @@ def measure(quick: bool) -> dict[str, list[float]]:
             lambda: texts((speech, "normal")),
             lambda s: texts((_with_secrets(speech, s), "normal")),
         ),
-        "mixed OCR 4 KiB": (lambda: redact(mixed), lambda s: redact(_with_secrets(mixed, s))),
+        "mixed OCR 4 KiB": on_text(mixed),
     }
     build_code = best_us(lambda: _with_secrets(code), number)
     build_sense = best_us(lambda: _sense_payload(code), number)
@@ -113,9 +102,10 @@ def run(args: argparse.Namespace) -> None:
     elif args.json:
         print(json.dumps(measure(args.quick)))
     else:
-        print(f"{'input':<22}" + "".join(f"{h + ' (us)':>18}" for h in HEADER))
+        table = Table("|".join(["input <22", *(f"{h} (us) >18.2f" for h in HEADER)]))
+        table.head()
         for name, row in measure(args.quick).items():
-            print(f"{name:<22}" + "".join(f"{v:>18.2f}" for v in row))
+            table.row(name, *row)
 
 
 def _run(checkout: Path, quick: bool) -> dict[str, list[float]]:
@@ -129,8 +119,7 @@ def _run(checkout: Path, quick: bool) -> dict[str, list[float]]:
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=checkout, capture_output=True, text=True, check=True
     )
-    figures: dict[str, list[float]] = json.loads(out.stdout)
-    return figures
+    return cast(dict[str, list[float]], json.loads(out.stdout))
 
 
 def compare(before: Path, rounds: int, *, quick: bool) -> None:
@@ -141,9 +130,10 @@ def compare(before: Path, rounds: int, *, quick: bool) -> None:
         for label in list(runs)[:: 1 if n % 2 == 0 else -1]:
             runs[label].append(_run(checkouts[label], quick))
     print(f"medians of {rounds} turns each, us a call; after/before")
-    print(f"{'input':<22}{'column':<14}{'before':>10}{'after':>10}{'ratio':>8}")
+    table = Table("input <22|column <14|before >10.2f|after >10.2f|ratio >8.2f")
+    table.head()
     for name in runs["after"][0]:
         for column, title in enumerate(HEADER):
             old = median(run[name][column] for run in runs["before"] if name in run)
             new = median(run[name][column] for run in runs["after"])
-            print(f"{name:<22}{title:<14}{old:>10.2f}{new:>10.2f}{new / old:>8.2f}")
+            table.row(name, title, old, new, new / old)

@@ -1,17 +1,6 @@
-"""What the prompt keeps of a window, against the original relay's, on the prompt corpus.
-
-Run from the repository root::
-
-    python -m bench prompt              # the figures, per shape and in all
-    python -m bench prompt --cases      # and a row per case, with the words it lost
-    python -m bench prompt --show NAME  # both prompts of one case
-    python -m bench prompt --budgets 600,800,1000   # the budget prompt with others
-
-For each window of :mod:`tests.support.prompt_corpus`: the original relay's **cut** prompt (each OCR
-text cut at 200 characters) and the relay's **budget** one: the expected words and the share of
-the input's words of 4+ letters in the prompt's window part, the mean length and the µs to
-build it. Targets: every expected word, 99 % of the input words, a mean length at most 1.2
-times the cut one's.
+"""What the prompt keeps of a window against the original relay's prompt (each OCR text cut at
+200 characters), on the windows of ``tests/support/prompt_corpus.py``, and what it costs to
+build. docs/benchmarks.md says how to read the figures and targets.
 """
 
 from __future__ import annotations
@@ -22,11 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
-from actors.agent.core.prompt import (
-    SCREEN_BUDGET,
-    build_prompt,
-    fingerprint,
-)
+from actors.agent.core.prompt import SCREEN_BUDGET, build_prompt, fingerprint
 from actors.agent.core.window import TickWindow, build_context_window
 from actors.core.bodies import sense_input
 from actors.core.records import SenseRecord
@@ -37,11 +22,8 @@ from bench.tick_cost import sense_bodies
 from tests.support import prompt_corpus as corpus
 from tests.support.prompt_corpus import Measure, cut_prompt, measure
 
-TARGET_INPUT_SHARE = 0.99
-TARGET_LENGTH_RATIO = 1.2
-COST_CALLS = 200
-"""Calls per timed run."""
-
+TARGET_INPUT_SHARE, TARGET_LENGTH_RATIO = 0.99, 1.2
+COST_CALLS = 200  # calls per timed run
 
 PROMPTS: dict[str, Callable[..., str]] = {"cut": cut_prompt, "budget": build_prompt}
 
@@ -74,14 +56,9 @@ def tick_us(window: TickWindow, now_ms: int, *, new_texts: int, fingerprinted: b
     its ``new_texts`` newest OCR texts are ones the relay has not read before: each call gets
     copies of them (with a line of spaces more: the same lines), which it has never seen."""
     kept, renewed = window.screen[:-new_texts], window.screen[-new_texts:]
-    copies = iter(  # made before the clock starts
-        [
-            replace(
-                window, screen=kept + tuple(replace(e, ocr=f"{e.ocr}\n{' ' * n}") for e in renewed)
-            )
-            for n in range(1, 5 * COST_CALLS + 1)
-        ]
-    )
+    calls = range(1, 5 * COST_CALLS + 1)
+    screens = [kept + tuple(replace(e, ocr=f"{e.ocr}\n{' ' * n}") for e in renewed) for n in calls]
+    copies = iter([replace(window, screen=screen) for screen in screens])  # before the clock starts
 
     def tick() -> None:
         copy = next(copies)
@@ -105,33 +82,32 @@ def print_rows(rows: Sequence[tuple[str, Totals, Totals]]) -> None:
         table.row(label, cut.cases, *cut.cells(), "", *budget.cells(), ratio)
 
 
+def window_costs(window: TickWindow, now_ms: int) -> tuple[float, float, float]:
+    """µs to build the cut prompt of ``window``, its budget prompt when every text is new, and
+    a tick's work (the fingerprint, then the budget prompt) after one new text."""
+    return (
+        best_us(partial(cut_prompt, window, now_ms=now_ms), COST_CALLS),
+        tick_us(window, now_ms, new_texts=len(window.screen), fingerprinted=False),
+        tick_us(window, now_ms, new_texts=1, fingerprinted=True),
+    )
+
+
 def print_costs(cases: Sequence[corpus.Case], windows: dict[str, TickWindow]) -> None:
     print("\ncost per window, µs (median over the cases of the best of 5 runs):")
-    pairs = [(windows[c.name], corpus.tick_ms(c)) for c in cases]
-    costs = {
-        "cut: prompt": [best_us(partial(cut_prompt, w, now_ms=t), COST_CALLS) for w, t in pairs],
-        "budget: prompt, every text new": [
-            tick_us(w, t, new_texts=len(w.screen), fingerprinted=False) for w, t in pairs
-        ],
-        "budget: tick after one new text": [
-            tick_us(w, t, new_texts=1, fingerprinted=True) for w, t in pairs
-        ],
-    }
-    width = max(len(label) for label in costs)
-    for label, values in costs.items():
-        print(f"  {label:<{width}} {median(values):>7.1f}   (max {max(values):.1f})")
+    labels = ("cut: prompt", "budget: prompt, every text new", "budget: tick after one new text")
+    per_case = [window_costs(windows[c.name], corpus.tick_ms(c)) for c in cases]
+    for label, values in zip(labels, zip(*per_case, strict=True), strict=True):
+        print(f"  {label:<31} {median(values):>7.1f}   (max {max(values):.1f})")
     print("  (a tick: the fingerprint, then the prompt, of a window whose newest text is new)")
     # the window of bench.bench_costs' tick: 10 events of 4 KiB of OCR each
     now_ms = corpus.T0_MS
     bodies = enumerate(sense_bodies(now_ms), 1)
     sense = [SenseRecord.stored(n, b["ts"], sense_input(b)) for n, b in bodies]
     heavy = build_context_window([], sense, now_ms=now_ms, max_age_ms=corpus.MAX_AGE_MS)
-    events, kib = len(heavy.screen), sum(len(e.ocr) for e in heavy.screen) // 1024
-    cut_us = best_us(partial(cut_prompt, heavy, now_ms=now_ms), COST_CALLS)
-    all_new = tick_us(heavy, now_ms, new_texts=events, fingerprinted=False)
-    one_new = tick_us(heavy, now_ms, new_texts=1, fingerprinted=True)
+    cut_us, all_new, one_new = window_costs(heavy, now_ms)
+    kib = sum(len(e.ocr) for e in heavy.screen) // 1024
     print(
-        f"  heavy window ({events} events, {kib} KiB of OCR): cut {cut_us:.0f}, "
+        f"  heavy window ({len(heavy.screen)} events, {kib} KiB of OCR): cut {cut_us:.0f}, "
         f"every text new {all_new:.0f}, tick after one new text {one_new:.0f}"
     )
 
@@ -197,10 +173,8 @@ def run(args: argparse.Namespace) -> int:
             totals = Totals.of([measured(build_prompt, c, screen_budget=budget) for c in cases])
             table.row(budget, *totals.cells(), totals.mean_length / cut_all.mean_length)
     ratio = budget_all.mean_length / cut_all.mean_length
-    print(
-        f"\ntargets (the budget prompt):\n  every expected word   "
-        f"{budget_all.expected_kept}/{budget_all.expected}\n  input words >= "
-        f"{TARGET_INPUT_SHARE:.0%}     {budget_all.share:.1%}\n  length <= "
-        f"{TARGET_LENGTH_RATIO:g} x cut     {ratio:.2f}"
-    )
+    print("\ntargets (the budget prompt):")
+    print(f"  every expected word   {budget_all.expected_kept}/{budget_all.expected}")
+    print(f"  input words >= {TARGET_INPUT_SHARE:.0%}     {budget_all.share:.1%}")
+    print(f"  length <= {TARGET_LENGTH_RATIO:g} x cut     {ratio:.2f}")
     return 0

@@ -1,12 +1,8 @@
-"""The one command line of the benchmarks: ``python -m bench <case> [options]``.
-
-Every case is declared once in :data:`CASES`: its name, a one-line description and the module
-that runs it. A case module declares its options as data (:data:`Options`, made by
-:func:`arg` and :func:`flags`) and runs from the parsed arguments (``run(args)``); this module
-alone builds the parser, so ``python -m bench``, ``--help`` and ``<case> --help`` read the same
-declarations. A case module is imported only when its case runs or shows its help, so the
-list is quick. The cases print figures and assert nothing; docs/benchmarks.md says what each
-measured.
+"""The one command line of the benchmarks: ``python -m bench <case> [options]``. Each case is
+declared once in :data:`CASES`; its module declares its options as data (:data:`Options`, made
+by :func:`arg` and :func:`flags`) and runs from the parsed arguments (``run(args)``). Only this
+module builds the parser, and it imports a case's module only to run it or show its help, so
+that the list of cases is quick.
 """
 
 from __future__ import annotations
@@ -24,8 +20,7 @@ Options = Sequence[Option]
 
 
 class UsageError(Exception):
-    """A case's arguments are wrong together (or a tool it needs is missing): the runner
-    prints the message as a usage error and exits with 2."""
+    """A case's arguments are wrong together, or a tool it needs is missing: a usage error."""
 
 
 class Case(NamedTuple):
