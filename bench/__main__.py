@@ -1,5 +1,4 @@
-"""``python -m bench <case> [options]``: the one entry point of the benchmarks
-(:mod:`bench.runner` declares the cases and builds the command line)."""
+"""``python -m bench <case> [options]``: the benchmarks' one entry point (:mod:`bench.runner`)."""
 
 from bench.runner import main
 

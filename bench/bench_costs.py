@@ -53,9 +53,6 @@ def table_rows(part: str, limit: str, values: dict[str, float | None], unit: str
     ]
 
 
-# -- a quiet machine -----------------------------------------------------------------------------
-
-
 def busy_reasons() -> list[str]:
     """Why the machine is not quiet now (empty when it is)."""
     load = h.load_1min()
@@ -105,9 +102,6 @@ def busy_during(part: str, attempt: int, used: h.Usage) -> float | None:
         f"(> {QUIET_OTHER_CORES}); discarded, retrying"
     )
     return None
-
-
-# -- idle CPU ------------------------------------------------------------------------------------
 
 
 def default_relay(llm: h.Server, data_dir: str, log: Path) -> ContextManager[h.Server]:
@@ -207,9 +201,6 @@ def run_idle(args: argparse.Namespace, llm: h.Server) -> list[Row]:
     return table_rows("idle", f"{IDLE_LIMIT_PCT} %", values, "%")
 
 
-# -- start-up ------------------------------------------------------------------------------------
-
-
 def run_to_exit(code: str) -> float:
     """Seconds from spawning ``python -c code`` to its exit."""
     started = time.monotonic()
@@ -271,9 +262,6 @@ def run_startup(args: argparse.Namespace, llm: h.Server) -> list[Row]:
             break
     target = f"start-up to /health 200, median of {args.starts}"
     return table_rows("startup", f"{START_LIMIT_S:g} s", {target: ready}, "s")
-
-
-# -- a tick's own cost ---------------------------------------------------------------------------
 
 
 def run_tick(args: argparse.Namespace) -> list[Row]:

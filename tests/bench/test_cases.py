@@ -29,6 +29,15 @@ DOCTESTS = (
 
 MODULE_LINES, FUNCTION_LINES = 450, 80
 """The house limits, which the benchmarks keep as the product does."""
+BENCH_LINES = 5_000
+"""All of bench/ at most: a runner and its cases, not a second product."""
+
+
+def test_the_benchmarks_stay_a_runner_and_cases() -> None:
+    lines = sum(
+        len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / "bench").glob("*.py")
+    )
+    assert lines <= BENCH_LINES, f"bench/ has {lines} lines of Python"
 
 
 def test_no_case_module_passes_the_house_limits() -> None:
