@@ -2,8 +2,7 @@
 declared once in :data:`CASES`; its module declares its options as data (:data:`Options`, made
 by :func:`arg` and :func:`flags`) and runs from the parsed arguments (``run(args)``). Only this
 module builds the parser, and it imports a case's module only to run it or show its help, so
-that the list of cases is quick.
-"""
+that the list of cases is quick."""
 
 from __future__ import annotations
 
@@ -37,6 +36,7 @@ CASES: dict[str, Case] = {
     "bare-app": Case("bare_app", "serve the bare aiohttp app the floor is measured against"),
     "body-memory": Case("bench_body_memory", "RSS while clients hold large /sense bodies"),
     "chaos": Case("chaos", "chaos soak: faults and LLM failures under load; nothing lost"),
+    "console": Case("bench_console", "the console in Chromium: weight, first paint, items shown"),
     "conns": Case("bench_conns", "idle connections against the relay's open-file limit"),
     "costs": Case("bench_costs", "a tick's own cost, idle CPU and start-up time"),
     "escalation": Case("bench_escalation", "ingestion with escalation on against off"),

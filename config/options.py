@@ -97,7 +97,8 @@ OPTIONS: tuple[Option, ...] = (
         "max_streams",
         "RELAY_MAX_STREAMS",
         "positive_int",
-        "concurrent /feed/stream and /agent/stream clients and overlay sockets; more get 503",
+        "concurrent /feed/stream, /agent/stream and /health/stream clients and overlay sockets; "
+        "more get 503",
     ),
     Option(
         "header_timeout_s",

@@ -227,6 +227,14 @@ class ActorState(Shape, frozen=True):
     restarts: int
     last_restart: Ms | None
     state: ChildState
+    last_exit: Ms | None = None
+    last_error: Annotated[
+        str | None,
+        Meta(
+            description="Why its newest incarnation that ended unasked ended (a crash's error, "
+            "a hang); `null` for callers without the token."
+        ),
+    ] = None
 
 
 class Storage(Shape, frozen=True):
@@ -241,6 +249,13 @@ class Storage(Shape, frozen=True):
     problem: str | None
 
 
+class CommandAnswer(Shape, frozen=True):
+    """What a switch did, in the overlay's words."""
+
+    ok: Literal[True]
+    text: str
+
+
 class StreamCounts(Shape, frozen=True):
     """Clients open per stream (`overlay`: overlay sockets), and clients dropped for falling
     behind since the transport started."""
@@ -248,7 +263,8 @@ class StreamCounts(Shape, frozen=True):
     feed: int
     agent: int
     overlay: int
-    dropped: int
+    health: Annotated[int, Meta(description="Health streams (the console's).")] = 0
+    dropped: int = 0
 
 
 class ClientFigures(Shape, frozen=True):

@@ -67,11 +67,14 @@ from actors.core.errors import BadRequest, Forbidden, Misdirected, Unauthorized
 REALM = "sinain-relay"
 STREAM_TOKEN_PARAM = "access_token"  # noqa: S105 - a parameter name, not a secret
 """The query parameter that carries the token on the stream endpoints only."""
-STREAM_PATHS = frozenset({"/feed/stream", "/agent/stream", "/", "/ws"})
+STREAM_PATHS = frozenset({"/feed/stream", "/agent/stream", "/health/stream", "/", "/ws"})
 """The SSE streams and the overlay's WebSocket: a browser's ``EventSource`` and
 ``WebSocket`` cannot set headers."""
 OPEN_ROUTES = frozenset({("GET", "/health")})
 """Routes that need no token (a ``GET`` route also answers ``HEAD``)."""
+PAGE_ROUTES = frozenset({("GET", "/"), ("GET", "/console.js"), ("GET", "/console.css")})
+"""The console's page and files: they hold no data, so they need no token and any page may
+link to them; ``/`` upgraded to a WebSocket is the overlay's socket, a stream."""
 ANY_METHOD = "*"
 """The method of the catch-all route (preflights, 404, 405)."""
 PREFLIGHT_MAX_AGE_S = 600
@@ -324,6 +327,8 @@ class Access:
             return self._admit_unless_preflight
         if (method, path) in OPEN_ROUTES:
             return _admit_origin
+        if (method, path) in PAGE_ROUTES:
+            return self._admit_page_file
         if not self.token_set:
             return self._admit_page
         if path in STREAM_PATHS:
@@ -338,6 +343,23 @@ class Access:
             site = request.headers.get(hdrs.SEC_FETCH_SITE)
             if foreign_site(site):
                 raise _cross_site(site)
+
+    def _admit_page_file(self, request: web.Request, cors: Mapping[str, str] | None) -> None:
+        """The console's files without the token, but for another site only as the page a
+        link opens (no ``<script>``, ``<img>`` or frame of another site's loads them); an
+        upgrade of ``/`` as the overlay's socket."""
+        if request.headers.get(hdrs.UPGRADE, "").strip().lower() != "websocket":
+            _admit_origin(request, cors)
+            site = request.headers.get(hdrs.SEC_FETCH_SITE)
+            opened = request.headers.get(hdrs.SEC_FETCH_MODE) == "navigate" and request.headers.get(
+                hdrs.SEC_FETCH_DEST
+            ) in ("document", None)
+            if foreign_site(site) and cors is self._unvouched and not opened:
+                raise _cross_site(site)
+        elif self.token_set:
+            self._admit_stream(request, cors)
+        else:
+            self._admit_page(request, cors)
 
     def _admit(self, request: web.Request, cors: Mapping[str, str] | None) -> None:
         self._admit_page(request, cors)

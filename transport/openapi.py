@@ -219,7 +219,8 @@ def _stream(route: Route, c: _Components) -> Schema:
     """A Server-Sent Events route: its events' schemas in ``x-events``."""
     assert route.stream is not None
     event, item = route.stream
-    events = {event: c.schema(item), "gap": c.schema(StreamGap)}
+    pairs = route.events or ((event, item), ("gap", StreamGap))
+    events = {name: c.schema(kind) for name, kind in pairs}
     stream = {"schema": c.schema(str), "x-events": events}
     return {
         "description": _SSE_DESCRIPTION,
@@ -289,6 +290,8 @@ def _operation(route: Route, c: _Components) -> Schema:
     operation["summary"] = route.summary
     if route.public:
         operation["security"] = []
+    elif route.socket and "200" in route.answers:  # not upgraded, it needs no token
+        operation["security"] = [{}, *operation["security"]]
     operation["responses"].update(
         {status: _body(answer, c) for status, answer in route.answers.items()}
     )

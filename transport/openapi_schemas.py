@@ -12,6 +12,7 @@ from typing import Any
 JSON = "application/json"
 SSE = "text/event-stream"
 TEXT = "text/plain"
+HTML = "text/html"
 
 Schema = dict[str, Any]
 

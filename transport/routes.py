@@ -18,7 +18,7 @@ from msgspec import Meta
 
 from actors.core.bodies import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT, SENSE_BODY_LIMIT
 from actors.core.control_bodies import ESCALATION_BODY_LIMIT
-from actors.core.shapes import AgentEntry, FeedItem
+from actors.core.shapes import AgentEntry, FeedItem, TickNote
 from actors.kernel.search_index import MAX_QUERY_CHARS, MAX_TERMS
 from transport.agent.handler import (
     HISTORY_DEFAULT,
@@ -36,12 +36,12 @@ from transport.agent.handler import (
 )
 from transport.answers import (
     Accepted,
+    CommandAnswer,
     ConfigAnswer,
     ContextAnswer,
     DigestAnswer,
     Done,
     Dropped,
-    Error,
     FeedList,
     HistoryAnswer,
     LastAnswer,
@@ -49,6 +49,7 @@ from transport.answers import (
     SenseList,
     Transcribed,
 )
+from transport.console.page import get_script, get_styles
 from transport.features import (
     AUDIO_BODY_LIMIT,
     MAX_AUDIO_MS,
@@ -60,12 +61,13 @@ from transport.features import (
     post_respond,
 )
 from transport.guard import Handler
-from transport.handlers.clients import get_root, get_ws, post_profiling_sense
+from transport.handlers.clients import get_root, get_ws, post_overlay_command, post_profiling_sense
 from transport.handlers.health import get_health
 from transport.handlers.health_answers import Health
+from transport.handlers.health_stream import get_health_stream
 from transport.handlers.ingest import get_feed, get_sense, post_feed, post_sense
 from transport.handlers.meta import get_metrics, get_openapi, post_fault
-from transport.openapi_schemas import JSON, TEXT
+from transport.openapi_schemas import HTML, JSON, TEXT
 from transport.streams.fanout import LONG_POLL_MAX_S
 
 INGEST_ERRORS = ("BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable")
@@ -118,6 +120,8 @@ class Route:
     """Served only with ``RELAY_FAULTS=1``."""
     stream: tuple[str, type] | None = None
     """Server-Sent Events: the event's name and its item's type."""
+    events: tuple[tuple[str, type], ...] = ()
+    """A stream's events, when they are others than its item and the gap."""
     socket: bool = False
     """The overlay's WebSocket."""
 
@@ -360,9 +364,47 @@ ROUTE_TABLE: tuple[Route, ...] = (
         "GET",
         "/",
         get_root,
-        "The overlay's WebSocket (upgrade), at /",
-        {"404": Answer(Error, "Not an upgrade request: `/` serves nothing else.")},
+        "The console page; upgraded, the overlay's WebSocket",
+        {"200": Answer(str, "Not an upgrade request: the console page (no token needed).", HTML)},
+        description="The page holds no data: it asks the API for everything, with the token "
+        "when one is set. It and its files answer with a Content-Security-Policy that allows "
+        "only this origin and no framing.",
         socket=True,
+    ),
+    Route(
+        "GET",
+        "/console.js",
+        get_script,
+        "The console's script",
+        {"200": Answer(str, "The script.", "text/javascript")},
+        public=True,
+    ),
+    Route(
+        "GET",
+        "/console.css",
+        get_styles,
+        "The console's style sheet",
+        {"200": Answer(str, "The style sheet.", "text/css")},
+        public=True,
+    ),
+    Route(
+        "POST",
+        "/overlay/command",
+        post_overlay_command,
+        "Work one of the overlay's switches, as the overlay would",
+        _ok(CommandAnswer, "Done: the line the overlay shows for it."),
+        ("BadRequest",),
+        "With `AUDIO_SOURCE` or `MIC_SOURCE` set, `toggle_audio` stops every capture or starts "
+        "them again, and `switch_device` swaps `AUDIO_SOURCE` for `AUDIO_ALT_SOURCE`; every "
+        "overlay is told. Otherwise, and for `toggle_screen`, the line says the capture "
+        "clients own the switch. It reads no body.",
+        params=(
+            Param(
+                "action",
+                Literal["toggle_audio", "switch_device", "toggle_screen"],
+                "The switch (required).",
+            ),
+        ),
     ),
     Route(
         "GET",
@@ -382,6 +424,17 @@ ROUTE_TABLE: tuple[Route, ...] = (
             "503": Answer(Health, "An actor did not answer: `ok` is false and `error` says which."),
         },
         public=True,
+    ),
+    Route(
+        "GET",
+        "/health/stream",
+        get_health_stream,
+        "`/health` and the agent's ticks as they change (SSE)",
+        description="Once a second: a `health` event when `/health` changed (as `GET /health` "
+        "answers the caller), then a `tick` event per tick that ended, with the tick's number "
+        "as its id; on connecting, the ticks the relay keeps after `after` or `Last-Event-ID`.",
+        stream=("health", Health),
+        events=(("health", Health), ("tick", TickNote)),
     ),
     Route(
         "GET",

@@ -432,15 +432,14 @@ class DigestStore(DurableActor):
             "failures": c.failures,
             "lastError": safe_text(c.last_error) if c.last_error else None,
             "parseFailures": c.parse_failures,
-            "parseSuccessRate": round((c.total_calls - c.parse_failures) / c.total_calls, 4)
-            if c.total_calls
-            else None,
+            "parseSuccessRate": c.parse_success_rate(),
             "contextFreshnessMedianMs": median(freshness),
             "hudsWithheld": dict(c.huds_withheld),
             "modelRedactions": dict(c.model_redactions),
             "situationWriteFailures": c.situation_write_failures,
             "escalation": self._slot.counts().to_json(),
             "vision": {"imagesSent": c.images_sent, "imagesRefused": dict(c.images_refused)},
+            "costByHour": c.by_hour(),
         }
 
     def metrics(self) -> AgentMetrics:

@@ -52,6 +52,7 @@ from actors.agent.core.events import AgentEvent, QuietSpell, TickNotStarted
 from actors.agent.core.ticks import TickDone, TickRequest
 from actors.agent.ticker_cells import ConfigCell, NewActivity, News
 from actors.core.bodies import AgentConfigUpdate
+from actors.core.shapes import TickNote
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.listeners import Listeners
@@ -392,15 +393,15 @@ class Ticker(RelayActor):
                     if self._breaker.open_until is not None
                     else None,
                 )
-        if done.outcome == "ok":
-            self._log.info("tick", tick_id=done.tick_id, outcome=done.outcome, **done.detail)
-        elif done.outcome == "failed":
-            self._log.warning("tick", tick_id=done.tick_id, outcome=done.outcome, **done.detail)
-        elif self._config.log_verbose:
-            self._log.info("tick", tick_id=done.tick_id, outcome=done.outcome, **done.detail)
-        else:
-            self._log.debug("tick", tick_id=done.tick_id, outcome=done.outcome, **done.detail)
+        self._cell.note(done, self._clock.now_ms())
+        log = self._log.info if done.outcome == "ok" or self._config.log_verbose else None
+        log = self._log.warning if done.outcome == "failed" else log or self._log.debug
+        log("tick", tick_id=done.tick_id, outcome=done.outcome, **done.detail)
         self._reschedule()
+
+    def recent_ticks(self, after: int) -> tuple[TickNote, ...]:
+        """How the kept ticks with an id above ``after`` ended, oldest first."""
+        return self._cell.ticks_after(after)
 
     # -- configuration -----------------------------------------------------------------------
 

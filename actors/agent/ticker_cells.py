@@ -11,13 +11,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from actors.agent.core.change import Gist
-from actors.agent.core.ticks import Marks
+from actors.agent.core.ticks import Marks, TickDone
 from actors.core.records import FeedSnapshot, SenseSnapshot
+from actors.core.shapes import TickNote
 from actors.kernel.base import ChildHandle
 from actors.kernel.clock import Clock
 from actors.kernel.doorbell import Doorbell
 from actors.kernel.published import Published
 from config.settings import AgentSettings
+
+TICKS_KEPT = 200
+"""Ticks the Ticker remembers for the console: some minutes of a busy day."""
 
 
 class ConfigCell:
@@ -37,6 +41,45 @@ class ConfigCell:
         """The window fingerprint of the last successful LLM call."""
         self.gist: Gist | None = None
         """What the window of the last successful LLM call held."""
+        self.ticks: tuple[TickNote, ...] = ()
+        """The newest :data:`TICKS_KEPT` ticks, oldest first."""
+
+    def note(self, done: TickDone, now_ms: int) -> None:
+        """Keep how a tick ended, the oldest kept dropped past :data:`TICKS_KEPT`."""
+        number = self.ticks[-1].id + 1 if self.ticks else 1
+        self.ticks = (*self.ticks[-(TICKS_KEPT - 1) :], tick_note(number, done, now_ms))
+
+    def ticks_after(self, after: int) -> tuple[TickNote, ...]:
+        """The kept ticks with an id above ``after``, oldest first."""
+        return tuple(note for note in self.ticks if note.id > after)
+
+
+def tick_note(number: int, done: TickDone, now_ms: int) -> TickNote:
+    """What a tick's end says to a person: its outcome, why it stopped short, what it cost;
+    ``number`` counts the ticks kept since the relay started (a restarted Ticker keeps on)."""
+    detail = done.detail
+    reason = detail.get("hudWithheld") or detail.get("waiting") or detail.get("reason")
+    if done.outcome in ("idle", "empty", "unchanged"):
+        reason = reason or done.outcome
+    return TickNote(
+        id=number,
+        ts=now_ms,
+        outcome=done.outcome,
+        reason=str(reason) if reason else None,
+        model=_text(detail.get("model")),
+        latency_ms=_whole(detail.get("latencyMs")),
+        tokens_in=_whole(detail.get("tokensIn")),
+        tokens_out=_whole(detail.get("tokensOut")),
+        error=_text(detail.get("error")),
+    )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -229,3 +229,27 @@ class ModelCost(Shape, frozen=True):
         ),
     ]
     unpriced_calls: int
+
+
+class TickNote(Shape, frozen=True, kw_only=True):
+    """One agent tick as it ended: how, and what it cost when it called a model."""
+
+    id: Annotated[int, Meta(ge=1, description="Ticks counted since the relay started.")]
+    ts: Ms
+    outcome: Annotated[
+        str,
+        Meta(
+            description="`ok`: the model answered; `idle`, `empty`, `unchanged`, `minor`: "
+            "skipped (nothing new, nothing in the window, what the last call was told, no "
+            "meaningful change); `deferred`: the call waits; `failed`: the model path failed.",
+        ),
+    ]
+    reason: Annotated[
+        str | None,
+        Meta(description="Why it was skipped or deferred, or why its hud was withheld."),
+    ] = None
+    model: str | None = None
+    latency_ms: int | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    error: Annotated[str | None, Meta(description="What failed, on `failed`.")] = None

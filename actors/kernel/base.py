@@ -337,6 +337,9 @@ class ChildHandle(Generic[A]):
         self.restarts = 0
         """How many times the supervisor started a new incarnation after the first."""
         self.last_restart_ms: int | None = None
+        self.last_exit: tuple[int, str] | None = None
+        """When the newest incarnation that ended unasked ended (the clock's milliseconds), and
+        why: what killed it, as :func:`~actors.kernel.scrubber.error_text` puts it, or a hang."""
         self.state: ChildState = "stopped"
         """``running``, ``backoff`` (waiting to be restarted) or ``stopped``."""
 

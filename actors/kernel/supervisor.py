@@ -324,6 +324,8 @@ class Supervisor(RelayActor):
         handle = state.spec.handle
         if handle.ref is None or handle.ref.actor_urn != urn or handle.state != "running":
             return  # an older incarnation, or already being restarted
+        if reason != NORMAL_EXIT:
+            handle.last_exit = (self._clock.now_ms(), reason)
         if state.spec.restart == "temporary" or (
             state.spec.restart == "transient" and reason == NORMAL_EXIT
         ):

@@ -45,9 +45,15 @@ APP = "http://app.test:5173"
 """An origin on the allow-list."""
 EVIL = "http://evil.test"
 AUTHORIZED = {"Authorization": f"Bearer {TOKEN}"}
-OPEN = {("GET", "/health"), ("HEAD", "/health")}
-STREAMS = {"/feed/stream", "/agent/stream"}
-SOCKETS = {"/": 404, "/ws": 426}
+OPEN = {
+    (method, path)
+    for method in ("GET", "HEAD")
+    for path in ("/health", "/", "/console.js", "/console.css")
+}
+"""``/health`` and the console's files (``/`` not upgraded: the page; the upgrade is the
+overlay's socket and needs the token, ``tests/transport/test_console.py``)."""
+STREAMS = {"/feed/stream", "/agent/stream", "/health/stream"}
+SOCKETS = {"/ws": 426}
 """The overlay's WebSocket, and what it answers a request that is no upgrade (the upgrades
 themselves: ``tests/transport/test_overlay.py``)."""
 

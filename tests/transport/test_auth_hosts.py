@@ -141,6 +141,7 @@ def test_a_rebound_name_gets_421_on_every_route_and_changes_nothing(
         "feed": 0,
         "agent": 0,
         "overlay": 0,
+        "health": 0,
         "dropped": 0,
     }
 

@@ -259,7 +259,8 @@ def test_every_answer_of_a_real_relay_matches_the_document(
         for op in contract.operations():  # without the token: 401 where the document says
             body = b"{}" if "requestBody" in op.spec else None
             answer = api.request(op.method.upper(), op.path, auth=False, content=body)
-            secured = op.spec.get("security", contract.document["security"]) != []
+            security = op.spec.get("security", contract.document["security"])
+            secured = security != [] and {} not in security  # {}: the token is optional
             assert (answer.status_code == 401) == secured, (op.method, op.path, answer)
     assert not api.problems, "\n".join(api.problems)
     answered = {(m, p) for m, p, status in api.seen if 200 <= status < 300 or status == 101}
@@ -362,15 +363,22 @@ def _exercise(api: CheckedClient, relay: Relay, logs: LogSink) -> None:
     assert api.post("/debug/fault", json={"actor": "context", "kind": "crash"}).status_code == 200
     wait_until(lambda: api.get("/agent/context").status_code == 200, what="context back")
 
+    assert api.post("/overlay/command", params={"action": "toggle_screen"}).status_code == 200
+    assert api.post("/overlay/command", params={"action": "reboot"}).status_code == 400
+    for path in ("/", "/console.js", "/console.css"):
+        assert api.get(path, auth=False).status_code == 200
+
     metrics = api.get("/metrics")
     assert metrics.status_code == 200
     assert list(text_string_to_metric_families(metrics.text))  # the Prometheus text format
 
     def open_streams() -> int:
         streams = api.get("/health").json()["streams"]
-        return int(streams["feed"] + streams["agent"] + streams["overlay"])
+        return int(streams["feed"] + streams["agent"] + streams["overlay"] + streams["health"])
 
     wait_until(lambda: open_streams() == 0, what="the streams' slots freed")  # max_streams=2
+    with api.events("/health/stream", params={"after": 0}) as health_events:
+        assert health_events()["event"] == "health"
     for path in ("/", "/ws"):
         stored = len(api.get("/feed").json()["messages"])
         with api.socket(path) as ws:
@@ -384,7 +392,7 @@ def _exercise(api: CheckedClient, relay: Relay, logs: LogSink) -> None:
         assert len(feed) == min(stored, 20)
     assert api.get("/health").json()["profiling"]["overlay"]["rssMb"] == 150
     assert api.get("/ws").status_code == 426
-    assert api.get("/").status_code == 404
+    assert api.get("/").status_code == 200
     upgrade = {"Upgrade": "websocket", "Connection": "Upgrade"}
     assert api.get("/ws", headers=upgrade).status_code == 400  # no Sec-WebSocket-Key
 

@@ -304,15 +304,16 @@ def test_without_a_token_a_native_client_is_allowed_and_a_web_page_is_not(
         assert page.refusal.status == 403
 
 
-def test_a_plain_get_on_ws_is_a_426_and_on_root_is_what_it_was(client: httpx.Client) -> None:
+def test_a_plain_get_on_ws_is_a_426_and_on_root_is_the_console(client: httpx.Client) -> None:
     upgrade = client.get("/ws")
     assert upgrade.status_code == 426
     assert upgrade.json()["ok"] is False
     assert "WebSocket" in upgrade.json()["error"]
     assert upgrade.headers["Upgrade"] == "websocket"
     root = client.get("/")
-    assert root.status_code == 404
-    assert root.json() == {"ok": False, "error": "not found"}
+    assert root.status_code == 200
+    assert root.headers["content-type"] == "text/html; charset=utf-8"
+    assert "<title>sinain-relay</title>" in root.text
     half = client.get("/ws", headers={"Upgrade": "websocket", "Connection": "Upgrade"})
     assert half.status_code == 400  # no Sec-WebSocket-Key: a bad handshake, not a 5xx
     assert half.json()["ok"] is False
@@ -405,6 +406,7 @@ def test_overlays_and_sse_streams_share_the_stream_slots(
                 "feed": 1,
                 "agent": 0,
                 "overlay": 1,
+                "health": 0,
                 "dropped": 0,
             }
         wait_until(lambda: overlays(client) == 0, what="the overlay's slot to be freed")

@@ -3,12 +3,13 @@ handlers, and the handlers' guard applies the rules)."""
 
 from __future__ import annotations
 
-from transport.auth import OPEN_ROUTES, STREAM_PATHS
+from transport.auth import OPEN_ROUTES, PAGE_ROUTES, STREAM_PATHS
 from transport.routes import ROUTE_TABLE
 
 
 def test_the_routes_that_need_no_token_are_the_open_ones() -> None:
-    assert {(r.method, r.path) for r in ROUTE_TABLE if r.public} == OPEN_ROUTES
+    public = {(r.method, r.path) for r in ROUTE_TABLE if r.public}
+    assert public == OPEN_ROUTES | (PAGE_ROUTES - {("GET", "/")})  # "/" upgraded: the token
 
 
 def test_the_routes_that_take_the_token_as_a_parameter_are_the_streams_and_sockets() -> None:

@@ -107,6 +107,9 @@ def sense_event(ocr: str) -> dict[str, Any]:
     return {"type": "text", "ts": 1, "ocr": ocr, "meta": {"app": "idea"}}
 
 
+STREAM_NAMES = ("feed", "agent", "overlay", "health")
+
+
 def health_streams(client: httpx.Client) -> dict[str, int]:
     streams_: dict[str, int] = client.get("/health").json()["streams"]
     return streams_
@@ -286,7 +289,13 @@ def test_streams_beyond_the_cap_get_a_503_and_a_leaving_client_frees_its_slot(
         assert "too many streams" in refused.json()["error"]
         assert refused.headers["Retry-After"] == "5"
         assert "Access-Control-Allow-Origin" not in refused.headers
-        assert health_streams(client) == {"feed": 1, "agent": 1, "overlay": 0, "dropped": 0}
+        assert health_streams(client) == {
+            "feed": 1,
+            "agent": 1,
+            "overlay": 0,
+            "health": 0,
+            "dropped": 0,
+        }
         agent.response.close()  # one client leaves
 
         def admitted() -> bool:
@@ -334,7 +343,10 @@ def test_a_slow_client_is_dropped_and_ingestion_stays_fast(
         assert dropped["stream"] == "feed"
         assert slowest < 1.0  # no post waited for the stuck client
         wait_until(
-            lambda: health_streams(client) == {"feed": 0, "agent": 0, "overlay": 0, "dropped": 1},
+            lambda: (
+                health_streams(client)
+                == {"feed": 0, "agent": 0, "overlay": 0, "health": 0, "dropped": 1}
+            ),
             what="the slot to be freed",
         )
         assert client.post("/feed", json={"text": "still fine"}).status_code == 200

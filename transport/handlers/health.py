@@ -42,6 +42,12 @@ async def get_health(request: web.Request) -> web.Response:
     ``audio.transcriber.state`` say it instead, and ``/metrics`` gives them as gauges to alert
     on.
     """
+    body, status = await health_answer(request)
+    return json_response(body, status)
+
+
+async def health_answer(request: web.Request) -> tuple[Health, int]:
+    """``/health``'s answer to ``request`` (what its caller may see) and its status."""
     peers, ask = request.app[PEERS], request.app[ASK]
     names = ("messages", "senseEvents", "agent", "config", "ticker")
     results = await asyncio.gather(
@@ -93,6 +99,8 @@ async def get_health(request: web.Request) -> web.Response:
                 restarts=handle.restarts,
                 last_restart=handle.last_restart_ms,
                 state=handle.state,
+                last_exit=handle.last_exit[0] if handle.last_exit else None,
+                last_error=handle.last_exit[1] if handle.last_exit and authorized else None,
             )
             for name, handle in peers.actors.items()
         },
@@ -100,7 +108,7 @@ async def get_health(request: web.Request) -> web.Response:
         streams=request.app[STREAMS].health(),
         profiling=request.app[CLIENT_FIGURES].shape(extra=authorized),
     )
-    return json_response(body, 200 if not errors else 503)
+    return body, 200 if not errors else 503
 
 
 PRIVATE_HEALTH_FIELDS = ("lastDigest", "lastError")

@@ -19,6 +19,22 @@ _Counter = int | UnsetType
 _Flag = bool | UnsetType
 
 
+class HourFigures(Shape, frozen=True):
+    """One model's answered calls in one hour."""
+
+    calls: int
+    tokens_in: int
+    tokens_out: int
+    cost_usd: Annotated[float, Meta(description="USD, of the calls whose cost is known.")]
+
+
+class HourCost(Shape, frozen=True):
+    """The answered calls of one hour, by model."""
+
+    hour: Annotated[int, Meta(description="The hour's start, epoch milliseconds.")]
+    models: dict[str, HourFigures]
+
+
 class AgentHealth(Shape, frozen=True):
     """The agent's settings, counters and LLM path."""
 
@@ -107,6 +123,13 @@ class AgentHealth(Shape, frozen=True):
     next_tick_in_ms: int | UnsetType | None = UNSET
     escalation: EscalationHealth | UnsetType = UNSET
     vision: VisionHealth | UnsetType = UNSET
+    cost_by_hour: (
+        Annotated[
+            list[HourCost],
+            Meta(description="The last 24 hours with answered calls, oldest first."),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class Health(Shape, frozen=True, kw_only=True):

@@ -190,19 +190,23 @@ class Overlays:
             for connection in list(self._connections):
                 connection.beat(now, ts)
 
-    async def command(self, connection: _Connection, action: CommandAction) -> None:
-        """Act on a switch the overlay asked for: the audio ones through the captures (every
-        overlay is told what changed), or, with no source to capture, a line for this overlay
-        saying the capture clients own it."""
+    async def command(self, connection: _Connection | None, action: CommandAction) -> str:
+        """Act on a switch an overlay (``connection``) or the console (``None``) asked for: the
+        audio ones through the captures (every overlay is told what changed), or, with no
+        source to capture, a line for the one that asked saying the capture clients own it.
+        Returns that line."""
         audio = self.audio
-        if audio is None or not audio.capturing or action == "toggle_screen":
-            connection.sub.put(notice_frame(COMMAND_NOTICES[action], self.clock.now_ms()))
-            return
-        answer = await (audio.toggle() if action == "toggle_audio" else audio.switch())
-        frame = notice_frame(answer.text, self.clock.now_ms())
-        for each in self._connections if answer.everyone else (connection,):
+        owned = audio is not None and audio.capturing and action != "toggle_screen"
+        text, everyone = COMMAND_NOTICES[action], False
+        if owned and audio is not None:
+            answer = await (audio.toggle() if action == "toggle_audio" else audio.switch())
+            text, everyone = answer.text, answer.everyone
+        frame = notice_frame(text, self.clock.now_ms())
+        for each in self._connections if everyone else (connection,) if connection else ():
             each.sub.put(frame)
-        self.presence.update()
+        if owned:
+            self.presence.update()
+        return text
 
     def _broadcast(self, status: Status) -> None:
         frame = status.frame()

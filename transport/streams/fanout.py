@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from aiohttp import web
@@ -84,6 +84,8 @@ class Streams:
         self.max_streams = max_streams
         self.limits = limits
         self.closing = False
+        self.health_open = 0
+        """Health streams open: they hold slots that no hub feeds."""
 
     def subscribe(
         self, hub: Hub[Any], request: web.Request, framing: Framing | None = None
@@ -97,10 +99,8 @@ class Streams:
         Raises:
             StreamRefused: every slot is taken, or the relay is stopping.
         """
-        if self.closing:
-            msg = "the relay is stopping; reconnect to its next start"
-            raise StreamRefused(msg)
-        taken = self.feed.open + self.agent.open
+        self._check_open()
+        taken = self.feed.open + self.agent.open + self.health_open
         if taken >= self.max_streams and not (
             framing is not None
             and framing.name == OVERLAY
@@ -109,6 +109,29 @@ class Streams:
             msg = f"too many streams ({taken} open, at most {self.max_streams}); retry later"
             raise StreamRefused(msg)
         return hub.subscribe(functools.partial(abort, request), request.remote or "", framing)
+
+    @contextlib.contextmanager
+    def slot(self) -> Iterator[None]:
+        """Hold one of the shared slots for a stream no hub feeds (the health stream).
+
+        Raises:
+            StreamRefused: every slot is taken, or the relay is stopping.
+        """
+        self._check_open()
+        taken = self.feed.open + self.agent.open + self.health_open
+        if taken >= self.max_streams:
+            msg = f"too many streams ({taken} open, at most {self.max_streams}); retry later"
+            raise StreamRefused(msg)
+        self.health_open += 1
+        try:
+            yield
+        finally:
+            self.health_open -= 1
+
+    def _check_open(self) -> None:
+        if self.closing:
+            msg = "the relay is stopping; reconnect to its next start"
+            raise StreamRefused(msg)
 
     async def newer_entry(self, after: int, wait_s: float) -> AgentRecord | None:
         """The newest agent entry once its id is above ``after``, or after ``wait_s``."""
@@ -151,7 +174,8 @@ class Streams:
         """``/health.streams``: clients open per stream and clients dropped."""
         clients = self.clients()
         counts = {name: count for name, (count, _) in clients.items()}
-        return StreamCounts(**counts, dropped=sum(dropped for _, dropped in clients.values()))
+        dropped = sum(count for _, count in clients.values())
+        return StreamCounts(**counts, health=self.health_open, dropped=dropped)
 
     async def on_startup(self, _app: web.Application) -> None:
         """Listen to both cells from the transport's loop."""

@@ -41,6 +41,11 @@ def median(values: list[int]) -> int | None:
     return round((ordered[middle - 1] + ordered[middle]) / 2)
 
 
+HOUR_MS = 3_600_000
+HOURS_KEPT = 24
+"""Hours of calls, tokens and cost kept per model for the console's chart."""
+
+
 @dataclass(slots=True)
 class AgentCounters:
     """The agent's counters; persisted as one JSON row."""
@@ -79,6 +84,9 @@ class AgentCounters:
     model_redactions: dict[str, int] = field(default_factory=dict)
     """Secrets taken out of the model's huds and digests, by kind
     (:mod:`actors.core.answer_redaction`); the buffers count what clients sent."""
+    hours: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    """The last :data:`HOURS_KEPT` hours' answered calls: per hour (its start, epoch ms, as a
+    string: a JSON key) and model, ``[calls, tokens in, tokens out, known cost in USD]``."""
 
     @classmethod
     def from_json(cls, row: bytes | str) -> AgentCounters:
@@ -122,11 +130,31 @@ class AgentCounters:
             result.model, result.tokens_in, result.tokens_out, result.cost_usd, prices
         )
         self._model(result.model).answered(result.tokens_in, result.tokens_out, cost, source)
+        self._hourly(ts, result, cost)
         if result.fallback:
             self.fallbacks += 1
         self.images_sent += result.images
         for kind, n in result.redacted.items():
             self.model_redactions[kind] = self.model_redactions.get(kind, 0) + n
+
+    def _hourly(self, ts: int, result: TickResult, cost: float | None) -> None:
+        hour = ts - ts % HOUR_MS
+        by_model = self.hours.setdefault(str(hour), {})
+        figures = by_model.setdefault(result.model, [0, 0, 0, 0.0])
+        figures[0] += 1
+        figures[1] += result.tokens_in
+        figures[2] += result.tokens_out
+        figures[3] = round(figures[3] + (cost or 0.0), 6)
+        for old in [key for key in self.hours if int(key) <= hour - HOURS_KEPT * HOUR_MS]:
+            del self.hours[old]
+
+    def by_hour(self) -> list[dict[str, Any]]:
+        """``/health.agent.costByHour``: the kept hours, oldest first, each with its calls,
+        tokens and known cost per model."""
+        return [
+            {"hour": int(hour), "models": {model: _figures(f) for model, f in models.items()}}
+            for hour, models in sorted(self.hours.items(), key=lambda item: int(item[0]))
+        ]
 
     def count(self, event: AgentEvent) -> None:
         """Count what another actor reported; a failed tick changes nothing but its counters.
@@ -154,6 +182,12 @@ class AgentCounters:
                 self.situation_write_failures += 1
             case ImageRefused(reason=reason):
                 self.images_refused[reason] = self.images_refused.get(reason, 0) + 1
+
+    def parse_success_rate(self) -> float | None:
+        """The share of answers that parsed, since the counters began (``None``: no answer)."""
+        if not self.total_calls:
+            return None
+        return round((self.total_calls - self.parse_failures) / self.total_calls, 4)
 
     def estimated_cost(self) -> float:
         """The known costs of every model, in USD. Tokens counted before per-model counts
@@ -184,6 +218,11 @@ class AgentCounters:
             images_refused=dict(self.images_refused),
             model_redactions=dict(self.model_redactions),
         )
+
+
+def _figures(kept: list[float]) -> dict[str, float]:
+    calls, tokens_in, tokens_out, cost = kept
+    return {"calls": calls, "tokensIn": tokens_in, "tokensOut": tokens_out, "costUsd": cost}
 
 
 @dataclass(frozen=True, slots=True)

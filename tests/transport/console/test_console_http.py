@@ -1,0 +1,227 @@
+"""What the console asks of the relay, over HTTP: its files and their headers, the health
+stream with the ticks, the overlay's switches for other clients, each actor's last error and
+the hours of cost."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from html.parser import HTMLParser
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from actors.agent.core.completion import Analysis
+from actors.agent.core.counters import HOURS_KEPT, AgentCounters
+from actors.agent.core.ticks import TickResult
+from actors.agent.core.window import build_context_window
+from actors.kernel.clock import FakeClock
+from actors.tree import Relay
+from config.settings import AgentSettings
+from tests.helpers import HOUR_MS, LogSink, client_for, relay_settings, show, tick, wait_until
+from tests.transport.test_streams import sse
+from transport.console.page import ASSETS
+from transport.demo.fake_llm import FakeLLM
+
+TOKEN = "console-http-token-5678"
+FILES = {"/": "text/html", "/console.js": "text/javascript", "/console.css": "text/css"}
+PAGE_BUDGET_BYTES = 100_000
+MODEL = AgentSettings().model
+"""The model the test relays ask (the settings' default)."""
+
+
+class _Tags(HTMLParser):
+    """Every tag and its attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+@pytest.mark.parametrize(("path", "media"), FILES.items())
+def test_the_console_files_forbid_other_origins_framing_and_inline_code(
+    client: httpx.Client, path: str, media: str
+) -> None:
+    answer = client.get(path)
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith(media)
+    policy = answer.headers["content-security-policy"]
+    for rule in ("default-src 'self'", "script-src 'self'", "frame-ancestors 'none'"):
+        assert rule in policy
+    assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+    assert answer.headers["x-content-type-options"] == "nosniff"
+    assert answer.headers["x-frame-options"] == "DENY"
+    assert answer.headers["referrer-policy"] == "no-referrer"
+
+
+def test_the_page_loads_only_its_own_files_and_holds_no_inline_code() -> None:
+    parsed = _Tags()
+    parsed.feed(ASSETS["index.html"][0].decode())
+    sources = [a.get("src") or a.get("href") for tag, a in parsed.tags if tag in ("script", "link")]
+    assert set(sources) == {"/console.js", "/console.css", "data:,"}
+    assert all(a.get("src") for tag, a in parsed.tags if tag == "script")  # no inline script
+    assert not [a for _, a in parsed.tags if "style" in a or any(k.startswith("on") for k in a)]
+    script = ASSETS["console.js"][0].decode()
+    assert "innerHTML" not in script and "eval(" not in script
+    assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", script)  # no other origin
+    assert sum(len(body) for body, _ in ASSETS.values()) < PAGE_BUDGET_BYTES
+
+
+def test_with_a_token_the_files_need_none_but_the_overlay_socket_at_root_does(
+    make_relay: Callable[..., Relay],
+) -> None:
+    relay = make_relay(replace(relay_settings(), token=TOKEN))
+    with client_for(relay) as client:
+        for path in FILES:
+            assert client.get(path).status_code == 200
+        upgrade = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13"}
+        upgrade["Sec-WebSocket-Key"] = "dGhlIHNhbXBsZSBub25jZQ=="
+        assert client.get("/", headers=upgrade).status_code == 401
+        assert client.get("/health/stream").status_code == 401
+        assert client.post("/overlay/command", params={"action": "toggle_audio"}).status_code == 401
+
+
+@pytest.mark.parametrize("path", list(FILES))
+def test_another_site_may_link_to_the_page_but_not_load_its_files(
+    client: httpx.Client, path: str
+) -> None:
+    loaded = {
+        "Sec-Fetch-Site": "cross-site",
+        "Sec-Fetch-Mode": "no-cors",
+        "Sec-Fetch-Dest": "script",
+    }
+    assert client.get(path, headers=loaded).status_code == 403
+    opened = {
+        "Sec-Fetch-Site": "cross-site",
+        "Sec-Fetch-Mode": "navigate",
+        "Sec-Fetch-Dest": "document",
+    }
+    assert client.get(path, headers=opened).status_code == 200
+    framed = {**opened, "Sec-Fetch-Dest": "iframe"}
+    assert client.get(path, headers=framed).status_code == 403
+
+
+def test_the_health_stream_sends_health_then_each_tick_that_ends(
+    relay: Relay, client: httpx.Client, logs: LogSink, fake_llm: FakeLLM
+) -> None:
+    with sse(client, "/health/stream?after=0") as stream:
+        first = stream.event()
+        assert first["event"] == "health"
+        assert orjson.loads(first["data"])["actors"]["feed"]["state"] == "running"
+        assert health_streams(client) == 1
+        show(relay)
+        assert tick(relay, logs) == "ok"
+        assert tick(relay, logs) == "idle"
+        ticks: list[dict[str, Any]] = []
+        for _ in range(8):  # health events come between them, each when /health changed
+            event = stream.event()
+            if event["event"] == "tick":
+                ticks.append(orjson.loads(event["data"]))
+            if len(ticks) == 2:
+                break
+    assert [t["outcome"] for t in ticks] == ["ok", "idle"]
+    assert [t["id"] for t in ticks] == [1, 2]
+    ok, idle = ticks
+    assert ok["model"] == MODEL and ok["tokensIn"] == fake_llm.tokens_in
+    assert ok["latencyMs"] >= 0 and ok["reason"] == "new"
+    assert idle["reason"] == "idle" and idle.get("tokensIn") is None
+    wait_until(lambda: health_streams(client) == 0, what="the stream's slot freed")
+    with sse(client, "/health/stream?after=1") as again:  # a reconnect: the ticks after 1
+        events = [again.event() for _ in range(2)]
+    assert [orjson.loads(e["data"])["id"] for e in events if e["event"] == "tick"] == [2]
+
+
+def health_streams(client: httpx.Client) -> int:
+    return int(client.get("/health").json()["streams"]["health"])
+
+
+def test_the_health_stream_holds_a_slot_and_is_refused_beyond_them(
+    make_relay: Callable[..., Relay],
+) -> None:
+    relay = make_relay(replace(relay_settings(), max_streams=1))
+    with client_for(relay) as client, sse(client, "/health/stream"):
+        refused = client.get("/feed/stream")
+        assert refused.status_code == 503
+        assert client.get("/health/stream").status_code == 503
+
+
+def test_the_overlay_switches_answer_another_client_with_the_overlays_line(
+    client: httpx.Client,
+) -> None:
+    answer = client.post("/overlay/command", params={"action": "toggle_audio"})
+    assert answer.status_code == 200
+    assert answer.json()["ok"] is True
+    assert "capture" in answer.json()["text"]  # no source set: the capture clients own it
+    refused = client.post("/overlay/command", params={"action": "shutdown"})
+    assert refused.status_code == 400
+    assert "toggle_audio" in refused.json()["error"]
+
+
+def test_an_actor_that_died_shows_when_and_why_to_the_token_holder_only(
+    make_relay: Callable[..., Relay], clock: FakeClock
+) -> None:
+    relay = make_relay(replace(relay_settings(), token=TOKEN, faults=True))
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with client_for(relay) as client:
+        crash = {"actor": "context", "kind": "crash"}
+        assert client.post("/debug/fault", json=crash, headers=auth).status_code == 200
+        wait_until(lambda: relay.handles["context"].restarts == 1, what="the restart")
+        shown = client.get("/health", headers=auth).json()["actors"]["context"]
+        hidden = client.get("/health").json()["actors"]["context"]
+    assert shown["lastExit"] == clock.now_ms()
+    assert shown["lastError"] == "InjectedFault: injected crash in context"
+    assert hidden["lastExit"] == clock.now_ms() and hidden["lastError"] is None
+
+
+def test_the_cost_of_each_hour_is_counted_per_model(
+    make_relay: Callable[..., Relay], logs: LogSink, fake_llm: FakeLLM, clock: FakeClock
+) -> None:
+    relay = make_relay(relay_settings(fake_llm, interval_ms=3 * HOUR_MS, debounce_ms=HOUR_MS))
+    fake_llm.cost = 0.002
+    show(relay, ocr="first")
+    assert tick(relay, logs) == "ok"
+    clock.advance(3600)
+    show(relay, ocr="second")
+    assert tick(relay, logs) == "ok"
+    with client_for(relay) as client:
+        hours = client.get("/health").json()["agent"]["costByHour"]
+    assert len(hours) == 2 and hours[1]["hour"] - hours[0]["hour"] == 3_600_000
+    for hour in hours:
+        figures = hour["models"][MODEL]
+        assert figures == {
+            "calls": 1,
+            "tokensIn": fake_llm.tokens_in,
+            "tokensOut": fake_llm.tokens_out,
+            "costUsd": 0.002,
+        }
+
+
+def test_a_day_of_hours_is_kept() -> None:
+    counters = AgentCounters()
+    for hour in range(30):
+        counters.answered(answered("m/a"), hour * HOUR_MS + 5, {})
+    kept = counters.by_hour()
+    assert len(kept) == HOURS_KEPT
+    assert kept[0]["hour"] == 6 * HOUR_MS and kept[-1]["hour"] == 29 * HOUR_MS
+    restored = AgentCounters.from_json(counters.to_json())
+    assert restored.by_hour() == kept  # stored with the counters
+
+
+def answered(model: str) -> TickResult:
+    return TickResult(
+        tick_id=1,
+        analysis=Analysis(hud="h", digest="d", parsed_ok=True),
+        window=build_context_window([], [], now_ms=0, max_age_ms=1),
+        model=model,
+        latency_ms=1,
+        tokens_in=1_000,
+        tokens_out=100,
+        push_to_feed=False,
+        cost_usd=0.001,
+    )
