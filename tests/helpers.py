@@ -30,7 +30,9 @@ import pytest
 import structlog
 from prometheus_client.parser import text_string_to_metric_families
 
-from actors.agent.core.window import extract_audio
+from actors.agent.core.completion import Analysis
+from actors.agent.core.ticks import LLMAttempt, TickResult
+from actors.agent.core.window import build_context_window, extract_audio
 from actors.agent.digest_store import DigestStore
 from actors.agent.ticker import Ticker
 from actors.core.bodies import FeedInput, convert, sense_input
@@ -239,6 +241,24 @@ def last_entry(relay: Relay) -> dict[str, Any]:
     assert last is not None, "the digest store has no entry yet"
     shown: dict[str, Any] = msgspec.to_builtins(last)
     return shown
+
+
+def answered_tick(model: str, *, cost: float | None = None, fallback: bool = False) -> TickResult:
+    """A tick that ``model`` answered (after a failed request to another model), as the LLM
+    caller hands it to the digest store: 1,000 tokens in, 100 out."""
+    return TickResult(
+        tick_id=1,
+        analysis=Analysis(hud="h", digest="d", parsed_ok=True),
+        window=build_context_window([], [], now_ms=0, max_age_ms=1),
+        model=model,
+        latency_ms=1,
+        tokens_in=1_000,
+        tokens_out=100,
+        push_to_feed=False,
+        cost_usd=cost,
+        fallback=fallback,
+        attempts=(LLMAttempt("first", 2.0, ok=False), LLMAttempt(model, 0.4, ok=True)),
+    )
 
 
 def tick(relay: Relay, logs: LogSink) -> str:

@@ -11,33 +11,15 @@ import msgspec
 import orjson
 import pytest
 
-from actors.agent.core.completion import Analysis
 from actors.agent.core.cost import estimate_cost
-from actors.agent.core.ticks import LLMAttempt, TickResult
-from actors.agent.core.window import build_context_window
 from actors.agent.digest_store import DigestStore
 from actors.kernel.base import ChildHandle
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo
 from config.prices import Price
+from tests.helpers import answered_tick
 
 FLASH_LITE = "google/gemini-2.5-flash-lite"
-
-
-def _result(model: str, *, cost: float | None = None, fallback: bool = False) -> TickResult:
-    return TickResult(
-        tick_id=1,
-        analysis=Analysis(hud="h", digest="d", parsed_ok=True),
-        window=build_context_window([], [], now_ms=0, max_age_ms=1),
-        model=model,
-        latency_ms=1,
-        tokens_in=1_000,
-        tokens_out=100,
-        push_to_feed=False,
-        cost_usd=cost,
-        fallback=fallback,
-        attempts=(LLMAttempt("first", 2.0, ok=False), LLMAttempt(model, 0.4, ok=True)),
-    )
 
 
 def test_counters_of_an_older_relay_load_and_keep_their_cost_estimate(
@@ -57,7 +39,7 @@ def test_counters_of_an_older_relay_load_and_keep_their_cost_estimate(
     assert stats["costByModel"] == {}
     assert stats["estimatedCost"] == estimate_cost(1_000_000, 100_000) == 0.105
 
-    store.record(_result(FLASH_LITE, fallback=True)).get(timeout=5)
+    store.record(answered_tick(FLASH_LITE, fallback=True)).get(timeout=5)
 
     stats = store.stats().get(timeout=5)
     assert stats["totalTokens"] == {"in": 1_001_000, "out": 100_100}
@@ -90,9 +72,9 @@ def test_per_model_counters_survive_a_restart_of_the_store(clock: FakeClock, sto
         )
 
     ref = start()
-    ref.proxy().record(_result("x/provider", cost=0.25)).get(timeout=5)
-    ref.proxy().record(_result("x/priced")).get(timeout=5)
-    ref.proxy().record(_result("x/unpriced")).get(timeout=5)
+    ref.proxy().record(answered_tick("x/provider", cost=0.25)).get(timeout=5)
+    ref.proxy().record(answered_tick("x/priced")).get(timeout=5)
+    ref.proxy().record(answered_tick("x/unpriced")).get(timeout=5)
     before = ref.proxy().stats().get(timeout=5)
     ref.stop(timeout=5)
 

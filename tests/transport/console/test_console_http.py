@@ -14,14 +14,20 @@ import httpx
 import orjson
 import pytest
 
-from actors.agent.core.completion import Analysis
 from actors.agent.core.counters import HOURS_KEPT, AgentCounters
-from actors.agent.core.ticks import TickResult
-from actors.agent.core.window import build_context_window
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from config.settings import AgentSettings
-from tests.helpers import HOUR_MS, LogSink, client_for, relay_settings, show, tick, wait_until
+from tests.helpers import (
+    HOUR_MS,
+    LogSink,
+    answered_tick,
+    client_for,
+    relay_settings,
+    show,
+    tick,
+    wait_until,
+)
 from tests.transport.test_streams import sse
 from transport.console.page import ASSETS
 from transport.demo.fake_llm import FakeLLM
@@ -205,23 +211,9 @@ def test_the_cost_of_each_hour_is_counted_per_model(
 def test_a_day_of_hours_is_kept() -> None:
     counters = AgentCounters()
     for hour in range(30):
-        counters.answered(answered("m/a"), hour * HOUR_MS + 5, {})
+        counters.answered(answered_tick("m/a", cost=0.001), hour * HOUR_MS + 5, {})
     kept = counters.by_hour()
     assert len(kept) == HOURS_KEPT
     assert kept[0]["hour"] == 6 * HOUR_MS and kept[-1]["hour"] == 29 * HOUR_MS
     restored = AgentCounters.from_json(counters.to_json())
     assert restored.by_hour() == kept  # stored with the counters
-
-
-def answered(model: str) -> TickResult:
-    return TickResult(
-        tick_id=1,
-        analysis=Analysis(hud="h", digest="d", parsed_ok=True),
-        window=build_context_window([], [], now_ms=0, max_age_ms=1),
-        model=model,
-        latency_ms=1,
-        tokens_in=1_000,
-        tokens_out=100,
-        push_to_feed=False,
-        cost_usd=0.001,
-    )
