@@ -1,7 +1,7 @@
 """sinain-relay: settings -> supervision tree -> serve until SIGINT or SIGTERM.
 
-``python run.py --help`` lists every flag; ``python run.py mcp`` runs the MCP server, a
-client of a running relay (``python run.py mcp --help``); ``python run.py openapi`` prints the
+``python3 run.py --help`` lists every flag; ``python3 run.py mcp`` runs the MCP server, a
+client of a running relay (``python3 run.py mcp --help``); ``python3 run.py openapi`` prints the
 OpenAPI document ``GET /openapi.json`` serves, without starting a relay. Exit codes: 0 after a
 signal, 1 when the relay could not start (one ``relay.start_failed`` line says why: a port in
 use, a data directory another relay holds, an actor that failed its start; for something
@@ -38,6 +38,7 @@ try:
     from actors.subtrees import settings_problem
     from actors.tree import start_relay
     from config.command_line import build_parser, load_settings
+    from config.data_home import data_dir, old_place_note
     from config.logs import configure_logging
     from config.options import OPTIONS
     from config.prices import PriceTable, load_prices
@@ -50,7 +51,7 @@ except ModuleNotFoundError as missing:  # run from a checkout without its instal
         raise  # ours are beside this file: one missing is a broken checkout, traceback and all
     sys.stderr.write(
         f"{os.path.basename(sys.argv[0])}: error: the relay's dependency {module!r} is not "
-        f"installed: run python -m pip install -e . (in {Path(__file__).resolve().parent})\n"
+        f"installed: run python3 -m pip install -e . (in {Path(__file__).resolve().parent})\n"
     )
     raise SystemExit(2) from None  # EXIT_INVALID, as for an invalid setting
 
@@ -140,7 +141,7 @@ def run_mcp(args: Sequence[str]) -> int:
             raise
         sys.stderr.write(
             f"{os.path.basename(sys.argv[0])} mcp: error: the MCP server's dependency "
-            f"{module!r} is not installed: run python -m pip install -e '.[mcp]' "
+            f"{module!r} is not installed: run python3 -m pip install -e '.[mcp]' "
             f"(in {Path(__file__).resolve().parent})\n"
         )
         return EXIT_INVALID
@@ -156,24 +157,37 @@ def print_openapi() -> int:
     return 0
 
 
+def print_data_dir(args: Sequence[str]) -> int:
+    """``sinain-relay data-dir [flags]``: the data directory a relay started with the same
+    flags and environment would use (:mod:`config.data_home`); nothing is created."""
+    settings = settings_or_exit(args, os.environ)
+    sys.stdout.write(data_dir(settings.data_dir) + "\n")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the relay until SIGINT or SIGTERM; a second signal exits at once.
 
     With ``--demo``: the stand-in LLM and the shipped capture session (:func:`prepare_demo`).
     ``mcp`` as the first argument runs the MCP server instead (:func:`run_mcp`), ``openapi``
-    prints the API's description (:func:`print_openapi`).
+    prints the API's description (:func:`print_openapi`), ``data-dir`` where the state is
+    kept (:func:`print_data_dir`).
     """
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["mcp"]:
         return run_mcp(args[1:])
     if args == ["openapi"]:
         return print_openapi()
+    if args[:1] == ["data-dir"]:
+        return print_data_dir(args[1:])
     settings = settings_or_exit(args, os.environ)
     prices = prices_or_exit(settings.prices_file)
     verdict = exposure(settings.host, token=settings.token, allow_insecure=settings.allow_insecure)
     if verdict == "refused":
         _exit_invalid(refusal(settings.host))
     configure_logging(settings.log_format, settings.log_level)
+    if (note := old_place_note(settings.data_dir)) is not None:
+        log.warning("storage.old_data_dir", actor="root", fix=note)
     warn_at_start(
         verdict, host=settings.host, token=settings.token, cors_origins=settings.cors_origins
     )

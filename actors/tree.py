@@ -56,6 +56,7 @@ from actors.subtrees import (
     stop_frontend,
     stop_root,
 )
+from config.data_home import data_dir
 from config.prices import PriceTable, load_prices
 from config.secrets import remember_secret
 from config.settings import Settings
@@ -250,13 +251,14 @@ def prepare_storage(settings: Settings) -> StorageInfo:
     Raises:
         DataDirInUse: another relay (or another open in this process) holds the directory.
     """
+    directory = data_dir(settings.data_dir)
     try:
-        return open_storage(settings.data_dir, settings.sync)
+        return open_storage(directory, settings.sync)
     except StorageError as exc:
         log.critical(
             "storage.unusable_serving_from_memory",
             actor="root",
-            data_dir=settings.data_dir,
+            data_dir=directory,
             error=safe_text(str(exc)),
         )
         return storage_with_problem(open_storage(MEMORY, settings.sync), safe_text(str(exc)))

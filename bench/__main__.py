@@ -1,4 +1,4 @@
-"""``python -m bench <case> [options]``: the benchmarks' one entry point (:mod:`bench.runner`)."""
+"""``python3 -m bench <case> [options]``: the benchmarks' one entry point (:mod:`bench.runner`)."""
 
 from bench.runner import main
 

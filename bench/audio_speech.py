@@ -1,4 +1,4 @@
-"""The real-speech check of ``python -m bench audio --targets real``: espeak-ng's sentences,
+"""The real-speech check of ``python3 -m bench audio --targets real``: espeak-ng's sentences,
 resampled by sox, replayed by a relay into PocketSphinx served on a thread of the bench (so that
 its answers can be read); a PASS or FAIL line per claim, which docs/benchmarks.md lists."""
 

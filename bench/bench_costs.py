@@ -1,4 +1,4 @@
-"""What the relay costs when little happens: the CPU of an idle ``python run.py``, its start-up
+"""What the relay costs when little happens: the CPU of an idle ``python3 run.py``, its start-up
 time and a tick's own cost (:mod:`bench.tick_cost`), each against its target. A part waits for
 a quiet machine and is retried when the rest of the machine got busy, since a fraction of a
 core is the figure. docs/benchmarks.md says how each part is measured.
@@ -105,7 +105,7 @@ def busy_during(part: str, attempt: int, used: h.Usage) -> float | None:
 
 
 def default_relay(llm: h.Server, data_dir: str, log: Path) -> ContextManager[h.Server]:
-    """``python run.py --data-dir <data_dir>`` with a key and the fake LLM, its defaults else."""
+    """``python3 run.py --data-dir <data_dir>`` with a key and the fake LLM, its defaults else."""
     env = h.relay_env(OPENROUTER_API_KEY="x", AGENT_BASE_URL=llm.base_url + "/v1")
     return h.relay_process(data_dir, log, env, log_level=None)
 
@@ -183,7 +183,7 @@ def measure_idle(
 
 def run_idle(args: argparse.Namespace, llm: h.Server) -> list[Row]:
     print(
-        f"\n== idle CPU: python run.py, agent on (fake LLM), default interval; settle "
+        f"\n== idle CPU: python3 run.py, agent on (fake LLM), default interval; settle "
         f"{SETTLE_S:g} s, then {args.idle_seconds:g} s with nothing arriving"
     )
     pct: tuple[float, float] | None = None
@@ -235,7 +235,7 @@ def measure_starts(
 
 def run_startup(args: argparse.Namespace, llm: h.Server) -> list[Row]:
     print(
-        f"\n== start-up: spawn -> first GET /health 200 of python run.py, {args.starts} starts "
+        f"\n== start-up: spawn -> first GET /health 200 of python3 run.py, {args.starts} starts "
         "(one data dir: the first start creates it), each with the floors after it"
     )
     ready: float | None = None
@@ -359,5 +359,5 @@ def run(args: argparse.Namespace) -> int:
     table = Table("target <40|measured >12|limit >8|result >7|command <")
     table.head(blank=True)
     for *cells, part in rows:
-        table.row(*cells, f"python -m bench costs --only {part}")
+        table.row(*cells, f"python3 -m bench costs --only {part}")
     return 0

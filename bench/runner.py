@@ -1,4 +1,4 @@
-"""The one command line of the benchmarks: ``python -m bench <case> [options]``. Each case is
+"""The one command line of the benchmarks: ``python3 -m bench <case> [options]``. Each case is
 declared once in :data:`CASES`; its module declares its options as data (:data:`Options`, made
 by :func:`arg` and :func:`flags`) and runs from the parsed arguments (``run(args)``). Only this
 module builds the parser, and it imports a case's module only to run it or show its help, so
@@ -103,7 +103,7 @@ def _parser(chosen: str | None) -> tuple[argparse.ArgumentParser, argparse.Argum
     """The parser: every case a sub-command, the ``chosen`` one's options declared on it; the
     chosen case's sub-parser and module."""
     parser = argparse.ArgumentParser(
-        prog="python -m bench", description="Run one benchmark case; it prints its figures."
+        prog="python3 -m bench", description="Run one benchmark case; it prints its figures."
     )
     cases = parser.add_subparsers(dest="case", metavar="<case>", required=True)
     module, chosen_parser = None, parser

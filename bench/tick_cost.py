@@ -1,4 +1,4 @@
-"""A tick's own cost for ``python -m bench costs --only tick``: rings filled like the bridge's and
+"""A tick's own cost for ``python3 -m bench costs --only tick``: rings filled like the bridge's and
 the capture client's, then each step of a tick but the LLM call, timed call by call in-process.
 """
 

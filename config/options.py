@@ -18,8 +18,9 @@ OPTIONS: tuple[Option, ...] = (
         "data_dir",
         "RELAY_DATA_DIR",
         "text",
-        "where state persists; :memory: keeps it in memory only",
-        default_text="data/ beside run.py",
+        "where state persists (default: the user's data directory, `sinain-relay data-dir` "
+        "prints it); :memory: keeps it in memory only",
+        default_text="the data home",
     ),
     Option(
         "retention_days",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Literal, Protocol, get_args
 
 # The audio feature's section, offered (an explicit re-export) to the option table and the
@@ -22,8 +21,8 @@ MIN_RUNTIME_INTERVAL_MS = 5_000
 """``POST /agent/config`` raises a smaller ``intervalMs`` to this (the environment is not)."""
 MIN_RUNTIME_MAX_AGE_MS = 10_000
 """``POST /agent/config`` raises a smaller ``maxAge`` to this."""
-DEFAULT_DATA_DIR = str(Path(__file__).resolve().parent.parent / "data")
-"""``data/`` beside ``run.py``."""
+DEFAULT_DATA_DIR = ""
+"""None given: the data home (:func:`config.data_home.data_dir`)."""
 SYNC_MODES = ("full", "normal")
 LOG_FORMATS = ("console", "json")
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -153,11 +152,11 @@ class AgentSettings:
 def check_api_key(name: str, key: str) -> str:
     """``key`` if every character is printable ASCII, ``!`` to ``~``: an HTTP header carries
     nothing else, and no key has a space. A quote or a space pasted with it would otherwise
-    fail every request.
+    fail every request; a placeholder copied from the docs would fail every request too.
 
     Raises:
         ConfigError: naming ``name``, the first bad character's position and what it is,
-            never the key.
+            never the key; or saying it is a placeholder.
     """
     for position, char in enumerate(key, start=1):
         if not "!" <= char <= "~":
@@ -167,6 +166,12 @@ def check_api_key(name: str, key: str) -> str:
                 "(was a quote or a space copied with it?)"
             )
             raise ConfigError(msg)
+    if "..." in key or (key.startswith("<") and key.endswith(">")):  # sk-or-..., <your-key>
+        msg = (
+            f"{name} is a placeholder (it holds '...' or is '<...>'), not a key: put the key "
+            "itself (an OpenRouter key comes from https://openrouter.ai/keys)"
+        )
+        raise ConfigError(msg)
     return key
 
 

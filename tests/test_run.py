@@ -213,7 +213,7 @@ def assert_one_line_naming(done: subprocess.CompletedProcess[str], missing: str)
     assert done.stdout == ""
     (line,) = done.stderr.splitlines()  # no traceback
     assert f"the relay's dependency {missing!r} is not installed" in line
-    assert f"python -m pip install -e . (in {ROOT})" in line
+    assert f"python3 -m pip install -e . (in {ROOT})" in line
 
 
 @pytest.mark.parametrize("args", [["--demo"], []], ids=["demo", "plain"])

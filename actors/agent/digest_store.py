@@ -291,7 +291,7 @@ class DigestStore(DurableActor):
         if isinstance(event, QuietSpell):
             self._quiet_spell(event)
             return
-        self._counters.count(event)
+        self._counters.count(event, self._clock.now_ms())
         self._save_counters()
 
     def _quiet_spell(self, told: QuietSpell) -> None:
@@ -431,6 +431,7 @@ class DigestStore(DurableActor):
             "circuitSkips": c.circuit_skips,
             "failures": c.failures,
             "lastError": safe_text(c.last_error) if c.last_error else None,
+            "lastErrorAt": c.last_error_at,
             "parseFailures": c.parse_failures,
             "parseSuccessRate": c.parse_success_rate(),
             "contextFreshnessMedianMs": median(freshness),

@@ -147,7 +147,7 @@ class Ticker(RelayActor):
             self._log.warning(
                 "agent.off",
                 reason="no OPENROUTER_API_KEY: set it in the environment (or, with RELAY_TOKEN "
-                "set, send openrouterApiKey to POST /agent/config); python run.py --demo shows "
+                "set, send openrouterApiKey to POST /agent/config); python3 run.py --demo shows "
                 "the agent with a stand-in LLM",
             )
         else:

@@ -1,4 +1,4 @@
-"""The benchmark cases, run as ``python -m bench <case>`` (tests never import ``bench``): the
+"""The benchmark cases, run as ``python3 -m bench <case>`` (tests never import ``bench``): the
 runner lists every case and each answers ``--help``, the pure parts' examples hold (their
 docstrings' doctests), and short runs print their figures."""
 
@@ -66,7 +66,7 @@ def test_the_runner_lists_every_case_with_a_line_and_each_case_answers_help() ->
     for case in cases:
         answered = bench_case(case, "--help")
         assert answered.returncode == 0, (case, answered.stderr)
-        assert f"usage: python -m bench {case}" in answered.stdout
+        assert f"usage: python3 -m bench {case}" in answered.stdout
 
 
 def test_the_examples_in_the_cases_docstrings_hold() -> None:

@@ -1,8 +1,8 @@
-"""``python run.py --demo``: a stand-in LLM and a recorded capture session, replayed.
+"""``python3 run.py --demo``: a stand-in LLM and a recorded capture session, replayed.
 
 The stand-in LLM (:mod:`transport.demo.fake_llm`) is also the tests' fake LLM and the LLM
 outage rehearsal tool; the replay (:mod:`transport.demo.replay`) is also a capture stand-in
-for a real model (``python -m transport.demo.replay``).
+for a real model (``python3 -m transport.demo.replay``).
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def prepare_demo(
 
 def start_demo_replay(host: str, port: int, token: str = "") -> Replayer:
     """Replay the shipped capture session against the relay, in a loop, at real speed."""
-    # imported here: ``python -m transport.demo.replay`` runs that module as __main__
+    # imported here: ``python3 -m transport.demo.replay`` runs that module as __main__
     from transport.demo.replay import Replayer, load_session  # noqa: PLC0415
 
     url = _local_url(host, port)

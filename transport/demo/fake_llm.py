@@ -3,8 +3,8 @@ the first-run tour.
 
 Run it beside the relay to rehearse LLM outages without a key or a network::
 
-    python -m transport.demo.fake_llm --port 18900
-    AGENT_BASE_URL=http://127.0.0.1:18900/v1 OPENROUTER_API_KEY=unused python run.py
+    python3 -m transport.demo.fake_llm --port 18900
+    AGENT_BASE_URL=http://127.0.0.1:18900/v1 OPENROUTER_API_KEY=unused python3 run.py
     curl -X POST localhost:18900/_mode -d '{"mode": "hang"}'
 
 It is a real HTTP server (aiohttp on its own thread), so the relay's LLM path runs exactly
@@ -12,7 +12,7 @@ as in production: sockets, timeouts, status codes, bodies. Its answers are canne
 hud and digest) in every mode but ``summarise``, which is a stand-in, not a model: it reads
 the relay's prompt and fills a hud and a digest from its lines by rules of thumb, labelled
 as such (the completion's ``model`` is ``stand-in/heuristic`` and the digest begins with
-``(stand-in, no LLM)``). ``python run.py --demo`` runs it. Modes:
+``(stand-in, no LLM)``). ``python3 run.py --demo`` runs it. Modes:
 
 ``ok``        a chat completion whose content is ``{"hud": ..., "digest": ...}``
 ``summarise`` the same shape, hud and digest made from the prompt by
@@ -325,7 +325,7 @@ class FakeLLM(ModeServer):
 def main(argv: list[str] | None = None) -> int:
     """Serve until SIGINT or SIGTERM."""
     parser = argparse.ArgumentParser(
-        prog="python -m transport.demo.fake_llm",
+        prog="python3 -m transport.demo.fake_llm",
         description="A fake OpenAI-compatible LLM with fault modes, to rehearse outages. "
         "Point the relay at it with AGENT_BASE_URL=http://HOST:PORT/v1.",
     )

@@ -2,7 +2,7 @@
 
 It serves both APIs the transcriber speaks, on loopback::
 
-    python -m transport.demo.fake_stt --port 18910
+    python3 -m transport.demo.fake_stt --port 18910
     STT_API=openai STT_BASE_URL=http://127.0.0.1:18910/v1 ...   # multipart transcriptions
     STT_API=chat   STT_BASE_URL=http://127.0.0.1:18910/v1 ...   # input_audio chat completions
     curl -X POST localhost:18910/_mode -d '{"mode": "hang"}'
@@ -207,7 +207,7 @@ def _completion(text: str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     """Serve until SIGINT or SIGTERM."""
     parser = argparse.ArgumentParser(
-        prog="python -m transport.demo.fake_stt",
+        prog="python3 -m transport.demo.fake_stt",
         description="A stand-in speech service with fault modes (both the multipart "
         "transcriptions API and input_audio chat completions). Point the relay at it with "
         "STT_BASE_URL=http://HOST:PORT/v1.",

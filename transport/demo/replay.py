@@ -8,10 +8,10 @@ holds one request a line::
 
 ``at`` is seconds from the start of the session. :class:`Replayer` posts each body to a
 relay over real HTTP at its time (divided by ``speed``), with a ``ts`` rewritten to the
-current time, on a thread of its own that :meth:`Replayer.stop` ends at once. ``python run.py
+current time, on a thread of its own that :meth:`Replayer.stop` ends at once. ``python3 run.py
 --demo`` runs it against its own relay; to replay against a relay already running::
 
-    python -m transport.demo.replay --url http://127.0.0.1:18791 --speed 2 --loop
+    python3 -m transport.demo.replay --url http://127.0.0.1:18791 --speed 2 --loop
 """
 
 from __future__ import annotations
@@ -257,7 +257,7 @@ _JSON = {"Content-Type": "application/json"}
 def main(argv: Sequence[str] | None = None) -> int:
     """Replay a session against a running relay until it ends (or SIGINT/SIGTERM)."""
     parser = argparse.ArgumentParser(
-        prog="python -m transport.demo.replay",
+        prog="python3 -m transport.demo.replay",
         description="Replay a recorded capture session (POST /sense and /feed) against a relay.",
     )
     parser.add_argument("--url", default="http://127.0.0.1:18791", help="the relay's base URL")
@@ -275,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             token=os.environ.get("RELAY_TOKEN", "").strip(),
         )
     except (OSError, SessionError, ValueError) as exc:
-        parser.exit(2, f"python -m transport.demo.replay: error: {exc}\n")
+        parser.exit(2, f"python3 -m transport.demo.replay: error: {exc}\n")
     stopping = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopping.set())

@@ -71,7 +71,12 @@ class AgentHealth(Shape, frozen=True):
     minor_skips: _Counter = UNSET
     deferred_ticks: _Counter = UNSET
     failures: _Counter = UNSET
-    last_error: str | UnsetType | None = UNSET
+    last_error: (
+        Annotated[str, Meta(description="The latest failure since the last answer.")]
+        | UnsetType
+        | None
+    ) = UNSET
+    last_error_at: Ms | UnsetType | None = UNSET
     parse_failures: _Counter = UNSET
     parse_success_rate: Annotated[float, Meta(ge=0, le=1)] | UnsetType | None = UNSET
     context_freshness_median_ms: int | UnsetType | None = UNSET

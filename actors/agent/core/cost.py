@@ -41,6 +41,21 @@ def call_cost(
     return price.cost(tokens_in, tokens_out), "table"
 
 
+def priced_model(asked: str, answered: str | None, prices: PriceTable) -> str:
+    """The name a call is priced as: the model the server says answered when the table knows
+    it, the name asked when the answer names a version of it (``gpt-4o-mini-2024-07-18`` for
+    ``gpt-4o-mini``), else the answering model, whose price is then unknown: a stand-in or a
+    router's other model answering for a known name is never priced at that name's rate.
+
+    >>> table = {"m/a": None}
+    >>> [priced_model("m/a", a, table) for a in (None, "m/a-2025-01", "stand-in/x")]
+    ['m/a', 'm/a', 'stand-in/x']
+    """
+    if not answered or answered == asked or answered in prices:
+        return answered or asked
+    return asked if answered.startswith(asked) else answered
+
+
 def estimate_cost(tokens_in: int, tokens_out: int) -> float:
     """USD for token counts at the flat price relays used before the price table, rounded to
     six decimals: what tokens counted before per-model counts existed are still valued at."""

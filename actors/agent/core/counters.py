@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from actors.agent.core.cost import call_cost, estimate_cost
+from actors.agent.core.cost import call_cost, estimate_cost, priced_model
 from actors.agent.core.events import (
     AgentEvent,
     ImageRefused,
@@ -65,6 +65,9 @@ class AgentCounters:
     """Ticks not started because the circuit breaker was cooling off."""
     failures: int = 0
     last_error: str | None = None
+    """The latest failure since the last answer; an answer clears it."""
+    last_error_at: int | None = None
+    """When it happened (the clock's epoch milliseconds)."""
     parse_failures: int = 0
     last_pushed_hud: str = ""
     fallbacks: int = 0
@@ -120,14 +123,16 @@ class AgentCounters:
         self.tokens_in += result.tokens_in
         self.tokens_out += result.tokens_out
         self.last_analysis_ts = ts
+        self.last_error = self.last_error_at = None  # the path works again
         if not result.analysis.parsed_ok:
             self.parse_failures += 1
         if result.hud_withheld is not None:
             withheld = self.huds_withheld
             withheld[result.hud_withheld] = withheld.get(result.hud_withheld, 0) + 1
         self._observe(result.attempts)
+        priced = priced_model(result.model, result.answered_model, prices)
         cost, source = call_cost(
-            result.model, result.tokens_in, result.tokens_out, result.cost_usd, prices
+            priced, result.tokens_in, result.tokens_out, result.cost_usd, prices
         )
         self._model(result.model).answered(result.tokens_in, result.tokens_out, cost, source)
         self._hourly(ts, result, cost)
@@ -156,9 +161,10 @@ class AgentCounters:
             for hour, models in sorted(self.hours.items(), key=lambda item: int(item[0]))
         ]
 
-    def count(self, event: AgentEvent) -> None:
-        """Count what another actor reported; a failed tick changes nothing but its counters.
-        (A quiet spell is not counted here: its idle skips grow with the clock.)"""
+    def count(self, event: AgentEvent, at: int) -> None:
+        """Count what another actor reported at ``at`` (epoch ms); a failed tick changes
+        nothing but its counters. (A quiet spell is not counted here: its idle skips grow with
+        the clock.)"""
         match event:
             case TickSkipped(reason="idle"):
                 self.idle_skips += 1
@@ -176,7 +182,7 @@ class AgentCounters:
                 self.circuit_skips += 1
             case TickFailed(error=error, attempts=attempts):
                 self.failures += 1
-                self.last_error = error
+                self.last_error, self.last_error_at = error, at
                 self._observe(attempts)
             case SituationWriteFailed():
                 self.situation_write_failures += 1

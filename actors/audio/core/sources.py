@@ -19,7 +19,9 @@ is known by trying: the capture actor retries and then says once that it failed.
 
 from __future__ import annotations
 
+import os
 import shlex
+import shutil
 import struct
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
@@ -105,13 +107,26 @@ def parse_source(value: str, name: str = "AUDIO_SOURCE") -> SourcePlan:
 
 def check_source(name: str, value: str) -> None:
     """Start-up validation of the setting ``name``: an empty value (nothing captured) passes,
-    anything else must parse.
+    anything else must parse, a ``file:`` must be readable and a ``command:``'s program on
+    ``PATH``: a source that cannot work stops the start, rather than failing seconds later.
 
     Raises:
-        SourceError: see :func:`parse_source`.
+        SourceError: see :func:`parse_source`; or the file or the program is not there.
     """
-    if value.strip():
-        parse_source(value, name)
+    if not value.strip():
+        return
+    plan = parse_source(value, name)
+    if plan.kind == "file" and not os.access(plan.target, os.R_OK):
+        where = os.path.abspath(plan.target)
+        why = "cannot be read" if os.path.exists(plan.target) else "does not exist"
+        msg = f"{name}: file:{plan.target}: {where} {why}; give a file the relay's user can read"
+        raise SourceError(msg)
+    if plan.kind == "command" and shutil.which(plan.argv[0]) is None:
+        msg = (
+            f"{name}: command:{plan.argv[0]} is not a program on PATH; install it or give its "
+            "full path"
+        )
+        raise SourceError(msg)
 
 
 def check_sources(config: AudioConfig) -> None:
