@@ -21,6 +21,7 @@ from tests.helpers import (
     base_url,
     client_for,
     relay_settings,
+    screen_event,
     show,
     tick,
     wait_until,
@@ -242,3 +243,21 @@ def test_on_a_phone_in_dark_mode_it_is_one_readable_column(relay: Relay, browser
     page.keyboard.press("Tab")  # the first stop: the skip link, shown when focused
     assert page.evaluate("document.activeElement.textContent") == "Skip to the feed"
     context.close()
+
+
+PIXEL_PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJ"
+    "RU5ErkJggg=="
+)
+"""A real 1x1 PNG, which the browser decodes."""
+
+
+def test_the_picture_the_next_call_sends_is_shown(relay: Relay, watched: Watched) -> None:
+    with client_for(relay) as client:
+        assert client.post("/sense", json=screen_event("a chart", PIXEL_PNG)).is_success
+        assert client.get("/agent/context").json()["context"]["images"]
+    page = opened(watched, relay).page
+    picture = page.locator("#pictures img")
+    expect(picture).to_have_count(1)
+    assert picture.get_attribute("src", timeout=1000).startswith("data:image/png;base64,iVBOR")
+    assert page.evaluate("document.querySelector('#pictures img').naturalWidth") == 1
