@@ -55,14 +55,14 @@ def llm_remedy(
     """What ``error`` (of a request to ``model``) points at; ``None`` for a failure no
     setting explains (a bug, an answer cut short)."""
     if isinstance(error, LLMConnectionError):
-        return Remedy(BASE_URL, f"check {BASE_URL}: no server answers there")
+        return Remedy(BASE_URL, f"check {BASE_URL} (no server answers there)")
     if isinstance(error, LLMTimeout):
         return Remedy(
             "AGENT_TIMEOUT_MS",
             f"raise AGENT_TIMEOUT_MS, or check the server at {BASE_URL}: it did not answer in time",
         )
     if isinstance(error, LLMBadResponse):
-        return Remedy(BASE_URL, f"check {BASE_URL}: its answer is not a chat completion")
+        return Remedy(BASE_URL, f"check {BASE_URL} (its answer is not a chat completion)")
     if isinstance(error, LLMHTTPError):
         return _http_remedy(error, model, model_setting(model, config))
     return None
@@ -71,7 +71,7 @@ def llm_remedy(
 def _http_remedy(error: LLMHTTPError, model: str, named_by: str) -> Remedy:
     status = error.status
     if status in (401, 403):
-        return Remedy(KEY, f"check {KEY}: the server refused the key (HTTP {status})")
+        return Remedy(KEY, f"check {KEY} (the server refused the key, HTTP {status})")
     if status == 402:
         return Remedy(KEY, f"the account of {KEY} cannot pay for the call (HTTP 402)")
     if status == 429:
@@ -88,8 +88,8 @@ def _http_remedy(error: LLMHTTPError, model: str, named_by: str) -> Remedy:
     if status >= 500:
         return Remedy(BASE_URL, f"the server at {BASE_URL} failed (HTTP {status})")
     if status == 404 and not _names_a_model(error.body, model):
-        return Remedy(BASE_URL, f"check {BASE_URL}: no chat-completions endpoint there (HTTP 404)")
-    return Remedy(named_by, f"check {named_by}: the server refused model {model!r} (HTTP {status})")
+        return Remedy(BASE_URL, f"check {BASE_URL} (no chat-completions endpoint there, HTTP 404)")
+    return Remedy(named_by, f"check {named_by} (the server refused model {model!r}, HTTP {status})")
 
 
 def said_once(errors: Sequence[str]) -> list[str]:

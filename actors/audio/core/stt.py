@@ -217,20 +217,20 @@ def stt_remedy(error: BaseException) -> Remedy | None:
     """The setting a failed transcription points at, and what to do (naming it); ``None`` for
     a failure no setting explains (a bug)."""
     if isinstance(error, SttConnectionError):
-        return Remedy("STT_BASE_URL", "check STT_BASE_URL: no speech service answers there")
+        return Remedy("STT_BASE_URL", "check STT_BASE_URL (no speech service answers there)")
     if isinstance(error, SttTimeout):
         return Remedy(
             "STT_TIMEOUT_MS",
             "raise STT_TIMEOUT_MS, or check the service at STT_BASE_URL: it did not answer in time",
         )
     if isinstance(error, SttBadAnswer):
-        return Remedy("STT_API", "check STT_API and STT_BASE_URL: the answer is not a transcript")
+        return Remedy("STT_API", "check STT_API and STT_BASE_URL (the answer is not a transcript)")
     if not isinstance(error, SttHTTPError):
         return None
     status, said = error.status, str(error).lower()
     if status in (401, 403):
         return Remedy(
-            "STT_API_KEY", f"check STT_API_KEY: the service refused the key (HTTP {status})"
+            "STT_API_KEY", f"check STT_API_KEY (the service refused the key, HTTP {status})"
         )
     if status == 429:
         return Remedy("STT_API_KEY", "rate-limited: check the plan of STT_API_KEY")
@@ -238,6 +238,6 @@ def stt_remedy(error: BaseException) -> Remedy | None:
         return Remedy("STT_BASE_URL", f"the service at STT_BASE_URL failed (HTTP {status})")
     if status == 404 and "model" not in said:
         return Remedy(
-            "STT_BASE_URL", "check STT_BASE_URL and STT_API: no such endpoint there (HTTP 404)"
+            "STT_BASE_URL", "check STT_BASE_URL and STT_API (no such endpoint there, HTTP 404)"
         )
-    return Remedy("STT_MODEL", f"check STT_MODEL: the service refused the request (HTTP {status})")
+    return Remedy("STT_MODEL", f"check STT_MODEL (the service refused the request, HTTP {status})")
