@@ -7,6 +7,7 @@ import importlib.util
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ from transport.doctor.local import data_dir_check, mcp_check, source_check
 from transport.doctor.probes import pixel, probe_chat
 
 
-def agent(fake: FakeLLM, **fields: object) -> AgentSettings:
+def agent(fake: FakeLLM, **fields: Any) -> AgentSettings:
     return replace(AgentSettings(api_key="k", base_url=fake.base_url, timeout_ms=5_000), **fields)
 
 
