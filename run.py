@@ -2,7 +2,10 @@
 
 ``python3 run.py --help`` lists every flag; ``python3 run.py mcp`` runs the MCP server, a
 client of a running relay (``python3 run.py mcp --help``); ``python3 run.py openapi`` prints the
-OpenAPI document ``GET /openapi.json`` serves, without starting a relay. Exit codes: 0 after a
+OpenAPI document ``GET /openapi.json`` serves, without starting a relay; ``python3 run.py
+doctor`` checks that what is configured works, a line each (exit code 1 when a check failed;
+see :mod:`transport.doctor`), as the relay also does once after it has started;
+``python3 run.py data-dir`` prints where the state is kept. Exit codes: 0 after a
 signal, 1 when the relay could not start (one ``relay.start_failed`` line says why: a port in
 use, a data directory another relay holds, an actor that failed its start; for something
 another process holds, a ``fix``), 2 for an invalid setting (or a host beyond loopback without
@@ -43,6 +46,7 @@ try:
     from config.options import OPTIONS
     from config.prices import PriceTable, load_prices
     from config.settings import ConfigError, Settings
+    from transport.doctor.command import check_in_background
     from transport.exposure import exposure, refusal, warn_at_start
     from transport.frontend import HttpFrontend
 except ModuleNotFoundError as missing:  # run from a checkout without its install
@@ -171,7 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     With ``--demo``: the stand-in LLM and the shipped capture session (:func:`prepare_demo`).
     ``mcp`` as the first argument runs the MCP server instead (:func:`run_mcp`), ``openapi``
     prints the API's description (:func:`print_openapi`), ``data-dir`` where the state is
-    kept (:func:`print_data_dir`).
+    kept (:func:`print_data_dir`), ``doctor`` checks the settings
+    (:func:`transport.doctor.command.doctor`).
     """
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["mcp"]:
@@ -180,6 +185,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return print_openapi()
     if args[:1] == ["data-dir"]:
         return print_data_dir(args[1:])
+    if args[:1] == ["doctor"]:
+        from transport.doctor.command import doctor  # noqa: PLC0415
+
+        return doctor(settings_or_exit(args[1:], os.environ))
     settings = settings_or_exit(args, os.environ)
     prices = prices_or_exit(settings.prices_file)
     verdict = exposure(settings.host, token=settings.token, allow_insecure=settings.allow_insecure)
@@ -229,6 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             data_dir=relay.storage.directory,
             try_it=f"curl -s {url}/health",
         )
+        check_in_background(settings)  # the doctor's checks, logged; nothing waits for them
         replay = start_demo_replay(host, port, settings.token) if settings.demo else None
         _serve_until(stop)
         if replay is not None:

@@ -31,7 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog="sinain-relay mcp [--http] [--url URL]: an MCP server for agents, a client of "
         "a running relay (sinain-relay mcp --help). sinain-relay openapi: prints the API's "
-        "OpenAPI document, as GET /openapi.json serves it.",
+        "OpenAPI document, as GET /openapi.json serves it. sinain-relay doctor [FLAGS]: checks "
+        "that what is configured works (the port, the data directory, the LLM, vision, speech, "
+        "the capture sources), one line each; exit code 1 when a check failed.",
     )
     parser.add_argument("--version", action="version", version=f"sinain-relay {version()}")
     for option in OPTIONS:

@@ -5,12 +5,18 @@ a feature only through this module: audio's ``POST /audio``, its ``/health.audio
 its metric families and the overlay's switches; escalation's two routes, its answers, its
 ``/health.agent.escalation`` section and its metric families. A feature's own packages
 (``transport/audio/``, ``transport/escalation/``) hold the code; adding a feature, or moving
-one, changes this list and not the shell.
+one, changes this list and not the shell. ``sinain-relay doctor`` (:mod:`transport.doctor`)
+reaches audio's speech request, its speech client and its source plans from here too.
 """
 
 from __future__ import annotations
 
 from actors.audio.core.capture_records import SETTING_NAMES as AUDIO_SETTINGS
+from actors.audio.core.sources import WAV_HEADER_READ, parse_source, wav_layout
+from actors.audio.core.stt import request_for as speech_request
+from actors.audio.core.stt import stt_remedy
+from actors.audio.core.utterance import BYTES_PER_MS
+from actors.audio.speech_client import SpeechClient
 from transport.audio.answers import AudioHealth
 from transport.audio.control import AudioControl
 from transport.audio.exposition import AudioFigures, audio_families
@@ -23,7 +29,9 @@ from transport.escalation.handler import get_pending, post_respond
 __all__ = [
     "AUDIO_BODY_LIMIT",
     "AUDIO_SETTINGS",
+    "BYTES_PER_MS",
     "MAX_AUDIO_MS",
+    "WAV_HEADER_READ",
     "WAV_TYPES",
     "AudioControl",
     "AudioFigures",
@@ -31,10 +39,15 @@ __all__ = [
     "EscalationHealth",
     "PendingAnswer",
     "RespondAnswer",
+    "SpeechClient",
     "audio_families",
     "audio_health",
     "escalation_families",
     "get_pending",
+    "parse_source",
     "post_audio",
     "post_respond",
+    "speech_request",
+    "stt_remedy",
+    "wav_layout",
 ]

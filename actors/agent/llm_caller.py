@@ -41,14 +41,11 @@ from typing import Any
 
 import pykka
 
-from actors.agent.core.completion import (
-    Completion,
-    parse_analysis,
-    parse_chat_completion,
-    request_body,
-)
+from actors.agent.chat_request import call_chat
+from actors.agent.core.completion import Completion, parse_analysis, request_body
 from actors.agent.core.events import AgentEvent, TickFailed
 from actors.agent.core.hud_check import checked_hud
+from actors.agent.core.llm_remedy import Remedy, llm_remedy, said_once
 from actors.agent.core.response_format import (
     BLIND_FOR_S,
     NO_LEVELS,
@@ -64,24 +61,13 @@ from actors.agent.core.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
 from actors.agent.digest_store import DigestStore
 from actors.core.answer_redaction import redacted_answer
 from actors.core.error_text import safe_error_text
-from actors.core.errors import (
-    LLMBadResponse,
-    LLMConnectionError,
-    LLMError,
-    LLMHTTPError,
-    LLMTimeout,
-    LLMUnexpectedError,
-    is_retryable,
-    retry_after_s,
-)
+from actors.core.errors import LLMError, LLMHTTPError, is_retryable, retry_after_s
 from actors.http_library import httpx
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Clock
 from actors.kernel.listeners import Listeners
 from actors.kernel.published import Published
 
-MAX_RESPONSE_BYTES = 1024 * 1024
-"""A chat completion larger than this is a bad response (a runaway or hostile server)."""
 MAX_RETRIES = 2
 """Retries of one model after a 429, a 5xx or a connection error."""
 RETRY_BASE_S = 0.5
@@ -100,6 +86,8 @@ class _Attempt:
     errors: tuple[str, ...] = ()
     attempts: tuple[LLMAttempt, ...] = ()
     """The requests made so far, for the per-model counters."""
+    remedy: Remedy | None = None
+    """What the last error points at (:func:`llm_remedy`)."""
 
 
 @functools.cache
@@ -199,12 +187,16 @@ class LLMCaller(RelayActor):
                 attempt,
                 errors=errors,
                 attempts=(*attempt.attempts, LLMAttempt(model, now - began, ok=False)),
+                remedy=llm_remedy(exc, model=model, config=config),
             )
             if delay is not None and now + delay < attempt.deadline:
                 self._schedule(replace(failed, retry=attempt.retry + 1), delay)
                 return
             if attempt.model_index + 1 < len(models):
-                self._log.info("llm.fallback", failed=model, next=models[attempt.model_index + 1])
+                self._log.info(
+                    "llm.fallback", failed=model, next=models[attempt.model_index + 1],
+                    **_setting(failed.remedy),
+                )  # fmt: skip
                 self._run(replace(failed, model_index=attempt.model_index + 1, retry=0))
                 return
             self._fail(failed, f"{type(exc).__name__}")
@@ -305,17 +297,22 @@ class LLMCaller(RelayActor):
             in_s=round(delay, 3),
             attempt=attempt.retry,
             error=attempt.errors[-1],
+            **_setting(attempt.remedy),
         )
         self._clock.call_later(delay, fire)
 
     def _fail(self, attempt: _Attempt, error: str) -> None:
         latency_ms = round((self._clock.monotonic() - attempt.started) * 1000)
         last = attempt.errors[-1] if attempt.errors else error
-        self._events.send(TickFailed(last, attempt.attempts))
+        remedy = attempt.remedy
+        self._events.send(
+            TickFailed(f"{last}; {remedy.advice}" if remedy else last, attempt.attempts)
+        )
         detail = {
             **attempt.request.why,
             "error": error,
-            "errors": list(attempt.errors),
+            "errors": said_once(attempt.errors),
+            **_setting(remedy),
             "latencyMs": latency_ms,
             "model": attempt.request.config.models_for(images=bool(attempt.request.window.images))[
                 0
@@ -381,7 +378,7 @@ class LLMCaller(RelayActor):
         if redacted:
             detail["redacted"] = sum(redacted.values())
         if attempt.errors:
-            detail["errors"] = list(attempt.errors)
+            detail["errors"] = said_once(attempt.errors)
         if config.log_verbose:
             detail["digest"] = analysis.digest[:300]
         self._reply(
@@ -398,21 +395,6 @@ class LLMCaller(RelayActor):
 
     def _call(self, request: LLMRequest, model: str, timeout_s: float) -> Completion:
         assert self._loop is not None, "started() creates the loop"
-        try:
-            return self._loop.run_until_complete(
-                asyncio.wait_for(self._post(request, model, timeout_s), timeout_s)
-            )
-        except (TimeoutError, httpx.TimeoutException) as exc:
-            msg = f"no answer within {round(timeout_s * 1000)} ms"
-            raise LLMTimeout(msg) from exc
-        except httpx.HTTPError as exc:
-            raise LLMConnectionError(safe_error_text(exc)) from exc
-        except LLMError:
-            raise
-        except Exception as exc:  # this call's failure, counted as such; the caller lives on
-            raise LLMUnexpectedError(safe_error_text(exc)) from exc
-
-    async def _post(self, request: LLMRequest, model: str, timeout_s: float) -> Completion:
         assert self._client is not None, "started() creates the client"
         config = request.config
         body = request_body(  # at the level _negotiated put in the config
@@ -423,26 +405,12 @@ class LLMCaller(RelayActor):
             response_format=config.response_format,
             images=request.window.images,
         )
-        async with self._client.stream(
-            "POST",
-            f"{config.base_url}/chat/completions",
-            json=body,
-            headers={"Authorization": f"Bearer {config.api_key}"},
-            timeout=httpx.Timeout(timeout_s),
-        ) as response:
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
-                    msg = f"response larger than {MAX_RESPONSE_BYTES} bytes"
-                    raise LLMBadResponse(msg)
-                chunks.append(chunk)
-        content = b"".join(chunks)
-        if not 200 <= response.status_code < 300:
-            raise LLMHTTPError(
-                response.status_code,
-                content.decode("utf-8", errors="replace"),
-                retry_after=response.headers.get("Retry-After"),
-            )
-        return parse_chat_completion(content)
+        url = f"{config.base_url}/chat/completions"
+        return call_chat(
+            self._loop, self._client, url, api_key=config.api_key, body=body, timeout_s=timeout_s
+        )
+
+
+def _setting(remedy: Remedy | None) -> dict[str, str]:
+    """A log line's ``setting`` and ``fix`` for what an error points at (none for nothing)."""
+    return {} if remedy is None else {"setting": remedy.setting, "fix": remedy.advice}

@@ -37,12 +37,14 @@ from typing import Any, Final
 import pykka
 
 from actors.agent.core.breaker import Breaker
+from actors.agent.core.llm_remedy import Remedy
 from actors.agent.core.model_stats import empty_latency_buckets, latency_bucket
 from actors.audio.core.stt import (
     SttBadAnswer,
     SttError,
     SttTimeout,
     request_for,
+    stt_remedy,
 )
 from actors.audio.core.stt_outcome import BUSY_RETRY_S, Outcome, TranscriberStats
 from actors.audio.core.utterance import TranscriptFilter, Utterance
@@ -267,7 +269,7 @@ class Transcriber(RelayActor):
         if message.error is not None or message.text is None:
             error = message.error or SttBadAnswer("no transcript")
             reason = "timeout" if isinstance(error, SttTimeout) else "error"
-            self._failed(job, reason, self._safe_error(error), latency_ms)
+            self._failed(job, reason, self._safe_error(error), latency_ms, stt_remedy(error))
             return
         self._succeeded()
         text, utterance = message.text, job.utterance
@@ -283,7 +285,7 @@ class Transcriber(RelayActor):
             return
         self._cancel(job)
         error = f"no answer within {self._config.stt_timeout_ms} ms"
-        self._failed(job, "timeout", error, self._latency(job))
+        self._failed(job, "timeout", error, self._latency(job), stt_remedy(SttTimeout(error)))
 
     def _filtered(self, utterance: Utterance, text: str) -> str | None:
         try:
@@ -293,8 +295,11 @@ class Transcriber(RelayActor):
             self._log.exception("audio.filter_failed")
             return "error"
 
-    def _failed(self, job: Job, reason: str, error: str, latency_ms: int) -> None:
-        self._last_error = error
+    def _failed(
+        self, job: Job, reason: str, error: str, latency_ms: int, remedy: Remedy | None
+    ) -> None:
+        self._last_error = f"{error}; {remedy.advice}" if remedy else error
+        named = {"setting": remedy.setting, "fix": remedy.advice} if remedy else {}
         now = self._clock.monotonic()
         if self._breaker.failure(now):
             until = self._breaker.open_until
@@ -303,8 +308,10 @@ class Transcriber(RelayActor):
                 consecutive_failures=self._breaker.consecutive_failures,
                 cool_off_s=round(until - now, 1) if until is not None else None,
                 error=error,
+                **named,
             )
-        self._finish(job.utterance, Outcome(reason, error=error), job.reply, latency_ms)
+        outcome = Outcome(reason, error=error)
+        self._finish(job.utterance, outcome, job.reply, latency_ms, named=named)
 
     def _succeeded(self) -> None:
         if self._breaker.success():
@@ -349,8 +356,11 @@ class Transcriber(RelayActor):
         reply: concurrent.futures.Future[Outcome] | None,
         latency_ms: int | None = None,
         text: str = "",
+        *,
+        named: dict[str, str] | None = None,
     ) -> None:
-        """Count the outcome, write its one log line, answer the caller."""
+        """Count the outcome, write its one log line (with the ``setting`` and ``fix`` a
+        failure ``named``), answer the caller."""
         self._outcomes[outcome.reason] += 1
         item = outcome.item
         if latency_ms is None:
@@ -370,6 +380,7 @@ class Transcriber(RelayActor):
                 outcome=outcome.reason,
                 id=item.id if item is not None else None,
                 error=outcome.error,
+                **(named or {}),
             )
             if text:
                 self._log.debug("audio.transcript_text", source=utterance.source, text=text)

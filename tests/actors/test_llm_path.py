@@ -30,6 +30,7 @@ from tests.helpers import (
     ticker_status,
     wait_until,
 )
+from tests.support.harness import free_port
 from transport.demo.fake_llm import FakeLLM
 
 PRIMARY = "google/gemini-2.5-flash-lite"
@@ -87,7 +88,9 @@ def test_a_5xx_is_retried_with_backoff_on_the_clock_then_succeeds(
     wait_until(lambda: logs.named("tick"), what="the tick to finish")
     assert logs.named("tick")[-1]["outcome"] == "ok"
     assert fake_llm.calls == 3
-    assert len(logs.named("tick")[-1]["errors"]) == 2
+    errors = logs.named("tick")[-1]["errors"]  # the two identical errors, said once
+    assert len(errors) == 1
+    assert errors[0].endswith("(2 times)")
 
 
 def test_a_429_waits_as_long_as_retry_after_says(
@@ -271,3 +274,50 @@ def test_an_llm_failure_that_quotes_the_key_is_counted_and_shows_it_nowhere(
     assert agent["consecutiveFailures"] == 1
     assert "[redacted:" in agent["lastError"]
     assert relay.handles["llm"].restarts == 0
+
+
+# -- failures name the setting to fix ------------------------------------------------------
+
+
+def test_an_unreachable_llm_names_agent_base_url_and_says_its_error_once(
+    make_relay: Callable[..., Relay], clock: FakeClock, logs: LogSink
+) -> None:
+    closed = f"http://127.0.0.1:{free_port()}/v1"
+    relay = make_relay(relay_settings(api_key="k", base_url=closed, timeout_ms=10_000))
+    asked(relay.handles["sense"], SenseBuffer.append, sense())
+    assert asked(relay.handles["ticker"], Ticker.tick) == "started"
+    for retries in (1, 2):
+
+        def retried(n: int = retries) -> bool:
+            return len(logs.named("llm.retry")) == n
+
+        wait_until(retried, what="a retry")
+        clock.advance(1.5)
+    wait_until(lambda: logs.named("tick"), what="the tick to finish")
+    line = logs.named("tick")[-1]
+    assert line["outcome"] == "failed"
+    assert line["setting"] == "AGENT_BASE_URL"
+    assert len(line["errors"]) == 1  # three identical errors, said once
+    assert line["errors"][0].endswith("(3 times)")
+    assert all(retry["setting"] == "AGENT_BASE_URL" for retry in logs.named("llm.retry"))
+    last_error = asked(relay.handles["digest"], DigestStore.stats)["lastError"]
+    assert "AGENT_BASE_URL" in last_error
+
+
+@pytest.mark.parametrize(
+    ("mode", "setting"),
+    [
+        ("http401", "OPENROUTER_API_KEY"),
+        ("no_model_404", "AGENT_MODEL"),
+        ("bad_model_400", "AGENT_MODEL"),
+        ("hang", "AGENT_TIMEOUT_MS"),
+    ],
+)
+def test_a_failed_tick_names_the_setting_of_its_error(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, mode: str, setting: str
+) -> None:
+    fake_llm.mode = mode
+    relay = start(make_relay, fake_llm, timeout_ms=300)
+    assert tick(relay, logs) == "failed"
+    assert logs.named("tick")[-1]["setting"] == setting
+    assert setting in asked(relay.handles["digest"], DigestStore.stats)["lastError"]

@@ -14,6 +14,7 @@ Plain functions over plain data: the transcriber actor sends what :func:`request
 and reads the answer with :func:`read_answer`. Neither the key nor the audio is ever part of
 an error's text: the key is not known here (the actor adds the ``Authorization`` header), and
 an error quotes at most a short message of the server's, with long base64-like runs cut out.
+A failure names the setting to look at (:func:`stt_remedy`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, Final
 
 import orjson
 
+from actors.agent.core.llm_remedy import Remedy
 from actors.audio.core.wav import wav_bytes
 from actors.core.errors import RelayError
 from config.audio.settings import SttApi
@@ -209,3 +211,33 @@ def server_message(body: bytes) -> str:
     if not isinstance(said, str):
         return ""
     return _BLOB.sub("[…]", " ".join(said.split()))[:MAX_QUOTED_CHARS]
+
+
+def stt_remedy(error: BaseException) -> Remedy | None:
+    """The setting a failed transcription points at, and what to do (naming it); ``None`` for
+    a failure no setting explains (a bug)."""
+    if isinstance(error, SttConnectionError):
+        return Remedy("STT_BASE_URL", "check STT_BASE_URL (no speech service answers there)")
+    if isinstance(error, SttTimeout):
+        return Remedy(
+            "STT_TIMEOUT_MS",
+            "raise STT_TIMEOUT_MS, or check the service at STT_BASE_URL: it did not answer in time",
+        )
+    if isinstance(error, SttBadAnswer):
+        return Remedy("STT_API", "check STT_API and STT_BASE_URL (the answer is not a transcript)")
+    if not isinstance(error, SttHTTPError):
+        return None
+    status, said = error.status, str(error).lower()
+    if status in (401, 403):
+        return Remedy(
+            "STT_API_KEY", f"check STT_API_KEY (the service refused the key, HTTP {status})"
+        )
+    if status == 429:
+        return Remedy("STT_API_KEY", "rate-limited: check the plan of STT_API_KEY")
+    if status >= 500:
+        return Remedy("STT_BASE_URL", f"the service at STT_BASE_URL failed (HTTP {status})")
+    if status == 404 and "model" not in said:
+        return Remedy(
+            "STT_BASE_URL", "check STT_BASE_URL and STT_API (no such endpoint there, HTTP 404)"
+        )
+    return Remedy("STT_MODEL", f"check STT_MODEL (the service refused the request, HTTP {status})")

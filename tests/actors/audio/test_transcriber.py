@@ -188,7 +188,8 @@ def test_a_slow_answer_times_out_on_the_clock_and_the_actor_still_answers(
     assert outcome.error == "no answer within 10000 ms"
     stats = _stats(stt)
     assert (stats.in_flight, stats.outcomes, stats.latency_p50_ms) == (0, {"timeout": 1}, 10_000)
-    assert stats.last_error == "no answer within 10000 ms"
+    assert stats.last_error is not None
+    assert stats.last_error.startswith("no answer within 10000 ms; raise STT_TIMEOUT_MS")
     assert stats.breaker == "degraded"
 
 
@@ -336,7 +337,8 @@ def test_the_key_is_in_no_log_line_and_no_error_text(
     assert failed.error is not None
     assert ("HTTP 401" if mode == "401" else "not JSON") in failed.error
     stats = _stats(stt)
-    assert stats.last_error == failed.error
+    assert stats.last_error is not None
+    assert stats.last_error.startswith(failed.error)
     assert fake_stt.last.authorization == f"Bearer {KEY}"  # it was sent, and echoed back
     lines = rendered_logs.getvalue()
     assert '"audio.transcript_text"' in lines  # logged at debug, and read here
@@ -397,3 +399,33 @@ def test_latencies_fill_the_llms_buckets_and_a_restarted_transcriber_counts_on(
     buckets = cell.value.latency_buckets
     assert (buckets[0], buckets[two_s], sum(buckets)) == (1, 1, 2)
     assert cell.value.latency_sum_s == 1.5
+
+
+@pytest.mark.parametrize(
+    ("mode", "setting"), [("401", "STT_API_KEY"), ("500", "STT_BASE_URL"), ("nonjson", "STT_API")]
+)
+def test_a_failed_transcription_names_the_setting_to_look_at(
+    mode: str,
+    setting: str,
+    clock: FakeClock,
+    fake_stt: FakeStt,
+    feed: ChildHandle[FeedBuffer],
+    logs: LogSink,
+) -> None:
+    fake_stt.mode = mode
+    stt = _start(clock, fake_stt, _into(feed))
+    assert _outcome(stt, _utterance()).reason == "error"
+    line = logs.named("audio.transcript")[-1]
+    assert line["setting"] == setting
+    assert setting in line["fix"]
+    assert setting in (_stats(stt).last_error or "")
+
+
+def test_an_unreachable_speech_service_names_stt_base_url(
+    clock: FakeClock, feed: ChildHandle[FeedBuffer], logs: LogSink
+) -> None:
+    with FakeStt() as gone:
+        closed = gone.base_url
+    stt = _start(clock, gone, _into(feed), stt_base_url=closed)
+    assert _outcome(stt, _utterance()).reason == "error"
+    assert logs.named("audio.transcript")[-1]["setting"] == "STT_BASE_URL"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from actors.agent.llm_caller import MAX_RESPONSE_BYTES
+from actors.agent.chat_request import MAX_RESPONSE_BYTES
 from tests.support.text_cost import ENTRY_POINTS, cost_s, growth, shapes
 
 SIZE = 2048

@@ -259,5 +259,5 @@ def test_the_picture_the_next_call_sends_is_shown(relay: Relay, watched: Watched
     page = opened(watched, relay).page
     picture = page.locator("#pictures img")
     expect(picture).to_have_count(1)
-    assert picture.get_attribute("src", timeout=1000).startswith("data:image/png;base64,iVBOR")
+    expect(picture).to_have_attribute("src", re.compile(r"^data:image/png;base64,iVBOR"))
     assert page.evaluate("document.querySelector('#pictures img').naturalWidth") == 1

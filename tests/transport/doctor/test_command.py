@@ -1,0 +1,114 @@
+"""``python run.py doctor`` as a user runs it, against a closed port and the fake LLM; and the
+same checks logged by a relay after it started."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+from tests.helpers import relay_env, spawn_relay, wait_healthy, wait_until
+from tests.support.harness import ROOT, free_port
+from transport.demo.fake_llm import FakeLLM
+
+TIMEOUT_S = 60
+
+
+def run_doctor(env: dict[str, str], *args: str) -> tuple[int, list[str]]:
+    """``python run.py doctor ARGS`` to its end: the exit code and the lines it printed."""
+    done = subprocess.run(
+        [sys.executable, "run.py", "doctor", "--port", str(free_port()), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    return done.returncode, done.stdout.splitlines()
+
+
+def line_of(lines: list[str], check: str) -> str:
+    return next(line for line in lines if line.split(":")[0].split(" ", 1)[1] == check)
+
+
+def llm_env(tmp_path: Path, base_url: str) -> dict[str, str]:
+    return relay_env(
+        tmp_path / "data",
+        AGENT_BASE_URL=base_url,
+        OPENROUTER_API_KEY="doctor-key",
+        AGENT_TIMEOUT_MS="5000",
+        AGENT_VISION_ENABLED="false",
+    )
+
+
+def test_an_unreachable_llm_fails_naming_agent_base_url(tmp_path: Path) -> None:
+    closed = f"http://127.0.0.1:{free_port()}/v1"
+    code, lines = run_doctor(llm_env(tmp_path, closed))
+    assert code == 1
+    assert line_of(lines, "llm") == (
+        f"FAIL llm: {closed} is unreachable (connection refused): "
+        "check AGENT_BASE_URL (no server answers there)"
+    )
+
+
+def test_a_refused_key_fails_naming_openrouter_api_key(tmp_path: Path) -> None:
+    with FakeLLM(mode="http401") as fake:
+        code, lines = run_doctor(llm_env(tmp_path, fake.base_url))
+    assert code == 1
+    llm = line_of(lines, "llm")
+    assert llm.startswith("FAIL llm: ")
+    assert "HTTP 401" in llm
+    assert llm.endswith("check OPENROUTER_API_KEY (the server refused the key, HTTP 401)")
+
+
+def test_a_working_model_is_ok_and_the_doctor_exits_0(tmp_path: Path) -> None:
+    with FakeLLM(mode="ok") as fake:
+        code, lines = run_doctor(llm_env(tmp_path, fake.base_url))
+        asked = fake.requests[0].body
+    assert code == 0, "\n".join(lines)
+    assert line_of(lines, "llm").startswith(
+        f"ok llm: google/gemini-2.5-flash-lite at {fake.base_url}"
+    )
+    assert line_of(lines, "llm").endswith("(response format json_schema)")
+    assert asked["response_format"]["type"] == "json_schema"  # what the relay sends first
+    assert asked["max_tokens"] <= 64
+    assert line_of(lines, "vision").startswith("skip vision: ")
+    assert {line.split(" ")[0] for line in lines} <= {"ok", "skip", "warn"}
+
+
+def test_a_missing_file_source_fails_naming_its_setting(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.wav"
+    env = relay_env(tmp_path / "data", AUDIO_SOURCE=f"file:{missing}")
+    code, lines = run_doctor(env)
+    assert code == 1
+    assert line_of(lines, "source AUDIO_SOURCE") == (
+        f"FAIL source AUDIO_SOURCE: {missing} does not exist or is not a file: check AUDIO_SOURCE"
+    )
+
+
+def test_the_relay_logs_each_check_once_after_it_started(tmp_path: Path) -> None:
+    with FakeLLM(mode="http401") as fake:
+        port = free_port()
+        env = llm_env(tmp_path, fake.base_url)
+        proc = spawn_relay(port, env)
+        try:
+            wait_healthy(port, proc)
+            wait_until(lambda: fake.calls >= 1, timeout_s=15, what="the doctor's request")
+        finally:
+            proc.terminate()
+            out, _ = proc.communicate(timeout=15)
+    lines = [orjson.loads(line) for line in out.splitlines() if line.strip()]
+    events = [line["event"] for line in lines]
+    assert events.index("relay.started") < events.index("doctor.check")
+    checks = {line["check"]: line for line in lines if line["event"] == "doctor.check"}
+    assert "port" not in checks  # the relay holds it
+    llm = checks["llm"]
+    assert (llm["level"], llm["verdict"]) == ("warning", "FAIL")
+    assert "OPENROUTER_API_KEY" in llm["remedy"]
+    assert (checks["data directory"]["level"], checks["data directory"]["verdict"]) == (
+        "info",
+        "ok",
+    )

@@ -1,0 +1,2 @@
+"""``sinain-relay doctor``: checks that what is configured works, each verdict naming the
+setting to fix."""

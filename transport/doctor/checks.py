@@ -1,0 +1,148 @@
+"""The doctor's verdicts, pure: what a probe found, turned into one line with the setting to fix.
+
+A :class:`Check` is one line: ``ok``, ``FAIL``, ``warn`` or ``skip``, the check's name, what
+was found, and (when not ok) the remedy, naming the setting. The process exits 1 when a check
+failed (:func:`exit_code`); warnings and skips do not fail it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from actors.agent.core.llm_remedy import llm_remedy
+from actors.agent.core.response_format import may_refuse_images, shown_url
+from actors.core.errors import (
+    LLMBadResponse,
+    LLMConnectionError,
+    LLMError,
+    LLMHTTPError,
+    LLMTimeout,
+)
+from config.settings import AgentSettings
+
+Verdict = Literal["ok", "FAIL", "warn", "skip"]
+EXIT_OK = 0
+EXIT_FAILED = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One check's verdict: what was found and, when not ok, what to do."""
+
+    name: str
+    verdict: Verdict
+    found: str
+    remedy: str = ""
+
+    def line(self) -> str:
+        """``FAIL llm: <found>: <remedy>`` (the remedy only when there is one)."""
+        said = f"{self.verdict} {self.name}: {self.found}"
+        return f"{said}: {self.remedy}" if self.remedy else said
+
+
+def exit_code(checks: Sequence[Check]) -> int:
+    """0 when nothing failed (warnings and skips are fine), else 1."""
+    return EXIT_FAILED if any(check.verdict == "FAIL" for check in checks) else EXIT_OK
+
+
+@dataclass(frozen=True, slots=True)
+class ChatProbe:
+    """What one tiny chat-completions request (stepping down the response format as the
+    relay does) found."""
+
+    model: str
+    latency_ms: int
+    level: str | None
+    """The response-format level that answered; ``None`` when none did."""
+    refused: tuple[str, ...] = ()
+    """The levels the server refused first, most wanted first."""
+    error: LLMError | None = None
+    """The last request's failure, when none answered."""
+    unreachable: str = ""
+    """Why the server could not be reached (``connection refused`` ...), for a connection error."""
+
+
+def chat_verdict(
+    name: str, probe: ChatProbe, config: AgentSettings, *, images: bool = False
+) -> Check:
+    """The verdict of an ``llm`` (or, with ``images``, ``vision``) probe."""
+    url = shown_url(config.base_url)
+    if probe.error is None:
+        answered = f"{probe.model} at {url} answered in {probe.latency_ms} ms"
+        if not probe.refused:
+            return Check(name, "ok", f"{answered} (response format {probe.level})")
+        return Check(
+            name,
+            "warn",
+            f"{answered} at response format {probe.level}, after the server refused "
+            f"{', '.join(probe.refused)}",
+            f"AGENT_RESPONSE_FORMAT=auto steps down by itself (one refused request after each "
+            f"start); AGENT_RESPONSE_FORMAT={probe.level} asks at {probe.level} at once",
+        )
+    return _chat_failure(name, probe, config, url, probe.error, images=images)
+
+
+def _chat_failure(
+    name: str, probe: ChatProbe, config: AgentSettings, url: str, error: LLMError, *, images: bool
+) -> Check:
+    if isinstance(error, LLMConnectionError):
+        why = probe.unreachable or str(error)
+        found = f"{url} is unreachable ({why})"
+    elif isinstance(error, LLMHTTPError):
+        found = f"{probe.model} at {url} answered {error}"
+    else:
+        found = f"{probe.model} at {url}: {error}"
+    if (
+        images
+        and isinstance(error, LLMHTTPError)
+        and may_refuse_images(error.status, error.body, model=probe.model)
+    ):
+        return Check(
+            name,
+            "FAIL",
+            found,
+            "check AGENT_VISION_MODEL (it does not take images: name one that does, or "
+            "set AGENT_VISION_ENABLED=false)",
+        )
+    if isinstance(error, LLMBadResponse) and "no text" in str(error):
+        return Check(
+            name,
+            "warn",
+            found,
+            "the model answered with no text within the doctor's few tokens (a model that "
+            "reasons first needs room: check AGENT_MAX_TOKENS)",
+        )
+    remedy = llm_remedy(error, model=probe.model, config=config)
+    return Check(name, "FAIL", found, remedy.advice if remedy else "")
+
+
+def _whole_server(error: LLMError | None) -> bool:
+    """Whether ``error`` is about the server or the key, not the model: any model would fail."""
+    if isinstance(error, LLMConnectionError | LLMTimeout):
+        return True
+    return isinstance(error, LLMHTTPError) and error.status in (401, 402, 403)
+
+
+def agent_skip(config: AgentSettings) -> Check | None:
+    """``skip llm`` when the agent makes no calls (disabled, or no key); else ``None``."""
+    if not config.enabled:
+        return Check("llm", "skip", "AGENT_ENABLED is off: the agent makes no calls")
+    if not config.api_key:
+        return Check("llm", "skip", "no OPENROUTER_API_KEY: the agent makes no calls without a key")
+    return None
+
+
+def vision_skip(config: AgentSettings, text: ChatProbe | None = None) -> Check | None:
+    """``skip vision`` unless calls carry images to a model other than the text model, and
+    the ``text`` probe did not already find the server unreachable or the key refused."""
+    if not config.active:
+        return Check("vision", "skip", "the agent makes no calls")
+    if text is not None and _whole_server(text.error):
+        return Check("vision", "skip", "not asked while the llm check fails for the server")
+    if not config.sends_images:
+        return Check("vision", "skip", "AGENT_VISION_ENABLED is off (or no images a call)")
+    if config.vision_model == config.model:
+        return Check("vision", "skip", f"the text model {config.model} also reads the images")
+    return None
