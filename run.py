@@ -68,14 +68,16 @@ DUPLICATE_SIGNAL_S = 0.1
 log = structlog.get_logger("relay")
 
 
-def settings_or_exit(argv: Sequence[str], environ: Mapping[str, str]) -> Settings:
-    """:func:`load_settings` (audio sources checked too), or one message on stderr and exit
-    code 2."""
+def settings_or_exit(
+    argv: Sequence[str], environ: Mapping[str, str], *, features: bool = True
+) -> Settings:
+    """:func:`load_settings` (with ``features``, what the features find wrong too: a source
+    that cannot work), or one message on stderr and exit code 2."""
     try:
         settings = load_settings(argv, environ, isatty=sys.stderr.isatty())
     except ConfigError as exc:
         _exit_invalid(str(exc))
-    problem = settings_problem(settings)
+    problem = settings_problem(settings) if features else None
     if problem is not None:
         _exit_invalid(problem)
     return settings
@@ -188,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["doctor"]:
         from transport.doctor.command import doctor  # noqa: PLC0415
 
-        return doctor(settings_or_exit(args[1:], os.environ))
+        return doctor(settings_or_exit(args[1:], os.environ, features=False))  # its own lines
     settings = settings_or_exit(args, os.environ)
     prices = prices_or_exit(settings.prices_file)
     verdict = exposure(settings.host, token=settings.token, allow_insecure=settings.allow_insecure)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from actors.http_library import httpx
 from actors.kernel.file_modes import PRIVATE_DIR, inspect, open_to_others
+from config.data_home import data_dir
 from config.settings import AudioConfig, Settings
 from transport.doctor.checks import Check
 from transport.features import WAV_HEADER_READ, parse_source, wav_layout
@@ -57,7 +58,7 @@ def data_dir_check(settings: Settings) -> Check:
     """Whether the data directory exists (or can be created), is writable and is ``0700``."""
     if settings.data_dir == MEMORY:
         return Check("data directory", "skip", "RELAY_DATA_DIR=:memory: keeps nothing on disk")
-    directory = Path(settings.data_dir).expanduser()
+    directory = Path(data_dir(settings.data_dir)).expanduser()  # none given: the data home
     quoted = shlex.quote(str(directory))
     if not directory.exists():
         parent = next((p for p in directory.parents if p.exists()), None)
