@@ -173,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     verdict = exposure(settings.host, token=settings.token, allow_insecure=settings.allow_insecure)
     if verdict == "refused":
         _exit_invalid(refusal(settings.host))
-    configure_logging(settings.log_format, settings.log_level)
+    configure_logging(settings.log_format, settings.log_level, log_file=settings.log_file)
     warn_at_start(
         verdict, host=settings.host, token=settings.token, cors_origins=settings.cors_origins
     )
