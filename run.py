@@ -161,13 +161,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     With ``--demo``: the stand-in LLM and the shipped capture session (:func:`prepare_demo`).
     ``mcp`` as the first argument runs the MCP server instead (:func:`run_mcp`), ``openapi``
-    prints the API's description (:func:`print_openapi`).
+    prints the API's description (:func:`print_openapi`), ``service`` runs it at login
+    (:mod:`config.service.command`).
     """
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["mcp"]:
         return run_mcp(args[1:])
     if args == ["openapi"]:
         return print_openapi()
+    if args[:1] == ["service"]:  # install, print, uninstall, status: no relay starts
+        from config.service.command import main as service_main  # noqa: PLC0415
+
+        return service_main(args[1:])
     settings = settings_or_exit(args, os.environ)
     prices = prices_or_exit(settings.prices_file)
     verdict = exposure(settings.host, token=settings.token, allow_insecure=settings.allow_insecure)

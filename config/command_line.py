@@ -32,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog="sinain-relay mcp [--http] [--url URL]: an MCP server for agents, a client of "
         "a running relay (sinain-relay mcp --help). sinain-relay openapi: prints the API's "
-        "OpenAPI document, as GET /openapi.json serves it.",
+        "OpenAPI document, as GET /openapi.json serves it. sinain-relay service "
+        "print|install|uninstall|status: runs the relay at login (systemd or launchd).",
     )
     parser.add_argument("--version", action="version", version=f"sinain-relay {version()}")
     for option in OPTIONS:
