@@ -160,12 +160,12 @@ def install(
 ) -> int:
     """Write the key file (unless one is kept), the unit or agent, and start it."""
     settings = service_settings(environ)
-    try:
-        load_settings([], settings, isatty=False)  # an invalid setting fails here, not at login
-        kept = layout.key_file.exists() and not force
+    kept = layout.key_file.exists() and not force
+    try:  # an invalid setting, or a key file others may read, fails here, not at login
         if kept:
-            read_env_file(str(layout.key_file), "the key file")  # refused if others may read it
+            load_settings([], read_env_file(str(layout.key_file), "the key file"), isatty=False)
         else:
+            load_settings([], settings, isatty=False)
             write_private(layout.key_file, env_file_text(settings, _header(layout.platform)))
     except ConfigError as exc:
         _err(f"{PROG} install: error: {exc}")

@@ -210,3 +210,14 @@ def test_launchd_install_bootstraps_the_agent_and_uninstall_boots_it_out(
     assert user.calls[-1] == f"launchctl bootout {target}"
     assert not user.plist.exists() and user.key_file.exists() and logs.is_dir()
     assert main(["status", "--platform", "macos"]) == 3
+
+
+def test_install_checks_the_kept_key_file_not_the_environment(
+    user: ServiceHome, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["install", "--platform", "linux"]) == 0
+    monkeypatch.setenv("RELAY_PORT", "not-a-port")  # not kept: the file is
+    assert main(["install", "--platform", "linux"]) == 0
+    user.key_file.write_text("RELAY_RETENTION_DAYS=-1\n")
+    assert main(["install", "--platform", "linux"]) == 2
+    assert "RELAY_RETENTION_DAYS" in capsys.readouterr().err
