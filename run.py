@@ -178,7 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``mcp`` as the first argument runs the MCP server instead (:func:`run_mcp`), ``openapi``
     prints the API's description (:func:`print_openapi`), ``data-dir`` where the state is
     kept (:func:`print_data_dir`), ``doctor`` checks the settings
-    (:func:`transport.doctor.command.doctor`).
+    (:func:`transport.doctor.command.doctor`), ``service`` runs it at login
+    (:mod:`config.service.command`).
     """
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["mcp"]:
@@ -191,12 +192,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         from transport.doctor.command import doctor  # noqa: PLC0415
 
         return doctor(settings_or_exit(args[1:], os.environ, features=False))  # its own lines
+    if args[:1] == ["service"]:  # install, print, uninstall, status: no relay starts
+        from config.service.command import main as service_main  # noqa: PLC0415
+
+        return service_main(args[1:])
     settings = settings_or_exit(args, os.environ)
     prices = prices_or_exit(settings.prices_file)
     verdict = exposure(settings.host, token=settings.token, allow_insecure=settings.allow_insecure)
     if verdict == "refused":
         _exit_invalid(refusal(settings.host))
-    configure_logging(settings.log_format, settings.log_level)
+    configure_logging(settings.log_format, settings.log_level, log_file=settings.log_file)
     if (note := old_place_note(settings.data_dir)) is not None:
         log.warning("storage.old_data_dir", actor="root", fix=note)
     warn_at_start(

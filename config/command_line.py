@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
+from config.env_file import with_env_file
 from config.option_values import parse_value
 from config.options import OPTIONS
 from config.settings import (
@@ -33,7 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
         "a running relay (sinain-relay mcp --help). sinain-relay openapi: prints the API's "
         "OpenAPI document, as GET /openapi.json serves it. sinain-relay doctor [FLAGS]: checks "
         "that what is configured works (the port, the data directory, the LLM, vision, speech, "
-        "the capture sources), one line each; exit code 1 when a check failed.",
+        "the capture sources), one line each; exit code 1 when a check failed. sinain-relay "
+        "service print|install|uninstall|status: runs the relay at login (systemd or launchd). "
+        "sinain-relay data-dir: where the state is kept.",
     )
     parser.add_argument("--version", action="version", version=f"sinain-relay {version()}")
     for option in OPTIONS:
@@ -72,12 +75,14 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
     """Read and validate every setting; flags win over the environment. Without
     ``STT_API_KEY``, the speech service is given the LLM key only when it has the LLM's origin
     (:func:`config.audio.settings.same_origin`): a key is never sent to a service it was not
-    made for.
+    made for. With ``--env-file`` (``RELAY_ENV_FILE``), the key file's settings are read under
+    the environment's (:func:`config.env_file.with_env_file`).
 
     Raises:
         ConfigError: the first invalid setting, named as the user wrote it.
     """
     args = vars(build_parser().parse_args(list(argv)))
+    environ = _with_env_file(args.get("env_file"), environ)
     settings: dict[str, Any] = {}
     agent: dict[str, Any] = {}
     audio: dict[str, Any] = {}
@@ -91,7 +96,8 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
             continue
         (agent if option.agent else audio if option.audio else settings)[option.attr] = value
     if "log_format" not in settings:
-        settings["log_format"] = "console" if isatty else "json"
+        # a log file is no terminal, whatever stderr is
+        settings["log_format"] = "console" if isatty and "log_file" not in settings else "json"
     if "stt_api_key" not in audio and "api_key" in agent:
         # the LLM key goes to the LLM's own origin only, never to a speech service elsewhere
         speech = audio.get("stt_base_url", DEFAULT_STT_BASE_URL)
@@ -103,3 +109,13 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
         agent=AgentSettings(**agent),
         audio=AudioConfig(**audio),
     )
+
+
+def _with_env_file(flag: str | None, environ: Mapping[str, str]) -> Mapping[str, str]:
+    """``environ`` with the settings of the key file the flag or ``RELAY_ENV_FILE`` names."""
+    name, path = ("--env-file", flag) if flag is not None else ("RELAY_ENV_FILE", "")
+    if flag is None:
+        path = environ.get("RELAY_ENV_FILE", "").strip()
+    if not path:
+        return environ
+    return with_env_file(parse_value("path", name, path), name, environ)

@@ -7,12 +7,20 @@ A logged exception shows its frames (file, line, function) and its message, neve
 local variables: those hold what the code was handling (an ``api_key`` argument, the headers
 of a request). Every string of every line, an exception's message included, is then scrubbed
 of the secrets the relay was configured with (:func:`config.secrets.scrub`).
+
+With a log file (``RELAY_LOG_FILE``, where no journal keeps standard output: a launchd agent),
+every line, structlog's own too, goes through one rotating file handler instead: the file is
+readable by its owner alone and rotated at :data:`LOG_FILE_BYTES`.
 """
 
 from __future__ import annotations
 
+import io
 import logging
+import logging.handlers
+import os
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 import orjson
@@ -23,6 +31,10 @@ from config.secrets import scrub_event
 QUIET_LOGGERS = ("pykka", "httpx", "httpcore", "aiohttp.access")
 """Libraries whose lines below warning are left out (pykka logs an exception returned to a
 caller at info: noise, the caller handles it)."""
+LOG_FILE_BYTES = 10 * 1024 * 1024
+"""A log file is rotated at this size ..."""
+LOG_FILE_BACKUPS = 5
+"""... and this many old ones are kept (``relay.log.1`` the newest)."""
 
 
 def _orjson_text(obj: Any, **_kw: Any) -> str:
@@ -53,8 +65,33 @@ _DICT_TRACEBACKS = structlog.processors.ExceptionRenderer(
 """``dict_tracebacks`` without the frames' locals (structlog shows them by default)."""
 
 
+class _PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """A rotating log file that only its owner may read (0600), each new file too: the
+    lines may quote what the user's screen showed."""
+
+    def _open(self) -> io.TextIOWrapper:
+        descriptor = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.fchmod(descriptor, 0o600)
+        return open(descriptor, "a", encoding="utf-8", errors="backslashreplace")
+
+
+def _file_handler(path: str, max_bytes: int, backups: int) -> logging.Handler:
+    """The handler writing ``path``, its directory made for the owner alone if missing."""
+    folder = Path(path).parent
+    if not folder.is_dir():
+        folder.mkdir(mode=0o700, parents=True)
+    return _PrivateRotatingFileHandler(path, maxBytes=max_bytes, backupCount=backups)
+
+
 def configure_logging(
-    fmt: str = "json", level: str = "info", *, stream: TextIO | None = None, cache: bool = True
+    fmt: str = "json",
+    level: str = "info",
+    *,
+    stream: TextIO | None = None,
+    cache: bool = True,
+    log_file: str = "",
+    max_bytes: int = LOG_FILE_BYTES,
+    backups: int = LOG_FILE_BACKUPS,
 ) -> None:
     """Configure structlog and route the standard library's logging through it.
 
@@ -63,6 +100,8 @@ def configure_logging(
         level: the lowest level written (``debug`` ... ``error``).
         stream: where lines go (standard output by default).
         cache: cache loggers on first use (fast; tests turn it off to re-configure).
+        log_file: a file that takes every line instead of ``stream``, rotated at ``max_bytes``
+            with ``backups`` old files kept.
     """
     out = stream or sys.stdout
     numeric = logging.getLevelNamesMapping()[level.upper()]
@@ -77,20 +116,27 @@ def configure_logging(
         # the traceback as text before the scrub (with rich or better-exceptions installed the
         # renderer's own formatter would show locals: it is told to use the plain one)
         renderer = structlog.dev.ConsoleRenderer(
-            colors=out.isatty(), exception_formatter=structlog.dev.plain_traceback
+            colors=not log_file and out.isatty(), exception_formatter=structlog.dev.plain_traceback
         )
         tail = [structlog.processors.format_exc_info, scrub_event]
     else:
         renderer = structlog.processors.JSONRenderer(serializer=_orjson_text)
         tail = [_DICT_TRACEBACKS, scrub_event]
+    handler: logging.Handler
+    factory: Any
+    if log_file:  # structlog's lines through the standard library's handler, as its own are
+        handler = _file_handler(log_file, max_bytes, backups)
+        last: Any = structlog.stdlib.ProcessorFormatter.wrap_for_formatter
+        factory = structlog.stdlib.LoggerFactory()
+    else:
+        handler = logging.StreamHandler(out)
+        last, factory = renderer, structlog.WriteLoggerFactory(file=out)
     structlog.configure(
-        processors=[*shared, *tail, renderer],
+        processors=[*shared, *tail, last],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.WriteLoggerFactory(file=out),
+        logger_factory=factory,
         cache_logger_on_first_use=cache,
     )
-
-    handler = logging.StreamHandler(out)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name, *tail],
@@ -98,6 +144,9 @@ def configure_logging(
         )
     )
     root = logging.getLogger()
+    for old in root.handlers:
+        if old is not handler and isinstance(old, logging.FileHandler):
+            old.close()  # a log file configured before
     root.handlers[:] = [handler]
     root.setLevel(numeric)
     for noisy in QUIET_LOGGERS:

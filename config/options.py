@@ -153,6 +153,20 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("log_level", "LOG_LEVEL", "log_level", "debug, info, warning or error"),
     Option(
+        "log_file",
+        "RELAY_LOG_FILE",
+        "path",
+        "write the log to this file, rotated (10 MiB, 5 old files kept), instead of stdout",
+        default_text="stdout",
+    ),
+    Option(
+        "env_file",
+        "RELAY_ENV_FILE",
+        "path",
+        "read settings from this KEY=VALUE file (mode 0600) under the environment's own",
+        default_text="none",
+    ),
+    Option(
         "actor_timeout_ms",
         "RELAY_ACTOR_TIMEOUT_MS",
         "positive_int",

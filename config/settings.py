@@ -249,6 +249,11 @@ class Settings:
     """Open client connections at most (one more takes an idle one's place, or is answered
     503 when all are busy); 0: below the limit of open files
     (:func:`transport.connections.max_connections_for`)."""
+    log_file: str = ""
+    """Where the log goes, rotated (:func:`config.logs.configure_logging`); empty: stdout."""
+    env_file: str = ""
+    """The key file the settings were read from under the environment
+    (:mod:`config.env_file`); empty: none."""
     situation_file: str = ""
     """Where SITUATION.md is written after each successful tick (an absolute path, ``~``
     expanded); empty: not written."""

@@ -268,3 +268,22 @@ def test_openapi_prints_the_document_the_relay_serves(capsys: pytest.CaptureFixt
     printed = capsys.readouterr()
     assert orjson.loads(printed.out) == orjson.loads(openapi_json())
     assert printed.err == ""
+
+
+def test_with_a_log_file_every_line_goes_to_the_file_and_none_to_stdout(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "relay.log"
+    port = free_port()
+    proc = spawn_relay(port, relay_env(tmp_path / "data"), "--log-file", str(log))
+    try:
+        wait_healthy(port, proc)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+    assert proc.returncode == 0, err.decode()
+    assert out == b""
+    events = [orjson.loads(line)["event"] for line in log.read_text().splitlines()]
+    assert "relay.started" in events and events[-1] == "relay.stopped"
+    assert log.stat().st_mode & 0o777 == 0o600

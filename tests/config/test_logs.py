@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import logging
+import stat
 from collections.abc import Iterator
+from pathlib import Path
 
 import orjson
 import pytest
@@ -82,3 +84,38 @@ def test_a_configured_key_in_an_exception_or_a_field_is_scrubbed(rendered: io.St
     assert_nowhere(KEY, out)
     assert out.count("[redacted:api-key]") >= 4
     assert "the server said: invalid key" in out
+
+
+@pytest.mark.parametrize("fmt", ["json", "console"])
+def test_a_log_file_takes_every_line_private_and_rotated(tmp_path: Path, fmt: str) -> None:
+    path = tmp_path / "logs" / "relay.log"
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    try:
+        configure_logging(fmt, "info", log_file=str(path), max_bytes=400, backups=2, cache=False)
+        remember_secret(KEY)
+        log = structlog.get_logger("relay")
+        for n in range(12):
+            log.info("relay.tick", actor="ticker", n=n, note=f"key {KEY}")
+        logging.getLogger("aiohttp.server").warning("a library's line")
+        log.debug("below the level")
+    finally:
+        for handler in root.handlers:
+            handler.close()
+        root.handlers[:], level = saved
+        root.setLevel(level)
+    files = sorted(path.parent.iterdir())
+    assert [f.name for f in files] == ["relay.log", "relay.log.1", "relay.log.2"]  # rotated
+    assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    lines = [line for f in files for line in f.read_text().splitlines()]
+    assert "a library's line" in path.read_text()
+    assert not any("below the level" in line for line in lines)
+    assert_nowhere(KEY, "\n".join(lines))
+    if fmt == "json":
+        events = [orjson.loads(line) for line in lines]
+        assert {e["event"] for e in events} == {"relay.tick", "a library's line"}
+        assert all("timestamp" in e and "level" in e for e in events)
+    else:
+        assert all("relay.tick" in line or "a library's line" in line for line in lines)
+        assert not any("\x1b[" in line for line in lines)  # no colours in a file
