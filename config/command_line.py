@@ -13,10 +13,12 @@ from config.option_values import parse_value
 from config.options import OPTIONS
 from config.settings import (
     DEFAULT_BASE_URL,
+    DEFAULT_LOCAL_MODEL,
     DEFAULT_STT_BASE_URL,
     AgentSettings,
     AudioConfig,
     Settings,
+    local_stt_installed,
     same_origin,
 )
 
@@ -98,7 +100,11 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
     if "log_format" not in settings:
         # a log file is no terminal, whatever stderr is
         settings["log_format"] = "console" if isatty and "log_file" not in settings else "json"
-    if "stt_api_key" not in audio and "api_key" in agent:
+    if not {"stt_api", "stt_base_url", "stt_api_key"} & audio.keys() and local_stt_installed():
+        audio["stt_api"] = "local"  # no speech service named: this machine's own recogniser
+    if audio.get("stt_api") == "local":
+        audio.setdefault("stt_model", DEFAULT_LOCAL_MODEL)
+    elif "stt_api_key" not in audio and "api_key" in agent:
         # the LLM key goes to the LLM's own origin only, never to a speech service elsewhere
         speech = audio.get("stt_base_url", DEFAULT_STT_BASE_URL)
         if same_origin(speech, agent.get("base_url", DEFAULT_BASE_URL)):

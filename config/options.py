@@ -352,8 +352,8 @@ OPTIONS: tuple[Option, ...] = (
                 "stt_api",
                 "STT_API",
                 "stt_api",
-                "how the speech service is asked: "
-                "chat (input_audio in a chat completion) or openai (/audio/transcriptions)",
+                "how speech becomes text: chat (input_audio in a chat completion), openai "
+                "(/audio/transcriptions) or local (this machine, the local-stt extra)",
             ),
             ("stt_base_url", "stt_base_url", "STT_BASE_URL", "text", "the speech service"),
             ("stt_model", "stt_model", "STT_MODEL", "text", "the speech model"),

@@ -16,6 +16,7 @@ from actors.audio.core.sources import WAV_HEADER_READ, parse_source, wav_layout
 from actors.audio.core.stt import request_for as speech_request
 from actors.audio.core.stt import stt_remedy
 from actors.audio.core.utterance import BYTES_PER_MS
+from actors.audio.local_stt import LocalRecogniser
 from actors.audio.speech_client import SpeechClient
 from transport.audio.answers import AudioHealth
 from transport.audio.control import AudioControl
@@ -37,6 +38,7 @@ __all__ = [
     "AudioFigures",
     "AudioHealth",
     "EscalationHealth",
+    "LocalRecogniser",
     "PendingAnswer",
     "RespondAnswer",
     "SpeechClient",

@@ -33,7 +33,7 @@ from actors.kernel.base import ChildHandle, Reporter
 from actors.kernel.clock import Clock
 from actors.kernel.published import Published
 from actors.kernel.supervisor import ChildSpec, Supervisor
-from config.audio.settings import AudioConfig
+from config.audio.settings import LOCAL_STT_INSTALL, AudioConfig
 
 log = structlog.get_logger("relay")
 
@@ -85,13 +85,20 @@ def audio_children(
 ) -> list[ChildSpec]:
     """The transcriber's child spec and one for each configured source, in start order."""
     filters = Filters()  # kept across the transcriber's restarts: what it heard lately
-    if configured(config) and not config.stt_api_key:
+    if config.local:
+        log.info(
+            "audio.local_stt",
+            actor="root",
+            model=config.stt_model,
+            note="speech is recognised on this machine (faster-whisper); nothing is sent",
+        )
+    elif configured(config) and not config.can_transcribe:
         log.warning(
             "audio.no_key",
             actor="root",
             note="audio is captured but not transcribed: no speech service key",
-            fix="set STT_API_KEY (OPENROUTER_API_KEY serves only a speech service at "
-            "AGENT_BASE_URL's origin); any placeholder for a local server",
+            fix=f"{LOCAL_STT_INSTALL} to recognise speech on this machine, or set STT_API_KEY "
+            "(OPENROUTER_API_KEY serves only a speech service at AGENT_BASE_URL's origin)",
         )
 
     def deliver(record: FeedPost) -> FeedRecord:

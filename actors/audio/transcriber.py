@@ -48,6 +48,7 @@ from actors.audio.core.stt import (
 )
 from actors.audio.core.stt_outcome import BUSY_RETRY_S, Outcome, TranscriberStats
 from actors.audio.core.utterance import TranscriptFilter, Utterance
+from actors.audio.local_stt import LocalRecogniser
 from actors.audio.speech_client import SpeechClient
 from actors.audio.stt_jobs import Delivered, Expired, Heard, Job, resolve, tell
 from actors.core.error_text import safe_error_text, safe_text
@@ -106,7 +107,7 @@ class Transcriber(RelayActor):
         self._buckets = list(carried.latency_buckets if carried else empty_latency_buckets())
         self._latency_sum_s = carried.latency_sum_s if carried else 0.0
         self._last_error: str | None = None
-        self._client: SpeechClient | None = None
+        self._client: SpeechClient | LocalRecogniser | None = None
         self._delivery: concurrent.futures.ThreadPoolExecutor | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -116,13 +117,16 @@ class Transcriber(RelayActor):
         publish the counters (in flight: none)."""
         config = self._config
         self._log = self._log.bind(api=config.stt_api, model=config.stt_model)
-        self._client = SpeechClient(
-            config.stt_api,
-            config.stt_api_key,
-            connections=config.stt_max_in_flight,
-            name=f"{self.name}-loop",
-            transport=self._transport,
-        )
+        if config.local:
+            self._client = LocalRecogniser(config.stt_model, config.language, name=self.name)
+        else:
+            self._client = SpeechClient(
+                config.stt_api,
+                config.stt_api_key,
+                connections=config.stt_max_in_flight,
+                name=f"{self.name}-loop",
+                transport=self._transport,
+            )
         self._delivery = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix=f"{self.name}-deliver"
         )
@@ -187,7 +191,8 @@ class Transcriber(RelayActor):
             last_error=self._last_error,
             breaker=state,
             consecutive_failures=breaker.consecutive_failures,
-            has_key=bool(self._config.stt_api_key),
+            has_key=self._config.can_transcribe,
+            local=self._client.stats() if isinstance(self._client, LocalRecogniser) else None,
             latency_buckets=tuple(self._buckets),
             latency_sum_s=self._latency_sum_s,
         )
@@ -235,7 +240,7 @@ class Transcriber(RelayActor):
         return True
 
     def _refusal(self, now: float) -> Outcome | None:
-        if not self._config.stt_api_key:
+        if not self._config.can_transcribe:
             return Outcome("no_key", error=NO_KEY)
         breaker = self._breaker
         if breaker.is_open(now):

@@ -3,18 +3,25 @@ service turns speech into text."""
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 from dataclasses import dataclass
 from typing import Literal, get_args
 from urllib.parse import urlsplit
 
-SttApi = Literal["chat", "openai"]
-"""How the speech service is asked: ``chat`` sends the audio as an ``input_audio`` part of a
-chat completion (OpenRouter with Gemini); ``openai`` posts it to ``/audio/transcriptions`` as
-multipart (OpenAI, Groq, whisper.cpp's server, speaches, LocalAI, vLLM)."""
+SttApi = Literal["chat", "openai", "local"]
+"""How speech becomes text: ``chat`` sends the audio as an ``input_audio`` part of a chat
+completion (OpenRouter with Gemini); ``openai`` posts it to ``/audio/transcriptions`` as
+multipart (OpenAI, Groq, whisper.cpp's server, speaches, LocalAI, vLLM); ``local`` recognises
+it on this machine, with a Whisper model through faster-whisper (the ``local-stt`` extra)."""
 STT_APIS: tuple[SttApi, ...] = get_args(SttApi)
 DEFAULT_STT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_STT_MODEL = "google/gemini-2.5-flash"
+DEFAULT_LOCAL_MODEL = "tiny.en"
+"""The Whisper model ``local`` uses unless ``STT_MODEL`` names another (or a directory)."""
+LOCAL_STT_MODULE = "faster_whisper"
+"""What the ``local-stt`` extra installs, and ``local`` needs."""
+LOCAL_STT_INSTALL = "pip install 'sinain-relay[local-stt]'"
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -62,6 +69,21 @@ class AudioConfig:
     def capturing(self) -> bool:
         """A source is configured."""
         return bool(self.source or self.mic_source)
+
+    @property
+    def local(self) -> bool:
+        """Speech is recognised on this machine (no service, no key)."""
+        return self.stt_api == "local"
+
+    @property
+    def can_transcribe(self) -> bool:
+        """Utterances go somewhere: to the local recogniser, or to a service with a key."""
+        return self.local or bool(self.stt_api_key)
+
+
+def local_stt_installed() -> bool:
+    """Whether faster-whisper can be imported (it is not imported here)."""
+    return importlib.util.find_spec(LOCAL_STT_MODULE) is not None
 
 
 def origin(url: str) -> tuple[str, str, int] | None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from config import command_line
 from config.command_line import build_parser, load_settings
 from config.options import OPTIONS
 
@@ -17,6 +18,13 @@ def test_every_option_names_a_field_and_an_environment_variable_of_its_own() -> 
         assert option.attr in option.owner.__dataclass_fields__, option
 
 
+@pytest.fixture
+def no_local_stt(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a machine without the local-stt extra: the speech defaults are the fields'."""
+    monkeypatch.setattr(command_line, "local_stt_installed", lambda: False)
+
+
+@pytest.mark.usefixtures("no_local_stt")
 def test_the_defaults_are_the_fields_own() -> None:
     settings = load_settings([], {}, isatty=False)
     for option in OPTIONS:
@@ -39,12 +47,28 @@ def test_secrets_have_no_flag() -> None:
     assert (settings.token, settings.agent.api_key) == ("t", "k")
 
 
+@pytest.mark.usefixtures("no_local_stt")
 def test_the_speech_key_is_its_own_or_the_llm_key() -> None:
     env = {"OPENROUTER_API_KEY": "llm-key"}
     assert load_settings([], env, isatty=False).audio.stt_api_key == "llm-key"
     env["STT_API_KEY"] = "stt-key"
     assert load_settings([], env, isatty=False).audio.stt_api_key == "stt-key"
     assert load_settings([], {}, isatty=False).audio.stt_api_key == ""
+
+
+def test_with_the_extra_and_no_speech_service_named_speech_is_recognised_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(command_line, "local_stt_installed", lambda: True)
+    audio = load_settings([], {"OPENROUTER_API_KEY": "llm-key"}, isatty=False).audio
+    assert (audio.stt_api, audio.stt_model, audio.stt_api_key) == ("local", "tiny.en", "")
+    assert audio.can_transcribe
+    named = load_settings([], {"STT_API_KEY": "k"}, isatty=False).audio
+    assert named.stt_api == "chat" and named.stt_model == "google/gemini-2.5-flash"
+    chosen = load_settings([], {"STT_API": "local", "STT_MODEL": "/models/x"}, isatty=False).audio
+    assert (chosen.stt_api, chosen.stt_model) == ("local", "/models/x")
+    monkeypatch.setattr(command_line, "local_stt_installed", lambda: False)
+    assert load_settings([], {}, isatty=False).audio.stt_api == "chat"
 
 
 @pytest.mark.parametrize(

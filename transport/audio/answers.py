@@ -12,7 +12,7 @@ from typing import Annotated
 from msgspec import UNSET, Meta, UnsetType
 
 from actors.audio.core.capture_records import CaptureState
-from actors.audio.core.stt_outcome import SttState
+from actors.audio.core.stt_outcome import SttState, WorkerState
 from actors.core.shapes import Shape
 from config.audio.settings import SttApi
 
@@ -63,6 +63,27 @@ class AudioSources(Shape, frozen=True, kw_only=True):
     mic: CaptureHealth | UnsetType = UNSET
 
 
+class LocalHealth(Shape, frozen=True, kw_only=True):
+    """The local recogniser's worker process (`STT_API=local`)."""
+
+    state: Annotated[
+        WorkerState,
+        Meta(
+            description="`idle` before the first utterance (no model loaded), `loading`, "
+            "`ready`, `decoding`, `failed` (the model did not load; the next utterance tries "
+            "again)."
+        ),
+    ]
+    model: str
+    rss_mb: Annotated[float | None, Meta(description="The worker's resident memory (Linux).")]
+    real_time_factor: Annotated[
+        float | None,
+        Meta(description="Decoding time over audio time, the median of recent utterances."),
+    ]
+    restarts: Annotated[int, Meta(description="Workers replaced after a crash or a hang.")]
+    decoded: int
+
+
 class TranscriberHealth(Shape, frozen=True, kw_only=True):
     """The transcriber: the one actor that asks the speech service."""
 
@@ -91,6 +112,7 @@ class TranscriberHealth(Shape, frozen=True, kw_only=True):
     ]
     consecutive_failures: int
     last_error: Annotated[str | None, Meta(description="The latest failure. " + _PRIVATE)]
+    local: LocalHealth | UnsetType = UNSET
 
 
 class AudioHealth(Shape, frozen=True):

@@ -4,9 +4,18 @@ fails ``/health``."""
 
 from __future__ import annotations
 
+from msgspec import UNSET, UnsetType
+
+from actors.audio.core.stt_outcome import LocalStats
 from actors.audio.subtree import AudioViews, configured
 from config.audio.settings import AudioConfig
-from transport.audio.answers import AudioHealth, AudioSources, CaptureHealth, TranscriberHealth
+from transport.audio.answers import (
+    AudioHealth,
+    AudioSources,
+    CaptureHealth,
+    LocalHealth,
+    TranscriberHealth,
+)
 
 
 def audio_health(views: AudioViews, config: AudioConfig, *, private: bool) -> AudioHealth:
@@ -39,5 +48,20 @@ def audio_health(views: AudioViews, config: AudioConfig, *, private: bool) -> Au
         latency_p50_ms=stats.latency_p50_ms,
         consecutive_failures=stats.consecutive_failures,
         last_error=stats.last_error if private else None,
+        local=_local(stats.local),
     )
     return AudioHealth(sources=AudioSources(**sources), transcriber=transcriber)
+
+
+def _local(stats: LocalStats | None) -> LocalHealth | UnsetType:
+    """The local recogniser's worker, when there is one."""
+    if stats is None:
+        return UNSET
+    return LocalHealth(
+        state=stats.state,
+        model=stats.model,
+        rss_mb=stats.rss_mb,
+        real_time_factor=stats.real_time_factor,
+        restarts=stats.restarts,
+        decoded=stats.decoded,
+    )

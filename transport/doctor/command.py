@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 
 import structlog
 
-from config.settings import Settings
+from config.settings import LOCAL_STT_INSTALL, Settings
 from transport.doctor.checks import Check, agent_skip, chat_verdict, exit_code, vision_skip
 from transport.doctor.local import data_dir_check, mcp_check, port_check, source_checks
 from transport.doctor.probes import pixel, probe_chat, probe_speech
@@ -51,12 +51,13 @@ def checks(settings: Settings, *, port: bool = True) -> Iterator[Check]:
 def speech_check(settings: Settings) -> Check:
     """The speech probe, or ``skip`` when the speech service has no key."""
     audio = settings.audio
-    if not audio.stt_api_key:
+    if not audio.can_transcribe:
         return Check(
             "speech",
             "skip",
             "no STT_API_KEY (OPENROUTER_API_KEY serves only a speech service at "
-            "AGENT_BASE_URL's origin): nothing is sent to a speech service",
+            "AGENT_BASE_URL's origin) and no local recogniser: speech is not transcribed",
+            f"{LOCAL_STT_INSTALL} to recognise speech on this machine",
         )
     return probe_speech(audio)
 

@@ -25,7 +25,13 @@ from actors.core.errors import LLMConnectionError, LLMError, LLMHTTPError
 from actors.http_library import httpx
 from config.settings import AgentSettings, AudioConfig
 from transport.doctor.checks import ChatProbe, Check
-from transport.features import BYTES_PER_MS, SpeechClient, speech_request, stt_remedy
+from transport.features import (
+    BYTES_PER_MS,
+    LocalRecogniser,
+    SpeechClient,
+    speech_request,
+    stt_remedy,
+)
 
 PROMPT = 'Answer with the JSON {"hud": "ok", "digest": "ok"} and nothing else.'
 """The doctor's one-line prompt."""
@@ -122,9 +128,14 @@ def probe_speech(audio: AudioConfig) -> Check:
         audio.stt_api, audio.stt_base_url, audio.stt_model, audio.language, pcm
     )
     timeout_s = audio.stt_timeout_ms / 1000
-    client = SpeechClient(audio.stt_api, audio.stt_api_key, connections=1, name="doctor-stt")
+    client: SpeechClient | LocalRecogniser
+    if audio.local:  # the model loaded in a worker, as the transcriber's is
+        client = LocalRecogniser(audio.stt_model, audio.language, name="doctor-stt")
+        where = f"{audio.stt_model} on this machine (STT_API=local)"
+    else:
+        client = SpeechClient(audio.stt_api, audio.stt_api_key, connections=1, name="doctor-stt")
+        where = f"{audio.stt_model} at {audio.stt_base_url} (STT_API={audio.stt_api})"
     began = time.monotonic()
-    where = f"{audio.stt_model} at {audio.stt_base_url} (STT_API={audio.stt_api})"
     try:
         text = client.send(request, timeout_s).result(timeout=timeout_s + 5)
     except Exception as exc:  # any failure is the verdict; the doctor goes on to the next

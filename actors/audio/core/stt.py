@@ -80,6 +80,8 @@ class SttRequest:
     """The multipart form fields (``openai``)."""
     files: dict[str, tuple[str, bytes, str]] | None = None
     """The multipart files: name → (filename, bytes, content type) (``openai``)."""
+    pcm: bytes | None = None
+    """The samples themselves (``local``: no request leaves the machine)."""
 
 
 def instruction(language: str) -> str:
@@ -112,6 +114,8 @@ def request_for(
     ``prompt`` (``openai`` only) is text the model may expect: names, terms, the sentence
     before; empty: none is sent.
     """
+    if api == "local":
+        return SttRequest(url="local:", pcm=pcm)
     base = base_url.rstrip("/")
     wav = wav_bytes(pcm)
     if api == "openai":

@@ -45,6 +45,26 @@ class Outcome:
         return self.reason in REFUSALS
 
 
+WorkerState = Literal["idle", "loading", "ready", "decoding", "failed"]
+"""The local recogniser's worker: ``idle`` before the first utterance (no model loaded),
+``loading``, ``ready``, ``decoding``, ``failed`` (the model did not load: the next utterance
+tries again)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LocalStats:
+    """The worker as ``/health.audio.transcriber.local`` shows it."""
+
+    state: WorkerState
+    model: str
+    pid: int | None
+    rss_mb: float | None
+    real_time_factor: float | None
+    """Decoding time over audio time, the median of the recent utterances."""
+    restarts: int
+    decoded: int
+
+
 @dataclass(frozen=True, slots=True)
 class TranscriberStats:
     """The transcriber's counters, for ``/health`` and ``/metrics``."""
@@ -67,6 +87,8 @@ class TranscriberStats:
     (:data:`~actors.agent.core.model_stats.LATENCY_BUCKETS_S`, not cumulative, ``+Inf`` last), since
     the transcriber first started: a restarted one counts on from these."""
     latency_sum_s: float = 0.0
+    local: LocalStats | None = None
+    """The local recogniser's worker, when speech is recognised on this machine."""
 
     @property
     def state(self) -> SttState:

