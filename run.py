@@ -171,31 +171,40 @@ def print_data_dir(args: Sequence[str]) -> int:
     return 0
 
 
+def command(args: Sequence[str]) -> int | None:
+    """The exit code of the command ``args`` names, none starting a relay; ``None``: no
+    command. ``mcp`` runs the MCP server (:func:`run_mcp`), ``openapi`` prints the API's
+    description (:func:`print_openapi`), ``data-dir`` where the state is kept
+    (:func:`print_data_dir`), ``doctor`` checks the settings
+    (:func:`transport.doctor.command.doctor`), ``service`` runs the relay at login
+    (:mod:`config.service.command`)."""
+    name, rest = (args[0], args[1:]) if args else ("", [])
+    if name == "mcp":
+        return run_mcp(rest)
+    if list(args) == ["openapi"]:
+        return print_openapi()
+    if name == "data-dir":
+        return print_data_dir(rest)
+    if name == "doctor":
+        from transport.doctor.command import doctor  # noqa: PLC0415
+
+        return doctor(settings_or_exit(rest, os.environ, features=False))  # its own lines
+    if name == "service":  # install, print, uninstall, status
+        from config.service.command import main as service_main  # noqa: PLC0415
+
+        return service_main(rest)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the relay until SIGINT or SIGTERM; a second signal exits at once.
 
     With ``--demo``: the stand-in LLM and the shipped capture session (:func:`prepare_demo`).
-    ``mcp`` as the first argument runs the MCP server instead (:func:`run_mcp`), ``openapi``
-    prints the API's description (:func:`print_openapi`), ``data-dir`` where the state is
-    kept (:func:`print_data_dir`), ``doctor`` checks the settings
-    (:func:`transport.doctor.command.doctor`), ``service`` runs it at login
-    (:mod:`config.service.command`).
+    A first argument that names a command runs it instead (:func:`command`).
     """
     args = sys.argv[1:] if argv is None else list(argv)
-    if args[:1] == ["mcp"]:
-        return run_mcp(args[1:])
-    if args == ["openapi"]:
-        return print_openapi()
-    if args[:1] == ["data-dir"]:
-        return print_data_dir(args[1:])
-    if args[:1] == ["doctor"]:
-        from transport.doctor.command import doctor  # noqa: PLC0415
-
-        return doctor(settings_or_exit(args[1:], os.environ, features=False))  # its own lines
-    if args[:1] == ["service"]:  # install, print, uninstall, status: no relay starts
-        from config.service.command import main as service_main  # noqa: PLC0415
-
-        return service_main(args[1:])
+    if (ran := command(args)) is not None:
+        return ran
     settings = settings_or_exit(args, os.environ)
     prices = prices_or_exit(settings.prices_file)
     verdict = exposure(settings.host, token=settings.token, allow_insecure=settings.allow_insecure)
