@@ -19,6 +19,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import queue
+import signal
 import socket
 import statistics
 import subprocess
@@ -90,6 +91,21 @@ class LocalRecogniser:
             restarts=self._restarts,
             decoded=self._decoded,
         )
+
+    def drill(self, kind: str, seconds: float) -> None:
+        """A fault drill on the worker, if one runs: ``crash`` kills it; ``hang`` stops it for
+        ``seconds`` (a decode that waits past its deadline replaces it meanwhile)."""
+        process = self._process
+        if process is None or process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            if kind == "crash":
+                process.kill()
+            elif kind == "hang":
+                process.send_signal(signal.SIGSTOP)
+                resume = threading.Timer(seconds, _resume, args=(process,))
+                resume.daemon = True
+                resume.start()
 
     def close(self) -> None:
         """Stop feeding, end the worker (an utterance being decoded is dropped)."""
@@ -191,6 +207,11 @@ class LocalRecogniser:
             process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=5)
+
+
+def _resume(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        process.send_signal(signal.SIGCONT)
 
 
 def _write(conn: Connection, message: tuple[int, bytes]) -> None:

@@ -160,6 +160,15 @@ class Transcriber(RelayActor):
         if self._delivery is not None:
             self._delivery.shutdown(wait=False)
 
+    def inject_fault(self, kind: str, seconds: float = 0.0) -> None:
+        """As :meth:`RelayActor.inject_fault`; ``worker_crash`` and ``worker_hang`` drill the
+        local recogniser's worker process instead (this actor goes on)."""
+        if not kind.startswith("worker_"):
+            super().inject_fault(kind, seconds)
+        elif isinstance(self._client, LocalRecogniser):
+            self._log.warning("actor.fault_injected", kind=kind, seconds=seconds)
+            self._client.drill(kind.removeprefix("worker_"), seconds)
+
     # -- messages ----------------------------------------------------------------------------
 
     def submit(self, utterance: Utterance) -> bool:

@@ -8,16 +8,19 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
 import pytest
 
 from actors.audio.core.stt import SttConnectionError, SttRequest, SttTimeout
-from actors.audio.core.wav import read_wav
+from actors.audio.core.wav import read_wav, wav_bytes
 from actors.audio.local_stt import LocalRecogniser
-from tests.helpers import wait_healthy, wait_until
+from actors.tree import Relay
+from config.audio.settings import AudioConfig
+from tests.helpers import client_for, relay_settings, wait_healthy, wait_until
 from tests.support.harness import HOST, ROOT, free_port, relay_env
 
 pytest.importorskip("faster_whisper")
@@ -126,3 +129,34 @@ def test_a_relay_hears_a_file_with_no_service_and_no_key(tmp_path: Path) -> None
         relay.send_signal(signal.SIGINT)
         relay.wait(timeout=20)
     assert relay.returncode == 0
+
+
+def test_a_drill_kills_the_worker_and_the_relay_hears_on(
+    make_relay: Callable[..., Relay], tmp_path: Path
+) -> None:
+    """``POST /debug/fault {"actor": "stt_worker"}``: the worker is killed (or stopped), the
+    relay's other work goes on, and the next utterance gets a new worker."""
+    audio = AudioConfig(stt_api="local", stt_model="tiny.en", stt_timeout_ms=5_000)
+    relay = make_relay(replace(relay_settings(), audio=audio, faults=True))
+    sentence = wav_bytes(pcm()[: 32_000 * 5])  # the first sentence and the silence before it
+    wav = {"Content-Type": "audio/wav"}
+    with client_for(relay, timeout=DECODE_S) as client:
+        first = client.post("/audio", content=sentence, headers=wav)
+        assert first.status_code == 200 and "video" in first.text.lower(), first.text
+        for kind in ("crash", "hang"):
+            drill = {"actor": "stt_worker", "kind": kind, "seconds": 30}
+            assert client.post("/debug/fault", json=drill).status_code == 200
+            assert client.post("/feed", json={"text": "still taken"}).status_code == 200
+            answers = [client.post("/audio", content=sentence, headers=wav) for _ in range(2)]
+            # the first may be the utterance the drilled worker held; the next is decoded by a
+            # new worker (and dropped as a repeat of the first sentence, which it is)
+            assert answers[-1].json().get("dropped") == "duplicate", answers[-1].text
+        local = client.get("/health").json()["audio"]["transcriber"]["local"]
+    assert local["restarts"] == 2 and local["state"] == "ready" and local["decoded"] >= 3
+
+
+def test_the_worker_drill_needs_the_local_recogniser(make_relay: Callable[..., Relay]) -> None:
+    relay = make_relay(replace(relay_settings(), faults=True))
+    with client_for(relay) as client:
+        refused = client.post("/debug/fault", json={"actor": "stt_worker", "kind": "crash"})
+    assert refused.status_code == 400 and "STT_API=local" in refused.json()["error"]

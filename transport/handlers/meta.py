@@ -63,10 +63,15 @@ async def post_fault(request: web.Request) -> web.Response:
     """
     fault = await read_body(request, CONFIG_BODY_LIMIT, Fault)
     seconds = 0.0 if fault.seconds is UNSET else fault.seconds
-    target = request.app[PEERS].actors.get(fault.actor)
+    peers, kind = request.app[PEERS], str(fault.kind)
+    if fault.actor == "stt_worker":  # the transcriber's process: the transcriber drills it
+        if not peers.audio_config.local:
+            raise BadRequest("stt_worker runs with STT_API=local only; this relay's is not")
+        kind = f"worker_{kind}"
+    target = peers.actors.get("stt" if fault.actor == "stt_worker" else fault.actor)
     if target is None:
         raise BadRequest(_not_running(fault.actor))
-    target.tell(RelayActor.inject_fault, fault.kind, seconds)
+    target.tell(RelayActor.inject_fault, kind, seconds)
     log.warning("debug.fault", actor="http", target=fault.actor, kind=fault.kind, seconds=seconds)
     return json_response(Done(ok=True))
 
