@@ -15,6 +15,7 @@ import io
 import json
 import logging
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -492,6 +493,29 @@ def spawn_relay(
         stdout=stdout,
         stderr=stderr,
     )
+
+
+def run_to_end(
+    args: list[str], env: dict[str, str], timeout_s: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``python run.py ARGS`` from the repository, to its end: its exit code and output."""
+    return subprocess.run(
+        [sys.executable, "run.py", *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s, check=False,
+    )  # fmt: skip
+
+
+def stopped_once_healthy(port: int, proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
+    """Wait until the relay ``proc`` answers ``GET /health``, stop it with SIGTERM, and return
+    its output; it is killed if it outlives the test's patience."""
+    try:
+        wait_healthy(port, proc)
+        proc.send_signal(signal.SIGTERM)
+        return proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
 
 
 def wait_answering(

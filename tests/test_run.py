@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 import run
-from tests.helpers import relay_env, spawn_relay, wait_healthy, wait_until
+from tests.helpers import relay_env, spawn_relay, stopped_once_healthy, wait_healthy, wait_until
 from tests.support.harness import ROOT, free_port
 from transport.openapi import openapi_json
 
@@ -274,14 +274,7 @@ def test_with_a_log_file_every_line_goes_to_the_file_and_none_to_stdout(tmp_path
     log = tmp_path / "logs" / "relay.log"
     port = free_port()
     proc = spawn_relay(port, relay_env(tmp_path / "data"), "--log-file", str(log))
-    try:
-        wait_healthy(port, proc)
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=15)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(timeout=10)
+    out, err = stopped_once_healthy(port, proc)
     assert proc.returncode == 0, err.decode()
     assert out == b""
     events = [orjson.loads(line)["event"] for line in log.read_text().splitlines()]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,8 @@ import pytest
 from config.command_line import load_settings
 from config.env_file import env_file_text, read_env_file, write_private
 from config.settings import ConfigError
-from tests.support.harness import ROOT, relay_env
+from tests.helpers import run_to_end
+from tests.support.harness import relay_env
 
 KEY = "sk-or-v1-env-file-test-key-0123456789"
 
@@ -96,15 +96,7 @@ def test_a_value_with_a_line_end_is_not_written() -> None:
 
 
 def run_relay(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "run.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_to_end(args, env)
 
 
 def test_the_relay_refuses_to_start_with_a_file_others_may_read(tmp_path: Path) -> None:

@@ -5,25 +5,21 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from config.settings import ConfigError, check_api_key
-from tests.support.harness import ROOT, relay_env
+from tests.helpers import run_to_end
+from tests.support.harness import relay_env
 
 START_S = 10.0
 """The longest a refused start may take (it is a check, not a wait)."""
 
 
 def start(tmp_path: Path, **settings: str) -> subprocess.CompletedProcess[str]:
-    env = relay_env(RELAY_DATA_DIR=str(tmp_path / "data"), **settings)
-    return subprocess.run(
-        [sys.executable, "run.py"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=START_S, check=False,
-    )  # fmt: skip
+    return run_to_end([], relay_env(RELAY_DATA_DIR=str(tmp_path / "data"), **settings), START_S)
 
 
 def test_a_missing_file_source_stops_the_start_at_once(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hmac
-import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -31,8 +30,8 @@ from tests.helpers import (
     relay_env,
     relay_settings,
     spawn_relay,
+    stopped_once_healthy,
     tick,
-    wait_healthy,
 )
 from tests.support.harness import ROOT, free_port
 from transport.app import build_app
@@ -491,14 +490,7 @@ def test_allow_insecure_serves_and_warns_at_start(tmp_path: Path) -> None:
     port = free_port()
     env = relay_env(tmp_path / "data", RELAY_ALLOW_INSECURE="1")
     proc = spawn_relay(port, env, "--host", "127.1")
-    try:
-        wait_healthy(port, proc)
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=15)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
+    out, err = stopped_once_healthy(port, proc)
     assert proc.returncode == 0, err.decode()
     lines = [orjson.loads(line) for line in out.splitlines() if line.strip()]
     (insecure,) = [line for line in lines if line["event"] == "relay.insecure"]

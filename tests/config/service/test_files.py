@@ -20,6 +20,7 @@ from config.service.files import (
     service_layout,
     systemd_unit,
 )
+from tests.helpers import run_to_end
 from tests.support.harness import ROOT, relay_env
 from tests.support.service_home import ServiceHome, service_home
 
@@ -105,15 +106,7 @@ def test_the_command_is_the_script_beside_the_interpreter_else_run_py() -> None:
 
 def test_python_run_py_service_print_prints_the_unit(tmp_path: Path) -> None:
     env = relay_env(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"))
-    done = subprocess.run(
-        [sys.executable, "run.py", "service", "print", "--platform", "linux"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_to_end(["service", "print", "--platform", "linux"], env)
     assert done.returncode == 0, done.stderr
     assert "Restart=on-failure" in done.stdout
     assert f"EnvironmentFile={tmp_path}/config/sinain-relay/env" in done.stdout
