@@ -8,6 +8,7 @@ import argparse
 import contextlib
 import logging
 import math
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from bench import audio_speech, load
+from bench import audio_local, audio_speech, load
 from bench.figures import Table, at_least, print_ratios, print_table
 from bench.load import ENDPOINTS, Row, in_turns
 from bench.runner import UsageError, arg, choose, exit_on_sigterm, fill_defaults
@@ -23,37 +24,53 @@ from bench.stats import median, percentile, ratio, slope_per_hour
 from tests.support import harness
 from tests.support.audio_probe import FeedListener, TimedStt, pcm_command, stt_settings
 from tests.support.chaos_audio import capture_processes
-from tests.support.harness import Meter, Server, agent_env, relay_env, rss_mb
+from tests.support.harness import Meter, Server, agent_env, cpu_s, relay_env, rss_mb
 from transport.demo.fake_llm import FakeLLM
 
-TARGETS = ("ingest", "memory", "latency", "real")
+TARGETS = ("ingest", "memory", "latency", "real", "local")
 P99_TARGET = 1.1
 LATENCY_TARGET_MS = 100.0
 LISTEN_MARGIN_S = 10.0
 """How long the latency run waits for the last transcripts beyond the sound's own time."""
 
 
+Calls = Callable[[Server], int]
+"""The utterances a speech service has transcribed, read with the relay it serves."""
+
+
+def decoded(relay: Server) -> int:
+    """The utterances ``relay``'s local recogniser has decoded."""
+    local = harness.health(relay)[1]["audio"]["transcriber"].get("local") or {}
+    return int(local.get("decoded", 0))
+
+
 @contextlib.contextmanager
-def speech_service(kind: str, log: Path) -> Iterator[tuple[str, Callable[[], int]]]:
-    """The stand-in (``standin``) or PocketSphinx (``real``): its base URL and its request count."""
+def speech_service(kind: str, log: Path) -> Iterator[tuple[dict[str, str], Calls]]:
+    """The stand-in (``standin``), PocketSphinx (``real``) or the relay's own recogniser
+    (``local``): a relay's speech settings for it, and what reads the utterances it served
+    (a relay's own, for ``local``)."""
     if kind == "standin":
         with TimedStt() as stt:
-            yield stt.base_url, lambda: stt.calls
+            yield stt_settings(stt.base_url), lambda _relay: stt.calls
+        return
+    if kind == "local":
+        yield {"STT_API": "local"}, decoded
         return
     with harness.server_process(["-m", "bench", "stt-server"], log, name="PocketSphinx") as srv:
 
-        def calls() -> int:
+        def calls(_relay: Server) -> int:
             return int(httpx.get(srv.base_url + "/health", timeout=5).json()["requests"])
 
-        yield srv.base_url + "/v1", calls
+        yield stt_settings(srv.base_url + "/v1"), calls
 
 
 @contextlib.contextmanager
 def relays(
-    args: argparse.Namespace, stt_url: str, sources: dict[str, dict[str, str]]
+    args: argparse.Namespace, stt: dict[str, str], sources: dict[str, dict[str, str]]
 ) -> Iterator[dict[str, Server]]:
-    """A relay per name of ``sources`` capturing its sources into the speech service at
-    ``stt_url``; an agent against a fake LLM with ``--agent``, else none (the audio's figures)."""
+    """A relay per name of ``sources`` capturing its sources into the speech service of the
+    settings ``stt``; an agent against a fake LLM with ``--agent``, else none (the audio's
+    figures)."""
     with contextlib.ExitStack() as stack:
         llm = stack.enter_context(FakeLLM()).base_url if args.agent else None
         servers: dict[str, Server] = {}
@@ -61,7 +78,7 @@ def relays(
             slug = name.replace(" ", "-")
             path = stack.enter_context(harness.data_directory(None, f"relay-bench-{slug}-"))
             log = stack.enter_context(harness.log_file(f"audio-{slug}"))
-            settings = stt_settings(stt_url) | extra
+            settings = stt | extra
             env = relay_env(**settings) if llm is None else agent_env(llm, **settings)
             servers[name] = stack.enter_context(harness.relay_process(path, log, env))
         yield servers
@@ -97,27 +114,52 @@ def idle_cpu(servers: dict[str, Server], seconds: float) -> None:
         )
 
 
+def sources(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
+    """Both capture sources at real speed: generated sound, or, for the local recogniser (a
+    model that must hear words), espeak-ng's sentences over and over."""
+    wav = audio_speech.recording(tmp)[0] if args.stt == "local" else None
+    return {
+        "AUDIO_SOURCE": pcm_command(1.0, seed=1, write_ms=args.write_ms, wav=wav),
+        "MIC_SOURCE": pcm_command(1.0, seed=2, write_ms=args.write_ms, wav=wav),
+    }
+
+
+class Worker:
+    """The local recogniser's worker of a relay, if it runs one: what it used since made."""
+
+    def __init__(self, relay: int) -> None:
+        self.relay, self.began = relay, time.monotonic()
+        self.cpu = self._cpu()
+
+    def _cpu(self) -> float:
+        return sum(map(cpu_s, capture_processes(self.relay, "whisper_worker")))
+
+    def used(self) -> str:
+        if not (pids := capture_processes(self.relay, "whisper_worker")):
+            return ""
+        share = (self._cpu() - self.cpu) / (time.monotonic() - self.began) * 100
+        return f"; its worker {share:.1f} % of a core, RSS {rss_mb(pids[0]):.0f} MB"
+
+
 def ingest(args: argparse.Namespace) -> None:
     print(
         f"\n== ingest: audio on (both sources at real speed, {args.stt} speech service) against "
         f"audio off, {agent(args)}; {args.seconds:g} s x {args.rounds} rounds per row at "
         f"{args.conns} connections, in turns"
     )
-    sources = {
-        "AUDIO_SOURCE": pcm_command(1.0, seed=1, write_ms=args.write_ms),
-        "MIC_SOURCE": pcm_command(1.0, seed=2, write_ms=args.write_ms),
-    }
     with (
-        speech_service(args.stt, Path("/dev/null")) as (stt_url, calls),
-        relays(args, stt_url, {"audio on": sources, "audio off": {}}) as servers,
+        tempfile.TemporaryDirectory(prefix="relay-bench-speech-") as tmp,
+        speech_service(args.stt, Path("/dev/null")) as (stt, calls),
+        relays(args, stt, {"audio on": sources(args, Path(tmp)), "audio off": {}}) as servers,
     ):
         idle_cpu(servers, args.idle)
-        heard, rows = calls(), list[Row]()
+        on = servers["audio on"]
+        worker, heard, rows = Worker(on.pid), calls(on), list[Row]()
         for endpoint in ENDPOINTS:
             rows += in_turns(
                 servers, "POST", endpoint, args.conns, args.rounds, args.seconds, rotate=True
             ).values()
-        print(f"  utterances transcribed during the rows: {calls() - heard}")
+        print(f"  utterances transcribed during the rows: {calls(on) - heard}{worker.used()}")
         for name, server in servers.items():
             print(f"  {name}: RSS {rss_mb(server.pid):.1f} MB")
             print_restarts(server, f"{name}: ")
@@ -141,7 +183,7 @@ def memory(args: argparse.Namespace) -> None:
     )
     points: list[tuple[float, float]] = []
     source = {"AUDIO_SOURCE": pcm_command(args.speed, seconds=args.minutes * 60)}
-    with TimedStt() as stt, relays(args, stt.base_url, {"memory": source}) as servers:
+    with TimedStt() as stt, relays(args, stt_settings(stt.base_url), {"memory": source}) as servers:
         relay, began = servers["memory"], time.monotonic()
         table = Table("simulated min >13.1f|RSS MB >7.1f|vs start >8.2f|utterances >10")
         table.head(blank=True)
@@ -168,8 +210,8 @@ def latency(args: argparse.Namespace) -> None:
         "the stand-in's answer to the item's arrival on GET /feed/stream"
     )
     source = {"AUDIO_SOURCE": pcm_command(args.latency_speed)}
-    with TimedStt() as stt, relays(args, stt.base_url, {"latency": source}) as servers:
-        with FeedListener(servers["latency"].base_url) as feed:
+    with TimedStt() as stt, relays(args, stt_settings(stt.base_url), {"latency": source}) as on:
+        with FeedListener(on["latency"].base_url) as feed:
             bound = args.utterances * 10 / args.latency_speed + LISTEN_MARGIN_S  # a part <= 10 s
             feed.wait_for(lambda: len(feed.transcripts()) >= args.utterances, bound)
             time.sleep(0.5)  # the last answers' items
@@ -189,7 +231,7 @@ OPTIONS = [
     arg("--quick", action="store_true", help="a smoke run of each target"),
     arg("--targets", help=f"comma-separated, from {','.join(TARGETS)}"),
     arg("--real", action="store_true", help="add the real-speech check"),
-    arg("--stt", choices=("standin", "real"), default="standin"),
+    arg("--stt", choices=("standin", "real", "local"), default="standin"),
     arg("--conns", type=at_least(1), default=16),
     arg("--agent", action="store_true", help="an agent behind each relay"),
     arg("--write-ms", type=at_least(1), default=20, help="ingest: capture writes"),
@@ -202,12 +244,14 @@ OPTIONS = [
     arg("--warmup", type=at_least(0.0, float), help="sim. minutes (10; quick 2)"),
     arg("--latency-speed", type=at_least(1.0, float), default=5.0),
     arg("--utterances", type=at_least(1), help="latency run (100; quick 15)"),
+    arg("--speech", type=at_least(1.0, float), help="local: minutes of it (60; quick 3)"),
 ]
 
 
 def run(args: argparse.Namespace) -> int:
     fill_defaults(args, seconds=(1, 3), rounds=(1, 5), idle=(2, 10), minutes=(10, 60))
     fill_defaults(args, speed=(20, 20), every=(1, 2), warmup=(2, 10), utterances=(15, 100))
+    fill_defaults(args, speech=(3, 60))
     args.targets = choose(args.targets or "ingest,memory,latency", TARGETS)
     if args.real and "real" not in args.targets:
         args.targets.append("real")
@@ -218,6 +262,7 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("aiohttp.server").setLevel(logging.CRITICAL)
     print(f"sinain-relay audio bench: targets {','.join(args.targets)}")
     runs = {"ingest": ingest, "memory": memory, "latency": latency, "real": audio_speech.run}
+    runs["local"] = audio_local.run
     for target in args.targets:
         runs[target](args)
     return 0

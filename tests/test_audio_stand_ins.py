@@ -7,9 +7,11 @@ from __future__ import annotations
 import subprocess
 import sys
 from array import array
+from pathlib import Path
 
 from actors.audio.core.transcript_filter import Filters
 from actors.audio.core.utterance import BYTES_PER_MS
+from actors.audio.core.wav import wav_bytes
 from tests.support.audio_probe import sentence, transcript
 from tests.support.harness import ROOT
 from tests.support.pcm_source import sound
@@ -37,6 +39,20 @@ def test_the_capture_program_writes_the_seconds_asked_of_its_seeded_sound() -> N
     assert max(levels) > 0.05  # syllables
     assert min(levels) == 0.0  # digital silence
     assert any(0 < level < 0.002 for level in levels)  # room noise
+
+
+def test_the_capture_program_replays_a_recording_from_its_start_again(tmp_path: Path) -> None:
+    recording = bytes(range(256)) * 50  # 0.4 s
+    wav = tmp_path / "said.wav"
+    wav.write_bytes(wav_bytes(recording))
+    out = program("--speed", "200", "--seconds", "1", "--wav", str(wav))
+    assert out == (recording * 3)[: 1_000 * BYTES_PER_MS]
+    empty = tmp_path / "empty.wav"
+    empty.write_bytes(wav_bytes(b""))
+    command = [sys.executable, "-m", "tests.support.pcm_source", "--wav", str(empty)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, timeout=30, check=False)
+    assert done.returncode != 0
+    assert b"holds no sound" in done.stderr
 
 
 def test_each_sentence_of_the_sound_is_one_utterance() -> None:

@@ -23,13 +23,14 @@ DOCTESTS = (
     "bench_freshness",
     "bench_models",
     "audio_speech",
+    "audio_local",
 )
 """The case modules whose docstrings hold examples of their pure parts."""
 
 
 MODULE_LINES, FUNCTION_LINES = 450, 80
 """The house limits, which the benchmarks keep as the product does."""
-BENCH_LINES = 5_000
+BENCH_LINES = 5_250
 """All of bench/ at most: a runner and its cases, not a second product."""
 
 

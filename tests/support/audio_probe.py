@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -128,9 +129,14 @@ class FeedListener:
 
 
 def pcm_command(
-    speed: float, seed: int = 1, seconds: float | None = None, write_ms: int = 20
+    speed: float,
+    seed: int = 1,
+    seconds: float | None = None,
+    write_ms: int = 20,
+    wav: Path | None = None,
 ) -> str:
-    """A ``command:`` source value running :mod:`tests.support.pcm_source` (from the top)."""
+    """A ``command:`` source value running :mod:`tests.support.pcm_source` (from the top;
+    ``wav``: replaying that recording)."""
     argv = [
         sys.executable,
         "-m",
@@ -143,6 +149,8 @@ def pcm_command(
     argv += ["--write-ms", str(write_ms)]
     if seconds is not None:
         argv += ["--seconds", f"{seconds:g}"]
+    if wav is not None:
+        argv += ["--wav", str(wav)]
     return "command:" + shlex.join(argv)
 
 

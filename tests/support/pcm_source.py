@@ -5,10 +5,13 @@ Run it as a capture program (``AUDIO_SOURCE=command:...``) from the repository r
 
     python -m tests.support.pcm_source                    # forever, at real speed
     python -m tests.support.pcm_source --speed 20 --seconds 3600   # an hour of sound in 3 minutes
+    python -m tests.support.pcm_source --wav speech.wav   # a recording, over and over
 
 A sentence is 1-6 s of syllables (a voiced tone with harmonics under a sine envelope, made once
 from the seed, then reused); a pause between two sentences is 1.5-4 s of faint room noise or,
-one time in three, digital silence. It is not words: a recogniser hears nothing in it. The
+one time in three, digital silence. It is not words: a recogniser hears nothing in it (with
+``--wav``, a 16 kHz mono 16-bit recording is written instead, from its start again at its end,
+for a recogniser that must hear words). The
 sound is written in pieces every ``--write-ms`` (20) of wall time (``--speed`` times as much
 sound each);
 after ``--seconds`` of sound the program exits 0, and a closed pipe ends it quietly.
@@ -23,8 +26,10 @@ import sys
 import time
 from array import array
 from collections.abc import Iterator
+from pathlib import Path
 
 from actors.audio.core.utterance import BYTES_PER_MS, SAMPLE_RATE
+from actors.audio.core.wav import read_wav
 
 ROOM_LEVEL = 0.0005
 """RMS of the room noise, of full scale."""
@@ -103,24 +108,35 @@ def sound(seconds: float, seed: int = 1) -> tuple[bytes, int]:
     return bytes(out[:size]), sentences
 
 
-def pieces(seed: int, piece_bytes: int) -> Iterator[bytes]:
-    """:func:`parts` cut into pieces of ``piece_bytes``."""
+def replayed(wav: Path) -> Iterator[tuple[str, bytes]]:
+    """The samples of ``wav``, endlessly, in the shape of :func:`parts`."""
+    pcm = read_wav(wav.read_bytes())
+    if not pcm:
+        raise SystemExit(f"{wav} holds no sound")
+    while True:
+        yield "recording", pcm
+
+
+def pieces(seed: int, piece_bytes: int, wav: Path | None = None) -> Iterator[bytes]:
+    """:func:`parts` (or the replayed ``wav``) cut into pieces of ``piece_bytes``."""
     pending = bytearray()
-    for _, pcm in parts(seed):
+    for _, pcm in parts(seed) if wav is None else replayed(wav):
         pending += pcm
         while len(pending) >= piece_bytes:
             yield bytes(pending[:piece_bytes])
             del pending[:piece_bytes]
 
 
-def write(seconds: float | None, speed: float, seed: int, every_ms: int = 20) -> None:
-    """Write the sound to stdout at ``speed`` times real time, a piece every ``every_ms``
-    (``seconds``: then stop)."""
+def write(
+    seconds: float | None, speed: float, seed: int, every_ms: int = 20, wav: Path | None = None
+) -> None:
+    """Write the sound (``wav``'s, if given) to stdout at ``speed`` times real time, a piece
+    every ``every_ms`` (``seconds``: then stop)."""
     out = sys.stdout.buffer
     piece = max(2, round(every_ms * speed) * BYTES_PER_MS)
     limit = math.inf if seconds is None else seconds * 1000 * BYTES_PER_MS
     began, written = time.monotonic(), 0
-    for whole in pieces(seed, piece):
+    for whole in pieces(seed, piece, wav):
         if written >= limit:
             break
         pcm = whole[: int(min(len(whole), limit - written))]
@@ -137,9 +153,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, help="of sound, then exit")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--write-ms", type=int, default=20, help="wall ms per write")
+    parser.add_argument("--wav", type=Path, help="replay this recording instead")
     args = parser.parse_args(argv)
     try:
-        write(args.seconds, args.speed, args.seed, args.write_ms)
+        write(args.seconds, args.speed, args.seed, args.write_ms, args.wav)
     except BrokenPipeError:  # the reader is gone
         sys.stderr.close()  # nothing more to say, and no traceback at exit
     return 0
