@@ -83,6 +83,12 @@ class ChildSpec:
     Must exceed the longest call the child may legitimately be busy with."""
 
 
+PING_GRACE_S = 0.5
+"""Real time a ping past its deadline is still given before its child counts as hung. A
+process that was paused (Ctrl-Z, a debugger, a suspended machine) or a clock run ahead in a
+test finds every ping old at once; a healthy child answers within this."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Poll:
     """Time to look for children that died without reporting it."""
@@ -295,12 +301,13 @@ class Supervisor(RelayActor):
                 return  # the next poll restarts it
             state.ping_sent_at = now
             return
+        waited = now - state.ping_sent_at
+        deadline = state.spec.ping_timeout_s
+        late = deadline is not None and waited > deadline
         try:
-            state.ping.get(timeout=0)
+            state.ping.get(timeout=PING_GRACE_S if late else 0)
         except pykka.Timeout:
-            waited = now - state.ping_sent_at
-            deadline = state.spec.ping_timeout_s
-            if deadline is not None and waited > deadline:
+            if late:
                 state.ping = None
                 abandon(ref)
                 self._log.error(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import threading
+import time
 from functools import partial
 from typing import Any
 
@@ -45,6 +46,9 @@ class Worker(RelayActor):
 
     def block(self, release: threading.Event) -> None:
         release.wait(30)
+
+    def pause(self, seconds: float) -> None:
+        time.sleep(seconds)
 
     def mark(self, label: str) -> str:
         self._starts.append(label)
@@ -404,6 +408,20 @@ def test_a_hung_child_is_abandoned_and_replaced(clock: FakeClock, logs: LogSink)
     with pytest.raises(pykka.ActorDeadError):
         queued.get(timeout=5)  # the abandoned incarnation handled nothing more
     assert starts == ["a", "a"]
+
+
+def test_a_child_busy_for_a_moment_when_time_jumps_past_its_ping_deadline_is_not_hung(
+    clock: FakeClock,
+) -> None:
+    # As after a pause of the whole process (Ctrl-Z, a debugger, a suspended VM), or in a
+    # test whose clock runs ahead: the ping looks old only because nobody ran meanwhile.
+    child = spec("a", [], ping_timeout_s=2.0)
+    start_sup([child], clock, poll_interval_s=1.0)
+    child.handle.tell(Worker.pause, 0.1)  # the ping the next poll sends waits behind this
+    for _ in range(4):  # sent at 1 s, then unanswered for 3 s of the clock in a few ms
+        poll(clock)
+    assert child.handle.ask(Worker.mark, "after").result(timeout=5) == "after"
+    assert child.handle.restarts == 0
 
 
 def test_a_child_that_answers_its_pings_is_left_alone(clock: FakeClock) -> None:
