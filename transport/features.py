@@ -16,6 +16,7 @@ from actors.audio.core.sources import WAV_HEADER_READ, parse_source, wav_layout
 from actors.audio.core.stt import request_for as speech_request
 from actors.audio.core.stt import stt_remedy
 from actors.audio.core.utterance import BYTES_PER_MS
+from actors.audio.local_stt import LOAD_TIMEOUT_S as LOCAL_LOAD_TIMEOUT_S
 from actors.audio.local_stt import LocalRecogniser
 from actors.audio.speech_client import SpeechClient
 from transport.audio.answers import AudioHealth
@@ -31,6 +32,7 @@ __all__ = [
     "AUDIO_BODY_LIMIT",
     "AUDIO_SETTINGS",
     "BYTES_PER_MS",
+    "LOCAL_LOAD_TIMEOUT_S",
     "MAX_AUDIO_MS",
     "WAV_HEADER_READ",
     "WAV_TYPES",

@@ -31,7 +31,13 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Final
 
-from actors.audio.core.stt import SttConnectionError, SttError, SttRequest, SttTimeout
+from actors.audio.core.stt import (
+    SttConnectionError,
+    SttError,
+    SttModelError,
+    SttRequest,
+    SttTimeout,
+)
 from actors.audio.core.stt_outcome import LocalStats, WorkerState
 
 LOAD_TIMEOUT_S: Final = 180.0
@@ -186,7 +192,7 @@ class LocalRecogniser:
             self._state = "failed"
             self._stop_worker()
             msg = f"the local model {self._model!r} did not load: {why}"
-            raise SttConnectionError(msg)
+            raise SttModelError(msg, missing_extra=str(why).startswith("ModuleNotFoundError"))
         self._state = "ready"
         return conn
 

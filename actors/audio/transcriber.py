@@ -283,7 +283,8 @@ class Transcriber(RelayActor):
         if message.error is not None or message.text is None:
             error = message.error or SttBadAnswer("no transcript")
             reason = "timeout" if isinstance(error, SttTimeout) else "error"
-            self._failed(job, reason, self._safe_error(error), latency_ms, stt_remedy(error))
+            remedy = stt_remedy(error, local=self._config.local)
+            self._failed(job, reason, self._safe_error(error), latency_ms, remedy)
             return
         self._succeeded()
         text, utterance = message.text, job.utterance
@@ -299,7 +300,8 @@ class Transcriber(RelayActor):
             return
         self._cancel(job)
         error = f"no answer within {self._config.stt_timeout_ms} ms"
-        self._failed(job, "timeout", error, self._latency(job), stt_remedy(SttTimeout(error)))
+        remedy = stt_remedy(SttTimeout(error), local=self._config.local)
+        self._failed(job, "timeout", error, self._latency(job), remedy)
 
     def _filtered(self, utterance: Utterance, text: str) -> str | None:
         try:

