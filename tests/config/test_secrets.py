@@ -9,7 +9,9 @@ import pytest
 from actors.core.redaction_rules import KINDS, marker
 from config.secrets import MIN_PIECE, _marker, remember_secret, scrub, scrub_value
 
-PLACEHOLDER = "placeholder-for-a-local-server"
+PLACEHOLDER = "key-of-a-local-server-for-tests"
+"""A local server's key (no vendor's shape), unlike any other test's: the list of secrets is the
+process's, and a start of this key that another test remembered whole would be taken out."""
 A = marker("api-key")
 
 
