@@ -23,10 +23,11 @@ from transport.doctor.probes import pixel, probe_chat, probe_speech
 log = structlog.get_logger("relay")
 
 
-def checks(settings: Settings, *, port: bool = True) -> Iterator[Check]:
-    """Every check, in order, each as soon as it is done (``port=False``: not the port, which
-    a running relay holds itself)."""
-    if port:
+def checks(settings: Settings, *, started: bool = False) -> Iterator[Check]:
+    """Every check, in order, each as soon as it is done. ``started``: the relay's own, after
+    it has started: not the port, which it holds, and no local speech model loaded when
+    nothing is captured (:func:`speech_check`)."""
+    if not started:
         yield port_check(settings)
     yield data_dir_check(settings)
     config = settings.agent
@@ -43,14 +44,24 @@ def checks(settings: Settings, *, port: bool = True) -> Iterator[Check]:
     else:
         probe = probe_chat(config, config.vision_model, (pixel(),))
         yield chat_verdict("vision", probe, config, images=True)
-    yield speech_check(settings)
+    yield speech_check(settings, load=not started or settings.audio.capturing)
     yield from source_checks(settings.audio)
     yield mcp_check()
 
 
-def speech_check(settings: Settings) -> Check:
-    """The speech probe, or ``skip`` when the speech service has no key."""
+def speech_check(settings: Settings, *, load: bool = True) -> Check:
+    """The speech probe, or ``skip`` when the speech service has no key. ``load=False``: a
+    local model is not loaded to be checked (a relay that captures nothing loads it at the
+    first utterance ``POST /audio`` brings, if one comes)."""
     audio = settings.audio
+    if audio.local and not load:
+        return Check(
+            "speech",
+            "skip",
+            f"{audio.stt_model} on this machine (STT_API=local): loaded at the first utterance "
+            "(nothing is captured)",
+            "sinain-relay doctor loads it and decodes a second of silence",
+        )
     if not audio.can_transcribe:
         return Check(
             "speech",
@@ -81,12 +92,12 @@ def log_check(check: Check) -> None:
 
 
 def check_in_background(settings: Settings) -> threading.Thread:
-    """Run the checks once on a daemon thread, logging each (:func:`log_check`); the port is
-    not checked (the relay holds it)."""
+    """Run the checks once on a daemon thread, logging each (:func:`log_check`), as a
+    started relay's (``checks(started=True)``)."""
 
     def run() -> None:
         try:
-            for check in checks(settings, port=False):
+            for check in checks(settings, started=True):
                 log_check(check)
         except Exception:  # a bug in a check ends the checks, never the relay
             log.exception("doctor.failed", actor="root")

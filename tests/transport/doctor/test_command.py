@@ -90,17 +90,18 @@ def test_a_missing_file_source_fails_naming_its_setting(tmp_path: Path) -> None:
 
 
 def test_the_relay_logs_each_check_once_after_it_started(tmp_path: Path) -> None:
+    log = tmp_path / "relay.log"
     with FakeLLM(mode="http401") as fake:
         port = free_port()
-        env = llm_env(tmp_path, fake.base_url)
+        env = llm_env(tmp_path, fake.base_url) | {"STT_API": "local", "RELAY_LOG_FILE": str(log)}
         proc = spawn_relay(port, env)
         try:
             wait_healthy(port, proc)
-            wait_until(lambda: fake.calls >= 1, timeout_s=15, what="the doctor's request")
+            wait_until(lambda: '"check":"mcp"' in log.read_text(), 15, "the last check's line")
         finally:
             proc.terminate()
-            out, _ = proc.communicate(timeout=15)
-    lines = [orjson.loads(line) for line in out.splitlines() if line.strip()]
+            proc.communicate(timeout=15)
+    lines = [orjson.loads(line) for line in log.read_text().splitlines() if line.strip()]
     events = [line["event"] for line in lines]
     assert events.index("relay.started") < events.index("doctor.check")
     checks = {line["check"]: line for line in lines if line["event"] == "doctor.check"}
@@ -108,6 +109,10 @@ def test_the_relay_logs_each_check_once_after_it_started(tmp_path: Path) -> None
     llm = checks["llm"]
     assert (llm["level"], llm["verdict"]) == ("warning", "FAIL")
     assert "OPENROUTER_API_KEY" in llm["remedy"]
+    # nothing is captured: the local model is not loaded to be checked (the command loads it)
+    speech = checks["speech"]
+    assert (speech["verdict"], speech["level"]) == ("skip", "info")
+    assert "loaded at the first utterance" in speech["found"]
     assert (checks["data directory"]["level"], checks["data directory"]["verdict"]) == (
         "info",
         "ok",
