@@ -39,6 +39,8 @@ from actors.audio.core.stt import (
     SttTimeout,
 )
 from actors.audio.core.stt_outcome import LocalStats, WorkerState
+from actors.kernel.processes import child_environment
+from config.options import SECRET_VARIABLES
 
 LOAD_TIMEOUT_S: Final = 180.0
 """How long a model may take to load (a first use may fetch it)."""
@@ -177,6 +179,7 @@ class LocalRecogniser:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
+                env=child_environment(SECRET_VARIABLES),  # the model needs none of the keys
             )
         self._conn = conn = Connection(mine.detach())
         if not conn.poll(LOAD_TIMEOUT_S):

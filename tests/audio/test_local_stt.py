@@ -66,6 +66,24 @@ def test_the_model_hears_the_sentences_and_its_worker_is_shown(
         assert stats.rss_mb is not None and stats.rss_mb > 20
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc/<pid>/environ")
+def test_the_worker_gets_none_of_the_relays_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-secret")
+    monkeypatch.setenv("STT_API_KEY", "stt-secret")
+    monkeypatch.setenv("RELAY_TOKEN", "token-secret")
+    local = LocalRecogniser("tiny.en", "en", name="test-local-env")
+    try:
+        heard(local, pcm()[:32_000])
+        pid = local.stats().pid
+        assert pid is not None
+        environment = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    finally:
+        local.close()
+    names = {entry.split(b"=", 1)[0] for entry in environment}
+    assert names.isdisjoint({b"OPENROUTER_API_KEY", b"STT_API_KEY", b"RELAY_TOKEN"})
+    assert b"PATH" in names
+
+
 def test_a_killed_worker_fails_its_utterance_and_the_next_one_gets_a_new_worker(
     recogniser: LocalRecogniser,
 ) -> None:
