@@ -13,7 +13,9 @@ A caller that waits for an answer held for the commit waits past its own timeout
 begun, so it will be stored: ``transport.bridge``). Should the supervisor abandon the actor
 as hung meanwhile, the held callers get the error at once and this incarnation never commits
 again (its writes are rolled back): each caller is answered once, and truly. A commit under
-way when the actor is abandoned is let finish, and answers its callers itself.
+way when the actor is abandoned is let finish, and answers its callers itself. When the hung
+call comes back, the incarnation closes its connection on its way out, so that its open
+transaction does not hold the database's write lock from its successor.
 """
 
 from __future__ import annotations
@@ -109,6 +111,23 @@ class DurableActor(RelayActor):
             self._fail_held(ActorUnavailable(f"actor {self.name} hung before its commit; retry"))
         finally:
             self._commit_lock.release()
+
+    def _actor_loop_teardown(self) -> None:
+        """Pykka's last step on this actor's thread, whatever ended its loop. After a normal
+        stop or a crash :meth:`stopped` has closed the connection; an abandoned incarnation
+        whose call came back never runs it, so here it rolls back what it wrote since its
+        last commit and closes the connection. Left open, the transaction would hold
+        SQLite's write lock from the successor until the garbage collector found it."""
+        db, self._db = self._db, None
+        if db is not None:
+            try:
+                self._fail_held(ActorUnavailable(f"actor {self.name} hung before its commit"))
+                if self._in_tx:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+            finally:
+                db.close()
+        super()._actor_loop_teardown()
 
     def on_failure(self, *args: Any) -> None:
         """Pending writes of a crashed actor are not committed: their callers never got a 200."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import gc
 import queue
 import sqlite3
 import threading
@@ -123,6 +124,34 @@ def test_an_abandoned_actor_fails_its_held_answers_and_never_commits_them(store:
     threads[0].join(5)
     assert not threads[0].is_alive()
     assert committed(store) == []
+
+
+def test_an_abandoned_actor_that_comes_back_lets_go_of_the_database_at_once(
+    store: Store, request: pytest.FixtureRequest
+) -> None:
+    # Abandoned with its transaction open, it held SQLite's write lock after its thread
+    # ended, until the garbage collector found it: its successor's writes failed meanwhile.
+    gc.disable()  # a collection at the right moment would hide that
+    request.addfinalizer(gc.enable)
+    threads: list[threading.Thread] = []
+    ref = Ledger.start(store=store, commits=[], threads=threads)
+    first_in, first_out = threading.Event(), threading.Event()
+    second_in, second_out = threading.Event(), threading.Event()
+    ref.proxy().block.defer(first_in, first_out)
+    call(ref, "add", 1)
+    ref.proxy().block.defer(second_in, second_out)
+    first_out.set()
+    assert second_in.wait(5)  # the write's transaction is open
+    abandon(ref)
+    second_out.set()  # the hung call returns; the incarnation handles nothing more
+    threads[0].join(5)
+    assert not threads[0].is_alive()
+    successor = Ledger.start(store=store, commits=[])
+    try:
+        assert successor.proxy().add(2).get(timeout=5) == 2
+    finally:
+        successor.stop()
+    assert committed(store) == [2]
 
 
 def test_only_committed_state_is_published_and_before_the_answer(store: Store) -> None:
