@@ -13,11 +13,14 @@ from config.option_values import parse_value
 from config.options import OPTIONS
 from config.settings import (
     DEFAULT_BASE_URL,
-    DEFAULT_LOCAL_MODEL,
     DEFAULT_STT_BASE_URL,
+    MULTILINGUAL_LOCAL_MODEL,
     AgentSettings,
     AudioConfig,
+    ConfigError,
     Settings,
+    english,
+    local_model_for,
     local_stt_installed,
     same_origin,
 )
@@ -103,7 +106,7 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
     if not {"stt_api", "stt_base_url", "stt_api_key"} & audio.keys() and local_stt_installed():
         audio["stt_api"] = "local"  # no speech service named: this machine's own recogniser
     if audio.get("stt_api") == "local":
-        audio.setdefault("stt_model", DEFAULT_LOCAL_MODEL)
+        _local_model(audio)
     elif "stt_api_key" not in audio and "api_key" in agent:
         # the LLM key goes to the LLM's own origin only, never to a speech service elsewhere
         speech = audio.get("stt_base_url", DEFAULT_STT_BASE_URL)
@@ -115,6 +118,24 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
         agent=AgentSettings(**agent),
         audio=AudioConfig(**audio),
     )
+
+
+def _local_model(audio: dict[str, Any]) -> None:
+    """The local model for the language spoken: ``tiny.en`` for English, ``tiny`` for another
+    unless ``STT_MODEL`` names one.
+
+    Raises:
+        ConfigError: ``STT_MODEL`` names an English-only model and another language is spoken.
+    """
+    language = audio.get("language", "en")
+    model = audio.setdefault("stt_model", local_model_for(language))
+    if model.lower().endswith(".en") and not english(language):
+        msg = (
+            f"STT_MODEL={model} understands English only, and AUDIO_LANGUAGE is {language!r}: "
+            f"name a multilingual model ({MULTILINGUAL_LOCAL_MODEL}, base, small, ...) or set "
+            "AUDIO_LANGUAGE=en"
+        )
+        raise ConfigError(msg)
 
 
 def _with_env_file(flag: str | None, environ: Mapping[str, str]) -> Mapping[str, str]:

@@ -7,11 +7,13 @@ from typing import Any, Literal, Protocol, get_args
 
 # The audio feature's section, offered (an explicit re-export) to the option table and the
 # command line: config's modules reach a feature's settings through the settings they make.
-from config.audio.settings import DEFAULT_LOCAL_MODEL as DEFAULT_LOCAL_MODEL  # noqa: PLC0414
 from config.audio.settings import DEFAULT_STT_BASE_URL as DEFAULT_STT_BASE_URL  # noqa: PLC0414
 from config.audio.settings import LOCAL_STT_INSTALL as LOCAL_STT_INSTALL  # noqa: PLC0414
+from config.audio.settings import MULTILINGUAL_LOCAL_MODEL as MULTILINGUAL_LOCAL_MODEL  # noqa: PLC0414
 from config.audio.settings import STT_APIS as STT_APIS  # noqa: PLC0414
 from config.audio.settings import AudioConfig as AudioConfig  # noqa: PLC0414
+from config.audio.settings import english as english  # noqa: PLC0414
+from config.audio.settings import local_model_for as local_model_for  # noqa: PLC0414
 from config.audio.settings import local_stt_installed as local_stt_installed  # noqa: PLC0414
 from config.audio.settings import same_origin as same_origin  # noqa: PLC0414
 

@@ -18,6 +18,9 @@ STT_APIS: tuple[SttApi, ...] = get_args(SttApi)
 DEFAULT_STT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_STT_MODEL = "google/gemini-2.5-flash"
 DEFAULT_LOCAL_MODEL = "tiny.en"
+MULTILINGUAL_LOCAL_MODEL = "tiny"
+"""The default local model for a language other than English (``.en`` models hear English
+only: Whisper would take any other speech for English)."""
 """The Whisper model ``local`` uses unless ``STT_MODEL`` names another (or a directory)."""
 LOCAL_STT_MODULE = "faster_whisper"
 """What the ``local-stt`` extra installs, and ``local`` needs."""
@@ -109,3 +112,13 @@ def same_origin(url: str, other: str) -> bool:
     given the other's key. Anything that is not an origin matches nothing."""
     mine = origin(url)
     return mine is not None and mine == origin(other)
+
+
+def english(language: str) -> bool:
+    """``AUDIO_LANGUAGE`` names English (``en``, ``en-GB``, ...)."""
+    return language.strip().lower().split("-")[0] == "en"
+
+
+def local_model_for(language: str) -> str:
+    """The local model used unless ``STT_MODEL`` names one: English-only for English."""
+    return DEFAULT_LOCAL_MODEL if english(language) else MULTILINGUAL_LOCAL_MODEL

@@ -9,6 +9,7 @@ import pytest
 from config import command_line
 from config.command_line import build_parser, load_settings
 from config.options import OPTIONS
+from config.settings import ConfigError
 
 
 def test_every_option_names_a_field_and_an_environment_variable_of_its_own() -> None:
@@ -69,6 +70,19 @@ def test_with_the_extra_and_no_speech_service_named_speech_is_recognised_here(
     assert (chosen.stt_api, chosen.stt_model) == ("local", "/models/x")
     monkeypatch.setattr(command_line, "local_stt_installed", lambda: False)
     assert load_settings([], {}, isatty=False).audio.stt_api == "chat"
+
+
+def test_the_local_model_fits_the_language_spoken() -> None:
+    def local(**env: str) -> tuple[str, str]:
+        audio = load_settings([], {"STT_API": "local", **env}, isatty=False).audio
+        return audio.stt_model, audio.language
+
+    assert local() == ("tiny.en", "en")
+    assert local(AUDIO_LANGUAGE="de") == ("tiny", "de")  # tiny.en hears English only
+    assert local(AUDIO_LANGUAGE="de", STT_MODEL="small") == ("small", "de")
+    with pytest.raises(ConfigError, match=r"STT_MODEL=base\.en .* English only.*AUDIO_LANGUAGE"):
+        local(AUDIO_LANGUAGE="fr", STT_MODEL="base.en")
+    assert local(STT_MODEL="base.en", AUDIO_LANGUAGE="en") == ("base.en", "en")
 
 
 @pytest.mark.parametrize(
