@@ -65,7 +65,7 @@ class LocalRecogniser:
     def __init__(self, model: str, language: str, *, name: str, threads: int = 1) -> None:
         self._model = model
         self._source = model_source(model)
-        self._language = language
+        self._language = whisper_language(language)
         self._threads = threads
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._process: subprocess.Popen[bytes] | None = None
@@ -153,6 +153,8 @@ class LocalRecogniser:
             msg = f"the local recogniser stopped (exit code {code}); it is started again"
             raise SttConnectionError(msg) from None
         self._state = "ready"
+        if kind == "error":
+            raise SttError(f"the local recogniser could not decode the utterance: {payload[1]}")
         if kind != "text":
             raise SttConnectionError(f"the local recogniser answered {kind!r}")
         _job_id, text, decode_s = payload
@@ -226,6 +228,12 @@ def _resume(process: subprocess.Popen[bytes]) -> None:
 def _write(conn: Connection, message: tuple[int, bytes]) -> None:
     with contextlib.suppress(OSError, ValueError, TypeError):  # the worker died, or closed
         conn.send(message)
+
+
+def whisper_language(language: str) -> str:
+    """``AUDIO_LANGUAGE`` as Whisper names languages: its primary subtag, in lower case
+    (``en-GB`` is ``en``; a multilingual model refuses a code it does not know)."""
+    return language.strip().split("-")[0].split("_")[0].lower()
 
 
 def model_source(name: str) -> str:

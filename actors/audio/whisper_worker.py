@@ -8,7 +8,8 @@ owner (:class:`~actors.audio.local_stt.LocalRecogniser`) over one pipe:
 
 - it sends ``("ready", None)`` once the model is loaded, or ``("failed", why)`` and ends;
 - for each ``(job_id, pcm)`` it is sent (16 kHz mono 16-bit samples), it answers
-  ``("text", (job_id, text, decode_s))``;
+  ``("text", (job_id, text, decode_s))``, or ``("error", (job_id, why, decode_s))`` when
+  the model raised on that utterance (the worker goes on with the next);
 - an end of the pipe ends it.
 """
 
@@ -41,16 +42,21 @@ def serve(conn: Connection, model: str, language: str, threads: int) -> None:
         except (EOFError, OSError):
             return
         started = time.perf_counter()
-        audio = np.frombuffer(pcm, dtype=np.int16).astype(np.float32) / FULL_SCALE
-        segments: Any
-        segments, _info = whisper.transcribe(
-            audio,
-            language=language or None,
-            beam_size=1,
-            vad_filter=False,
-            condition_on_previous_text=False,
-        )
-        text = " ".join(segment.text.strip() for segment in segments).strip()
+        try:
+            audio = np.frombuffer(pcm, dtype=np.int16).astype(np.float32) / FULL_SCALE
+            segments: Any
+            segments, _info = whisper.transcribe(
+                audio,
+                language=language or None,
+                beam_size=1,
+                vad_filter=False,
+                condition_on_previous_text=False,
+            )
+            text = " ".join(segment.text.strip() for segment in segments).strip()
+        except Exception as exc:  # keeps the worker: one utterance fails, not the model
+            why = f"{type(exc).__name__}: {exc}"[:300]
+            conn.send(("error", (job_id, why, time.perf_counter() - started)))
+            continue
         conn.send(("text", (job_id, text, time.perf_counter() - started)))
 
 

@@ -115,8 +115,8 @@ def same_origin(url: str, other: str) -> bool:
 
 
 def english(language: str) -> bool:
-    """``AUDIO_LANGUAGE`` names English (``en``, ``en-GB``, ...)."""
-    return language.strip().lower().split("-")[0] == "en"
+    """``AUDIO_LANGUAGE`` names English (``en``, ``en-GB``, ``en_US``, ...)."""
+    return language.strip().lower().replace("_", "-").split("-")[0] == "en"
 
 
 def local_model_for(language: str) -> str:

@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from actors.audio.core.stt import SttConnectionError, SttRequest, SttTimeout
+from actors.audio.core.stt import SttConnectionError, SttError, SttRequest, SttTimeout
 from actors.audio.core.wav import read_wav, wav_bytes
-from actors.audio.local_stt import LocalRecogniser
+from actors.audio.local_stt import LocalRecogniser, whisper_language
 from actors.tree import Relay
 from config.audio.settings import AudioConfig
 from tests.helpers import client_for, relay_settings, wait_healthy, wait_until
@@ -112,6 +112,16 @@ def test_a_hung_worker_is_replaced_and_the_queue_goes_on(recogniser: LocalRecogn
         os.kill(pid, 0)  # the hung worker is gone
 
 
+def test_an_utterance_the_model_cannot_decode_fails_alone(recogniser: LocalRecogniser) -> None:
+    heard(recogniser, pcm()[: 32_000 * 2])
+    pid = recogniser.stats().pid
+    with pytest.raises(SttError, match="could not decode"):
+        heard(recogniser, b"\x01\x02\x03")  # not whole samples: the decoder raises
+    assert "thursday" in heard(recogniser, pcm()).lower()
+    stats = recogniser.stats()
+    assert (stats.pid, stats.restarts) == (pid, 0)  # the same worker, not a new one
+
+
 def test_an_expired_utterance_is_not_decoded(recogniser: LocalRecogniser) -> None:
     expired = recogniser.send(SttRequest(url="local:", pcm=pcm()), DECODE_S)
     assert expired.cancel() or expired.done()
@@ -203,3 +213,13 @@ def test_a_model_that_does_not_load_names_stt_model_and_how_to_get_one(
     assert transcriber["local"]["state"] == "failed"
     check = probe_speech(audio)
     assert check.verdict == "FAIL" and "STT_MODEL" in check.remedy, check
+
+
+def test_the_language_is_given_as_whisper_names_it() -> None:
+    assert [whisper_language(t) for t in ("en", "en-GB", " de_AT ", "PT-br", "")] == [
+        "en",
+        "en",
+        "de",
+        "pt",
+        "",
+    ]

@@ -83,6 +83,7 @@ def test_the_local_model_fits_the_language_spoken() -> None:
     with pytest.raises(ConfigError, match=r"STT_MODEL=base\.en .* English only.*AUDIO_LANGUAGE"):
         local(AUDIO_LANGUAGE="fr", STT_MODEL="base.en")
     assert local(STT_MODEL="base.en", AUDIO_LANGUAGE="en") == ("base.en", "en")
+    assert local(AUDIO_LANGUAGE="en_US") == ("tiny.en", "en_US")
 
 
 @pytest.mark.parametrize(
