@@ -5,8 +5,9 @@ The transcriber hands it requests as it would hand them to a speech service
 own feeds them, one at a time and in order, to a worker process
 (:mod:`actors.audio.whisper_worker`) that holds the Whisper model; the transcriber's bound on
 utterances in flight (``STT_MAX_IN_FLIGHT``) bounds the queue, and what it refuses is counted
-as ``busy``. The worker is started at the first utterance, so a relay that hears nothing
-loads no model.
+as ``busy``. The worker is started at the first utterance, or earlier when the transcriber
+asks (:meth:`LocalRecogniser.warm`: a source is captured, so an utterance will come), so a
+relay that hears nothing loads no model.
 
 A worker that dies (a crash, the out-of-memory killer) fails the utterance it held and is
 started again at the next one; one that does not answer within its deadline is killed and
@@ -57,6 +58,8 @@ class _Job:
     pcm: bytes
     hang_s: float
     future: concurrent.futures.Future[str]
+    warm: bool = False
+    """Only start the worker (load the model); nothing to decode."""
 
 
 class LocalRecogniser:
@@ -83,6 +86,14 @@ class LocalRecogniser:
         ``timeout_s`` counts as a hang."""
         future: concurrent.futures.Future[str] = concurrent.futures.Future()
         self._jobs.put(_Job(request.pcm or b"", max(2 * timeout_s, 1.0), future))
+        return future
+
+    def warm(self) -> concurrent.futures.Future[str]:
+        """Start the worker now rather than at the first utterance, in the queue's order: the
+        future holds ``""`` once the model is loaded, or the
+        :class:`~actors.audio.core.stt.SttError` of a model that did not load."""
+        future: concurrent.futures.Future[str] = concurrent.futures.Future()
+        self._jobs.put(_Job(b"", LOAD_TIMEOUT_S, future, warm=True))
         return future
 
     def stats(self) -> LocalStats:
@@ -128,7 +139,9 @@ class LocalRecogniser:
             if not job.future.set_running_or_notify_cancel():
                 continue  # expired while it waited
             try:
-                job.future.set_result(self._decode(job))
+                if job.warm:
+                    self._worker()
+                job.future.set_result("" if job.warm else self._decode(job))
             except SttError as exc:
                 job.future.set_exception(exc)
             except Exception as exc:  # keeps the thread: one utterance fails, not the next

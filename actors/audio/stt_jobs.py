@@ -1,8 +1,9 @@
 """The transcriber's requests in flight, and the messages their ends send back to it.
 
 A request's answer arrives on the speech client's event loop, its expiry on the clock's
-timer, a delivery's end on the delivery thread: each is handed to the actor as one of these
-messages (:func:`tell`), so that its state is touched on its own thread only.
+timer, a delivery's end on the delivery thread, the local model's load on the recogniser's
+thread: each is handed to the actor as one of these messages (:func:`tell`), so that its
+state is touched on its own thread only.
 """
 
 from __future__ import annotations
@@ -55,6 +56,14 @@ class Delivered:
     latency_ms: int
     text: str
     outcome: Outcome = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Warmed:
+    """The local model's load at start ended (from the recogniser's thread)."""
+
+    error: BaseException | None
+    """Why it did not load; ``None`` once it is loaded."""
 
 
 def tell(ref: pykka.ActorRef[Any], message: object) -> bool:

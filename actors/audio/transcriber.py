@@ -50,7 +50,7 @@ from actors.audio.core.stt_outcome import BUSY_RETRY_S, Outcome, TranscriberStat
 from actors.audio.core.utterance import TranscriptFilter, Utterance
 from actors.audio.local_stt import LocalRecogniser
 from actors.audio.speech_client import SpeechClient
-from actors.audio.stt_jobs import Delivered, Expired, Heard, Job, resolve, tell
+from actors.audio.stt_jobs import Delivered, Expired, Heard, Job, Warmed, resolve, tell
 from actors.core.error_text import safe_error_text, safe_text
 from actors.core.records import FeedPost, FeedRecord
 from actors.core.shapes import MARKS, STREAM, TRANSCRIPT_SOURCE
@@ -119,6 +119,9 @@ class Transcriber(RelayActor):
         self._log = self._log.bind(api=config.stt_api, model=config.stt_model)
         if config.local:
             self._client = LocalRecogniser(config.stt_model, config.language, name=self.name)
+            if config.capturing:  # an utterance will come: it need not wait for the load
+                ref = self.actor_ref
+                self._client.warm().add_done_callback(lambda f: tell(ref, Warmed(f.exception())))
         else:
             self._client = SpeechClient(
                 config.stt_api,
@@ -207,7 +210,7 @@ class Transcriber(RelayActor):
         )
 
     def on_receive(self, message: Any) -> Any:
-        """A request's end, its expiry, or a delivery's end."""
+        """A request's end, its expiry, a delivery's end, or the local model's load."""
         if isinstance(message, Heard):
             self._heard(message)
             return None
@@ -217,7 +220,20 @@ class Transcriber(RelayActor):
         if isinstance(message, Delivered):
             self._delivered(message)
             return None
+        if isinstance(message, Warmed):
+            self._warmed(message.error)
+            return None
         return super().on_receive(message)
+
+    def _warmed(self, error: BaseException | None) -> None:
+        """One line on the model's load at start (why it did not load, and what to do)."""
+        if error is None:
+            self._log.info("audio.local_stt_ready", note="the model is loaded")
+        else:
+            remedy = stt_remedy(error, local=True)
+            named = {"setting": remedy.setting, "fix": remedy.advice} if remedy else {}
+            self._log.warning("audio.local_stt_failed", error=self._safe_error(error), **named)
+        self._publish()
 
     # -- admission ---------------------------------------------------------------------------
 

@@ -20,7 +20,8 @@ from actors.audio.core.wav import read_wav, wav_bytes
 from actors.audio.local_stt import LocalRecogniser, whisper_language
 from actors.tree import Relay
 from config.audio.settings import AudioConfig
-from tests.helpers import client_for, relay_settings, wait_healthy, wait_until
+from tests.audio.pcm_program import command as program
+from tests.helpers import LogSink, client_for, relay_settings, wait_healthy, wait_until
 from tests.support.harness import HOST, ROOT, free_port, relay_env
 from transport.doctor.probes import probe_speech
 
@@ -223,3 +224,30 @@ def test_the_language_is_given_as_whisper_names_it() -> None:
         "pt",
         "",
     ]
+
+
+@pytest.mark.parametrize("loads", [True, False])
+def test_a_relay_that_captures_loads_the_model_at_start_and_says_how_that_went(
+    make_relay: Callable[..., Relay],
+    logs: LogSink,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    loads: bool,
+) -> None:
+    """With a source captured an utterance will come: the model is loaded before it, and one
+    line says so, or why it did not load and what to do."""
+    monkeypatch.chdir(ROOT)  # ``-m tests.audio.pcm_program`` is found from the top
+    model = "tiny.en" if loads else str(tmp_path / "no-model-here")
+    silence = program("--scene", "silence:1000", "--repeat", "1000", speed=1.0)
+    audio = AudioConfig(source=silence, stt_api="local", stt_model=model)
+    relay = make_relay(replace(relay_settings(), audio=audio))
+    event = "audio.local_stt_ready" if loads else "audio.local_stt_failed"
+    wait_until(lambda: logs.named(event), DECODE_S, event)
+    with client_for(relay) as client:
+        local = client.get("/health").json()["audio"]["transcriber"]["local"]
+    assert local["decoded"] == 0  # nothing was heard: the load came first
+    if loads:
+        assert local["state"] == "ready" and local["rssMb"] is not None
+    else:
+        assert local["state"] == "failed"
+        assert logs.named(event)[0]["setting"] == "STT_MODEL"

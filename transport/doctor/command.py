@@ -25,8 +25,8 @@ log = structlog.get_logger("relay")
 
 def checks(settings: Settings, *, started: bool = False) -> Iterator[Check]:
     """Every check, in order, each as soon as it is done. ``started``: the relay's own, after
-    it has started: not the port, which it holds, and no local speech model loaded when
-    nothing is captured (:func:`speech_check`)."""
+    it has started: not the port, which it holds, and no local speech model loaded by the
+    doctor (:func:`speech_check`)."""
     if not started:
         yield port_check(settings)
     yield data_dir_check(settings)
@@ -44,22 +44,27 @@ def checks(settings: Settings, *, started: bool = False) -> Iterator[Check]:
     else:
         probe = probe_chat(config, config.vision_model, (pixel(),))
         yield chat_verdict("vision", probe, config, images=True)
-    yield speech_check(settings, load=not started or settings.audio.capturing)
+    yield speech_check(settings, load=not started)
     yield from source_checks(settings.audio)
     yield mcp_check()
 
 
 def speech_check(settings: Settings, *, load: bool = True) -> Check:
     """The speech probe, or ``skip`` when the speech service has no key. ``load=False``: a
-    local model is not loaded to be checked (a relay that captures nothing loads it at the
-    first utterance ``POST /audio`` brings, if one comes)."""
+    local model is not loaded in a worker of the doctor's own; the relay's transcriber loads
+    its own at start when a source is captured (and logs how that went), else at the first
+    utterance ``POST /audio`` brings."""
     audio = settings.audio
     if audio.local and not load:
+        when = (
+            "by the transcriber at start (audio.local_stt_ready or audio.local_stt_failed)"
+            if audio.capturing
+            else "at the first utterance (nothing is captured)"
+        )
         return Check(
             "speech",
             "skip",
-            f"{audio.stt_model} on this machine (STT_API=local): loaded at the first utterance "
-            "(nothing is captured)",
+            f"{audio.stt_model} on this machine (STT_API=local): loaded {when}",
             "sinain-relay doctor loads it and decodes a second of silence",
         )
     if not audio.can_transcribe:

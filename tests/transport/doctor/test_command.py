@@ -109,7 +109,8 @@ def test_the_relay_logs_each_check_once_after_it_started(tmp_path: Path) -> None
     llm = checks["llm"]
     assert (llm["level"], llm["verdict"]) == ("warning", "FAIL")
     assert "OPENROUTER_API_KEY" in llm["remedy"]
-    # nothing is captured: the local model is not loaded to be checked (the command loads it)
+    # the local model is loaded by the transcriber, at the first utterance (nothing is
+    # captured), not by the checks (the command loads it)
     speech = checks["speech"]
     assert (speech["verdict"], speech["level"]) == ("skip", "info")
     assert "loaded at the first utterance" in speech["found"]
