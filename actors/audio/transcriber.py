@@ -392,7 +392,7 @@ class Transcriber(RelayActor):
         named: dict[str, str] | None = None,
     ) -> None:
         """Count the outcome, write its one log line (with the ``setting`` and ``fix`` a
-        failure ``named``), answer the caller."""
+        failure ``named``), publish the counters, answer the caller."""
         self._outcomes[outcome.reason] += 1
         item = outcome.item
         if latency_ms is None:
@@ -416,9 +416,9 @@ class Transcriber(RelayActor):
             )
             if text:
                 self._log.debug("audio.transcript_text", source=utterance.source, text=text)
+        self._publish()  # first: a client that reads /health once answered sees it counted
         if reply is not None:
             resolve(reply, outcome)
-        self._publish()
 
     def _publish(self) -> None:
         if self._published is not None:

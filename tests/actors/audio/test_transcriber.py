@@ -401,6 +401,20 @@ def test_latencies_fill_the_llms_buckets_and_a_restarted_transcriber_counts_on(
     assert cell.value.latency_sum_s == 1.5
 
 
+def test_the_counters_are_published_before_the_caller_hears_the_outcome(
+    clock: FakeClock, fake_stt: FakeStt, feed: ChildHandle[FeedBuffer]
+) -> None:
+    # a client that reads /health after POST /audio answered sees that utterance counted
+    fake_stt.mode, fake_stt.delay_s = "slow", 0.2  # the callback is set before the answer
+    cell: Published[TranscriberStats] = Published(NO_STATS)
+    stt = _start(clock, fake_stt, _into(feed), published=cell)
+    counted: list[dict[str, int]] = []
+    reply = stt.ask(Transcriber.transcribe, _utterance()).result(timeout=5)
+    reply.add_done_callback(lambda _: counted.append(dict(cell.value.outcomes)))
+    assert reply.result(timeout=5).reason == "stored"
+    assert counted == [{"stored": 1}]
+
+
 @pytest.mark.parametrize(
     ("mode", "setting"), [("401", "STT_API_KEY"), ("500", "STT_BASE_URL"), ("nonjson", "STT_API")]
 )
