@@ -263,13 +263,18 @@ def answered_tick(model: str, *, cost: float | None = None, fallback: bool = Fal
 
 
 def tick(relay: Relay, logs: LogSink) -> str:
-    """Run one tick by hand and return its outcome (``inactive``/``busy`` if none ran)."""
+    """Run one tick by hand and return its outcome (``inactive``/``busy`` if none ran). An
+    ``ok`` tick's entry is recorded by then (stamped with the clock's time before the test
+    moves it on): the LLM caller tells the digest store before the ticker."""
     before = len(logs.named("tick"))
     started = asked(relay.handles["ticker"], Ticker.tick)
     if started != "started":
         return str(started)
     wait_until(lambda: len(logs.named("tick")) > before, what="the tick to finish")
-    return str(logs.named("tick")[-1]["outcome"])
+    outcome = str(logs.named("tick")[-1]["outcome"])
+    if outcome == "ok":
+        asked(relay.handles["digest"], DigestStore.stats)  # queued behind the record
+    return outcome
 
 
 def restarted(handle: ChildHandle[Any], count: int) -> bool:
