@@ -201,7 +201,7 @@ class LocalRecogniser:
             self._state = "failed"
             self._stop_worker()
             msg = f"the local model {self._model!r} did not load in {LOAD_TIMEOUT_S:g} s"
-            raise SttTimeout(msg)
+            raise SttModelError(msg)  # a fetch too slow, or a model too big for this machine
         try:
             kind, why = conn.recv()
         except (EOFError, OSError):
