@@ -103,6 +103,9 @@ def worker(recogniser: LocalRecogniser, pcm: bytes) -> int:
     recogniser.send(SttRequest(url="", pcm=pcm), TIMEOUT_S).result(TIMEOUT_S * 4)
     if (pid := recogniser.stats().pid) is None:
         raise RuntimeError("the local recogniser's worker is not running")
+    if not hasattr(os, "sched_setaffinity"):  # Linux only
+        print("  (the worker is not held to one core here: it runs one decoding thread)")
+        return pid
     for thread in os.listdir(f"/proc/{pid}/task"):
         os.sched_setaffinity(int(thread), {min(os.sched_getaffinity(0))})
     return pid
