@@ -22,7 +22,9 @@ MAX_BODY = 8 * 1024 * 1024
 
 class Recogniser:
     """One PocketSphinx decoder per thread (a decoder is not shared between threads); the
-    requests it served and, in order, what it answered (the real-speech check reads them)."""
+    requests it served and, in order, what it answered to sound (the real-speech check reads
+    them). Digital silence, which the relay's start-up check sends, is answered ``""``
+    without a note: PocketSphinx would hear a word in it."""
 
     def __init__(self) -> None:
         try:  # a bench-only dependency, named when missing
@@ -34,6 +36,8 @@ class Recogniser:
         self.answers: list[str] = []
 
     def text(self, pcm: bytes) -> str:
+        if not pcm.strip(b"\x00"):
+            return ""
         decoder = getattr(self._local, "decoder", None)
         if decoder is None:
             decoder = self._local.decoder = self._module.Decoder(samprate=RATE, loglevel="FATAL")
