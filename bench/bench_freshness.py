@@ -35,6 +35,7 @@ from tests.support.day_session import (
 from tests.support.harness import Server, relay_env, relay_process
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.replay import DEMO_SESSION, Replayer, SessionEvent, load_session
+from transport.doctor.probes import PROMPT as DOCTOR_PROMPT
 
 MAX_AGE_MS = 120_000
 TAIL_MARGIN_S = 3.0
@@ -106,9 +107,12 @@ class Run:
 
     @property
     def calls(self) -> int:
-        """The fake LLM's requests from this relay (its key); against a server, its ticks."""
+        """The fake LLM's requests from this relay's ticks (its key; not its start-up checks'
+        probes); against a server, its ticks."""
         if self.model.llm is not None:
-            return sum(r.authorization == f"Bearer {self.key}" for r in self.model.llm.requests)
+            mine = f"Bearer {self.key}"
+            requests = self.model.llm.requests
+            return sum(r.authorization == mine and r.prompt != DOCTOR_PROMPT for r in requests)
         agent = self.health.get("agent", {})
         return int(agent.get("totalCalls", 0)) + int(agent.get("failures", 0))
 
