@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping, Sequence
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from config.env_file import with_env_file
@@ -120,15 +121,29 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
     )
 
 
+PATH_STARTS = ("/", "~", "./", "../")
+"""How an ``STT_MODEL`` that names a directory starts (a model's name never does)."""
+
+
 def _local_model(audio: dict[str, Any]) -> None:
     """The local model for the language spoken: ``tiny.en`` for English, ``tiny`` for another
-    unless ``STT_MODEL`` names one.
+    unless ``STT_MODEL`` names one (a directory given by its path, ``~`` expanded).
 
     Raises:
-        ConfigError: ``STT_MODEL`` names an English-only model and another language is spoken.
+        ConfigError: ``STT_MODEL`` is a path to no directory, or names an English-only model
+            and another language is spoken.
     """
     language = audio.get("language", "en")
     model = audio.setdefault("stt_model", local_model_for(language))
+    if model.startswith(PATH_STARTS):  # a directory, not a name faster-whisper fetches
+        directory = Path(model).expanduser()
+        if not directory.is_dir():
+            msg = (
+                f"STT_MODEL={model} is no directory: name one that holds a model converted for "
+                "CTranslate2, or a model faster-whisper fetches (tiny.en, base, small, ...)"
+            )
+            raise ConfigError(msg)
+        audio["stt_model"] = model = str(directory)
     if model.lower().endswith(".en") and not english(language):
         msg = (
             f"STT_MODEL={model} understands English only, and AUDIO_LANGUAGE is {language!r}: "

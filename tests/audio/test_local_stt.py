@@ -198,8 +198,9 @@ def test_a_model_that_does_not_load_names_stt_model_and_how_to_get_one(
     """A model that cannot be fetched (no network on its first use) or a directory that holds
     none: the failure names STT_MODEL and what to do, in ``/health`` and in the doctor's
     verdict, not a speech service's address."""
-    missing = str(tmp_path / "no-model-here")
-    audio = AudioConfig(stt_api="local", stt_model=missing, stt_timeout_ms=30_000)
+    missing = tmp_path / "no-model-here"
+    missing.mkdir()  # a directory, as STT_MODEL must name, but none converted into it
+    audio = AudioConfig(stt_api="local", stt_model=str(missing), stt_timeout_ms=30_000)
     relay = make_relay(replace(relay_settings(), audio=audio))
     with client_for(relay, timeout=DECODE_S) as client:
         answer = client.post(
@@ -237,7 +238,7 @@ def test_a_relay_that_captures_loads_the_model_at_start_and_says_how_that_went(
     """With a source captured an utterance will come: the model is loaded before it, and one
     line says so, or why it did not load and what to do."""
     monkeypatch.chdir(ROOT)  # ``-m tests.audio.pcm_program`` is found from the top
-    model = "tiny.en" if loads else str(tmp_path / "no-model-here")
+    model = "tiny.en" if loads else str(tmp_path)  # a directory that holds no model
     silence = program("--scene", "silence:1000", "--repeat", "1000", speed=1.0)
     audio = AudioConfig(source=silence, stt_api="local", stt_model=model)
     relay = make_relay(replace(relay_settings(), audio=audio))

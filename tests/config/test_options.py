@@ -58,7 +58,7 @@ def test_the_speech_key_is_its_own_or_the_llm_key() -> None:
 
 
 def test_with_the_extra_and_no_speech_service_named_speech_is_recognised_here(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr(command_line, "local_stt_installed", lambda: True)
     audio = load_settings([], {"OPENROUTER_API_KEY": "llm-key"}, isatty=False).audio
@@ -66,8 +66,9 @@ def test_with_the_extra_and_no_speech_service_named_speech_is_recognised_here(
     assert audio.can_transcribe
     named = load_settings([], {"STT_API_KEY": "k"}, isatty=False).audio
     assert named.stt_api == "chat" and named.stt_model == "google/gemini-2.5-flash"
-    chosen = load_settings([], {"STT_API": "local", "STT_MODEL": "/models/x"}, isatty=False).audio
-    assert (chosen.stt_api, chosen.stt_model) == ("local", "/models/x")
+    named_model = {"STT_API": "local", "STT_MODEL": str(tmp_path)}
+    chosen = load_settings([], named_model, isatty=False).audio
+    assert (chosen.stt_api, chosen.stt_model) == ("local", str(tmp_path))
     monkeypatch.setattr(command_line, "local_stt_installed", lambda: False)
     assert load_settings([], {}, isatty=False).audio.stt_api == "chat"
 
@@ -84,6 +85,24 @@ def test_the_local_model_fits_the_language_spoken() -> None:
         local(AUDIO_LANGUAGE="fr", STT_MODEL="base.en")
     assert local(STT_MODEL="base.en", AUDIO_LANGUAGE="en") == ("base.en", "en")
     assert local(AUDIO_LANGUAGE="en_US") == ("tiny.en", "en_US")
+
+
+def test_a_local_model_named_by_a_path_must_be_a_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def model(name: str) -> str:
+        return load_settings(
+            [], {"STT_API": "local", "STT_MODEL": name}, isatty=False
+        ).audio.stt_model
+
+    assert model(str(tmp_path)) == str(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "whisper").mkdir()
+    assert model("~/whisper") == str(tmp_path / "whisper")  # the worker gets it expanded
+    for missing in (str(tmp_path / "nowhere"), "./nowhere", "~/nowhere"):
+        with pytest.raises(ConfigError, match=r"STT_MODEL=.*nowhere is no directory"):
+            model(missing)
+    assert model("Systran/faster-whisper-tiny.en") == "Systran/faster-whisper-tiny.en"
 
 
 @pytest.mark.parametrize(
