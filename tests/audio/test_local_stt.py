@@ -21,7 +21,15 @@ from actors.audio.local_stt import LocalRecogniser, whisper_language
 from actors.tree import Relay
 from config.audio.settings import AudioConfig
 from tests.audio.pcm_program import command as program
-from tests.helpers import LogSink, client_for, relay_settings, wait_healthy, wait_until
+from tests.helpers import (
+    LogSink,
+    client_for,
+    relay_settings,
+    scrape,
+    value,
+    wait_healthy,
+    wait_until,
+)
 from tests.support.harness import HOST, ROOT, free_port, relay_env
 from transport.doctor.probes import probe_speech
 
@@ -182,7 +190,12 @@ def test_a_drill_kills_the_worker_and_the_relay_hears_on(
             # new worker (and dropped as a repeat of the first sentence, which it is)
             assert answers[-1].json().get("dropped") == "duplicate", answers[-1].text
         local = client.get("/health").json()["audio"]["transcriber"]["local"]
+        samples = scrape(client)
     assert local["restarts"] == 2 and local["state"] == "ready" and local["decoded"] >= 3
+    assert value(samples, "relay_stt_local_worker_state", state="ready") == 1
+    if sys.platform == "linux":  # where the worker's memory is read
+        assert (value(samples, "relay_stt_local_worker_resident_bytes") or 0) > 20 * 1024**2
+    assert (value(samples, "relay_stt_local_real_time_factor") or 0) > 0
 
 
 def test_the_worker_drill_needs_the_local_recogniser(make_relay: Callable[..., Relay]) -> None:

@@ -2,9 +2,11 @@
 transcriber, from what they last published (a scrape reads their cells, never asks them).
 
 Every counter here only grows within a process: a capture or a transcriber that is restarted
-counts on from what its previous incarnation published. The transcriber's latency histogram
-has the LLM's buckets (:data:`~actors.agent.core.model_stats.LATENCY_BUCKETS_S`), so the two
-compare bucket for bucket. Imported with :mod:`transport.exposition`, at the first scrape.
+counts on from what its previous incarnation published. With ``STT_API=local`` the
+recogniser's worker is shown too (its state, memory and real-time factor). The
+transcriber's latency histogram has the LLM's buckets
+(:data:`~actors.agent.core.model_stats.LATENCY_BUCKETS_S`), so the two compare bucket for
+bucket. Imported with :mod:`transport.exposition`, at the first scrape.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from prometheus_client.metrics_core import (
 
 from actors.agent.core.model_stats import LATENCY_BUCKETS_S
 from actors.audio.core.capture_records import CaptureState, CaptureStatus
-from actors.audio.core.stt_outcome import STT_STATES, TranscriberStats
+from actors.audio.core.stt_outcome import STT_STATES, LocalStats, TranscriberStats, WorkerState
 from actors.audio.subtree import AudioViews, configured
 from actors.core.shapes import AudioSource
 from config.audio.settings import AudioConfig
@@ -32,6 +34,8 @@ __all__ = ["CAPTURE_STATES", "STT_STATES", "AudioFigures", "audio_families"]
 
 CAPTURE_STATES: Final[tuple[CaptureState, ...]] = get_args(CaptureState)
 """Every state a capture may be in: each has a sample of ``relay_audio_capture_state``."""
+WORKER_STATES: Final[tuple[WorkerState, ...]] = get_args(WorkerState)
+"""Every state of the local recogniser's worker (``relay_stt_local_worker_state``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,3 +131,30 @@ def _transcriber(stats: TranscriberStats) -> Iterator[Metric]:
         [], cumulative(LATENCY_BUCKETS_S, stats.latency_buckets), stats.latency_sum_s
     )
     yield latency
+    if stats.local is not None:
+        yield from _local(stats.local)
+
+
+def _local(worker: LocalStats) -> Iterator[Metric]:
+    """The local recogniser's worker (``STT_API=local``): its state, memory and speed."""
+    state = GaugeMetricFamily(
+        "relay_stt_local_worker_state",
+        "The local recogniser's worker: 1 for its current state of idle (no model loaded), "
+        "loading, ready, decoding, failed (the model did not load).",
+        labels=["state"],
+    )
+    for name in WORKER_STATES:
+        state.add_metric([name], 1 if worker.state == name else 0)
+    yield state
+    if worker.rss_mb is not None:  # a worker runs (and this system tells its memory)
+        yield GaugeMetricFamily(
+            "relay_stt_local_worker_resident_bytes",
+            "The local recogniser's worker process: its resident memory.",
+            value=worker.rss_mb * 1024 * 1024,
+        )
+    if worker.real_time_factor is not None:
+        yield GaugeMetricFamily(
+            "relay_stt_local_real_time_factor",
+            "Decoding time over audio time, the median of the recent utterances.",
+            value=worker.real_time_factor,
+        )

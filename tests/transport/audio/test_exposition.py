@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from actors.agent.core.model_stats import LATENCY_BUCKETS_S
 from actors.audio.capture import Capture
 from actors.audio.core.capture_records import CaptureStatus
-from actors.audio.core.stt_outcome import NO_STATS
+from actors.audio.core.stt_outcome import NO_STATS, LocalStats
 from actors.tree import Relay
 from config.audio.settings import AudioConfig
 from tests.audio.pcm_program import command as program
@@ -158,3 +158,27 @@ def test_the_collector_renders_each_state_outcome_and_latency_bucket() -> None:
     assert cumulative == [2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 4]
     assert value(samples, "relay_stt_latency_seconds_count") == 4
     assert value(samples, "relay_stt_latency_seconds_sum") == 99.3
+
+
+def test_the_local_recogniser_s_worker_is_in_the_metrics_when_speech_is_recognised_here() -> None:
+    worker = LocalStats(
+        state="decoding",
+        model="tiny.en",
+        pid=4321,
+        rss_mb=182.5,
+        real_time_factor=0.14,
+        restarts=1,
+        decoded=30,
+    )
+    samples = _collected(AudioFigures(captures={}, stt=replace(NO_STATS, local=worker)))
+    assert value(samples, "relay_stt_local_worker_state", state="decoding") == 1
+    assert value(samples, "relay_stt_local_worker_state", state="ready") == 0
+    assert value(samples, "relay_stt_local_worker_resident_bytes") == 182.5 * 1024 * 1024
+    assert value(samples, "relay_stt_local_real_time_factor") == 0.14
+    idle = replace(worker, state="idle", pid=None, rss_mb=None, real_time_factor=None)
+    before = _collected(AudioFigures(captures={}, stt=replace(NO_STATS, local=idle)))
+    assert value(before, "relay_stt_local_worker_state", state="idle") == 1
+    assert value(before, "relay_stt_local_worker_resident_bytes") is None  # no worker yet
+    assert value(before, "relay_stt_local_real_time_factor") is None
+    service = _collected(AudioFigures(captures={}, stt=NO_STATS))  # a speech service
+    assert not [name for name, _ in service if name.startswith("relay_stt_local_")]
