@@ -11,7 +11,7 @@ bucket. Imported with :mod:`transport.exposition`, at the first scrape.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, get_args
 
@@ -113,15 +113,13 @@ def _transcriber(stats: TranscriberStats) -> Iterator[Metric]:
     for reason, count in sorted(stats.outcomes.items()):
         outcomes.add_metric([reason], count)
     yield outcomes
-    breaker = GaugeMetricFamily(
+    yield _one_of(
         "relay_stt_breaker_state",
         "The transcriber: 1 for its current state of ok, degraded (failing), open (refusing "
         "while it cools off), probing (one request out to try again), no_key (nothing sent).",
-        labels=["state"],
+        STT_STATES,
+        stats.state,
     )
-    for name in STT_STATES:
-        breaker.add_metric([name], 1 if stats.state == name else 0)
-    yield breaker
     latency = HistogramMetricFamily(
         "relay_stt_latency_seconds",
         "Speech service requests, answered or failed, from sending to the answer.",
@@ -137,15 +135,13 @@ def _transcriber(stats: TranscriberStats) -> Iterator[Metric]:
 
 def _local(worker: LocalStats) -> Iterator[Metric]:
     """The local recogniser's worker (``STT_API=local``): its state, memory and speed."""
-    state = GaugeMetricFamily(
+    yield _one_of(
         "relay_stt_local_worker_state",
         "The local recogniser's worker: 1 for its current state of idle (no model loaded), "
         "loading, ready, decoding, failed (the model did not load).",
-        labels=["state"],
+        WORKER_STATES,
+        worker.state,
     )
-    for name in WORKER_STATES:
-        state.add_metric([name], 1 if worker.state == name else 0)
-    yield state
     if worker.rss_mb is not None:  # a worker runs (and this system tells its memory)
         yield GaugeMetricFamily(
             "relay_stt_local_worker_resident_bytes",
@@ -158,3 +154,11 @@ def _local(worker: LocalStats) -> Iterator[Metric]:
             "Decoding time over audio time, the median of the recent utterances.",
             value=worker.real_time_factor,
         )
+
+
+def _one_of(name: str, documentation: str, states: Sequence[str], current: str) -> Metric:
+    """A gauge with a sample per state, labelled ``state``: 1 for ``current``, 0 for the rest."""
+    family = GaugeMetricFamily(name, documentation, labels=["state"])
+    for state in states:
+        family.add_metric([state], 1 if state == current else 0)
+    return family
