@@ -276,13 +276,15 @@ class Reader:
     ) -> tuple[list[int], list[int], list[int]]:
         """A ring re-read at the end against what was acknowledged and what was read: the
         acknowledged ids absent from it, its items with content other than what was posted,
-        and its items not as the reader saw them (or never seen)."""
+        and its items not as the reader saw them (or never seen, up to the last id it saw:
+        the relay's own items, a hud or a transcript, may come after the reader stopped)."""
         if not ring:
             return list(acked), [], []
         in_ring = {item["id"]: self.fingerprint(item) for item in ring}
         absent = [i for i in acked if i >= ring[0]["id"] and i not in in_ring]
         other = [i for i, f in in_ring.items() if i in acked and f.posted != self._posted(acked[i])]
-        not_as_read = [i for i, f in in_ring.items() if self.state.seen.get(i) != f]
+        last = self.state.last_id
+        not_as_read = [i for i, f in in_ring.items() if i <= last and self.state.seen.get(i) != f]
         return absent, other, not_as_read
 
 
