@@ -41,6 +41,7 @@ from actors.audio.core.stt import (
 )
 from actors.audio.core.stt_outcome import LocalStats, WorkerState
 from actors.kernel.processes import child_environment
+from config.audio.settings import primary_language
 from config.options import SECRET_VARIABLES
 
 LOAD_TIMEOUT_S: Final = 180.0
@@ -68,7 +69,7 @@ class LocalRecogniser:
     def __init__(self, model: str, language: str, *, name: str, threads: int = 1) -> None:
         self._model = model
         self._source = model_source(model)
-        self._language = whisper_language(language)
+        self._language = primary_language(language)
         self._threads = threads
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._process: subprocess.Popen[bytes] | None = None
@@ -241,12 +242,6 @@ def _resume(process: subprocess.Popen[bytes]) -> None:
 def _write(conn: Connection, message: tuple[int, bytes]) -> None:
     with contextlib.suppress(OSError, ValueError, TypeError):  # the worker died, or closed
         conn.send(message)
-
-
-def whisper_language(language: str) -> str:
-    """``AUDIO_LANGUAGE`` as Whisper names languages: its primary subtag, in lower case
-    (``en-GB`` is ``en``; a multilingual model refuses a code it does not know)."""
-    return language.strip().split("-")[0].split("_")[0].lower()
 
 
 def model_source(name: str) -> str:

@@ -18,10 +18,10 @@ STT_APIS: tuple[SttApi, ...] = get_args(SttApi)
 DEFAULT_STT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_STT_MODEL = "google/gemini-2.5-flash"
 DEFAULT_LOCAL_MODEL = "tiny.en"
+"""The Whisper model ``local`` uses unless ``STT_MODEL`` names another (or a directory)."""
 MULTILINGUAL_LOCAL_MODEL = "tiny"
 """The default local model for a language other than English (``.en`` models hear English
 only: Whisper would take any other speech for English)."""
-"""The Whisper model ``local`` uses unless ``STT_MODEL`` names another (or a directory)."""
 LOCAL_STT_MODULE = "faster_whisper"
 """What the ``local-stt`` extra installs, and ``local`` needs."""
 LOCAL_STT_INSTALL = "pip install 'sinain-relay[local-stt]'"
@@ -114,9 +114,16 @@ def same_origin(url: str, other: str) -> bool:
     return mine is not None and mine == origin(other)
 
 
+def primary_language(language: str) -> str:
+    """``AUDIO_LANGUAGE`` as Whisper names languages: its primary subtag, in lower case
+    (``en-GB`` and ``en_US`` are ``en``; a multilingual model refuses a code it does not
+    know)."""
+    return language.strip().replace("_", "-").split("-")[0].lower()
+
+
 def english(language: str) -> bool:
     """``AUDIO_LANGUAGE`` names English (``en``, ``en-GB``, ``en_US``, ...)."""
-    return language.strip().lower().replace("_", "-").split("-")[0] == "en"
+    return primary_language(language) == "en"
 
 
 def local_model_for(language: str) -> str:

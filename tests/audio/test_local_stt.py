@@ -17,7 +17,7 @@ import pytest
 
 from actors.audio.core.stt import SttConnectionError, SttError, SttRequest, SttTimeout
 from actors.audio.core.wav import read_wav, wav_bytes
-from actors.audio.local_stt import LocalRecogniser, whisper_language
+from actors.audio.local_stt import LocalRecogniser
 from actors.tree import Relay
 from config.audio.settings import AudioConfig
 from tests.audio.pcm_program import command as program
@@ -228,16 +228,6 @@ def test_a_model_that_does_not_load_names_stt_model_and_how_to_get_one(
     assert transcriber["local"]["state"] == "failed"
     check = probe_speech(audio)
     assert check.verdict == "FAIL" and "STT_MODEL" in check.remedy, check
-
-
-def test_the_language_is_given_as_whisper_names_it() -> None:
-    assert [whisper_language(t) for t in ("en", "en-GB", " de_AT ", "PT-br", "")] == [
-        "en",
-        "en",
-        "de",
-        "pt",
-        "",
-    ]
 
 
 @pytest.mark.parametrize("loads", [True, False])

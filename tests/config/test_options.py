@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from config import command_line
+from config.audio.settings import primary_language
 from config.command_line import build_parser, load_settings
 from config.options import OPTIONS
 from config.settings import ConfigError
@@ -85,6 +86,13 @@ def test_the_local_model_fits_the_language_spoken() -> None:
         local(AUDIO_LANGUAGE="fr", STT_MODEL="base.en")
     assert local(STT_MODEL="base.en", AUDIO_LANGUAGE="en") == ("base.en", "en")
     assert local(AUDIO_LANGUAGE="en_US") == ("tiny.en", "en_US")
+    assert [primary_language(t) for t in ("en", "en-GB", " de_AT ", "PT-br", "")] == [
+        "en",
+        "en",
+        "de",
+        "pt",
+        "",
+    ]  # what the model is told
 
 
 def test_a_local_model_named_by_a_path_must_be_a_directory(

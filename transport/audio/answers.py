@@ -69,7 +69,8 @@ class LocalHealth(Shape, frozen=True, kw_only=True):
     state: Annotated[
         WorkerState,
         Meta(
-            description="`idle` before the first utterance (no model loaded), `loading`, "
+            description="`idle` while no model is loaded (before the first utterance, or "
+            "the load at start when a source is captured), `loading`, "
             "`ready`, `decoding`, `failed` (the model did not load; the next utterance tries "
             "again)."
         ),

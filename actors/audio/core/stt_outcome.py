@@ -46,9 +46,9 @@ class Outcome:
 
 
 WorkerState = Literal["idle", "loading", "ready", "decoding", "failed"]
-"""The local recogniser's worker: ``idle`` before the first utterance (no model loaded),
-``loading``, ``ready``, ``decoding``, ``failed`` (the model did not load: the next utterance
-tries again)."""
+"""The local recogniser's worker: ``idle`` while no model is loaded (before the first
+utterance, or the load at start when a source is captured), ``loading``, ``ready``,
+``decoding``, ``failed`` (the model did not load: the next utterance tries again)."""
 
 
 @dataclass(frozen=True, slots=True)
