@@ -380,6 +380,8 @@ def _exercise(api: CheckedClient, relay: Relay, logs: LogSink) -> None:
     with api.events("/health/stream", params={"after": 0}) as health_events:
         assert health_events()["event"] == "health"
     for path in ("/", "/ws"):
+        # the slot of the stream closed just before is freed when the relay sees it close
+        wait_until(lambda: open_streams() == 0, what="the streams' slots freed")
         stored = len(api.get("/feed").json()["messages"])
         with api.socket(path) as ws:
             assert isinstance(ws.read(), Status)
