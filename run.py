@@ -4,7 +4,7 @@
 client of a running relay (``python3 run.py mcp --help``); ``python3 run.py openapi`` prints the
 OpenAPI document ``GET /openapi.json`` serves, without starting a relay; ``python3 run.py
 doctor`` checks that what is configured works, a line each (exit code 1 when a check failed;
-see :mod:`transport.doctor`), as the relay also does once after it has started;
+see :mod:`transport.doctor`; a started relay runs those that ask no service anything);
 ``python3 run.py data-dir`` prints where the state is kept. Exit codes: 0 after a
 signal, 1 when the relay could not start (one ``relay.start_failed`` line says why: a port in
 use, a data directory another relay holds, an actor that failed its start; for something
@@ -254,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             data_dir=relay.storage.directory,
             try_it=f"curl -s {url}/health",
         )
-        check_in_background(settings)  # the doctor's checks, logged; nothing waits for them
+        check_in_background(settings)  # the checks that ask nothing, logged; nothing waits
         replay = start_demo_replay(host, port, settings.token) if settings.demo else None
         _serve_until(stop)
         if replay is not None:

@@ -24,7 +24,7 @@ from actors.agent.core.events import AgentEvent
 from actors.agent.core.response_format import NO_LEVELS, FormatLevels
 from actors.agent.core.screen_image import NOTHING_SENT, SentImages
 from actors.agent.digest_store import DigestStore
-from actors.agent.llm_caller import LLMCaller
+from actors.agent.llm_caller import NOTHING_JUDGED, Judged, LLMCaller
 from actors.agent.situation_writer import (
     SituationOutbox,
     SituationWriter,
@@ -116,6 +116,9 @@ class Wiring:
     formats: Published[FormatLevels] = field(default_factory=lambda: Published(NO_LEVELS))
     sent_images: Published[SentImages] = field(default_factory=lambda: Published(NOTHING_SENT))
     """The screen images recent calls sent (the LLM caller writes, the context builder reads)."""
+    judged: Published[Judged] = field(default_factory=lambda: Published(NOTHING_JUDGED))
+    """The models whose first call the LLM caller logged as a check (so a restart does not
+    log it again)."""
     outbox: SituationOutbox | None = None
     """The SITUATION.md writer's outbox, with ``RELAY_SITUATION_FILE`` only."""
     audio_views: AudioViews = field(default_factory=AudioViews)
@@ -289,6 +292,7 @@ def start_agent(root: pykka.ActorRef[Any], w: Wiring) -> None:
             transport=w.llm_transport,
             formats=w.formats,
             sent_images=w.sent_images,
+            judged=w.judged,
             report=report,
             redact=w.redactor.enabled,
         )

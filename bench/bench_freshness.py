@@ -35,7 +35,6 @@ from tests.support.day_session import (
 from tests.support.harness import Server, relay_env, relay_process
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.replay import DEMO_SESSION, Replayer, SessionEvent, load_session
-from transport.doctor.probes import PROMPT as DOCTOR_PROMPT
 
 MAX_AGE_MS = 120_000
 TAIL_MARGIN_S = 3.0
@@ -107,12 +106,11 @@ class Run:
 
     @property
     def calls(self) -> int:
-        """The fake LLM's requests from this relay's ticks (its key; not its start-up checks'
-        probes); against a server, its ticks."""
+        """The fake LLM's requests from this relay (its key: every one is a tick's call, since a
+        start asks nothing); against a server, its ticks."""
         if self.model.llm is not None:
             mine = f"Bearer {self.key}"
-            requests = self.model.llm.requests
-            return sum(r.authorization == mine and r.prompt != DOCTOR_PROMPT for r in requests)
+            return sum(r.authorization == mine for r in self.model.llm.requests)
         agent = self.health.get("agent", {})
         return int(agent.get("totalCalls", 0)) + int(agent.get("failures", 0))
 

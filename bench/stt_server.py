@@ -23,7 +23,7 @@ MAX_BODY = 8 * 1024 * 1024
 class Recogniser:
     """One PocketSphinx decoder per thread (a decoder is not shared between threads); the
     requests it served and, in order, what it answered to sound (the real-speech check reads
-    them). Digital silence, which the relay's start-up check sends, is answered ``""``
+    them). Digital silence, which ``sinain-relay doctor`` sends, is answered ``""``
     without a note: PocketSphinx would hear a word in it."""
 
     def __init__(self) -> None:

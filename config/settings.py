@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, get_args
 
+from config.audio.settings import DEFAULT_PORTS as DEFAULT_PORTS  # noqa: PLC0414
+
 # The audio feature's section, offered (an explicit re-export) to the option table and the
 # command line: config's modules reach a feature's settings through the settings they make.
 from config.audio.settings import DEFAULT_STT_BASE_URL as DEFAULT_STT_BASE_URL  # noqa: PLC0414

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from actors.audio.core.capture_records import SETTING_NAMES as AUDIO_SETTINGS
 from actors.audio.core.sources import WAV_HEADER_READ, parse_source, wav_layout
+from actors.audio.core.stt import SttConnectionError, stt_remedy
 from actors.audio.core.stt import request_for as speech_request
-from actors.audio.core.stt import stt_remedy
 from actors.audio.core.utterance import BYTES_PER_MS
 from actors.audio.local_stt import LOAD_TIMEOUT_S as LOCAL_LOAD_TIMEOUT_S
 from actors.audio.local_stt import LocalRecogniser
@@ -44,6 +44,7 @@ __all__ = [
     "PendingAnswer",
     "RespondAnswer",
     "SpeechClient",
+    "SttConnectionError",
     "audio_families",
     "audio_health",
     "escalation_families",

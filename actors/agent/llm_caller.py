@@ -27,6 +27,13 @@ level down, within the same request's time, and the refusal counts nowhere (no r
 fallback, failure or breaker); any other 4xx is an ordinary failure. The
 level that answered is remembered per model and base URL in a cell that outlives this
 actor's incarnations (``/health`` reads it).
+
+The relay sends no request at start, so the first call to each model is also its check: the
+first time a model at a base URL is asked first in a tick (the text model, or the vision model
+with the screen's images), how it ended (answered, or failed once its retries were spent) is
+logged as the ``doctor.check`` line ``sinain-relay doctor`` would give it (``llm`` or
+``vision``, with the same remedies). Which models were judged is kept in a cell that outlives
+this actor's incarnations: a restart does not judge them again.
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ import functools
 import random
 import ssl
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import pykka
 
@@ -58,10 +65,17 @@ from actors.agent.core.response_format import (
 )
 from actors.agent.core.screen_image import NOTHING_SENT, ScreenImage, SentImages
 from actors.agent.core.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
+from actors.agent.core.verdicts import ChatProbe, call_check, call_verdict, unreachable_reason
 from actors.agent.digest_store import DigestStore
 from actors.core.answer_redaction import redacted_answer
 from actors.core.error_text import safe_error_text
-from actors.core.errors import LLMError, LLMHTTPError, is_retryable, retry_after_s
+from actors.core.errors import (
+    LLMConnectionError,
+    LLMError,
+    LLMHTTPError,
+    is_retryable,
+    retry_after_s,
+)
 from actors.http_library import httpx
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Clock
@@ -90,6 +104,22 @@ class _Attempt:
     """What the last error points at (:func:`llm_remedy`)."""
 
 
+Judged = frozenset[tuple[str, str]]
+"""The models, each with its base URL, whose first call was logged as a check."""
+NOTHING_JUDGED: Judged = frozenset()
+
+
+class _Answer(NamedTuple):
+    """What :meth:`LLMCaller._negotiated` got: the answer, its level, the images it carried,
+    the levels the server refused first, and whether it refused the images."""
+
+    completion: Completion
+    level: Level
+    images: tuple[ScreenImage, ...]
+    refused: tuple[Level, ...]
+    images_refused: bool
+
+
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
     """One TLS context for every incarnation of the caller (httpx's defaults: certifi's CAs).
@@ -114,6 +144,7 @@ class LLMCaller(RelayActor):
         transport: httpx.AsyncBaseTransport | None = None,
         formats: Published[FormatLevels] | None = None,
         sent_images: Published[SentImages] | None = None,
+        judged: Published[Judged] | None = None,
         report: Reporter | None = None,
         redact: bool = True,
     ) -> None:
@@ -126,6 +157,8 @@ class LLMCaller(RelayActor):
         only here)."""
         self._sent = sent_images if sent_images is not None else Published(NOTHING_SENT)
         """The images recent calls sent (written only here, after a call that answered)."""
+        self._judged = judged if judged is not None else Published(NOTHING_JUDGED)
+        """The models whose first call was logged as a check (written only here)."""
         self._digest = digest
         self._events: Listeners[AgentEvent] = events or Listeners()
         """Where a failed tick is reported (the digest store counts it)."""
@@ -176,9 +209,7 @@ class LLMCaller(RelayActor):
             return
         began = self._clock.monotonic()
         try:
-            completion, level, images = self._negotiated(
-                request, model, min(config.timeout_ms / 1000, remaining)
-            )
+            answer = self._negotiated(request, model, min(config.timeout_ms / 1000, remaining))
         except LLMError as exc:
             errors = (*attempt.errors, f"{model}: {safe_error_text(exc)}"[:300])
             delay = self._retry_delay(exc, attempt.retry)
@@ -192,6 +223,7 @@ class LLMCaller(RelayActor):
             if delay is not None and now + delay < attempt.deadline:
                 self._schedule(replace(failed, retry=attempt.retry + 1), delay)
                 return
+            self._judge(request, model, now - began, error=exc)
             if attempt.model_index + 1 < len(models):
                 self._log.info(
                     "llm.fallback", failed=model, next=models[attempt.model_index + 1],
@@ -206,18 +238,51 @@ class LLMCaller(RelayActor):
             self._fail(attempt, safe_error_text(exc))
             raise
         answered = LLMAttempt(model, self._clock.monotonic() - began, ok=True)
+        self._judge(request, model, answered.seconds, answer=answer)
         done = replace(attempt, attempts=(*attempt.attempts, answered))
-        self._succeed(done, model, completion, level, images)
+        self._succeed(done, model, answer.completion, answer.level, answer.images)
 
-    def _negotiated(
-        self, request: LLMRequest, model: str, timeout_s: float
-    ) -> tuple[Completion, Level, tuple[ScreenImage, ...]]:
+    def _judge(
+        self,
+        request: LLMRequest,
+        model: str,
+        seconds: float,
+        *,
+        answer: _Answer | None = None,
+        error: LLMError | None = None,
+    ) -> None:
+        """Log the ``doctor.check`` line of the first call to ``model`` (at this base URL)
+        that a tick asked first: its ``answer``, or the ``error`` it ended with."""
+        config = request.config
+        name = call_check(config, model, images=bool(request.window.images))
+        key = (model, config.base_url)
+        if name is None or key in self._judged.value:
+            return
+        self._judged.publish(self._judged.value | {key})
+        why = unreachable_reason(error) if isinstance(error, LLMConnectionError) else ""
+        probe = ChatProbe(
+            model,
+            round(seconds * 1000),
+            answer.level if answer else None,
+            answer.refused if answer else (),
+            error,
+            why,
+        )
+        check = call_verdict(
+            name, probe, config, images_refused=bool(answer and answer.images_refused)
+        )
+        if check.worrying:
+            self._log.warning("doctor.check", tick_id=request.tick_id, **check.log_fields())
+        else:
+            self._log.info("doctor.check", tick_id=request.tick_id, **check.log_fields())
+
+    def _negotiated(self, request: LLMRequest, model: str, timeout_s: float) -> _Answer:
         """One request at the level the setting and the memory pick, with the window's images
         unless the model refused images lately; within ``timeout_s`` in all, a refusal of the
         level (:func:`is_refusal`) is asked again at once one level down (with the images
         again), and one that may refuse the images (:func:`may_refuse_images`) at once without
         them. Any other error answer is raised. Returns the answer, its level and the images
-        it carried.
+        it carried (:class:`_Answer`).
 
         Raises:
             LLMError: what the last request raised, a refusal at the lowest level included.
@@ -228,6 +293,7 @@ class LLMCaller(RelayActor):
         level = first_level(setting, known.get(model, base_url))
         wanted = request.window.images if known.sees(model, base_url, began) else ()
         images, refused_at = wanted, None
+        refused_levels: list[Level] = []
         while True:
             left = timeout_s - (self._clock.monotonic() - began)
             asked = replace(
@@ -253,12 +319,13 @@ class LLMCaller(RelayActor):
                     "llm.response_format_refused", tick_id=request.tick_id, model=model,
                     level=level, next=lower, status=exc.status,
                 )  # fmt: skip
+                refused_levels.append(level)
                 level, images = lower, wanted
                 continue
             break
         blind = refused_at == level and not images
         self._remember(model, base_url, level, blind=blind, saw=bool(images))
-        return completion, level, images
+        return _Answer(completion, level, images, tuple(refused_levels), blind)
 
     def _remember(self, model: str, base_url: str, level: Level, *, blind: bool, saw: bool) -> None:
         """Remember what answered: its level, and whether the model takes images (``blind``:

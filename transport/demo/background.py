@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, ClassVar, Self
 
 import structlog
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 
 class Background:
@@ -49,6 +50,9 @@ class LoopbackServer(Background):
     _thread: threading.Thread | None = None
     _runner: web.AppRunner | None = None
     _stopping: asyncio.Event | None = None
+    received: list[str] = field(default_factory=list)
+    """Every request it received, as ``METHOD /path``, whatever the path (an unknown one
+    answered 404 too), but the test's own ``/_mode``: what reached the service."""
 
     name: ClassVar[str] = "stand-in"
     max_body: ClassVar[int] = 1024 * 1024
@@ -62,6 +66,12 @@ class LoopbackServer(Background):
         """Add the service's routes to ``app``."""
         raise NotImplementedError
 
+    @web.middleware
+    async def _count(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path != "/_mode":
+            self.received.append(f"{request.method} {request.path}")
+        return await handler(request)
+
     def start(self) -> Self:
         """Serve on the port; returns once it is listening."""
         loop = asyncio.new_event_loop()
@@ -69,7 +79,7 @@ class LoopbackServer(Background):
 
         async def serve() -> None:
             self._stopping = asyncio.Event()
-            app = web.Application(client_max_size=self.max_body)
+            app = web.Application(client_max_size=self.max_body, middlewares=[self._count])
             self.routes(app)
             runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
             await runner.setup()

@@ -1,10 +1,15 @@
-"""``sinain-relay doctor``: every check, one line each, and an exit code; and the same checks
-once at start-up, on a thread of their own, as log lines.
+"""``sinain-relay doctor``: every check, one line each, and an exit code; and, at start-up, the
+checks that ask no service anything, on a thread of their own, as log lines.
 
 The command reads the settings as the relay does (the same flags and environment); it prints
-``ok``, ``FAIL``, ``warn`` or ``skip`` per check and exits 1 when one failed, else 0. At
-start-up the relay logs one ``doctor.check`` line per check (info when ok or skipped, a
-warning with the ``remedy`` otherwise), after it has started: nothing waits for them.
+``ok``, ``FAIL``, ``warn`` or ``skip`` per check and exits 1 when one failed, else 0. It sends
+one tiny request to the model, the vision model and the speech service: the user asked for it.
+
+A started relay sends nothing of the kind: it logs one ``doctor.check`` line per check (info
+when ok or skipped, a warning with the ``remedy`` otherwise), after it has started, and
+nothing waits for them. In place of the probes it checks that the services' hosts accept a
+connection (:mod:`transport.doctor.reach`); the ``llm`` and ``vision`` verdicts come with the
+first call the agent makes for a tick with news.
 """
 
 from __future__ import annotations
@@ -15,21 +20,34 @@ from collections.abc import Callable, Iterator
 
 import structlog
 
+from actors.agent.core.verdicts import Check, agent_skip, chat_verdict, exit_code, vision_skip
 from config.settings import LOCAL_STT_INSTALL, Settings
-from transport.doctor.checks import Check, agent_skip, chat_verdict, exit_code, vision_skip
 from transport.doctor.local import data_dir_check, mcp_check, port_check, source_checks
 from transport.doctor.probes import pixel, probe_chat, probe_speech
+from transport.doctor.reach import llm_server_check, speech_server_check
 
 log = structlog.get_logger("relay")
 
 
 def checks(settings: Settings, *, started: bool = False) -> Iterator[Check]:
     """Every check, in order, each as soon as it is done. ``started``: the relay's own, after
-    it has started: not the port, which it holds, and no local speech model loaded by the
-    doctor (:func:`speech_check`)."""
+    it has started: not the port, which it holds, and no request to any model or speech
+    service (a start has no news to send): their hosts are checked for a connection instead,
+    and no local speech model is loaded (:func:`speech_check`)."""
     if not started:
         yield port_check(settings)
     yield data_dir_check(settings)
+    if started:
+        yield from _unasked(settings)
+    else:
+        yield from _asked(settings)
+    yield from source_checks(settings.audio)
+    yield mcp_check()
+
+
+def _asked(settings: Settings) -> Iterator[Check]:
+    """The command's probes: one tiny request each to the model, the vision model and the
+    speech service."""
     config = settings.agent
     skipped = agent_skip(config)
     if skipped is None:
@@ -44,9 +62,16 @@ def checks(settings: Settings, *, started: bool = False) -> Iterator[Check]:
     else:
         probe = probe_chat(config, config.vision_model, (pixel(),))
         yield chat_verdict("vision", probe, config, images=True)
-    yield speech_check(settings, load=not started)
-    yield from source_checks(settings.audio)
-    yield mcp_check()
+    yield speech_check(settings)
+
+
+def _unasked(settings: Settings) -> Iterator[Check]:
+    """A started relay's checks of its services, none of which sends a request."""
+    config = settings.agent
+    skipped = agent_skip(config)
+    yield llm_server_check(config) if skipped is None else skipped
+    speech = speech_server_check(settings.audio)
+    yield speech if speech is not None else speech_check(settings, load=False)
 
 
 def speech_check(settings: Settings, *, load: bool = True) -> Check:
@@ -89,11 +114,10 @@ def doctor(settings: Settings, write: Callable[[str], object] = sys.stdout.write
 
 def log_check(check: Check) -> None:
     """One ``doctor.check`` line: info when ok or skipped, a warning naming the remedy else."""
-    fields = {"check": check.name, "verdict": check.verdict, "found": check.found}
-    if check.verdict in ("ok", "skip"):
-        log.info("doctor.check", actor="root", **fields)
+    if check.worrying:
+        log.warning("doctor.check", actor="root", **check.log_fields())
     else:
-        log.warning("doctor.check", actor="root", **fields, remedy=check.remedy)
+        log.info("doctor.check", actor="root", **check.log_fields())
 
 
 def check_in_background(settings: Settings) -> threading.Thread:

@@ -11,11 +11,11 @@ import shlex
 import shutil
 from pathlib import Path
 
+from actors.agent.core.verdicts import Check
 from actors.http_library import httpx
 from actors.kernel.file_modes import PRIVATE_DIR, inspect, open_to_others
 from config.data_home import data_dir
 from config.settings import AudioConfig, Settings
-from transport.doctor.checks import Check
 from transport.features import WAV_HEADER_READ, parse_source, wav_layout
 from transport.http_transport import CannotServe, check_port
 

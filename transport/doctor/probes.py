@@ -13,18 +13,16 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
-import socket
-import ssl
 import time
 
 from actors.agent.chat_request import call_chat
 from actors.agent.core.completion import request_body
 from actors.agent.core.response_format import first_level, is_refusal, step_down
 from actors.agent.core.screen_image import ScreenImage
+from actors.agent.core.verdicts import ChatProbe, Check, unreachable_reason
 from actors.core.errors import LLMConnectionError, LLMError, LLMHTTPError
 from actors.http_library import httpx
 from config.settings import AgentSettings, AudioConfig
-from transport.doctor.checks import ChatProbe, Check
 from transport.features import (
     BYTES_PER_MS,
     LOCAL_LOAD_TIMEOUT_S,
@@ -95,27 +93,6 @@ def probe_chat(
     finally:
         loop.run_until_complete(client.aclose())
         loop.close()
-
-
-def unreachable_reason(error: BaseException) -> str:
-    """Why a connection failed, in a few words, from the errors that caused ``error``."""
-    seen: BaseException | None = error
-    for _ in range(10):  # a chain of causes is short; a cycle is not followed
-        if seen is None:
-            break
-        if isinstance(seen, ConnectionRefusedError):
-            return "connection refused"
-        if isinstance(seen, socket.gaierror):
-            return "the host name does not resolve"
-        if isinstance(seen, ssl.SSLError):
-            return "TLS failed"
-        if isinstance(seen, TimeoutError | httpx.ConnectTimeout):
-            return "the connection timed out"
-        if isinstance(seen, OSError) and seen.strerror:
-            return seen.strerror.lower()
-        seen = seen.__cause__ or seen.__context__
-    text = str(error)
-    return "connection refused" if "connection attempts failed" in text else text
 
 
 def _ms_since(began: float) -> int:

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from actors.agent.core.verdicts import Check, chat_verdict, exit_code
 from config.settings import AgentSettings, AudioConfig, Settings
 from tests.support.harness import free_port
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
-from transport.doctor.checks import Check, chat_verdict, exit_code
 from transport.doctor.command import speech_check
 from transport.doctor.local import data_dir_check, mcp_check, source_check
 from transport.doctor.probes import pixel, probe_chat

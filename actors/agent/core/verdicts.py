@@ -1,4 +1,8 @@
-"""The doctor's verdicts, pure: what a probe found, turned into one line with the setting to fix.
+"""The doctor's verdicts, pure: what a check found, turned into one line with the setting to fix.
+
+The ``sinain-relay doctor`` command gives them for its probes; a running relay gives the
+``llm`` and ``vision`` verdicts for the first call that asks each model (the LLM caller),
+since its start sends nothing.
 
 A :class:`Check` is one line: ``ok``, ``FAIL``, ``warn`` or ``skip``, the check's name, what
 was found, and (when not ok) the remedy, naming the setting. The process exits 1 when a check
@@ -7,6 +11,8 @@ failed (:func:`exit_code`); warnings and skips do not fail it.
 
 from __future__ import annotations
 
+import socket
+import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -20,11 +26,17 @@ from actors.core.errors import (
     LLMHTTPError,
     LLMTimeout,
 )
+from actors.http_library import httpx
 from config.settings import AgentSettings
 
 Verdict = Literal["ok", "FAIL", "warn", "skip"]
 EXIT_OK = 0
 EXIT_FAILED = 1
+NO_IMAGES_REMEDY = (
+    "check AGENT_VISION_MODEL (it does not take images: name one that does, or "
+    "set AGENT_VISION_ENABLED=false)"
+)
+"""What to do about a vision model that refuses the screen's images."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +52,16 @@ class Check:
         """``FAIL llm: <found>: <remedy>`` (the remedy only when there is one)."""
         said = f"{self.verdict} {self.name}: {self.found}"
         return f"{said}: {self.remedy}" if self.remedy else said
+
+    @property
+    def worrying(self) -> bool:
+        """Whether it is logged as a warning (``FAIL`` and ``warn``), with its remedy."""
+        return self.verdict not in ("ok", "skip")
+
+    def log_fields(self) -> dict[str, str]:
+        """The fields of its ``doctor.check`` log line (``remedy`` when :attr:`worrying`)."""
+        fields = {"check": self.name, "verdict": self.verdict, "found": self.found}
+        return {**fields, "remedy": self.remedy} if self.worrying else fields
 
 
 def exit_code(checks: Sequence[Check]) -> int:
@@ -99,13 +121,7 @@ def _chat_failure(
         and isinstance(error, LLMHTTPError)
         and may_refuse_images(error.status, error.body, model=probe.model)
     ):
-        return Check(
-            name,
-            "FAIL",
-            found,
-            "check AGENT_VISION_MODEL (it does not take images: name one that does, or "
-            "set AGENT_VISION_ENABLED=false)",
-        )
+        return Check(name, "FAIL", found, NO_IMAGES_REMEDY)
     if isinstance(error, LLMBadResponse) and "no text" in str(error):
         return Check(
             name,
@@ -146,3 +162,49 @@ def vision_skip(config: AgentSettings, text: ChatProbe | None = None) -> Check |
     if config.vision_model == config.model:
         return Check("vision", "skip", f"the text model {config.model} also reads the images")
     return None
+
+
+def unreachable_reason(error: BaseException) -> str:
+    """Why a connection failed, in a few words, from the errors that caused ``error``."""
+    seen: BaseException | None = error
+    for _ in range(10):  # a chain of causes is short; a cycle is not followed
+        if seen is None:
+            break
+        if isinstance(seen, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(seen, socket.gaierror):
+            return "the host name does not resolve"
+        if isinstance(seen, ssl.SSLError):
+            return "TLS failed"
+        if isinstance(seen, TimeoutError | httpx.ConnectTimeout):
+            return "the connection timed out"
+        if isinstance(seen, OSError) and seen.strerror:
+            return seen.strerror.lower()
+        seen = seen.__cause__ or seen.__context__
+    text = str(error)
+    return "connection refused" if "connection attempts failed" in text else text
+
+
+def call_check(config: AgentSettings, model: str, *, images: bool) -> str | None:
+    """The check a call to ``model`` answers for, the first time a relay asks it: ``vision``
+    for the vision model asked first with the screen's images (when it is not the text
+    model), ``llm`` for the text model asked first; ``None`` for a fallback."""
+    if model != config.models_for(images=images)[0]:
+        return None
+    if images and model != config.model:
+        return "vision"
+    return "llm" if model == config.model else None
+
+
+def call_verdict(
+    name: str, probe: ChatProbe, config: AgentSettings, *, images_refused: bool = False
+) -> Check:
+    """The verdict of a relay's first call to a model, as the doctor gives its probe's;
+    ``images_refused``: it answered only once asked again without the screen's images."""
+    if images_refused and probe.error is None:
+        found = (
+            f"{probe.model} at {shown_url(config.base_url)} answered only without the "
+            "screen's images"
+        )
+        return Check(name, "FAIL", found, NO_IMAGES_REMEDY)
+    return chat_verdict(name, probe, config, images=name == "vision")
