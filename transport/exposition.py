@@ -248,7 +248,8 @@ class RelayCollector:
         )
         requests = _counter(
             "relay_llm_requests_total",
-            "Chat-completions requests by model and outcome.",
+            "Chat-completions requests by model and outcome: ok (answered), error (failed), "
+            "refused (its response format or images refused, asked again at once without).",
             ["model", "outcome"],
         )
         tokens = _counter(
@@ -268,6 +269,7 @@ class RelayCollector:
             )
             requests.add_metric([model, "ok"], stats.calls)
             requests.add_metric([model, "error"], stats.errors)
+            requests.add_metric([model, "refused"], stats.refused)
             tokens.add_metric([model, "in"], stats.tokens_in)
             tokens.add_metric([model, "out"], stats.tokens_out)
             if stats.cost_known:

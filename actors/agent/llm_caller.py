@@ -23,10 +23,10 @@ Every error text a tick reports (its log line, ``/health``'s ``lastError``) is m
 
 Each request asks for structured output at the level :mod:`actors.agent.core.response_format`
 picks; a server that refuses a level (its error names the format) is asked again at once one
-level down, within the same request's time, and the refusal counts nowhere (no retry,
-fallback, failure or breaker); any other 4xx is an ordinary failure. The
-level that answered is remembered per model and base URL in a cell that outlives this
-actor's incarnations (``/health`` reads it).
+level down, within the same request's time, and the refusal is no retry, fallback, failure
+or breaker (it is counted, as every request is, as a ``refused`` one); any other 4xx is an
+ordinary failure. The level that answered is remembered per model and base URL in a cell
+that outlives this actor's incarnations (``/health`` reads it).
 
 The relay sends no request at start, so the first call to each model is also its check: the
 first time a model at a base URL is asked first in a tick (the text model, or the vision model
@@ -208,16 +208,19 @@ class LLMCaller(RelayActor):
             self._fail(attempt, "the tick's budget is spent")
             return
         began = self._clock.monotonic()
+        refusals: list[LLMAttempt] = []
         try:
-            answer = self._negotiated(request, model, min(config.timeout_ms / 1000, remaining))
+            timeout_s = min(config.timeout_ms / 1000, remaining)
+            answer = self._negotiated(request, model, timeout_s, refusals)
         except LLMError as exc:
             errors = (*attempt.errors, f"{model}: {safe_error_text(exc)}"[:300])
             delay = self._retry_delay(exc, attempt.retry)
             now = self._clock.monotonic()
+            last = LLMAttempt(model, now - began - _spent(refusals), ok=False)
             failed = replace(
                 attempt,
                 errors=errors,
-                attempts=(*attempt.attempts, LLMAttempt(model, now - began, ok=False)),
+                attempts=(*attempt.attempts, *refusals, last),
                 remedy=llm_remedy(exc, model=model, config=config),
             )
             if delay is not None and now + delay < attempt.deadline:
@@ -237,9 +240,10 @@ class LLMCaller(RelayActor):
             # A bug, not an LLM failure: finish the tick, then let the supervisor restart us.
             self._fail(attempt, safe_error_text(exc))
             raise
-        answered = LLMAttempt(model, self._clock.monotonic() - began, ok=True)
-        self._judge(request, model, answered.seconds, answer=answer)
-        done = replace(attempt, attempts=(*attempt.attempts, answered))
+        seconds = self._clock.monotonic() - began
+        answered = LLMAttempt(model, seconds - _spent(refusals), ok=True)
+        self._judge(request, model, seconds, answer=answer)
+        done = replace(attempt, attempts=(*attempt.attempts, *refusals, answered))
         self._succeed(done, model, answer.completion, answer.level, answer.images)
 
     def _judge(
@@ -276,13 +280,16 @@ class LLMCaller(RelayActor):
         else:
             self._log.info("doctor.check", tick_id=request.tick_id, **check.log_fields())
 
-    def _negotiated(self, request: LLMRequest, model: str, timeout_s: float) -> _Answer:
+    def _negotiated(
+        self, request: LLMRequest, model: str, timeout_s: float, refusals: list[LLMAttempt]
+    ) -> _Answer:
         """One request at the level the setting and the memory pick, with the window's images
         unless the model refused images lately; within ``timeout_s`` in all, a refusal of the
         level (:func:`is_refusal`) is asked again at once one level down (with the images
         again), and one that may refuse the images (:func:`may_refuse_images`) at once without
         them. Any other error answer is raised. Returns the answer, its level and the images
-        it carried (:class:`_Answer`).
+        it carried (:class:`_Answer`); each refused request is added to ``refusals``, so that
+        every request is counted.
 
         Raises:
             LLMError: what the last request raised, a refusal at the lowest level included.
@@ -295,7 +302,8 @@ class LLMCaller(RelayActor):
         images, refused_at = wanted, None
         refused_levels: list[Level] = []
         while True:
-            left = timeout_s - (self._clock.monotonic() - began)
+            sent = self._clock.monotonic()
+            left = timeout_s - (sent - began)
             asked = replace(
                 request,
                 config=replace(config, response_format=level),
@@ -304,12 +312,16 @@ class LLMCaller(RelayActor):
             try:
                 completion = self._call(asked, model, left)
             except LLMHTTPError as exc:
+                refused_request = LLMAttempt(
+                    model, self._clock.monotonic() - sent, ok=False, refused=True
+                )
                 if images and may_refuse_images(exc.status, exc.body, model=model):
                     self._log.info(
                         "llm.images_refused", tick_id=request.tick_id, model=model, level=level,
                         status=exc.status,
                     )  # fmt: skip
                     images, refused_at = (), level
+                    refusals.append(refused_request)
                     continue
                 refused = is_refusal(exc.status, exc.body, model=model)
                 lower = step_down(setting, level) if refused else None
@@ -320,6 +332,7 @@ class LLMCaller(RelayActor):
                     level=level, next=lower, status=exc.status,
                 )  # fmt: skip
                 refused_levels.append(level)
+                refusals.append(refused_request)
                 level, images = lower, wanted
                 continue
             break
@@ -476,6 +489,10 @@ class LLMCaller(RelayActor):
         return call_chat(
             self._loop, self._client, url, api_key=config.api_key, body=body, timeout_s=timeout_s
         )
+
+
+def _spent(attempts: list[LLMAttempt]) -> float:
+    return sum(attempt.seconds for attempt in attempts)
 
 
 def _setting(remedy: Remedy | None) -> dict[str, str]:

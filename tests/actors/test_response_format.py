@@ -115,6 +115,10 @@ def test_a_refusal_counts_toward_no_failure_no_breaker_and_no_fallback(
     with client_for(relay) as client:
         samples = scrape(client)
     assert value(samples, "relay_llm_requests_total", model=PRIMARY, outcome="error") == 0
+    # every request is counted: the stand-in's five are four answered and one refused
+    assert value(samples, "relay_llm_requests_total", model=PRIMARY, outcome="refused") == 1
+    assert value(samples, "relay_llm_requests_total", model=PRIMARY, outcome="ok") == 4
+    assert len(fake_llm.requests) == 5
     labels = {"model": PRIMARY, "base_url": fake_llm.base_url, "level": "json_object"}
     assert value(samples, "relay_llm_response_format", **labels) == 1
 

@@ -113,7 +113,9 @@ class AgentCounters:
 
     def _observe(self, attempts: tuple[LLMAttempt, ...]) -> None:
         for attempt in attempts:
-            self._model(attempt.model).observe(attempt.seconds, ok=attempt.ok)
+            self._model(attempt.model).observe(
+                attempt.seconds, ok=attempt.ok, refused=attempt.refused
+            )
 
     def answered(self, result: TickResult, ts: int, prices: PriceTable) -> None:
         """Count a successful tick stored at ``ts``: its tokens, its requests per model, what

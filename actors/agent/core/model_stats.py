@@ -43,6 +43,9 @@ class ModelStats:
     """Requests it answered (one per successful tick it served)."""
     errors: int = 0
     """Requests that failed (timeouts, HTTP errors, bad bodies; retries count each)."""
+    refused: int = 0
+    """Requests refused for what they asked (a response format, images), each asked again at
+    once without it: no failure, but requests all the same."""
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
@@ -56,11 +59,14 @@ class ModelStats:
     ``LATENCY_BUCKETS_S[i - 1]`` and at most ``LATENCY_BUCKETS_S[i]``; the last is ``+Inf``."""
     latency_sum_s: float = 0.0
 
-    def observe(self, seconds: float, *, ok: bool) -> None:
-        """Count one request's latency; a failed one also counts as an error."""
+    def observe(self, seconds: float, *, ok: bool, refused: bool = False) -> None:
+        """Count one request's latency; a refused one also counts as refused, another failed
+        one as an error."""
         self.latency_buckets[latency_bucket(seconds)] += 1
         self.latency_sum_s += seconds
-        if not ok:
+        if refused:
+            self.refused += 1
+        elif not ok:
             self.errors += 1
 
     def answered(
@@ -124,7 +130,15 @@ class ModelStats:
         return stats
 
 
-_WHOLE_FIELDS = ("calls", "errors", "tokens_in", "tokens_out", "provider_priced", "table_priced")
+_WHOLE_FIELDS = (
+    "calls",
+    "errors",
+    "refused",
+    "tokens_in",
+    "tokens_out",
+    "provider_priced",
+    "table_priced",
+)
 
 
 def _whole(value: Any) -> int:

@@ -80,6 +80,9 @@ class LLMAttempt:
     model: str
     seconds: float
     ok: bool
+    refused: bool = False
+    """A refusal of what it asked (its response format, its images), asked again at once
+    without it: counted as a request, not as a failure."""
 
 
 @dataclass(frozen=True, slots=True)
