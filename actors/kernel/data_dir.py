@@ -3,7 +3,6 @@ the relay's files in it checked at every start (see :mod:`actors.kernel.storage`
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
 import re
@@ -117,34 +116,6 @@ _OWN_FILE = re.compile(
 
 def _is_own_file(name: str) -> bool:
     return name == LOCK_FILE or _OWN_FILE.fullmatch(name) is not None
-
-
-def remove_own_files(directory: Path) -> tuple[str, ...]:
-    """Remove the relay's own files from ``directory`` (its databases with their journals
-    and moved-aside copies, then the lock file), and the directory when that empties it; the
-    names removed. A file that is not the relay's is never touched, nor is a link.
-
-    The lock is taken first, so the files of a relay that runs are never removed.
-
-    Raises:
-        DataDirInUse: a relay holds the directory.
-        StorageError: the lock file cannot be opened or locked.
-        OSError: a file cannot be removed.
-    """
-    lock = lock_directory(directory)
-    removed: list[str] = []
-    try:
-        for path in sorted(directory.iterdir()):
-            if _is_own_file(path.name) and path.name != LOCK_FILE and not path.is_symlink():
-                path.unlink()
-                removed.append(path.name)
-        (directory / LOCK_FILE).unlink()  # still held: no relay opens the files meanwhile
-        removed.append(LOCK_FILE)
-    finally:
-        lock.release()
-    with contextlib.suppress(OSError):  # not empty: the other files stay, and so does it
-        directory.rmdir()
-    return tuple(removed)
 
 
 def make_private_directory(directory: Path) -> None:

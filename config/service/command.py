@@ -4,12 +4,11 @@ user's login (a systemd user unit, a launchd agent), its settings in a key file.
 ``install`` writes the relay's settings found in its environment (each option's variable,
 :data:`config.options.OPTIONS`) to the key file, readable by the user alone, and never
 replaces one without ``--force``; then the unit or agent, and asks the manager to start it.
-``uninstall`` stops and removes the service, keeping the logs and, without ``--purge``,
-the data and the key file. ``status`` asks the manager, then ``GET /health`` at the address
-the key file gives. Exit codes: 0; 1 when the manager refused, or ``--purge`` could not
-remove the data (a relay runs on it); 2 for an invalid setting, a key file others may read
-or an unknown platform; 3 from ``status`` when the relay is not installed, not running or
-not answering.
+``uninstall`` stops and removes the service, keeping the data, the logs and, without
+``--purge``, the key file. ``status`` asks the manager, then ``GET /health`` at the address
+the key file gives. Exit codes: 0; 1 when the manager refused; 2 for an invalid setting, a key
+file others may read or an unknown platform; 3 from ``status`` when the relay is not
+installed, not running or not answering.
 """
 
 from __future__ import annotations
@@ -22,9 +21,6 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from actors.kernel.data_dir import remove_own_files
-from actors.kernel.errors import InUse
-from actors.kernel.schemas import StorageError
 from actors.kernel.storage import MEMORY
 from config.command_line import load_settings
 from config.data_home import data_dir
@@ -71,7 +67,7 @@ def build_service_parser() -> argparse.ArgumentParser:
     for name, text in (
         ("print", "show the unit or agent install would write, and the settings it would keep"),
         ("install", "write the key file (from this environment), the unit or agent; start it"),
-        ("uninstall", "stop and remove the service; the logs stay, the data and key file too"),
+        ("uninstall", "stop and remove the service; the data, logs and key file stay"),
         ("status", "installed? running? answering GET /health?"),
     ):
         action = actions.add_parser(name, help=text, description=text)
@@ -81,9 +77,7 @@ def build_service_parser() -> argparse.ArgumentParser:
         if name == "install":
             action.add_argument("--force", action="store_true", help="rewrite an existing key file")
         if name == "uninstall":
-            action.add_argument(
-                "--purge", action="store_true", help="remove the relay's data and the key file too"
-            )
+            action.add_argument("--purge", action="store_true", help="remove the key file too")
     return parser
 
 
@@ -204,8 +198,8 @@ def install(
 
 
 def uninstall(layout: ServiceLayout, manager: ServiceManager, *, purge: bool) -> int:
-    """Stop and remove the service; the logs stay, the data and the key file unless
-    ``purge`` (the key file stays when the data does: it says where the data is)."""
+    """Stop and remove the service; the data and the logs stay, the key file unless
+    ``purge``."""
     done: list[Ran] = []
     if layout.service_file.exists():
         done += manager.stop()  # a failure (not loaded) does not keep the file
@@ -215,12 +209,7 @@ def uninstall(layout: ServiceLayout, manager: ServiceManager, *, purge: bool) ->
         _say(f"removed {layout.service_file}")
     else:
         _say(f"not installed: no {layout.service_file}")
-    given = _settings_in(layout.key_file).data_dir
-    if not purge:
-        _say(_kept_data(given))
-    elif not _purge_data(given):  # the key file stays: it says where the data is
-        _say(f"kept {layout.key_file}: run {PROG} uninstall --purge again")
-        return EXIT_FAILED
+    kept = _kept_data(_settings_in(layout.key_file).data_dir)
     if purge and layout.key_file.exists():
         layout.key_file.unlink()
         _say(f"removed {layout.key_file}")
@@ -228,35 +217,18 @@ def uninstall(layout: ServiceLayout, manager: ServiceManager, *, purge: bool) ->
             layout.key_file.parent.rmdir()
     elif layout.key_file.exists():
         _say(f"kept {layout.key_file} (--purge removes it)")
+    _say(kept)
     if layout.log_file is not None:
         _say(f"kept the logs in {layout.log_file.parent}")
     return 0
 
 
 def _kept_data(given: str) -> str:
+    """What ``uninstall`` says of the data: the directory it kept (the data home when the key
+    file names none), never an empty path."""
     if given == MEMORY:
         return f"the relay kept no data (RELAY_DATA_DIR={MEMORY})"
-    return f"kept the relay's data in {Path(data_dir(given)).expanduser()} (--purge removes it)"
-
-
-def _purge_data(given: str) -> bool:
-    """Remove the relay's files from its data directory (:func:`remove_own_files`), and say
-    so; false when they stay (a relay runs on them, or one cannot be removed)."""
-    if given == MEMORY:
-        _say(_kept_data(given))
-        return True
-    directory = Path(data_dir(given)).expanduser()
-    if not directory.is_dir():
-        _say(f"no relay data in {directory}: nothing to remove")
-        return True
-    try:
-        removed = remove_own_files(directory)
-    except (InUse, StorageError, OSError) as exc:
-        _err(f"{PROG} uninstall: error: kept the relay's data in {directory}: {exc}")
-        return False
-    others = "" if not directory.exists() else "; the files that are not the relay's stay"
-    _say(f"removed the relay's data in {directory} ({', '.join(removed)}){others}")
-    return True
+    return f"kept the relay's data in {Path(data_dir(given)).expanduser()}"
 
 
 def status(layout: ServiceLayout, manager: ServiceManager) -> int:

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from actors.kernel.storage import close_storage, open_storage
 from config.data_home import data_dir
 from config.env_file import read_env_file
 from config.service.command import main
@@ -136,43 +135,8 @@ def test_uninstall_names_the_data_directory_it_keeps(
     capsys.readouterr()
     assert main(["uninstall", "--platform", "linux"]) == 0
     out = capsys.readouterr().out
-    assert f"kept the relay's data in {data_dir('')} (--purge removes it)" in out
+    assert f"kept the relay's data in {data_dir('')}\n" in out
     assert not [line for line in out.splitlines() if line.rstrip().endswith(" in")]
-
-
-def test_uninstall_purge_removes_the_relays_data_and_names_its_directory(
-    user: ServiceHome, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.delenv("RELAY_DATA_DIR")
-    directory = Path(data_dir(""))
-    close_storage(open_storage(str(directory)))  # a relay's databases and its lock file
-    assert main(["install", "--platform", "linux"]) == 0
-    capsys.readouterr()
-    assert main(["uninstall", "--platform", "linux", "--purge"]) == 0
-    out = capsys.readouterr().out
-    assert f"removed the relay's data in {directory}" in out
-    assert not directory.exists()
-    assert main(["uninstall", "--platform", "linux", "--purge"]) == 0  # twice: nothing to do
-    assert f"no relay data in {directory}" in capsys.readouterr().out
-
-
-def test_uninstall_purge_keeps_a_directory_in_use_and_files_not_the_relays(
-    user: ServiceHome, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    directory = tmp_path / "relative" / "data"  # RELAY_DATA_DIR, as install keeps it
-    running = open_storage(str(directory))
-    (directory / "notes.txt").write_text("the user's own")
-    assert main(["install", "--platform", "linux"]) == 0
-    try:
-        assert main(["uninstall", "--platform", "linux", "--purge"]) == 1
-    finally:
-        close_storage(running)
-    captured = capsys.readouterr()
-    assert f"kept the relay's data in {directory}" in captured.err
-    assert (directory / "agent.db").exists()
-    assert main(["uninstall", "--platform", "linux", "--purge"]) == 0
-    assert sorted(p.name for p in directory.iterdir()) == ["notes.txt"]
-    assert f"removed the relay's data in {directory}" in capsys.readouterr().out
 
 
 class _Health(BaseHTTPRequestHandler):
