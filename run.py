@@ -40,7 +40,7 @@ try:
     from actors.kernel.malloc import TRIM_INTERVAL_S, limit_malloc_arenas, release_free_memory
     from actors.subtrees import settings_problem
     from actors.tree import start_relay
-    from config.command_line import build_parser, load_settings
+    from config.command_line import build_parser, load_settings, split_command
     from config.data_home import data_dir, old_place_note
     from config.logs import configure_logging
     from config.options import OPTIONS
@@ -172,16 +172,18 @@ def print_data_dir(args: Sequence[str]) -> int:
 
 
 def command(args: Sequence[str]) -> int | None:
-    """The exit code of the command ``args`` names, none starting a relay; ``None``: no
-    command. ``mcp`` runs the MCP server (:func:`run_mcp`), ``openapi`` prints the API's
-    description (:func:`print_openapi`), ``data-dir`` where the state is kept
-    (:func:`print_data_dir`), ``doctor`` checks the settings
-    (:func:`transport.doctor.command.doctor`), ``service`` runs the relay at login
-    (:mod:`config.service.command`)."""
-    name, rest = (args[0], args[1:]) if args else ("", [])
+    """The exit code of the command ``args`` names (the first word that is no flag's value:
+    :func:`config.command_line.split_command`), none starting a relay; ``None``: no command.
+    ``mcp`` runs the MCP server (:func:`run_mcp`), ``openapi`` prints the API's description
+    (:func:`print_openapi`), ``data-dir`` where the state is kept (:func:`print_data_dir`),
+    ``doctor`` checks the settings (:func:`transport.doctor.command.doctor`), ``service``
+    runs the relay at login (:mod:`config.service.command`)."""
+    name, rest = split_command(args)  # the relay's flags may come first: --env-file F doctor
     if name == "mcp":
         return run_mcp(rest)
-    if list(args) == ["openapi"]:
+    if name == "openapi":
+        if rest:
+            _exit_invalid(f"openapi reads no setting, so it takes no flags: {' '.join(rest)}")
         return print_openapi()
     if name == "data-dir":
         return print_data_dir(rest)
@@ -200,7 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the relay until SIGINT or SIGTERM; a second signal exits at once.
 
     With ``--demo``: the stand-in LLM and the shipped capture session (:func:`prepare_demo`).
-    A first argument that names a command runs it instead (:func:`command`).
+    An argument that names a command, first or after the relay's flags, runs it instead
+    (:func:`command`).
     """
     args = sys.argv[1:] if argv is None else list(argv)
     if (ran := command(args)) is not None:

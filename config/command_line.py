@@ -26,23 +26,36 @@ from config.settings import (
     same_origin,
 )
 
+COMMANDS = (
+    ("doctor [FLAGS]", "check that what is configured works, a line each"),
+    ("data-dir [FLAGS]", "print where the relay keeps its state"),
+    ("service ACTION", "run the relay at login: print, install, uninstall, status"),
+    ("mcp [--http] [--url URL]", "an MCP server for agents, a client of a running relay"),
+    ("openapi", "print the OpenAPI document GET /openapi.json serves"),
+)
+"""The commands besides running the relay: each one's synopsis and what it does, as the
+help lists them (the entry point runs them: ``run.command``)."""
+COMMAND_NAMES = frozenset(synopsis.split()[0] for synopsis, _ in COMMANDS)
+_SYNOPSIS_WIDTH = max(len(synopsis) for synopsis, _ in COMMANDS) + 2
+_NO_VALUE_FLAGS = ("-h", "--help", "--version", "--demo")
+
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line; each flag overrides its environment variable."""
+    """The command line; each flag overrides its environment variable. The help names the
+    commands first, then the flags."""
+    commands = "\n".join(f"  {synopsis:<{_SYNOPSIS_WIDTH}}{text}" for synopsis, text in COMMANDS)
     parser = argparse.ArgumentParser(
+        usage="%(prog)s [COMMAND] [FLAGS]",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
-            "sinain-relay: ingest /feed and /sense, ask an LLM what the user is doing, "
-            "serve a hud line and a digest. Each flag overrides the environment variable "
-            "named in brackets. The secrets OPENROUTER_API_KEY and RELAY_TOKEN are read from "
-            "the environment only, so they never show in a process list."
+            f"commands (none: run the relay):\n{commands}\n\n"
+            "doctor and data-dir take the relay's flags, before or after the command; mcp\n"
+            "--help and service --help show those commands' own.\n\n"
+            "sinain-relay: ingests /feed and /sense, asks an LLM what the user is doing, serves\n"
+            "a hud line and a digest. Each flag overrides the environment variable named in\n"
+            "brackets. The secrets OPENROUTER_API_KEY and RELAY_TOKEN are read from the\n"
+            "environment only, so they never show in a process list."
         ),
-        epilog="sinain-relay mcp [--http] [--url URL]: an MCP server for agents, a client of "
-        "a running relay (sinain-relay mcp --help). sinain-relay openapi: prints the API's "
-        "OpenAPI document, as GET /openapi.json serves it. sinain-relay doctor [FLAGS]: checks "
-        "that what is configured works (the port, the data directory, the LLM, vision, speech, "
-        "the capture sources), one line each; exit code 1 when a check failed. sinain-relay "
-        "service print|install|uninstall|status: runs the relay at login (systemd or launchd). "
-        "sinain-relay data-dir: where the state is kept.",
     )
     parser.add_argument("--version", action="version", version=f"sinain-relay {version()}")
     for option in OPTIONS:
@@ -67,6 +80,48 @@ def build_parser() -> argparse.ArgumentParser:
         "network) and a synthetic capture session, with state in a temporary directory",
     )
     return parser
+
+
+def split_command(args: Sequence[str]) -> tuple[str, list[str]]:
+    """The command ``args`` name (``""``: none, run the relay) and the arguments it gets:
+    the others, in order. The relay's flags may come before the command
+    (``--env-file F doctor``) as after it; a flag's value is never taken for a command."""
+    takes = _flag_values()
+    at = 0
+    while at < len(args) and args[at].startswith("-") and args[at] not in ("-", "--"):
+        flag, with_value, _ = args[at].partition("=")
+        after = args[at + 1] if at + 1 < len(args) else None
+        kind = "" if with_value else takes.get(_spelled_out(flag, takes), "")
+        if kind == "value" or (kind == "optional" and after is not None and _a_value(after)):
+            at += 1
+        at += 1
+    if at < len(args) and args[at] in COMMAND_NAMES:
+        return args[at], [*args[:at], *args[at + 1 :]]
+    return "", list(args)
+
+
+def _flag_values() -> dict[str, str]:
+    """Each flag of the relay's and what follows it: ``value``, ``optional`` (a boolean
+    setting's flag) or ``""`` (none)."""
+    takes = dict.fromkeys(_NO_VALUE_FLAGS, "")
+    for option in OPTIONS:
+        if option.flag is not None:
+            takes[option.flag] = "optional" if option.parse == "bool" else "value"
+    return takes
+
+
+def _spelled_out(flag: str, flags: Mapping[str, str]) -> str:
+    """``flag`` whole: a prefix of one flag alone stands for it, as the parser reads it."""
+    if flag in flags or not flag.startswith("--"):
+        return flag
+    matches = [whole for whole in flags if whole.startswith(flag)]
+    return matches[0] if len(matches) == 1 else flag
+
+
+def _a_value(word: str) -> bool:
+    """Whether ``word`` after a boolean setting's flag is its value: not a flag, nor a
+    command (``--faults doctor`` is the command with the flag alone)."""
+    return not word.startswith("-") and word not in COMMAND_NAMES
 
 
 def version() -> str:

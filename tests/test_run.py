@@ -16,7 +16,9 @@ import orjson
 import pytest
 
 import run
+from config.env_file import write_private
 from tests.helpers import relay_env, spawn_relay, stopped_once_healthy, wait_healthy, wait_until
+from tests.support import harness
 from tests.support.harness import ROOT, free_port
 from transport.openapi import openapi_json
 
@@ -246,6 +248,7 @@ class Missing(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, Missing())
 sys.argv = ["run.py", "--demo"]
 import run
+from config.env_file import write_private
 sys.exit(run.main())
 """
 
@@ -280,3 +283,26 @@ def test_with_a_log_file_every_line_goes_to_the_file_and_none_to_stdout(tmp_path
     events = [orjson.loads(line)["event"] for line in log.read_text().splitlines()]
     assert "relay.started" in events and events[-1] == "relay.stopped"
     assert log.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize(
+    "flags_first", [True, False], ids=["flags-then-command", "command-then-flags"]
+)
+def test_flags_go_before_or_after_the_command(tmp_path: Path, flags_first: bool) -> None:
+    from_file = tmp_path / "from-file"
+    key_file = tmp_path / "env"
+    write_private(key_file, f"RELAY_DATA_DIR={from_file}\nRELAY_PORT={free_port()}\n")
+    flags = ["--env-file", str(key_file)]
+    _, output = run_relay_once(
+        [*flags, "doctor"] if flags_first else ["doctor", *flags], harness.relay_env()
+    )
+    assert f"data directory: {from_file} " in output, output
+    assert "unrecognized arguments" not in output
+
+
+def test_the_help_names_the_commands_first() -> None:
+    code, output = run_relay_once(["--help"], harness.relay_env(COLUMNS="100"))
+    assert code == 0
+    top = "\n".join(output.splitlines()[:12])
+    for name in ("doctor", "service", "mcp", "openapi", "data-dir"):
+        assert re.search(rf"^  {name}\b", top, re.MULTILINE), (name, top)

@@ -368,11 +368,7 @@ class Access:
 
     def _admit_stream(self, request: web.Request, cors: Mapping[str, str] | None) -> None:
         self._admit_page(request, cors)
-        header = request.headers.get(hdrs.AUTHORIZATION)
-        if header is None and STREAM_TOKEN_PARAM in request.query:
-            self._compare(request.query[STREAM_TOKEN_PARAM])
-        else:
-            self._verify(header)
+        self._verify_stream(request)
 
     def _admit_unless_preflight(self, request: web.Request, cors: Mapping[str, str] | None) -> None:
         if request.method != hdrs.METH_OPTIONS:
@@ -380,14 +376,27 @@ class Access:
 
     def authorized(self, request: web.Request) -> bool:
         """Whether ``request`` carries the token (always true when none is set); for the
-        open ``/health``, which shows callers without it less."""
+        open ``/health``, which shows callers without it less, and ``/health/stream``, which
+        takes the token as every stream does (``?access_token=`` too)."""
         if not self.token_set:
             return True
         try:
-            self._verify(request.headers.get(hdrs.AUTHORIZATION))
+            if request.path in STREAM_PATHS:
+                self._verify_stream(request)
+            else:
+                self._verify(request.headers.get(hdrs.AUTHORIZATION))
         except TokenRefused:
             return False
         return True
+
+    def _verify_stream(self, request: web.Request) -> None:
+        """The token of a stream: ``Authorization``, or without that header
+        ``?access_token=``, compared the same way."""
+        header = request.headers.get(hdrs.AUTHORIZATION)
+        if header is None and STREAM_TOKEN_PARAM in request.query:
+            self._compare(request.query[STREAM_TOKEN_PARAM])
+        else:
+            self._verify(header)
 
     def _verify(self, header: str | None) -> None:
         if header is None:

@@ -21,7 +21,9 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from actors.kernel.storage import MEMORY
 from config.command_line import load_settings
+from config.data_home import data_dir
 from config.env_file import env_file_text, read_env_file, write_private
 from config.options import OPTIONS
 from config.service.files import (
@@ -207,7 +209,7 @@ def uninstall(layout: ServiceLayout, manager: ServiceManager, *, purge: bool) ->
         _say(f"removed {layout.service_file}")
     else:
         _say(f"not installed: no {layout.service_file}")
-    data_dir = _settings_in(layout.key_file).data_dir
+    kept = _kept_data(_settings_in(layout.key_file).data_dir)
     if purge and layout.key_file.exists():
         layout.key_file.unlink()
         _say(f"removed {layout.key_file}")
@@ -215,10 +217,18 @@ def uninstall(layout: ServiceLayout, manager: ServiceManager, *, purge: bool) ->
             layout.key_file.parent.rmdir()
     elif layout.key_file.exists():
         _say(f"kept {layout.key_file} (--purge removes it)")
-    _say(f"kept the relay's data in {data_dir}")
+    _say(kept)
     if layout.log_file is not None:
         _say(f"kept the logs in {layout.log_file.parent}")
     return 0
+
+
+def _kept_data(given: str) -> str:
+    """What ``uninstall`` says of the data: the directory it kept (the data home when the key
+    file names none), never an empty path."""
+    if given == MEMORY:
+        return f"the relay kept no data (RELAY_DATA_DIR={MEMORY})"
+    return f"kept the relay's data in {Path(data_dir(given)).expanduser()}"
 
 
 def status(layout: ServiceLayout, manager: ServiceManager) -> int:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from config import data_home
 from config.options import OPTIONS
 
 SYSTEMCTL = """#!/bin/sh
@@ -86,6 +87,8 @@ def service_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ServiceHome
     calls = tmp_path / "calls"
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))  # the data home, here
+    monkeypatch.setattr(data_home, "OLD_PLACE", tmp_path / "checkout" / "data")  # not ours
     monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_CALLS", str(calls))
     monkeypatch.setenv("FAKE_STATE", str(state))

@@ -34,6 +34,7 @@ from tests.helpers import (
     tick,
 )
 from tests.support.harness import ROOT, free_port
+from tests.transport.test_streams import sse
 from transport.app import build_app
 from transport.auth import Access, TokenRefused
 from transport.exposure import exposure, is_loopback, warn_at_start
@@ -545,3 +546,23 @@ def test_health_without_the_token_hides_the_names_of_the_clients_counters(
     assert (
         (public["rssMb"], public["uptimeS"]) == (private["rssMb"], private["uptimeS"]) == (80, 60)
     )
+
+
+def test_the_health_stream_shows_a_query_token_what_it_shows_the_header(
+    make_relay: Callable[..., Relay], fake_llm: Any
+) -> None:
+    """A browser's ``EventSource`` sends the token as ``?access_token=``: it is the token,
+    and ``/health/stream`` shows it the full ``/health``, as it does ``Authorization``."""
+    relay = make_relay(replace(relay_settings(fake_llm), token=TOKEN))
+    report = {"rssMb": 80, "uptimeS": 60, "ts": 1, "extra": {"ocrErrors": 2}}
+    with client_for(relay) as client:
+        assert client.post("/profiling/sense", json=report, headers=AUTHORIZED).status_code == 200
+        for path, headers in (
+            ("/health/stream", AUTHORIZED),
+            (f"/health/stream?access_token={TOKEN}", None),
+        ):
+            with sse(client, path, headers) as stream:
+                first = stream.event()
+            assert first["event"] == "health"
+            assert orjson.loads(first["data"])["profiling"]["sense"]["extra"] == {"ocrErrors": 2}
+        assert_401(request(client, "GET", "/health/stream?access_token=wrong"), "invalid_token")

@@ -149,12 +149,15 @@ def _file_check(check: str, name: str, value: str, path: Path) -> Check:
 
 
 def mcp_check() -> Check:
-    """Whether the ``mcp`` extra is installed (``sinain-relay mcp`` needs it; the relay not)."""
+    """Whether the ``mcp`` extra is installed (``sinain-relay mcp`` needs it; the relay not).
+
+    An optional extra: without it the check is skipped, an info line at start, never a
+    warning; ``sinain-relay mcp`` itself fails naming the install command."""
     if importlib.util.find_spec("mcp") is None:
         return Check(
             "mcp",
-            "warn",
-            "the mcp extra is not installed: sinain-relay mcp will not run (the relay does)",
+            "skip",
+            "the mcp extra is not installed (optional): only sinain-relay mcp needs it",
             "pip install 'sinain-relay[mcp]'",
         )
     return Check("mcp", "ok", "the mcp extra is installed: sinain-relay mcp can run")

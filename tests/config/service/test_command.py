@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from config.data_home import data_dir
 from config.env_file import read_env_file
 from config.service.command import main
 from tests.support.harness import free_port
@@ -124,6 +125,18 @@ def test_uninstall_purge_removes_the_key_file_too(user: ServiceHome) -> None:
     assert not user.unit.exists() and not user.key_file.exists()
     assert not user.key_file.parent.exists()
     assert main(["uninstall", "--platform", "linux", "--purge"]) == 0  # twice: nothing to do
+
+
+def test_uninstall_names_the_data_directory_it_keeps(
+    user: ServiceHome, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("RELAY_DATA_DIR")  # the key file names none: the data home
+    assert main(["install", "--platform", "linux"]) == 0
+    capsys.readouterr()
+    assert main(["uninstall", "--platform", "linux"]) == 0
+    out = capsys.readouterr().out
+    assert f"kept the relay's data in {data_dir('')}\n" in out
+    assert not [line for line in out.splitlines() if line.rstrip().endswith(" in")]
 
 
 class _Health(BaseHTTPRequestHandler):

@@ -92,12 +92,12 @@ def test_a_source_program_not_on_path_fails_and_one_on_path_is_ok() -> None:
     assert source_check("MIC_SOURCE", "command:cat").verdict == "ok"
 
 
-def test_the_mcp_extra_is_a_warning_when_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_mcp_extra_is_skipped_when_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     found = importlib.util.find_spec("mcp") is not None
-    assert mcp_check().verdict == ("ok" if found else "warn")
+    assert mcp_check().verdict == ("ok" if found else "skip")
     monkeypatch.setattr(importlib.util, "find_spec", lambda _name: None)
     missing = mcp_check()
-    assert missing.verdict == "warn"
+    assert missing.verdict == "skip"
     assert missing.remedy == "pip install 'sinain-relay[mcp]'"
     assert exit_code([missing]) == 0
 

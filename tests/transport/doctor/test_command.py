@@ -120,3 +120,29 @@ def test_the_relay_logs_each_check_once_after_it_started_asking_nothing(tmp_path
         "info",
         "ok",
     )
+
+
+DOCTOR_WITHOUT_MCP = """
+import sys
+sys.modules["mcp"] = None  # as if the extra were not installed
+import run
+sys.exit(run.main(["doctor", *sys.argv[1:]]))
+"""
+
+
+def test_without_the_mcp_extra_the_doctor_skips_it_and_exits_0(tmp_path: Path) -> None:
+    """The extra is optional: its absence is said (with the install command), not warned."""
+    done = subprocess.run(
+        [sys.executable, "-c", DOCTOR_WITHOUT_MCP, "--port", str(free_port())],
+        cwd=ROOT,
+        env=relay_env(tmp_path / "data"),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert line_of(lines, "mcp").startswith("skip mcp: the mcp extra is not installed")
+    assert "pip install 'sinain-relay[mcp]'" in line_of(lines, "mcp")
+    assert not [line for line in lines if line.startswith("warn")]
