@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping, Sequence
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 from config.env_file import with_env_file
@@ -23,6 +22,7 @@ from config.settings import (
     english,
     local_model_for,
     local_stt_installed,
+    model_path,
     same_origin,
 )
 
@@ -176,13 +176,9 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
     )
 
 
-PATH_STARTS = ("/", "~", "./", "../")
-"""How an ``STT_MODEL`` that names a directory starts (a model's name never does)."""
-
-
 def _local_model(audio: dict[str, Any]) -> None:
     """The local model for the language spoken: ``tiny.en`` for English, ``tiny`` for another
-    unless ``STT_MODEL`` names one (a directory given by its path, ``~`` expanded).
+    unless ``STT_MODEL`` names one (a directory given by its path, made absolute).
 
     Raises:
         ConfigError: ``STT_MODEL`` is a path to no directory, or names an English-only model
@@ -190,8 +186,7 @@ def _local_model(audio: dict[str, Any]) -> None:
     """
     language = audio.get("language", "en")
     model = audio.setdefault("stt_model", local_model_for(language))
-    if model.startswith(PATH_STARTS):  # a directory, not a name faster-whisper fetches
-        directory = Path(model).expanduser()
+    if (directory := model_path(model)) is not None:  # not a name faster-whisper fetches
         if not directory.is_dir():
             msg = (
                 f"STT_MODEL={model} is no directory: name one that holds a model converted for "

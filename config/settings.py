@@ -17,6 +17,7 @@ from config.audio.settings import AudioConfig as AudioConfig  # noqa: PLC0414
 from config.audio.settings import english as english  # noqa: PLC0414
 from config.audio.settings import local_model_for as local_model_for  # noqa: PLC0414
 from config.audio.settings import local_stt_installed as local_stt_installed  # noqa: PLC0414
+from config.audio.settings import model_path as model_path  # noqa: PLC0414
 from config.audio.settings import same_origin as same_origin  # noqa: PLC0414
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"

@@ -39,14 +39,18 @@ def starting(doc: str) -> list[str]:
 @pytest.fixture
 def shell_env(tmp_path: Path) -> dict[str, str]:
     """A home of its own (the relay's data home), ``python3`` this interpreter, and none of
-    the relay's settings from outside; the blocks' ports free."""
+    the relay's settings from outside; the blocks' ports free.
+
+    ``python3`` is found as an activated virtual environment finds it: its ``bin`` first on
+    ``PATH``. A link to the interpreter elsewhere would run it outside its environment (a
+    Python finds its ``pyvenv.cfg`` beside the name it was started by, not beside the file
+    the link points to), without the packages installed there."""
     for port in PORTS:
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", port)) == 0:
                 pytest.fail(f"port {port} is taken: the docs' blocks need it free")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "python3").symlink_to(sys.executable)
+    bin_dir = Path(sys.executable).parent
+    assert (bin_dir / "python3").is_file(), f"no python3 beside {sys.executable}"
     env = {k: v for k, v in relay_env().items() if not k.startswith("XDG_")}
     return env | {"HOME": str(tmp_path / "home"), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
 

