@@ -248,8 +248,9 @@ class Settings:
     keepalive_timeout_s: float = 20.0
     """How long a connection may idle between two requests; then it is closed."""
     body_memory_mb: int = BODY_MEMORY_MB
-    """The request bodies all connections may hold at once, in MiB; a body past it is
-    answered 503 with ``Retry-After`` (:class:`transport.connections.BodyBudget`)."""
+    """The request bodies all connections may hold at once, in MiB; a body past it cuts the
+    slowest still arriving, or is answered 503 with ``Retry-After``
+    (:class:`transport.connections.BodyBudget`)."""
     max_connections: int = 0
     """Open client connections at most (one more takes an idle one's place, or is answered
     503 when all are busy); 0: below the limit of open files
