@@ -98,8 +98,8 @@ OPTIONS: tuple[Option, ...] = (
         "max_streams",
         "RELAY_MAX_STREAMS",
         "positive_int",
-        "concurrent /feed/stream, /agent/stream and /health/stream clients and overlay sockets; "
-        "more get 503",
+        "concurrent /feed/stream, /agent/stream and /health/stream clients, overlay sockets and "
+        "waiting long-polls; more get 503",
     ),
     Option(
         "header_timeout_s",

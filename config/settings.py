@@ -240,7 +240,7 @@ class Settings:
     prices_file: str = ""
     """A JSON file of per-model prices that extends the built-in table (``RELAY_PRICES``)."""
     max_streams: int = 32
-    """Concurrent ``/feed/stream`` and ``/agent/stream`` clients; more are answered 503."""
+    """Concurrent streams, overlay sockets and waiting long-polls; more are answered 503."""
     header_timeout_s: float = HEADER_TIMEOUT_S
     """How long a new connection has to send a whole request head; then it is closed."""
     body_timeout_s: float = BODY_TIMEOUT_S

@@ -177,12 +177,17 @@ def _responses(c: _Components) -> dict[str, Schema]:
     answers["MethodNotAllowed"]["headers"] = {
         "Allow": _header(str, c, required=True, description="The methods it answers.")
     }
+    answers["PollUnavailable"]["headers"] = {
+        "Retry-After": _header(
+            int, c, description="When every slot is taken: seconds to wait before polling again."
+        )
+    }
     answers["StreamUnavailable"] = {
         **_body(
             Answer(
                 Error,
-                "Every stream slot (`RELAY_MAX_STREAMS`, both endpoints together) is taken, "
-                "or the relay is stopping.",
+                "Every stream slot (`RELAY_MAX_STREAMS`, the streams, the overlay's sockets "
+                "and waiting long-polls together) is taken, or the relay is stopping.",
             ),
             c,
         ),

@@ -82,5 +82,12 @@ ERROR_ANSWERS: dict[str, tuple[str, str]] = {
         "held at once are at `RELAY_BODY_MEMORY_MB`, or this body was the slowest arriving and "
         "was cut for another (with `Retry-After`). Nothing was stored; try again.",
     ),
+    "PollUnavailable": (
+        "503",
+        "An actor is restarting or did not answer in time; or, with `wait`, the long-poll "
+        "would wait while every slot that streams and waiting long-polls share "
+        "(`RELAY_MAX_STREAMS`) is taken, or the relay is stopping: then it answers at once, "
+        "with `Retry-After` (seconds to wait before polling again).",
+    ),
     "BadGateway": ("502", "A service the relay asks (the speech service) failed or timed out."),
 }
