@@ -1,5 +1,6 @@
 """What request bodies never finished cost the relay's memory: clients that each send 95 % of a
-large ``POST /sense`` body and wait, while a new client posts; see docs/benchmarks.md."""
+large ``POST /sense`` body (``--sent``) and wait, while a new client posts; see
+docs/benchmarks.md."""
 
 from __future__ import annotations
 
@@ -17,13 +18,14 @@ import httpx
 from bench.runner import flags
 from tests.support.harness import HOST, ROOT, relay_env, relay_process, rss_mb
 
-SENT_SHARE = 0.95
 CHUNK = 64 * 1024
 
 
-def _hold_body(port: int, size: int, answers: Counter[str], held: list[socket.socket]) -> None:
-    """One client: a head, 95 % of a ``size``-byte body, then nothing (the socket is kept in
-    ``held``); what the relay answered meanwhile, if anything, is counted in ``answers``."""
+def _hold_body(
+    port: int, size: int, share: float, answers: Counter[str], held: list[socket.socket]
+) -> None:
+    """One client: a head, ``share`` of a ``size``-byte body, then nothing (the socket is kept
+    in ``held``); what the relay answered meanwhile, if anything, is counted in ``answers``."""
     held.append(conn := socket.create_connection((HOST, port), timeout=10))
     head = (
         f"POST /sense HTTP/1.1\r\nHost: {HOST}:{port}\r\nContent-Type: application/json\r\n"
@@ -31,7 +33,7 @@ def _hold_body(port: int, size: int, answers: Counter[str], held: list[socket.so
     ).encode()
     data = head + b'{"type": "text", "ts": 1, "ocr": "' + b"x" * size
     try:
-        sent, goal = 0, len(head) + int(size * SENT_SHARE)
+        sent, goal = 0, len(head) + int(size * share)
         while sent < goal:
             sent += conn.send(data[sent : min(goal, sent + CHUNK)])
     except OSError:
@@ -49,7 +51,7 @@ def _hold_body(port: int, size: int, answers: Counter[str], held: list[socket.so
     answers[status] += 1
 
 
-def measure(checkout: Path, connections: int, size: int) -> str:
+def measure(checkout: Path, connections: int, size: int, share: float) -> str:
     """One checkout's row."""
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="relay-bodies-")))
@@ -60,7 +62,7 @@ def measure(checkout: Path, connections: int, size: int) -> str:
         before = rss_mb(server.pid)
         answers, held = Counter[str](), list[socket.socket]()
         clients = [
-            threading.Thread(target=_hold_body, args=(port, size, answers, held))
+            threading.Thread(target=_hold_body, args=(port, size, share, answers, held))
             for _ in range(connections)
         ]
         for client in clients:
@@ -85,14 +87,15 @@ def measure(checkout: Path, connections: int, size: int) -> str:
 OPTIONS = flags(
     connections=(int, 64, "clients, each holding one body"),
     mib=(float, 2.0, "each body's Content-Length, in MiB"),
+    sent=(float, 0.95, "the share of each body sent before the client waits (0: the head)"),
     before=(Path, None, "another checkout, measured first"),
 )
 
 
 def run(args: argparse.Namespace) -> int:
     size = int(args.mib * 1024 * 1024)
-    print(f"== {args.connections} clients, each {SENT_SHARE:.0%} of a {args.mib:g} MiB /sense body")
+    print(f"== {args.connections} clients, each {args.sent:.0%} of a {args.mib:g} MiB /sense body")
     print(f"{'RSS MB':>9} {'held MB':>9} {'grew MB':>9}  {'/feed':>6}  answers to the clients")
     for checkout in [args.before, ROOT] if args.before else [ROOT]:
-        print(measure(checkout, args.connections, size), flush=True)
+        print(measure(checkout, args.connections, size, args.sent), flush=True)
     return 0

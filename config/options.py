@@ -98,8 +98,8 @@ OPTIONS: tuple[Option, ...] = (
         "max_streams",
         "RELAY_MAX_STREAMS",
         "positive_int",
-        "concurrent /feed/stream, /agent/stream and /health/stream clients and overlay sockets; "
-        "more get 503",
+        "concurrent /feed/stream, /agent/stream and /health/stream clients, overlay sockets and "
+        "waiting long-polls; more get 503",
     ),
     Option(
         "header_timeout_s",
@@ -112,8 +112,8 @@ OPTIONS: tuple[Option, ...] = (
         "body_timeout_s",
         "RELAY_BODY_TIMEOUT_S",
         "positive_number",
-        "seconds a request's body may take to arrive once its head has; a slower one is "
-        "answered 408 and its connection closed",
+        "seconds a request's body may take to arrive once its head has (it must also keep to "
+        "a minimum rate); a slower one is answered 408 and its connection closed",
     ),
     Option(
         "keepalive_timeout_s",
@@ -134,8 +134,9 @@ OPTIONS: tuple[Option, ...] = (
         "body_memory_mb",
         "RELAY_BODY_MEMORY_MB",
         "positive_int",
-        "MiB of request bodies all connections may hold at once; a body past it is answered "
-        "503 with Retry-After, its rest unread",
+        "MiB of request bodies all connections may hold at once, a share of it kept for small "
+        "bodies; a body past it cuts the slowest still arriving, or is answered 503 with "
+        "Retry-After, its rest unread",
     ),
     Option(
         "sync",

@@ -243,7 +243,7 @@ class Settings:
     prices_file: str = ""
     """A JSON file of per-model prices that extends the built-in table (``RELAY_PRICES``)."""
     max_streams: int = 32
-    """Concurrent ``/feed/stream`` and ``/agent/stream`` clients; more are answered 503."""
+    """Concurrent streams, overlay sockets and waiting long-polls; more are answered 503."""
     header_timeout_s: float = HEADER_TIMEOUT_S
     """How long a new connection has to send a whole request head; then it is closed."""
     body_timeout_s: float = BODY_TIMEOUT_S
@@ -251,8 +251,9 @@ class Settings:
     keepalive_timeout_s: float = 20.0
     """How long a connection may idle between two requests; then it is closed."""
     body_memory_mb: int = BODY_MEMORY_MB
-    """The request bodies all connections may hold at once, in MiB; a body past it is
-    answered 503 with ``Retry-After`` (:class:`transport.connections.BodyBudget`)."""
+    """The request bodies all connections may hold at once, in MiB; a body past it cuts the
+    slowest still arriving, or is answered 503 with ``Retry-After``
+    (:class:`transport.connections.BodyBudget`)."""
     max_connections: int = 0
     """Open client connections at most (one more takes an idle one's place, or is answered
     503 when all are busy); 0: below the limit of open files

@@ -264,6 +264,13 @@ class StreamCounts(Shape, frozen=True):
     agent: int
     overlay: int
     health: Annotated[int, Meta(description="Health streams (the console's).")] = 0
+    long_polls: Annotated[
+        int,
+        Meta(
+            description="Long-polls waiting (`GET /agent/digest` and `/escalation/pending` "
+            "with `wait`): they hold slots as streams do."
+        ),
+    ] = 0
     dropped: int = 0
 
 

@@ -7,8 +7,9 @@ one else until they left, and could not open a file of its own. So:
 
 - a new connection must send a whole request head within :attr:`ConnectionLimits.header_timeout_s`
   (silent or half-sent ones are closed);
-- once a head has come, its body must arrive within :attr:`ConnectionLimits.body_timeout_s`
-  (:func:`transport.inputs.read_json` answers 408 then, and the connection is closed);
+- once a head has come, its body must arrive within :attr:`ConnectionLimits.body_timeout_s`,
+  and keep to :data:`BODY_MIN_RATE` after its first :data:`BODY_RATE_GRACE_S`
+  (:func:`transport.inputs.read_json` answers 408 otherwise, and the connection is closed);
 - between two requests a connection may idle :attr:`ConnectionLimits.keepalive_timeout_s`
   (aiohttp's keep-alive timeout, which counts only while no request is being handled: an
   event stream or the overlay's socket is one long request and is never closed for it);
@@ -17,8 +18,10 @@ one else until they left, and could not open a file of its own. So:
   place of an idle connection; when none is idle, it is answered a JSON 503 and closed;
 - the request bodies all connections hold at once share one budget, :class:`BodyBudget`
   (``RELAY_BODY_MEMORY_MB``): a thousand connections each sending most of a 2 MiB screen
-  event would otherwise hold gigabytes. A body past it is answered a JSON 503 with
-  ``Retry-After`` before the rest of it is read (:func:`transport.inputs.read_json`).
+  event would otherwise hold gigabytes. Its last eighth is kept for small bodies, and a body
+  past it cuts the slowest bodies still arriving, or, when that cannot make room, is
+  answered a JSON 503 with ``Retry-After`` before the rest of it is read
+  (:func:`transport.inputs.read_json`).
 
 The transport's connection handler (:class:`transport.http_transport.JsonErrorHandler`)
 applies these; :class:`Connections` keeps the count, on the event loop's thread only.
@@ -26,6 +29,8 @@ applies these; :class:`Connections` keeps the count, on the event loop's thread 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -45,6 +50,18 @@ the overlay's socket, a few streams, agents polling) need a few dozen."""
 MIB = 1024 * 1024
 BODY_RETRY_AFTER_S = 1
 """The ``Retry-After`` of a body refused for the budget: bodies in flight take about that."""
+SMALL_BODY_BYTES = 64 * 1024
+"""A body this large at most may take the budget's reserve (:class:`BodyBudget`): a post to
+``/feed``, a text screen event, an escalation's answer, a setting."""
+SMALL_BODY_RESERVE = 8
+"""The reserve is this fraction of the budget: 8 MiB of the default 64, 128 bodies of
+:data:`SMALL_BODY_BYTES` or thousands of usual posts."""
+BODY_RATE_GRACE_S = 2.0
+"""How long a body may take to begin before it must keep to :data:`BODY_MIN_RATE`."""
+BODY_MIN_RATE = 16 * 1024
+"""Bytes a second a body must keep to once it is being read: ``t`` seconds after its head,
+``(t - BODY_RATE_GRACE_S) * BODY_MIN_RATE`` bytes of it must have come, or all of it. A 2 MiB
+screen event whole within the body timeout comes at 70 KiB a second at least."""
 REFUSED_HEAD_TIMEOUT_S = 1.0
 """How long a connection over the cap has to send its request head, to be answered 503:
 it holds a descriptor meanwhile, so not the whole header timeout."""
@@ -101,6 +118,24 @@ class ConnectionLimits:
         return self.max_connections
 
 
+class BodyHold:
+    """What one request's body holds of the :class:`BodyBudget`, and how fast it arrives."""
+
+    __slots__ = ("cut", "cut_for_another", "held", "received", "since")
+
+    def __init__(self) -> None:
+        self.held = 0
+        """Bytes charged and not yet given back."""
+        self.received = 0
+        """Bytes of the body read so far, while it arrives."""
+        self.since = 0.0
+        """When it began to arrive (the budget's clock)."""
+        self.cut: Callable[[], None] | None = None
+        """Stops the body's read at once; set while it arrives (:meth:`BodyBudget.arriving`)."""
+        self.cut_for_another = False
+        """Cut to make room for another body (its charge already given back)."""
+
+
 class BodyBudget:
     """The bytes of request bodies held at once by every connection, and their bound (loop
     thread only).
@@ -108,31 +143,90 @@ class BodyBudget:
     A body is charged as it is read: its ``Content-Length`` before any of it is, or each chunk
     of a chunked one as it comes, and what it inflates to; the guard gives the charge back
     once the handler is done with the request (:func:`transport.guard.guarded`), whether it
-    answered, failed, or its client left. A charge past :attr:`limit` is refused, and the
-    request answered a 503; one body alone is always taken, so a body larger than the whole
-    budget (a setting below the largest body limit) waits its turn rather than never passing.
+    answered, failed, or its client left. Three rules keep a few slow clients from holding it:
+
+    - the last :attr:`reserve` bytes are for small bodies (:data:`SMALL_BODY_BYTES` at most,
+      posts to ``/feed`` among them): large ones may fill the budget only up to it;
+    - a body still arriving must keep to a minimum rate (:func:`transport.inputs.read_json`
+      cuts it with a 408 otherwise);
+    - a charge past the bound cuts the bodies still arriving, slowest first, until it fits
+      (they are answered 503); it is refused only when cutting every one of them would not
+      make room, the rest being bodies read whole that their handlers still work on.
+
+    One body alone is always taken, so a body larger than the whole budget (a setting below
+    the largest body limit) waits its turn rather than never passing. The hot path is a few
+    sums; the bodies still arriving are looked at only when the budget is full.
     """
 
-    __slots__ = ("held", "limit", "refused")
+    __slots__ = ("_arriving", "_clock", "cut", "held", "limit", "refused", "reserve", "too_slow")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.limit = limit
+        self.reserve = limit // SMALL_BODY_RESERVE
+        """The last bytes of the budget, which only small bodies may take."""
         self.held = 0
         """Bytes charged and not yet given back."""
         self.refused = 0
         """Requests refused for the budget since the server started."""
+        self.cut = 0
+        """Bodies cut while arriving to make room for another since the server started."""
+        self.too_slow = 0
+        """Bodies cut for coming slower than :data:`BODY_MIN_RATE` since the server started."""
+        self._clock = clock
+        self._arriving: dict[BodyHold, None] = {}
+        """The bodies being read that can be cut, oldest first."""
 
-    def take(self, size: int) -> bool:
-        """Charge ``size`` more bytes; ``False`` (counted, nothing charged) past the limit."""
-        if self.held and self.held + size > self.limit:
+    def take(self, hold: BodyHold, size: int) -> bool:
+        """Charge ``hold`` ``size`` more bytes, cutting slower bodies to make room; ``False``
+        (counted, nothing charged, nobody cut) when that cannot make room."""
+        total = hold.held + size
+        others = self.held - hold.held
+        room = self.limit if total <= SMALL_BODY_BYTES else self.limit - self.reserve
+        if others and others + total > room and not self._make_room(others + total - room, hold):
             self.refused += 1
             return False
         self.held += size
+        hold.held = total
         return True
 
-    def give_back(self, size: int) -> None:
-        """Give back ``size`` bytes that :meth:`take` charged."""
-        self.held -= size
+    def give_back(self, hold: BodyHold) -> None:
+        """Give back what ``hold`` was charged (the request is done)."""
+        self.held -= hold.held
+        hold.held = 0
+        self.arrived(hold)
+
+    def arriving(self, hold: BodyHold, cut: Callable[[], None]) -> None:
+        """``hold``'s body is being read, and ``cut`` stops that read at once."""
+        hold.since = self._clock()
+        hold.cut = cut
+        self._arriving[hold] = None
+
+    def arrived(self, hold: BodyHold) -> None:
+        """``hold``'s body is no longer being read (whole, or failed): it is not cut."""
+        self._arriving.pop(hold, None)
+        hold.cut = None
+
+    def _make_room(self, needed: int, taker: BodyHold) -> bool:
+        """Cut bodies still arriving, slowest first (bytes read a second since they began),
+        until ``needed`` bytes are free; ``False``, nobody cut, when they hold too little."""
+        candidates = [hold for hold in self._arriving if hold is not taker]
+        if sum(hold.held for hold in candidates) < needed:
+            return False
+        now = self._clock()
+        candidates.sort(key=lambda hold: hold.received / max(now - hold.since, 1e-3))
+        for hold in candidates:
+            needed -= hold.held
+            self.held -= hold.held
+            hold.held = 0
+            hold.cut_for_another = True
+            cut = hold.cut
+            self.arrived(hold)
+            self.cut += 1
+            if cut is not None:
+                cut()
+            if needed <= 0:
+                break
+        return True
 
 
 class Client(Protocol):
@@ -163,6 +257,8 @@ class Connections:
         "_burst",
         "_clients",
         "bodies",
+        "body_grace_s",
+        "body_min_rate",
         "body_timeout_s",
         "evicted",
         "head_timeouts",
@@ -186,6 +282,10 @@ class Connections:
         """How long a request's body may take once its head has come (``RELAY_BODY_TIMEOUT_S``)."""
         self.bodies = BodyBudget(body_memory_bytes)
         """The request bodies held at once (``RELAY_BODY_MEMORY_MB``)."""
+        self.body_grace_s = BODY_RATE_GRACE_S
+        """How long a body may take to begin (:data:`BODY_RATE_GRACE_S`)."""
+        self.body_min_rate = BODY_MIN_RATE
+        """Bytes a second a body must keep to after that (:data:`BODY_MIN_RATE`)."""
         self._clients: dict[Client, None] = {}
         """The counted connections, oldest first (a dict keeps its order)."""
         self.refused = 0

@@ -341,6 +341,23 @@ class RelayCollector:
         closed.add_metric(["head_timeout"], connections.head_timeouts)
         closed.add_metric(["idle_at_cap"], connections.evicted)
         yield closed
+        bodies = connections.bodies
+        yield GaugeMetricFamily(
+            "relay_http_body_bytes",
+            "Bytes of request bodies held now, of RELAY_BODY_MEMORY_MB.",
+            value=bodies.held,
+        )
+        cut = _counter(
+            "relay_http_bodies_cut",
+            "Request bodies answered before they were read whole: full (the body memory "
+            "budget was full, with no slower body to cut), slowest (the slowest arriving, cut "
+            "for another), too_slow (below the minimum rate).",
+            ["reason"],
+        )
+        cut.add_metric(["full"], bodies.refused)
+        cut.add_metric(["slowest"], bodies.cut)
+        cut.add_metric(["too_slow"], bodies.too_slow)
+        yield cut
 
     @staticmethod
     def _streams(streams: Streams) -> Iterator[Metric]:

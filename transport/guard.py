@@ -30,7 +30,7 @@ from config.settings import ConfigError
 from transport.answers import Error
 from transport.auth import Access, Admit, challenge
 from transport.metrics import RouteStats
-from transport.state import ACCESS, BODY_HELD, CONNECTIONS, REQUEST_ID, ROUTES
+from transport.state import ACCESS, BODY_HOLD, CONNECTIONS, REQUEST_ID, ROUTES
 from transport.streams.fanout import (
     StreamRefused,
 )
@@ -72,8 +72,9 @@ class BodyTimeout(Refused):
 
 
 class BodiesFull(Refused):
-    """The request bodies held at once are at their budget (``RELAY_BODY_MEMORY_MB``): HTTP
-    503 with ``Retry-After``, the rest of the body unread and the connection closed."""
+    """The request bodies held at once are at their budget (``RELAY_BODY_MEMORY_MB``), or this
+    one was cut to make room for another: HTTP 503 with ``Retry-After``, the rest of the body
+    unread and the connection closed."""
 
     status = 503
     close = True
@@ -187,8 +188,8 @@ def guarded(
             log.exception("http.unhandled", actor="http", request_id=request_id, path=request.path)
             status, error = 500, f"internal error: {type(exc).__name__}"
         finally:
-            if held := request.get(BODY_HELD):  # the handler is done with the body
-                request.app[CONNECTIONS].bodies.give_back(held)
+            if (hold := request.get(BODY_HOLD)) is not None:  # the handler is done with it
+                request.app[CONNECTIONS].bodies.give_back(hold)
             if traced is not None:
                 CURRENT_REQUEST.reset(traced)
             stats.observe(status, time.perf_counter() - started)

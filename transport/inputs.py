@@ -17,9 +17,9 @@ from actors.core.errors import (
     BadRequest,
     PayloadTooLarge,
 )
-from transport.connections import BODY_RETRY_AFTER_S
-from transport.guard import BodiesFull, BodyTimeout, UnsupportedMediaType
-from transport.state import BODY_HELD, CONNECTIONS
+from transport.connections import BODY_RETRY_AFTER_S, BodyHold, Connections
+from transport.guard import BodiesFull, BodyTimeout, Refused, UnsupportedMediaType
+from transport.state import BODY_HOLD, CONNECTIONS
 from transport.streams.fanout import (
     LONG_POLL_MAX_S,
 )
@@ -75,7 +75,8 @@ async def read_json(request: web.Request, limit: int) -> Any:
     The bytes of a body count against the budget every request shares
     (:class:`transport.connections.BodyBudget`) as they are read, its ``Content-Length``
     before any of it: past it, a 503 with ``Retry-After`` (:class:`transport.guard.BodiesFull`),
-    the rest unread.
+    the rest unread, unless cutting slower bodies makes room. A body not yet whole when its
+    head came must keep to a minimum rate as it arrives (:func:`_read_arriving`): a 408 else.
     """
     body = await _read(request, limit)
     try:
@@ -112,13 +113,7 @@ async def _read(
         if request.content.is_eof():  # the common case: the body came with the head
             body = await _read_body(request, declared, limit)
         else:
-            timeout_s = request.app[CONNECTIONS].body_timeout_s
-            try:
-                async with asyncio.timeout(timeout_s):
-                    body = await _read_body(request, declared, limit)
-            except TimeoutError:
-                msg = f"the body did not arrive whole within {timeout_s:g} s of the request head"
-                raise BodyTimeout(msg) from None
+            body = await _read_arriving(request, declared, limit)
     except ConnectionResetError:  # nobody reads the answer; the log and metrics see a 4xx
         raise BadRequest("the connection closed before the whole body arrived") from None
     except web.RequestPayloadError:  # aiohttp's parser refused the rest of the body
@@ -134,7 +129,8 @@ async def _read(
 
 
 async def _read_body(request: web.Request, declared: int | None, limit: int) -> bytes | bytearray:
-    """The body as sent: one read of a known length, or chunks counted against ``limit``."""
+    """The body as sent, all of it here already: one read of a known length, or chunks
+    counted against ``limit``."""
     if declared is not None:
         return await request.read()
     body = bytearray()
@@ -146,6 +142,82 @@ async def _read_body(request: web.Request, declared: int | None, limit: int) -> 
     return body
 
 
+async def _read_arriving(request: web.Request, declared: int | None, limit: int) -> bytearray:
+    """The body as sent, while it arrives: whole within the body timeout, and at the minimum
+    rate (:data:`transport.connections.BODY_MIN_RATE`) after its first seconds.
+
+    The deadline moves on with each chunk, so a body that keeps to the rate costs one timer
+    for all its chunks. While the body arrives, the budget may cut it for a faster one
+    (:class:`transport.connections.BodyBudget`), which ends the read at once.
+
+    Raises:
+        BodyTimeout: the body was not whole within the body timeout, or came too slowly.
+        BodiesFull: the budget cut it for another body.
+    """
+    connections = request.app[CONNECTIONS]
+    budget, hold = connections.bodies, _hold(request)
+    loop = asyncio.get_running_loop()
+    begun = loop.time()
+    last = begun + connections.body_timeout_s
+    grace, rate = begun + connections.body_grace_s, connections.body_min_rate
+    body = bytearray()
+    content = request.content
+    try:
+        async with asyncio.timeout_at(min(last, grace)) as deadline:
+
+            def cut() -> None:
+                if not deadline.expired():
+                    deadline.reschedule(loop.time())
+
+            budget.arriving(hold, cut)
+            try:
+                while chunk := await content.readany():
+                    if declared is None:
+                        _charge(request, len(chunk))
+                    body += chunk
+                    if len(body) > limit:
+                        raise PayloadTooLarge(_too_large(limit))
+                    hold.received = len(body)
+                    deadline.reschedule(min(last, grace + len(body) / rate))
+            finally:
+                budget.arrived(hold)
+    except TimeoutError:
+        raise _cut_short(connections, hold, loop.time() - begun, deadline.when() == last) from None
+    return body
+
+
+def _cut_short(
+    connections: Connections, hold: BodyHold, elapsed_s: float, at_timeout: bool
+) -> Refused:
+    """The error for a body whose read was cut: for another body, at the body timeout, or
+    for coming too slowly."""
+    if hold.cut_for_another:
+        msg = (
+            "the relay needed the request body memory this body held (RELAY_BODY_MEMORY_MB) "
+            "for another, and this one was arriving the slowest; send it again"
+        )
+        return BodiesFull(msg, {"Retry-After": str(BODY_RETRY_AFTER_S)})
+    if at_timeout:
+        timeout_s = connections.body_timeout_s
+        return BodyTimeout(
+            f"the body did not arrive whole within {timeout_s:g} s of the request head"
+        )
+    connections.bodies.too_slow += 1
+    return BodyTimeout(
+        f"the body came too slowly: {hold.received} bytes in {elapsed_s:.1f} s; after its "
+        f"first {connections.body_grace_s:g} s a body must come at "
+        f"{connections.body_min_rate} bytes a second at least"
+    )
+
+
+def _hold(request: web.Request) -> BodyHold:
+    """What the request's body holds of the body budget (nothing yet, at first)."""
+    hold = request.get(BODY_HOLD)
+    if hold is None:
+        hold = request[BODY_HOLD] = BodyHold()
+    return hold
+
+
 def _charge(request: web.Request, size: int) -> None:
     """Charge ``size`` bytes of the request's body to the body budget, which the guard gives
     back once the handler is done (:class:`transport.connections.BodyBudget`).
@@ -153,13 +225,12 @@ def _charge(request: web.Request, size: int) -> None:
     Raises:
         BodiesFull: the bodies held at once would be past the budget; nothing is charged.
     """
-    if not request.app[CONNECTIONS].bodies.take(size):
+    if not request.app[CONNECTIONS].bodies.take(_hold(request), size):
         msg = (
             "the relay holds as much request body memory as it may (RELAY_BODY_MEMORY_MB); "
             "send it again in a moment"
         )
         raise BodiesFull(msg, {"Retry-After": str(BODY_RETRY_AFTER_S)})
-    request[BODY_HELD] = request.get(BODY_HELD, 0) + size
 
 
 def _too_large(limit: int) -> str:

@@ -31,6 +31,7 @@ import orjson
 
 from actors.core.bodies import REQUEST_TYPES
 from transport.answers import Error, OverlayFeed, OverlayPing, OverlayStatus, StreamGap
+from transport.connections import SMALL_BODY_BYTES, SMALL_BODY_RESERVE
 from transport.openapi_schemas import ERROR_ANSWERS, JSON, SSE, Schema, kib, ref
 from transport.overlay.messages import INBOUND_TYPES, MAX_MESSAGE_BYTES
 from transport.overlay.socket import (
@@ -176,12 +177,17 @@ def _responses(c: _Components) -> dict[str, Schema]:
     answers["MethodNotAllowed"]["headers"] = {
         "Allow": _header(str, c, required=True, description="The methods it answers.")
     }
+    answers["PollUnavailable"]["headers"] = {
+        "Retry-After": _header(
+            int, c, description="When every slot is taken: seconds to wait before polling again."
+        )
+    }
     answers["StreamUnavailable"] = {
         **_body(
             Answer(
                 Error,
-                "Every stream slot (`RELAY_MAX_STREAMS`, both endpoints together) is taken, "
-                "or the relay is stopping.",
+                "Every stream slot (`RELAY_MAX_STREAMS`, the streams, the overlay's sockets "
+                "and waiting long-polls together) is taken, or the relay is stopping.",
             ),
             c,
         ),
@@ -363,8 +369,11 @@ _API_DESCRIPTION = (
     "(its target is no path) gets the HTTP server's own plain-text 404. A new "
     "connection beyond `RELAY_MAX_CONNECTIONS` while every open one is busy gets a "
     "JSON 503 (`Retry-After: 1`) on any path, and is closed. A request whose body would "
-    "take the bodies held at once past `RELAY_BODY_MEMORY_MB` gets a JSON 503 "
-    "(`Retry-After: 1`) before the rest of it is read, and its connection is closed."
+    "take the bodies held at once past `RELAY_BODY_MEMORY_MB` (whose last "
+    f"1/{SMALL_BODY_RESERVE} is kept for bodies of {kib(SMALL_BODY_BYTES)} at most) cuts the "
+    "slowest bodies still arriving, which get a JSON 503 "
+    "(`Retry-After: 1`); when that cannot make room it gets that 503 itself, before the rest "
+    "of it is read. Either connection is closed."
 )
 _SECURITY_SCHEMES: dict[str, Schema] = {
     "bearerAuth": {

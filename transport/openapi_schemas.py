@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from transport.connections import BODY_MIN_RATE, BODY_RATE_GRACE_S
+
 JSON = "application/json"
 SSE = "text/event-stream"
 TEXT = "text/plain"
@@ -50,7 +52,8 @@ ERROR_ANSWERS: dict[str, tuple[str, str]] = {
     "RequestTimeout": (
         "408",
         "The body stopped coming before it was whole (`RELAY_BODY_TIMEOUT_S` after the "
-        "request head); the connection is closed. Nothing changed.",
+        f"request head), or came below {kib(BODY_MIN_RATE)} a second after its first "
+        f"{BODY_RATE_GRACE_S:g} s; the connection is closed. Nothing changed.",
     ),
     "PayloadTooLarge": (
         "413",
@@ -76,8 +79,15 @@ ERROR_ANSWERS: dict[str, tuple[str, str]] = {
     "Unavailable": (
         "503",
         "An actor is restarting or did not begin the request in time, or the request bodies "
-        "held at once are at `RELAY_BODY_MEMORY_MB` (with `Retry-After`). Nothing was stored; "
-        "try again.",
+        "held at once are at `RELAY_BODY_MEMORY_MB`, or this body was the slowest arriving and "
+        "was cut for another (with `Retry-After`). Nothing was stored; try again.",
+    ),
+    "PollUnavailable": (
+        "503",
+        "An actor is restarting or did not answer in time; or, with `wait`, the long-poll "
+        "would wait while every slot that streams and waiting long-polls share "
+        "(`RELAY_MAX_STREAMS`) is taken, or the relay is stopping: then it answers at once, "
+        "with `Retry-After` (seconds to wait before polling again).",
     ),
     "BadGateway": ("502", "A service the relay asks (the speech service) failed or timed out."),
 }

@@ -199,7 +199,7 @@ ROUTE_TABLE: tuple[Route, ...] = (
         get_digest,
         "The latest digest; with `wait`, a long-poll for a newer one",
         _ok(DigestAnswer, "The digest, `null` before the first tick."),
-        ("BadRequest", "Unavailable"),
+        ("BadRequest", "PollUnavailable"),
         "Without `wait` it answers at once. With `wait` it answers as soon as the latest "
         "digest's `id` is above `after`, at once if it already is, or after `wait` seconds "
         "with the current digest (maybe `null`, or not newer). To follow the digest, pass the "
@@ -287,7 +287,7 @@ ROUTE_TABLE: tuple[Route, ...] = (
         get_pending,
         "The escalation waiting for Sinain's agent",
         _ok(PendingAnswer, "The escalation, or `null`; and the escalation settings."),
-        ("BadRequest", "Unavailable"),
+        ("BadRequest", "PollUnavailable"),
         "Reading does not consume it: an answer with its id clears it, a newer escalation "
         "replaces it. With `wait`, a long-poll: the answer comes once one is pending, or "
         "(`null`) once `wait` has passed.",

@@ -33,7 +33,7 @@ from config.audio.settings import AudioConfig
 from transport.auth import Access
 from transport.batching import Batcher
 from transport.bridge import Asker
-from transport.connections import Connections
+from transport.connections import BodyHold, Connections
 from transport.metrics import HttpStats
 from transport.overlay.socket import Overlays
 from transport.profiling import ClientReports
@@ -172,8 +172,8 @@ STREAMS = web.AppKey("streams", Streams)
 REQUEST_ID = web.RequestKey("request_id", str)
 
 
-BODY_HELD = web.RequestKey("body_held", int)
-"""The bytes the request's body was charged of the body budget; the guard gives them back."""
+BODY_HOLD = web.RequestKey("body_hold", BodyHold)
+"""What the request's body was charged of the body budget; the guard gives it back."""
 
 
 HTTP_STATS = web.AppKey("http_stats", HttpStats)

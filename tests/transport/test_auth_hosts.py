@@ -142,6 +142,7 @@ def test_a_rebound_name_gets_421_on_every_route_and_changes_nothing(
         "agent": 0,
         "overlay": 0,
         "health": 0,
+        "longPolls": 0,
         "dropped": 0,
     }
 

@@ -8,7 +8,6 @@ bounded by a socket timeout several times longer.
 from __future__ import annotations
 
 import contextlib
-import select
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -328,66 +327,3 @@ def test_under_ulimit_idle_connections_do_not_lock_new_clients_out(tmp_path: Pat
             conn.close()
         proc.terminate()
         proc.communicate(timeout=15)
-
-
-# -- the bodies held in memory --------------------------------------------------------------
-
-BUDGET_MB = 1
-"""The body memory budget of these tests (``RELAY_BODY_MEMORY_MB``)."""
-BIG = orjson.dumps(
-    {"type": "text", "ts": 1, "ocr": "big", "meta": {"app": "x"}, "notes": "n" * 700_000}
-)
-"""A screen event of about 700 KiB: two are past the budget, one is within it."""
-
-
-def budgeted(make_relay: Callable[..., Relay]) -> Relay:
-    return make_relay(replace(relay_settings(), body_memory_mb=BUDGET_MB))
-
-
-def begun(relay: Relay) -> socket.socket:
-    """A connection that has sent the head of a ``BIG`` post and the first bytes of its body."""
-    conn = socket.create_connection(relay.address(), timeout=CLOSED_WITHIN_S)
-    conn.sendall(raw_request("POST", "/sense", [("Content-Length", str(len(BIG)))]) + BIG[:1000])
-    return conn
-
-
-def test_bodies_past_the_memory_budget_are_a_503_with_retry_after_and_store_nothing(
-    make_relay: Callable[..., Relay],
-) -> None:
-    relay = budgeted(make_relay)
-    first, second = begun(relay), begun(relay)
-    with first, second:
-        # The later of the two is refused at once, its body unread; the other waits for its.
-        readable, _, _ = select.select([first, second], [], [], CLOSED_WITHIN_S)
-        assert len(readable) == 1, "one of the two posts is refused at once"
-        refused = readable[0]
-        taken = second if refused is first else first
-        answer = ask(refused, b"")
-        assert answer.status == 503, answer
-        assert answer.headers["connection"] == "close"
-        assert int(answer.headers["retry-after"]) >= 1
-        assert "memory" in orjson.loads(answer.body)["error"]
-        refused.sendall(BIG[1000:])  # read and dropped, then the relay closes the connection
-        assert closed_by_relay(refused) == b""
-        assert ask(taken, BIG[1000:]).status == 200  # the other goes on and is stored
-    with client_for(relay) as client:
-        assert [e["ocr"] for e in client.get("/sense").json()["events"]] == ["big"]
-        assert client.post("/sense", content=BIG).status_code == 200  # its memory given back
-        assert client.get("/health").status_code == 200
-
-
-def test_a_client_that_leaves_mid_body_gives_its_memory_back(
-    make_relay: Callable[..., Relay],
-) -> None:
-    relay = budgeted(make_relay)
-    first, second = begun(relay), begun(relay)
-    with first, second:
-        readable, _, _ = select.select([first, second], [], [], CLOSED_WITHIN_S)
-        assert len(readable) == 1, "one of the two posts is refused at once"
-        refused = readable[0]
-        assert ask(refused, BIG[1000:]).status == 503
-        assert closed_by_relay(refused) == b""
-    # The one that was being read left mid-body, without its answer.
-    with client_for(relay) as client:
-        wait_until(lambda: client.post("/sense", content=BIG).status_code == 200)
-        assert [e["ocr"] for e in client.get("/sense").json()["events"]] == ["big"]

@@ -407,6 +407,7 @@ def test_overlays_and_sse_streams_share_the_stream_slots(
                 "agent": 0,
                 "overlay": 1,
                 "health": 0,
+                "longPolls": 0,
                 "dropped": 0,
             }
         wait_until(lambda: overlays(client) == 0, what="the overlay's slot to be freed")

@@ -294,6 +294,7 @@ def test_streams_beyond_the_cap_get_a_503_and_a_leaving_client_frees_its_slot(
             "agent": 1,
             "overlay": 0,
             "health": 0,
+            "longPolls": 0,
             "dropped": 0,
         }
         agent.response.close()  # one client leaves
@@ -345,7 +346,7 @@ def test_a_slow_client_is_dropped_and_ingestion_stays_fast(
         wait_until(
             lambda: (
                 health_streams(client)
-                == {"feed": 0, "agent": 0, "overlay": 0, "health": 0, "dropped": 1}
+                == {"feed": 0, "agent": 0, "overlay": 0, "health": 0, "longPolls": 0, "dropped": 1}
             ),
             what="the slot to be freed",
         )
@@ -390,6 +391,42 @@ def test_a_long_poll_answers_the_current_digest_once_wait_has_passed(
     assert time.monotonic() - started >= 0.3
     assert answer["ok"] is True
     assert answer["digest"]["id"] == 1
+
+
+def test_long_polls_beyond_the_stream_slots_do_not_wait_and_ingestion_goes_on(
+    make_relay: Callable[..., Relay],
+) -> None:
+    """Long-polls hold the slots streams hold: one more is answered at once, and the
+    connections they would have held stay free for posts."""
+    relay = make_relay(replace(relay_settings(), max_streams=2, max_connections=4))
+    with (
+        concurrent.futures.ThreadPoolExecutor(2) as pool,
+        client_for(relay) as client,
+    ):
+        waiting = [
+            pool.submit(long_poll, relay, "after=0&wait=30"),
+            pool.submit(polled, relay, "/escalation/pending?wait=30"),
+        ]
+        wait_until(
+            lambda: health_streams(client).get("longPolls") == 2, what="two long-polls waiting"
+        )
+        for path in ("/agent/digest?after=0&wait=30", "/escalation/pending?wait=30"):
+            with client_for(relay, timeout=2) as extra:  # at the connection cap
+                refused = extra.get(path)
+            assert refused.status_code == 503, refused.text
+            assert "long-polls" in refused.json()["error"]
+            assert refused.headers["Retry-After"] == "5"
+        with client_for(relay) as poster:
+            assert poster.post("/feed", json={"text": "still heard"}).status_code == 200
+        assert [m["text"] for m in client.get("/feed").json()["messages"]] == ["still heard"]
+        assert not any(poll.done() for poll in waiting)
+        assert relay.stop(timeout_s=10)  # the waiting long-polls answer at once
+        assert [poll.result(timeout=5).status_code for poll in waiting] == [200, 200]
+
+
+def polled(relay: Relay, path: str) -> httpx.Response:
+    with client_for(relay, timeout=10) as client:
+        return client.get(path)
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ Everything in the hubs (:mod:`transport.streams.hub`) but
 :meth:`~transport.streams.hub.Hub._published` runs on the transport's event loop; their
 clients are :mod:`transport.streams.subscriber`'s, their bounds
 :mod:`transport.streams.limits`'. Here: the two hubs of a transport, the stream slots they
-share, the digest long-poll.
+share with the health stream and the long-polls, the long-polls.
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ OVERLAY_SLOTS = 1
 RETRY_AFTER_S = 5
 """The ``Retry-After`` of a 503 for a stream refused because all slots are taken."""
 LONG_POLL_MAX_S = 60.0
-"""The longest ``wait`` a ``GET /agent/digest`` long-poll may ask for."""
+"""The longest ``wait`` a long-poll (``GET /agent/digest``, ``/escalation/pending``) may ask
+for."""
 
 OVERLAY = "overlay"
 """The framing name of the overlay's sockets on the feed hub (:mod:`transport.overlay.socket`): its
@@ -62,7 +63,8 @@ clients and drops are counted apart from the SSE streams'."""
 
 
 class StreamRefused(RelayError):
-    """No stream now: every slot is taken or the relay is stopping (HTTP 503 + Retry-After)."""
+    """No stream or long-poll now: every slot is taken or the relay is stopping (HTTP 503 +
+    Retry-After)."""
 
     def __init__(self, message: str, retry_after_s: int = RETRY_AFTER_S) -> None:
         super().__init__(message)
@@ -86,28 +88,28 @@ class Streams:
         self.closing = False
         self.health_open = 0
         """Health streams open: they hold slots that no hub feeds."""
+        self.long_polls = 0
+        """Long-polls waiting (``GET /agent/digest`` and ``/escalation/pending`` with
+        ``wait``): they hold slots too."""
 
     def subscribe(
         self, hub: Hub[Any], request: web.Request, framing: Framing | None = None
     ) -> tuple[Subscriber, Sequence[Event]]:
         """Admit ``request``'s stream (or overlay socket) on ``hub`` (see :meth:`Hub.subscribe`).
 
-        Streams and overlay sockets share :attr:`max_streams` slots; beyond them, an overlay
-        socket is still admitted while fewer than :data:`OVERLAY_SLOTS` are open, so that
-        streams cannot lock the HUD out.
+        Streams, overlay sockets and waiting long-polls share :attr:`max_streams` slots;
+        beyond them, an overlay socket is still admitted while fewer than
+        :data:`OVERLAY_SLOTS` are open, so that streams cannot lock the HUD out.
 
         Raises:
             StreamRefused: every slot is taken, or the relay is stopping.
         """
-        self._check_open()
-        taken = self.feed.open + self.agent.open + self.health_open
-        if taken >= self.max_streams and not (
+        overlay = (
             framing is not None
             and framing.name == OVERLAY
             and self.feed.clients[OVERLAY] < OVERLAY_SLOTS
-        ):
-            msg = f"too many streams ({taken} open, at most {self.max_streams}); retry later"
-            raise StreamRefused(msg)
+        )
+        self._check_slot(overlay=overlay)
         return hub.subscribe(functools.partial(abort, request), request.remote or "", framing)
 
     @contextlib.contextmanager
@@ -117,20 +119,25 @@ class Streams:
         Raises:
             StreamRefused: every slot is taken, or the relay is stopping.
         """
-        self._check_open()
-        taken = self.feed.open + self.agent.open + self.health_open
-        if taken >= self.max_streams:
-            msg = f"too many streams ({taken} open, at most {self.max_streams}); retry later"
-            raise StreamRefused(msg)
+        self._check_slot()
         self.health_open += 1
         try:
             yield
         finally:
             self.health_open -= 1
 
-    def _check_open(self) -> None:
+    def _check_slot(self, *, overlay: bool = False) -> None:
+        """Refuse one more stream or long-poll when the slots are taken (but for the overlay's
+        own) or the relay is stopping."""
         if self.closing:
             msg = "the relay is stopping; reconnect to its next start"
+            raise StreamRefused(msg)
+        taken = self.feed.open + self.agent.open + self.health_open + self.long_polls
+        if taken >= self.max_streams and not overlay:
+            msg = (
+                f"too many streams and long-polls ({taken} open, at most {self.max_streams}, "
+                "RELAY_MAX_STREAMS); retry later"
+            )
             raise StreamRefused(msg)
 
     async def newer_entry(self, after: int, wait_s: float) -> AgentRecord | None:
@@ -147,7 +154,27 @@ class Streams:
         self, check: Callable[[AgentSnapshot], T | None], wait_s: float
     ) -> T | None:
         """What ``check`` finds in the digest store's newest snapshot once it finds something
-        (read again at each publish), or ``None`` after ``wait_s`` or at shutdown."""
+        (read again at each publish), or ``None`` after ``wait_s`` or at shutdown.
+
+        A long-poll that finds something at once answers without a slot; one that waits
+        holds one of the slots the streams share for as long as it waits.
+
+        Raises:
+            StreamRefused: it would wait, and every slot is taken (or the relay is stopping).
+        """
+        found = check(self.agent.value)
+        if found is not None or self.closing:
+            return found
+        self._check_slot()
+        self.long_polls += 1
+        try:
+            return await self._wait_for(check, wait_s)
+        finally:
+            self.long_polls -= 1
+
+    async def _wait_for(
+        self, check: Callable[[AgentSnapshot], T | None], wait_s: float
+    ) -> T | None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait_s
         while True:
@@ -175,7 +202,9 @@ class Streams:
         clients = self.clients()
         counts = {name: count for name, (count, _) in clients.items()}
         dropped = sum(count for _, count in clients.values())
-        return StreamCounts(**counts, health=self.health_open, dropped=dropped)
+        return StreamCounts(
+            **counts, health=self.health_open, long_polls=self.long_polls, dropped=dropped
+        )
 
     async def on_startup(self, _app: web.Application) -> None:
         """Listen to both cells from the transport's loop."""
