@@ -12,6 +12,7 @@ from typing import Any
 
 import re2
 
+from config.secrets import shown_url
 from config.settings import (
     ESCALATION_MODES,
     LOG_FORMATS,
@@ -187,7 +188,7 @@ def parse_value(kind: str, name: str, raw: str) -> Any:
         return number
     if kind == "url":
         if not value.startswith(("http://", "https://")):
-            raise ConfigError(f"{name} must be an http:// or https:// URL, got {raw!r}")
+            raise ConfigError(f"{name} must be an http:// or https:// URL, got {shown_url(raw)!r}")
         return value.rstrip("/")
     if kind == "log_format":
         if value.lower() not in LOG_FORMATS:

@@ -23,6 +23,7 @@ from actors.agent.core.response_format import first_level, is_refusal, step_down
 from actors.agent.core.screen_image import ScreenImage
 from actors.core.errors import LLMConnectionError, LLMError, LLMHTTPError
 from actors.http_library import httpx
+from config.secrets import shown_url
 from config.settings import AgentSettings, AudioConfig
 from transport.doctor.checks import ChatProbe, Check
 from transport.features import (
@@ -135,7 +136,7 @@ def probe_speech(audio: AudioConfig) -> Check:
         where = f"{audio.stt_model} on this machine (STT_API=local)"
     else:
         client = SpeechClient(audio.stt_api, audio.stt_api_key, connections=1, name="doctor-stt")
-        where = f"{audio.stt_model} at {audio.stt_base_url} (STT_API={audio.stt_api})"
+        where = f"{audio.stt_model} at {shown_url(audio.stt_base_url)} (STT_API={audio.stt_api})"
     began = time.monotonic()
     # a first use of a local model may fetch it: the recogniser bounds that wait itself
     wait_s = timeout_s + (LOCAL_LOAD_TIMEOUT_S if audio.local else 5)
