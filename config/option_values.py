@@ -24,6 +24,7 @@ from config.settings import (
     ConfigError,
     check_api_key,
 )
+from config.unicode_regex import UnicodeBoundary, compile_python
 
 _DIGITS = re.compile(r"[0-9]+")
 """ASCII digits only: ``str.isdigit`` accepts "²", which ``int`` then refuses."""
@@ -65,7 +66,9 @@ def _parse_regex(name: str, value: str) -> str:
     """``value``, a regular expression in RE2's syntax: it is searched in text a client sends,
     and RE2 reads any text in one pass (a backtracking pattern could take minutes)."""
     try:
-        re2.compile(value)
+        compile_python(value)
+    except UnicodeBoundary as exc:
+        raise ConfigError(f"{name}: {exc}: {value!r}") from None
     except re2.error:
         raise ConfigError(
             f"{name} is not a valid regular expression (RE2 syntax, as Python's re without "
