@@ -37,6 +37,7 @@ try:
     from actors.core.errors import InUse
     from actors.kernel.base import ChildExited
     from actors.kernel.clock import SystemClock
+    from actors.kernel.file_modes import refusal as file_refusal
     from actors.kernel.malloc import TRIM_INTERVAL_S, limit_malloc_arenas, release_free_memory
     from actors.subtrees import settings_problem
     from actors.tree import start_relay
@@ -89,6 +90,20 @@ def prices_or_exit(user_file: str) -> PriceTable:
         return load_prices(user_file)
     except ConfigError as exc:
         _exit_invalid(str(exc))
+
+
+def logging_or_exit(settings: Settings) -> None:
+    """:func:`configure_logging` as the settings say, or one message on stderr and exit
+    code 2 for a log file the relay will not write: one in a directory through which another
+    user could redirect it (:func:`actors.kernel.file_modes.refusal`), or one that is not a
+    file of the relay's own (:func:`config.logs.open_private`)."""
+    path = settings.log_file
+    if path and (refused := file_refusal(path, "RELAY_LOG_FILE")) is not None:
+        _exit_invalid(refused)
+    try:
+        configure_logging(settings.log_format, settings.log_level, log_file=path)
+    except OSError as exc:
+        _exit_invalid(f"RELAY_LOG_FILE={path} is refused: {exc.strerror or exc}")
 
 
 def _exit_invalid(message: str) -> NoReturn:
@@ -213,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     verdict = exposure(settings.host, token=settings.token, allow_insecure=settings.allow_insecure)
     if verdict == "refused":
         _exit_invalid(refusal(settings.host))
-    configure_logging(settings.log_format, settings.log_level, log_file=settings.log_file)
+    logging_or_exit(settings)
     if (note := old_place_note(settings.data_dir)) is not None:
         log.warning("storage.old_data_dir", actor="root", fix=note)
     warn_at_start(

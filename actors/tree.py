@@ -58,7 +58,7 @@ from actors.subtrees import (
 )
 from config.data_home import data_dir
 from config.prices import PriceTable, load_prices
-from config.secrets import remember_secret
+from config.secrets import remember_secret, url_secrets
 from config.settings import Settings
 
 if TYPE_CHECKING:
@@ -288,6 +288,9 @@ def privacy(settings: Settings) -> Redactor:
     remember_secret(settings.agent.api_key)
     remember_secret(settings.audio.stt_api_key)
     remember_secret(settings.token, "token")
+    for url in (settings.agent.base_url, settings.audio.stt_base_url):
+        for secret, kind in url_secrets(url):
+            remember_secret(secret, kind)
     if not settings.redact:
         log.warning(
             "privacy.redaction_off",

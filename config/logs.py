@@ -15,10 +15,12 @@ readable by its owner alone and rotated at :data:`LOG_FILE_BYTES`.
 
 from __future__ import annotations
 
+import errno
 import io
 import logging
 import logging.handlers
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -65,13 +67,55 @@ _DICT_TRACEBACKS = structlog.processors.ExceptionRenderer(
 """``dict_tracebacks`` without the frames' locals (structlog shows them by default)."""
 
 
+_OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK
+"""A link at the path is not followed (the open fails), and a FIFO there does not hold the
+open until someone reads it (it fails too)."""
+
+
+def open_private(path: str) -> int:
+    """A descriptor appending to ``path``, created ``0600`` if missing, else made ``0600``.
+
+    Only a file of the relay's own is written and changed: a symbolic link at ``path`` (which
+    another user may have put in a shared directory, to have the relay append to a file of
+    their choosing and change its mode), anything but a regular file, a file another user
+    owns, or a file with a second name (a hard link to another file) is refused.
+
+    Raises:
+        OSError: ``path`` is refused (its message says why) or cannot be opened.
+    """
+    try:
+        descriptor = os.open(path, _OPEN_FLAGS, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            exc.strerror = "it is a symbolic link: name the file itself"
+        raise
+    why = _not_ours(os.fstat(descriptor))
+    if why:
+        os.close(descriptor)
+        raise OSError(errno.EPERM, why, path)
+    os.set_blocking(descriptor, True)
+    os.fchmod(descriptor, 0o600)
+    return descriptor
+
+
+def _not_ours(info: os.stat_result) -> str:
+    """Why the opened file is not one the relay may write and chmod; empty: it may."""
+    if not stat.S_ISREG(info.st_mode):
+        return "it is not a regular file"
+    if info.st_uid != os.geteuid():
+        return f"it belongs to user id {info.st_uid}"
+    if info.st_nlink > 1:
+        return "it has another name too (a hard link to another file)"
+    return ""
+
+
 class _PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
     """A rotating log file that only its owner may read (0600), each new file too: the
-    lines may quote what the user's screen showed."""
+    lines may quote what the user's screen showed. Each file is opened with
+    :func:`open_private`."""
 
     def _open(self) -> io.TextIOWrapper:
-        descriptor = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        os.fchmod(descriptor, 0o600)
+        descriptor = open_private(self.baseFilename)
         return open(descriptor, "a", encoding="utf-8", errors="backslashreplace")
 
 

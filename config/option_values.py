@@ -12,6 +12,7 @@ from typing import Any
 
 import re2
 
+from config.secrets import shown_url
 from config.settings import (
     ESCALATION_MODES,
     LOG_FORMATS,
@@ -23,6 +24,7 @@ from config.settings import (
     ConfigError,
     check_api_key,
 )
+from config.unicode_regex import UnicodeBoundary, compile_python
 
 _DIGITS = re.compile(r"[0-9]+")
 """ASCII digits only: ``str.isdigit`` accepts "²", which ``int`` then refuses."""
@@ -64,7 +66,9 @@ def _parse_regex(name: str, value: str) -> str:
     """``value``, a regular expression in RE2's syntax: it is searched in text a client sends,
     and RE2 reads any text in one pass (a backtracking pattern could take minutes)."""
     try:
-        re2.compile(value)
+        compile_python(value)
+    except UnicodeBoundary as exc:
+        raise ConfigError(f"{name}: {exc}: {value!r}") from None
     except re2.error:
         raise ConfigError(
             f"{name} is not a valid regular expression (RE2 syntax, as Python's re without "
@@ -187,7 +191,7 @@ def parse_value(kind: str, name: str, raw: str) -> Any:
         return number
     if kind == "url":
         if not value.startswith(("http://", "https://")):
-            raise ConfigError(f"{name} must be an http:// or https:// URL, got {raw!r}")
+            raise ConfigError(f"{name} must be an http:// or https:// URL, got {shown_url(raw)!r}")
         return value.rstrip("/")
     if kind == "log_format":
         if value.lower() not in LOG_FORMATS:

@@ -16,6 +16,10 @@ message cut to its first characters may stop inside the key. A secret shorter th
 The list is the process's, as the log set-up is (:mod:`config.logs` scrubs every line with
 it); it keeps the :data:`KEPT` most recent secrets, an old key included (an error may quote
 the request made just before it changed).
+
+A configured URL (the LLM's and the speech service's base URLs) may carry credentials of
+its own. Wherever the relay logs, prints or serves one, it shows :func:`shown_url` of it,
+and :func:`url_secrets` are remembered like the keys, for an error text that quotes the URL.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import re
 import threading
 from collections.abc import Mapping, MutableMapping
 from typing import Any
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 MIN_SECRET = 4
 """Shorter secrets are not looked for."""
@@ -117,3 +122,71 @@ def scrub_event(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> 
     for key, value in event.items():
         event[key] = scrub_value(value)
     return event
+
+
+SECRET_QUERY_WORDS = (
+    "key", "token", "secret", "pass", "pwd", "auth", "sig", "credential", "session",
+)  # fmt: skip
+"""A URL's query parameter whose name holds one of these, in any case (``api_key``,
+``access_token``, ``X-Amz-Signature``, ``password``), has a secret value."""
+UNREADABLE_URL = "(an unreadable URL)"
+"""What :func:`shown_url` shows of a text it cannot read as a URL."""
+
+
+def _parameters(query: str) -> list[tuple[str, str | None]]:
+    """``query``'s parameters as written, each as ``(name, value)`` (``None``: no ``=``)."""
+    if not query:
+        return []
+    pairs: list[tuple[str, str | None]] = []
+    for part in query.split("&"):
+        name, equals, value = part.partition("=")
+        pairs.append((name, value if equals else None))
+    return pairs
+
+
+def _secret_parameter(name: str) -> bool:
+    lowered = unquote_plus(name).lower()
+    return any(word in lowered for word in SECRET_QUERY_WORDS)
+
+
+def _shown_parameter(name: str, value: str | None) -> str:
+    if value is None:
+        return name
+    return f"{name}={_marker('token') if _secret_parameter(name) else value}"
+
+
+def shown_url(url: str) -> str:
+    """``url`` as the relay logs, prints and serves it: without its credentials.
+
+    The user information (``user:password@``, or a user name alone, which some services
+    read as the key) is shown as ``[redacted:password]@``; the value of a query parameter
+    whose name looks secret (:data:`SECRET_QUERY_WORDS`) as ``[redacted:token]``; the
+    fragment (which no request sends) not at all. The scheme, host, port, path and the other
+    parameters stay as written.
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an IPv6 host without its closing bracket
+        return UNREADABLE_URL
+    _user, at, host = parts.netloc.rpartition("@")
+    netloc = f"{_marker('password')}@{host}" if at else host
+    query = "&".join(_shown_parameter(n, v) for n, v in _parameters(parts.query))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def url_secrets(url: str) -> list[tuple[str, str]]:
+    """The credentials in ``url`` that :func:`shown_url` hides, each with its kind, as
+    :func:`remember_secret` takes them, as written and decoded: the password of the user
+    information and the secret parameters' values. (A user name is not among them: a name
+    like ``admin`` would be taken out of every text.)"""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found = [
+        (value, "token") for n, value in _parameters(parts.query) if value and _secret_parameter(n)
+    ]
+    if parts.password:
+        found.append((parts.password, "password"))
+    forms = [(form, kind) for text, kind in found for form in (text, unquote_plus(text))]
+    return list(dict.fromkeys(forms))

@@ -29,6 +29,7 @@ from actors.core.shapes import (
     Shape,
 )
 from actors.kernel.base import ChildState
+from config.secrets import shown_url
 from config.settings import AgentSettings, EscalationMode, ResponseFormat
 
 
@@ -156,7 +157,9 @@ class AgentConfig(Shape, frozen=True):
     timeout_ms: int
     fallback_models: list[str]
     response_format: ResponseFormat
-    base_url: str
+    base_url: Annotated[
+        str, Meta(description="`AGENT_BASE_URL` without its credentials (user, password, keys).")
+    ]
     has_api_key: Annotated[bool, Meta(description="The key itself is never shown.")]
     escalation_mode: EscalationMode
     escalation_cooldown_ms: int
@@ -184,7 +187,7 @@ def public_config(config: AgentSettings) -> AgentConfig:
         timeout_ms=config.timeout_ms,
         fallback_models=list(config.fallback_models),
         response_format=config.response_format,
-        base_url=config.base_url,
+        base_url=shown_url(config.base_url),
         has_api_key=bool(config.api_key),
         escalation_mode=config.escalation_mode,
         escalation_cooldown_ms=config.escalation_cooldown_ms,

@@ -40,7 +40,7 @@ from actors.agent.core.situation import Situation, render_situation
 from actors.core.error_text import safe_error_text
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.doorbell import Doorbell
-from actors.kernel.file_modes import situation_risks
+from actors.kernel.file_modes import risks_on_disk
 from actors.kernel.listeners import Listeners
 
 log = structlog.get_logger("relay")
@@ -64,7 +64,7 @@ def situation_outbox(writer: ChildHandle[Any]) -> SituationOutbox:
 def warn_if_replaceable(path: str) -> None:
     """Log a warning for each directory on the way to ``path`` where another user could put
     a file of their own in its place."""
-    for risk in situation_risks(path):
+    for risk in risks_on_disk(path, "RELAY_SITUATION_FILE"):
         log.warning(
             "situation.file_replaceable_by_others",
             actor="root",

@@ -56,7 +56,7 @@ from actors.core.shapes import TickNote
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.listeners import Listeners
-from config.secrets import remember_secret
+from config.secrets import remember_secret, shown_url
 from config.settings import AgentSettings
 
 LOST_TICK_GRACE_S = 5.0
@@ -157,7 +157,7 @@ class Ticker(RelayActor):
                 debounce_ms=self._config.effective_debounce_ms,
                 interval_ms=self._config.interval_ms,
                 cooldown_ms=self._config.cooldown_ms,
-                base_url=self._config.base_url,
+                base_url=shown_url(self._config.base_url),
             )
 
     def stopped(self) -> None:

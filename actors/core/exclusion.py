@@ -17,6 +17,7 @@ import re2
 
 from actors.core.records import JSONDict, SensePost
 from config.app_names import normalize_app_name
+from config.unicode_regex import compile_python
 
 Counts = dict[str, int]
 
@@ -27,14 +28,16 @@ def _app_key(app: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ExclusionRule:
-    """Which screen events are dropped at ingest (``RELAY_EXCLUDE_APPS``/``_TITLES``).
+    r"""Which screen events are dropped at ingest (``RELAY_EXCLUDE_APPS``/``_TITLES``).
 
     ``apps``: lower-cased names, each as configured and as :func:`normalize_app_name` shows
     it, so ``code``, ``Code`` and ``VS Code`` exclude the same events. ``titles``: searched
     (as written: ``(?i)`` makes it case-insensitive) in ``meta.windowTitle`` and in
     ``observation.subtitle``, where Sinain's capture client repeats the window title. It is
     an RE2 pattern: the search runs on the event loop, in one pass over a title of any
-    length, so a title cannot stall the relay whatever the pattern.
+    length, so a title cannot stall the relay whatever the pattern. Its ``\w``, ``\d`` and
+    ``\s`` match as Python's do, non-ASCII letters, digits and spaces included
+    (:mod:`config.unicode_regex`).
     """
 
     apps: frozenset[str] = frozenset()
@@ -45,7 +48,7 @@ class ExclusionRule:
         """The rule of the settings' ``exclude_apps`` and ``exclude_titles``."""
         names = {_app_key(a) for a in apps} | {_app_key(normalize_app_name(a)) for a in apps}
         names.discard("")
-        return cls(frozenset(names), re2.compile(titles) if titles else None)
+        return cls(frozenset(names), compile_python(titles) if titles else None)
 
     @property
     def active(self) -> bool:

@@ -1,14 +1,14 @@
 """Who else on this machine may read the relay's files, or replace the one it writes for others.
 
 The data directory holds what the user heard and saw, so the relay creates it ``0700`` and
-every file in it ``0600`` (:mod:`actors.kernel.storage`); SITUATION.md is written ``0600``
-(:mod:`actors.agent.situation_writer`). A directory the user chose is never changed, only checked:
-these checks say what another local user could do, and what command would stop it.
+every file in it ``0600`` (:mod:`actors.kernel.storage`); SITUATION.md and the log file
+(``RELAY_LOG_FILE``) are written ``0600``. A directory the user chose is never changed, only
+checked: these checks say what another local user could do, and what command would stop it.
 
 Another user means anyone but the owner: "others", and the members of the file's group
 unless that group is the owner's own (a group named after the owner with no other members,
 as most systems give each user). The checks are pure functions of :class:`PathMode`;
-:func:`inspect` and :func:`situation_risks` read them from the disk.
+:func:`inspect` and :func:`risks_on_disk` read them from the disk.
 """
 
 from __future__ import annotations
@@ -79,13 +79,19 @@ def writable_by_others(entry: PathMode) -> bool:
 
 
 def replace_risks(
-    file: str, directories: Sequence[PathMode], existing: PathMode | None, me: int
+    file: str,
+    directories: Sequence[PathMode],
+    existing: PathMode | None,
+    me: int,
+    *,
+    setting: str = "RELAY_SITUATION_FILE",
 ) -> tuple[Risk, ...]:
-    """How another user could put a file of their own at ``file``, which the relay writes and
-    another program reads.
+    """How another user could put a file of their own at ``file``, which the relay writes
+    (a link to a file of theirs, a file another program then reads).
 
     ``directories``: the existing directories above ``file``, nearest first, up to ``/``;
-    ``existing``: ``file`` itself if it exists; ``me``: the relay's user id.
+    ``existing``: ``file`` itself if it exists; ``me``: the relay's user id; ``setting``: the
+    setting that names ``file``, for the remedy.
 
     A directory that others may write lets them rename any entry (the file, or a directory on
     its way) and put their own in its place, unless it has the sticky bit, which keeps each
@@ -103,7 +109,7 @@ def replace_risks(
                     entry.path,
                     entry.octal,
                     f"owned by user id {entry.uid}, who may replace what is in it",
-                    "choose a path in directories you own for RELAY_SITUATION_FILE",
+                    f"choose a path in directories you own for {setting}",
                 )
             )
         elif writable_by_others(entry) and not entry.mode & stat.S_ISVTX:
@@ -130,7 +136,7 @@ def replace_risks(
             Risk(
                 parent,
                 directories[0].octal if directories else "",
-                f"{file} belongs to user id {existing.uid}; the relay cannot replace it",
+                f"{file} belongs to user id {existing.uid}, not to the relay's user",
                 f"rm {shlex.quote(file)}",
             )
         )
@@ -170,12 +176,13 @@ def inspect(path: Path | str, *, follow: bool = True) -> PathMode:
     )
 
 
-def situation_risks(file: str) -> tuple[Risk, ...]:
+def risks_on_disk(file: str, setting: str) -> tuple[Risk, ...]:
     """:func:`replace_risks` of ``file`` as the disk is now, for the relay's user.
 
-    The path is resolved first, so the directories checked are the ones the writes go to.
+    The directory is resolved first, so the directories checked are the ones the writes go
+    to; the file itself is not (a link there is what is written over, or refused).
     """
-    path = Path(file).resolve()
+    path = Path(file).parent.resolve() / Path(file).name
     directories: list[PathMode] = []
     for directory in path.parents:
         try:
@@ -186,4 +193,15 @@ def situation_risks(file: str) -> tuple[Risk, ...]:
     existing = None
     with contextlib.suppress(OSError):  # no file yet
         existing = inspect(path, follow=False)
-    return replace_risks(str(path), directories, existing, os.geteuid())
+    return replace_risks(str(path), directories, existing, os.geteuid(), setting=setting)
+
+
+def refusal(file: str, setting: str) -> str | None:
+    """Why the relay will not write ``file``, named by ``setting``, in one line with the
+    remedy: the first of its :func:`risks_on_disk`. ``None``: no other user can redirect it."""
+    for risk in risks_on_disk(file, setting):
+        return (
+            f"{setting}={file} is refused: {risk.directory} (mode {risk.mode}): {risk.why}; "
+            f"fix: {risk.fix}"
+        )
+    return None

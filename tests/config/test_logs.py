@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -119,3 +120,31 @@ def test_a_log_file_takes_every_line_private_and_rotated(tmp_path: Path, fmt: st
     else:
         assert all("relay.tick" in line or "a library's line" in line for line in lines)
         assert not any("\x1b[" in line for line in lines)  # no colours in a file
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo", "hard link"])
+def test_a_log_file_that_is_no_file_of_its_own_is_refused_and_left_alone(
+    tmp_path: Path, kind: str
+) -> None:
+    """The file is opened without following a link, then checked to be a regular file of
+    the relay's user with one name: what another user put there is not written nor chmodded."""
+    target = tmp_path / "theirs.txt"
+    target.write_text("theirs\n")
+    target.chmod(0o644)
+    path = tmp_path / "relay.log"
+    if kind == "link":
+        path.symlink_to(target)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        os.link(target, path)
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    try:
+        with pytest.raises(OSError, match=r"relay\.log"):
+            configure_logging("json", "info", log_file=str(path), cache=False)
+    finally:
+        root.handlers[:], level = saved
+        root.setLevel(level)
+    assert target.read_text() == "theirs\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644

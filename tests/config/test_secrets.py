@@ -7,12 +7,21 @@ import json
 import pytest
 
 from actors.core.redaction_rules import KINDS, marker
-from config.secrets import MIN_PIECE, _marker, remember_secret, scrub, scrub_value
+from config.secrets import (
+    MIN_PIECE,
+    _marker,
+    remember_secret,
+    scrub,
+    scrub_value,
+    shown_url,
+    url_secrets,
+)
 
 PLACEHOLDER = "key-of-a-local-server-for-tests"
 """A local server's key (no vendor's shape), unlike any other test's: the list of secrets is the
 process's, and a start of this key that another test remembered whole would be taken out."""
 A = marker("api-key")
+T = marker("token")
 
 
 @pytest.fixture(autouse=True)
@@ -68,3 +77,38 @@ def test_strings_in_nested_values_are_scrubbed_and_types_kept() -> None:
 
 def test_the_markers_are_the_redactors() -> None:
     assert all(_marker(kind) == marker(kind) for kind in KINDS)
+
+
+# -- credentials in a URL ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://openrouter.ai/api/v1", "https://openrouter.ai/api/v1"),
+        ("http://u:p@h:1/v1#x", f"http://{marker('password')}@h:1/v1"),
+        ("https://sk-in-the-name@h/v1", f"https://{marker('password')}@h/v1"),
+        ("http://[::1]:8080/v1", "http://[::1]:8080/v1"),
+        (
+            "http://h/v1?api-version=2024-06-01&token=t0ken&Api_Key=k&X-Amz-Signature=s&flag",
+            f"http://h/v1?api-version=2024-06-01&token={T}&Api_Key={T}&X-Amz-Signature={T}&flag",
+        ),
+        (
+            "http://h/v1?access%5Ftoken=t&password=&q=kept",
+            f"http://h/v1?access%5Ftoken={T}&password={T}&q=kept",
+        ),
+        ("http://[::1/v1", "(an unreadable URL)"),
+    ],
+)
+def test_a_shown_url_keeps_where_it_points_and_hides_its_credentials(url: str, shown: str) -> None:
+    assert shown_url(url) == shown
+
+
+def test_the_credentials_of_a_url_are_its_password_and_secret_parameters() -> None:
+    url = "http://admin:pa%20ss@h/v1?token=t0ken-value&model=gpt&key="
+    assert url_secrets(url) == [
+        ("t0ken-value", "token"),
+        ("pa%20ss", "password"),
+        ("pa ss", "password"),
+    ]
+    assert url_secrets("https://openrouter.ai/api/v1") == []

@@ -4,6 +4,7 @@ source that is not there, a ``command:`` program not on ``PATH``, the docs' plac
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -59,3 +60,40 @@ def test_a_relay_given_the_placeholder_does_not_start(tmp_path: Path) -> None:
     refused = start(tmp_path, OPENROUTER_API_KEY="sk-or-...")
     assert refused.returncode == 2
     assert "OPENROUTER_API_KEY is a placeholder" in refused.stderr
+
+
+# -- the log file --------------------------------------------------------------------------------
+
+
+def test_a_log_file_that_is_a_link_is_refused_and_what_it_points_at_is_left_alone(
+    tmp_path: Path,
+) -> None:
+    shared = tmp_path / "logs"
+    shared.mkdir()
+    shared.chmod(0o1777)  # a shared log directory: anyone may add an entry, the sticky bit on
+    theirs = tmp_path / "theirs.txt"
+    theirs.write_text("someone else's file\n")
+    theirs.chmod(0o644)
+    (shared / "relay.log").symlink_to(theirs)  # planted before the relay starts
+
+    refused = start(tmp_path, RELAY_LOG_FILE=str(shared / "relay.log"))
+
+    assert refused.returncode == 2
+    assert "RELAY_LOG_FILE" in refused.stderr and "symbolic link" in refused.stderr
+    assert theirs.read_text() == "someone else's file\n"
+    assert stat.S_IMODE(theirs.stat().st_mode) == 0o644
+    assert not (tmp_path / "data").exists()  # nothing started
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o757])
+def test_a_log_directory_others_may_write_is_refused(tmp_path: Path, mode: int) -> None:
+    shared = tmp_path / "logs"
+    shared.mkdir()
+    shared.chmod(mode)  # no sticky bit: anyone may rename relay.log away and put a link there
+
+    refused = start(tmp_path, RELAY_LOG_FILE=str(shared / "relay.log"))
+
+    assert refused.returncode == 2
+    assert "RELAY_LOG_FILE" in refused.stderr
+    assert f"chmod go-w {shared}" in refused.stderr
+    assert not (shared / "relay.log").exists()

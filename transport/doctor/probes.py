@@ -22,6 +22,7 @@ from actors.agent.core.screen_image import ScreenImage
 from actors.agent.core.verdicts import ChatProbe, Check, unreachable_reason
 from actors.core.errors import LLMConnectionError, LLMError, LLMHTTPError
 from actors.http_library import httpx
+from config.secrets import shown_url
 from config.settings import AgentSettings, AudioConfig
 from transport.features import (
     BYTES_PER_MS,
@@ -112,7 +113,7 @@ def probe_speech(audio: AudioConfig) -> Check:
         where = f"{audio.stt_model} on this machine (STT_API=local)"
     else:
         client = SpeechClient(audio.stt_api, audio.stt_api_key, connections=1, name="doctor-stt")
-        where = f"{audio.stt_model} at {audio.stt_base_url} (STT_API={audio.stt_api})"
+        where = f"{audio.stt_model} at {shown_url(audio.stt_base_url)} (STT_API={audio.stt_api})"
     began = time.monotonic()
     # a first use of a local model may fetch it: the recogniser bounds that wait itself
     wait_s = timeout_s + (LOCAL_LOAD_TIMEOUT_S if audio.local else 5)

@@ -16,9 +16,9 @@ import socket
 import urllib.request
 from urllib.parse import urlsplit
 
-from actors.agent.core.response_format import shown_url
 from actors.agent.core.verdicts import ChatProbe, Check, chat_verdict, unreachable_reason
 from actors.core.errors import LLMConnectionError
+from config.secrets import shown_url
 from config.settings import DEFAULT_PORTS, AgentSettings, AudioConfig
 from transport.features import SttConnectionError, stt_remedy
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, get_args
-from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 from msgspec import Meta
 
+from config.secrets import shown_url
 from config.settings import RESPONSE_FORMATS
 
 Level = Literal["json_schema", "json_object", "off"]
@@ -178,15 +178,6 @@ def is_refusal(status: int, body: str, *, model: str = "") -> bool:
     """
     text = _error_text(status, body, model)
     return text is not None and any(word in text for word in _FORMAT_WORDS)
-
-
-def shown_url(base_url: str) -> str:
-    """``base_url`` as ``/health`` shows it: without a user name, password, query or fragment."""
-    parts = urlsplit(base_url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 BLIND_FOR_S = 600.0

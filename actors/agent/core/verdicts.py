@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from actors.agent.core.llm_remedy import llm_remedy
-from actors.agent.core.response_format import may_refuse_images, shown_url
+from actors.agent.core.response_format import may_refuse_images
 from actors.core.errors import (
     LLMBadResponse,
     LLMConnectionError,
@@ -27,6 +27,7 @@ from actors.core.errors import (
     LLMTimeout,
 )
 from actors.http_library import httpx
+from config.secrets import shown_url
 from config.settings import AgentSettings
 
 Verdict = Literal["ok", "FAIL", "warn", "skip"]

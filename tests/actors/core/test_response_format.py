@@ -15,7 +15,6 @@ from actors.agent.core.response_format import (
     first_level,
     is_refusal,
     may_refuse_images,
-    shown_url,
     step_down,
 )
 from config.settings import RESPONSE_FORMATS
@@ -147,9 +146,8 @@ def test_the_memory_is_per_model_and_base_url_and_shown_without_credentials() ->
     assert b.get("m", "http://127.0.0.1:8000/v1") == "json_object"
     assert b.to_json() == [
         {"model": "m", "baseUrl": "http://127.0.0.1:8000/v1", "level": "json_object"},
-        {"model": "m", "baseUrl": "https://api.example/v1", "level": "off"},
+        {"model": "m", "baseUrl": "https://[redacted:password]@api.example/v1?k=1", "level": "off"},
     ]
-    assert shown_url("http://u:p@h:1/v1#x") == "http://h:1/v1"
 
 
 def test_the_setting_names_every_level() -> None:

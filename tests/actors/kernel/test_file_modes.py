@@ -14,7 +14,7 @@ from actors.kernel.file_modes import (
     open_to_others,
     readable_by_others,
     replace_risks,
-    situation_risks,
+    risks_on_disk,
 )
 
 ME, ROOT, SOMEONE = 1000, 0, 1001
@@ -128,10 +128,10 @@ def test_the_disk_is_read_up_to_the_root(tmp_path: Path) -> None:
     workspace.mkdir()
     os.chmod(workspace, 0o777)
 
-    (risk,) = situation_risks(str(workspace / "missing" / "SITUATION.md"))
+    (risk,) = risks_on_disk(str(workspace / "missing" / "SITUATION.md"), "RELAY_SITUATION_FILE")
 
     assert risk.directory == str(workspace)
     assert risk.mode == "0777"
     os.chmod(workspace, 0o700)
-    assert situation_risks(str(workspace / "missing" / "SITUATION.md")) == ()
+    assert risks_on_disk(str(workspace / "missing" / "SITUATION.md"), "RELAY_SITUATION_FILE") == ()
     assert inspect(workspace).octal == "0700"

@@ -7,11 +7,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import orjson
 
-from tests.helpers import relay_env, spawn_relay, wait_healthy, wait_until
+from tests.helpers import (
+    assert_nowhere,
+    relay_env,
+    screen_event,
+    spawn_relay,
+    wait_healthy,
+    wait_until,
+)
 from tests.support.harness import ROOT, free_port
 from transport.demo.fake_llm import FakeLLM
+from transport.demo.fake_stt import FakeStt
 
 TIMEOUT_S = 60
 
@@ -146,3 +155,65 @@ def test_without_the_mcp_extra_the_doctor_skips_it_and_exits_0(tmp_path: Path) -
     assert line_of(lines, "mcp").startswith("skip mcp: the mcp extra is not installed")
     assert "pip install 'sinain-relay[mcp]'" in line_of(lines, "mcp")
     assert not [line for line in lines if line.startswith("warn")]
+
+
+PASSWORD, QUERY_TOKEN = "s3cret-in-the-url", "t0ken-in-the-url"
+"""Credentials in the base URLs: shown nowhere (a local server's, no vendor's shape)."""
+
+
+def with_credentials(base_url: str) -> str:
+    """``http://user:PASSWORD@host:port/v1?token=QUERY_TOKEN`` of ``base_url``."""
+    return base_url.replace("://", f"://user:{PASSWORD}@", 1) + f"?token={QUERY_TOKEN}"
+
+
+def credentials_env(tmp_path: Path, llm: FakeLLM, stt: FakeStt) -> dict[str, str]:
+    return llm_env(tmp_path, with_credentials(llm.base_url)) | {
+        "STT_API": "openai",
+        "STT_BASE_URL": with_credentials(stt.base_url),
+        "STT_API_KEY": "doctor-stt-key",
+    }
+
+
+def test_the_doctor_shows_no_credential_of_a_base_url(tmp_path: Path) -> None:
+    with FakeLLM(mode="ok") as llm, FakeStt() as stt:
+        done = subprocess.run(
+            [sys.executable, "run.py", "doctor", "--port", str(free_port())],
+            cwd=ROOT,
+            env=credentials_env(tmp_path, llm, stt),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=False,
+        )
+    printed = done.stdout + done.stderr
+    assert "llm: " in printed and "speech: " in printed, printed
+    assert "127.0.0.1" in line_of(done.stdout.splitlines(), "speech")  # the host is shown
+    for secret in (PASSWORD, QUERY_TOKEN):
+        assert_nowhere(secret, printed)
+
+
+def test_a_relay_logs_and_shows_no_credential_of_a_base_url(tmp_path: Path) -> None:
+    log = tmp_path / "relay.log"
+    with FakeLLM(mode="ok") as llm, FakeStt() as stt:
+        port = free_port()
+        env = credentials_env(tmp_path, llm, stt) | {"RELAY_LOG_FILE": str(log)}
+        proc = spawn_relay(port, env)
+        try:
+            wait_healthy(port, proc)
+            wait_until(lambda: '"check":"mcp"' in log.read_text(), 15, "the last check's line")
+            sensed = httpx.post(
+                f"http://127.0.0.1:{port}/sense", json=screen_event("def f(): pass"), timeout=5
+            )
+            sensed.raise_for_status()  # the first call's verdict names the URL too
+            wait_until(lambda: '"check":"llm"' in log.read_text(), 15, "the first call's verdict")
+            answers = [
+                httpx.get(f"http://127.0.0.1:{port}{path}", timeout=5).text
+                for path in ("/health", "/agent/config")
+            ]
+        finally:
+            proc.terminate()
+            out, err = proc.communicate(timeout=15)
+    text = log.read_text()
+    assert '"event":"agent.on"' in text and '"check":"speech server"' in text
+    for secret in (PASSWORD, QUERY_TOKEN):
+        assert_nowhere(secret, text, out.decode(), err.decode(), *answers)
