@@ -15,28 +15,20 @@ import httpx
 import orjson
 
 from actors.agent.core import completion as chat
-from actors.agent.core.hud_check import WITHHELD_REASONS, checked_hud
+from actors.agent.core.hud_check import WITHHELD_REASONS, Checked, checked_hud
 from actors.agent.core.prompt import PreviousDigest, build_prompt
 from actors.agent.core.response_format import Level, first_level, is_refusal, step_down
-from actors.agent.core.screen_image import NOTHING_SENT, ScreenImage, SentImages, pick_images
+from actors.agent.core.screen_image import NOTHING_SENT, ScreenImage
 from actors.core.errors import LLMError
-from bench.runner import arg, flags
+from bench.runner import arg
 from bench.stats import percentile, ratio
 from config.settings import RESPONSE_FORMATS, AgentSettings
-from tests.support import prompt_corpus as corpus
-from tests.support.day_session import with_screens
-from transport.demo.replay import DEMO_SESSION, SessionEvent, load_session
+from tests.support import model_windows
+from tests.support.harness import cpu_s
+from tests.support.hud_words import JUDGES, TARGETS, Judged, Now, now_of
+from tests.support.model_process import server_pid
 
 DEFAULTS = AgentSettings()
-
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    """A corpus case (``case``) or a moment ``at_s`` seconds into the demo session."""
-
-    name: str
-    at_s: float | None
-    case: corpus.Case | None = None
 
 
 @dataclass(slots=True)
@@ -50,59 +42,11 @@ class Figures:
     tokens: list[int] = field(default_factory=lambda: [0, 0])
     images: list[int] = field(default_factory=lambda: [0, 0])
     """Images asked with, and requests that carried any."""
-    shown: list[tuple[str, str, str, str]] = field(default_factory=list)
-    """(window, level, hud as answered, verdict) for ``--show``."""
-
-
-def windows(session_step_s: float, limit: int | None, sample: int | None = None) -> list[Window]:
-    """The corpus's cases, then the demo session every ``session_step_s`` seconds; the first
-    ``limit``, or ``sample`` of them spread evenly over the list (a slow model's quick run).
-
-    >>> found = windows(session_step_s=20, limit=None)
-    >>> sum(w.at_s is None for w in found) >= 30, [w.name for w in found if w.at_s][:2]
-    (True, ['demo@20s', 'demo@40s'])
-    >>> len(windows(session_step_s=20, limit=3))
-    3
-    """
-    found = [Window(case.name, None, case) for case in corpus.cases()]
-    length = max(event.at for event in load_session(DEMO_SESSION))
-    at = session_step_s
-    while at <= length:
-        found.append(Window(f"demo@{at:.0f}s", at))
-        at += session_step_s
-    if sample and sample < len(found):
-        found = [found[round(i * (len(found) - 1) / (sample - 1))] for i in range(sample)]
-    return found[:limit] if limit else found
-
-
-def _prompt(window: Window, previous: PreviousDigest | None) -> str:
-    if window.case is not None:
-        return build_prompt(corpus.case_window(window.case), now_ms=corpus.tick_ms(window.case))
-    assert window.at_s is not None, "a window is a corpus case or a moment of the session"
-    return corpus.session_prompt(window.at_s, previous)
-
-
-def _events(window: Window) -> tuple[tuple[SessionEvent, ...], int]:
-    """The requests before the window's tick, and the tick's server time."""
-    if window.case is not None:
-        return window.case.events, corpus.tick_ms(window.case)
-    assert window.at_s is not None, "a window is a corpus case or a moment of the session"
-    events = tuple(e for e in load_session(DEMO_SESSION) if e.at <= window.at_s)
-    return events, corpus.T0_MS + round(window.at_s * 1000) + corpus.TICK_AFTER_MS
-
-
-def _images(window: Window, most: int, sent: SentImages) -> tuple[ScreenImage, ...]:
-    """What the relay's call would carry: of the window's screen events (each with its app's
-    thumbnail), newest first, the images fit to send, picked by :func:`pick_images`."""
-    events, now_ms = _events(window)
-    _, sense = corpus.stored(with_screens(events, every=True))
-    fit: list[ScreenImage] = []
-    for event in reversed(sense):
-        if event.received_at < now_ms - corpus.MAX_AGE_MS:
-            break
-        if isinstance(image := event.image()[0], ScreenImage):
-            fit.append(image)
-    return pick_images(fit, most, sent)
+    shown: list[tuple[str, str, str, str, str]] = field(default_factory=list)
+    """(window, level, hud as answered, verdict, digest) for ``--show``."""
+    judged: Judged = field(default_factory=Judged)
+    cpu_s: list[float] = field(default_factory=list)
+    """The model server's CPU seconds of each answer (none: not a process of this machine)."""
 
 
 def _finish_reason(raw: bytes) -> str:
@@ -155,24 +99,33 @@ def ask(args: argparse.Namespace) -> Figures:
     remembered: Level | None = None
     previous: PreviousDigest | None = None
     sent = NOTHING_SENT  # the session's calls remember the images they sent; a case is alone
+    pid = args.server_pid or server_pid(args.base_url)
     key = os.environ.get("OPENROUTER_API_KEY", "unused")
     headers = {"Authorization": f"Bearer {key}", "X-Title": "sinain-relay bench"}
     with httpx.Client(timeout=args.timeout_s, headers=headers) as client:
-        for window in windows(args.session_step_s, args.limit, args.sample):
+        for window in model_windows.windows(args.session_step_s, args.limit, args.sample):
             level = first_level(args.response_format, remembered)
-            memory = sent if window.at_s is not None else NOTHING_SENT
-            images = _images(window, args.images, memory) if args.images else ()
+            shown = sent if window.at_s is not None else NOTHING_SENT
+            images = model_windows.images(window, args.images, shown) if args.images else ()
             figures.images[0] += len(images)
             figures.images[1] += bool(images)
-            asked = _negotiated(client, args, (_prompt(window, previous), images), level, figures)
+            tick, now_ms = model_windows.tick(window)
+            memory = previous if window.at_s is not None else None
+            prompt = build_prompt(tick, now_ms=now_ms, previous=memory)
+            used = cpu_s(pid) if pid else 0.0
+            asked = _negotiated(client, args, (prompt, images), level, figures)
             if isinstance(asked, str):
                 figures.failures.append((window.name, asked))
+                figures.judged.missed()
                 continue
+            if pid:
+                figures.cpu_s.append(cpu_s(pid) - used)
             response, spent, level = asked
             try:
                 completion = chat.parse_chat_completion(response.content)
             except LLMError as exc:
                 figures.failures.append((window.name, str(exc)))
+                figures.judged.missed()
                 continue
             remembered = level
             if window.at_s is not None:
@@ -186,18 +139,33 @@ def ask(args: argparse.Namespace) -> Figures:
             if analysis.parsed_ok:
                 counts["parsed", level] += 1
                 if window.at_s is not None:  # the session's next tick reads this digest
-                    previous = PreviousDigest(analysis.digest, _events(window)[1])
+                    previous = PreviousDigest(analysis.digest, now_ms)
             else:
                 counts["unparsed", level, _finish_reason(response.content)] += 1
-            if checked.withheld is not None:
-                counts["withheld", level, checked.withheld] += 1
-                verdict = f"withheld: {checked.withheld}"
-            else:
-                pushed = checked.analysis.hud not in (chat.NO_OUTPUT, "Idle")
-                counts["pushed", level] += pushed
-                verdict = "pushed" if pushed else "not pushed (Idle)"
-            figures.shown.append((window.name, level, analysis.hud, verdict))
+            answer = (analysis, checked)
+            _judge(figures, (window.name, level), now_of(tick), answer, memory)
     return figures
+
+
+def _judge(
+    figures: Figures,
+    asked: tuple[str, Level],
+    now: Now,
+    answer: tuple[chat.Analysis, Checked],
+    memory: PreviousDigest | None,
+) -> None:
+    """Count what the judges find of an answer (and the gate's verdict on it) to the window
+    ``asked`` at a level, about ``now``, with the previous digest ``memory`` in its prompt."""
+    analysis, checked = answer
+    why = checked.withheld
+    hud = analysis.hud if why else checked.analysis.hud
+    old = memory.text if memory else None
+    found = figures.judged.add(hud, analysis.digest, bool(why), now, old)
+    figures.counts["withheld", asked[1], why or ""] += bool(why)
+    figures.counts["pushed", asked[1]] += bool(found["pushed"])
+    verdict = " ".join(k for k in (*JUDGES, "copied") if found[k] is True) or "-"
+    verdict = f"withheld: {why}" if why else verdict + (f" ({found['why']})" * bool(found["why"]))
+    figures.shown.append((*asked, analysis.hud, verdict, analysis.digest))
 
 
 def _row(name: str, row: Mapping[str, int], withheld: object) -> None:
@@ -241,12 +209,18 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
             f"tokens in {tokens_in} ({tokens_in // answered} per answer), out {tokens_out} "
             f"({tokens_out // answered} per answer)"
         )
-    for name, shown_level, hud, verdict in figures.shown if args.show else ():
-        print(f"  {name:<28} {shown_level:<11} {verdict:<22} {hud[:90]!r}")
+    targets = ", ".join(f"{size} {aim:.0f} %" for size, aim in TARGETS.items())
+    print(f"{figures.judged.shares()} (targets, all but pushed: {targets})")
+    if figures.cpu_s:
+        print(f"model server CPU {sum(figures.cpu_s) / len(figures.cpu_s):.2f} s per answer")
+    for name, shown_level, hud, verdict, digest in figures.shown if args.show else ():
+        print(f"  {name:<28} {shown_level:<11} {verdict:<34} {hud[:90]!r}")
+        if args.show > 1:
+            print(f"  {'':<28} {digest[:150]!r}")
 
 
 OPTIONS = [
-    *flags(show=(bool, None, "print each answer's hud")),
+    arg("--show", action="count", default=0, help="print each hud (twice: and its digest)"),
     arg("--base-url", required=True, help="the API root, e.g. http://h:p/v1"),
     arg("--model", default=DEFAULTS.model),
     arg("--images", type=int, default=0, help="images a request carries at most (0: none)"),
@@ -258,6 +232,7 @@ OPTIONS = [
     arg("--session-step-s", type=float, default=20.0),
     arg("--limit", type=int, default=None, help="ask the first N windows only"),
     arg("--sample", type=int, default=None, help="N windows spread evenly over all of them"),
+    arg("--server-pid", type=int, help="the model server's process (found by the port)"),
 ]
 
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pykka
 
-from actors.agent.core.completion import NO_OUTPUT
 from actors.agent.core.counters import AgentCounters, AgentMetrics, median
 from actors.agent.core.entries import EMPTY_AGENT, AgentRecord, AgentSnapshot
 from actors.agent.core.events import AgentEvent, QuietSpell
+from actors.agent.core.hud_check import pushes
 from actors.agent.core.situation import Situation
 from actors.agent.core.ticks import TickResult
 from actors.core import shapes
@@ -36,7 +36,6 @@ AGENT_RING = 50
 """Agent entries kept for ``/agent/last`` and ``/agent/history``."""
 DIGEST_PREVIEW_CHARS = 200
 """``/health.agent.lastDigest`` shows this much of the latest digest."""
-_NOT_PUSHED = (NO_OUTPUT, "Idle")
 DAY_MS = 86_400_000
 PRUNE_INTERVAL_S = 3600.0
 """How often entries older than the retention are deleted."""
@@ -194,11 +193,7 @@ class DigestStore(DurableActor):
         line a user can read: counted by reason), ``Idle`` or a repeat."""
         analysis = result.analysis
         counters = self._counters
-        push = (
-            result.push_to_feed
-            and analysis.hud not in _NOT_PUSHED
-            and analysis.hud != counters.last_pushed_hud
-        )
+        push = result.push_to_feed and pushes(analysis.hud, counters.last_pushed_hud)
         if push:
             push = self._tell_peer(self._feed, FeedBuffer.push_agent, analysis.hud)
             if push:

@@ -7,6 +7,7 @@ import base64
 
 from tests.support.day_session import screens
 from tests.support.harness import bench_case
+from tests.support.model_windows import windows
 from tests.support.prompt_corpus import cases
 from transport.demo.fake_llm import FakeLLM
 
@@ -16,8 +17,9 @@ def test_against_a_server_that_refuses_json_schema_it_settles_on_json_object() -
         out = models("--base-url", fake.base_url, "--limit", "4")
         kinds = [r.body.get("response_format", {}).get("type") for r in fake.requests]
     assert kinds == ["json_schema", "json_object", "json_object", "json_object", "json_object"]
-    assert "json_object        4  4/4 (100 %)         4  none" in out
+    assert "json_object        4  4/4 (100 %)         1  none" in out  # the same hud 4 times
     assert "refused: json_schema 1; failed requests: 0" in out
+    assert "pushed 1/4 (25 %), readable 1/4 (25 %)" in out  # the repeats are no news
 
 
 def test_garbled_answers_are_counted_as_withheld() -> None:
@@ -54,6 +56,15 @@ def test_with_images_a_server_without_vision_fails_every_window_and_says_how() -
     assert "failed requests: 2" in out
     assert '2 x (the first code-idle-classify) HTTP 400: {"error": {"message": "this model' in out
     assert "json_schema        2  2/2 (100 %)" in out  # the same windows without images
+
+
+def test_the_windows_are_the_corpus_then_the_demo_session_every_step() -> None:
+    found = windows(session_step_s=20, limit=None)
+    assert [w.name for w in found[: len(cases())]] == [c.name for c in cases()]
+    assert [w.name for w in found if w.at_s][:2] == ["demo@20s", "demo@40s"]
+    assert len(windows(session_step_s=20, limit=3)) == 3
+    sample = windows(session_step_s=20, limit=None, sample=5)
+    assert [sample[0], sample[-1]] == [found[0], found[-1]]
 
 
 def models(*args: str) -> str:

@@ -21,7 +21,6 @@ DOCTESTS = (
     "stats",
     "figures",
     "bench_freshness",
-    "bench_models",
     "audio_speech",
     "audio_local",
 )

@@ -141,10 +141,16 @@ def records(case: Case) -> tuple[list[FeedRecord], list[SenseRecord]]:
 def session_prompt(until_s: float, previous: PreviousDigest | None = None) -> str:
     """The prompt a tick :data:`TICK_AFTER_MS` after ``until_s`` seconds of the shipped demo
     session would send, with ``previous`` as the digest before it."""
+    window, now = session_window(until_s)
+    return build_prompt(window, now_ms=now, previous=previous)
+
+
+def session_window(until_s: float) -> tuple[TickWindow, int]:
+    """The window a tick :data:`TICK_AFTER_MS` after ``until_s`` seconds of the shipped demo
+    session reads, and the tick's server time."""
     feed, sense = stored(takewhile(lambda e: e.at <= until_s, load_session()))
     now = T0_MS + round(until_s * 1000) + TICK_AFTER_MS
-    window = build_context_window(feed, sense, now_ms=now, max_age_ms=MAX_AGE_MS)
-    return build_prompt(window, now_ms=now, previous=previous)
+    return build_context_window(feed, sense, now_ms=now, max_age_ms=MAX_AGE_MS), now
 
 
 def tick_ms(case: Case) -> int:

@@ -278,6 +278,16 @@ def judge(hud: str, vocab: Vocabulary = INSTRUCTION_VOCABULARY) -> Reason | None
     return None
 
 
+NOT_PUSHED = (NO_OUTPUT, "Idle")
+"""Huds that are never put on the feed: none, and the prompt's word for a moment without news."""
+
+
+def pushes(hud: str, last_pushed: str | None) -> bool:
+    """Whether a hud the gate let through goes to the feed after ``last_pushed``: not one of
+    :data:`NOT_PUSHED`, and not the line the feed already shows last."""
+    return hud not in NOT_PUSHED and hud != last_pushed
+
+
 def salvage(content: str) -> str | None:
     """The ``hud`` value of an answer that is JSON-like but not JSON, if one can be read."""
     for pattern in _SALVAGE:
