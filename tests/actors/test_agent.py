@@ -343,13 +343,14 @@ def test_the_next_prompt_carries_the_previous_digest(
     asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="first screen"))
     assert tick(relay, logs) == "ok"
     first_prompt = fake_llm.requests[0].body["messages"][0]["content"]
-    assert "Earlier (" not in first_prompt
+    assert "Said before (" not in first_prompt
 
     clock.advance(40)
     asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="second screen"))
     assert tick(relay, logs) == "ok"
     second_prompt = fake_llm.requests[1].body["messages"][0]["content"]
-    assert f"Earlier (your previous digest, 40s ago):\n{fake_llm.digest}\n" in second_prompt
+    said = "Said before (your previous digest, 40s ago; do not repeat it):"
+    assert f"{said}\n{fake_llm.digest}\n" in second_prompt
 
 
 def test_an_entry_names_the_model_the_server_says_answered(

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from actors.agent.core.prompt import AUDIO_HEADER
+from actors.agent.core.prompt import AUDIO_NOW
 from actors.agent.digest_store import DigestStore
 from actors.core.shapes import MARKS, TRANSCRIPT_SOURCE, AudioSource
 from actors.ingest.feed_buffer import FeedBuffer
@@ -123,7 +123,7 @@ def test_a_transcript_of_the_relay_is_a_question_the_model_hears_with_whose_word
     called = logs.named("tick")[-1]
     assert (called["reason"], called["change"]) == ("question", "where is the config file?")
     prompt = fake_llm.requests[-1].body["messages"][-1]["content"]
-    audio = prompt.split(AUDIO_HEADER + "\n", 1)[1].split("\n\n", 1)[0]
+    audio = prompt.split(AUDIO_NOW + "\n", 1)[1].split("\n\n", 1)[0]
     assert audio == f"[1s ago] ({label}) where is the config file?"
 
 

@@ -28,7 +28,16 @@ RECENT_SCREEN_LINES = 3
 _AGE = re.compile("^" + re.escape(labels.AGE).replace(re.escape("{seconds}"), r"(\d+)"))
 _WHERE = re.compile(r"^\[([^\]]*)\]\s*")
 _SEEN = re.compile(r"\s*" + re.escape(labels.SEEN).replace(re.escape("{narrative}"), ".*") + "$")
-_EARLIER = labels.EARLIER_HEADER.partition("{age}")[0]
+_PREVIOUS = labels.PREVIOUS_HEADER.partition("{age}")[0]
+_SECTIONS = {
+    labels.SCREEN_NOW: "screen",
+    labels.SCREEN_HEADER: "screen",
+    labels.AUDIO_NOW: "audio",
+    labels.AUDIO_HEADER: "audio",
+    labels.NOW_HEADER: "",
+    labels.EARLIER_HEADER: "",
+}
+"""The section each heading of the prompt begins."""
 _CUT = re.compile(
     "|".join(
         (
@@ -134,11 +143,9 @@ def read_prompt(prompt: str) -> PromptView:
             history = (
                 () if apps in ("", labels.NO_APPS) else tuple(apps.split(labels.APP_SEPARATOR))
             )
-        elif line == labels.SCREEN_HEADER:
-            section = "screen"
-        elif line == labels.AUDIO_HEADER:
-            section = "audio"
-        elif line.startswith(_EARLIER):
+        elif line in _SECTIONS:
+            section = _SECTIONS[line]
+        elif line.startswith(_PREVIOUS):
             section = "earlier"
         elif section == "screen" and line != labels.NO_SCREEN:
             screen.append(_screen_line(line))

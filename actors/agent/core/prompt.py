@@ -1,11 +1,18 @@
 """The LLM prompt and the fingerprint of what it would send.
 
-Events are listed newest first, each labelled with its age (``[12s ago]``), so that the
-model weighs what the user does now above what is still in the window; the previous digest
-comes along (bounded), so that a digest can say what the user was doing before the window.
-The screen section's OCR texts share one budget (:data:`SCREEN_BUDGET`), spent newest first,
-with repeated lines shown once, error and question lines whole and each cut marked
-(:mod:`actors.agent.core.screen_budget`).
+The prompt says which moment is now. A small model takes the first thing it reads, so the
+newest moment comes first, under :data:`NOW_HEADER`: the active app, the newest screen event
+and the newest transcript. What came before follows as background, under
+:data:`EARLIER_HEADER`: the app history, then the older screen events and transcripts, newest
+first. Every event is labelled with its age (``[12s ago]``). The screen events' OCR texts
+share one budget (:data:`SCREEN_BUDGET`), spent newest first, with repeated lines shown once,
+error and question lines whole and each cut marked (:mod:`actors.agent.core.screen_budget`):
+the newest screen is the one shown most fully.
+
+The previous digest comes along as what was said before (:data:`PREVIOUS_HEADER`), and only
+its first sentence (:data:`PREVIOUS_SENTENCES`): given whole, a small model copies it as the
+new digest instead of describing now. The rules ask the digest to end with what the user did
+before, which the background holds.
 
 The prompt's labels are constants here: whatever reads a prompt back (the demo's stand-in
 LLM) takes them from this module, so the format is written once.
@@ -14,6 +21,7 @@ LLM) takes them from this module, so the format is written once.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -32,19 +40,29 @@ TITLE_CHARS = 120
 NARRATIVE_CHARS = 200
 """Characters of an observation's narrative in the prompt."""
 PREVIOUS_DIGEST_CHARS = 600
-"""Characters of the previous digest in the prompt."""
+"""Characters of the previous digest in the prompt, at most."""
+PREVIOUS_SENTENCES: int | None = 1
+"""Sentences of the previous digest in the prompt (``None``: all of it, ``0``: none)."""
 
+NOW_HEADER = "NOW (what the hud and the digest describe):"
+"""Heads the newest moment: the active app, the newest screen, the newest speech."""
 ACTIVE_APP = "Active app:"
+SCREEN_NOW = "Screen now (OCR text):"
+AUDIO_NOW = "Speech now:"
+EARLIER_HEADER = "EARLIER (background, newest first):"
+"""Heads what came before the newest moment: the app history, older screens and speech."""
 APP_HISTORY = "App history:"
 APP_SEPARATOR = " → "
 NO_APPS = "(none)"
-SCREEN_HEADER = "Screen (OCR text, newest first):"
+SCREEN_HEADER = "Screens before:"
+"""Heads the older screen events, when there are any."""
 NO_SCREEN = "(no screen data)"
 SCREENSHOTS = "Screenshots attached (newest first): {count}"
 """The prompt's last line when the request carries screen images (``{count}`` of them), which
 follow it (:func:`actors.agent.core.completion.request_body`); a request sent without them has
 neither."""
-AUDIO_HEADER = "Audio transcript (newest first):"
+AUDIO_HEADER = "Speech before:"
+"""Heads the older transcripts, when there are any."""
 NO_AUDIO = "(silence)"
 HEARD = "(user heard) "
 """Before a transcript of system audio: words the user heard (a call, a video)."""
@@ -52,7 +70,7 @@ SAID = "(user said) "
 """Before a transcript of the microphone: words the user said."""
 SPEAKERS: dict[AudioSource, str] = {"system": HEARD, "mic": SAID}
 """The label before a transcript, by its source; a transcript of no known source has none."""
-EARLIER_HEADER = "Earlier (your previous digest, {age}):"
+PREVIOUS_HEADER = "Said before (your previous digest, {age}; do not repeat it):"
 """The previous digest's heading; ``{age}`` is like ``40s ago``."""
 ANSWER_HEADER = "Respond with ONLY valid JSON, no markdown:"
 TITLE_SEPARATOR = " — "
@@ -71,30 +89,32 @@ AGE = "[{seconds}s ago] "
 INTRO = """You are an AI monitoring a user's screen and audio in real-time.
 You produce TWO outputs as JSON."""
 """The prompt's first lines."""
-HUD_PLACEHOLDER = "<max 15 words: what user is doing NOW. Terse. No filler.>"
+HUD_PLACEHOLDER = "<max 12 words: what the user is doing NOW, or what they may need>"
 ANSWER_TEMPLATE = f"""{{
   "hud": "{HUD_PLACEHOLDER}",
-  "digest": "<3-5 sentences: detailed description of user activity, what's on screen, \
-what was said, what they might need help with. Include specifics from OCR text. \
-Mention errors, questions, or tasks if visible.>"
+  "digest": "<3-5 sentences: what the user is doing NOW, what is on screen and what was \
+said, with filenames, URLs, errors and UI text from the OCR; what they might need help with; \
+last, what they did EARLIER if it differs.>"
 }}"""
 """The answer's shape, after :data:`ANSWER_HEADER`; its values are placeholders."""
 EXAMPLE_HUD = "Editing hud-relay.mjs in IDEA"
 RULES = f"""Rules:
 - "hud" is for a minimal overlay display. Example: "{EXAMPLE_HUD}"
-- "digest" is for an AI assistant to understand the full situation and offer help.
-- The newest events say what the user is doing now; older ones are background.
-- If an earlier digest is given, end the digest with one sentence on what the user was \
-doing before, if it differs from now.
-- If nothing is happening, hud="Idle" and digest explains what was last seen.
-- Include specific filenames, URLs, error messages, UI text from OCR in digest.
+- "digest" is for an AI assistant to understand the situation NOW and offer help.
+- Describe NOW. EARLIER is background, for the digest's last sentence only.
+- Never repeat what was said before: say what is new.
+- hud="Idle" only if NOW has no screen and no speech.
 - Do NOT suggest actions in digest — just describe the situation factually."""
 """The prompt's last lines."""
 INSTRUCTIONS = (INTRO, ANSWER_HEADER, ANSWER_TEMPLATE, RULES)
 """The prompt's instruction lines: what a model's answer must not repeat back as a hud
 (:mod:`actors.agent.core.hud_check`)."""
 LABELS = (
+    NOW_HEADER,
     ACTIVE_APP,
+    SCREEN_NOW,
+    AUDIO_NOW,
+    EARLIER_HEADER,
     APP_HISTORY,
     NO_APPS,
     SCREEN_HEADER,
@@ -102,7 +122,7 @@ LABELS = (
     SCREENSHOTS,
     AUDIO_HEADER,
     NO_AUDIO,
-    EARLIER_HEADER,
+    PREVIOUS_HEADER,
 )
 """The prompt's section labels: ours too, around the user's data."""
 
@@ -196,35 +216,49 @@ def prompt_with_screen(
 ) -> str:
     """The prompt of :func:`build_prompt` around a screen section given as it stands (its
     lines, ages included, newest first): a comparison of two ways to fill that section can
-    share the rest."""
-    audio_lines = _labelled(((a.ts, audio_line(a)) for a in reversed(ctx.audio)), now_ms)
+    share the rest. The first line is the newest screen, under :data:`NOW_HEADER`."""
+    newest_screen, _, older_screens = screen_lines.partition("\n")
+    audio = [(a.ts, audio_line(a)) for a in reversed(ctx.audio)]
     app_switches = APP_SEPARATOR.join(normalize_app_name(a.app) for a in ctx.app_history)
-    earlier = ""
-    if previous is not None and previous.text.strip():
-        text = _one_line(previous.text.strip())
-        if len(text) > PREVIOUS_DIGEST_CHARS:
-            text = text[: PREVIOUS_DIGEST_CHARS - 1] + "…"
-        heading = EARLIER_HEADER.format(age=_age(now_ms, previous.ts).strip()[1:-1])
-        earlier = f"""
-
-{heading}
-{text}"""
-
+    earlier = [f"{APP_HISTORY} {app_switches or NO_APPS}"]
+    if older_screens:
+        earlier += [SCREEN_HEADER, older_screens]
+    if len(audio) > 1:
+        earlier += [AUDIO_HEADER, _labelled(audio[1:], now_ms)]
+    said = _previous(previous, now_ms)
     return f"""{INTRO}
 
+{NOW_HEADER}
 {ACTIVE_APP} {normalize_app_name(ctx.current_app)}
-{APP_HISTORY} {app_switches or NO_APPS}
+{SCREEN_NOW}
+{newest_screen or NO_SCREEN}
+{AUDIO_NOW}
+{_labelled(audio[:1], now_ms) or NO_AUDIO}
 
-{SCREEN_HEADER}
-{screen_lines or NO_SCREEN}
-
-{AUDIO_HEADER}
-{audio_lines or NO_AUDIO}{earlier}
+{EARLIER_HEADER}
+{chr(10).join(earlier)}{said}
 
 {ANSWER_HEADER}
 {ANSWER_TEMPLATE}
 
 {RULES}"""
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+
+
+def _previous(previous: PreviousDigest | None, now_ms: int) -> str:
+    """The previous digest's section (a blank line first), or nothing: its first
+    :data:`PREVIOUS_SENTENCES` sentences, at most :data:`PREVIOUS_DIGEST_CHARS` characters."""
+    if previous is None or not previous.text.strip() or PREVIOUS_SENTENCES == 0:
+        return ""
+    text = _one_line(previous.text.strip())
+    if PREVIOUS_SENTENCES is not None:
+        text = " ".join(_SENTENCE_END.split(text)[:PREVIOUS_SENTENCES])
+    if len(text) > PREVIOUS_DIGEST_CHARS:
+        text = text[: PREVIOUS_DIGEST_CHARS - 1] + "…"
+    heading = PREVIOUS_HEADER.format(age=_age(now_ms, previous.ts).strip()[1:-1])
+    return f"\n\n{heading}\n{text}"
 
 
 def fingerprint(ctx: TickWindow) -> str:

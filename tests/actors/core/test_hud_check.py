@@ -65,7 +65,7 @@ def test_a_line_a_user_can_read_passes(hud: str) -> None:
             "Terse. No fil",
             "echo",
         ),
-        ("Chrome: detailed description of user activity on the page", "echo"),
+        ("Chrome: what they might need help with on the page", "echo"),
         # template slots a model fills with its own placeholders
         (
             "The latest news is [insert new information about the user's situation]. "
@@ -96,7 +96,7 @@ def test_a_line_a_user_can_read_passes(hud: str) -> None:
         ("The latest event is:", "fragment"),
         (HUD_PLACEHOLDER, "placeholder"),
         ("<max 15 words>", "placeholder"),
-        ("max 15 words: what user is doing NOW", "placeholder"),
+        ("max 12 words: what the user is doing NOW", "placeholder"),
         ("<describe what the user does>", "placeholder"),
         ('{"hud": "Editing', "fragment"),
         ('", "digest": "}, {"hud": [":", "', "fragment"),

@@ -1,5 +1,5 @@
-"""The LLM prompt: the original relay's, with ages, newest first, the previous digest and one
-budget for the screen section."""
+"""The LLM prompt: the newest moment first under NOW, what came before under EARLIER, ages,
+the previous digest's first sentence and one budget for the screen events."""
 
 from __future__ import annotations
 
@@ -7,8 +7,13 @@ import re
 from dataclasses import replace
 
 from actors.agent.core.prompt import (
+    AUDIO_HEADER,
+    AUDIO_NOW,
+    LABELS,
     PREVIOUS_DIGEST_CHARS,
     SCREEN_BUDGET,
+    SCREEN_HEADER,
+    SCREEN_NOW,
     PreviousDigest,
     build_prompt,
     fingerprint,
@@ -18,8 +23,6 @@ from actors.core.records import FeedRecord
 from actors.core.shapes import AppSwitch
 
 NOW = 1_769_901_200_000
-SCREEN = "Screen (OCR text, newest first):"
-AUDIO = "Audio transcript (newest first):"
 
 
 def ctx(
@@ -56,38 +59,52 @@ def prompt_of(window: TickWindow, previous: PreviousDigest | None = None) -> str
 
 
 def section(prompt: str, header: str) -> list[str]:
-    """The lines after ``header`` up to the next blank line."""
+    """The lines after ``header`` up to the next blank line or heading; none without it."""
     lines = prompt.split("\n")
+    if header not in lines:
+        return []
     start = lines.index(header) + 1
-    end = lines.index("", start)
+    end = start
+    while lines[end] and not (lines[end] in LABELS and lines[end].endswith(":")):
+        end += 1
     return lines[start:end]
+
+
+def screens(prompt: str) -> list[str]:
+    """The screen lines, newest first: now's, then the earlier ones."""
+    return section(prompt, SCREEN_NOW) + section(prompt, SCREEN_HEADER)
+
+
+def speech(prompt: str) -> list[str]:
+    """The transcript lines, newest first: now's, then the earlier ones."""
+    return section(prompt, AUDIO_NOW) + section(prompt, AUDIO_HEADER)
 
 
 EXPECTED_EMPTY_PROMPT = """You are an AI monitoring a user's screen and audio in real-time.
 You produce TWO outputs as JSON.
 
+NOW (what the hud and the digest describe):
 Active app: unknown
-App history: (none)
-
-Screen (OCR text, newest first):
+Screen now (OCR text):
 (no screen data)
-
-Audio transcript (newest first):
+Speech now:
 (silence)
+
+EARLIER (background, newest first):
+App history: (none)
 
 Respond with ONLY valid JSON, no markdown:
 {
-  "hud": "<max 15 words: what user is doing NOW. Terse. No filler.>",
-  "digest": "<3-5 sentences: detailed description of user activity, what's on screen, what was said, what they might need help with. Include specifics from OCR text. Mention errors, questions, or tasks if visible.>"
+  "hud": "<max 12 words: what the user is doing NOW, or what they may need>",
+  "digest": "<3-5 sentences: what the user is doing NOW, what is on screen and what was said, with filenames, URLs, errors and UI text from the OCR; what they might need help with; last, what they did EARLIER if it differs.>"
 }
 
 Rules:
 - "hud" is for a minimal overlay display. Example: "Editing hud-relay.mjs in IDEA"
-- "digest" is for an AI assistant to understand the full situation and offer help.
-- The newest events say what the user is doing now; older ones are background.
-- If an earlier digest is given, end the digest with one sentence on what the user was doing before, if it differs from now.
-- If nothing is happening, hud="Idle" and digest explains what was last seen.
-- Include specific filenames, URLs, error messages, UI text from OCR in digest.
+- "digest" is for an AI assistant to understand the situation NOW and offer help.
+- Describe NOW. EARLIER is background, for the digest's last sentence only.
+- Never repeat what was said before: say what is new.
+- hud="Idle" only if NOW has no screen and no speech.
 - Do NOT suggest actions in digest — just describe the situation factually."""  # noqa: E501
 
 
@@ -98,14 +115,14 @@ def test_empty_window_prompt_matches_the_template_exactly():
 def test_empty_window_uses_placeholders():
     prompt = prompt_of(ctx())
     assert "App history: (none)\n" in prompt
-    assert section(prompt, SCREEN) == ["(no screen data)"]
-    assert section(prompt, AUDIO) == ["(silence)"]
+    assert screens(prompt) == ["(no screen data)"]
+    assert speech(prompt) == ["(silence)"]
 
 
 def test_prompt_asks_for_json_with_hud_and_digest():
     prompt = prompt_of(ctx())
     assert "Respond with ONLY valid JSON, no markdown:" in prompt
-    assert '"hud": "<max 15 words' in prompt
+    assert '"hud": "<max 12 words' in prompt
     assert '"digest": "<3-5 sentences' in prompt
 
 
@@ -133,7 +150,7 @@ def test_single_app_history_has_no_arrow():
 def test_screen_lines_are_newest_first_with_their_age_and_normalised_app():
     events = (screen("iterm2", "ls -la", age_s=42.4), screen("code", "main.py", age_s=3))
     prompt = prompt_of(ctx(screen=events))
-    assert section(prompt, SCREEN) == [
+    assert screens(prompt) == [
         "[3s ago] [VS Code] main.py",
         "[42s ago] [iTerm] ls -la",
     ]
@@ -141,13 +158,13 @@ def test_screen_lines_are_newest_first_with_their_age_and_normalised_app():
 
 def test_screen_ocr_lines_are_joined_single_spaced():
     prompt = prompt_of(ctx(screen=(screen("code", "line one\n    line two\n\nline three"),)))
-    assert section(prompt, SCREEN) == ["[0s ago] [VS Code] line one line two line three"]
+    assert screens(prompt) == ["[0s ago] [VS Code] line one line two line three"]
 
 
 def test_an_ocr_text_longer_than_the_spec_cut_is_shown_whole_within_the_budget():
     ocr = "\n".join(f"line {n:02d} of the traceback" for n in range(12)) + "\nKeyError: 'user_id'"
     assert len(ocr) > 300
-    (line,) = section(prompt_of(ctx(screen=(screen("iterm2", ocr),))), SCREEN)
+    (line,) = screens(prompt_of(ctx(screen=(screen("iterm2", ocr),))))
     assert line.endswith("line 11 of the traceback KeyError: 'user_id'")
     assert "cut]" not in line
 
@@ -155,9 +172,8 @@ def test_an_ocr_text_longer_than_the_spec_cut_is_shown_whole_within_the_budget()
 def test_the_screen_budget_is_spent_newest_first_and_the_cut_is_marked():
     newest = "\n".join(f"newest {n:03d} " + "n" * 40 for n in range(SCREEN_BUDGET // 50))
     older = "\n".join(f"older {n}" for n in range(40))
-    lines = section(
-        prompt_of(ctx(screen=(screen("code", older, age_s=9), screen("code", newest, age_s=1)))),
-        SCREEN,
+    lines = screens(
+        prompt_of(ctx(screen=(screen("code", older, age_s=9), screen("code", newest, age_s=1))))
     )
     assert lines[0].startswith("[1s ago] [VS Code] newest 000 ")
     assert "newest 001" in lines[0]
@@ -169,9 +185,9 @@ def test_the_screen_budget_is_spent_newest_first_and_the_cut_is_marked():
 def test_cut_marks_say_how_many_lines_were_left_out():
     one = "\n".join(["x" * 99] * (SCREEN_BUDGET // 100)) + "\n" + "y" * 99
     many = "\n".join("z" * 300 for _ in range(SCREEN_BUDGET // 100))
-    (line,) = section(prompt_of(ctx(screen=(screen("code", one),))), SCREEN)
+    (line,) = screens(prompt_of(ctx(screen=(screen("code", one),))))
     assert line.endswith("x" * 99 + " [… 1 line cut]")
-    (line,) = section(prompt_of(ctx(screen=(screen("code", many),))), SCREEN)
+    (line,) = screens(prompt_of(ctx(screen=(screen("code", many),))))
     assert re.search(r" \[… \d+ lines cut\]$", line)
 
 
@@ -179,7 +195,7 @@ def test_an_error_past_the_budget_is_kept_whole():
     ocr = "\n".join(f"collecting item {n}" for n in range(SCREEN_BUDGET // 10)) + (
         "\njson.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)"
     )
-    (line,) = section(prompt_of(ctx(screen=(screen("iterm2", ocr),))), SCREEN)
+    (line,) = screens(prompt_of(ctx(screen=(screen("iterm2", ocr),))))
     assert line.endswith(
         " lines cut] json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)"
     )
@@ -192,7 +208,7 @@ def test_lines_repeated_in_an_older_event_are_shown_once_in_the_newest():
         screen("Google Chrome", f"{chrome}\nasyncio.timeout", age_s=10),
         screen("Google Chrome", chrome, age_s=2),
     )
-    assert section(prompt_of(ctx(screen=events)), SCREEN) == [
+    assert screens(prompt_of(ctx(screen=events))) == [
         "[2s ago] [Chrome] Bookmarks Gmail GitHub ← → C docs.python.org",
         "[10s ago] [Chrome] asyncio.timeout",
         "[20s ago] [Chrome] asyncio.wait_for",
@@ -204,7 +220,7 @@ def test_an_event_whose_every_line_a_newer_one_shows_says_so():
         screen("code", "def tick():\n    pass", age_s=5),
         screen("code", "def tick():\n  pass"),
     )
-    assert section(prompt_of(ctx(screen=events)), SCREEN) == [
+    assert screens(prompt_of(ctx(screen=events))) == [
         "[0s ago] [VS Code] def tick(): pass",
         "[5s ago] [VS Code] (same text as above)",
     ]
@@ -212,7 +228,7 @@ def test_an_event_whose_every_line_a_newer_one_shows_says_so():
 
 def test_screen_event_without_ocr_shows_no_text():
     prompt = prompt_of(ctx(screen=(screen("finder", "", type_="context"),)))
-    assert section(prompt, SCREEN) == ["[0s ago] [Finder] (no text)"]
+    assert screens(prompt) == ["[0s ago] [Finder] (no text)"]
 
 
 def test_the_audio_section_says_what_the_user_heard_and_what_they_said():
@@ -226,7 +242,7 @@ def test_the_audio_section_says_what_the_user_heard_and_what_they_said():
         for n, (age, text) in enumerate(posted, start=1)
     ]
     window = build_context_window(feed, [], now_ms=NOW, max_age_ms=120_000)
-    assert section(prompt_of(window), AUDIO) == [
+    assert speech(prompt_of(window)) == [
         "[1s ago] a transcript of no known source",
         "[3s ago] (user said) I think it is in the home folder",
         "[5s ago] (user heard) where is the config file?",
@@ -242,15 +258,15 @@ def test_whose_words_a_transcript_holds_is_part_of_the_fingerprint():
 def test_audio_lines_are_cut_to_300_characters_newest_first_with_their_age():
     audio = (heard("first", age_s=61), heard("b" * 300 + "OVERFLOW", age_s=2))
     prompt = prompt_of(ctx(audio=audio))
-    assert section(prompt, AUDIO) == ["[2s ago] " + "b" * 300, "[61s ago] first"]
+    assert speech(prompt) == ["[2s ago] " + "b" * 300, "[61s ago] first"]
 
 
 def test_multibyte_text_is_kept_in_the_prompt():
     prompt = prompt_of(
         ctx(audio=(heard("Привет 👋 日本語"),), screen=(screen("telegram", "Привет"),))
     )
-    assert section(prompt, AUDIO) == ["[0s ago] Привет 👋 日本語"]
-    assert section(prompt, SCREEN) == ["[0s ago] [Telegram] Привет"]
+    assert speech(prompt) == ["[0s ago] Привет 👋 日本語"]
+    assert screens(prompt) == ["[0s ago] [Telegram] Привет"]
 
 
 def test_populated_prompt_drops_every_placeholder():
@@ -275,7 +291,7 @@ def test_window_title_observation_title_and_narrative_are_shown():
         title="Editing the relay",
         narrative="A Python file with a failing assertion",
     )
-    assert section(prompt_of(ctx(screen=(event,))), SCREEN) == [
+    assert screens(prompt_of(ctx(screen=(event,)))) == [
         "[0s ago] [VS Code — relay.py — sinain-relay] Editing the relay: def main(): "
         "(seen: A Python file with a failing assertion)"
     ]
@@ -283,38 +299,66 @@ def test_window_title_observation_title_and_narrative_are_shown():
 
 def test_an_event_without_ocr_shows_its_narrative_instead():
     event = screen("figma", "", type_="visual", narrative="A dashboard mock-up")
-    assert section(prompt_of(ctx(screen=(event,))), SCREEN) == [
-        "[0s ago] [figma] A dashboard mock-up"
-    ]
+    assert screens(prompt_of(ctx(screen=(event,)))) == ["[0s ago] [figma] A dashboard mock-up"]
 
 
 def test_events_received_in_the_future_are_zero_seconds_old():
-    assert section(prompt_of(ctx(screen=(screen("code", "x", age_s=-5),))), SCREEN) == [
+    assert screens(prompt_of(ctx(screen=(screen("code", "x", age_s=-5),)))) == [
         "[0s ago] [VS Code] x"
     ]
 
 
-def test_no_previous_digest_means_no_earlier_section():
-    assert "Earlier (" not in prompt_of(ctx())
+def test_the_newest_screen_and_speech_are_now_and_the_older_ones_earlier_newest_first():
+    window = ctx(
+        current_app="code",
+        app_history=(AppSwitch("iterm2", 1), AppSwitch("code", 2)),
+        screen=(screen("iterm2", "ls -la", age_s=42), screen("code", "main.py", age_s=3)),
+        audio=(heard("first", age_s=61), heard("second", age_s=20), heard("third", age_s=5)),
+    )
+    prompt = prompt_of(window)
+    now, earlier = prompt.split("\n\nEARLIER (background, newest first):\n")
+    assert now.endswith(
+        "\n\nNOW (what the hud and the digest describe):\nActive app: VS Code\n"
+        "Screen now (OCR text):\n[3s ago] [VS Code] main.py\n"
+        "Speech now:\n[5s ago] third"
+    )
+    assert earlier.startswith(
+        "App history: iTerm → VS Code\n"
+        "Screens before:\n[42s ago] [iTerm] ls -la\n"
+        "Speech before:\n[20s ago] second\n[61s ago] first\n\n"
+    )
 
 
-def test_the_previous_digest_is_given_with_its_age():
-    previous = PreviousDigest("User was reading the Pykka docs\nin Chrome.", NOW - 95_000)
+def test_nothing_earlier_leaves_out_the_earlier_screens_and_speech():
+    prompt = prompt_of(ctx(screen=(screen("code", "main.py"),), audio=(heard("hello"),)))
+    assert "Screens before:" not in prompt
+    assert "Speech before:" not in prompt
+
+
+def test_no_previous_digest_means_no_said_before_section():
+    assert "Said before (" not in prompt_of(ctx())
+
+
+def test_the_previous_digests_first_sentence_is_given_with_its_age():
+    previous = PreviousDigest(
+        "User was reading the Pykka docs\nin Chrome. Then they opened relay.py.", NOW - 95_000
+    )
     prompt = prompt_of(ctx(), previous)
-    assert section(prompt, "Earlier (your previous digest, 95s ago):") == [
+    assert section(prompt, "Said before (your previous digest, 95s ago; do not repeat it):") == [
         "User was reading the Pykka docs in Chrome."
     ]
 
 
 def test_the_previous_digest_is_bounded():
     previous = PreviousDigest("w" * 5_000, NOW - 1_000)
-    (line,) = section(prompt_of(ctx(), previous), "Earlier (your previous digest, 1s ago):")
+    heading = "Said before (your previous digest, 1s ago; do not repeat it):"
+    (line,) = section(prompt_of(ctx(), previous), heading)
     assert len(line) == PREVIOUS_DIGEST_CHARS
     assert line.endswith("…")
 
 
 def test_a_blank_previous_digest_is_left_out():
-    assert "Earlier (" not in prompt_of(ctx(), PreviousDigest("  ", NOW))
+    assert "Said before (" not in prompt_of(ctx(), PreviousDigest("  ", NOW))
 
 
 # -- the fingerprint -------------------------------------------------------------------------

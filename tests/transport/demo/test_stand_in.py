@@ -50,23 +50,26 @@ def test_summarise_reads_the_prompt_of_a_real_window() -> None:
 
 PROMPT = """You are an AI monitoring a user's screen and audio in real-time.
 
+NOW (what the hud and the digest describe):
 Active app: VS Code
-App history: Chrome → VS Code
-
-Screen (OCR text, newest first):
+Screen now (OCR text):
 [2s ago] [VS Code — relay.py — sinain-relay] def tick(self): (seen: the user types)
+Speech now:
+[5s ago] so the tick runs after the debounce
+
+EARLIER (background, newest first):
+App history: Chrome → VS Code
+Screens before:
 [12s ago] [Chrome — MDN] Page Visibility API
 [15s ago] [Chrome] (no text)
-
-Audio transcript (newest first):
-[5s ago] so the tick runs after the debounce
+Speech before:
 [40s ago] first remark
 
-Earlier (your previous digest, 40s ago):
-(stand-in, no LLM) The user is in Chrome, on "MDN". More.
+Said before (your previous digest, 40s ago; do not repeat it):
+(stand-in, no LLM) The user is in Chrome, on "MDN".
 
 Respond with ONLY valid JSON, no markdown:
-Screen (OCR text, newest first):
+Screens before:
 [1s ago] [Not — this] ignored
 """
 
@@ -84,7 +87,7 @@ def test_read_prompt_takes_each_section_apart() -> None:
             HeardLine(5, "so the tick runs after the debounce"),
             HeardLine(40, "first remark"),
         ),
-        earlier='(stand-in, no LLM) The user is in Chrome, on "MDN". More.',
+        earlier='(stand-in, no LLM) The user is in Chrome, on "MDN".',
     )
     hud, digest = summarise(PROMPT)
     assert hud == "Editing relay.py in VS Code"
