@@ -25,6 +25,7 @@ from actors.agent.core.response_format import NO_LEVELS, FormatLevels
 from actors.agent.core.screen_image import NOTHING_SENT, SentImages
 from actors.agent.digest_store import DigestStore
 from actors.agent.llm_caller import NOTHING_JUDGED, Judged, LLMCaller
+from actors.agent.local_llm import LocalModels
 from actors.agent.situation_writer import (
     SituationOutbox,
     SituationWriter,
@@ -116,6 +117,9 @@ class Wiring:
     formats: Published[FormatLevels] = field(default_factory=lambda: Published(NO_LEVELS))
     sent_images: Published[SentImages] = field(default_factory=lambda: Published(NOTHING_SENT))
     """The screen images recent calls sent (the LLM caller writes, the context builder reads)."""
+    local_models: LocalModels = field(default_factory=LocalModels)
+    """The agent's model on this machine (``AGENT_API=local``): the LLM caller's, across its
+    incarnations; ``/health``, ``/metrics`` and the fault drills read it."""
     judged: Published[Judged] = field(default_factory=lambda: Published(NOTHING_JUDGED))
     """The models whose first call the LLM caller logged as a check (so a restart does not
     log it again)."""
@@ -293,6 +297,7 @@ def start_agent(root: pykka.ActorRef[Any], w: Wiring) -> None:
             formats=w.formats,
             sent_images=w.sent_images,
             judged=w.judged,
+            local=w.local_models,
             report=report,
             redact=w.redactor.enabled,
         )

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pykka
 import structlog
 
+from actors.agent.local_llm import LocalModels
 from actors.core.error_text import safe_text
 from actors.core.errors import ActorUnavailable
 from actors.core.redactor import Redactor
@@ -108,7 +109,13 @@ def start_relay(
             close_storage(storage)
             raise StartFailed(watch.cause(exc)) from exc
         started.set()
-    return Relay(root=root, handles=wiring.actors, storage=storage, frontend=frontend)
+    return Relay(
+        root=root,
+        handles=wiring.actors,
+        storage=storage,
+        frontend=frontend,
+        local_models=wiring.local_models,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +126,8 @@ class Relay:
     handles: dict[str, ChildHandle[Any]]
     storage: StorageInfo
     frontend: Frontend
+    local_models: LocalModels
+    """The agent's model on this machine, whose worker ends with the relay."""
 
     def address(self, timeout_s: float = 5.0) -> tuple[str, int]:
         """Where the frontend serves."""
@@ -149,6 +158,7 @@ class Relay:
             return False
         finally:
             close_storage(self.storage)
+            self.local_models.close()
         return True
 
 

@@ -9,6 +9,13 @@ from importlib import metadata
 from typing import Any
 
 from config.env_file import with_env_file
+from config.local_llm import (
+    DEFAULT_LOCAL_MODEL,
+    LOCAL_TIMEOUT_MS,
+    LocalModelError,
+    local_llm_installed,
+    local_model,
+)
 from config.option_values import parse_value
 from config.options import OPTIONS
 from config.settings import (
@@ -159,6 +166,7 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
     if "log_format" not in settings:
         # a log file is no terminal, whatever stderr is
         settings["log_format"] = "console" if isatty and "log_file" not in settings else "json"
+    _agent_api(agent)
     if not {"stt_api", "stt_base_url", "stt_api_key"} & audio.keys() and local_stt_installed():
         audio["stt_api"] = "local"  # no speech service named: this machine's own recogniser
     if audio.get("stt_api") == "local":
@@ -174,6 +182,26 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
         agent=AgentSettings(**agent),
         audio=AudioConfig(**audio),
     )
+
+
+def _agent_api(agent: dict[str, Any]) -> None:
+    """The agent's own model when it can serve and nothing else is named: the ``local-llm``
+    extra installed, and neither a key nor a server given. With ``AGENT_API=local``,
+    ``AGENT_MODEL`` is the default local model unless named, checked, and a path made absolute.
+
+    Raises:
+        ConfigError: ``AGENT_MODEL`` names no model this machine can run.
+    """
+    named = {"api", "api_key", "base_url"} & agent.keys()
+    if not named and local_llm_installed():
+        agent["api"] = "local"
+    if agent.get("api") != "local":
+        return
+    agent.setdefault("timeout_ms", LOCAL_TIMEOUT_MS)
+    try:
+        agent["model"] = local_model(agent.get("model", DEFAULT_LOCAL_MODEL))
+    except LocalModelError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _local_model(audio: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ import re2
 
 from config.secrets import shown_url
 from config.settings import (
+    AGENT_APIS,
     ESCALATION_MODES,
     LOG_FORMATS,
     LOG_LEVELS,
@@ -108,6 +109,12 @@ def _parse_escalation_mode(name: str, value: str) -> str:
     return value.lower()
 
 
+def _parse_agent_api(name: str, value: str) -> str:
+    if value.lower() not in AGENT_APIS:
+        raise ConfigError(f"{name} must be one of {', '.join(AGENT_APIS)}, got {value!r}")
+    return value.lower()
+
+
 def _parse_stt_api(name: str, value: str) -> str:
     if value.lower() not in STT_APIS:
         raise ConfigError(f"{name} must be one of {', '.join(STT_APIS)}, got {value!r}")
@@ -126,6 +133,7 @@ _HELPERS: dict[str, Callable[[str, str], Any]] = {
     "image_count": _parse_image_count,
     "response_format": _parse_response_format,
     "stt_api": _parse_stt_api,
+    "agent_api": _parse_agent_api,
     "escalation_mode": _parse_escalation_mode,
     "origin_list": _parse_origins,
     "host_list": _parse_hosts,

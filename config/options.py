@@ -195,8 +195,34 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "agent_enabled", "AGENT_ENABLED", "bool", "run the agent loop", agent=True, field="enabled"
     ),
+    Option(
+        "agent_api",
+        "AGENT_API",
+        "agent_api",
+        "how the agent asks its model: openai (an OpenAI-compatible server at AGENT_BASE_URL) or "
+        "local (a GGUF model on this machine, the local-llm extra); unset: local when the extra is "
+        "installed and neither OPENROUTER_API_KEY nor AGENT_BASE_URL is set",
+        agent=True,
+        field="api",
+    ),
     Option("base_url", "AGENT_BASE_URL", "url", "OpenAI-compatible API root", agent=True),
-    Option("model", "AGENT_MODEL", "text", "model to ask", agent=True),
+    Option(
+        "model",
+        "AGENT_MODEL",
+        "text",
+        "model to ask; with AGENT_API=local a .gguf file, a directory holding one, or a known "
+        "model's name (default qwen2.5-coder-0.5b-instruct)",
+        agent=True,
+    ),
+    Option(
+        "agent_local_threads",
+        "AGENT_LOCAL_THREADS",
+        "positive_int",
+        "threads the local model computes with (AGENT_API=local)",
+        agent=True,
+        field="local_threads",
+        default_text="every core but one",
+    ),
     Option(
         "fallback_models",
         "AGENT_FALLBACK_MODELS",

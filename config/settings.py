@@ -19,6 +19,8 @@ from config.audio.settings import local_model_for as local_model_for  # noqa: PL
 from config.audio.settings import local_stt_installed as local_stt_installed  # noqa: PLC0414
 from config.audio.settings import model_path as model_path  # noqa: PLC0414
 from config.audio.settings import same_origin as same_origin  # noqa: PLC0414
+from config.local_llm import default_threads
+from config.loopback import loopback_url
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "google/gemini-2.5-flash-lite"
@@ -34,6 +36,11 @@ DEFAULT_DATA_DIR = ""
 SYNC_MODES = ("full", "normal")
 LOG_FORMATS = ("console", "json")
 LOG_LEVELS = ("debug", "info", "warning", "error")
+AgentApi = Literal["openai", "local"]
+"""How the agent asks its model (``AGENT_API``): ``openai``, an OpenAI-compatible chat-completions
+server at ``AGENT_BASE_URL``; ``local``, a GGUF model on this machine, in a worker process of
+the LLM caller (the ``local-llm`` extra; :mod:`config.local_llm`)."""
+AGENT_APIS: tuple[AgentApi, ...] = get_args(AgentApi)
 ResponseFormat = Literal["auto", "json_schema", "json_object", "off"]
 """What the agent's requests ask of the LLM (``AGENT_RESPONSE_FORMAT``)."""
 RESPONSE_FORMATS: tuple[ResponseFormat, ...] = get_args(ResponseFormat)
@@ -73,6 +80,7 @@ class AgentSettings:
     """The agent's runtime configuration; ``POST /agent/config`` makes a new one."""
 
     enabled: bool = True
+    api: AgentApi = "openai"
     api_key: str = ""
     base_url: str = DEFAULT_BASE_URL
     model: str = DEFAULT_MODEL
@@ -108,6 +116,13 @@ class AgentSettings:
     """The model a call with images asks first."""
     vision_max_images: int = 1
     """The most images one call carries (0 sends none)."""
+    local_threads: int = field(default_factory=default_threads)
+    """The threads the local model computes with (``AGENT_API=local``)."""
+
+    @property
+    def local(self) -> bool:
+        """The model runs on this machine (no server, no key)."""
+        return self.api == "local"
 
     @property
     def escalation(self) -> EscalationPolicy:
@@ -118,13 +133,16 @@ class AgentSettings:
 
     @property
     def models(self) -> tuple[str, ...]:
-        """``model`` then the fallbacks, without repeats."""
+        """``model`` then the fallbacks, without repeats (a local model has none: one model
+        is loaded at a time)."""
+        if self.local:
+            return (self.model,)
         return tuple(dict.fromkeys((self.model, *self.fallback_models)))
 
     @property
     def sends_images(self) -> bool:
-        """Whether a call may carry screen images."""
-        return self.vision_enabled and self.vision_max_images > 0
+        """Whether a call may carry screen images (not to a local model: it reads text)."""
+        return self.vision_enabled and self.vision_max_images > 0 and not self.local
 
     def models_for(self, *, images: bool) -> tuple[str, ...]:
         """The models a call asks in turn: with images, ``vision_model`` first, then
@@ -143,9 +161,15 @@ class AgentSettings:
         return min(self.debounce_ms, self.interval_ms)
 
     @property
+    def reachable(self) -> bool:
+        """The agent has a model to ask: a local one, a key, or a server on this machine
+        (which needs none)."""
+        return self.local or bool(self.api_key) or loopback_url(self.base_url)
+
+    @property
     def active(self) -> bool:
-        """Ticks call the LLM only when the agent is enabled and has a key."""
-        return self.enabled and bool(self.api_key)
+        """Ticks call the LLM only when the agent is enabled and has a model to ask."""
+        return self.enabled and self.reachable
 
     def updated(self, update: ConfigUpdate) -> AgentSettings:
         """Return this config with a ``POST /agent/config`` body applied.

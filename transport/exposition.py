@@ -34,13 +34,16 @@ from actors.agent.core.hud_check import WITHHELD_REASONS
 from actors.agent.core.model_stats import LATENCY_BUCKETS_S
 from actors.agent.core.response_format import NO_LEVELS, FormatLevels
 from actors.agent.digest_store import DigestStore
+from actors.agent.local_llm import LocalLLMStats
 from actors.agent.ticker import Ticker
 from actors.core.errors import ActorUnavailable
 from actors.kernel.base import ChildHandle, RelayActor
+from transport.agent.local import local_families, local_stats
 from transport.agent.redaction import redaction_families
 from transport.agent.vision import vision_families
 from transport.bridge import Asker
 from transport.features import AudioFigures, audio_families, escalation_families
+from transport.gauges import state_gauge
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, cumulative
 from transport.profiling import CLIENTS, ClientReports
 
@@ -99,6 +102,8 @@ class Scrape:
     """The response-format level that last answered, per model and base URL."""
     audio: AudioFigures | None = None
     """The audio actors' published statuses (:mod:`transport.audio.exposition`)."""
+    local: LocalLLMStats | None = None
+    """The local model's worker, once a call has made it (:mod:`transport.agent.local`)."""
 
 
 def _counter(name: str, doc: str, labels: Sequence[str]) -> CounterMetricFamily:
@@ -137,6 +142,8 @@ class RelayCollector:
         yield from self._clients(scrape.clients)
         if scrape.audio is not None:
             yield from audio_families(scrape.audio)
+        if scrape.local is not None:
+            yield from local_families(scrape.local)
         yield from redaction_families(scrape.redactions, scrape.agent)
         up = GaugeMetricFamily(
             "relay_scrape_source_up",
@@ -281,15 +288,13 @@ class RelayCollector:
 
     @staticmethod
     def _ticker(status: Mapping[str, Any]) -> Iterator[Metric]:
-        circuit = GaugeMetricFamily(
+        yield state_gauge(
             "relay_circuit_state",
             "The LLM path's state: 1 for the current one of ok, degraded (ticks failing), "
             "open (the breaker cools off), disabled (turned off), no_key (on, without a key).",
-            labels=["state"],
+            CIRCUIT_STATES,
+            str(status.get("state")),
         )
-        for state in CIRCUIT_STATES:
-            circuit.add_metric([state], 1 if status.get("state") == state else 0)
-        yield circuit
         yield GaugeMetricFamily(
             "relay_llm_consecutive_failures",
             "Failed ticks in a row (3 open the circuit).",
@@ -455,6 +460,7 @@ async def render(
         connections=connections,
         formats=peers.formats.value,
         audio=AudioFigures.read(peers.audio_views, peers.audio_config),
+        local=local_stats(peers.local_models),
     )
     registry = CollectorRegistry(auto_describe=False)
     registry.register(RelayCollector(scrape))

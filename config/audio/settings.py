@@ -6,9 +6,10 @@ from __future__ import annotations
 import importlib.util
 import ipaddress
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal, get_args
 from urllib.parse import urlsplit
+
+from config.paths import model_path as model_path  # noqa: PLC0414
 
 SttApi = Literal["chat", "openai", "local"]
 """How speech becomes text: ``chat`` sends the audio as an ``input_audio`` part of a chat
@@ -23,8 +24,6 @@ DEFAULT_LOCAL_MODEL = "tiny.en"
 MULTILINGUAL_LOCAL_MODEL = "tiny"
 """The default local model for a language other than English (``.en`` models hear English
 only: Whisper would take any other speech for English)."""
-MODEL_PATH_STARTS = ("/", "~", "./", "../")
-"""How an ``STT_MODEL`` that names a directory starts (a model's name never does)."""
 LOCAL_STT_MODULE = "faster_whisper"
 """What the ``local-stt`` extra installs, and ``local`` needs."""
 LOCAL_STT_INSTALL = "pip install 'sinain-relay[local-stt]'"
@@ -132,12 +131,3 @@ def english(language: str) -> bool:
 def local_model_for(language: str) -> str:
     """The local model used unless ``STT_MODEL`` names one: English-only for English."""
     return DEFAULT_LOCAL_MODEL if english(language) else MULTILINGUAL_LOCAL_MODEL
-
-
-def model_path(model: str) -> Path | None:
-    """The directory ``STT_MODEL`` names when it is written as a path (it starts with ``/``,
-    ``~``, ``./`` or ``../``), absolute (``~`` expanded, a relative path taken from the
-    working directory); ``None`` for a model's name, which is never looked for as a folder."""
-    if not model.startswith(MODEL_PATH_STARTS):
-        return None
-    return Path(model).expanduser().absolute()

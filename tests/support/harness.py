@@ -295,9 +295,12 @@ def server_process(
 
 def relay_env(**settings: str) -> dict[str, str]:
     """This environment without the relay's own settings (``RELAY_``, ``AGENT_``, ``LOG_``,
-    ``OPENROUTER_``, ``ESCALATION_``), plus ``settings``."""
+    ``OPENROUTER_``, ``ESCALATION_``), plus ``settings``. The agent asks a server
+    (``AGENT_API=openai``) unless ``settings`` say otherwise: where the ``local-llm`` extra is
+    installed, a relay with no key would otherwise load a model of its own at its first tick."""
     prefixes = ("RELAY_", "AGENT_", "LOG_", "OPENROUTER_", "ESCALATION_")
-    return {k: v for k, v in os.environ.items() if not k.startswith(prefixes)} | settings
+    kept = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
+    return kept | {"AGENT_API": "openai"} | settings
 
 
 def agent_env(llm_url: str, sync: str = "full", **extra: str) -> dict[str, str]:

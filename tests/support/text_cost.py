@@ -45,7 +45,9 @@ from config.secrets import remember_secret
 
 SHAPES_FILE = Path(__file__).resolve().parents[1] / "data" / "adversarial_text.json"
 NOW_MS = 1_000_000
-EXCLUDED_TITLES = ExclusionRule.of(titles=r"(?i)bank|1password|private browsing|\binvoice\b")
+EXCLUDED_TITLES = ExclusionRule.of(
+    titles=r"(?i)bank|1password|private browsing|(?:^|\W)invoice(?:\W|$)"
+)
 """A rule such as a user writes: a few words, case-insensitive."""
 BENCH_SECRET = "text-cost-configured-secret-0123456789"
 """A configured secret shaped like no vendor's key, which error texts are scrubbed of."""

@@ -11,7 +11,7 @@ bucket. Imported with :mod:`transport.exposition`, at the first scrape.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final, get_args
 
@@ -28,6 +28,7 @@ from actors.audio.core.stt_outcome import STT_STATES, LocalStats, TranscriberSta
 from actors.audio.subtree import AudioViews, configured
 from actors.core.shapes import AudioSource
 from config.audio.settings import AudioConfig
+from transport.gauges import state_gauge
 from transport.metrics import cumulative
 
 __all__ = ["CAPTURE_STATES", "STT_STATES", "AudioFigures", "audio_families"]
@@ -113,7 +114,7 @@ def _transcriber(stats: TranscriberStats) -> Iterator[Metric]:
     for reason, count in sorted(stats.outcomes.items()):
         outcomes.add_metric([reason], count)
     yield outcomes
-    yield _one_of(
+    yield state_gauge(
         "relay_stt_breaker_state",
         "The transcriber: 1 for its current state of ok, degraded (failing), open (refusing "
         "while it cools off), probing (one request out to try again), no_key (nothing sent).",
@@ -135,7 +136,7 @@ def _transcriber(stats: TranscriberStats) -> Iterator[Metric]:
 
 def _local(worker: LocalStats) -> Iterator[Metric]:
     """The local recogniser's worker (``STT_API=local``): its state, memory and speed."""
-    yield _one_of(
+    yield state_gauge(
         "relay_stt_local_worker_state",
         "The local recogniser's worker: 1 for its current state of idle (no model loaded), "
         "loading, ready, decoding, failed (the model did not load).",
@@ -154,11 +155,3 @@ def _local(worker: LocalStats) -> Iterator[Metric]:
             "Decoding time over audio time, the median of the recent utterances.",
             value=worker.real_time_factor,
         )
-
-
-def _one_of(name: str, documentation: str, states: Sequence[str], current: str) -> Metric:
-    """A gauge with a sample per state, labelled ``state``: 1 for ``current``, 0 for the rest."""
-    family = GaugeMetricFamily(name, documentation, labels=["state"])
-    for state in states:
-        family.add_metric([state], 1 if state == current else 0)
-    return family

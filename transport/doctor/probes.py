@@ -20,6 +20,7 @@ from actors.agent.core.completion import request_body
 from actors.agent.core.response_format import first_level, is_refusal, step_down
 from actors.agent.core.screen_image import ScreenImage
 from actors.agent.core.verdicts import ChatProbe, Check, unreachable_reason
+from actors.agent.local_llm import LocalChat
 from actors.core.errors import LLMConnectionError, LLMError, LLMHTTPError
 from actors.http_library import httpx
 from config.secrets import shown_url
@@ -55,7 +56,11 @@ def probe_chat(
     config: AgentSettings, model: str, images: tuple[ScreenImage, ...] = ()
 ) -> ChatProbe:
     """One tiny request to ``model`` at ``AGENT_BASE_URL``, at the level the relay asks
-    first; a refusal of the level is asked again one level down (``auto`` only)."""
+    first; a refusal of the level is asked again one level down (``auto`` only). A model on
+    this machine (``AGENT_API=local``) is loaded in a worker of the doctor's own and asked
+    the same (:func:`probe_local`)."""
+    if config.local:
+        return probe_local(config)
     loop = asyncio.new_event_loop()
     client = httpx.AsyncClient(headers={"X-Title": "sinain-relay doctor"})
     level = first_level(config.response_format, None)
@@ -94,6 +99,26 @@ def probe_chat(
     finally:
         loop.run_until_complete(client.aclose())
         loop.close()
+
+
+def probe_local(config: AgentSettings) -> ChatProbe:
+    """The local model loaded (a first use may put it together or fetch it, which the doctor
+    waits for) and asked the doctor's question, with the answer's schema."""
+    chat = LocalChat(config.model, config.local_threads)
+    level = first_level(config.response_format, None)
+    body = request_body(
+        config.model, PROMPT, max_tokens=MAX_TOKENS, temperature=0.0, response_format=level
+    )
+    began = time.monotonic()
+    try:
+        chat.warm()
+        began = time.monotonic()  # the answer's time, not the load's
+        chat.complete(body, config.timeout_ms / 1000)
+    except LLMError as exc:
+        return ChatProbe(config.model, _ms_since(began), None, error=exc)
+    finally:
+        chat.close()
+    return ChatProbe(config.model, _ms_since(began), level)
 
 
 def _ms_since(began: float) -> int:

@@ -54,7 +54,15 @@ def unreachable(url: str, timeout_s: float) -> str | None:
 
 
 def llm_server_check(config: AgentSettings) -> Check:
-    """``llm server``: whether ``AGENT_BASE_URL``'s host accepts a connection."""
+    """``llm server``: whether ``AGENT_BASE_URL``'s host accepts a connection; a model on this
+    machine (``AGENT_API=local``) has none, and is loaded at the first call."""
+    if config.local:
+        return Check(
+            "llm server",
+            "skip",
+            f"{config.model} runs on this machine (AGENT_API=local): loaded at the first call",
+            "sinain-relay doctor loads it and asks it one short question",
+        )
     url = shown_url(config.base_url)
     why = unreachable(config.base_url, min(CONNECT_TIMEOUT_S, config.timeout_ms / 1000))
     if why is None:

@@ -17,6 +17,7 @@ from actors.core.errors import (
 )
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer
+from transport.agent.local import local_health, local_stats
 from transport.answers import ActorState, Storage
 from transport.features import audio_health
 from transport.guard import json_response
@@ -79,6 +80,8 @@ async def health_answer(request: web.Request) -> tuple[Health, int]:
         if isinstance(part, dict):
             agent.update(part)
     agent["responseFormats"] = peers.formats.value.to_json()
+    if (local := local_stats(peers.local_models)) is not None:
+        agent["local"] = local_health(local)
     authorized = request.app[ACCESS].authorized(request)
     if not authorized:
         for key in PRIVATE_HEALTH_FIELDS:

@@ -10,6 +10,7 @@ from msgspec import UNSET, Meta, UnsetType
 from actors.agent.core.hud_check import LONG_CHARS
 from actors.agent.digest_store import DIGEST_PREVIEW_CHARS
 from actors.core.shapes import Epoch, ModelCost, Ms, Shape
+from transport.agent.local import LocalModelHealth
 from transport.agent.redaction import ModelRedactions
 from transport.agent.vision import VisionHealth
 from transport.answers import ActorState, FormatLevel, Profiling, Storage, StreamCounts, TokenTotals
@@ -106,6 +107,13 @@ class AgentHealth(Shape, frozen=True):
                 description="The `response_format` level that last answered, per model and "
                 "base URL (`AGENT_RESPONSE_FORMAT`); empty before the first answer."
             ),
+        ]
+        | UnsetType
+    ) = UNSET
+    local: (
+        Annotated[
+            LocalModelHealth,
+            Meta(description="The model on this machine (`AGENT_API=local`), once called."),
         ]
         | UnsetType
     ) = UNSET

@@ -64,6 +64,14 @@ async def post_fault(request: web.Request) -> web.Response:
     fault = await read_body(request, CONFIG_BODY_LIMIT, Fault)
     seconds = 0.0 if fault.seconds is UNSET else fault.seconds
     peers, kind = request.app[PEERS], str(fault.kind)
+    if fault.actor == "llm_worker":  # a process, drilled from here: the caller may be busy
+        chat = peers.local_models.current()
+        if chat is None:
+            msg = "llm_worker runs with AGENT_API=local, once a tick has called the model"
+            raise BadRequest(msg)
+        chat.drill(kind, seconds)
+        log.warning("debug.fault", actor="http", target=fault.actor, kind=kind, seconds=seconds)
+        return json_response(Done(ok=True))
     if fault.actor == "stt_worker":  # the transcriber's process: the transcriber drills it
         if not peers.audio_config.local:
             raise BadRequest("stt_worker runs with STT_API=local only; this relay's is not")

