@@ -30,9 +30,11 @@ from tests.support.day_session import (
     load_moments,
     moment_acks,
     moment_to_hud_s,
+    repeated,
     with_screens,
 )
-from tests.support.harness import Server, relay_env, relay_process
+from tests.support.harness import Server, relay_env, relay_process, rss_mb
+from tests.support.model_process import children, server_pid
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.replay import DEMO_SESSION, Replayer, SessionEvent, load_session
 
@@ -70,12 +72,18 @@ TABLE = Table(
 
 
 class Model(NamedTuple):
-    """What the relays ask: the fake LLM (``llm``) or the server at ``base_url``, and models."""
+    """What the relays ask: the fake LLM (``llm``), the server at ``base_url`` or the GGUF file
+    ``local`` in a worker of their own, and models."""
 
     base_url: str
     llm: FakeLLM | None
     name: str = DEFAULT_MODEL
     vision: str = DEFAULT_VISION_MODEL
+    local: str | None = None
+
+    def pid(self, relay: int) -> int | None:  # the model's process, if one of this machine's
+        worker = max(children(relay), key=rss_mb, default=None)  # the biggest: the model's
+        return None if self.llm else worker if self.local else server_pid(self.base_url)
 
 
 @dataclass(frozen=True)
@@ -85,6 +93,8 @@ class Session:
     path: Path
     events: tuple[SessionEvent, ...]
     moments: tuple[Moment, ...] | None
+    period_s: float
+    """Seconds from one pass of the session to the next (``--hour`` replays it again and again)."""
 
     @property
     def duration_s(self) -> float:
@@ -136,7 +146,8 @@ def started(
     env = relay_env(
         OPENROUTER_API_KEY=key,
         AGENT_BASE_URL=model.base_url,
-        AGENT_MODEL=model.name,
+        AGENT_MODEL=model.local or model.name,
+        AGENT_API="local" if model.local else "openai",
         AGENT_VISION_MODEL=model.vision,
         AGENT_VISION_ENABLED=str(config.vision).lower(),
         AGENT_ECONOMY=str(config.economy).lower(),
@@ -227,9 +238,11 @@ def print_moments(session: Session, runs: Sequence[Run], speed: float) -> None:
 
 @contextlib.contextmanager
 def asked(args: argparse.Namespace, speed: float) -> Iterator[Model]:
-    """The server of ``--base-url``, or a new fake LLM (its counts are one session's)."""
-    if args.base_url:
-        yield Model(args.base_url.rstrip("/"), None, args.model, args.vision_model)
+    """The server of ``--base-url``, the model ``--local``, or a new fake LLM (its counts are
+    one session's)."""
+    if args.base_url or args.local:
+        url = (args.base_url or "http://127.0.0.1:9/v1").rstrip("/")  # unused with a local model
+        yield Model(url, None, args.model, args.vision_model, args.local)
         return
     with FakeLLM(mode="summarise", latency_s=args.llm_delay_s / speed) as llm:
         yield Model(llm.base_url, llm, args.model, args.vision_model)
@@ -254,14 +267,27 @@ def replay(
             run.start_ms = int(time.time() * 1000) - 1
             run.replayer.start()
         for run in runs:
-            if not run.replayer.wait(session.duration_s / speed + 60):
-                print(f"  [{run.config.name}] the replay did not end in time")
+            rss = watch(run, session, speed)
+            print(f"  [{run.config.name}] model's RSS after each pass, MB: {rss}" * bool(rss))
         time.sleep(tail_s + TAIL_MARGIN_S)
         for run in runs:
             collect(run)
             if run.replayer.failures:
                 print(f"  [{run.config.name}] {run.replayer.failures} posts failed")
     return runs
+
+
+def watch(run: Run, session: Session, speed: float) -> str:
+    """Wait for the replay to end, reading the model process's RSS after each pass of the
+    session (``--hour`` replays it several times); what was read, or nothing."""
+    rss = []
+    for _ in range(int(session.duration_s / session.period_s) + 1):
+        run.replayer.wait(session.period_s / speed)
+        pid = run.model.pid(run.server.pid)
+        rss += [f"{rss_mb(pid):.0f}"] if pid else []
+    if not run.replayer.wait(60):
+        print(f"  [{run.config.name}] the replay did not end in time")
+    return " ".join(rss)
 
 
 def print_ratios(rows: Sequence[tuple[str, ...]]) -> None:
@@ -286,11 +312,13 @@ OPTIONS = [
     *flags(
         moments=(bool, None, "list each labelled moment's moment→hud too"),
         vision=(bool, None, "measure the defaults with and without screen images, on sessions"),
+        hour=(bool, None, "replay each session again and again for an hour (else once)"),
     ),
     arg("--speed", type=at_least(0, float, above=True), default=1.0, help="replay speed (1.0)"),
     arg("--llm-delay-s", type=at_least(0, float), default=1.0, help="the fake LLM's latency"),
     arg("--session", action="append", type=session_path, help=SESSION_HELP),
     arg("--base-url", help="ask this OpenAI-compatible API root (http://h:p/v1), not a fake"),
+    arg("--local", help="ask this GGUF model in the relay's worker (AGENT_API=local)"),
     arg("--model", default=DEFAULT_MODEL, help=f"AGENT_MODEL ({DEFAULT_MODEL})"),
     arg("--vision-model", default=DEFAULT_VISION_MODEL, help="AGENT_VISION_MODEL"),
 ]
@@ -298,13 +326,15 @@ OPTIONS = [
 
 def run(args: argparse.Namespace) -> int:
     speed: float = args.speed
-    configs = VISION_CONFIGS if args.vision else CONFIGS
+    real = args.local or args.base_url  # one model: one relay asks it
+    configs = (VISION_CONFIGS if args.vision else CONFIGS)[: 1 if real else 2]
     sessions = []
     for path in args.session or NAMED_SESSIONS.values():
         try:
             events = load_session(path)
-            moments = load_moments(path, events)
-            sessions.append(Session(path, with_screens(events) if args.vision else events, moments))
+            hour = repeated(events, load_moments(path, events), until_s=3600 if args.hour else 0)
+            events = with_screens(hour[0]) if args.vision else hour[0]
+            sessions.append(Session(path, events, *hour[1:]))
         except (OSError, ValueError) as exc:
             raise UsageError(f"--session {path}: {exc}") from exc
     # the replayers' and fake LLMs' own log lines: warnings only (a failed post), on stderr

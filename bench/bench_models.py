@@ -118,8 +118,7 @@ def ask(args: argparse.Namespace) -> Figures:
                 figures.failures.append((window.name, asked))
                 figures.judged.missed()
                 continue
-            if pid:
-                figures.cpu_s.append(cpu_s(pid) - used)
+            figures.cpu_s += [cpu_s(pid) - used] if pid else []
             response, spent, level = asked
             try:
                 completion = chat.parse_chat_completion(response.content)
@@ -142,8 +141,7 @@ def ask(args: argparse.Namespace) -> Figures:
                     previous = PreviousDigest(analysis.digest, now_ms)
             else:
                 counts["unparsed", level, _finish_reason(response.content)] += 1
-            answer = (analysis, checked)
-            _judge(figures, (window.name, level), now_of(tick), answer, memory)
+            _judge(figures, (window.name, level), now_of(tick), (analysis, checked), memory)
     return figures
 
 
@@ -156,8 +154,7 @@ def _judge(
 ) -> None:
     """Count what the judges find of an answer (and the gate's verdict on it) to the window
     ``asked`` at a level, about ``now``, with the previous digest ``memory`` in its prompt."""
-    analysis, checked = answer
-    why = checked.withheld
+    (analysis, checked), why = answer, answer[1].withheld
     hud = analysis.hud if why else checked.analysis.hud
     old = memory.text if memory else None
     found = figures.judged.add(hud, analysis.digest, bool(why), now, old)

@@ -17,12 +17,14 @@ from tests.support.day_session import (
     FILLERS,
     MEMO,
     MIN_MOMENT_GAP_S,
+    PASS_GAP_S,
     LabelError,
     Moment,
     labels_json,
     labels_path,
     load_moments,
     parse_moments,
+    repeated,
     screens,
     with_screens,
 )
@@ -213,3 +215,26 @@ def test_with_screens_every_gives_each_screen_event_of_a_known_app_an_image() ->
         sense_input(event.body)
         assert isinstance(read_image(1, event.body["roi"]["data"]), ScreenImage)
     assert [e for e in shown if e.path == "/feed"] == [e for e in events if e.path == "/feed"]
+
+
+def test_a_repeated_session_plays_every_pass_after_a_quiet_gap_with_its_moments() -> None:
+    events = load_session(DEMO_SESSION)
+    moments = load_moments(DEMO_SESSION, events)
+    assert moments is not None
+    last = events[-1].at
+    again, marked, period = repeated(events, moments, until_s=3 * (last + PASS_GAP_S) + 1)
+    assert period == last + PASS_GAP_S
+    assert len(again) == 3 * len(events)
+    assert [e.at for e in again[len(events) : len(events) + 2]] == [
+        events[0].at + period,
+        events[1].at + period,
+    ]
+    assert marked is not None
+    assert [m.at for m in marked[-len(moments) :]] == [m.at + 2 * period for m in moments]
+    assert {e.at for e in again} >= {m.at for m in marked}  # each moment is a request's
+
+
+def test_a_session_shorter_than_asked_for_plays_once() -> None:
+    events = load_session(DEMO_SESSION)
+    again, marked, _ = repeated(events, None, until_s=0)
+    assert (again, marked) == (events, None)

@@ -180,3 +180,26 @@ def moment_to_hud_s(
         else:
             out.append((found[1] - ack) * speed / 1000)
     return out
+
+
+PASS_GAP_S = 130.0
+"""Quiet seconds between two passes of a repeated session: longer than the relay's window
+(120 s), so that each pass begins with an empty one."""
+
+
+def repeated(
+    events: Sequence[SessionEvent], moments: Sequence[Moment] | None, *, until_s: float
+) -> tuple[tuple[SessionEvent, ...], tuple[Moment, ...] | None, float]:
+    """A session played again and again for ``until_s`` seconds (one pass at least), each pass
+    :data:`PASS_GAP_S` after the last request of the one before; its moments in every pass;
+    and the seconds from one pass's start to the next's."""
+    period = events[-1].at + PASS_GAP_S
+    passes = range(max(1, int(until_s // period)))
+    again = tuple(replace(e, at=e.at + n * period) for n in passes for e in events)
+    if moments is None:
+        return again, None, period
+    return (
+        again,
+        tuple(Moment(m.at + n * period, m.reason) for n in passes for m in moments),
+        period,
+    )
