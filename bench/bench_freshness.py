@@ -72,8 +72,7 @@ TABLE = Table(
 
 
 class Model(NamedTuple):
-    """What the relays ask: the fake LLM (``llm``), the server at ``base_url`` or the GGUF file
-    ``local`` in a worker of their own, and models."""
+    """What the relays ask: a fake LLM, a server at ``base_url`` or a GGUF model ``local``."""
 
     base_url: str
     llm: FakeLLM | None
@@ -238,8 +237,7 @@ def print_moments(session: Session, runs: Sequence[Run], speed: float) -> None:
 
 @contextlib.contextmanager
 def asked(args: argparse.Namespace, speed: float) -> Iterator[Model]:
-    """The server of ``--base-url``, the model ``--local``, or a new fake LLM (its counts are
-    one session's)."""
+    """The server of ``--base-url``, the model ``--local``, or a new fake LLM (for a session)."""
     if args.base_url or args.local:
         url = (args.base_url or "http://127.0.0.1:9/v1").rstrip("/")  # unused with a local model
         yield Model(url, None, args.model, args.vision_model, args.local)
@@ -278,8 +276,7 @@ def replay(
 
 
 def watch(run: Run, session: Session, speed: float) -> str:
-    """Wait for the replay to end, reading the model process's RSS after each pass of the
-    session (``--hour`` replays it several times); what was read, or nothing."""
+    """Wait for the replay to end; the model process's RSS after each pass, if one was read."""
     rss = []
     for _ in range(int(session.duration_s / session.period_s) + 1):
         run.replayer.wait(session.period_s / speed)

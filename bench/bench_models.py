@@ -9,6 +9,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import httpx
@@ -20,13 +21,13 @@ from actors.agent.core.prompt import PreviousDigest, build_prompt
 from actors.agent.core.response_format import Level, first_level, is_refusal, step_down
 from actors.agent.core.screen_image import NOTHING_SENT, ScreenImage
 from actors.core.errors import LLMError
-from bench.runner import arg
+from bench.runner import UsageError, arg
 from bench.stats import percentile, ratio
 from config.settings import RESPONSE_FORMATS, AgentSettings
 from tests.support import model_windows
 from tests.support.harness import cpu_s
-from tests.support.hud_words import JUDGES, TARGETS, Judged, Now, now_of
-from tests.support.model_process import server_pid
+from tests.support.hud_words import JUDGES, Judged, Now, now_of
+from tests.support.model_process import Pid, local_model, server_pid
 
 DEFAULTS = AgentSettings()
 
@@ -92,26 +93,26 @@ def _negotiated(
         level = lower
 
 
-def ask(args: argparse.Namespace) -> Figures:
-    """Ask every window once, as the relay would."""
+def ask(args: argparse.Namespace, transport: httpx.BaseTransport | None, worker: Pid) -> Figures:
+    """Ask every window once, as the relay would, through ``transport`` (``None``: HTTP); the
+    CPU time is the model's process's (``worker``, else a server's of this machine)."""
     figures = Figures()
     counts = figures.counts
     remembered: Level | None = None
     previous: PreviousDigest | None = None
     sent = NOTHING_SENT  # the session's calls remember the images they sent; a case is alone
-    pid = args.server_pid or server_pid(args.base_url)
     key = os.environ.get("OPENROUTER_API_KEY", "unused")
     headers = {"Authorization": f"Bearer {key}", "X-Title": "sinain-relay bench"}
-    with httpx.Client(timeout=args.timeout_s, headers=headers) as client:
+    with httpx.Client(timeout=args.timeout_s, headers=headers, transport=transport) as client:
         for window in model_windows.windows(args.session_step_s, args.limit, args.sample):
             level = first_level(args.response_format, remembered)
             shown = sent if window.at_s is not None else NOTHING_SENT
             images = model_windows.images(window, args.images, shown) if args.images else ()
-            figures.images[0] += len(images)
-            figures.images[1] += bool(images)
+            figures.images = [figures.images[0] + len(images), figures.images[1] + bool(images)]
             tick, now_ms = model_windows.tick(window)
             memory = previous if window.at_s is not None else None
             prompt = build_prompt(tick, now_ms=now_ms, previous=memory)
+            pid = args.server_pid or worker() or server_pid(args.base_url)
             used = cpu_s(pid) if pid else 0.0
             asked = _negotiated(client, args, (prompt, images), level, figures)
             if isinstance(asked, str):
@@ -156,8 +157,7 @@ def _judge(
     ``asked`` at a level, about ``now``, with the previous digest ``memory`` in its prompt."""
     (analysis, checked), why = answer, answer[1].withheld
     hud = analysis.hud if why else checked.analysis.hud
-    old = memory.text if memory else None
-    found = figures.judged.add(hud, analysis.digest, bool(why), now, old)
+    found = figures.judged.add(hud, analysis.digest, bool(why), now, memory)
     figures.counts["withheld", asked[1], why or ""] += bool(why)
     figures.counts["pushed", asked[1]] += bool(found["pushed"])
     verdict = " ".join(k for k in (*JUDGES, "copied") if found[k] is True) or "-"
@@ -206,10 +206,9 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
             f"tokens in {tokens_in} ({tokens_in // answered} per answer), out {tokens_out} "
             f"({tokens_out // answered} per answer)"
         )
-    targets = ", ".join(f"{size} {aim:.0f} %" for size, aim in TARGETS.items())
-    print(f"{figures.judged.shares()} (targets, all but pushed: {targets})")
+    print(figures.judged.shares())
     if figures.cpu_s:
-        print(f"model server CPU {sum(figures.cpu_s) / len(figures.cpu_s):.2f} s per answer")
+        print(f"model process CPU {sum(figures.cpu_s) / len(figures.cpu_s):.2f} s per answer")
     for name, shown_level, hud, verdict, digest in figures.shown if args.show else ():
         print(f"  {name:<28} {shown_level:<11} {verdict:<34} {hud[:90]!r}")
         if args.show > 1:
@@ -218,7 +217,8 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
 
 OPTIONS = [
     arg("--show", action="count", default=0, help="print each hud (twice: and its digest)"),
-    arg("--base-url", required=True, help="the API root, e.g. http://h:p/v1"),
+    arg("--base-url", help="the API root, e.g. http://h:p/v1"),
+    arg("--local", help="a GGUF model in the relay's own worker (AGENT_API=local), not a server"),
     arg("--model", default=DEFAULTS.model),
     arg("--images", type=int, default=0, help="images a request carries at most (0: none)"),
     arg("--vision-model", default=None, help="the model asked with images (--model)"),
@@ -234,7 +234,10 @@ OPTIONS = [
 
 
 def run(args: argparse.Namespace) -> int:
-    args.base_url = args.base_url.rstrip("/")
-    args.vision_model = args.vision_model or args.model
-    report(ask(args), args)
+    if not (args.base_url or args.local):
+        raise UsageError("ask a server (--base-url) or a model of this machine (--local)")
+    args.base_url = (args.base_url or "http://agent-local/v1").rstrip("/")
+    args.model, args.vision_model = args.local or args.model, args.vision_model or args.model
+    with local_model(args.local, DEFAULTS.local_threads) if args.local else nullcontext() as local:
+        report(ask(args, *(local or (None, lambda: None))), args)
     return 0

@@ -72,3 +72,18 @@ def models(*args: str) -> str:
     done = bench_case("models", *args)
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def test_with_local_it_asks_the_relays_own_worker_and_reads_its_cpu_time() -> None:
+    out = models("--local", "smollm2-135m-instruct", "--limit", "2")
+    assert "model smollm2-135m-instruct at http://agent-local/v1" in out
+    assert "json_schema        2  " in out  # the worker takes the top level
+    assert "failed requests: 0" in out
+    assert "model process CPU " in out  # the worker's, once it runs
+
+
+def test_without_a_server_or_a_local_model_it_says_what_to_give() -> None:
+    done = bench_case("models", "--limit", "1")
+    assert done.returncode == 2
+    assert "--base-url" in done.stderr
+    assert "--local" in done.stderr

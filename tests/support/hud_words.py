@@ -21,6 +21,7 @@ from difflib import SequenceMatcher
 
 from actors.agent.core.completion import NO_OUTPUT
 from actors.agent.core.hud_check import judge, pushes
+from actors.agent.core.prompt import PreviousDigest
 from actors.agent.core.window import TickWindow
 from config.app_names import normalize_app_name
 
@@ -135,10 +136,10 @@ class Judged:
     """The previous answer's hud and its moment."""
 
     def add(
-        self, hud: str, digest: str, withheld: bool, now: Now, previous_digest: str | None = None
+        self, hud: str, digest: str, withheld: bool, now: Now, said: PreviousDigest | None = None
     ) -> dict[str, bool | str]:
-        """Judge one answer (``withheld``: the relay's gate withheld its hud; ``previous_digest``:
-        the digest its prompt carried); what was found."""
+        """Judge one answer (``withheld``: the relay's gate withheld its hud; ``said``: the
+        previous digest its prompt carried); what was found."""
         previous, moved = (self.last[0], self.last[1] != now) if self.last else (None, True)
         why = readable(hud, previous=previous, moved=moved)
         found: dict[str, bool | str] = {
@@ -146,10 +147,10 @@ class Judged:
             "readable": why is None,
             "grounded": grounded(hud, now),
             "digests_grounded": grounded(digest, now),
-            "copied": copied(digest, previous_digest),
+            "copied": copied(digest, said.text if said else None),
             "why": why or "",
         }
-        self.followed += previous_digest is not None
+        self.followed += said is not None
         self.copied += bool(found["copied"])
         self.asked += 1
         self.pushed += bool(found["pushed"])
@@ -168,7 +169,9 @@ class Judged:
             for what in JUDGES
             for n in [getattr(self, what)]
         )
-        return f"{shown}; digests copied {self.copied}/{self.followed}"
+        targets = ", ".join(f"{size} {aim:.0f} %" for size, aim in TARGETS.items())
+        copies = f"digests copied {self.copied}/{self.followed}"
+        return f"{shown} (targets, all but pushed: {targets}); {copies}"
 
     def missed(self) -> None:
         """A window without an answer: it counts against every share."""

@@ -4,10 +4,20 @@ the server listening on a local port, or the children of a relay."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import httpx
+
+from actors.agent.local_llm import LocalChat
+from actors.core.errors import LLMError
+from config.local_llm import LOCAL_TIMEOUT_MS
+
+Pid = Callable[[], int | None]
+"""A way to read a process's id, ``None`` while it runs none."""
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
 """Hosts whose server is a process of this machine."""
 _LISTEN = "0A"
@@ -57,3 +67,26 @@ def children(pid: int) -> list[int]:
             with contextlib.suppress(OSError):
                 found += [int(c) for c in (task / "children").read_text().split()]
     return found
+
+
+@contextlib.contextmanager
+def local_model(model: str, threads: int) -> Iterator[tuple[httpx.MockTransport, Pid]]:
+    """The relay's own worker for ``model`` (``AGENT_API=local``: a GGUF file, or a known
+    model's name) behind an httpx transport that answers chat completions as a server would
+    (an error as a 500 that names it); and a way to read its process id once it runs."""
+    chat = LocalChat(model, threads)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        try:
+            done = chat.complete(json.loads(request.content), LOCAL_TIMEOUT_MS / 1000)
+        except LLMError as exc:
+            return httpx.Response(500, json={"error": {"message": str(exc)}})
+        usage = {"prompt_tokens": done.tokens_in, "completion_tokens": done.tokens_out}
+        message = {"role": "assistant", "content": done.content}
+        choice = {"message": message, "finish_reason": "stop"}
+        return httpx.Response(200, json={"choices": [choice], "usage": usage, "model": done.model})
+
+    try:
+        yield httpx.MockTransport(answer), lambda: chat.stats().pid
+    finally:
+        chat.close()
