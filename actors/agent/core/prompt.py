@@ -89,7 +89,7 @@ AGE = "[{seconds}s ago] "
 INTRO = """You are an AI monitoring a user's screen and audio in real-time.
 You produce TWO outputs as JSON."""
 """The prompt's first lines."""
-HUD_PLACEHOLDER = "<max 12 words: what the user is doing NOW, or what they may need>"
+HUD_PLACEHOLDER = "<max 12 words: what the user does now, naming the app, file or page>"
 ANSWER_TEMPLATE = f"""{{
   "hud": "{HUD_PLACEHOLDER}",
   "digest": "<3-5 sentences: what the user is doing NOW, what is on screen and what was \
@@ -103,7 +103,6 @@ RULES = f"""Rules:
 - "digest" is for an AI assistant to understand the situation NOW and offer help.
 - Describe NOW. EARLIER is background, for the digest's last sentence only.
 - Never repeat what was said before: say what is new.
-- hud="Idle" only if NOW has no screen and no speech.
 - Do NOT suggest actions in digest — just describe the situation factually."""
 """The prompt's last lines."""
 INSTRUCTIONS = (INTRO, ANSWER_HEADER, ANSWER_TEMPLATE, RULES)

@@ -96,7 +96,7 @@ def test_a_line_a_user_can_read_passes(hud: str) -> None:
         ("The latest event is:", "fragment"),
         (HUD_PLACEHOLDER, "placeholder"),
         ("<max 15 words>", "placeholder"),
-        ("max 12 words: what the user is doing NOW", "placeholder"),
+        ("max 12 words: what the user does now, naming the app", "placeholder"),
         ("<describe what the user does>", "placeholder"),
         ('{"hud": "Editing', "fragment"),
         ('", "digest": "}, {"hud": [":", "', "fragment"),

@@ -95,7 +95,7 @@ App history: (none)
 
 Respond with ONLY valid JSON, no markdown:
 {
-  "hud": "<max 12 words: what the user is doing NOW, or what they may need>",
+  "hud": "<max 12 words: what the user does now, naming the app, file or page>",
   "digest": "<3-5 sentences: what the user is doing NOW, what is on screen and what was said, with filenames, URLs, errors and UI text from the OCR; what they might need help with; last, what they did EARLIER if it differs.>"
 }
 
@@ -104,7 +104,6 @@ Rules:
 - "digest" is for an AI assistant to understand the situation NOW and offer help.
 - Describe NOW. EARLIER is background, for the digest's last sentence only.
 - Never repeat what was said before: say what is new.
-- hud="Idle" only if NOW has no screen and no speech.
 - Do NOT suggest actions in digest — just describe the situation factually."""  # noqa: E501
 
 
