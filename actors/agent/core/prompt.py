@@ -103,6 +103,7 @@ RULES = f"""Rules:
 - "digest" is for an AI assistant to understand the situation NOW and offer help.
 - Describe NOW. EARLIER is background, for the digest's last sentence only.
 - Never repeat what was said before: say what is new.
+- Write about the user in the third person; never write "I" or "now".
 - Do NOT suggest actions in digest — just describe the situation factually."""
 """The prompt's last lines."""
 INSTRUCTIONS = (INTRO, ANSWER_HEADER, ANSWER_TEMPLATE, RULES)
