@@ -323,8 +323,7 @@ OPTIONS = [
 
 def run(args: argparse.Namespace) -> int:
     speed: float = args.speed
-    real = args.local or args.base_url  # one model: one relay asks it
-    configs = (VISION_CONFIGS if args.vision else CONFIGS)[: 1 if real else 2]
+    configs = (VISION_CONFIGS if args.vision else CONFIGS)[: 2 - bool(args.local or args.base_url)]
     sessions = []
     for path in args.session or NAMED_SESSIONS.values():
         try:
@@ -341,7 +340,8 @@ def run(args: argparse.Namespace) -> int:
         f"economy {'on' if c.economy else 'off'}, vision {'on' if c.vision else 'off'}"
         for c in configs
     )
-    server = args.base_url or f"fake LLM (mode summarise) answering after {args.llm_delay_s:g} s"
+    fake = f"fake LLM (mode summarise) answering after {args.llm_delay_s:g} s"
+    server = args.base_url or args.local or fake
     print(
         f"sinain-relay hud freshness at speed {speed:g}, {server}; models {args.model}, "
         f"with images {args.vision_model}; {shown}"
