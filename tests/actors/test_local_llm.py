@@ -183,3 +183,21 @@ def test_agent_settings_local_has_one_model_and_no_images() -> None:
     assert config.models == (SMOLLM,)
     assert not config.sends_images
     assert config.active
+
+
+def test_the_fault_drill_kills_the_local_models_worker(make_relay: Callable[..., Relay]) -> None:
+    settings = replace(relay_settings(), faults=True)
+    relay = make_relay(replace(settings, agent=replace(settings.agent, api="local", model=SMOLLM)))
+    with client_for(relay) as client:
+        early = client.post("/debug/fault", json={"actor": "llm_worker", "kind": "crash"})
+        assert early.status_code == 400  # no call yet: no worker to drill
+        assert "once a tick has called the model" in early.json()["error"]
+        chat = relay.local_models.chat(SMOLLM, settings.agent.local_threads)
+        chat.warm()
+        pid = chat.stats().pid
+        assert pid is not None
+        drilled = client.post("/debug/fault", json={"actor": "llm_worker", "kind": "crash"})
+        assert drilled.status_code == 200
+    wait_until(lambda: chat.stats().pid is None, 5, "the worker to be gone")
+    chat.complete(body(), timeout_s=60)  # the next call starts another
+    assert chat.stats().pid not in (None, pid)
