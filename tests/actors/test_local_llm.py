@@ -201,3 +201,20 @@ def test_the_fault_drill_kills_the_local_models_worker(make_relay: Callable[...,
     wait_until(lambda: chat.stats().pid is None, 5, "the worker to be gone")
     chat.complete(body(), timeout_s=60)  # the next call starts another
     assert chat.stats().pid not in (None, pid)
+
+
+def test_over_http_the_local_model_changes_to_a_known_one_never_to_a_file(
+    make_relay: Callable[..., Relay], tmp_path: Path
+) -> None:
+    planted = tmp_path / "crafted.gguf"  # anyone on this machine can reach the port
+    planted.write_bytes(b"GGUF" + bytes(64))
+    settings = relay_settings()
+    relay = make_relay(replace(settings, agent=replace(settings.agent, api="local", model=SMOLLM)))
+    with client_for(relay) as client:
+        refused = client.post("/agent/config", json={"model": str(planted)})
+        assert refused.status_code == 400
+        assert "a .gguf file is named at start, with AGENT_MODEL" in refused.json()["error"]
+        assert client.get("/agent/config").json()["config"]["model"] == SMOLLM
+        known = client.post("/agent/config", json={"model": "qwen2.5-coder-1.5b-instruct"})
+        assert known.status_code == 200
+    assert relay.local_models.current() is None  # nothing was loaded
