@@ -11,6 +11,7 @@ from typing import Any
 from config.env_file import with_env_file
 from config.local_llm import (
     DEFAULT_LOCAL_MODEL,
+    KNOWN_MODELS,
     LOCAL_TIMEOUT_MS,
     LocalModelError,
     local_llm_installed,
@@ -186,14 +187,15 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
 
 def _agent_api(agent: dict[str, Any]) -> None:
     """The agent's own model when it can serve and nothing else is named: the ``local-llm``
-    extra installed, and neither a key nor a server given. With ``AGENT_API=local``,
+    extra installed, neither a key nor a server given, and no model named that only a server
+    has. With ``AGENT_API=local``,
     ``AGENT_MODEL`` is the default local model unless named, checked, and a path made absolute.
 
     Raises:
         ConfigError: ``AGENT_MODEL`` names no model this machine can run.
     """
     named = {"api", "api_key", "base_url"} & agent.keys()
-    if not named and local_llm_installed():
+    if not named and local_llm_installed() and _runs_here(agent.get("model")):
         agent["api"] = "local"
     if agent.get("api") != "local":
         return
@@ -202,6 +204,13 @@ def _agent_api(agent: dict[str, Any]) -> None:
         agent["model"] = local_model(agent.get("model", DEFAULT_LOCAL_MODEL))
     except LocalModelError as exc:
         raise ConfigError(str(exc)) from None
+
+
+def _runs_here(model: str | None) -> bool:
+    """Whether ``AGENT_MODEL`` is unset or names a model this machine can run (a path, or a
+    known model): a server's model name with no key keeps the agent off, saying so, rather
+    than refuse to start."""
+    return model is None or model in KNOWN_MODELS or model_path(model) is not None
 
 
 def _local_model(audio: dict[str, Any]) -> None:

@@ -110,3 +110,17 @@ def local_model(model: str) -> str:
         msg = f"AGENT_MODEL={model} is no .gguf file: name a GGUF chat model, or a known model"
         raise LocalModelError(msg)
     return str(path)
+
+
+def runtime_model_refusal(current: str, asked: str) -> str | None:
+    """Why ``POST /agent/config`` may not make ``asked`` the local model (it was ``current``),
+    or ``None``: over HTTP only a known model's name, never a file. A file is named at start,
+    by whoever starts the relay; a GGUF file is code-like input to llama.cpp, and anyone on
+    this machine can reach the relay's port."""
+    if asked in (current, *KNOWN_MODELS):
+        return None
+    names = ", ".join(KNOWN_MODELS)
+    return (
+        f"with AGENT_API=local the model changes over HTTP only to a known one ({names}); "
+        "a .gguf file is named at start, with AGENT_MODEL"
+    )

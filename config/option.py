@@ -3,7 +3,7 @@ it means, and whose field it sets (:data:`config.options.OPTIONS` lists them all
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
 from config.settings import AgentSettings, AudioConfig, Settings
@@ -57,8 +57,9 @@ class Option:
 
     @property
     def default(self) -> Any:
-        """The field's default."""
-        return next(f.default for f in fields(self.owner) if f.name == self.attr)
+        """The field's default (made by its factory, for one that depends on the machine)."""
+        field = next(f for f in fields(self.owner) if f.name == self.attr)
+        return field.default if field.default_factory is MISSING else field.default_factory()
 
     def default_shown(self) -> str:
         """The default as ``--help`` and the configuration document state it."""

@@ -141,6 +141,34 @@ def relay_settings(
     )
 
 
+REMOTE_LLM = "https://llm.example.test/v1"
+"""A base URL off this machine, so that the agent needs a key for it (:func:`via_remote`)."""
+
+
+class _ToFake(httpx.AsyncBaseTransport):
+    """Sends what was meant for :data:`REMOTE_LLM` to a stand-in on loopback."""
+
+    def __init__(self, port: int) -> None:
+        self._port = port
+        self._inner = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        request.url = request.url.copy_with(scheme="http", host="127.0.0.1", port=self._port)
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def via_remote(fake_llm: FakeLLM, **agent: Any) -> tuple[Settings, httpx.AsyncBaseTransport]:
+    """Test settings whose agent asks :data:`REMOTE_LLM` (a server that needs a key, unlike
+    one on this machine), and the LLM transport that takes its requests to ``fake_llm``:
+    ``make_relay(*via_remote(fake))`` with ``llm_transport=`` as the second."""
+    settings = relay_settings(fake_llm, **agent)
+    remote = replace(settings.agent, base_url=REMOTE_LLM)
+    return replace(settings, agent=remote), _ToFake(fake_llm.port)
+
+
 def base_url(relay: Relay) -> str:
     """Where a relay started in the test listens, as ``http://host:port``."""
     host, port = relay.address()

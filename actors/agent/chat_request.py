@@ -59,6 +59,35 @@ def call_chat(
         raise LLMUnexpectedError(safe_error_text(exc)) from exc
 
 
+LISTED_MODELS = 12
+"""The most model names a listing is shown with."""
+
+
+def served_models(
+    loop: asyncio.AbstractEventLoop,
+    client: httpx.AsyncClient,
+    base_url: str,
+    *,
+    api_key: str,
+    timeout_s: float,
+) -> tuple[str, ...]:
+    """The models the server at ``base_url`` lists at its free ``GET /models`` (an OpenAI-style
+    ``{"data": [{"id": ...}]}``), at most :data:`LISTED_MODELS`; none when it lists none, or
+    the listing fails in any way (it only helps a message)."""
+
+    async def listed() -> tuple[str, ...]:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        answer = await client.get(f"{base_url}/models", headers=headers, timeout=timeout_s)
+        data = answer.json().get("data") if answer.status_code == 200 else None
+        names = [m.get("id") for m in data if isinstance(m, dict)] if isinstance(data, list) else []
+        return tuple(n for n in names if isinstance(n, str) and n)[:LISTED_MODELS]
+
+    try:
+        return loop.run_until_complete(asyncio.wait_for(listed(), timeout_s))
+    except Exception:  # a listing that fails says nothing: the verdict stands without it
+        return ()
+
+
 async def _post(
     client: httpx.AsyncClient, url: str, api_key: str, body: dict[str, Any], timeout_s: float
 ) -> Completion:

@@ -48,7 +48,7 @@ from typing import Any, NamedTuple
 
 import pykka
 
-from actors.agent.chat_request import call_chat
+from actors.agent.chat_request import call_chat, served_models
 from actors.agent.core.completion import Completion, parse_analysis, request_body
 from actors.agent.core.events import AgentEvent, TickFailed
 from actors.agent.core.hud_check import checked_hud
@@ -65,7 +65,14 @@ from actors.agent.core.response_format import (
 )
 from actors.agent.core.screen_image import NOTHING_SENT, ScreenImage, SentImages
 from actors.agent.core.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
-from actors.agent.core.verdicts import ChatProbe, call_check, call_verdict, unreachable_reason
+from actors.agent.core.verdicts import (
+    ChatProbe,
+    call_check,
+    call_verdict,
+    unknown_model,
+    unreachable_reason,
+    with_served,
+)
 from actors.agent.digest_store import DigestStore
 from actors.agent.local_llm import LocalModels
 from actors.core.answer_redaction import redacted_answer
@@ -82,6 +89,7 @@ from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Clock
 from actors.kernel.listeners import Listeners
 from actors.kernel.published import Published
+from config.settings import AgentSettings
 
 MAX_RETRIES = 2
 """Retries of one model after a 429, a 5xx or a connection error."""
@@ -279,10 +287,20 @@ class LLMCaller(RelayActor):
         check = call_verdict(
             name, probe, config, images_refused=bool(answer and answer.images_refused)
         )
+        if unknown_model(error, model, config):
+            check = with_served(check, self._served(config))
         if check.worrying:
             self._log.warning("doctor.check", tick_id=request.tick_id, **check.log_fields())
         else:
             self._log.info("doctor.check", tick_id=request.tick_id, **check.log_fields())
+
+    def _served(self, config: AgentSettings) -> tuple[str, ...]:
+        """What the server on this machine lists at ``GET /models`` (a free listing)."""
+        assert self._loop is not None, "started() creates the loop"
+        assert self._client is not None, "started() creates the client"
+        return served_models(
+            self._loop, self._client, config.base_url, api_key=config.api_key, timeout_s=2.0
+        )
 
     def _negotiated(
         self, request: LLMRequest, model: str, timeout_s: float, refusals: list[LLMAttempt]

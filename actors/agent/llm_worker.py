@@ -14,9 +14,8 @@ pipe:
   seconds))`` when the model raised on that request (the worker goes on with the next);
 - an end of the pipe ends it.
 
-A ``response_format`` with a JSON schema (``json_schema``, or ``json_object`` with a
-``schema``) is enforced by llama.cpp's grammar: the answer is JSON of that shape, whatever the
-model would rather say.
+A JSON ``response_format`` is enforced by llama.cpp's grammar, from the answer's schema: the
+answer is JSON of that shape, within its lengths, whatever the model would rather say.
 """
 
 from __future__ import annotations
@@ -31,18 +30,18 @@ CONTEXT_TOKENS = 4096
 """The model's context: the relay's prompt is about 1,500 tokens, the answer 200 or so."""
 
 
-def grammar_format(asked: Any) -> dict[str, Any] | None:
-    """The ``response_format`` llama-cpp-python takes for what the request ``asked``: its
-    ``json_object`` with the schema of a ``json_schema`` level; ``None`` for no format."""
-    if not isinstance(asked, dict):
+def grammar_format(asked: Any, max_tokens: int) -> dict[str, Any] | None:
+    """The ``response_format`` llama-cpp-python takes for what the request ``asked``: for a
+    JSON level (``json_schema`` or ``json_object``), ``json_object`` with the answer's schema
+    bounded to what ``max_tokens`` holds
+    (:func:`~actors.agent.core.response_format.bounded_schema`): the grammar holds a string's
+    ``maxLength`` too, so an answer is never cut short halfway through its JSON. ``None`` when
+    no format was asked."""
+    if not isinstance(asked, dict) or asked.get("type") not in ("json_schema", "json_object"):
         return None
-    if asked.get("type") == "json_schema":
-        spec = asked.get("json_schema")
-        schema = spec.get("schema") if isinstance(spec, dict) else None
-        return {"type": "json_object", "schema": schema} if schema else {"type": "json_object"}
-    if asked.get("type") == "json_object":
-        return {"type": "json_object", **({"schema": asked["schema"]} if "schema" in asked else {})}
-    return None
+    from actors.agent.core.response_format import bounded_schema  # noqa: PLC0415
+
+    return {"type": "json_object", "schema": bounded_schema(max_tokens)}
 
 
 def _without_amx() -> None:
@@ -98,11 +97,12 @@ def serve(conn: Connection, model: str, threads: int) -> None:
             return
         started = time.perf_counter()
         try:
+            max_tokens = int(body.get("max_tokens", 200))
             answer = llm.create_chat_completion(
                 messages=body["messages"],
-                max_tokens=int(body.get("max_tokens", 200)),
+                max_tokens=max_tokens,
                 temperature=float(body.get("temperature", 0.3)),
-                response_format=grammar_format(body.get("response_format")),  # type: ignore[arg-type]
+                response_format=grammar_format(body.get("response_format"), max_tokens),  # type: ignore[arg-type]
                 stream=False,
             )
             assert isinstance(answer, dict), "not streamed: one completion"

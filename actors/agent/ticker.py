@@ -52,11 +52,12 @@ from actors.agent.core.events import AgentEvent, QuietSpell, TickNotStarted
 from actors.agent.core.ticks import TickDone, TickRequest
 from actors.agent.ticker_cells import ConfigCell, NewActivity, News
 from actors.core.bodies import AgentConfigUpdate
+from actors.core.errors import BadRequest
 from actors.core.shapes import TickNote
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.listeners import Listeners
-from config.local_llm import LOCAL_LLM_INSTALL
+from config.local_llm import LOCAL_LLM_INSTALL, runtime_model_refusal
 from config.secrets import remember_secret, shown_url
 from config.settings import AgentSettings
 
@@ -421,9 +422,16 @@ class Ticker(RelayActor):
         return self._config
 
     def update_config(self, update: AgentConfigUpdate) -> AgentSettings:
-        """Apply a ``POST /agent/config`` body (decoded, so valid: all fields); reschedule."""
+        """Apply a ``POST /agent/config`` body (decoded, so valid: all fields); reschedule.
+
+        Raises:
+            BadRequest: it names a file as the local model (only a known model's name may be
+                given over HTTP); nothing changes.
+        """
         changes = update.given()
         new = self._config.updated(update)
+        if new.local and (refusal := runtime_model_refusal(self._config.model, new.model)):
+            raise BadRequest(refusal)
         remember_secret(new.api_key)  # never in an error text or a log line
         old = self._config
         if (new.active, new.interval_ms) != (old.active, old.interval_ms):

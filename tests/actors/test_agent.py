@@ -26,6 +26,7 @@ from tests.helpers import (
     restarted,
     sense,
     tick,
+    via_remote,
     wait_until,
 )
 from transport.demo.fake_llm import FakeLLM
@@ -270,7 +271,8 @@ def test_only_one_llm_request_is_in_flight(
 def test_without_a_key_the_agent_makes_no_calls_until_one_is_set(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
 ) -> None:
-    relay = make_relay(relay_settings(fake_llm, api_key=""))
+    settings, transport = via_remote(fake_llm, api_key="")  # a server that needs a key
+    relay = make_relay(settings, llm_transport=transport)
     asked(relay.handles["sense"], SenseBuffer.append, sense())
     assert tick(relay, logs) == "inactive"
     assert logs.named("agent.off")

@@ -77,3 +77,17 @@ def test_a_vision_model_that_refuses_images_fails_the_vision_check(
     assert (verdict["check"], verdict["verdict"]) == ("vision", "FAIL")
     assert verdict["found"].startswith(DEFAULT_VISION_MODEL)
     assert verdict["remedy"].startswith("check AGENT_VISION_MODEL")
+
+
+def test_a_server_here_that_does_not_serve_the_default_model_says_what_it_lists(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    fake_llm.mode = "no_model_404"
+    fake_llm.served = ["llama3.2", "qwen2.5:0.5b"]
+    relay = make_relay(relay_settings(fake_llm, api_key=""))  # Ollama's way: no key, no model
+    show(relay, 1)
+    assert tick(relay, logs) == "failed"
+    (verdict,) = verdicts(logs)
+    assert verdict["remedy"].startswith("check AGENT_MODEL ")
+    assert verdict["remedy"].endswith(": the server lists llama3.2, qwen2.5:0.5b")
+    assert fake_llm.received.count("GET /v1/models") == 1

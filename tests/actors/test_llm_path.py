@@ -28,6 +28,7 @@ from tests.helpers import (
     sense,
     tick,
     ticker_status,
+    via_remote,
     wait_until,
 )
 from tests.support.harness import free_port
@@ -188,7 +189,8 @@ def test_breaker_cool_off_doubles_up_to_its_cap_and_resets_on_success() -> None:
 def test_health_shows_the_llm_path_state(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM
 ) -> None:
-    relay = make_relay(relay_settings(fake_llm, api_key=""))
+    settings, transport = via_remote(fake_llm, api_key="")  # a server that needs a key
+    relay = make_relay(settings, llm_transport=transport)
     assert ticker_status(relay)["state"] == "no_key"  # enabled, but nothing to call with
     asked(
         relay.handles["ticker"],
@@ -226,7 +228,8 @@ def run_one_tick(relay: Relay) -> None:
 def test_a_key_no_http_header_can_carry_is_refused_and_shown_nowhere(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM, rendered_logs: io.StringIO
 ) -> None:
-    relay = make_relay(replace(relay_settings(fake_llm, api_key=""), token=TOKEN))
+    settings, transport = via_remote(fake_llm, api_key="")  # a server that needs a key
+    relay = make_relay(replace(settings, token=TOKEN), llm_transport=transport)
     with client_for(relay) as client:
         answer = client.post("/agent/config", json={"openrouterApiKey": PASTED}, headers=AUTHORIZED)
         run_one_tick(relay)

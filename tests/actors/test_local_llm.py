@@ -183,3 +183,38 @@ def test_agent_settings_local_has_one_model_and_no_images() -> None:
     assert config.models == (SMOLLM,)
     assert not config.sends_images
     assert config.active
+
+
+def test_the_fault_drill_kills_the_local_models_worker(make_relay: Callable[..., Relay]) -> None:
+    settings = replace(relay_settings(), faults=True)
+    relay = make_relay(replace(settings, agent=replace(settings.agent, api="local", model=SMOLLM)))
+    with client_for(relay) as client:
+        early = client.post("/debug/fault", json={"actor": "llm_worker", "kind": "crash"})
+        assert early.status_code == 400  # no call yet: no worker to drill
+        assert "once a tick has called the model" in early.json()["error"]
+        chat = relay.local_models.chat(SMOLLM, settings.agent.local_threads)
+        chat.warm()
+        pid = chat.stats().pid
+        assert pid is not None
+        drilled = client.post("/debug/fault", json={"actor": "llm_worker", "kind": "crash"})
+        assert drilled.status_code == 200
+    wait_until(lambda: chat.stats().pid is None, 5, "the worker to be gone")
+    chat.complete(body(), timeout_s=60)  # the next call starts another
+    assert chat.stats().pid not in (None, pid)
+
+
+def test_over_http_the_local_model_changes_to_a_known_one_never_to_a_file(
+    make_relay: Callable[..., Relay], tmp_path: Path
+) -> None:
+    planted = tmp_path / "crafted.gguf"  # anyone on this machine can reach the port
+    planted.write_bytes(b"GGUF" + bytes(64))
+    settings = relay_settings()
+    relay = make_relay(replace(settings, agent=replace(settings.agent, api="local", model=SMOLLM)))
+    with client_for(relay) as client:
+        refused = client.post("/agent/config", json={"model": str(planted)})
+        assert refused.status_code == 400
+        assert "a .gguf file is named at start, with AGENT_MODEL" in refused.json()["error"]
+        assert client.get("/agent/config").json()["config"]["model"] == SMOLLM
+        known = client.post("/agent/config", json={"model": "qwen2.5-coder-1.5b-instruct"})
+        assert known.status_code == 200
+    assert relay.local_models.current() is None  # nothing was loaded

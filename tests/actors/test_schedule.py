@@ -28,6 +28,7 @@ from tests.helpers import (
     settled,
     show,
     ticker_status,
+    via_remote,
     wait_until,
 )
 from transport.demo.fake_llm import FakeLLM
@@ -217,7 +218,8 @@ def test_the_schedule_follows_a_runtime_change(
 def test_an_inactive_agent_waits_and_ticks_once_it_has_a_key(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM, clock: FakeClock, logs: LogSink
 ) -> None:
-    relay = make_relay(relay_settings(fake_llm, api_key="", debounce_ms=3_000))
+    settings, transport = via_remote(fake_llm, api_key="", debounce_ms=3_000)
+    relay = make_relay(settings, llm_transport=transport)
     show(relay)
     assert ticker_status(relay)["nextTickInMs"] is None
     asked(

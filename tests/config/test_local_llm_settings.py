@@ -38,6 +38,11 @@ def test_a_key_a_server_or_the_api_named_keeps_the_server(named: dict[str, str])
     assert settings(**named).agent.api == "openai"
 
 
+def test_a_servers_model_with_no_key_keeps_the_agent_off_rather_than_stop_the_start() -> None:
+    agent = settings(AGENT_MODEL="openai/gpt-4o-mini").agent
+    assert (agent.api, agent.active) == ("openai", False)
+
+
 def test_a_server_on_this_machine_needs_no_key() -> None:
     agent = settings(AGENT_BASE_URL="http://localhost:11434/v1", AGENT_MODEL="llama3.2").agent
     assert (agent.api_key, agent.active) == ("", True)

@@ -22,8 +22,9 @@ def test_every_option_names_a_field_and_an_environment_variable_of_its_own() -> 
 
 @pytest.fixture
 def no_local_stt(monkeypatch: pytest.MonkeyPatch) -> None:
-    """As on a machine without the local-stt extra: the speech defaults are the fields'."""
+    """As on a machine without the local-stt and local-llm extras: the defaults are the fields'."""
     monkeypatch.setattr(command_line, "local_stt_installed", lambda: False)
+    monkeypatch.setattr(command_line, "local_llm_installed", lambda: False)
 
 
 @pytest.mark.usefixtures("no_local_stt")

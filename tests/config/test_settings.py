@@ -73,7 +73,9 @@ def clean_env() -> dict[str, str]:
 
 
 def test_defaults_without_environment_or_flags():
-    settings = load()
+    """The server's defaults; with the local-llm extra (the tests have it) and nothing named,
+    the agent's own model is the default instead (tests/config/test_local_llm_settings.py)."""
+    settings = load(env={"AGENT_API": "openai"})
     assert (settings.host, settings.port) == ("127.0.0.1", 18791)
     assert settings.token == ""
     assert settings.log_level == "info"
@@ -112,7 +114,8 @@ def test_explicit_log_format_wins_over_tty_default():
 
 
 def test_empty_environment_values_count_as_unset():
-    settings = load(env={"AGENT_MODEL": "", "RELAY_PORT": "  ", "AGENT_INTERVAL_MS": ""})
+    env = {"AGENT_MODEL": "", "RELAY_PORT": "  ", "AGENT_INTERVAL_MS": "", "AGENT_API": "openai"}
+    settings = load(env=env)
     assert settings.agent.model == DEFAULT_MODEL
     assert settings.port == 18791
     assert settings.agent.interval_ms == 30_000

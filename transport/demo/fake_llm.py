@@ -192,6 +192,8 @@ class FakeLLM(ModeServer):
     model_modes: dict[str, str] = field(default_factory=dict)
     """A mode per model name, overriding ``mode`` for requests naming that model."""
     requests: list[SeenRequest] = field(default_factory=list)
+    served: list[str] = field(default_factory=list)
+    """The models ``GET /v1/models`` lists (a local server's listing)."""
     name: ClassVar[str] = "fake-llm"
     modes: ClassVar[tuple[str, ...]] = MODES
 
@@ -316,9 +318,14 @@ class FakeLLM(ModeServer):
         self.model_modes[model] = body["mode"]
         return {"mode": body["mode"], "model": model}
 
+    async def _models(self, _request: web.Request) -> web.Response:
+        data = [{"id": model, "object": "model"} for model in self.served]
+        return web.json_response({"object": "list", "data": data})
+
     def routes(self, app: web.Application) -> None:
-        """Chat completions, and the mode switch."""
+        """Chat completions, the model listing, and the mode switch."""
         app.router.add_post("/v1/chat/completions", self._completions)
+        app.router.add_get("/v1/models", self._models)
         self.mode_routes(app)
 
 

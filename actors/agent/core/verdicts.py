@@ -14,7 +14,7 @@ from __future__ import annotations
 import socket
 import ssl
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from actors.agent.core.llm_remedy import llm_remedy
@@ -28,8 +28,9 @@ from actors.core.errors import (
 )
 from actors.http_library import httpx
 from config.local_llm import LOCAL_LLM_INSTALL
+from config.loopback import loopback_url
 from config.secrets import shown_url
-from config.settings import AgentSettings
+from config.settings import DEFAULT_MODEL, AgentSettings
 
 Verdict = Literal["ok", "FAIL", "warn", "skip"]
 EXIT_OK = 0
@@ -223,3 +224,22 @@ def call_verdict(
         )
         return Check(name, "FAIL", found, NO_IMAGES_REMEDY)
     return chat_verdict(name, probe, config, images=name == "vision")
+
+
+def unknown_model(error: LLMError | None, model: str, config: AgentSettings) -> bool:
+    """Whether ``error`` is a server on this machine refusing the default cloud model's name:
+    a local server was named without naming one of its models (its listing helps)."""
+    if not isinstance(error, LLMHTTPError) or error.status not in (400, 404):
+        return False
+    if config.local or model != DEFAULT_MODEL or not loopback_url(config.base_url):
+        return False
+    remedy = llm_remedy(error, model=model, config=config)
+    return remedy is not None and remedy.setting == "AGENT_MODEL"
+
+
+def with_served(check: Check, served: tuple[str, ...]) -> Check:
+    """``check`` with the models the server lists added to its remedy, when it lists any."""
+    if not served:
+        return check
+    listed = ", ".join(served)
+    return replace(check, remedy=f"{check.remedy}: the server lists {listed}")

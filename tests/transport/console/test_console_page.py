@@ -261,3 +261,16 @@ def test_the_picture_the_next_call_sends_is_shown(relay: Relay, watched: Watched
     expect(picture).to_have_count(1)
     expect(picture).to_have_attribute("src", re.compile(r"^data:image/png;base64,iVBOR"))
     assert page.evaluate("document.querySelector('#pictures img').naturalWidth") == 1
+
+
+def test_the_local_models_worker_is_shown_with_the_llm_path(
+    make_relay: Callable[..., Relay], watched: Watched
+) -> None:
+    settings = relay_settings()
+    local = replace(settings.agent, api="local", model="smollm2-135m-instruct", local_threads=1)
+    relay = make_relay(replace(settings, agent=local))
+    relay.local_models.chat(local.model, 1).warm()  # loaded, as after a first call
+    page = opened(watched, relay).page
+    expect(page.locator("#agent-state")).to_contain_text(
+        re.compile(r"on this machine: ready, \d+ MB")
+    )

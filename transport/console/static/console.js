@@ -300,6 +300,7 @@ function onHealth(health) {
     agent.model,
     number(agent.totalCalls) + " calls",
     agent.nextTickInMs != null ? "next tick in " + Math.round(agent.nextTickInMs / 1000) + " s" : null,
+    localModel(agent.local),
     agent.lastError ? "last error: " + cut(agent.lastError, 160) : null,
   ].filter(Boolean).join(" · ");
   showAudio(health.audio);
@@ -311,6 +312,17 @@ function onHealth(health) {
   const waiting = agent.escalation && agent.escalation.pending;
   if (waiting && state.pendingId === null) loadPending().catch(showError);
   if (!waiting && state.pendingId !== null) showPending(null);
+}
+
+function localModel(local) {
+  // The agent's own model (AGENT_API=local): its worker's state, memory and speed.
+  if (!local) return null;
+  return [
+    "on this machine: " + local.state,
+    local.rssMb != null ? Math.round(local.rssMb) + " MB" : null,
+    local.tokensPerSecond != null ? local.tokensPerSecond + " tokens/s" : null,
+    local.restarts ? local.restarts + " restarts" : null,
+  ].filter(Boolean).join(", ");
 }
 
 function showAudio(audio) {
