@@ -211,7 +211,7 @@ OPTIONS: tuple[Option, ...] = (
         "AGENT_MODEL",
         "text",
         "model to ask; with AGENT_API=local a .gguf file, a directory holding one, or a known "
-        "model's name (default qwen2.5-coder-0.5b-instruct)",
+        "model's name (default qwen2.5-coder-1.5b-instruct)",
         agent=True,
     ),
     Option(
