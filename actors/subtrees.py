@@ -24,7 +24,8 @@ from actors.agent.core.events import AgentEvent
 from actors.agent.core.response_format import NO_LEVELS, FormatLevels
 from actors.agent.core.screen_image import NOTHING_SENT, SentImages
 from actors.agent.digest_store import DigestStore
-from actors.agent.llm_caller import NOTHING_JUDGED, Judged, LLMCaller
+from actors.agent.first_calls import NOTHING_JUDGED, Judged
+from actors.agent.llm_caller import LLMCaller
 from actors.agent.local_llm import LocalModels
 from actors.agent.situation_writer import (
     SituationOutbox,

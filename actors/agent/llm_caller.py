@@ -28,12 +28,9 @@ or breaker (it is counted, as every request is, as a ``refused`` one); any other
 ordinary failure. The level that answered is remembered per model and base URL in a cell
 that outlives this actor's incarnations (``/health`` reads it).
 
-The relay sends no request at start, so the first call to each model is also its check: the
-first time a model at a base URL is asked first in a tick (the text model, or the vision model
-with the screen's images), how it ended (answered, or failed once its retries were spent) is
-logged as the ``doctor.check`` line ``sinain-relay doctor`` would give it (``llm`` or
-``vision``, with the same remedies). Which models were judged is kept in a cell that outlives
-this actor's incarnations: a restart does not judge them again.
+The relay sends no request at start, so the first call to each model is also its check,
+logged as the ``doctor.check`` line ``sinain-relay doctor`` would give it
+(:mod:`actors.agent.first_calls`).
 """
 
 from __future__ import annotations
@@ -65,20 +62,12 @@ from actors.agent.core.response_format import (
 )
 from actors.agent.core.screen_image import NOTHING_SENT, ScreenImage, SentImages
 from actors.agent.core.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
-from actors.agent.core.verdicts import (
-    ChatProbe,
-    call_check,
-    call_verdict,
-    unknown_model,
-    unreachable_reason,
-    with_served,
-)
 from actors.agent.digest_store import DigestStore
+from actors.agent.first_calls import NOTHING_JUDGED, CallOutcome, Judged, first_call_check
 from actors.agent.local_llm import LocalModels
 from actors.core.answer_redaction import redacted_answer
 from actors.core.error_text import safe_error_text
 from actors.core.errors import (
-    LLMConnectionError,
     LLMError,
     LLMHTTPError,
     is_retryable,
@@ -111,11 +100,6 @@ class _Attempt:
     """The requests made so far, for the per-model counters."""
     remedy: Remedy | None = None
     """What the last error points at (:func:`llm_remedy`)."""
-
-
-Judged = frozenset[tuple[str, str]]
-"""The models, each with its base URL, whose first call was logged as a check."""
-NOTHING_JUDGED: Judged = frozenset()
 
 
 class _Answer(NamedTuple):
@@ -238,7 +222,7 @@ class LLMCaller(RelayActor):
             if delay is not None and now + delay < attempt.deadline:
                 self._schedule(replace(failed, retry=attempt.retry + 1), delay)
                 return
-            self._judge(request, model, now - began, error=exc)
+            self._judge(request, model, CallOutcome(now - began, error=exc))
             if attempt.model_index + 1 < len(models):
                 self._log.info(
                     "llm.fallback", failed=model, next=models[attempt.model_index + 1],
@@ -254,41 +238,20 @@ class LLMCaller(RelayActor):
             raise
         seconds = self._clock.monotonic() - began
         answered = LLMAttempt(model, seconds - _spent(refusals), ok=True)
-        self._judge(request, model, seconds, answer=answer)
+        outcome = CallOutcome(seconds, answer.level, answer.refused, answer.images_refused)
+        self._judge(request, model, outcome)
         done = replace(attempt, attempts=(*attempt.attempts, *refusals, answered))
         self._succeed(done, model, answer.completion, answer.level, answer.images)
 
-    def _judge(
-        self,
-        request: LLMRequest,
-        model: str,
-        seconds: float,
-        *,
-        answer: _Answer | None = None,
-        error: LLMError | None = None,
-    ) -> None:
+    def _judge(self, request: LLMRequest, model: str, outcome: CallOutcome) -> None:
         """Log the ``doctor.check`` line of the first call to ``model`` (at this base URL)
-        that a tick asked first: its ``answer``, or the ``error`` it ended with."""
+        that a tick asked first (:mod:`actors.agent.first_calls`)."""
         config = request.config
-        name = call_check(config, model, images=bool(request.window.images))
-        key = (model, config.base_url)
-        if name is None or key in self._judged.value:
+        check = first_call_check(
+            self._judged, request, model, outcome, lambda: self._served(config)
+        )
+        if check is None:
             return
-        self._judged.publish(self._judged.value | {key})
-        why = unreachable_reason(error) if isinstance(error, LLMConnectionError) else ""
-        probe = ChatProbe(
-            model,
-            round(seconds * 1000),
-            answer.level if answer else None,
-            answer.refused if answer else (),
-            error,
-            why,
-        )
-        check = call_verdict(
-            name, probe, config, images_refused=bool(answer and answer.images_refused)
-        )
-        if unknown_model(error, model, config):
-            check = with_served(check, self._served(config))
         if check.worrying:
             self._log.warning("doctor.check", tick_id=request.tick_id, **check.log_fields())
         else:
