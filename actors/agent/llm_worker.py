@@ -10,8 +10,9 @@ pipe:
   file), or ``("failed", why)`` and ends;
 - for each ``(job_id, body)`` it is sent (an OpenAI chat-completions request body, as the
   relay would post it), it answers ``("answer", (job_id, completion, seconds))``, the
-  completion an OpenAI chat-completion object as JSON bytes naming the model asked, or ``("error", (job_id, why,
-  seconds))`` when the model raised on that request (the worker goes on with the next);
+  completion an OpenAI chat-completion object as JSON bytes naming the model asked, or
+  ``("error", (job_id, why, seconds))`` when the model raised on that request (the worker goes
+  on with the next);
 - an end of the pipe ends it.
 
 A JSON ``response_format`` is enforced by llama.cpp's grammar, from the answer's schema: the
