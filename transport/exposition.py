@@ -248,6 +248,11 @@ class RelayCollector:
             "SITUATION.md writes that failed (RELAY_SITUATION_FILE); the ticks still succeeded.",
             value=agent.situation_write_failures,
         )
+        yield from RelayCollector._models(agent)
+
+    @staticmethod
+    def _models(agent: AgentMetrics) -> Iterator[Metric]:
+        """Each model's requests by outcome, their latency, tokens and known cost."""
         latency = HistogramMetricFamily(
             "relay_llm_request_duration_seconds",
             "Chat-completions requests by model, answered or failed, retries included.",
