@@ -127,6 +127,8 @@ class DigestStore(DurableActor):
         self._quiet_banked = 0
         self._search_ready = False
         self._slot = EscalationSlot()
+        self._ahead: tuple[int, str] | None = None
+        """The tick whose hud :meth:`hud_ahead` pushed, and that hud."""
 
     def restore(self, db: sqlite3.Connection) -> None:
         """Reload the newest entries and the counters; schedule retention pruning."""
@@ -188,16 +190,33 @@ class DigestStore(DurableActor):
             (self._counters.to_json(),),
         )
 
+    def hud_ahead(self, tick_id: int, hud: str) -> None:
+        """Push a tick's hud before its answer is whole (a local model writes the hud first,
+        then the digest), as :meth:`record` would push it; the tick's entry then says it was
+        pushed, and its hud is not pushed twice."""
+        if self._push_hud(hud):
+            self._ahead = (tick_id, hud)
+            self._save_counters()
+
+    def _push_hud(self, hud: str) -> bool:
+        counters = self._counters
+        if not pushes(hud, counters.last_pushed_hud):
+            return False
+        if not self._tell_peer(self._feed, FeedBuffer.push_agent, hud):
+            return False
+        counters.last_pushed_hud = hud
+        return True
+
     def record(self, result: TickResult) -> AgentRecord:
         """Store a successful tick; push its hud unless it is ``—`` (none, or withheld as no
-        line a user can read: counted by reason), ``Idle`` or a repeat."""
+        line a user can read: counted by reason), ``Idle``, a repeat, or pushed already
+        (:meth:`hud_ahead`)."""
         analysis = result.analysis
         counters = self._counters
-        push = result.push_to_feed and pushes(analysis.hud, counters.last_pushed_hud)
-        if push:
-            push = self._tell_peer(self._feed, FeedBuffer.push_agent, analysis.hud)
-            if push:
-                counters.last_pushed_hud = analysis.hud
+        ahead, self._ahead = self._ahead, None
+        push = ahead == (result.tick_id, analysis.hud) or (
+            result.push_to_feed and self._push_hud(analysis.hud)
+        )
         window = result.window
         now = self._clock.now_ms()
         entry = AgentRecord(

@@ -40,15 +40,16 @@ import contextlib
 import functools
 import random
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import pykka
 
 from actors.agent.chat_request import call_chat, served_models
-from actors.agent.core.completion import Completion, parse_analysis, request_body
+from actors.agent.core.completion import Analysis, Completion, parse_analysis, request_body
 from actors.agent.core.events import AgentEvent, TickFailed
-from actors.agent.core.hud_check import checked_hud
+from actors.agent.core.hud_check import checked_hud, judge
 from actors.agent.core.llm_remedy import Remedy, llm_remedy, said_once
 from actors.agent.core.response_format import (
     BLIND_FOR_S,
@@ -470,12 +471,24 @@ class LLMCaller(RelayActor):
             response_format=config.response_format,
             images=request.window.images,
         )
-        if config.local:  # the same body, to the model on this machine
-            return self._local.chat(model, config.local_threads).complete(body, timeout_s)
+        if config.local:  # the same body, to the model on this machine, its hud pushed ahead
+            ahead = self._hud_ahead(request) if config.push_to_feed else None
+            return self._local.chat(model, config.local_threads).complete(body, timeout_s, ahead)
         url = f"{config.base_url}/chat/completions"
         return call_chat(
             self._loop, self._client, url, api_key=config.api_key, body=body, timeout_s=timeout_s
         )
+
+    def _hud_ahead(self, request: LLMRequest) -> Callable[[str], None]:
+        """What takes a hud the model wrote ahead of its digest: one the gate lets through
+        goes to the digest store at once, made safe as the whole answer will be."""
+
+        def ahead(hud: str) -> None:
+            if judge(hud) is None:
+                safe, _ = redacted_answer(Analysis(hud, "", True), patterns=self._redact)
+                self._tell_peer(self._digest, DigestStore.hud_ahead, request.tick_id, safe.hud)
+
+        return ahead
 
 
 def _spent(attempts: list[LLMAttempt]) -> float:

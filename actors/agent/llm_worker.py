@@ -9,7 +9,10 @@ pipe:
 - it sends ``("ready", name)`` once the model is loaded (``name``: the model's own, from its
   file), or ``("failed", why)`` and ends;
 - for each ``(job_id, body)`` it is sent (an OpenAI chat-completions request body, as the
-  relay would post it), it answers ``("answer", (job_id, completion, seconds))``, the
+  relay would post it), it may first send ``("hud", (job_id, text))``, once, as soon as the
+  answer's ``hud`` string is written whole (:func:`written_hud`: the answer's schema puts it
+  first, and a hud is worth showing while the digest is still being written); then it answers
+  ``("answer", (job_id, completion, seconds))``, the
   completion an OpenAI chat-completion object as JSON bytes naming the model asked, or
   ``("error", (job_id, why, seconds))`` when the model raised on that request (the worker goes
   on with the next);
@@ -21,14 +24,34 @@ answer is JSON of that shape, within its lengths, whatever the model would rathe
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 CONTEXT_TOKENS = 4096
 """The model's context: the relay's prompt is about 1,500 tokens, the answer 200 or so."""
+
+
+_HUD_WRITTEN = re.compile(r'\A\s*\{\s*"hud"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def written_hud(text: str) -> str | None:
+    """The ``hud`` of an answer being written, once its string is closed: the answer must
+    open with it (``{"hud": "…"``, as the schema orders the fields); ``None`` before that,
+    or for an answer of another shape."""
+    found = _HUD_WRITTEN.match(text)
+    if found is None:
+        return None
+    try:
+        hud = orjson.loads(f'"{found.group(1)}"')
+    except orjson.JSONDecodeError:
+        return None
+    return hud if isinstance(hud, str) else None
 
 
 def grammar_format(asked: Any, max_tokens: int) -> dict[str, Any] | None:
@@ -72,7 +95,6 @@ def serve(conn: Connection, model: str, threads: int) -> None:
     put together or fetched first, :func:`~actors.agent.local_models.model_file`) and answer
     requests until the pipe ends."""
     try:
-        import orjson  # noqa: PLC0415 - the worker's own imports, never the relay's
         from llama_cpp import Llama  # noqa: PLC0415
 
         from actors.agent.local_models import model_file  # noqa: PLC0415
@@ -98,21 +120,57 @@ def serve(conn: Connection, model: str, threads: int) -> None:
             return
         started = time.perf_counter()
         try:
-            max_tokens = int(body.get("max_tokens", 200))
-            answer = llm.create_chat_completion(
-                messages=body["messages"],
-                max_tokens=max_tokens,
-                temperature=float(body.get("temperature", 0.3)),
-                response_format=grammar_format(body.get("response_format"), max_tokens),  # type: ignore[arg-type]
-                stream=False,
-            )
-            assert isinstance(answer, dict), "not streamed: one completion"
-            completion = orjson.dumps({**answer, "model": body.get("model") or name})
+            completion = _answer(llm, conn, job_id, body, name)
         except Exception as exc:  # keeps the worker: one request fails, not the model
             why = f"{type(exc).__name__}: {exc}"[:300]
             conn.send(("error", (job_id, why, time.perf_counter() - started)))
             continue
         conn.send(("answer", (job_id, completion, time.perf_counter() - started)))
+
+
+def _answer(llm: Any, conn: Connection, job_id: object, body: dict[str, Any], name: str) -> bytes:
+    """The chat completion for ``body``, as JSON bytes, written token by token: the hud is sent
+    ahead as soon as it is whole. The tokens are counted as they come (a streamed answer
+    carries no usage): those written, and the model's context less those for the prompt."""
+    max_tokens = int(body.get("max_tokens", 200))
+    chunks = llm.create_chat_completion(
+        messages=body["messages"],
+        max_tokens=max_tokens,
+        temperature=float(body.get("temperature", 0.3)),
+        response_format=grammar_format(body.get("response_format"), max_tokens),
+        stream=True,
+    )
+    pieces: list[str] = []
+    written = 0
+    finish: str | None = None
+    hud: str | None = None
+    for chunk in chunks:
+        choice = chunk["choices"][0]
+        finish = choice.get("finish_reason") or finish
+        piece = choice["delta"].get("content")
+        if not piece:
+            continue
+        pieces.append(piece)
+        written += 1
+        if hud is None and '"' in piece and (hud := written_hud("".join(pieces))) is not None:
+            conn.send(("hud", (job_id, hud)))
+    return orjson.dumps(
+        {
+            "object": "chat.completion",
+            "model": body.get("model") or name,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "".join(pieces)},
+                    "finish_reason": finish,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": max(0, llm.n_tokens - written),
+                "completion_tokens": written,
+            },
+        }
+    )
 
 
 if __name__ == "__main__":  # run as python -I (processes.python_command) FD MODEL THREADS

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -70,9 +71,12 @@ class LocalChat:
         self._answered = 0
         self._speeds: deque[float] = deque(maxlen=SPEED_WINDOW)
 
-    def complete(self, body: dict[str, Any], timeout_s: float) -> Completion:
+    def complete(
+        self, body: dict[str, Any], timeout_s: float, hud: Callable[[str], None] | None = None
+    ) -> Completion:
         """Answer the chat-completions ``body``, within ``timeout_s`` once the model is loaded
-        (a first call waits for the load too).
+        (a first call waits for the load too). ``hud``, if given, is handed the answer's hud
+        as soon as the model has written it, while it goes on with the digest.
 
         Raises:
             LLMLocalError: the model did not load, or its worker stopped or raised.
@@ -86,8 +90,14 @@ class LocalChat:
                 said = f" in {LOAD_TIMEOUT_S:g} s" if exc.late else f": {exc}"
                 msg = f"the local model {self.model!r} did not load{said}"
                 raise LLMLocalError(msg, loading=True, missing_extra=exc.missing_module) from None
+            job_id = self._answered + 1
+
+            def written(payload: tuple[int, str]) -> None:
+                if hud is not None and payload[0] == job_id:
+                    hud(payload[1])
+
             try:
-                kind, payload = self._worker.ask((self._answered + 1, body), timeout_s)
+                kind, payload = self._worker.ask((job_id, body), timeout_s, {"hud": written})
             except WorkerHung as exc:
                 raise LLMTimeout(f"the local model {exc}") from None
             except WorkerError as exc:

@@ -19,7 +19,8 @@ import signal
 import socket
 import subprocess
 import threading
-from collections.abc import Collection
+import time
+from collections.abc import Callable, Collection, Mapping
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Literal
@@ -123,9 +124,16 @@ class ModelWorker:
         self.state, self.detail = "ready", said
         return said
 
-    def ask(self, message: object, hang_s: float) -> tuple[str, Any]:
+    def ask(
+        self,
+        message: object,
+        hang_s: float,
+        ahead: Mapping[str, Callable[[Any], None]] | None = None,
+    ) -> tuple[str, Any]:
         """Send ``message`` and return the worker's answer, ``(kind, payload)``, starting the
-        worker first if none runs.
+        worker first if none runs. A message of a kind that ``ahead`` names (a part of the
+        answer sent ahead of it) is handed to its function, and the wait goes on within the
+        same ``hang_s``.
 
         Raises:
             WorkerNotLoaded: a worker had to start, and its model did not load.
@@ -139,11 +147,17 @@ class ModelWorker:
         # Written on a thread of its own: a hung worker reads nothing, and a write bigger than
         # the socket's buffer would wait for it; ending the worker ends that write.
         threading.Thread(target=_write, args=(conn, message), daemon=True).start()
+        deadline = time.monotonic() + hang_s
         try:
-            if not conn.poll(hang_s):
-                self.replace()
-                raise WorkerHung(f"did not answer in {hang_s:g} s; it was restarted")
-            answer: tuple[str, Any] = conn.recv()
+            while True:
+                if not conn.poll(max(0.0, deadline - time.monotonic())):
+                    self.replace()
+                    raise WorkerHung(f"did not answer in {hang_s:g} s; it was restarted")
+                answer: tuple[str, Any] = conn.recv()
+                handle = ahead.get(answer[0]) if ahead else None
+                if handle is None:
+                    break
+                handle(answer[1])
         except (EOFError, OSError):
             code = self._exit_code()
             self.replace()

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from dataclasses import replace
 from typing import Any
 
 import msgspec
 import orjson
 import pytest
 
+from actors.agent.core.completion import Analysis
 from actors.agent.core.cost import estimate_cost
+from actors.agent.core.ticks import TickResult
 from actors.agent.digest_store import DigestStore
+from actors.ingest.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo
@@ -98,3 +102,37 @@ def test_per_model_counters_survive_a_restart_of_the_store(clock: FakeClock, sto
     assert after["estimatedCost"] == pytest.approx(0.2511)
     buckets = again.metrics().get(timeout=5).models["first"].latency_buckets
     assert sum(buckets) == 3  # three failed requests, kept across the restart
+
+
+def _answered(tick_id: int, hud: str) -> TickResult:
+    return replace(
+        answered_tick("local"),
+        tick_id=tick_id,
+        analysis=Analysis(hud=hud, digest="d", parsed_ok=True),
+        push_to_feed=True,
+    )
+
+
+def test_a_hud_written_ahead_is_pushed_at_once_and_not_again_with_its_answer(
+    clock: FakeClock, storage: StorageInfo
+):
+    feed_ref = FeedBuffer.start(clock=clock, store=storage.stores["feed"])
+    feed = ChildHandle[FeedBuffer]("feed")
+    feed.bind(feed_ref)
+    try:
+        store = DigestStore.start(clock=clock, store=storage.stores["agent"], feed=feed).proxy()
+        store.hud_ahead(7, "Editing app.py in VS Code").get(timeout=5)
+        shown = feed_ref.proxy().items_after(0).get(timeout=5)
+        assert [item.text for item in shown] == ["[🧠] Editing app.py in VS Code"]  # no answer yet
+
+        entry = store.record(_answered(7, "Editing app.py in VS Code")).get(timeout=5)
+        assert entry.pushed  # ahead of its digest, still its tick's push
+        entry = store.record(_answered(8, "Reading the failing test")).get(timeout=5)
+        assert entry.pushed
+        shown = feed_ref.proxy().items_after(0).get(timeout=5)
+        assert [item.text for item in shown] == [
+            "[🧠] Editing app.py in VS Code",
+            "[🧠] Reading the failing test",
+        ]
+    finally:
+        feed_ref.stop(timeout=5)

@@ -6,6 +6,7 @@ One worker is loaded for the module's LocalChat tests; the relay's own test star
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,6 +17,7 @@ import orjson
 import pytest
 
 from actors.agent.core.completion import request_body
+from actors.agent.core.response_format import HUD_PATTERN
 from actors.agent.digest_store import DigestStore
 from actors.agent.local_llm import LocalChat
 from actors.agent.local_models import model_file
@@ -64,9 +66,12 @@ def chat() -> Iterator[LocalChat]:
 
 
 def test_an_answer_is_json_of_the_schema_whatever_the_model_would_say(chat: LocalChat) -> None:
-    completion = chat.complete(body(), timeout_s=60)
+    ahead: list[str] = []
+    completion = chat.complete(body(), timeout_s=60, hud=ahead.append)
     answer = orjson.loads(completion.content)  # the grammar: JSON, always
     assert set(answer) >= {"hud", "digest"}
+    assert re.match(HUD_PATTERN, answer["hud"]), answer  # 2 to 15 words, not "I ..."
+    assert ahead == [answer["hud"]]  # handed over once, as soon as it was written
     assert completion.tokens_in > 20
     assert 0 < completion.tokens_out <= 48
     stats = chat.stats()

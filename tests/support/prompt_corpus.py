@@ -19,7 +19,6 @@ from typing import Any
 from actors.agent.core.prompt import (
     ACTIVE_APP,
     AGE,
-    ANSWER_HEADER,
     PreviousDigest,
     build_prompt,
     prompt_with_screen,
@@ -191,9 +190,8 @@ def cut_prompt(ctx: TickWindow, *, now_ms: int) -> str:
 
 
 def window_part(prompt: str) -> str:
-    """The prompt from the active app to the answer's instructions."""
-    start = prompt.index(ACTIVE_APP)
-    return prompt[start : prompt.index(ANSWER_HEADER, start)]
+    """The prompt from the active app on: the window, without the instructions before it."""
+    return prompt[prompt.index(ACTIVE_APP) :]
 
 
 def words(texts: Iterable[str]) -> set[str]:

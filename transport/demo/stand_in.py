@@ -29,6 +29,7 @@ _AGE = re.compile("^" + re.escape(labels.AGE).replace(re.escape("{seconds}"), r"
 _WHERE = re.compile(r"^\[([^\]]*)\]\s*")
 _SEEN = re.compile(r"\s*" + re.escape(labels.SEEN).replace(re.escape("{narrative}"), ".*") + "$")
 _PREVIOUS = labels.PREVIOUS_HEADER.partition("{age}")[0]
+_ATTACHED = labels.SCREENSHOTS.partition("{count}")[0]
 _SECTIONS = {
     labels.SCREEN_NOW: "screen",
     labels.SCREEN_HEADER: "screen",
@@ -130,9 +131,10 @@ def read_prompt(prompt: str) -> PromptView:
     heard: list[HeardLine] = []
     earlier: list[str] = []
     section = ""
-    for raw in prompt.split("\n"):
+    window = prompt[prompt.find(labels.NOW_HEADER) :] if labels.NOW_HEADER in prompt else prompt
+    for raw in window.split("\n"):
         line = raw.strip()
-        if line == labels.ANSWER_HEADER:
+        if line == labels.ANSWER_HEADER or line.startswith(_ATTACHED):
             break
         if not line:
             section = ""

@@ -1,8 +1,9 @@
 """The LLM prompt and the fingerprint of what it would send.
 
-The prompt says which moment is now. A small model takes the first thing it reads, so the
-newest moment comes first, under :data:`NOW_HEADER`: the active app, the newest screen event
-and the newest transcript. What came before follows as background, under
+The prompt opens with its instructions (:data:`INSTRUCTIONS_TEXT`), the same every time,
+then the window. It says which moment is now. A small model takes the first thing it reads,
+so the window's newest moment comes first, under :data:`NOW_HEADER`: the active app, the
+newest screen event and the newest transcript. What came before follows as background, under
 :data:`EARLIER_HEADER`: the app history, then the older screen events and transcripts, newest
 first. Every event is labelled with its age (``[12s ago]``). The screen events' OCR texts
 share one budget (:data:`SCREEN_BUDGET`), spent newest first, with repeated lines shown once,
@@ -109,6 +110,10 @@ RULES = f"""Rules:
 INSTRUCTIONS = (INTRO, ANSWER_HEADER, ANSWER_TEMPLATE, RULES)
 """The prompt's instruction lines: what a model's answer must not repeat back as a hud
 (:mod:`actors.agent.core.hud_check`)."""
+INSTRUCTIONS_TEXT = f"{INTRO}\n\n{ANSWER_HEADER}\n{ANSWER_TEMPLATE}\n\n{RULES}"
+"""The prompt's opening, the same in every prompt: a model on this machine reads it once
+and keeps it (llama.cpp reuses the state of a prompt's first tokens when the next prompt
+begins with them), so each call reads only the window."""
 LABELS = (
     NOW_HEADER,
     ACTIVE_APP,
@@ -226,7 +231,7 @@ def prompt_with_screen(
     if len(audio) > 1:
         earlier += [AUDIO_HEADER, _labelled(audio[1:], now_ms)]
     said = _previous(previous, now_ms)
-    return f"""{INTRO}
+    return f"""{INSTRUCTIONS_TEXT}
 
 {NOW_HEADER}
 {ACTIVE_APP} {normalize_app_name(ctx.current_app)}
@@ -236,12 +241,7 @@ def prompt_with_screen(
 {_labelled(audio[:1], now_ms) or NO_AUDIO}
 
 {EARLIER_HEADER}
-{chr(10).join(earlier)}{said}
-
-{ANSWER_HEADER}
-{ANSWER_TEMPLATE}
-
-{RULES}"""
+{chr(10).join(earlier)}{said}"""
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")

@@ -62,13 +62,23 @@ OCR text and other scripts."""
 MIN_BOUNDED_TOKENS = 100
 """Below this ``max_tokens`` the bounds stay those of this many: a shorter digest would say
 nothing, and such an answer may be cut off as before."""
+_HUD_CHAR = r'[^ <>*#`"\\\n]'
+HUD_PATTERN = (
+    r'^([^ a-zI<>*#`"\\\n]|I[A-Za-z])' + _HUD_CHAR + "{0,39}( " + _HUD_CHAR + "{1,40}){1,14}$"
+)
+"""The hud's shape in the bounded schema: 2 to 15 words of at most 40 characters, one space
+between them, no markup character (``<>*#`` and the backtick) and no quote or backslash; its
+first letter is not lower case, and its first word is not ``I`` nor ``I'm`` (a model speaking
+as the user, or as itself). A server that makes a grammar of the schema (llama.cpp's) can then
+write no hud the gate would withhold for its shape; every other server ignores it."""
 _ENVELOPE_CHARS = 40
 """The answer's JSON around its two strings, with room for the spaces a model adds."""
 
 
 def bounded_schema(max_tokens: int) -> dict[str, Any]:
-    """:data:`ANSWER_SCHEMA` with the hud at most :data:`HUD_MAX_CHARS` characters and the
-    digest at most what ``max_tokens`` leaves, at :data:`CHARS_PER_TOKEN`.
+    """:data:`ANSWER_SCHEMA` with the hud at most :data:`HUD_MAX_CHARS` characters, of the
+    shape :data:`HUD_PATTERN`, and the digest at most what ``max_tokens`` leaves, at
+    :data:`CHARS_PER_TOKEN`.
 
     Only for ``json_object``: strict structured outputs refuse keywords they do not support,
     and a refusal there would cost the level.
@@ -79,7 +89,7 @@ def bounded_schema(max_tokens: int) -> dict[str, Any]:
     return {
         **ANSWER_SCHEMA,
         "properties": {
-            "hud": {**properties["hud"], "maxLength": hud},
+            "hud": {**properties["hud"], "maxLength": hud, "pattern": HUD_PATTERN},
             "digest": {**properties["digest"], "maxLength": budget - hud},
         },
     }

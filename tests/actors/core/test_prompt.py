@@ -65,7 +65,9 @@ def section(prompt: str, header: str) -> list[str]:
         return []
     start = lines.index(header) + 1
     end = start
-    while lines[end] and not (lines[end] in LABELS and lines[end].endswith(":")):
+    while (
+        end < len(lines) and lines[end] and not (lines[end] in LABELS and lines[end].endswith(":"))
+    ):
         end += 1
     return lines[start:end]
 
@@ -83,16 +85,6 @@ def speech(prompt: str) -> list[str]:
 EXPECTED_EMPTY_PROMPT = """You are an AI monitoring a user's screen and audio in real-time.
 You produce TWO outputs as JSON.
 
-NOW (what the hud and the digest describe):
-Active app: unknown
-Screen now (OCR text):
-(no screen data)
-Speech now:
-(silence)
-
-EARLIER (background, newest first):
-App history: (none)
-
 Respond with ONLY valid JSON, no markdown:
 {
   "hud": "<max 12 words: what the user does now, naming the app, file or page>",
@@ -105,7 +97,17 @@ Rules:
 - Describe NOW. EARLIER is background, for the digest's last sentence only.
 - Never repeat what was said before: say what is new.
 - Write about the user in the third person; never write "I" or "now".
-- Do NOT suggest actions in digest — just describe the situation factually."""  # noqa: E501
+- Do NOT suggest actions in digest — just describe the situation factually.
+
+NOW (what the hud and the digest describe):
+Active app: unknown
+Screen now (OCR text):
+(no screen data)
+Speech now:
+(silence)
+
+EARLIER (background, newest first):
+App history: (none)"""  # noqa: E501
 
 
 def test_empty_window_prompt_matches_the_template_exactly():
@@ -114,7 +116,7 @@ def test_empty_window_prompt_matches_the_template_exactly():
 
 def test_empty_window_uses_placeholders():
     prompt = prompt_of(ctx())
-    assert "App history: (none)\n" in prompt
+    assert prompt.endswith("\nApp history: (none)")
     assert screens(prompt) == ["(no screen data)"]
     assert speech(prompt) == ["(silence)"]
 
@@ -139,12 +141,12 @@ def test_active_app_unknown_to_the_table_passes_through():
 def test_app_history_is_joined_with_arrows_and_normalised():
     history = (AppSwitch("idea", 1), AppSwitch("Google Chrome", 2), AppSwitch("Slack", 3))
     prompt = prompt_of(ctx(app_history=history))
-    assert "\nApp history: IntelliJ IDEA → Chrome → Slack\n" in prompt
+    assert prompt.endswith("\nApp history: IntelliJ IDEA → Chrome → Slack")
 
 
 def test_single_app_history_has_no_arrow():
     prompt = prompt_of(ctx(app_history=(AppSwitch("code", 1),)))
-    assert "\nApp history: VS Code\n" in prompt
+    assert prompt.endswith("\nApp history: VS Code")
 
 
 def test_screen_lines_are_newest_first_with_their_age_and_normalised_app():
@@ -322,10 +324,10 @@ def test_the_newest_screen_and_speech_are_now_and_the_older_ones_earlier_newest_
         "Screen now (OCR text):\n[3s ago] [VS Code] main.py\n"
         "Speech now:\n[5s ago] third"
     )
-    assert earlier.startswith(
+    assert earlier == (
         "App history: iTerm → VS Code\n"
         "Screens before:\n[42s ago] [iTerm] ls -la\n"
-        "Speech before:\n[20s ago] second\n[61s ago] first\n\n"
+        "Speech before:\n[20s ago] second\n[61s ago] first"
     )
 
 
