@@ -44,8 +44,9 @@ from actors.audio.core.capture_records import (
     DetectorFactory,
     UtteranceSink,
 )
-from actors.audio.core.sources import WAV_HEADER_READ, SourcePlan, parse_source, wav_layout
+from actors.audio.core.sources import SourcePlan, parse_source
 from actors.audio.core.utterance import BYTES_PER_MS
+from actors.audio.core.wav import WAV_HEADER_READ, wav_layout
 from actors.audio.reader import Meter, PcmReader, keep_last_line, paced
 from actors.common.backoff import backoff
 from actors.core.error_text import safe_error_text
