@@ -1,8 +1,8 @@
 """The layers the tree shows: actors know no HTTP. No module under ``actors/`` imports
 ``transport``, not even for type checking; the entry point assembles the HTTP transport and
 hands it to the tree. And the kernel is the floor: importing any of its modules loads no
-other product module, so supervision, storage and the clock are handed what they need by
-whoever starts them."""
+other product module but the common package's (pure, importing nothing of the product), so
+supervision, storage and the clock are handed what they need by whoever starts them."""
 
 from __future__ import annotations
 
@@ -15,11 +15,13 @@ ROOT = Path(__file__).resolve().parent.parent
 LOWER = "actors"
 UPPER = "transport"
 KERNEL = "actors.kernel"
+COMMON = "actors.common"
+"""Below the kernel and every feature: pure, and importing no other product package."""
 CORE = "actors.core"
 AUDIO_CORE = "actors.audio.core"
 AGENT_CORE = "actors.agent.core"
 ESCALATION = "actors.escalation"
-PURE = (CORE, AUDIO_CORE, AGENT_CORE, ESCALATION)
+PURE = (COMMON, CORE, AUDIO_CORE, AGENT_CORE, ESCALATION)
 """The pure packages: plain functions and frozen values, no actor."""
 PRODUCT = ("actors", "transport", "config")
 
@@ -104,12 +106,26 @@ def test_importing_a_kernel_module_loads_nothing_above_the_kernel() -> None:
             name
             for name in names
             if name.partition(".")[0] in PRODUCT
-            and name not in ("actors", KERNEL)
-            and not name.startswith(f"{KERNEL}.")
+            and name not in ("actors", KERNEL, COMMON)
+            and not name.startswith((f"{KERNEL}.", f"{COMMON}."))
         ]
         for module, names in loaded.items()
     }
     assert {module: names for module, names in above.items() if names} == {}
+
+
+def test_importing_a_common_module_loads_nothing_but_the_common_package() -> None:
+    common = modules_of(COMMON)
+    assert len(common) >= 4  # the walk found the package
+    offending = {
+        module: [
+            name
+            for name in names
+            if name not in ("actors", COMMON) and not name.startswith(f"{COMMON}.")
+        ]
+        for module, names in loaded_by_each(common).items()
+    }
+    assert {module: names for module, names in offending.items() if names} == {}
 
 
 def test_importing_a_pure_core_module_loads_no_actor() -> None:
@@ -184,6 +200,20 @@ def test_a_feature_is_imported_from_outside_by_the_root_and_the_registries_alone
     }
     assert importers["audio"]  # the walk found the edges
     assert {f: m for f, m in importers.items() if len(m) > MAX_IMPORTERS} == {}
+
+
+def test_audio_imports_nothing_of_the_agent() -> None:
+    """The two features share what both need (the breaker, the remedy, the latency buckets)
+    through the common package, not one through the other."""
+    agent = ("actors.agent", "transport.agent")
+    reaching = sorted(
+        f"{module} imports {target}"
+        for module, targets in product_imports().items()
+        if _within(module, FEATURES["audio"])
+        for target in targets
+        if _within(target, agent)
+    )
+    assert reaching == []
 
 
 def test_no_package_holds_more_than_twenty_modules() -> None:

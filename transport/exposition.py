@@ -31,11 +31,11 @@ from prometheus_client.registry import CollectorRegistry
 
 from actors.agent.core.counters import AgentMetrics
 from actors.agent.core.hud_check import WITHHELD_REASONS
-from actors.agent.core.model_stats import LATENCY_BUCKETS_S
 from actors.agent.core.response_format import NO_LEVELS, FormatLevels
 from actors.agent.digest_store import DigestStore
 from actors.agent.local_llm import LocalLLMStats
 from actors.agent.ticker import Ticker
+from actors.common.latency import LATENCY_BUCKETS_S
 from actors.core.errors import ActorUnavailable
 from actors.kernel.base import ChildHandle, RelayActor
 from transport.agent.local import local_families, local_stats

@@ -12,10 +12,11 @@ reaches audio's speech request, its speech client and its source plans from here
 from __future__ import annotations
 
 from actors.audio.core.capture_records import SETTING_NAMES as AUDIO_SETTINGS
-from actors.audio.core.sources import WAV_HEADER_READ, parse_source, wav_layout
+from actors.audio.core.sources import parse_source
 from actors.audio.core.stt import SttConnectionError, stt_remedy
 from actors.audio.core.stt import request_for as speech_request
 from actors.audio.core.utterance import BYTES_PER_MS
+from actors.audio.core.wav import WAV_HEADER_READ, wav_layout
 from actors.audio.local_stt import LOAD_TIMEOUT_S as LOCAL_LOAD_TIMEOUT_S
 from actors.audio.local_stt import LocalRecogniser
 from actors.audio.speech_client import SpeechClient

@@ -34,8 +34,8 @@ HTTP_BUCKETS_S = (
     5.0,
     10.0,
 )
-"""Upper bounds of the request latency histogram, in seconds (``+Inf`` follows). A ``POST
-/feed`` takes about a millisecond with ``RELAY_SYNC=full``, most of it the fsync."""
+"""Upper bounds of the request latency histogram, in seconds (``+Inf`` follows): finest at the
+low end, where a ``POST /feed`` answers (with ``RELAY_SYNC=full``, once its fsync is done)."""
 UNMATCHED = "unmatched"
 """The route label of requests no route took (404, 405, preflights): never a raw path."""
 

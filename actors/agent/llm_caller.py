@@ -38,7 +38,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import random
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -50,7 +49,7 @@ from actors.agent.chat_request import call_chat, served_models
 from actors.agent.core.completion import Analysis, Completion, parse_analysis, request_body
 from actors.agent.core.events import AgentEvent, TickFailed
 from actors.agent.core.hud_check import checked_hud, judge
-from actors.agent.core.llm_remedy import Remedy, llm_remedy, said_once
+from actors.agent.core.llm_remedy import llm_remedy, said_once
 from actors.agent.core.response_format import (
     BLIND_FOR_S,
     NO_LEVELS,
@@ -66,6 +65,8 @@ from actors.agent.core.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
 from actors.agent.digest_store import DigestStore
 from actors.agent.first_calls import NOTHING_JUDGED, CallOutcome, Judged, first_call_check
 from actors.agent.local_llm import LocalModels
+from actors.common.backoff import backoff
+from actors.common.remedy import Remedy
 from actors.core.answer_redaction import redacted_answer
 from actors.core.error_text import safe_error_text
 from actors.core.errors import (
@@ -84,7 +85,9 @@ from config.settings import AgentSettings
 MAX_RETRIES = 2
 """Retries of one model after a 429, a 5xx or a connection error."""
 RETRY_BASE_S = 0.5
-"""First retry delay; it doubles, with up to 20 % jitter, unless ``Retry-After`` says more."""
+"""First retry delay; it doubles, with up to :data:`RETRY_JITTER` more at random, unless
+``Retry-After`` says more."""
+RETRY_JITTER = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,9 +349,9 @@ class LLMCaller(RelayActor):
     def _retry_delay(self, error: LLMError, retries: int) -> float | None:
         if not is_retryable(error) or retries >= MAX_RETRIES:
             return None
-        backoff = RETRY_BASE_S * 2.0**retries * (1 + random.random() * 0.2)  # noqa: S311 - jitter
+        delay = backoff(retries, base=RETRY_BASE_S, jitter=RETRY_JITTER)
         asked = retry_after_s(error.retry_after) if isinstance(error, LLMHTTPError) else None
-        return max(backoff, asked or 0.0)
+        return max(delay, asked or 0.0)
 
     def _schedule(self, attempt: _Attempt, delay: float) -> None:
         ref = self.actor_ref

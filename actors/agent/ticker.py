@@ -46,11 +46,11 @@ from typing import Any, Literal
 import pykka
 
 from actors.agent.context_builder import ContextBuilder
-from actors.agent.core.breaker import Breaker
 from actors.agent.core.change import STALE_AFTER
 from actors.agent.core.events import AgentEvent, QuietSpell, TickNotStarted
 from actors.agent.core.ticks import TickDone, TickRequest
 from actors.agent.ticker_cells import ConfigCell, NewActivity, News
+from actors.common.breaker import Breaker
 from actors.core.bodies import AgentConfigUpdate
 from actors.core.errors import BadRequest
 from actors.core.shapes import TickNote

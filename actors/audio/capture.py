@@ -44,9 +44,11 @@ from actors.audio.core.capture_records import (
     DetectorFactory,
     UtteranceSink,
 )
-from actors.audio.core.sources import WAV_HEADER_READ, SourcePlan, parse_source, wav_layout
+from actors.audio.core.sources import SourcePlan, parse_source
 from actors.audio.core.utterance import BYTES_PER_MS
+from actors.audio.core.wav import WAV_HEADER_READ, wav_layout
 from actors.audio.reader import Meter, PcmReader, keep_last_line, paced
+from actors.common.backoff import backoff
 from actors.core.error_text import safe_error_text
 from actors.core.shapes import AudioSource
 from actors.kernel import processes
@@ -326,7 +328,7 @@ class Capture(RelayActor):
         if self._quiet >= self._settings.attempts:
             self._fail()
             return
-        delay = min(self._settings.backoff_s * 2**self._step, self._settings.max_backoff_s)
+        delay = backoff(self._step, base=self._settings.backoff_s, cap=self._settings.max_backoff_s)
         self._step += 1
         self._state = "backoff"
         generation = self._generation

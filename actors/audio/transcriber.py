@@ -12,7 +12,7 @@ handler awaits the transcript without holding this actor). Neither ever waits he
   keeps moving (its supervisor's pings included) whatever the service does;
 * each request is bounded by ``STT_TIMEOUT_MS`` on the injected clock (a timer cancels it),
   and by httpx's own timeouts as well;
-* a run of failures opens a :class:`~actors.agent.core.breaker.Breaker`: utterances are refused as
+* a run of failures opens a :class:`~actors.common.breaker.Breaker`: utterances are refused as
   ``breaker`` until it half-opens, when one probe goes out;
 * a transcript passes the injected :class:`~actors.audio.core.utterance.TranscriptFilter`, and then
   the injected ``deliver`` stores it in the feed with its source's mark. ``deliver`` may wait
@@ -36,9 +36,6 @@ from typing import Any, Final
 
 import pykka
 
-from actors.agent.core.breaker import Breaker
-from actors.agent.core.llm_remedy import Remedy
-from actors.agent.core.model_stats import empty_latency_buckets, latency_bucket
 from actors.audio.core.stt import (
     SttBadAnswer,
     SttError,
@@ -51,6 +48,9 @@ from actors.audio.core.utterance import TranscriptFilter, Utterance
 from actors.audio.local_stt import LocalRecogniser
 from actors.audio.speech_client import SpeechClient
 from actors.audio.stt_jobs import Delivered, Expired, Heard, Job, Warmed, resolve, tell
+from actors.common.breaker import Breaker
+from actors.common.latency import empty_latency_buckets, latency_bucket
+from actors.common.remedy import Remedy
 from actors.core.error_text import safe_error_text, safe_text
 from actors.core.records import FeedPost, FeedRecord
 from actors.core.shapes import MARKS, STREAM, TRANSCRIPT_SOURCE

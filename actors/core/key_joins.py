@@ -8,21 +8,14 @@ import re
 from collections.abc import Sequence
 
 from actors.core import secret_patterns as patterns
-from actors.core.redaction_rules import KEYS_AFTER_SLACK, KEYS_BEFORE_SLACK, R_SLACK, Rule
+from actors.core.redaction_rules import RULES, Rule
 
-_JOINABLE = tuple(
-    (rule, literal)
-    for rule, literal in (
-        *KEYS_BEFORE_SLACK,
-        (R_SLACK, patterns.SLACK_LITERAL),
-        *KEYS_AFTER_SLACK,
-    )
-    if rule.pattern not in (patterns.SLACK_WEBHOOK, patterns.TELEGRAM)
-)
-"""The keys a split may have cut, each with the literal it begins with: every kind that
-stands in a word of its own (not a Slack webhook's path nor a Telegram token, which follow
-text of their own)."""
-_JOIN_LITERALS = {id(rule): literal for rule, literal in _JOINABLE}
+_JOIN_LITERALS = {
+    id(rule): rule.literal for rule in RULES if rule.joinable and rule.literal is not None
+}
+"""The keys a split may have cut, by rule, each with the literal it begins with: every kind
+that stands in a word of its own (not a Slack webhook's path nor a Telegram token, which
+follow text of their own)."""
 _ALTERNATION = re.compile(rb"(?=[A-Za-z][0-9]|[0-9][A-Za-z])")
 _HUMP = re.compile(rb"[a-z][A-Z]")
 _HEX = re.compile(rb"[0-9a-f]{8,}")
@@ -50,7 +43,7 @@ def joins(raw: bytes, rules: Sequence[Rule]) -> list[tuple[int, int]]:
 
     A split is a line end, a tab (a no-break or other Unicode space, in the view) or one
     space between two runs of key characters, the first of which begins with the literal of
-    a key (:data:`_JOINABLE`). It is joined when the key's pattern matches the two runs
+    a key (:data:`_JOIN_LITERALS`). It is joined when the key's pattern matches the two runs
     together, to the end of the second (the second continues the key's alphabet, and the
     whole has the key's length), and:
 

@@ -1,6 +1,6 @@
 """The normalised view of a text that redaction matches on, and the way back to the text.
 
-Redaction's patterns are ASCII (:mod:`actors.core.secret_patterns`); a secret written with
+Redaction's patterns are ASCII (:mod:`actors.core.redaction_rules`); a secret written with
 characters that look the same but are not those ASCII ones must still be found. The view of a
 text is that text with:
 

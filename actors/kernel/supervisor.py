@@ -23,6 +23,7 @@ import pykka
 import structlog
 from pykka.messages import ProxyCall
 
+from actors.common.backoff import backoff
 from actors.kernel.base import (
     NORMAL_EXIT,
     ChildExited,
@@ -45,9 +46,10 @@ RestartType = Literal["permanent", "transient", "temporary"]
 class Backoff:
     """Delay before restarting a child that keeps dying (Pekko's ``calculateDelay``).
 
-    The first restart after a healthy run is immediate; the n-th in a row waits
-    ``min(min_s * 2**(n-1), max_s) * (1 + random() * random_factor)``. The count resets once
-    the child has run ``reset_after_s`` without dying.
+    The first restart after a healthy run is immediate; the n-th in a row (n >= 2) waits
+    :func:`~actors.common.backoff.backoff` of step ``n - 2``: ``min_s`` doubled each time up to
+    ``max_s``, stretched by up to ``random_factor`` at random. The count resets once the child
+    has run ``reset_after_s`` without dying.
     """
 
     min_s: float = 0.0
@@ -59,8 +61,9 @@ class Backoff:
         """Seconds to wait before restart number ``consecutive`` (1-based) of a crash run."""
         if consecutive <= 1 or self.max_s <= 0:
             return 0.0
-        base = min(self.min_s * 2.0 ** (consecutive - 2), self.max_s)
-        return base * (1.0 + rng() * self.random_factor)
+        return backoff(
+            consecutive - 2, base=self.min_s, cap=self.max_s, jitter=self.random_factor, rng=rng
+        )
 
 
 IMMEDIATE = Backoff()

@@ -5,7 +5,7 @@ Every counter here only grows within a process: a capture or a transcriber that 
 counts on from what its previous incarnation published. With ``STT_API=local`` the
 recogniser's worker is shown too (its state, memory and real-time factor). The
 transcriber's latency histogram has the LLM's buckets
-(:data:`~actors.agent.core.model_stats.LATENCY_BUCKETS_S`), so the two compare bucket for
+(:data:`~actors.common.latency.LATENCY_BUCKETS_S`), so the two compare bucket for
 bucket. Imported with :mod:`transport.exposition`, at the first scrape.
 """
 
@@ -22,10 +22,10 @@ from prometheus_client.metrics_core import (
     Metric,
 )
 
-from actors.agent.core.model_stats import LATENCY_BUCKETS_S
 from actors.audio.core.capture_records import CaptureState, CaptureStatus
 from actors.audio.core.stt_outcome import STT_STATES, LocalStats, TranscriberStats, WorkerState
 from actors.audio.subtree import AudioViews, configured
+from actors.common.latency import LATENCY_BUCKETS_S
 from actors.core.shapes import AudioSource
 from config.audio.settings import AudioConfig
 from transport.gauges import state_gauge

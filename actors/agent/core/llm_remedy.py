@@ -10,9 +10,9 @@ identical errors is said once, with a count (:func:`said_once`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from actors.agent.core.response_format import is_refusal
+from actors.common.remedy import Remedy
 from actors.core.errors import (
     LLMBadResponse,
     LLMConnectionError,
@@ -26,14 +26,6 @@ from config.settings import AgentSettings
 
 KEY = "OPENROUTER_API_KEY"
 BASE_URL = "AGENT_BASE_URL"
-
-
-@dataclass(frozen=True, slots=True)
-class Remedy:
-    """The setting a failure points at, and one clause on what to do (naming it)."""
-
-    setting: str
-    advice: str
 
 
 def model_setting(model: str, config: AgentSettings | None) -> str:

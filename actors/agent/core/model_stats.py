@@ -8,31 +8,12 @@ and pure functions; the store is the only writer.
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from actors.agent.core.cost import CostSource
+from actors.common.latency import empty_buckets, latency_bucket
 from actors.core import shapes
-
-LATENCY_BUCKETS_S = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 20.0, 30.0, 60.0)
-"""Upper bounds of the latency histograms of the LLM's and the speech service's requests, in
-seconds (``+Inf`` follows)."""
-
-
-def _empty_buckets() -> list[int]:
-    return [0] * (len(LATENCY_BUCKETS_S) + 1)
-
-
-def latency_bucket(seconds: float) -> int:
-    """The index of the :data:`LATENCY_BUCKETS_S` bucket that counts ``seconds``: the first
-    bound at least ``seconds``, or the last index (``+Inf``)."""
-    return bisect.bisect_left(LATENCY_BUCKETS_S, seconds)
-
-
-def empty_latency_buckets() -> tuple[int, ...]:
-    """No request yet in any bucket."""
-    return tuple(_empty_buckets())
 
 
 @dataclass(slots=True)
@@ -54,7 +35,7 @@ class ModelStats:
     """Calls whose cost the provider reported."""
     table_priced: int = 0
     """Calls priced from the price table."""
-    latency_buckets: list[int] = field(default_factory=_empty_buckets)
+    latency_buckets: list[int] = field(default_factory=empty_buckets)
     """Requests per latency bucket (not cumulative): index ``i`` counts latencies above
     ``LATENCY_BUCKETS_S[i - 1]`` and at most ``LATENCY_BUCKETS_S[i]``; the last is ``+Inf``."""
     latency_sum_s: float = 0.0

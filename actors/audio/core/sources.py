@@ -11,7 +11,8 @@ The forms, each ``KIND:REST``:
   ``.monitor`` source is what the speakers play), ``alsa:DEVICE`` (Linux): ffmpeg reads the
   device and writes the PCM the relay reads.
 * ``file:PATH``: a recording replayed at real speed. A 16 kHz mono 16-bit WAV is read by the
-  relay itself (no ffmpeg needed); any other file goes through ffmpeg, paced by ``-re``.
+  relay itself (no ffmpeg needed: :func:`actors.audio.core.wav.wav_layout`); any other file
+  goes through ffmpeg, paced by ``-re``.
 
 Parsing is pure and checks the form only. Whether the program, the device or the file is there
 is known by trying: the capture actor retries and then says once that it failed.
@@ -22,11 +23,10 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import struct
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
-from actors.audio.core.utterance import SAMPLE_BYTES, SAMPLE_RATE
+from actors.audio.core.utterance import SAMPLE_RATE
 from config.audio.settings import AudioConfig
 
 SourceKind = Literal["command", "avfoundation", "pulse", "alsa", "file"]
@@ -153,51 +153,3 @@ def device_argv(kind: SourceKind, device: str) -> tuple[str, ...]:
 def file_argv(path: str) -> tuple[str, ...]:
     """ffmpeg replaying ``path`` at its own speed (``-re``) as 16 kHz mono PCM."""
     return (FFMPEG, *_FFMPEG_HEAD, "-re", "-i", path, *_FFMPEG_TAIL)
-
-
-# -- WAV files the relay replays itself ---------------------------------------------------------
-
-WAV_HEADER_READ: Final = 64 * 1024
-"""How much of a file's start :func:`wav_layout` looks at for its ``data`` chunk."""
-
-
-@dataclass(frozen=True, slots=True)
-class WavLayout:
-    """Where a 16 kHz mono 16-bit PCM WAV keeps its samples."""
-
-    offset: int
-    length: int
-    """Bytes of samples (whole samples; a ``data`` size past the end is cut by the reader)."""
-
-
-def wav_layout(head: bytes) -> WavLayout | None:
-    """The samples' place in a WAV file whose first bytes are ``head``, if it is PCM at
-    16 kHz, one channel, 16 bits (what the relay reads as is); ``None`` for anything else,
-    which ffmpeg converts.
-
-    Only the RIFF chunk headers are read: ``fmt `` before ``data``, other chunks (``LIST``,
-    ``fact``) skipped, odd sizes padded as RIFF says. A ``data`` size of 0 or 0xFFFFFFFF
-    (written by a recorder that streams) means "to the end of the file".
-    """
-    if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
-        return None
-    pos, fmt_ok = 12, False
-    while pos + 8 <= len(head):
-        chunk, size = head[pos : pos + 4], struct.unpack_from("<I", head, pos + 4)[0]
-        body = pos + 8
-        if chunk == b"fmt ":
-            if size < 16 or body + 16 > len(head):
-                return None
-            audio_format, channels, rate, _, _, bits = struct.unpack_from("<HHIIHH", head, body)
-            if audio_format == 0xFFFE and size >= 40 and body + 40 <= len(head):
-                audio_format = struct.unpack_from("<H", head, body + 24)[0]  # the sub-format
-            fmt_ok = (audio_format, channels, rate, bits) == (1, 1, SAMPLE_RATE, 8 * SAMPLE_BYTES)
-            if not fmt_ok:
-                return None
-        elif chunk == b"data":
-            if not fmt_ok:
-                return None
-            length = (1 << 62) if size in (0, 0xFFFFFFFF) else size
-            return WavLayout(offset=body, length=length - length % SAMPLE_BYTES)
-        pos = body + size + (size & 1)
-    return None

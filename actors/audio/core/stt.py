@@ -26,8 +26,8 @@ from typing import Any, Final
 
 import orjson
 
-from actors.agent.core.llm_remedy import Remedy
 from actors.audio.core.wav import wav_bytes
+from actors.common.remedy import Remedy
 from actors.core.errors import RelayError
 from config.audio.settings import LOCAL_STT_INSTALL, SttApi
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal, get_args
 
-from actors.agent.core.model_stats import empty_latency_buckets
+from actors.common.latency import empty_latency_buckets
 from actors.core.records import FeedRecord
 
 REFUSALS: Final = ("busy", "breaker")
@@ -84,7 +84,7 @@ class TranscriberStats:
     """A speech service key is set: without one nothing is sent (every utterance ``no_key``)."""
     latency_buckets: tuple[int, ...] = field(default_factory=empty_latency_buckets)
     """Requests answered or failed, by latency, in the LLM's buckets
-    (:data:`~actors.agent.core.model_stats.LATENCY_BUCKETS_S`, not cumulative, ``+Inf`` last), since
+    (:data:`~actors.common.latency.LATENCY_BUCKETS_S`, not cumulative, ``+Inf`` last), since
     the transcriber first started: a restarted one counts on from these."""
     latency_sum_s: float = 0.0
     local: LocalStats | None = None

@@ -4,12 +4,15 @@
 A speech service is sent an utterance as a canonical WAV (:func:`wav_bytes`). A client may post
 a WAV (:func:`read_wav`) or raw samples as ``audio/L16`` (:func:`parse_l16`, then
 :func:`l16_pcm`); anything else is refused with a :class:`BadAudio` that says in one line what
-was found and what is read. Nothing is resampled: the relay reads one format.
+was found and what is read. A ``file:`` source that is such a WAV is replayed from where its
+samples lie (:func:`wav_layout`), any other file through ffmpeg. Both read the WAV's chunks
+with the one walk of :func:`_layout`. Nothing is resampled: the relay reads one format.
 """
 
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 from typing import Final
 
 from actors.audio.core.utterance import SAMPLE_BYTES, SAMPLE_RATE
@@ -25,6 +28,11 @@ _PCM_GUID_TAIL: Final = b"\x00\x00\x00\x00\x10\x00\x80\x00\x00\xaa\x00\x38\x9b\x
 """The KSDATAFORMAT_SUBTYPE_PCM GUID after its first two bytes (which hold the format, 1)."""
 _TO_THE_END: Final = (0, 0xFFFFFFFF)
 """A ``data`` size a streaming writer leaves when it cannot go back to fill it in."""
+_ENDLESS: Final = 1 << 62
+"""The length of a streamed file's samples: more than any file holds (its reader stops at the
+end)."""
+WAV_HEADER_READ: Final = 64 * 1024
+"""How much of a file's start :func:`wav_layout` is given to find its ``data`` chunk."""
 _FORMATS: Final = {3: "IEEE float", 6: "A-law", 7: "µ-law", 0x55: "MP3", 0x11: "IMA ADPCM"}
 _WANTED: Final = "16 kHz mono 16-bit PCM"
 
@@ -58,48 +66,83 @@ def wav_bytes(pcm: bytes) -> bytes:
     return header + pcm
 
 
+@dataclass(frozen=True, slots=True)
+class WavLayout:
+    """Where a 16 kHz mono 16-bit PCM WAV keeps its samples."""
+
+    offset: int
+    size: int | None
+    """The ``data`` chunk's size as written; ``None`` when a file written as a stream left it
+    unknown (0 or 0xFFFFFFFF): the samples run to the end."""
+
+    @property
+    def length(self) -> int:
+        """Bytes of whole samples from :attr:`offset` (for a stream, more than any file holds:
+        its reader stops at the end)."""
+        size = _ENDLESS if self.size is None else self.size
+        return size - size % SAMPLE_BYTES
+
+
 def read_wav(data: bytes) -> bytes:
-    """The samples of a 16 kHz mono 16-bit PCM WAV file.
+    """The samples of a 16 kHz mono 16-bit PCM WAV file (all of it: a client's post).
 
     Chunks other than ``fmt `` and ``data`` (``LIST``, ``fact``, ...) are skipped; a ``data``
     size of 0 or 0xFFFFFFFF (a file written as a stream) means the samples run to the end.
     """
-    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
-        msg = f"not a WAV file: it does not begin with RIFF....WAVE (found {data[:12]!r})"
+    layout = _layout(data)
+    start, available = layout.offset, len(data) - layout.offset
+    if layout.size is None:
+        return data[start : start + available - available % SAMPLE_BYTES]
+    if layout.size > available:
+        msg = f"WAV is truncated: its data chunk says {layout.size} bytes, {available} follow"
+        raise BadAudio(msg)
+    if layout.size % SAMPLE_BYTES:
+        msg = f"WAV data of {layout.size} bytes is not a whole number of 16-bit samples"
+        raise BadAudio(msg)
+    return data[start : start + layout.size]
+
+
+def wav_layout(head: bytes) -> WavLayout | None:
+    """Where the samples lie in a file whose first bytes are ``head`` (up to
+    :data:`WAV_HEADER_READ`), if it is a WAV the relay reads as it is; ``None`` for anything
+    else, which ffmpeg converts. Only the chunk headers are read: a ``data`` size past the
+    end of the file is cut by whoever reads the samples."""
+    try:
+        return _layout(head)
+    except BadAudio:
+        return None
+
+
+def _layout(head: bytes) -> WavLayout:
+    """The ``data`` chunk of the WAV that begins with ``head``, once its ``fmt `` chunk said
+    16 kHz mono 16-bit PCM; every chunk before it must be whole in ``head``.
+
+    Raises:
+        BadAudio: not a RIFF WAVE, another format, a chunk cut short, or no ``data`` chunk
+            after a ``fmt `` one; the message says which in one line.
+    """
+    if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+        msg = f"not a WAV file: it does not begin with RIFF....WAVE (found {head[:12]!r})"
         raise BadAudio(msg)
     offset, seen_format = 12, False
-    while offset + 8 <= len(data):
-        kind, size = struct.unpack_from("<4sI", data, offset)
+    while offset + 8 <= len(head):
+        kind, size = struct.unpack_from("<4sI", head, offset)
         body = offset + 8
         if kind == b"data":
             if not seen_format:
                 msg = "WAV has its data before its fmt chunk; the format is unknown"
                 raise BadAudio(msg)
-            return _samples(data, body, size)
-        if body + size > len(data):
+            return WavLayout(body, None if size in _TO_THE_END else size)
+        if body + size > len(head):
             msg = f"WAV is truncated: its {kind.decode('latin-1')!r} chunk says {size} bytes"
             raise BadAudio(msg)
         if kind == b"fmt ":
-            _check_format(data[body : body + size])
+            _check_format(head[body : body + size])
             seen_format = True
         offset = body + size + size % 2  # chunks are padded to an even size
     what = "fmt or data chunk" if not seen_format else "data chunk"
-    msg = f"WAV is truncated: no {what} in its {len(data)} bytes"
+    msg = f"WAV is truncated: no {what} in its {len(head)} bytes"
     raise BadAudio(msg)
-
-
-def _samples(data: bytes, start: int, size: int) -> bytes:
-    """The ``data`` chunk's samples, whole samples only."""
-    available = len(data) - start
-    if size in _TO_THE_END:
-        return data[start : start + available - available % SAMPLE_BYTES]
-    if size > available:
-        msg = f"WAV is truncated: its data chunk says {size} bytes, {available} follow"
-        raise BadAudio(msg)
-    if size % SAMPLE_BYTES:
-        msg = f"WAV data of {size} bytes is not a whole number of 16-bit samples"
-        raise BadAudio(msg)
-    return data[start : start + size]
 
 
 def _check_format(fmt: bytes) -> None:

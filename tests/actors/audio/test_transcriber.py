@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from actors.agent.core.breaker import COOL_OFF_JITTER, COOL_OFF_MIN_S
-from actors.agent.core.model_stats import LATENCY_BUCKETS_S
 from actors.audio.core.stt_outcome import NO_STATS, Outcome, TranscriberStats
 from actors.audio.core.utterance import Utterance
 from actors.audio.transcriber import Deliver, Transcriber
+from actors.common.breaker import COOL_OFF_JITTER, COOL_OFF_MIN_S
+from actors.common.latency import LATENCY_BUCKETS_S
 from actors.core.records import FeedPost, FeedRecord
 from actors.core.shapes import MARKS, AudioSource
 from actors.ingest.feed_buffer import FeedBuffer

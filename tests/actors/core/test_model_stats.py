@@ -5,7 +5,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from actors.agent.core.model_stats import LATENCY_BUCKETS_S, ModelStats, models_from_json
+from actors.agent.core.model_stats import ModelStats, models_from_json
+from actors.common.latency import LATENCY_BUCKETS_S
 
 
 def test_model_stats_say_where_their_cost_came_from():

@@ -444,11 +444,11 @@ def every_rule(text: str) -> tuple[str, dict[str, int]]:
     changed = True
     while changed:
         changed = False
-        read = redaction._read(text, redaction_rules._RULES)
-        for rule in redaction_rules._RULES:
+        read = redaction._read(text, redaction_rules.RULES)
+        for rule in redaction_rules.RULES:
             text, n = rule.apply(read)
             if n:
-                read = redaction._read(text, redaction_rules._RULES)
+                read = redaction._read(text, redaction_rules.RULES)
                 counts[rule.kind] = counts.get(rule.kind, 0) + n
                 changed = True
     return text, counts

@@ -13,10 +13,10 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from actors.agent.core.model_stats import LATENCY_BUCKETS_S
 from actors.audio.capture import Capture
 from actors.audio.core.capture_records import CaptureStatus
 from actors.audio.core.stt_outcome import NO_STATS, LocalStats
+from actors.common.latency import LATENCY_BUCKETS_S
 from actors.tree import Relay
 from config.audio.settings import AudioConfig
 from tests.audio.pcm_program import command as program

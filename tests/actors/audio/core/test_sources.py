@@ -1,22 +1,10 @@
-"""Source values: every form's plan, the bad ones named by their setting, and the WAV files
-the relay replays without ffmpeg."""
+"""Source values: every form's plan, and the bad ones named by their setting."""
 
 from __future__ import annotations
 
-import io
-import struct
-import wave
-
 import pytest
 
-from actors.audio.core.sources import (
-    SourceError,
-    SourcePlan,
-    check_source,
-    parse_source,
-    wav_layout,
-)
-from tests.audio.signals import speech
+from actors.audio.core.sources import SourceError, SourcePlan, check_source, parse_source
 
 PCM_OUT = ("-vn", "-ac", "1", "-ar", "16000", "-f", "s16le", "pipe:1")
 QUIET = ("ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error")
@@ -88,69 +76,3 @@ def test_start_up_passes_an_empty_source_and_stops_at_a_bad_one() -> None:
     check_source("AUDIO_SOURCE", "pulse:default")
     with pytest.raises(SourceError, match=r"^AUDIO_ALT_SOURCE must be one of"):
         check_source("AUDIO_ALT_SOURCE", "bogus")
-
-
-def wav(rate: int = 16_000, channels: int = 1, width: int = 2, frames: bytes = b"") -> bytes:
-    out = io.BytesIO()
-    with wave.open(out, "wb") as w:
-        w.setnchannels(channels)
-        w.setsampwidth(width)
-        w.setframerate(rate)
-        w.writeframes(frames)
-    return out.getvalue()
-
-
-def test_a_16k_mono_16_bit_wav_is_read_as_it_is() -> None:
-    pcm = speech(100)
-    data = wav(frames=pcm)
-    layout = wav_layout(data)
-    assert layout is not None
-    assert data[layout.offset : layout.offset + layout.length] == pcm
-
-
-def test_chunks_before_the_samples_are_skipped_odd_sizes_padded() -> None:
-    pcm = speech(50)
-    fmt = struct.pack("<HHIIHH", 1, 1, 16_000, 32_000, 2, 16)
-    listing = b"INFOabc"  # odd: one pad byte follows
-    body = (
-        b"WAVE"
-        + b"fmt "
-        + struct.pack("<I", len(fmt))
-        + fmt
-        + b"LIST"
-        + struct.pack("<I", len(listing))
-        + listing
-        + b"\0"
-        + b"data"
-        + struct.pack("<I", len(pcm))
-        + pcm
-    )
-    data = b"RIFF" + struct.pack("<I", len(body)) + body
-    layout = wav_layout(data)
-    assert layout is not None
-    assert data[layout.offset : layout.offset + layout.length] == pcm
-
-
-def test_a_streamed_wav_without_a_size_reads_to_the_end() -> None:
-    data = bytearray(wav(frames=speech(20)))
-    data[40:44] = struct.pack("<I", 0xFFFFFFFF)
-    layout = wav_layout(bytes(data))
-    assert layout is not None
-    assert layout.offset == 44
-    assert layout.length > len(data)
-
-
-@pytest.mark.parametrize(
-    "data",
-    [
-        wav(rate=44_100),
-        wav(channels=2),
-        wav(width=1),
-        b"ID3\x04" + bytes(100),  # an mp3
-        b"RIFF\x24\x00\x00\x00WAVEdata\x00\x00\x00\x00",  # samples before their format
-        wav()[:30],  # cut inside the format
-        b"",
-    ],
-)
-def test_anything_else_goes_through_ffmpeg(data: bytes) -> None:
-    assert wav_layout(data) is None
