@@ -133,6 +133,11 @@ _STOPWORDS = frozenset(
 )
 """Words every sentence has: they say nothing about where a hud's words come from."""
 _WORD = re.compile(r"[^\W\d_]+|\d+")
+_ANY_HUD = frozenset(
+    ["user", "now", "currently", "editing", "reading", "app", "file", "page", "screen", "idea"]
+)
+"""Words of the instructions that a hud about the user's moment has as well ("User is now
+editing IntelliJ IDEA's OrderService.java file"): they do not count toward the echo share."""
 _PLACEHOLDER = re.compile(r"(?<!\w)<([^<>|\s]*\s[^<>|]*)>")
 """``<…>`` of words, not right after a word (``Map<String, Integer>`` is code). The part before
 the first space cannot hold one, so a ``<`` with no ``>`` after it costs one scan, not one
@@ -266,7 +271,7 @@ def judge(hud: str, vocab: Vocabulary = INSTRUCTION_VOCABULARY) -> Reason | None
     if _DANGLING.search(text):
         return "fragment"
     words = _words(text)
-    ours = sum(w in vocab.words for w in words)
+    ours = sum(w in vocab.words and w not in _ANY_HUD for w in words)
     if (ours >= ECHO_MIN_WORDS and ours >= ECHO_SHARE * len(words)) or _SELF.search(text):
         return "echo"
     if _CHAT.search(text):

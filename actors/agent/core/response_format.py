@@ -62,15 +62,16 @@ OCR text and other scripts."""
 MIN_BOUNDED_TOKENS = 100
 """Below this ``max_tokens`` the bounds stay those of this many: a shorter digest would say
 nothing, and such an answer may be cut off as before."""
-_HUD_CHAR = r'[^ <>*#`"\\\n]'
-HUD_PATTERN = (
-    r'^([^ a-zI<>*#`"\\\n]|I[A-Za-z])' + _HUD_CHAR + "{0,39}( " + _HUD_CHAR + "{1,40}){1,14}$"
-)
+_HUD_OFF = r' <>*#`"\\\n'
+"""What no hud character is: a space (between words only), markup, a quote, a backslash."""
+_HUD_WORD = rf"([^I{_HUD_OFF}][^{_HUD_OFF}]{{0,39}}|I[^'’{_HUD_OFF}][^{_HUD_OFF}]{{0,38}})"
+HUD_PATTERN = f"^{_HUD_WORD.replace('[^I', '[^a-zI', 1)}( {_HUD_WORD}){{1,14}}$"
 """The hud's shape in the bounded schema: 2 to 15 words of at most 40 characters, one space
 between them, no markup character (``<>*#`` and the backtick) and no quote or backslash; its
-first letter is not lower case, and its first word is not ``I`` nor ``I'm`` (a model speaking
-as the user, or as itself). A server that makes a grammar of the schema (llama.cpp's) can then
-write no hud the gate would withhold for its shape; every other server ignores it."""
+first letter is not lower case, and no word is ``I`` or starts ``I'`` (``I'm``): a model
+speaking as the user, or as itself. A server that makes a grammar of the schema (llama.cpp's)
+can then write no hud the gate would withhold for its shape; every other server ignores
+it."""
 _ENVELOPE_CHARS = 40
 """The answer's JSON around its two strings, with room for the spaces a model adds."""
 
