@@ -12,22 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import tomllib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any, TypeVar
 
 import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.base_protocol import BaseProtocol
-from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
+from tests.helpers import pinned
 from transport.server.aiohttp_compat import SUPPORTED, ConnectionHandler, HandlerRunner
 
-ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 5.0
 """The bound of every wait here (each is for the loop to run a few steps)."""
 REQUEST = b"GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
@@ -49,11 +46,9 @@ def slots_of(cls: type) -> set[str]:
 
 
 def test_pyproject_pins_aiohttp_to_the_versions_the_module_was_checked_against() -> None:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    pins = [Requirement(line) for line in project["project"]["dependencies"]]
-    aiohttp_pin = next(pin for pin in pins if pin.name == "aiohttp")
-    assert aiohttp_pin.specifier == SpecifierSet(SUPPORTED)
-    assert aiohttp.__version__ in aiohttp_pin.specifier, (
+    pin = pinned("aiohttp")
+    assert pin == SpecifierSet(SUPPORTED)
+    assert aiohttp.__version__ in pin, (
         f"aiohttp {aiohttp.__version__} is installed; transport/server/aiohttp_compat.py was "
         f"checked against {SUPPORTED} only: run these tests on it, then widen the pin"
     )
