@@ -213,19 +213,6 @@ def _traced(request: web.Request) -> tuple[str, contextvars.Token[str | None]]:
     return request_id, CURRENT_REQUEST.set(request_id)
 
 
-class AnyTarget(web.DynamicResource):
-    """The resource of :func:`no_route`: every request target the router asks about.
-
-    A pattern matches targets that start with ``/``; this also takes ``*`` (``OPTIONS *``),
-    which aiohttp would otherwise answer with a plain-text 404 of its own. The router asks it
-    only when no other resource matched. (A ``CONNECT``'s ``host:port`` is no path at all: the
-    router answers it without asking any resource.)
-    """
-
-    def _match(self, path: str) -> dict[str, str] | None:
-        return {"path": path}
-
-
 def expecting(refuse: Handler, access: Access) -> ExpectHandler:
     """A route's ``Expect`` handler, which aiohttp runs before the route's handler when the
     request has the header.

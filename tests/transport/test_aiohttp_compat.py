@@ -23,7 +23,12 @@ from aiohttp.base_protocol import BaseProtocol
 from packaging.specifiers import SpecifierSet
 
 from tests.helpers import pinned
-from transport.server.aiohttp_compat import SUPPORTED, ConnectionHandler, HandlerRunner
+from transport.server.aiohttp_compat import (
+    SUPPORTED,
+    AnyTarget,
+    ConnectionHandler,
+    HandlerRunner,
+)
 
 WAIT_S = 5.0
 """The bound of every wait here (each is for the loop to run a few steps)."""
@@ -93,6 +98,14 @@ def test_the_server_keeps_its_loop_and_handler_arguments() -> None:
     assert getattr(server, "_kwargs", None) == {"max_line_size": 100}, changed("Server._kwargs")
 
 
+def test_a_dynamic_resource_matches_a_target_in_a_private_method() -> None:
+    match = getattr(web.DynamicResource, "_match", None)
+    assert callable(match), changed("DynamicResource._match")
+    assert list(inspect.signature(match).parameters) == ["self", "path"], changed(
+        "DynamicResource._match's parameters"
+    )
+
+
 def test_handle_error_is_overridden_with_the_same_parameters() -> None:
     parameters = list(inspect.signature(web.RequestHandler.handle_error).parameters)
     assert parameters == ["self", "request", "status", "exc", "message"], changed(
@@ -139,9 +152,10 @@ async def until(predicate: Callable[[], T]) -> T:
 async def serving(
     kind: type[Recorded], release: asyncio.Event, **kwargs: Any
 ) -> AsyncIterator[tuple[list[Recorded], asyncio.Event, int]]:
-    """An application whose ``GET /slow`` waits for ``release``, served on a loopback port
-    through :class:`HandlerRunner` with ``kind`` handlers; the handlers made, an event set
-    when ``/slow`` is entered, and the port."""
+    """An application whose ``GET /slow`` waits for ``release`` and whose :class:`AnyTarget`
+    answers every other target with its path, served on a loopback port through
+    :class:`HandlerRunner` with ``kind`` handlers; the handlers made, an event set when
+    ``/slow`` is entered, and the port."""
     made: list[Recorded] = []
     entered = asyncio.Event()
 
@@ -150,8 +164,14 @@ async def serving(
         await release.wait()
         return web.Response(text="done")
 
+    async def anything(request: web.Request) -> web.Response:
+        return web.Response(text=f"any {request.match_info['path']}")
+
     app = web.Application()
     app.router.add_get("/slow", slow)
+    anywhere = AnyTarget("/{path:.*}")
+    app.router.register_resource(anywhere)
+    anywhere.add_route("*", anything)
 
     def handler(server: web.Server, /, **options: Any) -> Recorded:
         return kind(server, made=made, **options)
@@ -240,5 +260,28 @@ def test_a_connection_answered_with_another_coroutine_never_reaches_the_app() ->
                 writer.close()
             assert answer.startswith(b"HTTP/1.1 503"), changed("RequestHandler._request_handler")
             assert not entered.is_set()
+
+    run(scenario)
+
+
+@pytest.mark.parametrize(
+    ("request_line", "answer"),
+    [
+        (b"GET /slow/not HTTP/1.1", b"any /slow/not"),
+        (b"POST /slow HTTP/1.1", b"any /slow"),  # a method no route of the path takes
+        (b"OPTIONS * HTTP/1.1", b"any *"),
+    ],
+)
+def test_any_target_takes_every_target_no_route_took(request_line: bytes, answer: bytes) -> None:
+    async def scenario() -> None:
+        async with serving(Recorded, asyncio.Event()) as (_, _, port):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            try:
+                writer.write(request_line + b"\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                got = await read_answer(reader)
+            finally:
+                writer.close()
+            assert got.startswith(b"HTTP/1.1 200"), changed("how the router asks a resource")
+            assert got.endswith(answer), changed("DynamicResource._match's match info")
 
     run(scenario)

@@ -1,8 +1,9 @@
 """The private parts of aiohttp the transport relies on, all here, for aiohttp 3.14.
 
-aiohttp gives no public way to see what a connection is doing, nor to serve an application
-with a connection handler of one's own; the relay's handler
-(:class:`transport.http_transport.JsonErrorHandler`) needs both. These are the only private
+aiohttp gives no public way to see what a connection is doing, to serve an application
+with a connection handler of one's own, nor to route every request target no route takes;
+the relay's handler (:class:`transport.http_transport.JsonErrorHandler`) needs the first
+two, its application (:func:`transport.app.build_app`) the third. These are the only private
 names of aiohttp the relay touches, and nothing outside this module touches them:
 
 - ``RequestHandler._waiter``: the future a connection awaits for its next request head
@@ -16,6 +17,8 @@ names of aiohttp the relay touches, and nothing outside this module touches them
   its result's class is swapped for :class:`_Server`, which keeps all of them.
 - ``Server.__call__``, ``Server._loop`` and ``Server._kwargs``: the factory of a connection's
   handler, and the loop and arguments it makes it with.
+- ``DynamicResource._match``: whether a resource takes a request target (and the match
+  info it gives the handler), overridden by :class:`AnyTarget` to take every one.
 
 ``tests/transport/test_aiohttp_compat.py`` checks each name on the installed aiohttp, and the
 behaviour built on them against a real server; ``pyproject.toml`` pins aiohttp to
@@ -99,3 +102,16 @@ class _Server(web.Server):
 
     def __call__(self) -> web.RequestHandler:
         return self.handler_factory(self, loop=self._loop, **self._kwargs)
+
+
+class AnyTarget(web.DynamicResource):
+    """The resource of every request target the router asks about (``no_route``'s).
+
+    A pattern matches targets that start with ``/``; this also takes ``*`` (``OPTIONS *``),
+    which aiohttp would otherwise answer with a plain-text 404 of its own. Registered last,
+    the router asks it only when no other resource matched. (A ``CONNECT``'s ``host:port`` is
+    no path at all: the router answers it without asking any resource.)
+    """
+
+    def _match(self, path: str) -> dict[str, str] | None:
+        return {"path": path}
