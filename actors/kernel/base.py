@@ -90,7 +90,9 @@ class RelayActor(HookedActor):
     """Base of the relay's actors.
 
     Subclasses set :attr:`name`, put start-up work in :meth:`started` (not ``on_start``),
-    and clean-up in :meth:`stopped` (called on a normal stop and after a failure alike).
+    and clean-up in :meth:`stopped` (called on a normal stop and after a failure alike); what
+    must also be let go by an abandoned incarnation whose call came back goes in
+    :meth:`~actors.kernel.pykka_compat.HookedActor.loop_ended`.
     """
 
     use_daemon_thread = True
