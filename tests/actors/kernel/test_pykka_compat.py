@@ -22,6 +22,7 @@ from packaging.specifiers import SpecifierSet
 from pykka.messages import ProxyCall
 
 from actors.kernel.pykka_compat import SUPPORTED, HookedActor
+from actors.kernel.supervisor import abandon
 from tests.helpers import pinned
 
 PYKKA = version("pykka")
@@ -146,7 +147,7 @@ def test_a_loop_told_to_end_mid_call_handles_nothing_more_and_ends_with_the_hook
     ref = holding(record)
     ref.tell("never handled")
     asked = ref.ask("never answered", block=False)
-    ref.actor_stopped.set()  # as the supervisor ends a hung actor's loop
+    abandon(ref)  # the supervisor ends a hung actor's loop: actor_stopped set
     record.release.set()
     assert record.ended.wait(WAIT_S), changed("the loop's check of actor_stopped")
     assert record.steps() == ["loop_ended"]
