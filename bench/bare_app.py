@@ -13,11 +13,11 @@ import orjson
 from aiohttp import web
 
 from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT, FeedInput, decode, sense_input
-from actors.core.errors import BadRequest, PayloadTooLarge
+from actors.core.errors import BadRequest
 from bench.runner import flags
 from tests.support.harness import HOST, serve_forever
 from transport.answers import Accepted, Error
-from transport.guard import json_response
+from transport.guard import PayloadTooLarge, json_response
 from transport.http_transport import SHUTDOWN_TIMEOUT_S, new_event_loop
 
 Handler = Callable[[web.Request], Awaitable[web.Response]]

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+import tomllib
 from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import replace
 from pathlib import Path
@@ -29,6 +30,8 @@ import httpx
 import msgspec
 import pytest
 import structlog
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from prometheus_client.parser import text_string_to_metric_families
 
 from actors.agent.core.completion import Analysis
@@ -303,6 +306,13 @@ def tick(relay: Relay, logs: LogSink) -> str:
     if outcome == "ok":
         asked(relay.handles["digest"], DigestStore.stats)  # queued behind the record
     return outcome
+
+
+def pinned(package: str) -> SpecifierSet:
+    """The versions of ``package`` that ``pyproject.toml``'s dependencies allow."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    pins = [Requirement(line) for line in project["project"]["dependencies"]]
+    return next(pin.specifier for pin in pins if pin.name == package)
 
 
 def restarted(handle: ChildHandle[Any], count: int) -> bool:

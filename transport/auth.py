@@ -62,7 +62,7 @@ from typing import TypeGuard
 
 from aiohttp import hdrs, web
 
-from actors.core.errors import BadRequest, Forbidden, Misdirected, Unauthorized
+from actors.core.errors import BadRequest, RelayError
 
 REALM = "sinain-relay"
 STREAM_TOKEN_PARAM = "access_token"  # noqa: S105 - a parameter name, not a secret
@@ -95,6 +95,18 @@ NO_HEADERS: Mapping[str, str] = MappingProxyType({})
 Admit = Callable[[web.Request, Mapping[str, str] | None], None]
 """A route's gate: given the request and its CORS headers (``None``: a refused origin),
 return to let it through or raise :class:`Forbidden` / :class:`TokenRefused`."""
+
+
+class Unauthorized(RelayError):
+    """A token is required and was missing or wrong (HTTP 401)."""
+
+
+class Forbidden(RelayError):
+    """The request is refused whoever sends it, and changes nothing (HTTP 403)."""
+
+
+class Misdirected(RelayError):
+    """The request names a host this relay does not serve (HTTP 421)."""
 
 
 class TokenRefused(Unauthorized):

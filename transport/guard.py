@@ -14,21 +14,12 @@ from collections.abc import Awaitable, Callable, Mapping
 import structlog
 from aiohttp import HttpVersion11, hdrs, web
 
-from actors.core.errors import (
-    ActorUnavailable,
-    BadRequest,
-    FeatureUnavailable,
-    Forbidden,
-    Misdirected,
-    PayloadTooLarge,
-    RelayError,
-    Unauthorized,
-)
+from actors.core.errors import ActorUnavailable, BadRequest, FeatureUnavailable, RelayError
 from actors.core.shapes import Shape, encode
 from actors.kernel.base import CURRENT_REQUEST
 from config.settings import ConfigError
 from transport.answers import Error
-from transport.auth import Access, Admit, challenge
+from transport.auth import Access, Admit, Forbidden, Misdirected, Unauthorized, challenge
 from transport.metrics import RouteStats
 from transport.state import ACCESS, BODY_HOLD, CONNECTIONS, REQUEST_ID, ROUTES
 from transport.streams.fanout import (
@@ -55,6 +46,12 @@ class Refused(BadRequest):
     def __init__(self, message: str, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(message)
         self.headers: Mapping[str, str] = headers or {}
+
+
+class PayloadTooLarge(Refused):
+    """The body is over the endpoint's limit (HTTP 413)."""
+
+    status = 413
 
 
 class UnsupportedMediaType(Refused):
@@ -213,19 +210,6 @@ def _traced(request: web.Request) -> tuple[str, contextvars.Token[str | None]]:
     return request_id, CURRENT_REQUEST.set(request_id)
 
 
-class AnyTarget(web.DynamicResource):
-    """The resource of :func:`no_route`: every request target the router asks about.
-
-    A pattern matches targets that start with ``/``; this also takes ``*`` (``OPTIONS *``),
-    which aiohttp would otherwise answer with a plain-text 404 of its own. The router asks it
-    only when no other resource matched. (A ``CONNECT``'s ``host:port`` is no path at all: the
-    router answers it without asking any resource.)
-    """
-
-    def _match(self, path: str) -> dict[str, str] | None:
-        return {"path": path}
-
-
 def expecting(refuse: Handler, access: Access) -> ExpectHandler:
     """A route's ``Expect`` handler, which aiohttp runs before the route's handler when the
     request has the header.
@@ -262,10 +246,9 @@ async def refuse_expectation(request: web.Request) -> web.Response:
 
 def _refusal(exc: BadRequest | ConfigError) -> tuple[int, str, web.Response]:
     """The status, error and answer for a request refused for its input."""
-    status = 413 if isinstance(exc, PayloadTooLarge) else 400
     error = str(exc)
     if not isinstance(exc, Refused):
-        return status, error, error_response(status, error)
+        return 400, error, error_response(400, error)
     response = error_response(exc.status, error)
     response.headers.update(exc.headers)
     if exc.close:

@@ -6,12 +6,11 @@ import asyncio
 import errno
 import socket
 import threading
-from typing import Any, Literal, cast
+from typing import Any
 
 import structlog
 from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMethod, InvalidURLError, LineTooLong
-from aiohttp.web_protocol import RequestHandler
 
 from actors.core.error_text import safe_error_text
 from actors.core.errors import InUse
@@ -20,6 +19,7 @@ from actors.kernel.base import RelayActor, Reporter
 from transport.answers import Error
 from transport.app import build_app
 from transport.connections import REFUSED_HEAD_TIMEOUT_S, ConnectionLimits, Connections
+from transport.server.aiohttp_compat import ConnectionHandler, HandlerRunner
 from transport.state import Peers, Policy
 
 START_TIMEOUT_S = 10.0
@@ -138,9 +138,12 @@ class HttpTransport(RelayActor):
         )
 
         async def serve() -> None:
-            runner = JsonErrorRunner(
+            def handler(server: web.Server, /, **kwargs: Any) -> JsonErrorHandler:
+                return JsonErrorHandler(server, connections=connections, **kwargs)
+
+            runner = HandlerRunner(
                 build_app(self._peers, self._policy, connections=connections),
-                connections=connections,
+                handler=handler,
                 keepalive_timeout=limits.keepalive_timeout_s,
                 # the rest of a refused body (413, 408) is read and dropped no longer than a
                 # body may take to come
@@ -220,7 +223,7 @@ class HttpTransport(RelayActor):
 log = structlog.get_logger("relay")
 
 
-class JsonErrorHandler(RequestHandler):
+class JsonErrorHandler(ConnectionHandler):
     """aiohttp's connection handler, with the API's JSON for the errors it answers itself, and
     the bounds of a connection (:mod:`transport.connections`).
 
@@ -242,6 +245,8 @@ class JsonErrorHandler(RequestHandler):
     requests when it fires. Between requests, aiohttp's keep-alive timeout closes an idle
     connection (it counts only while no request is being handled, so a stream or a WebSocket
     outlives it); a connection that starts its next request head and stops is idle for it too.
+    What it reads and changes of aiohttp's own state, it does through
+    :class:`~transport.server.aiohttp_compat.ConnectionHandler`.
     """
 
     __slots__ = ("_connections", "_counted", "_head_timer")
@@ -258,10 +263,10 @@ class JsonErrorHandler(RequestHandler):
         if self._connections.admit(self):
             self._counted = True
         else:
-            self._request_handler = self._refuse  # its request is answered 503, then closed
+            self.answer_with(self._refuse)  # its request is answered 503, then closed
             head_timeout_s = min(head_timeout_s, REFUSED_HEAD_TIMEOUT_S)
         super().connection_made(transport)
-        self._head_timer = self._loop.call_later(head_timeout_s, self._head_late)
+        self._head_timer = self.loop.call_later(head_timeout_s, self._head_late)
 
     def connection_lost(self, exc: BaseException | None) -> None:
         if self._head_timer is not None:
@@ -272,14 +277,6 @@ class JsonErrorHandler(RequestHandler):
             self._connections.release(self)
         super().connection_lost(exc)
 
-    def waiting_for(self) -> Literal["first", "next"] | None:
-        """``first``: no request head yet; ``next``: idle between two requests; ``None``: a
-        request is being handled. (aiohttp's own keep-alive check reads its waiter so too.)"""
-        waiter = self._waiter
-        if waiter is None or waiter.done():
-            return None
-        return "first" if self._request_count == 0 else "next"
-
     def evict(self) -> None:
         """Close this idle connection to make room for a new one (no longer counted)."""
         self._counted = False
@@ -289,7 +286,7 @@ class JsonErrorHandler(RequestHandler):
     def _head_late(self) -> None:
         """Close the connection if no request head has been parsed on it yet."""
         self._head_timer = None
-        if self._request_count == 0 and self.transport is not None:
+        if self.requests_parsed() == 0 and self.transport is not None:
             self._connections.head_timeouts += 1
             log.debug("http.head_timeout", actor="http", seconds=self._connections.header_timeout_s)
             self.force_close()
@@ -353,33 +350,3 @@ def _parser_refusal(exc: BaseException | None, message: str | None, max_line_siz
     for quote in (": b'", ': b"', " b'", ' b"'):
         text = text.split(quote, 1)[0]
     return text.rstrip(" :.") or "bad request"
-
-
-class JsonErrorServer(web.Server):
-    """aiohttp's server, whose connections are :class:`JsonErrorHandler`."""
-
-    counted_in: Connections
-
-    def __call__(self) -> RequestHandler:
-        return JsonErrorHandler(self, loop=self._loop, connections=self.counted_in, **self._kwargs)
-
-
-class JsonErrorRunner(web.AppRunner):
-    """An ``AppRunner`` serving with :class:`JsonErrorServer`, its connections counted in
-    ``connections``, which also holds their timeouts.
-
-    aiohttp builds its server in the application (``Application._make_handler``) with every
-    other argument the runner and the application give it (``keepalive_timeout`` among them);
-    only its class changes here, so each of them still applies.
-    """
-
-    def __init__(self, app: web.Application, *, connections: Connections, **kwargs: Any) -> None:
-        super().__init__(app, **kwargs)
-        self._connections = connections
-
-    async def _make_server(self) -> web.Server:
-        server = await super()._make_server()
-        server.__class__ = JsonErrorServer
-        served = cast("JsonErrorServer", server)
-        served.counted_in = self._connections
-        return served

@@ -13,12 +13,15 @@ import structlog
 from aiohttp import web
 
 from actors.core.bodies import decode
-from actors.core.errors import (
-    BadRequest,
-    PayloadTooLarge,
-)
+from actors.core.errors import BadRequest
 from transport.connections import BODY_RETRY_AFTER_S, BodyHold, Connections
-from transport.guard import BodiesFull, BodyTimeout, Refused, UnsupportedMediaType
+from transport.guard import (
+    BodiesFull,
+    BodyTimeout,
+    PayloadTooLarge,
+    Refused,
+    UnsupportedMediaType,
+)
 from transport.state import BODY_HOLD, CONNECTIONS
 from transport.streams.fanout import (
     LONG_POLL_MAX_S,

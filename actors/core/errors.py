@@ -1,5 +1,7 @@
 """The relay's exceptions. ``transport`` maps them to HTTP statuses in one place; a start
-refused because another process holds what it needs is an :class:`InUse`.
+refused because another process holds what it needs is an :class:`InUse`. The refusals only
+HTTP makes (401, 403, 413, 421) are the transport's own (``transport.auth``,
+``transport.guard``).
 
 The few the kernel raises itself (:class:`RelayError`, :class:`BadRequest`,
 :class:`ActorUnavailable`, :class:`InUse`) are defined in :mod:`actors.kernel.errors`, which
@@ -19,7 +21,6 @@ __all__ = [
     "ActorUnavailable",
     "BadRequest",
     "FeatureUnavailable",
-    "Forbidden",
     "InUse",
     "LLMBadResponse",
     "LLMConnectionError",
@@ -27,29 +28,10 @@ __all__ = [
     "LLMHTTPError",
     "LLMTimeout",
     "LLMUnexpectedError",
-    "Misdirected",
-    "PayloadTooLarge",
     "RelayError",
-    "Unauthorized",
     "is_retryable",
     "retry_after_s",
 ]
-
-
-class PayloadTooLarge(BadRequest):
-    """The body is over the endpoint's limit (HTTP 413)."""
-
-
-class Unauthorized(RelayError):
-    """A token is required and was missing or wrong (HTTP 401)."""
-
-
-class Forbidden(RelayError):
-    """The request is refused whoever sends it, and changes nothing (HTTP 403)."""
-
-
-class Misdirected(RelayError):
-    """The request names a host this relay does not serve (HTTP 421)."""
 
 
 class FeatureUnavailable(RelayError):

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import queue
 import threading
 import weakref
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, ClassVar, Concatenate, Generic, Literal, ParamSpec, TypeVar, cast
+from typing import Any, ClassVar, Concatenate, Generic, Literal, ParamSpec, TypeVar
 
 import pykka
 import structlog
@@ -34,6 +33,7 @@ from pykka.messages import ProxyCall
 from structlog.contextvars import bound_contextvars
 
 from actors.kernel.errors import ActorUnavailable
+from actors.kernel.pykka_compat import HookedActor
 from actors.kernel.scrubber import error_text
 
 P = ParamSpec("P")
@@ -86,11 +86,13 @@ Reporter = Callable[[ChildExited], None]
 """How a child reaches its supervisor: a function that ``tell``s it a :class:`ChildExited`."""
 
 
-class RelayActor(pykka.ThreadingActor):
+class RelayActor(HookedActor):
     """Base of the relay's actors.
 
     Subclasses set :attr:`name`, put start-up work in :meth:`started` (not ``on_start``),
-    and clean-up in :meth:`stopped` (called on a normal stop and after a failure alike).
+    and clean-up in :meth:`stopped` (called on a normal stop and after a failure alike); what
+    must also be let go by an abandoned incarnation whose call came back goes in
+    :meth:`~actors.kernel.pykka_compat.HookedActor.loop_ended`.
     """
 
     use_daemon_thread = True
@@ -197,25 +199,14 @@ class RelayActor(pykka.ThreadingActor):
 
         Pykka fails only its own queued asks when an actor stops; a ``Call`` is a tell with a
         reply future of ours, which would be dropped and leave its caller waiting for its whole
-        timeout. None of them has run, so the caller may simply retry.
+        timeout. None of them has run, so the caller may simply retry. The other messages stay
+        queued: Pykka's own teardown answers them.
         """
-        inbox = cast("queue.Queue[Any]", self.actor_inbox)
-        others = []
-        while True:
-            try:
-                envelope = inbox.get_nowait()
-            except queue.Empty:
-                break
-            message = envelope.message
-            if isinstance(message, Call):
-                if message.reply.set_running_or_notify_cancel():
-                    message.reply.set_exception(
-                        ActorUnavailable(f"actor {self.name} stopped before answering; retry")
-                    )
-            else:
-                others.append(envelope)
-        for envelope in others:  # Pykka's own teardown answers these
-            inbox.put(envelope)
+        for call in self._take_queued(lambda message: isinstance(message, Call)):
+            if call.reply.set_running_or_notify_cancel():
+                call.reply.set_exception(
+                    ActorUnavailable(f"actor {self.name} stopped before answering; retry")
+                )
 
     def _report_exit(self, reason: str) -> None:
         if self._report is None:

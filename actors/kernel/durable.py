@@ -112,8 +112,8 @@ class DurableActor(RelayActor):
         finally:
             self._commit_lock.release()
 
-    def _actor_loop_teardown(self) -> None:
-        """Pykka's last step on this actor's thread, whatever ended its loop. After a normal
+    def loop_ended(self) -> None:
+        """The last step on this actor's thread, whatever ended its loop. After a normal
         stop or a crash :meth:`stopped` has closed the connection; an abandoned incarnation
         whose call came back never runs it, so here it rolls back what it wrote since its
         last commit and closes the connection. Left open, the transaction would hold
@@ -127,7 +127,7 @@ class DurableActor(RelayActor):
                         db.execute("ROLLBACK")
             finally:
                 db.close()
-        super()._actor_loop_teardown()
+        super().loop_ended()
 
     def on_failure(self, *args: Any) -> None:
         """Pending writes of a crashed actor are not committed: their callers never got a 200."""

@@ -16,7 +16,6 @@ import pytest
 from aiohttp.test_utils import make_mocked_request
 
 from actors.agent.core.entries import EMPTY_AGENT
-from actors.core.errors import Forbidden
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE
 from actors.kernel.base import ChildHandle
 from actors.kernel.clock import FakeClock
@@ -36,7 +35,7 @@ from tests.helpers import (
 from tests.support.harness import ROOT, free_port
 from tests.transport.test_streams import sse
 from transport.app import build_app
-from transport.auth import Access, TokenRefused
+from transport.auth import Access, Forbidden, TokenRefused
 from transport.exposure import exposure, is_loopback, warn_at_start
 from transport.state import Peers, Policy
 

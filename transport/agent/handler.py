@@ -14,10 +14,7 @@ from actors.agent.context_builder import ContextBuilder
 from actors.agent.digest_store import DigestStore
 from actors.agent.ticker import Ticker
 from actors.core.bodies import CONFIG_BODY_LIMIT, AgentConfigUpdate
-from actors.core.errors import (
-    BadRequest,
-    Forbidden,
-)
+from actors.core.errors import BadRequest
 from actors.kernel.search_index import match_expression
 from transport.answers import (
     ConfigAnswer,
@@ -27,6 +24,7 @@ from transport.answers import (
     LastAnswer,
     public_config,
 )
+from transport.auth import Forbidden
 from transport.guard import json_response
 from transport.inputs import int_param, optional_int, read_body, wait_param
 from transport.state import ACCESS, ASK, PEERS, POLICY, STREAMS
