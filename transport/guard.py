@@ -26,7 +26,7 @@ from actors.core.errors import (
 )
 from actors.core.shapes import Shape, encode
 from actors.kernel.base import CURRENT_REQUEST
-from config.settings import ConfigError
+from config.errors import ConfigError
 from transport.answers import Error
 from transport.auth import Access, Admit, challenge
 from transport.metrics import RouteStats

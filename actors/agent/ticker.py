@@ -57,9 +57,9 @@ from actors.core.shapes import TickNote
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.listeners import Listeners
+from config.agent_settings import AgentSettings
 from config.local_llm import LOCAL_LLM_INSTALL, runtime_model_refusal
 from config.secrets import remember_secret, shown_url
-from config.settings import AgentSettings
 
 LOST_TICK_GRACE_S = 5.0
 """A tick still in flight this long after its budget is given up as lost."""

@@ -23,15 +23,15 @@ from actors.core import records, shapes
 from actors.core.body_errors import bad_body
 from actors.core.control_bodies import EscalationReply, Fault
 from actors.core.errors import BadRequest
-from config.settings import (
+from config.agent_settings import (
     ESCALATION_MODES,
     MAX_IMAGES_LIMIT,
     MIN_RUNTIME_ESCALATION_COOLDOWN_MS,
     MIN_RUNTIME_INTERVAL_MS,
     MIN_RUNTIME_MAX_AGE_MS,
     RESPONSE_FORMATS,
-    check_api_key,
 )
+from config.setting_types import check_api_key
 
 FEED_BODY_LIMIT = 256 * 1024
 """Largest ``POST /feed`` body, in bytes (a long transcript batch fits many times over)."""

@@ -2,28 +2,30 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
+from actors.audio import stt_choice
+from actors.audio.stt_choice import primary_language
 from config import command_line
-from config.audio.settings import primary_language
 from config.command_line import build_parser, load_settings
+from config.errors import ConfigError
 from config.options import OPTIONS
-from config.settings import ConfigError
 
 
 def test_every_option_names_a_field_and_an_environment_variable_of_its_own() -> None:
     envs = [o.env for o in OPTIONS]
     assert len(envs) == len(set(envs))
     for option in OPTIONS:
-        assert option.attr in option.owner.__dataclass_fields__, option
+        assert option.attr in {f.name for f in fields(option.owner)}, option
 
 
 @pytest.fixture
 def no_local_stt(monkeypatch: pytest.MonkeyPatch) -> None:
     """As on a machine without the local-stt and local-llm extras: the defaults are the fields'."""
-    monkeypatch.setattr(command_line, "local_stt_installed", lambda: False)
+    monkeypatch.setattr(stt_choice, "local_stt_installed", lambda: False)
     monkeypatch.setattr(command_line, "local_llm_installed", lambda: False)
 
 
@@ -62,7 +64,7 @@ def test_the_speech_key_is_its_own_or_the_llm_key() -> None:
 def test_with_the_extra_and_no_speech_service_named_speech_is_recognised_here(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(command_line, "local_stt_installed", lambda: True)
+    monkeypatch.setattr(stt_choice, "local_stt_installed", lambda: True)
     audio = load_settings([], {"OPENROUTER_API_KEY": "llm-key"}, isatty=False).audio
     assert (audio.stt_api, audio.stt_model, audio.stt_api_key) == ("local", "tiny.en", "")
     assert audio.can_transcribe
@@ -71,7 +73,7 @@ def test_with_the_extra_and_no_speech_service_named_speech_is_recognised_here(
     named_model = {"STT_API": "local", "STT_MODEL": str(tmp_path)}
     chosen = load_settings([], named_model, isatty=False).audio
     assert (chosen.stt_api, chosen.stt_model) == ("local", str(tmp_path))
-    monkeypatch.setattr(command_line, "local_stt_installed", lambda: False)
+    monkeypatch.setattr(stt_choice, "local_stt_installed", lambda: False)
     assert load_settings([], {}, isatty=False).audio.stt_api == "chat"
 
 

@@ -28,8 +28,9 @@ import orjson
 
 from actors.agent.core.llm_remedy import Remedy
 from actors.audio.core.wav import wav_bytes
+from actors.audio.stt_choice import LOCAL_STT_INSTALL
 from actors.core.errors import RelayError
-from config.audio.settings import LOCAL_STT_INSTALL, SttApi
+from config.audio.settings import SttApi
 
 WAV_FILENAME: Final = "utterance.wav"
 WAV_TYPE: Final = "audio/wav"
