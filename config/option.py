@@ -17,12 +17,12 @@ may say:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, fields
-from typing import Any, get_type_hints
+from dataclasses import MISSING, dataclass, fields, is_dataclass
+from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
-from msgspec import inspect as types
+from msgspec import Meta
 
-from config.setting_types import read_path
+from config.setting_types import bare, read_path
 
 Complete = Callable[[dict[str, Any], Mapping[str, Any]], None]
 """A section's completion (``Meta(extra={"complete": ...})``), as the command line calls it."""
@@ -60,12 +60,12 @@ class Option:
     @property
     def boolean(self) -> bool:
         """A true-or-false setting: its flag alone means true."""
-        return isinstance(_kind(self.annotation), types.BoolType)
+        return bare(self.annotation) is bool
 
     @property
     def path(self) -> bool:
         """A path, made absolute as it is read."""
-        return _extra(self.annotation).get("read") is read_path
+        return _metadata(self.annotation).extra.get("read") is read_path
 
     def value_in(self, settings: Any) -> Any:
         """This option's value in ``settings``."""
@@ -107,10 +107,10 @@ def sections_of(settings: type) -> tuple[Section, ...]:
     hints = get_type_hints(settings, include_extras=True)
     found = [Section("", settings)]
     for field in fields(settings):
-        kind = _kind(hints[field.name])
-        if isinstance(kind, types.DataclassType):
-            complete = _extra(hints[field.name]).get("complete")
-            found.append(Section(field.name, kind.cls, complete))
+        owner = bare(hints[field.name])
+        if is_dataclass(owner) and isinstance(owner, type):
+            complete = _metadata(hints[field.name]).extra.get("complete")
+            found.append(Section(field.name, owner, complete))
     return tuple(found)
 
 
@@ -119,30 +119,39 @@ def options_of(section: Section) -> list[Option]:
     hints = get_type_hints(section.owner, include_extras=True)
     found = []
     for field in fields(section.owner):
-        info = types.type_info(hints[field.name])
-        if not isinstance(info, types.Metadata) or "env" not in (extra := info.extra or {}):
+        meta = _metadata(hints[field.name])
+        if "env" not in meta.extra:
             continue
         found.append(
             Option(
-                name=extra.get("flag", field.name),
-                env=extra["env"],
+                name=meta.extra.get("flag", field.name),
+                env=meta.extra["env"],
                 annotation=hints[field.name],
-                help=(info.extra_json_schema or {}).get("description", ""),
+                help=meta.description or "",
                 owner=section.owner,
                 attr=field.name,
                 section=section.name,
-                secret=extra.get("secret", False),
-                default_text=extra.get("shown", ""),
+                secret=meta.extra.get("secret", False),
+                default_text=meta.extra.get("shown", ""),
             )
         )
     return found
 
 
-def _kind(annotation: Any) -> types.Type:
-    info = types.type_info(annotation)
-    return info.type if isinstance(info, types.Metadata) else info
+@dataclass(frozen=True, slots=True)
+class _Metadata:
+    description: str | None
+    extra: dict[str, Any]
 
 
-def _extra(annotation: Any) -> dict[str, Any]:
-    info = types.type_info(annotation)
-    return (info.extra or {}) if isinstance(info, types.Metadata) else {}
+def _metadata(annotation: Any) -> _Metadata:
+    """What the ``Meta`` of an annotation (and of the types it is made of) say, merged: the
+    description and the extra metadata, the outermost winning."""
+    description: str | None = None
+    extra: dict[str, Any] = {}
+    if get_origin(annotation) is Annotated:
+        for meta in get_args(annotation)[1:]:
+            if isinstance(meta, Meta):
+                description = meta.description or description
+                extra |= meta.extra or {}
+    return _Metadata(description, extra)

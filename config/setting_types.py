@@ -229,7 +229,7 @@ def expected(annotation: Any) -> str:
     if isinstance(kind, types.BoolType):
         return "true or false"
     if isinstance(kind, types.LiteralType):
-        return "one of " + ", ".join(str(value) for value in get_args(_bare(annotation)))
+        return "one of " + ", ".join(str(value) for value in get_args(bare(annotation)))
     if isinstance(kind, types.IntType | types.FloatType):
         whole = isinstance(kind, types.IntType)
         noun = str(extra.get("noun", "a whole number" if whole else "a number"))
@@ -244,7 +244,7 @@ def expected(annotation: Any) -> str:
     return "text"
 
 
-def _bare(annotation: Any) -> Any:
+def bare(annotation: Any) -> Any:
     """``annotation`` without its ``Annotated`` layers."""
     while get_origin(annotation) is Annotated:
         annotation = get_args(annotation)[0]
