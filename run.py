@@ -43,10 +43,11 @@ try:
     from actors.tree import start_relay
     from config.command_line import build_parser, load_settings, split_command
     from config.data_home import data_dir, old_place_note
+    from config.errors import ConfigError
     from config.logs import configure_logging
     from config.options import OPTIONS
     from config.prices import PriceTable, load_prices
-    from config.settings import ConfigError, Settings
+    from config.settings import Settings
     from transport.doctor.command import check_in_background
     from transport.exposure import exposure, refusal, warn_at_start
     from transport.frontend import HttpFrontend

@@ -23,7 +23,7 @@ from actors.agent.core.screen_image import NOTHING_SENT, ScreenImage
 from actors.core.errors import LLMError
 from bench.runner import UsageError, arg
 from bench.stats import percentile, ratio
-from config.settings import RESPONSE_FORMATS, AgentSettings
+from config.agent_settings import RESPONSE_FORMATS, AgentSettings
 from tests.support import model_windows
 from tests.support.harness import cpu_s
 from tests.support.hud_words import JUDGES, Judged, Now, now_of

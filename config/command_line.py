@@ -1,5 +1,6 @@
 """The command line and the environment: the flags' parser, and the settings read from both
-(flags win), each by its option (:data:`config.options.OPTIONS`)."""
+(flags win), each by its option (:data:`config.options.OPTIONS`) and decoded by its field's
+type (:func:`config.setting_types.decode`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from importlib import metadata
 from typing import Any
 
 from config.env_file import with_env_file
+from config.errors import ConfigError
 from config.local_llm import (
     DEFAULT_LOCAL_MODEL,
     KNOWN_MODELS,
@@ -17,22 +19,10 @@ from config.local_llm import (
     local_llm_installed,
     local_model,
 )
-from config.option_values import parse_value
-from config.options import OPTIONS
-from config.settings import (
-    DEFAULT_BASE_URL,
-    DEFAULT_STT_BASE_URL,
-    MULTILINGUAL_LOCAL_MODEL,
-    AgentSettings,
-    AudioConfig,
-    ConfigError,
-    Settings,
-    english,
-    local_model_for,
-    local_stt_installed,
-    model_path,
-    same_origin,
-)
+from config.options import OPTIONS, SECTIONS
+from config.paths import model_path
+from config.setting_types import decode, read_path
+from config.settings import Settings
 
 COMMANDS = (
     ("doctor [FLAGS]", "check that what is configured works, a line each"),
@@ -70,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
         if option.flag is None:
             continue
         help_text = f"{option.help} (default {option.default_shown()}) [{option.env}]"
-        if option.parse == "bool":  # --faults alone means true
+        if option.boolean:  # --faults alone means true
             parser.add_argument(
                 option.flag,
                 dest=option.name,
@@ -114,7 +104,7 @@ def _flag_values() -> dict[str, str]:
     takes = dict.fromkeys(_NO_VALUE_FLAGS, "")
     for option in OPTIONS:
         if option.flag is not None:
-            takes[option.flag] = "optional" if option.parse == "bool" else "value"
+            takes[option.flag] = "optional" if option.boolean else "value"
     return takes
 
 
@@ -141,48 +131,38 @@ def version() -> str:
 
 
 def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bool) -> Settings:
-    """Read and validate every setting; flags win over the environment. Without
-    ``STT_API_KEY``, the speech service is given the LLM key only when it has the LLM's origin
-    (:func:`config.audio.settings.same_origin`): a key is never sent to a service it was not
-    made for. With ``--env-file`` (``RELAY_ENV_FILE``), the key file's settings are read under
-    the environment's (:func:`config.env_file.with_env_file`).
+    """Read and validate every setting; flags win over the environment. A section's
+    completion then fills in what follows from what was given (the audio feature's: which
+    recogniser, and whether the speech service may have the LLM key; see
+    :mod:`config.option`). With ``--env-file`` (``RELAY_ENV_FILE``), the key file's settings
+    are read under the environment's (:func:`config.env_file.with_env_file`).
 
     Raises:
         ConfigError: the first invalid setting, named as the user wrote it.
     """
     args = vars(build_parser().parse_args(list(argv)))
     environ = _with_env_file(args.get("env_file"), environ)
-    settings: dict[str, Any] = {}
-    agent: dict[str, Any] = {}
-    audio: dict[str, Any] = {}
+    given: dict[str, dict[str, Any]] = {section.name: {} for section in SECTIONS}
     for option in OPTIONS:
-        given = args.get(option.name) if option.flag is not None else None
-        if given is not None:
-            value = parse_value(option.parse, option.flag or option.env, given)
+        flagged = args.get(option.name) if option.flag is not None else None
+        if flagged is not None:
+            value = decode(option.annotation, option.flag or option.env, flagged)
         elif environ.get(option.env, "").strip():
-            value = parse_value(option.parse, option.env, environ[option.env])
+            value = decode(option.annotation, option.env, environ[option.env])
         else:
             continue
-        (agent if option.agent else audio if option.audio else settings)[option.attr] = value
+        given[option.section][option.attr] = value
+    settings = given[""]
     if "log_format" not in settings:
         # a log file is no terminal, whatever stderr is
         settings["log_format"] = "console" if isatty and "log_file" not in settings else "json"
-    _agent_api(agent)
-    if not {"stt_api", "stt_base_url", "stt_api_key"} & audio.keys() and local_stt_installed():
-        audio["stt_api"] = "local"  # no speech service named: this machine's own recogniser
-    if audio.get("stt_api") == "local":
-        _local_model(audio)
-    elif "stt_api_key" not in audio and "api_key" in agent:
-        # the LLM key goes to the LLM's own origin only, never to a speech service elsewhere
-        speech = audio.get("stt_base_url", DEFAULT_STT_BASE_URL)
-        if same_origin(speech, agent.get("base_url", DEFAULT_BASE_URL)):
-            audio["stt_api_key"] = agent["api_key"]
-    return Settings(
-        **settings,
-        demo=bool(args.get("demo")),
-        agent=AgentSettings(**agent),
-        audio=AudioConfig(**audio),
-    )
+    _agent_api(given["agent"])
+    made: dict[str, Any] = {}
+    for section in SECTIONS[1:]:
+        if section.complete is not None:
+            section.complete(given[section.name], made)
+        made[section.name] = section.owner(**given[section.name])
+    return Settings(**settings, **made, demo=bool(args.get("demo")))
 
 
 def _agent_api(agent: dict[str, Any]) -> None:
@@ -213,33 +193,6 @@ def _runs_here(model: str | None) -> bool:
     return model is None or model in KNOWN_MODELS or model_path(model) is not None
 
 
-def _local_model(audio: dict[str, Any]) -> None:
-    """The local model for the language spoken: ``tiny.en`` for English, ``tiny`` for another
-    unless ``STT_MODEL`` names one (a directory given by its path, made absolute).
-
-    Raises:
-        ConfigError: ``STT_MODEL`` is a path to no directory, or names an English-only model
-            and another language is spoken.
-    """
-    language = audio.get("language", "en")
-    model = audio.setdefault("stt_model", local_model_for(language))
-    if (directory := model_path(model)) is not None:  # not a name faster-whisper fetches
-        if not directory.is_dir():
-            msg = (
-                f"STT_MODEL={model} is no directory: name one that holds a model converted for "
-                "CTranslate2, or a model faster-whisper fetches (tiny.en, base, small, ...)"
-            )
-            raise ConfigError(msg)
-        audio["stt_model"] = model = str(directory)
-    if model.lower().endswith(".en") and not english(language):
-        msg = (
-            f"STT_MODEL={model} understands English only, and AUDIO_LANGUAGE is {language!r}: "
-            f"name a multilingual model ({MULTILINGUAL_LOCAL_MODEL}, base, small, ...) or set "
-            "AUDIO_LANGUAGE=en"
-        )
-        raise ConfigError(msg)
-
-
 def _with_env_file(flag: str | None, environ: Mapping[str, str]) -> Mapping[str, str]:
     """``environ`` with the settings of the key file the flag or ``RELAY_ENV_FILE`` names."""
     name, path = ("--env-file", flag) if flag is not None else ("RELAY_ENV_FILE", "")
@@ -247,4 +200,4 @@ def _with_env_file(flag: str | None, environ: Mapping[str, str]) -> Mapping[str,
         path = environ.get("RELAY_ENV_FILE", "").strip()
     if not path:
         return environ
-    return with_env_file(parse_value("path", name, path), name, environ)
+    return with_env_file(read_path(name, path), name, environ)

@@ -1,44 +1,56 @@
-"""One setting of the relay: its environment variable, its flag, how a value is read, what
-it means, and whose field it sets (:data:`config.options.OPTIONS` lists them all)."""
+"""One setting of the relay, as its field declares it (:data:`config.options.OPTIONS` lists
+them all): its environment variable, its flag, its type, what it means, whose field it sets.
+
+A field is a setting when its ``Meta`` names a variable. What a field's ``Meta(extra=...)``
+may say:
+
+- ``env``: the environment variable (a field without one is no setting: ``demo``);
+- ``flag``: the flag's name, ``_`` for ``-``, when it is not the field's (``agent_enabled``);
+- ``secret``: read from the environment only, never from a flag (a flag shows in a process
+  list);
+- ``shown``: how ``--help`` states the default when the field's value does not say it well;
+- ``complete`` (on a section's field, such as ``Settings.audio``): a function the command
+  line calls with what was given of the section (by field, changed in place) and the sections
+  made before it, to fill in what follows from it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, fields
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, fields, is_dataclass
+from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
-from config.settings import AgentSettings, AudioConfig, Settings
+from msgspec import Meta
+
+from config.setting_types import bare, read_path
+
+Complete = Callable[[dict[str, Any], Mapping[str, Any]], None]
+"""A section's completion (``Meta(extra={"complete": ...})``), as the command line calls it."""
 
 
 @dataclass(frozen=True, slots=True)
 class Option:
-    """One setting: its environment variable, its flag, how it is parsed, what it means.
+    """One setting: its environment variable, its flag, its type, what it means.
 
-    Its default is the field's own in :class:`Settings` (or :class:`AgentSettings` for the
-    agent's settings): ``--help`` and the configuration document show that value, so a
-    default is written once.
+    Its default is the field's own: ``--help`` and the configuration document show that
+    value, so a default is written once.
     """
 
     name: str
-    """The flag, ``--`` and the name with dashes; also the field, unless ``field`` says."""
+    """The flag, ``--`` and the name with dashes."""
     env: str
-    parse: str
-    """How a value is read (a kind of :func:`config.option_values.parse_value`)."""
+    annotation: Any
+    """The field's type, with its bounds (:func:`config.setting_types.decode` reads it)."""
     help: str
-    agent: bool = False
-    """The field is :class:`AgentSettings`'s, not :class:`Settings`'."""
-    audio: bool = False
-    """The field is :class:`~config.audio.settings.AudioConfig`'s, not :class:`Settings`'."""
-    field: str = ""
-    """The field's name when it differs from :attr:`name`."""
+    owner: type
+    """The dataclass whose field this option sets."""
+    attr: str
+    """That field."""
+    section: str = ""
+    """The field of the settings that holds :attr:`owner` (``agent``, ``audio``); ``""``:
+    the settings themselves."""
     secret: bool = False
-    """Read from the environment only, never from a flag (a flag shows in a process list)."""
     default_text: str = ""
-    """How ``--help`` states the default when the field's value does not say it well."""
-
-    @property
-    def attr(self) -> str:
-        """The field of :class:`Settings` or :class:`AgentSettings` this option sets."""
-        return self.field or self.name
 
     @property
     def flag(self) -> str | None:
@@ -46,13 +58,18 @@ class Option:
         return None if self.secret else "--" + self.name.replace("_", "-")
 
     @property
-    def owner(self) -> type[Settings | AgentSettings | AudioConfig]:
-        """The dataclass whose field this option sets."""
-        return AgentSettings if self.agent else AudioConfig if self.audio else Settings
+    def boolean(self) -> bool:
+        """A true-or-false setting: its flag alone means true."""
+        return bare(self.annotation) is bool
 
-    def value_in(self, settings: Settings) -> Any:
+    @property
+    def path(self) -> bool:
+        """A path, made absolute as it is read."""
+        return _metadata(self.annotation).extra.get("read") is read_path
+
+    def value_in(self, settings: Any) -> Any:
         """This option's value in ``settings``."""
-        holder = settings.agent if self.agent else settings.audio if self.audio else settings
+        holder = getattr(settings, self.section) if self.section else settings
         return getattr(holder, self.attr)
 
     @property
@@ -73,3 +90,68 @@ class Option:
         if isinstance(value, float) and value.is_integer():
             return str(int(value))
         return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A dataclass of settings: the settings themselves (``name`` empty) or one of their
+    fields (``agent``, ``audio``), and its completion, if any."""
+
+    name: str
+    owner: type
+    complete: Complete | None = None
+
+
+def sections_of(settings: type) -> tuple[Section, ...]:
+    """``settings`` itself, then each of its fields that is a dataclass, in field order."""
+    hints = get_type_hints(settings, include_extras=True)
+    found = [Section("", settings)]
+    for field in fields(settings):
+        owner = bare(hints[field.name])
+        if is_dataclass(owner) and isinstance(owner, type):
+            complete = _metadata(hints[field.name]).extra.get("complete")
+            found.append(Section(field.name, owner, complete))
+    return tuple(found)
+
+
+def options_of(section: Section) -> list[Option]:
+    """The settings among ``section``'s fields (those whose ``Meta`` names a variable)."""
+    hints = get_type_hints(section.owner, include_extras=True)
+    found = []
+    for field in fields(section.owner):
+        meta = _metadata(hints[field.name])
+        if "env" not in meta.extra:
+            continue
+        found.append(
+            Option(
+                name=meta.extra.get("flag", field.name),
+                env=meta.extra["env"],
+                annotation=hints[field.name],
+                help=meta.description or "",
+                owner=section.owner,
+                attr=field.name,
+                section=section.name,
+                secret=meta.extra.get("secret", False),
+                default_text=meta.extra.get("shown", ""),
+            )
+        )
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class _Metadata:
+    description: str | None
+    extra: dict[str, Any]
+
+
+def _metadata(annotation: Any) -> _Metadata:
+    """What the ``Meta`` of an annotation (and of the types it is made of) say, merged: the
+    description and the extra metadata, the outermost winning."""
+    description: str | None = None
+    extra: dict[str, Any] = {}
+    if get_origin(annotation) is Annotated:
+        for meta in get_args(annotation)[1:]:
+            if isinstance(meta, Meta):
+                description = meta.description or description
+                extra |= meta.extra or {}
+    return _Metadata(description, extra)

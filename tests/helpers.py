@@ -48,9 +48,10 @@ from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import FakeClock
 from actors.kernel.supervisor import ChildSpec, Supervisor
 from actors.tree import Relay
+from config.agent_settings import AgentSettings
 from config.audio.settings import AudioConfig
 from config.logs import QUIET_LOGGERS, configure_logging
-from config.settings import AgentSettings, Settings
+from config.settings import Settings
 from tests.support import harness
 from tests.support.harness import HOST, ROOT
 from transport.demo.fake_llm import FakeLLM

@@ -29,8 +29,8 @@ from actors.core.shapes import (
     Shape,
 )
 from actors.kernel.base import ChildState
+from config.agent_settings import AgentSettings, EscalationMode, ResponseFormat
 from config.secrets import shown_url
-from config.settings import AgentSettings, EscalationMode, ResponseFormat
 
 
 def encoded(items: Iterable[bytes]) -> Any:

@@ -6,7 +6,8 @@ its metric families and the overlay's switches; escalation's two routes, its ans
 ``/health.agent.escalation`` section and its metric families. A feature's own packages
 (``transport/audio/``, ``transport/escalation/``) hold the code; adding a feature, or moving
 one, changes this list and not the shell. ``sinain-relay doctor`` (:mod:`transport.doctor`)
-reaches audio's speech request, its speech client and its source plans from here too.
+reaches audio's settings, its speech request, its speech client and its source plans from
+here too.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from actors.audio.core.wav import WAV_HEADER_READ, wav_layout
 from actors.audio.local_stt import LOAD_TIMEOUT_S as LOCAL_LOAD_TIMEOUT_S
 from actors.audio.local_stt import LocalRecogniser
 from actors.audio.speech_client import SpeechClient
+from actors.audio.stt_choice import LOCAL_STT_INSTALL
+from config.audio.settings import AudioConfig
 from transport.audio.answers import AudioHealth
 from transport.audio.control import AudioControl
 from transport.audio.exposition import AudioFigures, audio_families
@@ -34,9 +37,11 @@ __all__ = [
     "AUDIO_SETTINGS",
     "BYTES_PER_MS",
     "LOCAL_LOAD_TIMEOUT_S",
+    "LOCAL_STT_INSTALL",
     "MAX_AUDIO_MS",
     "WAV_HEADER_READ",
     "WAV_TYPES",
+    "AudioConfig",
     "AudioControl",
     "AudioFigures",
     "AudioHealth",

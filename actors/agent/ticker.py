@@ -57,9 +57,9 @@ from actors.core.shapes import TickNote
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.listeners import Listeners
+from config.agent_settings import AgentSettings
 from config.local_llm import LOCAL_LLM_INSTALL, runtime_model_refusal
 from config.secrets import remember_secret, shown_url
-from config.settings import AgentSettings
 
 LOST_TICK_GRACE_S = 5.0
 """A tick still in flight this long after its budget is given up as lost."""
@@ -144,6 +144,7 @@ class Ticker(RelayActor):
         self._tell_quiet(self._quiet(), force=True)
         self._reschedule()
         config = self._config
+        self._warn_if_debounce_capped("AGENT_DEBOUNCE_MS")
         if not config.enabled:
             self._log.info("agent.off", reason="AGENT_ENABLED is false")
         elif config.local:
@@ -441,6 +442,10 @@ class Ticker(RelayActor):
         self._config = new
         self._cell.value = new
         self._reschedule()
+        for setting, given, used in update.clamped():
+            self._log.warning("agent.config_clamped", setting=setting, given=given, used=used)
+        if {"debounceMs", "intervalMs"} & changes.keys():
+            self._warn_if_debounce_capped("debounceMs")
         changed = sorted(k for k in changes if k != "openrouterApiKey")
         self._log.info(
             "agent.config_changed",
@@ -449,6 +454,17 @@ class Ticker(RelayActor):
             active=new.active,
         )
         return new
+
+    def _warn_if_debounce_capped(self, setting: str) -> None:
+        """Say so when the debounce is longer than the interval: it is capped at it."""
+        config = self._config
+        if config.debounce_ms > config.interval_ms:
+            self._log.warning(
+                "agent.config_clamped",
+                setting=setting,
+                given=config.debounce_ms,
+                used=config.effective_debounce_ms,
+            )
 
     def status(self) -> dict[str, Any]:
         """What ``/health.agent`` shows of the ticker: the LLM path's state, the breaker and

@@ -35,9 +35,10 @@ from actors.audio.core.stt import (
     SttTimeout,
 )
 from actors.audio.core.stt_outcome import LocalStats
+from actors.audio.stt_choice import primary_language
 from actors.kernel.worker import ModelWorker, WorkerError, WorkerHung, WorkerNotLoaded
-from config.audio.settings import model_path, primary_language
 from config.options import SECRET_VARIABLES
+from config.paths import model_path
 
 LOAD_TIMEOUT_S: Final = 180.0
 """How long a model may take to load (a first use may fetch it)."""

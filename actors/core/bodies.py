@@ -23,15 +23,15 @@ from actors.core import records, shapes
 from actors.core.body_errors import bad_body
 from actors.core.control_bodies import EscalationReply, Fault
 from actors.core.errors import BadRequest
-from config.settings import (
+from config.agent_settings import (
     ESCALATION_MODES,
     MAX_IMAGES_LIMIT,
     MIN_RUNTIME_ESCALATION_COOLDOWN_MS,
     MIN_RUNTIME_INTERVAL_MS,
     MIN_RUNTIME_MAX_AGE_MS,
     RESPONSE_FORMATS,
-    check_api_key,
 )
+from config.setting_types import check_api_key
 
 FEED_BODY_LIMIT = 256 * 1024
 """Largest ``POST /feed`` body, in bytes (a long transcript batch fits many times over)."""
@@ -285,19 +285,9 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
         """What the body changes, by :class:`~config.settings.AgentSettings` field: each period
         whole and within its bounds, each text without its surrounding spaces."""
         out: dict[str, Any] = {}
-        for field, floor in (
-            ("interval_ms", MIN_RUNTIME_INTERVAL_MS),
-            ("debounce_ms", 0),
-            ("cooldown_ms", 0),
-            ("max_age", MIN_RUNTIME_MAX_AGE_MS),
-            ("max_age_ms", MIN_RUNTIME_MAX_AGE_MS),
-            ("escalation_cooldown_ms", MIN_RUNTIME_ESCALATION_COOLDOWN_MS),
-            ("escalation_stale_ms", 0),
-        ):
+        for field, floor in _PERIODS:
             if (value := getattr(self, field)) is not UNSET:
-                out["max_age_ms" if field == "max_age" else field] = min(
-                    max(int(value), floor), MAX_RUNTIME_PERIOD_MS
-                )
+                out["max_age_ms" if field == "max_age" else field] = _bounded(value, floor)
         for field in _AS_GIVEN.split():
             if (value := getattr(self, field)) is not UNSET:
                 out[field] = value
@@ -316,6 +306,35 @@ class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fiel
         if self.openrouter_api_key is not UNSET:
             out["api_key"] = self.openrouter_api_key.strip()
         return out
+
+    def clamped(self) -> list[tuple[str, int | float, int]]:
+        """Each period the body gave outside its bounds: its name on the wire, the value
+        given and the value used (:meth:`changes` raises it to its floor or caps it at a
+        day), so that whoever applies the body can say so."""
+        wire = dict(zip(self.__struct_fields__, self.__struct_encode_fields__, strict=True))
+        return [
+            (wire[field], value, used)
+            for field, floor in _PERIODS
+            if (value := getattr(self, field)) is not UNSET
+            and (used := _bounded(value, floor)) != value
+        ]
+
+
+_PERIODS = (
+    ("interval_ms", MIN_RUNTIME_INTERVAL_MS),
+    ("debounce_ms", 0),
+    ("cooldown_ms", 0),
+    ("max_age", MIN_RUNTIME_MAX_AGE_MS),
+    ("max_age_ms", MIN_RUNTIME_MAX_AGE_MS),
+    ("escalation_cooldown_ms", MIN_RUNTIME_ESCALATION_COOLDOWN_MS),
+    ("escalation_stale_ms", 0),
+)
+"""The update's periods and the least each may be; a day is the most."""
+
+
+def _bounded(value: float, floor: int) -> int:
+    """A period as applied: whole, at least ``floor``, at most :data:`MAX_RUNTIME_PERIOD_MS`."""
+    return min(max(int(value), floor), MAX_RUNTIME_PERIOD_MS)
 
 
 _AS_GIVEN = "enabled max_tokens push_to_feed log_verbose economy vision_enabled vision_max_images"

@@ -30,8 +30,8 @@ from typing import Literal
 from actors.agent.core.completion import NO_OUTPUT
 from actors.agent.core.screen_budget import is_error, is_question, may_hold_errors
 from actors.agent.core.window import TickWindow
+from config.agent_settings import EscalationPolicy
 from config.app_names import normalize_app_name
-from config.settings import EscalationPolicy
 
 THRESHOLD = 3
 """The score at which ``selective`` escalates (an error alone; a question and a code issue)."""

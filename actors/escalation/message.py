@@ -38,8 +38,8 @@ from actors.escalation.decision import (
     score,
 )
 from actors.escalation.slot import EscalationSlot, FeedbackContext, Pending
+from config.agent_settings import EscalationMode, EscalationPolicy
 from config.app_names import normalize_app_name
-from config.settings import EscalationMode, EscalationPolicy
 
 FOOTER = "Respond naturally — this will appear on the user's HUD overlay."
 SELECTIVE_SCREEN_LINES = 5

@@ -25,6 +25,7 @@ from actors.kernel.storage import MEMORY
 from config.command_line import load_settings
 from config.data_home import data_dir
 from config.env_file import env_file_text, read_env_file, write_private
+from config.errors import ConfigError
 from config.options import OPTIONS
 from config.service.files import (
     LABEL,
@@ -38,7 +39,7 @@ from config.service.files import (
     service_layout,
 )
 from config.service.manager import Launchd, Ran, ServiceManager, Systemd
-from config.settings import ConfigError, Settings
+from config.settings import Settings
 
 PROG = "sinain-relay service"
 RUN_PY = Path(__file__).resolve().parents[2] / "run.py"
@@ -49,9 +50,7 @@ HEALTH_TIMEOUT_S = 3.0
 SERVICE_FILE_MODE = 0o644
 _NOT_KEPT = frozenset({"RELAY_ENV_FILE"})
 """Settings the key file does not keep: it is the key file."""
-_PATHS = frozenset(
-    {"RELAY_DATA_DIR", "RELAY_PRICES"} | {o.env for o in OPTIONS if o.parse == "path"}
-)
+_PATHS = frozenset({"RELAY_DATA_DIR", "RELAY_PRICES"} | {o.env for o in OPTIONS if o.path})
 """Settings that name a file or a directory: kept absolute (the service starts in the home)."""
 LINGER = "loginctl enable-linger $USER keeps it running without a login session (and at boot)"
 

@@ -307,6 +307,50 @@ def test_runtime_config_survives_a_ticker_crash(relay: Relay) -> None:
     assert (config.interval_ms, config.model) == (7_000, "other/model")
 
 
+def test_a_runtime_value_out_of_bounds_is_clamped_with_a_warning_naming_it(
+    relay: Relay, logs: LogSink
+) -> None:
+    config = asked(
+        relay.handles["ticker"],
+        Ticker.update_config,
+        convert(
+            {"intervalMs": 1_000, "maxAge": 10**12, "cooldownMs": 2_000, "debounceMs": 0},
+            AgentConfigUpdate,
+        ),
+    )
+    assert (config.interval_ms, config.max_age_ms, config.cooldown_ms) == (5_000, 86_400_000, 2_000)
+    warned = {(e["setting"], e["given"], e["used"]) for e in logs.named("agent.config_clamped")}
+    assert warned == {("intervalMs", 1_000, 5_000), ("maxAge", 10**12, 86_400_000)}
+    assert {e["level"] for e in logs.named("agent.config_clamped")} == {"warning"}
+
+
+def test_a_debounce_longer_than_the_interval_is_capped_with_a_warning(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
+) -> None:
+    relay = make_relay(relay_settings(fake_llm, interval_ms=10_000, debounce_ms=60_000))
+    wait_until(lambda: logs.named("agent.on"), what="the agent's start line")
+    (warned,) = logs.named("agent.config_clamped")
+    assert (warned["setting"], warned["given"], warned["used"]) == (
+        "AGENT_DEBOUNCE_MS",
+        60_000,
+        10_000,
+    )
+    logs.clear()
+    asked(
+        relay.handles["ticker"],
+        Ticker.update_config,
+        convert({"debounceMs": 5_000}, AgentConfigUpdate),
+    )
+    assert logs.named("agent.config_clamped") == []
+    asked(
+        relay.handles["ticker"],
+        Ticker.update_config,
+        convert({"intervalMs": 6_000, "debounceMs": 7_000}, AgentConfigUpdate),
+    )
+    (warned,) = logs.named("agent.config_clamped")
+    assert (warned["setting"], warned["given"], warned["used"]) == ("debounceMs", 7_000, 6_000)
+
+
 def test_an_entry_records_how_fresh_its_window_was(
     relay: Relay, clock: FakeClock, logs: LogSink
 ) -> None:

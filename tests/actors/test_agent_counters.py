@@ -7,8 +7,8 @@ from dataclasses import replace
 
 from actors.agent.core.counters import AgentCounters
 from actors.agent.core.events import TickFailed
+from config.agent_settings import DEFAULT_MODEL
 from config.prices import load_prices
-from config.settings import DEFAULT_MODEL
 from tests.helpers import answered_tick
 
 

@@ -10,7 +10,7 @@ import httpx
 
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
-from config.settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
+from config.agent_settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
 from tests.helpers import LogSink, asked, jpeg, relay_settings, screen_event, sense, tick
 from transport.demo.fake_llm import FakeLLM
 

@@ -25,8 +25,8 @@ from actors.agent.ticker import Ticker
 from actors.core.errors import LLMLocalError, LLMTimeout
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
+from config.agent_settings import AgentSettings
 from config.local_llm import KNOWN_MODELS
-from config.settings import AgentSettings
 from tests.helpers import (
     LogSink,
     asked,

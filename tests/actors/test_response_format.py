@@ -14,7 +14,7 @@ from actors.agent.digest_store import DigestStore
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
-from config.settings import AgentSettings
+from config.agent_settings import AgentSettings
 from tests.helpers import (
     LogSink,
     asked,

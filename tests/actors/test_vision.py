@@ -19,7 +19,7 @@ from actors.agent.core.screen_image import MAX_IMAGE_BYTES
 from actors.agent.ticker import Ticker
 from actors.core.errors import LLMHTTPError
 from actors.tree import Relay
-from config.settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
+from config.agent_settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
 from tests.helpers import (
     LogSink,
     asked,

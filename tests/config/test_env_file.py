@@ -12,7 +12,7 @@ import pytest
 
 from config.command_line import load_settings
 from config.env_file import env_file_text, read_env_file, write_private
-from config.settings import ConfigError
+from config.errors import ConfigError
 from tests.helpers import run_to_end
 from tests.support.harness import relay_env
 

@@ -14,14 +14,10 @@ import pytest
 
 from actors.core.bodies import AgentConfigUpdate, convert
 from actors.core.errors import BadRequest
+from config.agent_settings import DEFAULT_BASE_URL, DEFAULT_MODEL, AgentSettings
 from config.command_line import load_settings
-from config.settings import (
-    DEFAULT_BASE_URL,
-    DEFAULT_MODEL,
-    AgentSettings,
-    ConfigError,
-    Settings,
-)
+from config.errors import ConfigError
+from config.settings import Settings
 from run import settings_or_exit
 from tests.helpers import assert_nowhere
 from transport.answers import public_config

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from config.settings import ConfigError, check_api_key
+from config.errors import ConfigError
+from config.setting_types import check_api_key
 from tests.helpers import run_to_end
 from tests.support.harness import relay_env
 

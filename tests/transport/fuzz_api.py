@@ -24,9 +24,10 @@ import httpx
 
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay, start_relay
+from config.agent_settings import AgentSettings
 from config.audio.settings import AudioConfig
 from config.logs import configure_logging
-from config.settings import AgentSettings, Settings
+from config.settings import Settings
 from tests.support.harness import parser
 from tests.transport.openapi_contract import Contract, fuzz
 from transport.demo.fake_llm import FakeLLM

@@ -16,7 +16,7 @@ from actors.core.exclusion import ExclusionRule, Exclusions
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
 from config.command_line import load_settings
-from config.settings import ConfigError
+from config.errors import ConfigError
 from tests.helpers import LogSink, asked, client_for, recorded, relay_settings, tick
 from transport.demo.fake_llm import FakeLLM
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from actors.core.bodies import sense_input
 from actors.core.exclusion import ExclusionRule
 from config.command_line import load_settings
-from config.settings import ConfigError
+from config.errors import ConfigError
 from config.unicode_regex import CLASSES, _every_character, compile_python, python_classes
 
 PATTERNS = [

@@ -21,10 +21,11 @@ from collections.abc import Callable, Iterator
 import structlog
 
 from actors.agent.core.verdicts import Check, agent_skip, chat_verdict, exit_code, vision_skip
-from config.settings import LOCAL_STT_INSTALL, Settings
+from config.settings import Settings
 from transport.doctor.local import data_dir_check, mcp_check, port_check, source_checks
 from transport.doctor.probes import pixel, probe_chat, probe_speech
 from transport.doctor.reach import llm_server_check, speech_server_check
+from transport.features import LOCAL_STT_INSTALL
 
 log = structlog.get_logger("relay")
 

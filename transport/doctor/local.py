@@ -15,8 +15,8 @@ from actors.agent.core.verdicts import Check
 from actors.http_library import httpx
 from actors.kernel.file_modes import PRIVATE_DIR, inspect, open_to_others
 from config.data_home import data_dir
-from config.settings import AudioConfig, Settings
-from transport.features import WAV_HEADER_READ, parse_source, wav_layout
+from config.settings import Settings
+from transport.features import WAV_HEADER_READ, AudioConfig, parse_source, wav_layout
 from transport.http_transport import CannotServe, check_port
 
 HEALTH_TIMEOUT_S = 2.0

@@ -23,11 +23,12 @@ from actors.agent.core.verdicts import ChatProbe, Check, unreachable_reason
 from actors.agent.local_llm import LocalChat
 from actors.core.errors import LLMConnectionError, LLMError, LLMHTTPError
 from actors.http_library import httpx
+from config.agent_settings import AgentSettings
 from config.secrets import shown_url
-from config.settings import AgentSettings, AudioConfig
 from transport.features import (
     BYTES_PER_MS,
     LOCAL_LOAD_TIMEOUT_S,
+    AudioConfig,
     LocalRecogniser,
     SpeechClient,
     speech_request,

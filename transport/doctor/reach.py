@@ -18,9 +18,10 @@ from urllib.parse import urlsplit
 
 from actors.agent.core.verdicts import ChatProbe, Check, chat_verdict, unreachable_reason
 from actors.core.errors import LLMConnectionError
+from config.agent_settings import AgentSettings
+from config.origins import DEFAULT_PORTS
 from config.secrets import shown_url
-from config.settings import DEFAULT_PORTS, AgentSettings, AudioConfig
-from transport.features import SttConnectionError, stt_remedy
+from transport.features import AudioConfig, SttConnectionError, stt_remedy
 
 CONNECT_TIMEOUT_S = 5.0
 """The longest a connection may take to be accepted (a service's own timeout if shorter)."""

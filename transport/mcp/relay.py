@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import orjson
 
-from config.option_values import parse_value
 from config.options import OPTIONS
+from config.setting_types import decode
 from config.settings import Settings
 
 CALL_TIMEOUT_S = 10.0
@@ -45,7 +45,7 @@ def default_address(environ: Mapping[str, str]) -> RelayAddress:
     on loopback.
 
     Raises:
-        config.ConfigError: one of the four is invalid, named as the user wrote it.
+        config.errors.ConfigError: one of the four is invalid, named as the user wrote it.
     """
     defaults = Settings()
     values: dict[str, Any] = {
@@ -57,7 +57,7 @@ def default_address(environ: Mapping[str, str]) -> RelayAddress:
     for option in OPTIONS:
         raw = environ.get(option.env, "")
         if option.attr in values and raw.strip():
-            values[option.attr] = parse_value(option.parse, option.env, raw)
+            values[option.attr] = decode(option.annotation, option.env, raw)
     return RelayAddress(
         url=url_for(values["host"], values["port"]),
         token=values["token"],

@@ -25,8 +25,8 @@ from typing import Annotated, Any, Literal, get_args
 import msgspec
 from msgspec import Meta
 
+from config.agent_settings import RESPONSE_FORMATS
 from config.secrets import shown_url
-from config.settings import RESPONSE_FORMATS
 
 Level = Literal["json_schema", "json_object", "off"]
 """What a request asks for: structured output, a JSON object, or nothing."""

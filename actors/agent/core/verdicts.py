@@ -27,10 +27,10 @@ from actors.core.errors import (
     LLMTimeout,
 )
 from actors.http_library import httpx
+from config.agent_settings import DEFAULT_MODEL, AgentSettings
 from config.local_llm import LOCAL_LLM_INSTALL
 from config.loopback import loopback_url
 from config.secrets import shown_url
-from config.settings import DEFAULT_MODEL, AgentSettings
 
 Verdict = Literal["ok", "FAIL", "warn", "skip"]
 EXIT_OK = 0

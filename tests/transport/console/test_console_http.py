@@ -17,7 +17,7 @@ import pytest
 from actors.agent.core.counters import HOURS_KEPT, AgentCounters
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from config.settings import AgentSettings
+from config.agent_settings import AgentSettings
 from tests.helpers import (
     HOUR_MS,
     LogSink,

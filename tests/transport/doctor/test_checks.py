@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from actors.agent.core.verdicts import Check, chat_verdict, exit_code
-from config.settings import AgentSettings, AudioConfig, Settings
+from config.agent_settings import AgentSettings
+from config.audio.settings import AudioConfig
+from config.settings import Settings
 from tests.support.harness import free_port
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt

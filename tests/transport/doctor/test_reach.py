@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from config.settings import AgentSettings, AudioConfig
+from config.agent_settings import AgentSettings
+from config.audio.settings import AudioConfig
 from tests.support.harness import free_port
 from transport.demo.fake_llm import FakeLLM
 from transport.doctor.reach import llm_server_check, speech_server_check, unreachable
