@@ -23,7 +23,7 @@ from bench.figures import Table
 from bench.stats import median, slope_per_hour
 from bench.stt_server import Recogniser
 from config.settings import LOCAL_STT_INSTALL, local_stt_installed
-from tests.support.harness import cpu_s, rss_mb
+from tests.support.meter import cpu_s, rss_mb
 
 MORE_SENTENCES = (
     "Can you share your screen so I can see the error?",

@@ -20,9 +20,11 @@ from actors.kernel.processes import alive
 from actors.tree import Relay
 from config.audio.settings import AudioConfig
 from tests.audio.pcm_program import command
-from tests.helpers import asked, assert_error, client_for, relay_settings, wait_until
+from tests.support.actor_calls import asked
 from tests.support.chaos_audio import capture_processes
 from tests.support.harness import ROOT
+from tests.support.observe import wait_until
+from tests.support.relay import assert_error, client_for, relay_settings
 from transport.demo.fake_stt import FakeStt
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="counts processes in /proc")

@@ -30,9 +30,7 @@ import pytest
 from tests.support.chaos import (
     ENDPOINTS,
     ITEMS_KEY,
-    LLM_FAULTS,
     RING,
-    LLMDrill,
     Reader,
     Record,
     acked_by_id,
@@ -43,6 +41,7 @@ from tests.support.chaos import (
     run_load,
 )
 from tests.support.chaos_hearing import Hearing, VariedStt, stored
+from tests.support.chaos_llm import LLM_FAULTS, LLMDrill
 from tests.support.harness import Server, log_tail, relay_env, server_process
 from transport.demo.fake_llm import FakeLLM
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import wait_until
 from tests.support.harness import ROOT, relay_env
+from tests.support.observe import wait_until
 
 PORTS = (18791, 18900)
 """The ports the blocks name: the relay's default and the fake LLM's."""

@@ -17,9 +17,10 @@ import pytest
 
 import run
 from config.env_file import write_private
-from tests.helpers import relay_env, spawn_relay, stopped_once_healthy, wait_healthy, wait_until
 from tests.support import harness
 from tests.support.harness import ROOT, free_port
+from tests.support.observe import wait_until
+from tests.support.run_relay import relay_env, spawn_relay, stopped_once_healthy, wait_healthy
 from transport.openapi import openapi_json
 
 

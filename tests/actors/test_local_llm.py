@@ -25,18 +25,10 @@ from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
 from config.local_llm import KNOWN_MODELS
 from config.settings import AgentSettings
-from tests.helpers import (
-    LogSink,
-    asked,
-    client_for,
-    last_entry,
-    relay_settings,
-    scrape,
-    sense,
-    tick,
-    value,
-    wait_until,
-)
+from tests.support.actor_calls import asked, last_entry, tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.posts import sense
+from tests.support.relay import client_for, relay_settings, scrape, value
 from transport.demo.fake_llm import FakeLLM
 
 SMOLLM = "smollm2-135m-instruct"

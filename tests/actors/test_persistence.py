@@ -23,19 +23,11 @@ from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo
 from actors.tree import Relay
-from tests.helpers import (
-    AWS,
-    TRANSCRIPT,
-    LogSink,
-    asked,
-    assert_nowhere,
-    last_entry,
-    relay_settings,
-    restarted,
-    sense,
-    tick,
-    wait_until,
-)
+from tests.support.actor_calls import asked, last_entry, restarted, tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.posts import TRANSCRIPT, sense
+from tests.support.redaction_samples import AWS, assert_nowhere
+from tests.support.relay import relay_settings
 from transport.demo.fake_llm import FakeLLM
 
 

@@ -22,17 +22,11 @@ from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.base import RelayActor
 from actors.tree import Relay
 from config.settings import Settings
-from tests.helpers import (
-    SK,
-    LogSink,
-    asked,
-    client_for,
-    relay_settings,
-    restarted,
-    sense,
-    tick,
-    wait_until,
-)
+from tests.support.actor_calls import asked, restarted, tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.posts import sense
+from tests.support.redaction_samples import SK
+from tests.support.relay import client_for, relay_settings
 from transport.demo.fake_llm import FakeLLM
 
 # -- the atomic write ----------------------------------------------------------------------------

@@ -29,16 +29,10 @@ from actors.audio.local_stt import BUNDLED_MODEL, LocalRecogniser, model_source
 from actors.tree import Relay
 from config.audio.settings import AudioConfig
 from tests.audio.pcm_program import command as program
-from tests.helpers import (
-    LogSink,
-    client_for,
-    relay_settings,
-    scrape,
-    value,
-    wait_healthy,
-    wait_until,
-)
 from tests.support.harness import HOST, ROOT, free_port, relay_env
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import client_for, relay_settings, scrape, value
+from tests.support.run_relay import wait_healthy
 from transport.doctor.probes import probe_speech
 
 pytest.importorskip("faster_whisper")

@@ -29,7 +29,7 @@ DOCTESTS = (
 
 MODULE_LINES, FUNCTION_LINES = 450, 80
 """The house limits, which the benchmarks keep as the product does."""
-BENCH_LINES = 5_250
+BENCH_LINES = 5_260
 """All of bench/ at most: a runner and its cases, not a second product."""
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from config import data_home
-from tests.helpers import wait_healthy
 from tests.support.harness import ROOT, free_port, relay_env
+from tests.support.run_relay import wait_healthy
 
 
 def test_the_data_home_is_the_users_data_directory(

@@ -13,8 +13,8 @@ import pytest
 from config.command_line import load_settings
 from config.env_file import env_file_text, read_env_file, write_private
 from config.settings import ConfigError
-from tests.helpers import run_to_end
 from tests.support.harness import relay_env
+from tests.support.run_relay import run_to_end
 
 KEY = "sk-or-v1-env-file-test-key-0123456789"
 

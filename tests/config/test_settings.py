@@ -23,7 +23,7 @@ from config.settings import (
     Settings,
 )
 from run import settings_or_exit
-from tests.helpers import assert_nowhere
+from tests.support.redaction_samples import assert_nowhere
 from transport.answers import public_config
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from config.settings import ConfigError, check_api_key
-from tests.helpers import run_to_end
 from tests.support.harness import relay_env
+from tests.support.run_relay import run_to_end
 
 START_S = 10.0
 """The longest a refused start may take (it is a check, not a wait)."""

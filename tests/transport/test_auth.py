@@ -23,17 +23,11 @@ from actors.kernel.clock import FakeClock
 from actors.kernel.published import Published
 from actors.kernel.storage import close_storage, open_storage
 from actors.tree import Relay
-from tests.helpers import (
-    LogSink,
-    client_for,
-    refused_config_change,
-    relay_env,
-    relay_settings,
-    spawn_relay,
-    stopped_once_healthy,
-    tick,
-)
+from tests.support.actor_calls import tick
 from tests.support.harness import ROOT, free_port
+from tests.support.observe import LogSink
+from tests.support.relay import client_for, refused_config_change, relay_settings
+from tests.support.run_relay import relay_env, spawn_relay, stopped_once_healthy
 from tests.transport.test_streams import sse
 from transport.app import build_app
 from transport.auth import Access, TokenRefused

@@ -21,18 +21,10 @@ import pytest
 from actors.core.records import FeedPost
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.tree import Relay
-from tests.helpers import (
-    LogSink,
-    client_for,
-    relay_env,
-    relay_settings,
-    scrape,
-    spawn_relay,
-    value,
-    wait_healthy,
-    wait_until,
-)
 from tests.support.harness import HOST, free_port
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import client_for, relay_settings, scrape, value
+from tests.support.run_relay import relay_env, spawn_relay, wait_healthy
 from tests.transport.openapi_contract import RawAnswer, parse_answers, raw_request
 from tests.transport.overlay_client import OverlayClient, Status
 from transport.connections import ConnectionLimits, max_connections_for, open_files_limit

@@ -17,14 +17,8 @@ from actors.agent.ticker import Ticker
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.helpers import (
-    LogSink,
-    assert_error,
-    client_for,
-    refused_config_change,
-    relay_settings,
-    wait_until,
-)
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import assert_error, client_for, refused_config_change, relay_settings
 from transport.demo.fake_llm import FakeLLM
 
 

@@ -17,16 +17,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.helpers import (
-    LogSink,
-    Samples,
-    client_for,
-    relay_settings,
-    scrape,
-    tick,
-    value,
-    wait_until,
-)
+from tests.support.actor_calls import tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import Samples, client_for, relay_settings, scrape, value
 from transport.demo.fake_llm import FakeLLM
 from transport.exposition import RelayCollector, Scrape
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, RouteStats

@@ -14,15 +14,9 @@ import pytest
 
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.helpers import (
-    LogSink,
-    client_for,
-    relay_settings,
-    scrape,
-    tick,
-    value,
-    wait_until,
-)
+from tests.support.actor_calls import tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import client_for, relay_settings, scrape, value
 from tests.transport.overlay_client import (
     BINARY,
     Closed,

@@ -20,8 +20,8 @@ from config.service.files import (
     service_layout,
     systemd_unit,
 )
-from tests.helpers import run_to_end
 from tests.support.harness import ROOT, relay_env
+from tests.support.run_relay import run_to_end
 from tests.support.service_home import ServiceHome, service_home
 
 SECRETS = {

@@ -17,7 +17,9 @@ from actors.tree import Relay
 from config.audio.settings import AudioConfig
 from config.command_line import load_settings
 from tests.audio.signals import speech
-from tests.helpers import assert_error, assert_nowhere, client_for, relay_settings, wait_until
+from tests.support.observe import wait_until
+from tests.support.redaction_samples import assert_nowhere
+from tests.support.relay import assert_error, client_for, relay_settings
 from transport.demo.fake_stt import FakeStt
 
 SAID = "the build is green again"

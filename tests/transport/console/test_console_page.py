@@ -16,16 +16,10 @@ from playwright.sync_api import Browser, expect
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from tests.actors.core.test_situation import TRACE
-from tests.helpers import (
-    LogSink,
-    base_url,
-    client_for,
-    relay_settings,
-    screen_event,
-    show,
-    tick,
-    wait_until,
-)
+from tests.support.actor_calls import show, tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.posts import screen_event
+from tests.support.relay import base_url, client_for, relay_settings
 from tests.transport.console.conftest import Watched
 from transport.demo.fake_llm import FakeLLM
 

@@ -11,9 +11,9 @@ import time
 import httpx
 
 from actors.agent.core.completion import parse_analysis, parse_chat_completion
-from tests.helpers import wait_answering
 from tests.support.harness import ROOT, free_port
 from tests.support.prompt_corpus import session_prompt
+from tests.support.run_relay import wait_answering
 from transport.demo.fake_llm import STAND_IN_MODEL, FakeLLM
 from transport.demo.stand_in import summarise
 

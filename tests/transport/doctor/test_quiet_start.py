@@ -15,8 +15,10 @@ from typing import Any
 import httpx
 import orjson
 
-from tests.helpers import relay_env, screen_event, spawn_relay, wait_healthy, wait_until
 from tests.support.harness import free_port
+from tests.support.observe import wait_until
+from tests.support.posts import screen_event
+from tests.support.run_relay import relay_env, spawn_relay, wait_healthy
 from transport.demo.fake_llm import FakeLLM
 
 MAX_TOKENS = 777

@@ -15,7 +15,8 @@ import orjson
 from actors.ingest.sense_buffer import SENSE_RING
 from actors.kernel.base import RelayActor
 from actors.tree import Relay
-from tests.helpers import assert_error, client_for, relay_settings, screen_with_images
+from tests.support.posts import screen_with_images
+from tests.support.relay import assert_error, client_for, relay_settings
 
 POSTS = SENSE_RING + 7
 """Enough for the ring to have dropped a few events, with many more images than it keeps."""
