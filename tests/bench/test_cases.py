@@ -4,7 +4,6 @@ docstrings' doctests), and short runs print their figures."""
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 import subprocess
@@ -16,6 +15,7 @@ import pytest
 from actors.audio.core.wav import wav_bytes
 from tests.audio.signals import scene as signal_scene
 from tests.support.harness import ROOT, bench_case
+from tests.support.house_limits import past_the_house_limits
 
 DOCTESTS = (
     "stats",
@@ -27,8 +27,6 @@ DOCTESTS = (
 """The case modules whose docstrings hold examples of their pure parts."""
 
 
-MODULE_LINES, FUNCTION_LINES = 450, 80
-"""The house limits, which the benchmarks keep as the product does."""
 BENCH_LINES = 5_260
 """All of bench/ at most: a runner and its cases, not a second product."""
 
@@ -41,16 +39,7 @@ def test_the_benchmarks_stay_a_runner_and_cases() -> None:
 
 
 def test_no_case_module_passes_the_house_limits() -> None:
-    found = []
-    for path in sorted((ROOT / "bench").glob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        if (lines := len(text.splitlines())) > MODULE_LINES:
-            found.append(f"{path.name}: {lines} lines")
-        for node in ast.walk(ast.parse(text, str(path))):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                length = (node.end_lineno or node.lineno) - node.lineno + 1
-                if length > FUNCTION_LINES:
-                    found.append(f"{path.name}: {node.name}() is {length} lines")
+    found = past_the_house_limits(sorted((ROOT / "bench").glob("*.py")))
     assert not found, "\n".join(found)
 
 
