@@ -131,6 +131,7 @@ def test_after_crash_drills_of_the_transcriber_and_the_capture_one_process_captu
     hears(client, fake_stt, "said after the capture crashed")
 
 
+@pytest.mark.slow
 def test_a_capture_hung_past_its_ping_deadline_is_replaced_by_exactly_one_process(
     drilled: tuple[Relay, httpx.Client], fake_stt: FakeStt, clock: FakeClock
 ) -> None:
@@ -159,6 +160,7 @@ def stt_threads() -> list[str]:
     return sorted(t.name for t in threading.enumerate() if t.name.startswith("stt-"))
 
 
+@pytest.mark.slow
 def test_a_dead_transcriber_leaves_no_thread_behind_crashed_or_hung(
     drilled: tuple[Relay, httpx.Client], fake_stt: FakeStt, clock: FakeClock
 ) -> None:

@@ -45,6 +45,8 @@ from tests.support.chaos_llm import LLM_FAULTS, LLMDrill
 from tests.support.harness import Server, log_tail, relay_env, server_process
 from transport.demo.fake_llm import FakeLLM
 
+pytestmark = pytest.mark.slow
+
 RATE_PER_S = {"/feed": 100.0, "/sense": 50.0}
 """Posts per second. The reader must poll before a ring turns over (sense: 30 items, 0.6 s);
 a read queued at a buffer that crashes is only answered 503 after the actor timeout (0.3 s),

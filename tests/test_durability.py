@@ -23,6 +23,8 @@ from tests.support.observe import wait_until
 from tests.support.run_relay import relay_env, spawn_relay, wait_healthy
 from transport.demo.fake_llm import FakeLLM
 
+pytestmark = pytest.mark.slow
+
 FEED_RING = 100
 SENSE_RING = 30
 EXIT_TIMEOUT_S = 15.0

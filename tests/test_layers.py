@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 LOWER = "actors"
 UPPER = "transport"
@@ -112,6 +114,7 @@ def test_importing_a_kernel_module_loads_nothing_above_the_kernel() -> None:
     assert {module: names for module, names in above.items() if names} == {}
 
 
+@pytest.mark.slow
 def test_importing_a_pure_core_module_loads_no_actor() -> None:
     core = [module for package in PURE for module in modules_of(package)]
     assert len(core) > 10  # the walk found the package
@@ -171,6 +174,7 @@ def product_imports() -> dict[str, set[str]]:
     return found
 
 
+@pytest.mark.slow
 def test_a_feature_is_imported_from_outside_by_the_root_and_the_registries_alone() -> None:
     imports = product_imports()
     importers = {

@@ -40,8 +40,11 @@ def run(*command: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize(
     "command",
-    [("ruff", "check", "."), ("ruff", "format", "--check", "."), ("mypy",)],
-    ids=["ruff-check", "ruff-format", "mypy"],
+    [
+        pytest.param(("ruff", "check", "."), id="ruff-check"),
+        pytest.param(("ruff", "format", "--check", "."), id="ruff-format"),
+        pytest.param(("mypy",), id="mypy", marks=pytest.mark.slow),
+    ],
 )
 def test_the_tree_passes(command: tuple[str, ...]) -> None:
     done = run(*command)
@@ -59,6 +62,7 @@ def class_definitions(paths: list[Path]) -> dict[str, list[str]]:
     return found
 
 
+@pytest.mark.slow
 def test_no_class_name_is_defined_twice_in_the_product() -> None:
     paths = [ROOT / "run.py"]
     for package in PRODUCT:

@@ -11,6 +11,8 @@ from tests.support.harness import Server, health, post_many, relay_env, relay_pr
 from tests.support.observe import wait_until
 from tests.support.overlay import overlay_sockets
 
+pytestmark = pytest.mark.slow
+
 
 def overlays(relay: Server) -> object:
     return health(relay)[1].get("streams", {}).get("overlay")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from actors.agent.core.completion import Analysis
 from actors.agent.core.events import TickFailed
@@ -155,6 +156,7 @@ def test_rows_beyond_the_rings_are_pruned_in_batches(
     assert ids == list(range(PRUNE_SLACK + 51, FEED_RING + PRUNE_SLACK + 51))
 
 
+@pytest.mark.slow
 def test_large_sense_events_are_pruned_by_bytes_too(
     make_relay: Callable[..., Relay], tmp_path: Path
 ) -> None:

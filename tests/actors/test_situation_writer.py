@@ -243,6 +243,7 @@ def test_off_by_default_no_writer_and_no_file(
     assert not logs.named("situation.written")
 
 
+@pytest.mark.slow
 def test_a_hung_writer_delays_no_tick_and_then_writes_only_the_newest(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, tmp_path: Path
 ) -> None:

@@ -43,6 +43,7 @@ def test_no_case_module_passes_the_house_limits() -> None:
     assert not found, "\n".join(found)
 
 
+@pytest.mark.slow
 def test_the_runner_lists_every_case_with_a_line_and_each_case_answers_help() -> None:
     listed = bench_case("--help")
     assert listed.returncode == 0
@@ -58,6 +59,7 @@ def test_the_runner_lists_every_case_with_a_line_and_each_case_answers_help() ->
         assert f"usage: python3 -m bench {case}" in answered.stdout
 
 
+@pytest.mark.slow
 def test_the_examples_in_the_cases_docstrings_hold() -> None:
     paths = [str(ROOT / "bench" / f"{name}.py") for name in DOCTESTS]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -85,6 +87,7 @@ def test_a_recording_is_listed_by_utterance(tmp_path: Path) -> None:
     assert float(rows[0][1]) == pytest.approx(0.2, abs=0.1)
 
 
+@pytest.mark.slow
 def test_a_session_that_cannot_be_read_stops_the_bench_before_it_starts(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"at": 0, "path": "/feed", "body": {"text": "x"}}\n')
@@ -95,6 +98,7 @@ def test_a_session_that_cannot_be_read_stops_the_bench_before_it_starts(tmp_path
         assert error in done.stderr
 
 
+@pytest.mark.slow
 def test_a_short_latency_run_matches_every_answer_to_its_feed_item() -> None:
     done = bench_case("audio", "--targets", "latency", "--utterances", "2", "--latency-speed", "20")
     assert done.returncode == 0, done.stderr

@@ -44,6 +44,7 @@ def test_state_in_the_old_place_is_used_and_the_move_is_said(
     assert data_home.old_place_note(str(old)) is None  # chosen: nothing to say
 
 
+@pytest.mark.slow
 def test_an_installed_relay_keeps_its_state_in_the_home_and_none_in_its_environment(
     tmp_path: Path,
 ) -> None:

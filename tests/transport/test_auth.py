@@ -461,6 +461,7 @@ def test_the_exposure_decision(host: str, token: str, allow_insecure: bool, verd
     assert exposure(host, token=token, allow_insecure=allow_insecure) == verdict
 
 
+@pytest.mark.slow
 def test_the_relay_refuses_to_listen_beyond_loopback_without_a_token(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "run.py", "--host", "0.0.0.0", "--port", str(free_port())],
@@ -479,6 +480,7 @@ def test_the_relay_refuses_to_listen_beyond_loopback_without_a_token(tmp_path: P
     assert not (tmp_path / "data").exists()
 
 
+@pytest.mark.slow
 def test_allow_insecure_serves_and_warns_at_start(tmp_path: Path) -> None:
     # 127.1 is not a form is_loopback accepts, yet binds 127.0.0.1: the rule is exercised
     # end to end without exposing the test relay to the network.

@@ -175,6 +175,7 @@ def test_a_chunked_body_that_stops_coming_is_a_json_408(make_relay: Callable[...
 # -- keep-alive -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_an_idle_connection_is_closed_after_the_keepalive_timeout(
     make_relay: Callable[..., Relay],
 ) -> None:
@@ -188,6 +189,7 @@ def test_an_idle_connection_is_closed_after_the_keepalive_timeout(
         assert time.monotonic() - started >= 3 * SHORT_S * 0.9  # not before its time
 
 
+@pytest.mark.slow
 def test_streams_sockets_and_long_polls_outlive_both_timeouts(
     make_relay: Callable[..., Relay],
 ) -> None:
@@ -296,6 +298,7 @@ def test_a_cap_above_the_limit_of_open_files_is_warned(logs: LogSink) -> None:
     assert warning["level"] == "warning"
 
 
+@pytest.mark.slow
 def test_under_ulimit_idle_connections_do_not_lock_new_clients_out(tmp_path: Path) -> None:
     """The relay under a limit of 128 open files (a cap of 64 by default) and 150 idle
     connections, more than it could hold: a new client is answered at once."""

@@ -335,6 +335,7 @@ def test_a_pending_escalation_and_its_counts_survive_a_restart(
         assert ticked(again, logs)["why"] in ("cooldown", "duplicate")
 
 
+@pytest.mark.slow
 def test_an_answer_the_feed_cannot_take_is_a_503_and_the_escalation_stays_pending(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
 ) -> None:

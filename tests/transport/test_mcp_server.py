@@ -28,6 +28,8 @@ from tests.support.observe import LogSink, wait_until
 from tests.support.relay import base_url, client_for, relay_settings
 from transport.demo.fake_llm import FakeLLM
 
+pytestmark = pytest.mark.slow
+
 TOKEN = "mcp-test-token-5a7263a"
 T = TypeVar("T")
 READ_ONLY = {

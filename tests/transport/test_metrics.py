@@ -100,6 +100,7 @@ def test_unknown_paths_are_one_bounded_label_not_their_raw_path(client: httpx.Cl
     assert not any(route and route.startswith("/no/") for route in routes)
 
 
+@pytest.mark.slow
 def test_a_post_the_buffer_cannot_take_in_time_is_unavailable_and_its_mailbox_shows(
     relay: Relay, client: httpx.Client
 ) -> None:
@@ -259,6 +260,7 @@ def test_a_crashed_actor_shows_its_restart(relay: Relay, client: httpx.Client) -
     }
 
 
+@pytest.mark.slow
 def test_a_hung_actor_does_not_hang_the_scrape(relay: Relay, client: httpx.Client) -> None:
     relay.handles["digest"].tell(RelayActor.inject_fault, "hang", 3.0)
     started = time.monotonic()

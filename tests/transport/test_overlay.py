@@ -322,6 +322,7 @@ def quick_heartbeat(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(overlay, "SILENCE_LIMIT_S", 0.5)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("quick_heartbeat")
 def test_a_silent_overlay_is_dropped_and_one_that_answers_either_ping_stays(
     make_relay: Callable[..., Relay], logs: LogSink

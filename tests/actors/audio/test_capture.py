@@ -295,6 +295,7 @@ def write_wav(path: Path, rate: int = 16_000) -> bytes:
     return pcm
 
 
+@pytest.mark.slow
 def test_a_16k_wav_replays_at_its_speed_without_ffmpeg(
     capture: Callable[..., Started], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

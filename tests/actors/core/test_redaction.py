@@ -454,6 +454,7 @@ def every_rule(text: str) -> tuple[str, dict[str, int]]:
     return text, counts
 
 
+@pytest.mark.slow
 def test_the_cheap_tests_never_skip_a_rule_that_would_match() -> None:
     """Mixed fragments: redact (rules behind their cheap tests) equals every rule applied, and
     redacting its result changes nothing."""

@@ -212,6 +212,7 @@ def test_the_token_guards_it(make_relay: Callable[..., Relay], fake_stt: FakeStt
     assert fake_stt.calls == 1
 
 
+@pytest.mark.slow
 def test_a_transcript_the_feed_did_not_take_in_time_is_a_503_and_never_stored(
     make_relay: Callable[..., Relay], fake_stt: FakeStt, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -106,6 +106,7 @@ def test_another_site_may_link_to_the_page_but_not_load_its_files(
     assert client.get(path, headers=framed).status_code == 403
 
 
+@pytest.mark.slow
 def test_the_health_stream_sends_health_then_each_tick_that_ends(
     relay: Relay, client: httpx.Client, logs: LogSink, fake_llm: FakeLLM
 ) -> None:

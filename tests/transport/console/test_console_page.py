@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import httpx
+import pytest
 from playwright.sync_api import Browser, expect
 
 from actors.kernel.clock import FakeClock
@@ -22,6 +23,9 @@ from tests.support.posts import screen_event
 from tests.support.relay import base_url, client_for, relay_settings
 from tests.transport.console.conftest import Watched
 from transport.demo.fake_llm import FakeLLM
+
+# Every test here drives Chromium, which the first test of the module starts.
+pytestmark = pytest.mark.slow
 
 TOKEN = "console-test-token-1234"
 ONE_SECOND_MS = 1_000

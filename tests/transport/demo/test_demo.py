@@ -196,6 +196,7 @@ class LogLines:
         self._thread.join(timeout_s)
 
 
+@pytest.mark.slow
 def test_run_py_demo_shows_huds_and_digests_within_seconds_and_stops_clean() -> None:
     # a shorter debounce than the default 3 s keeps the test short; the session does the rest
     env = harness.relay_env(LOG_FORMAT="json", AGENT_DEBOUNCE_MS="300")

@@ -9,6 +9,7 @@ import sys
 import time
 
 import httpx
+import pytest
 
 from actors.agent.core.completion import parse_analysis, parse_chat_completion
 from tests.support.harness import ROOT, free_port
@@ -18,6 +19,7 @@ from transport.demo.fake_llm import STAND_IN_MODEL, FakeLLM
 from transport.demo.stand_in import summarise
 
 
+@pytest.mark.slow
 def test_the_fake_llm_serves_completions_and_switches_modes_over_http() -> None:
     port = free_port()
     proc = subprocess.Popen(

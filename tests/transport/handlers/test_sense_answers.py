@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import orjson
+import pytest
 
 from actors.ingest.sense_buffer import SENSE_RING
 from actors.kernel.base import RelayActor
@@ -126,6 +127,7 @@ def test_an_answer_leaves_out_the_oldest_events_whose_rows_a_prune_deleted(
         assert meta_only.content == answer_of([meta[n] for n in ring], epoch)
 
 
+@pytest.mark.slow
 def test_an_unreadable_sense_file_is_a_503_and_reads_resume_once_it_is_back(
     relay: Relay, client: httpx.Client
 ) -> None:
