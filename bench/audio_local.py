@@ -23,7 +23,7 @@ from bench.audio_speech import SENTENCES, VERDICT, missing_tools, spoken, words
 from bench.figures import Table
 from bench.stats import median, slope_per_hour
 from bench.stt_server import Recogniser
-from tests.support.harness import cpu_s, rss_mb
+from tests.support.meter import cpu_s, rss_mb
 
 MORE_SENTENCES = (
     "Can you share your screen so I can see the error?",

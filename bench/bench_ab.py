@@ -18,7 +18,8 @@ from bench.figures import Table
 from bench.load import ENDPOINTS, in_turns, post
 from bench.runner import flags
 from bench.stats import median, ratio
-from tests.support.harness import Server, relay_env, relay_process, rss_mb, server_process
+from tests.support.harness import Server, relay_env, relay_process, server_process
+from tests.support.meter import rss_mb
 
 ROWS = [(path, conns) for path in ENDPOINTS for conns in (16, 64)]
 RATIOS = ("after/before >13.3f|cpu a/b >8.3f", "before/bare >12.3f|after/bare >11.3f")

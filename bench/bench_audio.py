@@ -24,7 +24,8 @@ from bench.stats import median, percentile, ratio, slope_per_hour
 from tests.support import harness
 from tests.support.audio_probe import FeedListener, TimedStt, pcm_command, stt_settings
 from tests.support.chaos_audio import capture_processes
-from tests.support.harness import Meter, Server, agent_env, cpu_s, relay_env, rss_mb
+from tests.support.harness import Server, agent_env, relay_env
+from tests.support.meter import Meter, cpu_s, rss_mb
 from transport.demo.fake_llm import FakeLLM
 
 TARGETS = ("ingest", "memory", "latency", "real", "local")

@@ -16,7 +16,8 @@ from pathlib import Path
 import httpx
 
 from bench.runner import flags
-from tests.support.harness import HOST, ROOT, relay_env, relay_process, rss_mb
+from tests.support.harness import HOST, ROOT, relay_env, relay_process
+from tests.support.meter import rss_mb
 
 CHUNK = 64 * 1024
 

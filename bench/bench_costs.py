@@ -26,6 +26,7 @@ from bench.runner import arg, choose, exit_on_sigterm, fill_defaults, flags
 from bench.stats import median, percentile
 from config.logs import configure_logging
 from tests.support import harness as h
+from tests.support.meter import CLK_TCK, Meter, Usage, load_1min
 from transport.demo.fake_llm import FakeLLM
 
 PARTS = ("idle", "startup", "tick")
@@ -55,7 +56,7 @@ def table_rows(part: str, limit: str, values: dict[str, float | None], unit: str
 
 def busy_reasons() -> list[str]:
     """Why the machine is not quiet now (empty when it is)."""
-    load = h.load_1min()
+    load = load_1min()
     reasons = [f"1-min load {load:.2f} (>= {QUIET_LOAD})"] if load >= QUIET_LOAD else []
     mine, pid = set(), os.getpid()  # this process and its ancestors (a shell, ``timeout``)
     while pid > 1 and pid not in mine:
@@ -93,7 +94,7 @@ def quiet_attempts(part: str, max_wait_s: float) -> Iterator[int]:
     print(f"  {part}: other processes were busy in each of {ATTEMPTS} attempts; not measured")
 
 
-def busy_during(part: str, attempt: int, used: h.Usage) -> float | None:
+def busy_during(part: str, attempt: int, used: Usage) -> float | None:
     """The cores the rest of the machine used; None (and say so) when too many."""
     if (other := used.other(used.children)) <= QUIET_OTHER_CORES:
         return other
@@ -148,7 +149,7 @@ def measure_idle(
     threads' ``schedstat`` (None: the machine was busy)."""
     pid, before_agent = relay.pid, agent_counters(relay)
     time.sleep(SETTLE_S)
-    threads0, meter = thread_stats(pid), h.Meter(pid, idle=(llm.pid,))
+    threads0, meter = thread_stats(pid), Meter(pid, idle=(llm.pid,))
     time.sleep(args.idle_seconds)
     threads1, used = thread_stats(pid), meter.read()
     if (other := busy_during("idle", attempt, used)) is None:
@@ -161,7 +162,7 @@ def measure_idle(
     exact = sum(d.cpu_ns for _, d in deltas) / 1e9 / seconds * 100
     print(
         f"  CPU over {seconds:.1f} s: {used.server:.2f} s = {pct:.3f} % of one core "
-        f"(/proc/<pid>/stat granularity {100 / h.CLK_TCK / seconds:.3f} %); "
+        f"(/proc/<pid>/stat granularity {100 / CLK_TCK / seconds:.3f} %); "
         f"from the threads' schedstat (ns) {exact:.3f} %; rest of the machine {other:.2f} cores"
     )
     main_thread = "main thread (/proc/<pid>/status)"
@@ -241,7 +242,7 @@ def run_startup(args: argparse.Namespace, llm: h.Server) -> list[Row]:
     ready: float | None = None
     with h.log_file("start", "relay logs (level info)") as log_path:
         for attempt in quiet_attempts("startup", args.max_wait):
-            meter = h.Meter(idle=(llm.pid,))
+            meter = Meter(idle=(llm.pid,))
             starts = measure_starts(args, llm, log_path)
             if (other := busy_during("startup", attempt, meter.read())) is None:
                 continue
@@ -276,7 +277,7 @@ def run_tick(args: argparse.Namespace) -> list[Row]:
         stopped: list[bool] = []
         with FakeLLM() as llm, tc.in_process_relay(llm, h.MEMORY, stopped) as relay:
             feed, sense = tc.fill_rings(relay)
-            meter = h.Meter()
+            meter = Meter()
             pure = tc.measure_pure(feed, sense, args.reps)
             actor, window = tc.measure_actors(relay, args.actor_reps)
             actor += tc.measure_records(relay, window, args.actor_reps)
@@ -342,7 +343,7 @@ def run(args: argparse.Namespace) -> int:
     exit_on_sigterm()
     print(
         f"sinain-relay cost bench: parts {','.join(args.parts)}; {os.cpu_count()} CPUs, "
-        f"Python {sys.version.split()[0]}, 1-min load {h.load_1min():.2f}"
+        f"Python {sys.version.split()[0]}, 1-min load {load_1min():.2f}"
     )
     rows: list[Row] = []
     if "idle" in args.parts or "startup" in args.parts:

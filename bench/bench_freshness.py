@@ -33,7 +33,8 @@ from tests.support.day_session import (
     repeated,
     with_screens,
 )
-from tests.support.harness import Server, relay_env, relay_process, rss_mb
+from tests.support.harness import Server, relay_env, relay_process
+from tests.support.meter import rss_mb
 from tests.support.model_process import children, server_pid
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.replay import DEMO_SESSION, Replayer, SessionEvent, load_session

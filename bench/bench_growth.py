@@ -25,6 +25,7 @@ from bench.load import Round, Row, post, rows_args, wrk_round
 from bench.runner import arg, choose, exit_on_sigterm, flags
 from bench.stats import percentile, ratio
 from tests.support import harness as h
+from tests.support.meter import Meter, load_1min, rss_mb
 
 SWEEPS = ("ocr", "conns", "hour")
 CONNS = 16
@@ -80,7 +81,7 @@ class Running(NamedTuple):
             wrk_round(self.relay, path, conns, args.seconds, body=body, warmup_s=0)
             for _ in range(args.rounds)
         ]
-        rss, disk = h.rss_mb(self.relay.pid), disk_usage(self.data_dir)
+        rss, disk = rss_mb(self.relay.pid), disk_usage(self.data_dir)
         return Step("", path, conns, rounds, label, rss, disk)
 
 
@@ -91,10 +92,10 @@ def sweep_relay(name: str) -> Iterator[Running]:
         h.agent_setup(f"growth-{name}") as (llm, data_dir, log_path),
         h.relay_process(data_dir, log_path, h.agent_env(llm.base_url)) as relay,
     ):
-        start = h.rss_mb(relay.pid)
+        start = rss_mb(relay.pid)
         print(
             f"  relay pid {relay.pid} at {relay.base_url}; {h.where(data_dir)}; RSS after start "
-            f"{start:.1f} MB; 1-min load {h.load_1min():.2f}"
+            f"{start:.1f} MB; 1-min load {load_1min():.2f}"
         )
         yield Running(relay, data_dir, start)
         print(f"  fake LLM got {llm.calls} calls")
@@ -247,7 +248,7 @@ class HourRow(NamedTuple):
 def hour_row(run: Running, label: str, errors: Counter[str], *posting: float) -> HourRow:
     """Read RSS, file sizes, the two GETs' latency and the ring sizes after a chunk (``posting``:
     its posts, post/s, p99, CPU per post and other CPU); print its row."""
-    rss, disk = h.rss_mb(run.relay.pid), disk_usage(run.data_dir)
+    rss, disk = rss_mb(run.relay.pid), disk_usage(run.data_dir)
     paths = ("/feed?after=0", "/sense?after=0")
     gets = tuple(wrk_round(run.relay, p, CONNS, 1, warmup_s=0) for p in paths)
     status, body = h.health(run.relay)
@@ -288,7 +289,7 @@ def run_hour(args: argparse.Namespace) -> None:
         for k in range(args.chunks):
             lo, hi, last = k * chunk_s, (k + 1) * chunk_s, k == args.chunks - 1
             posts = [(p, b) for t, p, b in events if lo <= t < hi or (last and t >= hi)]
-            meter = h.Meter(run.relay.pid)
+            meter = Meter(run.relay.pid)
             result = post(run.relay.base_url, posts, CONNS, max_s=CHUNK_MAX_S)
             used, took = meter.read(), result.latencies_ms
             rate, cpu_us = ratio(len(posts), result.wall_s), 1e6 * ratio(used.server, len(posts))
@@ -365,12 +366,12 @@ def run(args: argparse.Namespace) -> int:
         secure = db.execute("PRAGMA secure_delete").fetchone()[0]
     print(
         f"sinain-relay growth bench: {args.seconds:g} s x {args.rounds} rounds per step, sweeps "
-        f"{','.join(args.sweep_list)}, {os.cpu_count()} CPUs, 1-min load {h.load_1min():.2f}; "
+        f"{','.join(args.sweep_list)}, {os.cpu_count()} CPUs, 1-min load {load_1min():.2f}; "
         f"SQLite {sqlite3.sqlite_version}, secure_delete {'on' if secure else 'off'} by default "
         "in this build (the relay sets FAST)"
     )
     started = time.monotonic()
     for name in args.sweep_list:
         {"ocr": run_ocr, "conns": run_conns, "hour": run_hour}[name](args)
-    print(f"\ndone in {time.monotonic() - started:.0f} s; 1-min load {h.load_1min():.2f}")
+    print(f"\ndone in {time.monotonic() - started:.0f} s; 1-min load {load_1min():.2f}")
     return 0

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from bench.figures import Table, at_least
 from bench.load import ENDPOINTS, post
 from bench.runner import arg, fill_defaults, flags
-from tests.support import harness
+from tests.support import harness, meter
 
 CONNECTIONS = 64
 MAX_S = 3600.0
@@ -77,7 +77,7 @@ def run_memory(args: argparse.Namespace) -> MemoryRun:
         print(f"\n== memory (fake LLM mode 'ok'; {harness.where(data_dir)}; {mix})")
         with harness.relay_process(data_dir, log_path, harness.agent_env(llm.base_url)) as relay:
             ok, errors = Counter[str](), Counter[str]()
-            run.readings.append(Reading(0, 0, harness.rss_mb(relay.pid), 0.0, 0))
+            run.readings.append(Reading(0, 0, meter.rss_mb(relay.pid), 0.0, 0))
             print(f"  relay pid {relay.pid} at {relay.base_url}")
             print(f"  {reading_line(run, run.readings[0])}")
             started = time.monotonic()
@@ -93,7 +93,7 @@ def run_memory(args: argparse.Namespace) -> MemoryRun:
                     print(f"  stopped early: none of {missing} POSTs answered 200")
                     run.complete = False
                     break
-                rss, took = harness.rss_mb(relay.pid), time.monotonic() - t0
+                rss, took = meter.rss_mb(relay.pid), time.monotonic() - t0
                 run.readings.append(Reading(ok["/feed"], ok["/sense"], rss, took, errors.total()))
                 print(f"  {reading_line(run, run.readings[-1])}")
             if errors:

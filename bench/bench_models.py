@@ -25,8 +25,8 @@ from bench.runner import UsageError, arg
 from bench.stats import percentile, ratio
 from config.agent_settings import RESPONSE_FORMATS, AgentSettings
 from tests.support import model_windows
-from tests.support.harness import cpu_s
 from tests.support.hud_words import JUDGES, Judged, Now, now_of
+from tests.support.meter import cpu_s
 from tests.support.model_process import Pid, local_model, server_pid
 
 DEFAULTS = AgentSettings()

@@ -26,7 +26,7 @@ from actors.core.shapes import AUDIO_SOURCES, AudioSource
 from bench.figures import Table
 from bench.runner import flags
 from bench.stats import percentile
-from tests.support import harness
+from tests.support import harness, meter
 from tests.support.chaos import (
     ACTORS,
     AGENT,
@@ -38,7 +38,6 @@ from tests.support.chaos import (
     REQUEST_TIMEOUT_S,
     START_TIMEOUT_S,
     Fault,
-    LLMDrill,
     Reader,
     Record,
     acked_by_id,
@@ -49,6 +48,7 @@ from tests.support.chaos import (
     run_load,
 )
 from tests.support.chaos_hearing import AUDIO_ACTORS, Hearing, VariedStt, outcomes, stored
+from tests.support.chaos_llm import LLMDrill
 
 Rings = dict[str, list[dict[str, Any]] | None]
 """Each endpoint's ring as read at the end (``None``: it could not be read)."""
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         with contextlib.ExitStack() as stack:
             llm, hearing, relay = _start(stack, workdir, seed, args.audio_speed)
             hearing.start_sampling(relay.pid)
-            rss_start = harness.rss_mb(relay.pid)
+            rss_start = meter.rss_mb(relay.pid)
             print(
                 f"chaos: {minutes:g} min, {args.rate:g} posts/s to each of /feed and /sense, "
                 f"baseline {args.baseline:.0%}, seed {seed}\n  relay pid {relay.pid} on "
@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
             if status != 200:
                 print(f"  final /health answered {status}: {health}")
             rings, drilled = _reread(relay, drill)
-            rss_end = harness.rss_mb(relay.pid)
+            rss_end = meter.rss_mb(relay.pid)
             hearing.stop_sampling()
             at_end = hearing.processes(relay.pid)
             problems = report(records, acked, readers, rings, faults_at)

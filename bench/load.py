@@ -28,7 +28,8 @@ from bench.figures import at_least, print_progress, print_rss, print_table
 from bench.runner import Option, UsageError, fill_defaults, flags
 from bench.stats import median
 from tests.support import harness
-from tests.support.harness import JSON_HEADERS, REQUEST_TIMEOUT_S, Meter, Server, post_body
+from tests.support.harness import JSON_HEADERS, REQUEST_TIMEOUT_S, Server, post_body
+from tests.support.meter import Meter, rss_mb
 from tests.support.overlay import OVERLAY_PONG_EVERY_S, overlay_sockets
 
 CONNECTIONS = (1, 16, 64)
@@ -289,7 +290,7 @@ def run_scenario(setup: Setup, rounds: int, seconds: float) -> tuple[list[Row], 
         print(f"\n== scenario {setup.name} ({setup.header(data_dir)})")
         env = harness.agent_env(llm.base_url, setup.sync, **(faulty if setup.crash_loop else {}))
         with harness.relay_process(data_dir, log, env) as relay, contextlib.ExitStack() as stack:
-            rss["start"] = harness.rss_mb(relay.pid)
+            rss["start"] = rss_mb(relay.pid)
             start = f"RSS after start {rss['start']:.1f} MB"
             print(f"  relay pid {relay.pid} at {relay.base_url}; {start}")
             faults = stack.enter_context(crash_loop(relay)) if setup.crash_loop else Counter()
@@ -312,7 +313,7 @@ def run_scenario(setup: Setup, rounds: int, seconds: float) -> tuple[list[Row], 
                     f"reading them cost this script {overlay.cpu_s:.1f} CPU s; ended "
                     f"early: {overlay.ended or 'none'}; /health.streams {streams}"
                 )
-            rss["end"] = harness.rss_mb(relay.pid)
+            rss["end"] = rss_mb(relay.pid)
             print(f"  RSS at the end {rss['end']:.1f} MB; fake LLM got {llm.calls} calls")
             harness.print_health(relay)
     return rows, rss

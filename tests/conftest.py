@@ -1,5 +1,6 @@
 """Shared fixtures: a log sink, a fake clock, storage, the fake LLM, a whole relay on a free
-port and an HTTP client of it. Plain helpers are in :mod:`tests.helpers`."""
+port and an HTTP client of it. Plain functions, classes and constants are in
+:mod:`tests.support`."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from actors.kernel.storage import StorageInfo, close_storage, open_storage
 from actors.tree import Relay, start_relay
 from config.logs import configure_logging
 from config.settings import Settings
-from tests.helpers import LogSink, client_for, relay_settings
+from tests.support.observe import LogSink
+from tests.support.relay import client_for, relay_settings
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
 from transport.frontend import HttpFrontend
@@ -123,7 +125,7 @@ def make_relay(clock: FakeClock) -> Iterator[Callable[..., Relay]]:
 @pytest.fixture
 def relay(make_relay: Callable[..., Relay], fake_llm: FakeLLM) -> Relay:
     """A whole relay whose agent calls the fake LLM; it ticks only when a test asks (see
-    :func:`tests.helpers.relay_settings`). A module that wants the agent off overrides this
+    :func:`tests.support.relay.relay_settings`). A module that wants the agent off overrides this
     fixture with ``make_relay()``; :func:`client` then talks to that relay."""
     return make_relay(relay_settings(fake_llm))
 

@@ -20,9 +20,11 @@ from actors.kernel.processes import alive
 from actors.tree import Relay
 from config.audio.settings import AudioConfig
 from tests.audio.pcm_program import command
-from tests.helpers import asked, assert_error, client_for, relay_settings, wait_until
+from tests.support.actor_calls import asked
 from tests.support.chaos_audio import capture_processes
 from tests.support.harness import ROOT
+from tests.support.observe import wait_until
+from tests.support.relay import assert_error, client_for, relay_settings
 from transport.demo.fake_stt import FakeStt
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="counts processes in /proc")
@@ -129,6 +131,7 @@ def test_after_crash_drills_of_the_transcriber_and_the_capture_one_process_captu
     hears(client, fake_stt, "said after the capture crashed")
 
 
+@pytest.mark.slow
 def test_a_capture_hung_past_its_ping_deadline_is_replaced_by_exactly_one_process(
     drilled: tuple[Relay, httpx.Client], fake_stt: FakeStt, clock: FakeClock
 ) -> None:
@@ -157,6 +160,7 @@ def stt_threads() -> list[str]:
     return sorted(t.name for t in threading.enumerate() if t.name.startswith("stt-"))
 
 
+@pytest.mark.slow
 def test_a_dead_transcriber_leaves_no_thread_behind_crashed_or_hung(
     drilled: tuple[Relay, httpx.Client], fake_stt: FakeStt, clock: FakeClock
 ) -> None:

@@ -9,6 +9,8 @@ import sys
 from array import array
 from pathlib import Path
 
+import pytest
+
 from actors.audio.core.transcript_filter import Filters
 from actors.audio.core.utterance import BYTES_PER_MS
 from actors.audio.core.wav import wav_bytes
@@ -30,6 +32,7 @@ def program(*args: str) -> bytes:
     return subprocess.run(command, cwd=ROOT, capture_output=True, check=True, timeout=30).stdout
 
 
+@pytest.mark.slow
 def test_the_capture_program_writes_the_seconds_asked_of_its_seeded_sound() -> None:
     out = program("--speed", "200", "--seconds", "8", "--seed", "3")
     assert len(out) == 8_000 * BYTES_PER_MS

@@ -30,9 +30,7 @@ import pytest
 from tests.support.chaos import (
     ENDPOINTS,
     ITEMS_KEY,
-    LLM_FAULTS,
     RING,
-    LLMDrill,
     Reader,
     Record,
     acked_by_id,
@@ -43,8 +41,11 @@ from tests.support.chaos import (
     run_load,
 )
 from tests.support.chaos_hearing import Hearing, VariedStt, stored
+from tests.support.chaos_llm import LLM_FAULTS, LLMDrill
 from tests.support.harness import Server, log_tail, relay_env, server_process
 from transport.demo.fake_llm import FakeLLM
+
+pytestmark = pytest.mark.slow
 
 RATE_PER_S = {"/feed": 100.0, "/sense": 50.0}
 """Posts per second. The reader must poll before a ring turns over (sense: 30 items, 0.6 s);

@@ -11,7 +11,6 @@ import pytest
 
 from actors.agent.core.screen_image import ScreenImage, read_image
 from actors.core.bodies import sense_input
-from tests.helpers import assert_session_accepted
 from tests.support.day_session import (
     DAY_SESSION,
     FILLERS,
@@ -28,6 +27,7 @@ from tests.support.day_session import (
     screens,
     with_screens,
 )
+from tests.support.posts import assert_session_accepted
 from transport.demo.replay import DEMO_SESSION, SessionEvent, load_session, parse_session
 
 SESSIONS = pytest.mark.parametrize("session", [DEMO_SESSION, DAY_SESSION], ids=["demo", "day"])

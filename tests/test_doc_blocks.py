@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import wait_until
 from tests.support.harness import ROOT, relay_env
+from tests.support.observe import wait_until
 
 PORTS = (18791, 18900)
 """The ports the blocks name: the relay's default and the fake LLM's."""
@@ -93,6 +93,7 @@ def run_block(block: str, env: dict[str, str], started: list[subprocess.Popen[st
     return out
 
 
+@pytest.mark.slow
 def test_the_blocks_that_start_a_relay_run_as_shown(shell_env: dict[str, str]) -> None:
     """One test, the blocks one after the other: they all use the same ports."""
     operations = starting("docs/operations.md")

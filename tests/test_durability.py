@@ -18,9 +18,12 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.helpers import relay_env, spawn_relay, wait_healthy, wait_until
 from tests.support.harness import free_port
+from tests.support.observe import wait_until
+from tests.support.run_relay import relay_env, spawn_relay, wait_healthy
 from transport.demo.fake_llm import FakeLLM
+
+pytestmark = pytest.mark.slow
 
 FEED_RING = 100
 SENSE_RING = 30

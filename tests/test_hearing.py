@@ -17,8 +17,10 @@ from actors.kernel.processes import alive
 from actors.tree import Relay
 from config.audio.settings import AudioConfig
 from tests.audio.pcm_program import command as program
-from tests.helpers import asked, client_for, relay_settings, wait_until
+from tests.support.actor_calls import asked
 from tests.support.harness import ROOT
+from tests.support.observe import wait_until
+from tests.support.relay import client_for, relay_settings
 from tests.transport.overlay_client import Feed, OverlayClient, Status
 from transport.audio.control import NO_ALT, STARTED, STOPPED
 from transport.demo.fake_stt import FakeStt

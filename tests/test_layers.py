@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 LOWER = "actors"
 UPPER = "transport"
@@ -187,6 +189,7 @@ def product_imports() -> dict[str, set[str]]:
     return found
 
 
+@pytest.mark.slow
 def test_a_feature_is_imported_from_outside_by_the_root_and_the_registries_alone() -> None:
     imports = product_imports()
     importers = {

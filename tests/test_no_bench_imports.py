@@ -7,7 +7,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.test_layers import imported
+
+pytestmark = pytest.mark.slow
 
 TESTS = Path(__file__).resolve().parent
 

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import wait_until
 from tests.support.harness import Server, health, post_many, relay_env, relay_process
+from tests.support.observe import wait_until
 from tests.support.overlay import overlay_sockets
+
+pytestmark = pytest.mark.slow
 
 
 def overlays(relay: Server) -> object:

@@ -17,9 +17,10 @@ import pytest
 
 import run
 from config.env_file import write_private
-from tests.helpers import relay_env, spawn_relay, stopped_once_healthy, wait_healthy, wait_until
 from tests.support import harness
 from tests.support.harness import ROOT, free_port
+from tests.support.observe import wait_until
+from tests.support.run_relay import relay_env, spawn_relay, stopped_once_healthy, wait_healthy
 from transport.openapi import openapi_json
 
 
@@ -36,6 +37,7 @@ def relay_proc(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
         proc.wait(timeout=10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_relay_serves_and_exits_cleanly_on_a_signal(
     relay_proc: tuple[subprocess.Popen[bytes], int], sig: signal.Signals
@@ -81,6 +83,7 @@ def error_lines(output: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["json", "console"])
 def test_a_port_in_use_is_one_line_naming_the_remedy_and_exit_code_1(
     tmp_path: Path, fmt: str
@@ -102,6 +105,7 @@ def test_a_port_in_use_is_one_line_naming_the_remedy_and_exit_code_1(
     assert "stop the other relay" in line
 
 
+@pytest.mark.slow
 def test_a_second_relay_on_the_same_data_directory_exits_1_naming_the_holder_and_the_remedy(
     relay_proc: tuple[subprocess.Popen[bytes], int], tmp_path: Path
 ) -> None:
@@ -121,6 +125,7 @@ def test_a_second_relay_on_the_same_data_directory_exits_1_naming_the_holder_and
     assert answer.json() == {"ok": True, "id": 1}
 
 
+@pytest.mark.slow
 def test_after_a_kill_9_a_new_relay_starts_on_the_same_data_directory(tmp_path: Path) -> None:
     env = relay_env(tmp_path / "data")
     port = free_port()
@@ -147,6 +152,7 @@ def test_after_a_kill_9_a_new_relay_starts_on_the_same_data_directory(tmp_path: 
         second.communicate(timeout=10)
 
 
+@pytest.mark.slow
 def test_a_signal_delivered_twice_at_once_is_one_clean_stop(
     relay_proc: tuple[subprocess.Popen[bytes], int],
 ) -> None:
@@ -158,6 +164,7 @@ def test_a_signal_delivered_twice_at_once_is_one_clean_stop(
     assert b"relay.forced_exit" not in out
 
 
+@pytest.mark.slow
 def test_a_hung_llm_request_does_not_hold_up_shutdown(tmp_path: Path) -> None:
     from transport.demo.fake_llm import FakeLLM  # noqa: PLC0415
 
@@ -188,6 +195,7 @@ def test_a_hung_llm_request_does_not_hold_up_shutdown(tmp_path: Path) -> None:
                 proc.wait(timeout=10)
 
 
+@pytest.mark.slow
 def test_the_relay_does_not_load_httpxs_command_line_client() -> None:
     # pytest itself brings pygments, so this environment has what httpx's CLI would import
     code = "import run, sys; print(sorted({'click', 'pygments'} & set(sys.modules)))"
@@ -253,6 +261,7 @@ sys.exit(run.main())
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", ["aiohttp", "structlog"])
 def test_the_one_line_names_the_dependency_that_is_missing(module: str) -> None:
     done = subprocess.run(
@@ -273,6 +282,7 @@ def test_openapi_prints_the_document_the_relay_serves(capsys: pytest.CaptureFixt
     assert printed.err == ""
 
 
+@pytest.mark.slow
 def test_with_a_log_file_every_line_goes_to_the_file_and_none_to_stdout(tmp_path: Path) -> None:
     log = tmp_path / "logs" / "relay.log"
     port = free_port()
@@ -285,6 +295,7 @@ def test_with_a_log_file_every_line_goes_to_the_file_and_none_to_stdout(tmp_path
     assert log.stat().st_mode & 0o777 == 0o600
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "flags_first", [True, False], ids=["flags-then-command", "command-then-flags"]
 )
@@ -300,6 +311,7 @@ def test_flags_go_before_or_after_the_command(tmp_path: Path, flags_first: bool)
     assert "unrecognized arguments" not in output
 
 
+@pytest.mark.slow
 def test_the_help_names_the_commands_first() -> None:
     code, output = run_relay_once(["--help"], harness.relay_env(COLUMNS="100"))
     assert code == 0

@@ -13,6 +13,8 @@ import pytest
 from tests.support import harness
 from tests.support.harness import ROOT
 
+pytestmark = pytest.mark.slow
+
 RELAY_WITHOUT_MCP = """
 import sys
 import run

@@ -21,7 +21,7 @@ import pytest
 
 from actors.tree import Relay, TreeNode
 from config.audio.settings import AudioConfig
-from tests.helpers import relay_settings
+from tests.support.relay import relay_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 WHERE = ("README.md", "docs/*.md", "run.py", "actors/**/*.py", "transport/**/*.py", "config/*.py")

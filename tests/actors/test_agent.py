@@ -16,19 +16,10 @@ from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.helpers import (
-    TRANSCRIPT,
-    LogSink,
-    asked,
-    client_for,
-    last_entry,
-    relay_settings,
-    restarted,
-    sense,
-    tick,
-    via_remote,
-    wait_until,
-)
+from tests.support.actor_calls import asked, last_entry, restarted, tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.posts import TRANSCRIPT, sense
+from tests.support.relay import client_for, relay_settings, via_remote
 from transport.demo.fake_llm import FakeLLM
 
 

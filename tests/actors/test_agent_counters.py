@@ -9,7 +9,7 @@ from actors.agent.core.counters import AgentCounters
 from actors.agent.core.events import TickFailed
 from config.agent_settings import DEFAULT_MODEL
 from config.prices import load_prices
-from tests.helpers import answered_tick
+from tests.support.actor_calls import answered_tick
 
 
 def test_the_latest_failure_carries_its_time_and_an_answer_clears_it() -> None:

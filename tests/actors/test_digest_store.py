@@ -21,7 +21,7 @@ from actors.kernel.base import ChildHandle
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo
 from config.prices import Price
-from tests.helpers import answered_tick
+from tests.support.actor_calls import answered_tick
 
 FLASH_LITE = "google/gemini-2.5-flash-lite"
 

@@ -17,16 +17,9 @@ from actors.core.shapes import MARKS, TRANSCRIPT_SOURCE, AudioSource
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.helpers import (
-    LogSink,
-    advance,
-    asked,
-    relay_settings,
-    settled,
-    show,
-    ticker_status,
-    wait_until,
-)
+from tests.support.actor_calls import advance, asked, settled, show, ticker_status
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import relay_settings
 from transport.demo.fake_llm import FakeLLM
 
 CODE = "def classify(last_ms, now_ms):\n    return 'idle' if now_ms - last_ms > IDLE else 'on'"

@@ -11,7 +11,10 @@ import httpx
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
 from config.agent_settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
-from tests.helpers import LogSink, asked, jpeg, relay_settings, screen_event, sense, tick
+from tests.support.actor_calls import asked, tick
+from tests.support.observe import LogSink
+from tests.support.posts import jpeg, screen_event, sense
+from tests.support.relay import relay_settings
 from transport.demo.fake_llm import FakeLLM
 
 FALLBACK = "anthropic/claude-3.5-haiku"

@@ -22,14 +22,9 @@ from actors.agent.digest_store import DigestStore
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.helpers import (
-    LogSink,
-    client_for,
-    relay_settings,
-    restarted,
-    ticker_status,
-    wait_until,
-)
+from tests.support.actor_calls import restarted, ticker_status
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import client_for, relay_settings
 from transport.demo.fake_llm import FakeLLM
 
 INTERVAL_S = 30.0

@@ -18,20 +18,12 @@ from actors.core.errors import retry_after_s
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.helpers import (
-    LogSink,
-    asked,
-    assert_nowhere,
-    client_for,
-    last_entry,
-    relay_settings,
-    sense,
-    tick,
-    ticker_status,
-    via_remote,
-    wait_until,
-)
+from tests.support.actor_calls import asked, last_entry, tick, ticker_status
 from tests.support.harness import free_port
+from tests.support.observe import LogSink, wait_until
+from tests.support.posts import sense
+from tests.support.redaction_samples import assert_nowhere
+from tests.support.relay import client_for, relay_settings, via_remote
 from transport.demo.fake_llm import FakeLLM
 
 PRIMARY = "google/gemini-2.5-flash-lite"

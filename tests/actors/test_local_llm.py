@@ -27,18 +27,10 @@ from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
 from config.agent_settings import AgentSettings
 from config.local_llm import KNOWN_MODELS
-from tests.helpers import (
-    LogSink,
-    asked,
-    client_for,
-    last_entry,
-    relay_settings,
-    scrape,
-    sense,
-    tick,
-    value,
-    wait_until,
-)
+from tests.support.actor_calls import asked, last_entry, tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.posts import sense
+from tests.support.relay import client_for, relay_settings, scrape, value
 from transport.demo.fake_llm import FakeLLM
 
 SMOLLM = "smollm2-135m-instruct"
@@ -65,6 +57,7 @@ def chat() -> Iterator[LocalChat]:
     local.close()
 
 
+@pytest.mark.slow
 def test_an_answer_is_json_of_the_schema_whatever_the_model_would_say(chat: LocalChat) -> None:
     ahead: list[str] = []
     completion = chat.complete(body(), timeout_s=60, hud=ahead.append)
@@ -93,6 +86,7 @@ def test_the_worker_runs_isolated_without_the_relays_keys(chat: LocalChat) -> No
     assert argv[1] == b"-I"  # no working directory, no PYTHONPATH on its path
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_answer_fails_that_call_and_the_next_is_answered(
     chat: LocalChat,
 ) -> None:
@@ -108,6 +102,7 @@ def test_a_worker_killed_mid_answer_fails_that_call_and_the_next_is_answered(
     assert chat.stats().pid not in (None, pid)
 
 
+@pytest.mark.slow
 def test_a_hung_worker_times_out_and_is_replaced(chat: LocalChat) -> None:
     chat.complete(body(), timeout_s=60)  # loaded, so the timeout counts the answer alone
     restarts = chat.stats().restarts
@@ -131,6 +126,7 @@ def test_a_file_that_is_no_model_fails_to_load_naming_it(tmp_path: Path) -> None
     assert chat.stats().state == "failed"
 
 
+@pytest.mark.slow
 def test_a_known_model_is_put_together_once_from_its_package(tmp_path: Path) -> None:
     first = model_file(SMOLLM, cache=tmp_path)
     assert first == tmp_path / KNOWN_MODELS[SMOLLM].file
@@ -141,6 +137,7 @@ def test_a_known_model_is_put_together_once_from_its_package(tmp_path: Path) -> 
     assert model_file(SMOLLM, cache=tmp_path).read_bytes()[:4] == b"GGUF"
 
 
+@pytest.mark.slow
 def test_a_relay_thinks_with_its_own_model(make_relay: Callable[..., Relay], logs: LogSink) -> None:
     settings = relay_settings()
     agent = replace(settings.agent, api="local", model=SMOLLM, local_threads=1, timeout_ms=60_000)
@@ -190,6 +187,7 @@ def test_agent_settings_local_has_one_model_and_no_images() -> None:
     assert config.active
 
 
+@pytest.mark.slow
 def test_the_fault_drill_kills_the_local_models_worker(make_relay: Callable[..., Relay]) -> None:
     settings = replace(relay_settings(), faults=True)
     relay = make_relay(replace(settings, agent=replace(settings.agent, api="local", model=SMOLLM)))

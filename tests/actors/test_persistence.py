@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from actors.agent.core.completion import Analysis
 from actors.agent.core.events import TickFailed
@@ -23,19 +24,11 @@ from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo
 from actors.tree import Relay
-from tests.helpers import (
-    AWS,
-    TRANSCRIPT,
-    LogSink,
-    asked,
-    assert_nowhere,
-    last_entry,
-    relay_settings,
-    restarted,
-    sense,
-    tick,
-    wait_until,
-)
+from tests.support.actor_calls import asked, last_entry, restarted, tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.posts import TRANSCRIPT, sense
+from tests.support.redaction_samples import AWS, assert_nowhere
+from tests.support.relay import relay_settings
 from transport.demo.fake_llm import FakeLLM
 
 
@@ -163,6 +156,7 @@ def test_rows_beyond_the_rings_are_pruned_in_batches(
     assert ids == list(range(PRUNE_SLACK + 51, FEED_RING + PRUNE_SLACK + 51))
 
 
+@pytest.mark.slow
 def test_large_sense_events_are_pruned_by_bytes_too(
     make_relay: Callable[..., Relay], tmp_path: Path
 ) -> None:

@@ -24,7 +24,10 @@ from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.clock import FakeClock
 from actors.kernel.storage import StorageInfo
 from actors.tree import Relay
-from tests.helpers import (
+from tests.support.actor_calls import tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.posts import recorded
+from tests.support.redaction_samples import (
     AWS,
     GHP,
     JWT,
@@ -33,19 +36,12 @@ from tests.helpers import (
     VISA,
     A,
     C,
-    LogSink,
     P,
     T,
     W,
     capture_with_secrets,
-    client_for,
-    recorded,
-    relay_settings,
-    scrape,
-    tick,
-    value,
-    wait_until,
 )
+from tests.support.relay import client_for, relay_settings, scrape, value
 from transport.demo.fake_llm import FakeLLM
 
 # -- the buffers: the one choke point ---------------------------------------------------------

@@ -15,18 +15,10 @@ from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
 from config.agent_settings import AgentSettings
-from tests.helpers import (
-    LogSink,
-    asked,
-    client_for,
-    last_entry,
-    relay_settings,
-    scrape,
-    sense,
-    tick,
-    ticker_status,
-    value,
-)
+from tests.support.actor_calls import asked, last_entry, tick, ticker_status
+from tests.support.observe import LogSink
+from tests.support.posts import sense
+from tests.support.relay import client_for, relay_settings, scrape, value
 from transport.demo.fake_llm import FakeLLM
 
 PRIMARY = "google/gemini-2.5-flash-lite"

@@ -18,19 +18,9 @@ from actors.core.bodies import AgentConfigUpdate, convert
 from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.helpers import (
-    LogSink,
-    advance,
-    asked,
-    hear,
-    last_entry,
-    relay_settings,
-    settled,
-    show,
-    ticker_status,
-    via_remote,
-    wait_until,
-)
+from tests.support.actor_calls import advance, asked, hear, last_entry, settled, show, ticker_status
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import relay_settings, via_remote
 from transport.demo.fake_llm import FakeLLM
 
 

@@ -14,8 +14,8 @@ from actors.ingest.sense_buffer import IMAGES_KEPT, SENSE_RING, SenseBuffer, sto
 from actors.kernel.clock import FakeClock
 from actors.kernel.published import Published
 from actors.kernel.storage import StorageInfo
-from tests.helpers import picture
-from tests.helpers import screen_with_images as screen
+from tests.support.posts import picture
+from tests.support.posts import screen_with_images as screen
 
 
 def carries_image(body: dict[str, Any]) -> bool:

@@ -22,17 +22,11 @@ from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.base import RelayActor
 from actors.tree import Relay
 from config.settings import Settings
-from tests.helpers import (
-    SK,
-    LogSink,
-    asked,
-    client_for,
-    relay_settings,
-    restarted,
-    sense,
-    tick,
-    wait_until,
-)
+from tests.support.actor_calls import asked, restarted, tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.posts import sense
+from tests.support.redaction_samples import SK
+from tests.support.relay import client_for, relay_settings
 from transport.demo.fake_llm import FakeLLM
 
 # -- the atomic write ----------------------------------------------------------------------------
@@ -249,6 +243,7 @@ def test_off_by_default_no_writer_and_no_file(
     assert not logs.named("situation.written")
 
 
+@pytest.mark.slow
 def test_a_hung_writer_delays_no_tick_and_then_writes_only_the_newest(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, tmp_path: Path
 ) -> None:

@@ -25,7 +25,9 @@ from actors.kernel.errors import ActorUnavailable
 from actors.kernel.start_watch import watching_start
 from actors.subtrees import Wiring
 from actors.tree import Relay, StartFailed, start_relay
-from tests.helpers import LogSink, relay_settings, restarted, wait_until
+from tests.support.actor_calls import restarted
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import relay_settings
 
 
 def test_in_process_a_second_start_on_the_directory_is_refused_until_the_first_stops(

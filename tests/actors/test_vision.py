@@ -20,21 +20,10 @@ from actors.agent.ticker import Ticker
 from actors.core.errors import LLMHTTPError
 from actors.tree import Relay
 from config.agent_settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
-from tests.helpers import (
-    LogSink,
-    asked,
-    client_for,
-    jpeg,
-    last_entry,
-    png,
-    relay_settings,
-    scrape,
-    screen_event,
-    tick,
-    ticker_status,
-    value,
-    wait_until,
-)
+from tests.support.actor_calls import asked, last_entry, tick, ticker_status
+from tests.support.observe import LogSink, wait_until
+from tests.support.posts import jpeg, png, screen_event
+from tests.support.relay import client_for, relay_settings, scrape, value
 from transport.demo.fake_llm import FakeLLM
 
 

@@ -8,8 +8,11 @@ import base64
 from collections.abc import Callable
 
 from actors.tree import Relay
-from tests.helpers import LogSink, client_for, jpeg, recorded, relay_settings, screen_event, tick
+from tests.support.actor_calls import tick
 from tests.support.day_session import screens
+from tests.support.observe import LogSink
+from tests.support.posts import jpeg, recorded, screen_event
+from tests.support.relay import client_for, relay_settings
 from transport.demo.fake_llm import FakeLLM
 
 

@@ -29,16 +29,10 @@ from actors.audio.local_stt import BUNDLED_MODEL, LocalRecogniser, model_source
 from actors.tree import Relay
 from config.audio.settings import AudioConfig
 from tests.audio.pcm_program import command as program
-from tests.helpers import (
-    LogSink,
-    client_for,
-    relay_settings,
-    scrape,
-    value,
-    wait_healthy,
-    wait_until,
-)
 from tests.support.harness import HOST, ROOT, free_port, relay_env
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import client_for, relay_settings, scrape, value
+from tests.support.run_relay import wait_healthy
 from transport.doctor.probes import probe_speech
 
 pytest.importorskip("faster_whisper")
@@ -68,6 +62,7 @@ def heard(local: LocalRecogniser, samples: bytes, timeout_s: float = DECODE_S) -
     return local.send(SttRequest(url="local:", pcm=samples), timeout_s).result(DECODE_S)
 
 
+@pytest.mark.slow
 def test_the_model_hears_the_sentences_and_its_worker_is_shown(
     recogniser: LocalRecogniser,
 ) -> None:
@@ -83,6 +78,7 @@ def test_the_model_hears_the_sentences_and_its_worker_is_shown(
         assert stats.rss_mb is not None and stats.rss_mb > 20
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc/<pid>/environ")
 def test_the_worker_gets_none_of_the_relays_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-secret")
@@ -166,6 +162,7 @@ def test_a_model_given_as_a_path_is_resolved_where_the_relay_started(
     assert model_source("base.en") == "base.en"  # fetched by name
 
 
+@pytest.mark.slow
 def test_a_killed_worker_fails_its_utterance_and_the_next_one_gets_a_new_worker(
     recogniser: LocalRecogniser,
 ) -> None:
@@ -179,6 +176,7 @@ def test_a_killed_worker_fails_its_utterance_and_the_next_one_gets_a_new_worker(
     assert recogniser.stats().restarts == 1 and recogniser.stats().pid != pid
 
 
+@pytest.mark.slow
 def test_a_hung_worker_is_replaced_and_the_queue_goes_on(recogniser: LocalRecogniser) -> None:
     heard(recogniser, pcm()[: 32_000 * 2])
     pid = recogniser.stats().pid
@@ -194,6 +192,7 @@ def test_a_hung_worker_is_replaced_and_the_queue_goes_on(recogniser: LocalRecogn
         os.kill(pid, 0)  # the hung worker is gone
 
 
+@pytest.mark.slow
 def test_an_utterance_the_model_cannot_decode_fails_alone(recogniser: LocalRecogniser) -> None:
     heard(recogniser, pcm()[: 32_000 * 2])
     pid = recogniser.stats().pid
@@ -204,6 +203,7 @@ def test_an_utterance_the_model_cannot_decode_fails_alone(recogniser: LocalRecog
     assert (stats.pid, stats.restarts) == (pid, 0)  # the same worker, not a new one
 
 
+@pytest.mark.slow
 def test_an_expired_utterance_is_not_decoded(recogniser: LocalRecogniser) -> None:
     expired = recogniser.send(SttRequest(url="local:", pcm=pcm()), DECODE_S)
     assert expired.cancel() or expired.done()
@@ -211,6 +211,7 @@ def test_an_expired_utterance_is_not_decoded(recogniser: LocalRecogniser) -> Non
     assert recogniser.stats().decoded <= 2
 
 
+@pytest.mark.slow
 def test_a_relay_hears_a_file_with_no_service_and_no_key(tmp_path: Path) -> None:
     """What a user runs: ``AUDIO_SOURCE=file:speech.wav python3 run.py``, with the local-stt
     extra installed and nothing else: the words reach the feed and the agent's window."""
@@ -242,6 +243,7 @@ def test_a_relay_hears_a_file_with_no_service_and_no_key(tmp_path: Path) -> None
     assert relay.returncode == 0
 
 
+@pytest.mark.slow
 def test_a_drill_kills_the_worker_and_the_relay_hears_on(
     make_relay: Callable[..., Relay], tmp_path: Path
 ) -> None:
@@ -278,6 +280,7 @@ def test_the_worker_drill_needs_the_local_recogniser(make_relay: Callable[..., R
     assert refused.status_code == 400 and "STT_API=local" in refused.json()["error"]
 
 
+@pytest.mark.slow
 def test_a_model_that_does_not_load_names_stt_model_and_how_to_get_one(
     make_relay: Callable[..., Relay], tmp_path: Path
 ) -> None:
@@ -303,6 +306,7 @@ def test_a_model_that_does_not_load_names_stt_model_and_how_to_get_one(
     assert check.verdict == "FAIL" and "STT_MODEL" in check.remedy, check
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loads", [True, False])
 def test_a_relay_that_captures_loads_the_model_at_start_and_says_how_that_went(
     make_relay: Callable[..., Relay],

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 
+import pytest
+
 from tests.support.day_session import screens
 from tests.support.harness import bench_case
 from tests.support.model_windows import windows
@@ -12,6 +14,7 @@ from tests.support.prompt_corpus import cases
 from transport.demo.fake_llm import FakeLLM
 
 
+@pytest.mark.slow
 def test_against_a_server_that_refuses_json_schema_it_settles_on_json_object() -> None:
     with FakeLLM(mode="refuse_schema_500") as fake:
         out = models("--base-url", fake.base_url, "--limit", "4")
@@ -22,6 +25,7 @@ def test_against_a_server_that_refuses_json_schema_it_settles_on_json_object() -
     assert "pushed 1/4 (25 %), readable 1/4 (25 %)" in out  # the repeats are no news
 
 
+@pytest.mark.slow
 def test_garbled_answers_are_counted_as_withheld() -> None:
     with FakeLLM(mode="echo") as fake:
         out = models("--base-url", fake.base_url, "--limit", "3", "--show")
@@ -30,6 +34,7 @@ def test_garbled_answers_are_counted_as_withheld() -> None:
     assert out.count("withheld: echo") == 3
 
 
+@pytest.mark.slow
 def test_with_images_each_request_carries_its_windows_newest_thumbnail_to_the_vision_model() -> (
     None
 ):
@@ -49,6 +54,7 @@ def test_with_images_each_request_carries_its_windows_newest_thumbnail_to_the_vi
     assert "images: 3 asked with, in 3 windows' requests" in out
 
 
+@pytest.mark.slow
 def test_with_images_a_server_without_vision_fails_every_window_and_says_how() -> None:
     with FakeLLM(mode="no_vision") as fake:
         out = models("--base-url", fake.base_url, "--limit", "2", "--images", "1")
@@ -74,6 +80,7 @@ def models(*args: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 def test_with_local_it_asks_the_relays_own_worker_and_reads_its_cpu_time() -> None:
     out = models("--local", "smollm2-135m-instruct", "--limit", "2")
     assert "model smollm2-135m-instruct at http://agent-local/v1" in out

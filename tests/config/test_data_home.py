@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from config import data_home
-from tests.helpers import wait_healthy
 from tests.support.harness import ROOT, free_port, relay_env
+from tests.support.run_relay import wait_healthy
 
 
 def test_the_data_home_is_the_users_data_directory(
@@ -44,6 +44,7 @@ def test_state_in_the_old_place_is_used_and_the_move_is_said(
     assert data_home.old_place_note(str(old)) is None  # chosen: nothing to say
 
 
+@pytest.mark.slow
 def test_an_installed_relay_keeps_its_state_in_the_home_and_none_in_its_environment(
     tmp_path: Path,
 ) -> None:

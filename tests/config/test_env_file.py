@@ -13,8 +13,8 @@ import pytest
 from config.command_line import load_settings
 from config.env_file import env_file_text, read_env_file, write_private
 from config.errors import ConfigError
-from tests.helpers import run_to_end
 from tests.support.harness import relay_env
+from tests.support.run_relay import run_to_end
 
 KEY = "sk-or-v1-env-file-test-key-0123456789"
 
@@ -99,6 +99,7 @@ def run_relay(args: list[str], env: dict[str, str]) -> subprocess.CompletedProce
     return run_to_end(args, env)
 
 
+@pytest.mark.slow
 def test_the_relay_refuses_to_start_with_a_file_others_may_read(tmp_path: Path) -> None:
     path = key_file(tmp_path, f"OPENROUTER_API_KEY={KEY}\n", 0o644)
     done = run_relay(["--env-file", str(path)], relay_env(RELAY_DATA_DIR=str(tmp_path / "data")))
@@ -108,6 +109,7 @@ def test_the_relay_refuses_to_start_with_a_file_others_may_read(tmp_path: Path) 
     assert not (tmp_path / "data").exists()  # nothing started
 
 
+@pytest.mark.slow
 def test_the_relay_reads_its_settings_from_a_private_file(tmp_path: Path) -> None:
     """A setting only the file holds, invalid, stops the start: the file was read."""
     path = key_file(tmp_path, "RELAY_RETENTION_DAYS=-3\n")

@@ -15,7 +15,7 @@ import structlog
 
 from config.logs import configure_logging
 from config.secrets import remember_secret
-from tests.helpers import assert_nowhere
+from tests.support.redaction_samples import assert_nowhere
 
 KEY = "local-placeholder-key-in-logs"
 """A key in no vendor's format, remembered as configured: only the literal scrub finds it."""

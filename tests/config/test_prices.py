@@ -12,7 +12,7 @@ import run
 from actors.agent.core.cost import call_cost
 from config.errors import ConfigError
 from config.prices import BUILT_IN, Price, load_prices
-from tests.helpers import relay_settings
+from tests.support.relay import relay_settings
 
 FLASH_LITE = "google/gemini-2.5-flash-lite"
 

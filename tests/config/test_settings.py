@@ -19,7 +19,7 @@ from config.command_line import load_settings
 from config.errors import ConfigError
 from config.settings import Settings
 from run import settings_or_exit
-from tests.helpers import assert_nowhere
+from tests.support.redaction_samples import assert_nowhere
 from transport.answers import public_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -442,6 +442,7 @@ def test_settings_or_exit_reports_flag_errors_on_stderr(capsys):
     assert "--temperature must be a number from 0 to 2" in err
 
 
+@pytest.mark.slow
 def test_run_py_help_exits_0_and_names_every_environment_variable():
     result = subprocess.run(
         [sys.executable, "run.py", "--help"],
@@ -457,6 +458,7 @@ def test_run_py_help_exits_0_and_names_every_environment_variable():
         assert var in result.stdout, var
 
 
+@pytest.mark.slow
 def test_run_py_invalid_flag_exits_2_with_message_on_stderr():
     result = subprocess.run(
         [sys.executable, "run.py", "--interval-ms", "abc"],
@@ -526,6 +528,7 @@ def test_a_key_of_printable_ascii_is_taken_and_its_surrounding_spaces_dropped():
     assert load(env={"OPENROUTER_API_KEY": odd}).agent.api_key == odd
 
 
+@pytest.mark.slow
 def test_run_py_with_a_pasted_key_exits_2_naming_the_variable_not_the_key():
     result = subprocess.run(
         [sys.executable, "run.py"],

@@ -13,8 +13,8 @@ import pytest
 
 from config.errors import ConfigError
 from config.setting_types import check_api_key
-from tests.helpers import run_to_end
 from tests.support.harness import relay_env
+from tests.support.run_relay import run_to_end
 
 START_S = 10.0
 """The longest a refused start may take (it is a check, not a wait)."""
@@ -34,6 +34,7 @@ def test_a_missing_file_source_stops_the_start_at_once(tmp_path: Path) -> None:
     assert time.monotonic() - began < START_S
 
 
+@pytest.mark.slow
 def test_a_program_not_on_path_stops_it(tmp_path: Path) -> None:
     missing = start(tmp_path, AUDIO_SOURCE="command:no-such-recorder --raw")
     assert missing.returncode == 2
@@ -57,6 +58,7 @@ def test_the_docs_placeholder_key_is_refused(placeholder: str) -> None:
     assert check_api_key("OPENROUTER_API_KEY", "sk-or-v1-0123abcd") == "sk-or-v1-0123abcd"
 
 
+@pytest.mark.slow
 def test_a_relay_given_the_placeholder_does_not_start(tmp_path: Path) -> None:
     refused = start(tmp_path, OPENROUTER_API_KEY="sk-or-...")
     assert refused.returncode == 2
@@ -66,6 +68,7 @@ def test_a_relay_given_the_placeholder_does_not_start(tmp_path: Path) -> None:
 # -- the log file --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_log_file_that_is_a_link_is_refused_and_what_it_points_at_is_left_alone(
     tmp_path: Path,
 ) -> None:
@@ -86,6 +89,7 @@ def test_a_log_file_that_is_a_link_is_refused_and_what_it_points_at_is_left_alon
     assert not (tmp_path / "data").exists()  # nothing started
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [0o777, 0o757])
 def test_a_log_directory_others_may_write_is_refused(tmp_path: Path, mode: int) -> None:
     shared = tmp_path / "logs"

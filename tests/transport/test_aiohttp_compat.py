@@ -22,7 +22,7 @@ from aiohttp import web
 from aiohttp.base_protocol import BaseProtocol
 from packaging.specifiers import SpecifierSet
 
-from tests.helpers import pinned
+from tests.support.pins import pinned
 from transport.server.aiohttp_compat import (
     SUPPORTED,
     AnyTarget,

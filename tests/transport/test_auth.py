@@ -22,17 +22,11 @@ from actors.kernel.clock import FakeClock
 from actors.kernel.published import Published
 from actors.kernel.storage import close_storage, open_storage
 from actors.tree import Relay
-from tests.helpers import (
-    LogSink,
-    client_for,
-    refused_config_change,
-    relay_env,
-    relay_settings,
-    spawn_relay,
-    stopped_once_healthy,
-    tick,
-)
+from tests.support.actor_calls import tick
 from tests.support.harness import ROOT, free_port
+from tests.support.observe import LogSink
+from tests.support.relay import client_for, refused_config_change, relay_settings
+from tests.support.run_relay import relay_env, spawn_relay, stopped_once_healthy
 from tests.transport.test_streams import sse
 from transport.app import build_app
 from transport.auth import Access, Forbidden, TokenRefused
@@ -466,6 +460,7 @@ def test_the_exposure_decision(host: str, token: str, allow_insecure: bool, verd
     assert exposure(host, token=token, allow_insecure=allow_insecure) == verdict
 
 
+@pytest.mark.slow
 def test_the_relay_refuses_to_listen_beyond_loopback_without_a_token(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "run.py", "--host", "0.0.0.0", "--port", str(free_port())],
@@ -484,6 +479,7 @@ def test_the_relay_refuses_to_listen_beyond_loopback_without_a_token(tmp_path: P
     assert not (tmp_path / "data").exists()
 
 
+@pytest.mark.slow
 def test_allow_insecure_serves_and_warns_at_start(tmp_path: Path) -> None:
     # 127.1 is not a form is_loopback accepts, yet binds 127.0.0.1: the rule is exercised
     # end to end without exposing the test relay to the network.

@@ -21,7 +21,8 @@ import pytest
 from aiohttp.test_utils import make_mocked_request
 
 from actors.tree import Relay
-from tests.helpers import client_for, relay_settings, wait_until
+from tests.support.observe import wait_until
+from tests.support.relay import client_for, relay_settings
 from tests.transport.openapi_contract import RawAnswer, raw_exchange, raw_request
 from tests.transport.overlay_client import OverlayClient, Status
 from transport.auth import Access, canonical_host, foreign_site, host_literal, hosts_on

@@ -15,7 +15,7 @@ from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import FakeClock
 from actors.kernel.supervisor import ChildSpec, Supervisor
 from actors.tree import Relay
-from tests.helpers import Held, held
+from tests.support.actor_calls import Held, held
 from transport.batching import MAX_BATCH, Batcher
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from actors.core.errors import ActorUnavailable
 from actors.kernel.clock import FakeClock
-from tests.helpers import Held, held
+from tests.support.actor_calls import Held, held
 from transport.bridge import Asker
 
 

@@ -9,7 +9,11 @@ import pytest
 
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.helpers import AWS, GHP, SK, A, LogSink, W, assert_error, recorded, scrape, tick, value
+from tests.support.actor_calls import tick
+from tests.support.observe import LogSink
+from tests.support.posts import recorded
+from tests.support.redaction_samples import AWS, GHP, SK, A, W
+from tests.support.relay import assert_error, scrape, value
 from transport.demo.fake_llm import FakeLLM
 
 

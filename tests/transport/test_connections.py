@@ -21,18 +21,10 @@ import pytest
 from actors.core.records import FeedPost
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.tree import Relay
-from tests.helpers import (
-    LogSink,
-    client_for,
-    relay_env,
-    relay_settings,
-    scrape,
-    spawn_relay,
-    value,
-    wait_healthy,
-    wait_until,
-)
 from tests.support.harness import HOST, free_port
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import client_for, relay_settings, scrape, value
+from tests.support.run_relay import relay_env, spawn_relay, wait_healthy
 from tests.transport.openapi_contract import RawAnswer, parse_answers, raw_request
 from tests.transport.overlay_client import OverlayClient, Status
 from transport.connections import ConnectionLimits, max_connections_for, open_files_limit
@@ -183,6 +175,7 @@ def test_a_chunked_body_that_stops_coming_is_a_json_408(make_relay: Callable[...
 # -- keep-alive -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_an_idle_connection_is_closed_after_the_keepalive_timeout(
     make_relay: Callable[..., Relay],
 ) -> None:
@@ -196,6 +189,7 @@ def test_an_idle_connection_is_closed_after_the_keepalive_timeout(
         assert time.monotonic() - started >= 3 * SHORT_S * 0.9  # not before its time
 
 
+@pytest.mark.slow
 def test_streams_sockets_and_long_polls_outlive_both_timeouts(
     make_relay: Callable[..., Relay],
 ) -> None:
@@ -304,6 +298,7 @@ def test_a_cap_above_the_limit_of_open_files_is_warned(logs: LogSink) -> None:
     assert warning["level"] == "warning"
 
 
+@pytest.mark.slow
 def test_under_ulimit_idle_connections_do_not_lock_new_clients_out(tmp_path: Path) -> None:
     """The relay under a limit of 128 open files (a cap of 64 by default) and 150 idle
     connections, more than it could hold: a new client is answered at once."""

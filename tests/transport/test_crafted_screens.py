@@ -14,7 +14,9 @@ import pytest
 
 from actors.core.bodies import SENSE_BODY_LIMIT
 from actors.tree import Relay
-from tests.helpers import LogSink, client_for, relay_settings, tick, wait_until
+from tests.support.actor_calls import tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import client_for, relay_settings
 from transport.demo.fake_llm import FakeLLM
 
 KEY_LINES = "xoxb-1a2b3c4d5e6f\n" * 1500

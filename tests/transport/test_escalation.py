@@ -24,18 +24,10 @@ from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from config.settings import Settings
 from tests.actors.core.test_situation import TRACE
-from tests.helpers import (
-    AWS,
-    SK,
-    LogSink,
-    assert_error,
-    client_for,
-    relay_settings,
-    scrape,
-    tick,
-    value,
-    wait_until,
-)
+from tests.support.actor_calls import tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.redaction_samples import AWS, SK
+from tests.support.relay import assert_error, client_for, relay_settings, scrape, value
 from transport.demo.fake_llm import FakeLLM
 
 TOKEN = "s3cret-token"
@@ -343,6 +335,7 @@ def test_a_pending_escalation_and_its_counts_survive_a_restart(
         assert ticked(again, logs)["why"] in ("cooldown", "duplicate")
 
 
+@pytest.mark.slow
 def test_an_answer_the_feed_cannot_take_is_a_503_and_the_escalation_stays_pending(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink
 ) -> None:

@@ -17,7 +17,10 @@ from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
 from config.command_line import load_settings
 from config.errors import ConfigError
-from tests.helpers import LogSink, asked, client_for, recorded, relay_settings, tick
+from tests.support.actor_calls import asked, tick
+from tests.support.observe import LogSink
+from tests.support.posts import recorded
+from tests.support.relay import client_for, relay_settings
 from transport.demo.fake_llm import FakeLLM
 
 DROPPED = {"ok": True, "dropped": "excluded"}

@@ -65,6 +65,7 @@ def test_a_unicode_title_is_excluded_as_pythons_re_would(pattern: str, title: st
     assert excluded(pattern, title) == "title"
 
 
+@pytest.mark.slow
 @settings(derandomize=True, max_examples=400, deadline=None, database=None)
 @given(pattern=st.sampled_from(PATTERNS), title=TITLES)
 def test_re2_and_pythons_re_agree_on_every_title(pattern: str, title: str) -> None:
@@ -88,6 +89,7 @@ def test_the_rewrite_leaves_a_pattern_without_classes_as_it_is() -> None:
         assert python_classes(pattern) == pattern
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("letter", CLASSES)
 def test_each_class_matches_the_characters_pythons_does_every_one(letter: str) -> None:
     every = _every_character()  # the runs each finds, over every code point, are the same

@@ -21,8 +21,9 @@ import pytest
 
 from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT
 from actors.tree import Relay
-from tests.helpers import LogSink, client_for, rendered_logs, wait_until
-from tests.helpers import assert_error as assert_json_error
+from tests.support.observe import LogSink, rendered_logs, wait_until
+from tests.support.relay import assert_error as assert_json_error
+from tests.support.relay import client_for
 from tests.transport.openapi_contract import (
     RawAnswer,
     chunked,
@@ -50,7 +51,7 @@ def client(relay: Relay) -> Iterator[httpx.Client]:
 
 
 def assert_error(response: httpx.Response | RawAnswer, status: int, fragment: str) -> None:
-    """:func:`tests.helpers.assert_error`, for an answer read off a raw socket too."""
+    """:func:`tests.support.relay.assert_error`, for an answer read off a raw socket too."""
     if isinstance(response, httpx.Response):
         assert_json_error(response, status, fragment)
         return

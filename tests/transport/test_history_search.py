@@ -13,7 +13,8 @@ from actors.agent.ticker import Ticker
 from actors.kernel import search_index
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.helpers import assert_error, client_for, relay_settings, wait_until
+from tests.support.observe import wait_until
+from tests.support.relay import assert_error, client_for, relay_settings
 from transport.demo.fake_llm import FakeLLM
 from transport.openapi import openapi_document
 

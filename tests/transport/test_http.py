@@ -17,14 +17,8 @@ from actors.agent.ticker import Ticker
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.helpers import (
-    LogSink,
-    assert_error,
-    client_for,
-    refused_config_change,
-    relay_settings,
-    wait_until,
-)
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import assert_error, client_for, refused_config_change, relay_settings
 from transport.demo.fake_llm import FakeLLM
 
 
@@ -399,6 +393,7 @@ def test_unknown_paths_and_methods_get_json_errors(client: httpx.Client) -> None
 # -- actors behind the transport ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_an_actor_that_does_not_answer_gives_a_503_then_service_resumes(
     relay: Relay, client: httpx.Client
 ) -> None:
@@ -412,6 +407,7 @@ def test_an_actor_that_does_not_answer_gives_a_503_then_service_resumes(
     assert client.post("/feed", json={"text": "after"}).status_code == 200
 
 
+@pytest.mark.slow
 def test_reads_serve_what_was_committed_while_a_buffer_hangs_or_restarts(
     relay: Relay, client: httpx.Client
 ) -> None:
@@ -526,6 +522,7 @@ def test_list_responses_and_health_carry_the_same_epoch(relay: Relay, client: ht
     assert health["storage"]["recovered"] is False
 
 
+@pytest.mark.slow
 def test_history_by_time_range_pages_through_the_retention(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM, clock: FakeClock
 ) -> None:
@@ -607,6 +604,7 @@ def test_a_crash_drill_restarts_that_actor_and_service_goes_on(
     assert sum(others.values()) == 1
 
 
+@pytest.mark.slow
 def test_a_hang_drill_gives_503s_then_recovers(drill: tuple[Relay, httpx.Client]) -> None:
     _relay, client = drill
     assert client.post("/debug/fault", json={"actor": "sense", "kind": "hang", "seconds": 2})
@@ -617,6 +615,7 @@ def test_a_hang_drill_gives_503s_then_recovers(drill: tuple[Relay, httpx.Client]
     )
 
 
+@pytest.mark.slow
 def test_a_transport_hang_stalls_requests_then_they_complete(
     make_relay: Callable[..., Relay],
 ) -> None:

@@ -21,18 +21,14 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
 from actors.tree import Relay
-from tests.helpers import (
-    LogSink,
-    base_url,
-    client_for,
-    relay_settings,
-    show,
-    tick,
-    wait_until,
-)
 from tests.support import harness
+from tests.support.actor_calls import show, tick
 from tests.support.harness import ROOT, free_port
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import base_url, client_for, relay_settings
 from transport.demo.fake_llm import FakeLLM
+
+pytestmark = pytest.mark.slow
 
 TOKEN = "mcp-test-token-5a7263a"
 T = TypeVar("T")

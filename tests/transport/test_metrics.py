@@ -17,16 +17,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.helpers import (
-    LogSink,
-    Samples,
-    client_for,
-    relay_settings,
-    scrape,
-    tick,
-    value,
-    wait_until,
-)
+from tests.support.actor_calls import tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import Samples, client_for, relay_settings, scrape, value
 from transport.demo.fake_llm import FakeLLM
 from transport.exposition import RelayCollector, Scrape
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, RouteStats
@@ -107,6 +100,7 @@ def test_unknown_paths_are_one_bounded_label_not_their_raw_path(client: httpx.Cl
     assert not any(route and route.startswith("/no/") for route in routes)
 
 
+@pytest.mark.slow
 def test_a_post_the_buffer_cannot_take_in_time_is_unavailable_and_its_mailbox_shows(
     relay: Relay, client: httpx.Client
 ) -> None:
@@ -266,6 +260,7 @@ def test_a_crashed_actor_shows_its_restart(relay: Relay, client: httpx.Client) -
     }
 
 
+@pytest.mark.slow
 def test_a_hung_actor_does_not_hang_the_scrape(relay: Relay, client: httpx.Client) -> None:
     relay.handles["digest"].tell(RelayActor.inject_fault, "hang", 3.0)
     started = time.monotonic()

@@ -23,7 +23,10 @@ from actors.audio.core.wav import wav_bytes
 from actors.core.bodies import CONFIG_BODY_LIMIT, FEED_BODY_LIMIT
 from actors.kernel.base import RelayActor
 from actors.tree import Relay
-from tests.helpers import RECORDED, LogSink, base_url, client_for, relay_settings, tick, wait_until
+from tests.support.actor_calls import tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.posts import RECORDED
+from tests.support.relay import base_url, client_for, relay_settings
 from tests.transport.openapi_contract import Contract, fuzz
 from tests.transport.overlay_client import OverlayClient, Status
 from transport import http_transport

@@ -14,15 +14,9 @@ import pytest
 
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from tests.helpers import (
-    LogSink,
-    client_for,
-    relay_settings,
-    scrape,
-    tick,
-    value,
-    wait_until,
-)
+from tests.support.actor_calls import tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import client_for, relay_settings, scrape, value
 from tests.transport.overlay_client import (
     BINARY,
     Closed,
@@ -328,6 +322,7 @@ def quick_heartbeat(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(overlay, "SILENCE_LIMIT_S", 0.5)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("quick_heartbeat")
 def test_a_silent_overlay_is_dropped_and_one_that_answers_either_ping_stays(
     make_relay: Callable[..., Relay], logs: LogSink

@@ -20,7 +20,9 @@ from actors.ingest.feed_buffer import FeedBuffer
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.published import Published
 from actors.tree import Relay
-from tests.helpers import LogSink, client_for, relay_settings, tick, wait_until
+from tests.support.actor_calls import tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import client_for, relay_settings
 from transport.demo.fake_llm import FakeLLM
 from transport.streams import limits as stream_limits
 

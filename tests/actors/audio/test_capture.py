@@ -25,8 +25,9 @@ from actors.kernel.published import Published
 from tests.audio.energy_detector import EnergyDetector
 from tests.audio.pcm_program import command as program
 from tests.audio.signals import scene
-from tests.helpers import LogSink, asked, wait_until
+from tests.support.actor_calls import asked
 from tests.support.harness import ROOT
+from tests.support.observe import LogSink, wait_until
 
 FAST = CaptureSettings(backoff_s=1.0, max_backoff_s=4.0, stop_grace_s=0.5, file_speed=4.0)
 SCENE = "speech:800,silence:600"
@@ -294,6 +295,7 @@ def write_wav(path: Path, rate: int = 16_000) -> bytes:
     return pcm
 
 
+@pytest.mark.slow
 def test_a_16k_wav_replays_at_its_speed_without_ffmpeg(
     capture: Callable[..., Started], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

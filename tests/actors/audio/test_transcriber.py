@@ -26,7 +26,8 @@ from actors.kernel.published import Published
 from actors.kernel.storage import StorageInfo
 from config.audio.settings import AudioConfig, SttApi
 from tests.audio.signals import speech
-from tests.helpers import LogSink, assert_nowhere, wait_until
+from tests.support.observe import LogSink, wait_until
+from tests.support.redaction_samples import assert_nowhere
 from transport.demo.fake_stt import INVENTED, FakeStt
 
 KEY = "stt-placeholder-key-4711"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from actors.agent.core.completion import NO_OUTPUT, Analysis
 from actors.core.answer_redaction import redacted_answer
 from config.secrets import remember_secret
-from tests.helpers import AWS, SK, A, T, W
+from tests.support.redaction_samples import AWS, SK, A, T, W
 
 PLACEHOLDER = "answer-placeholder-key-42"
 """A configured key shaped like no vendor's."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from actors.core.error_text import safe_error_text, safe_text
 from config.secrets import remember_secret
-from tests.helpers import SK, A, T, assert_nowhere
+from tests.support.redaction_samples import SK, A, T, assert_nowhere
 
 PLACEHOLDER = "error-text-placeholder-7"
 

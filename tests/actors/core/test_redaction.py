@@ -16,7 +16,10 @@ from actors.core.payload_redaction import redact_payload
 from actors.core.redaction import redact
 from actors.core.redaction_rules import KINDS, marker
 from actors.core.redactor import Redactor
-from tests.helpers import (
+from tests.support.harness import ROOT
+from tests.support.posts import recorded
+from tests.support.prompt_corpus import cases
+from tests.support.redaction_samples import (
     AWS,
     GHP,
     JWT,
@@ -29,10 +32,7 @@ from tests.helpers import (
     T,
     W,
     capture_with_secrets,
-    recorded,
 )
-from tests.support.harness import ROOT
-from tests.support.prompt_corpus import cases
 from transport.demo.replay import load_session
 
 PAT = "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ"
@@ -454,6 +454,7 @@ def every_rule(text: str) -> tuple[str, dict[str, int]]:
     return text, counts
 
 
+@pytest.mark.slow
 def test_the_cheap_tests_never_skip_a_rule_that_would_match() -> None:
     """Mixed fragments: redact (rules behind their cheap tests) equals every rule applied, and
     redacting its result changes nothing."""

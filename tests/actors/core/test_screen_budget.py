@@ -289,6 +289,7 @@ _LINE = st.sampled_from(
 _TEXT = st.one_of(st.lists(_LINE, max_size=12).map("\n".join), st.text(max_size=300))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(texts=st.lists(_TEXT, max_size=5), budget=st.integers(0, 400))
 def test_any_texts_fit_within_the_budget_and_every_line_is_accounted_for(texts, budget):

@@ -17,7 +17,7 @@ from actors.agent.core.screen_image import (
     without_image_data,
 )
 from actors.core.records import SenseRecord
-from tests.helpers import jpeg, png
+from tests.support.posts import jpeg, png
 
 
 def image(event_id: int, picture: bytes) -> ScreenImage:

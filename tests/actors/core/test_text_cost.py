@@ -29,6 +29,7 @@ HUGE_CPU_S = 2.0
 makes a scan that backtracks, or starts again at each match, take seconds or more."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry", list(ENTRY_POINTS))
 def test_cost_grows_linearly_with_the_text(entry: str) -> None:
     function = ENTRY_POINTS[entry]
@@ -40,6 +41,7 @@ def test_cost_grows_linearly_with_the_text(entry: str) -> None:
     assert not grown, f"{entry}: cost per character grew by {grown}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry", list(ENTRY_POINTS))
 def test_a_body_of_the_slowest_shapes_takes_well_under_a_second(entry: str) -> None:
     function = ENTRY_POINTS[entry]

@@ -8,7 +8,7 @@ from typing import Any
 
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.doorbell import Doorbell
-from tests.helpers import wait_until
+from tests.support.observe import wait_until
 
 
 @dataclass(frozen=True, slots=True)

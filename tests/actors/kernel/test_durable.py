@@ -19,7 +19,7 @@ from actors.kernel.durable import MAX_BATCH, DurableActor
 from actors.kernel.published import Published
 from actors.kernel.storage import Store
 from actors.kernel.supervisor import ChildSpec, Supervisor, abandon
-from tests.helpers import wait_until
+from tests.support.observe import wait_until
 
 
 class Ledger(DurableActor):

@@ -7,7 +7,7 @@ from typing import Any
 
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.listeners import Listeners
-from tests.helpers import LogSink
+from tests.support.observe import LogSink
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from pykka.messages import ProxyCall
 
 from actors.kernel.pykka_compat import SUPPORTED, HookedActor
 from actors.kernel.supervisor import abandon
-from tests.helpers import pinned
+from tests.support.pins import pinned
 
 PYKKA = version("pykka")
 WAIT_S = 5.0

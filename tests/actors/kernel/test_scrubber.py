@@ -7,7 +7,7 @@ import pytest
 from actors.core.error_text import safe_text
 from actors.kernel import scrubber
 from actors.kernel.scrubber import WITHHELD, error_text, scrubbed, use_scrubber
-from tests.helpers import SK, A
+from tests.support.redaction_samples import SK, A
 
 
 @pytest.mark.usefixtures("no_scrubber")

@@ -22,7 +22,7 @@ from actors.kernel.storage import (
 )
 from actors.tree import prepare_storage
 from config.settings import Settings
-from tests.helpers import LogSink
+from tests.support.observe import LogSink
 
 
 def test_a_new_directory_gets_every_file_at_the_current_schema(tmp_path: Path) -> None:

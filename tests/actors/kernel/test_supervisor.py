@@ -16,7 +16,8 @@ from actors.kernel.base import Call, ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import FakeClock
 from actors.kernel.supervisor import Backoff, ChildSpec, Intensity, Supervisor
 from config.secrets import remember_secret
-from tests.helpers import SK, LogSink, assert_nowhere, wait_until
+from tests.support.observe import LogSink, wait_until
+from tests.support.redaction_samples import SK, assert_nowhere
 
 
 class Worker(RelayActor):

@@ -20,8 +20,8 @@ from config.service.files import (
     service_layout,
     systemd_unit,
 )
-from tests.helpers import run_to_end
 from tests.support.harness import ROOT, relay_env
+from tests.support.run_relay import run_to_end
 from tests.support.service_home import ServiceHome, service_home
 
 SECRETS = {
@@ -104,6 +104,7 @@ def test_the_command_is_the_script_beside_the_interpreter_else_run_py() -> None:
     )
 
 
+@pytest.mark.slow
 def test_python_run_py_service_print_prints_the_unit(tmp_path: Path) -> None:
     env = relay_env(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"))
     done = run_to_end(["service", "print", "--platform", "linux"], env)

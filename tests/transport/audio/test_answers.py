@@ -18,8 +18,10 @@ from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from config.audio.settings import AudioConfig
 from tests.audio.pcm_program import command as program
-from tests.helpers import asked, client_for, relay_settings, wait_until
+from tests.support.actor_calls import asked
 from tests.support.harness import ROOT
+from tests.support.observe import wait_until
+from tests.support.relay import client_for, relay_settings
 from tests.test_hearing import HEARD
 from tests.transport.openapi_contract import Contract
 from transport.audio.answers import AudioSources

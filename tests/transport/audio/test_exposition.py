@@ -20,8 +20,10 @@ from actors.common.latency import LATENCY_BUCKETS_S
 from actors.tree import Relay
 from config.audio.settings import AudioConfig
 from tests.audio.pcm_program import command as program
-from tests.helpers import Samples, asked, client_for, relay_settings, scrape, value, wait_until
+from tests.support.actor_calls import asked
 from tests.support.harness import ROOT
+from tests.support.observe import wait_until
+from tests.support.relay import Samples, client_for, relay_settings, scrape, value
 from tests.test_hearing import HEARD
 from transport.audio.exposition import CAPTURE_STATES, STT_STATES, AudioFigures
 from transport.demo.fake_stt import FakeStt

@@ -17,7 +17,9 @@ from actors.tree import Relay
 from config.audio.settings import AudioConfig
 from config.command_line import load_settings
 from tests.audio.signals import speech
-from tests.helpers import assert_error, assert_nowhere, client_for, relay_settings, wait_until
+from tests.support.observe import wait_until
+from tests.support.redaction_samples import assert_nowhere
+from tests.support.relay import assert_error, client_for, relay_settings
 from transport.demo.fake_stt import FakeStt
 
 SAID = "the build is green again"
@@ -210,6 +212,7 @@ def test_the_token_guards_it(make_relay: Callable[..., Relay], fake_stt: FakeStt
     assert fake_stt.calls == 1
 
 
+@pytest.mark.slow
 def test_a_transcript_the_feed_did_not_take_in_time_is_a_503_and_never_stored(
     make_relay: Callable[..., Relay], fake_stt: FakeStt, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,16 +18,9 @@ from actors.agent.core.counters import HOURS_KEPT, AgentCounters
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from config.agent_settings import AgentSettings
-from tests.helpers import (
-    HOUR_MS,
-    LogSink,
-    answered_tick,
-    client_for,
-    relay_settings,
-    show,
-    tick,
-    wait_until,
-)
+from tests.support.actor_calls import answered_tick, show, tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import HOUR_MS, client_for, relay_settings
 from tests.transport.test_streams import sse
 from transport.console.page import ASSETS
 from transport.demo.fake_llm import FakeLLM
@@ -113,6 +106,7 @@ def test_another_site_may_link_to_the_page_but_not_load_its_files(
     assert client.get(path, headers=framed).status_code == 403
 
 
+@pytest.mark.slow
 def test_the_health_stream_sends_health_then_each_tick_that_ends(
     relay: Relay, client: httpx.Client, logs: LogSink, fake_llm: FakeLLM
 ) -> None:

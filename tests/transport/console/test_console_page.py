@@ -11,23 +11,21 @@ from dataclasses import replace
 from pathlib import Path
 
 import httpx
+import pytest
 from playwright.sync_api import Browser, expect
 
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from tests.actors.core.test_situation import TRACE
-from tests.helpers import (
-    LogSink,
-    base_url,
-    client_for,
-    relay_settings,
-    screen_event,
-    show,
-    tick,
-    wait_until,
-)
+from tests.support.actor_calls import show, tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.posts import screen_event
+from tests.support.relay import base_url, client_for, relay_settings
 from tests.transport.console.conftest import Watched
 from transport.demo.fake_llm import FakeLLM
+
+# Every test here drives Chromium, which the first test of the module starts.
+pytestmark = pytest.mark.slow
 
 TOKEN = "console-test-token-1234"
 ONE_SECOND_MS = 1_000

@@ -20,9 +20,12 @@ import pytest
 from actors.tree import Relay
 from config.command_line import load_settings
 from config.settings import Settings
-from tests.helpers import LogSink, assert_session_accepted, base_url, spawn_relay, wait_until
 from tests.support import harness
 from tests.support.harness import ROOT, free_port
+from tests.support.observe import LogSink, wait_until
+from tests.support.posts import assert_session_accepted
+from tests.support.relay import base_url
+from tests.support.run_relay import spawn_relay
 from transport.demo import prepare_demo
 from transport.demo.fake_llm import STAND_IN_MARKER, STAND_IN_MODEL
 from transport.demo.replay import (
@@ -193,6 +196,7 @@ class LogLines:
         self._thread.join(timeout_s)
 
 
+@pytest.mark.slow
 def test_run_py_demo_shows_huds_and_digests_within_seconds_and_stops_clean() -> None:
     # a shorter debounce than the default 3 s keeps the test short; the session does the rest
     env = harness.relay_env(LOG_FORMAT="json", AGENT_DEBOUNCE_MS="300")

@@ -9,15 +9,17 @@ import sys
 import time
 
 import httpx
+import pytest
 
 from actors.agent.core.completion import parse_analysis, parse_chat_completion
-from tests.helpers import wait_answering
 from tests.support.harness import ROOT, free_port
 from tests.support.prompt_corpus import session_prompt
+from tests.support.run_relay import wait_answering
 from transport.demo.fake_llm import STAND_IN_MODEL, FakeLLM
 from transport.demo.stand_in import summarise
 
 
+@pytest.mark.slow
 def test_the_fake_llm_serves_completions_and_switches_modes_over_http() -> None:
     port = free_port()
     proc = subprocess.Popen(

@@ -9,18 +9,17 @@ from pathlib import Path
 
 import httpx
 import orjson
+import pytest
 
-from tests.helpers import (
-    assert_nowhere,
-    relay_env,
-    screen_event,
-    spawn_relay,
-    wait_healthy,
-    wait_until,
-)
 from tests.support.harness import ROOT, free_port
+from tests.support.observe import wait_until
+from tests.support.posts import screen_event
+from tests.support.redaction_samples import assert_nowhere
+from tests.support.run_relay import relay_env, spawn_relay, wait_healthy
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
+
+pytestmark = pytest.mark.slow
 
 TIMEOUT_S = 60
 

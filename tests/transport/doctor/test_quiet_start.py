@@ -14,10 +14,15 @@ from typing import Any
 
 import httpx
 import orjson
+import pytest
 
-from tests.helpers import relay_env, screen_event, spawn_relay, wait_healthy, wait_until
 from tests.support.harness import free_port
+from tests.support.observe import wait_until
+from tests.support.posts import screen_event
+from tests.support.run_relay import relay_env, spawn_relay, wait_healthy
 from transport.demo.fake_llm import FakeLLM
+
+pytestmark = pytest.mark.slow
 
 MAX_TOKENS = 777
 """``AGENT_MAX_TOKENS`` of the relays here: what a tick's call carries (a probe asked 64)."""

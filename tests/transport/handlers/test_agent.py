@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from actors.tree import Relay
-from tests.helpers import LogSink, client_for, relay_settings, tick
+from tests.support.actor_calls import tick
+from tests.support.observe import LogSink
+from tests.support.relay import client_for, relay_settings
 from transport.demo.fake_llm import FakeLLM
 
 CLIENT_TS = 1_769_901_100_000.75

@@ -13,7 +13,7 @@ import httpx
 from actors.agent.ticker import Ticker
 from actors.kernel.base import ChildHandle
 from actors.tree import Relay
-from tests.helpers import wait_until
+from tests.support.observe import wait_until
 
 ROUNDS = 20
 

@@ -11,7 +11,9 @@ import httpx
 import pytest
 
 from actors.tree import Relay
-from tests.helpers import LogSink, assert_error, client_for, relay_settings, tick, wait_until
+from tests.support.actor_calls import tick
+from tests.support.observe import LogSink, wait_until
+from tests.support.relay import assert_error, client_for, relay_settings
 from transport.demo.fake_llm import FakeLLM
 
 

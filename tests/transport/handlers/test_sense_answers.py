@@ -11,11 +11,13 @@ from pathlib import Path
 
 import httpx
 import orjson
+import pytest
 
 from actors.ingest.sense_buffer import SENSE_RING
 from actors.kernel.base import RelayActor
 from actors.tree import Relay
-from tests.helpers import assert_error, client_for, relay_settings, screen_with_images
+from tests.support.posts import screen_with_images
+from tests.support.relay import assert_error, client_for, relay_settings
 
 POSTS = SENSE_RING + 7
 """Enough for the ring to have dropped a few events, with many more images than it keeps."""
@@ -125,6 +127,7 @@ def test_an_answer_leaves_out_the_oldest_events_whose_rows_a_prune_deleted(
         assert meta_only.content == answer_of([meta[n] for n in ring], epoch)
 
 
+@pytest.mark.slow
 def test_an_unreadable_sense_file_is_a_503_and_reads_resume_once_it_is_back(
     relay: Relay, client: httpx.Client
 ) -> None:

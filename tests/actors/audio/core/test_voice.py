@@ -102,6 +102,7 @@ def test_a_shorter_pause_than_the_hangover_keeps_one_utterance() -> None:
     assert len(found) == 1
 
 
+@pytest.mark.slow
 def test_continuous_speech_is_cut_at_the_longest_length() -> None:
     pcm = scene(("silence", 1_000), ("speech", 40_000), ("silence", 2_000))
     found, detector = run(pcm)
@@ -169,6 +170,7 @@ def _fan(seconds: int, start: float, end: float) -> bytes:
     )
 
 
+@pytest.mark.slow
 def test_a_loud_fan_spinning_up_slowly_is_not_speech() -> None:
     # Up to 10 times the threshold: every frame would pass a fixed threshold.
     fan = _fan(60, 0.002, 0.01)
@@ -178,6 +180,7 @@ def test_a_loud_fan_spinning_up_slowly_is_not_speech() -> None:
     assert frame_energy(fan[-960:]) > 5 * CONFIG.system_threshold
 
 
+@pytest.mark.slow
 def test_speech_over_the_fan_is_heard() -> None:
     fan = _fan(30, 0.002, 0.008)
     talk = silence(26_000) + speech(3_000)
@@ -225,6 +228,7 @@ def test_after_a_flush_the_next_stream_keeps_time() -> None:
     assert found.started_ms - later == pytest.approx(1_000 - CONFIG.preroll_ms, abs=2 * FRAME_MS)
 
 
+@pytest.mark.slow
 def test_a_cut_in_the_hangover_leaves_nothing_behind() -> None:
     # Speech ends some 300 ms before the longest length is reached: the cut falls in the
     # hangover, and the rest of the hangover makes no second utterance.
