@@ -277,7 +277,7 @@ class Capture(RelayActor):
             )
             self._clock.call_later(self._settings.stall_s, lambda: self._tell(Watch(run.id)))
         run.threads = tuple(threads)
-        for thread in threads:
+        for thread in reversed(threads):  # the reader last: at the end it joins the others
             thread.name = f"capture-{self._source}-{thread.name}"
             thread.start()
         self._log.debug("capture.launched", kind=plan.kind, run=run.id, pid=self.snapshot().pid)
