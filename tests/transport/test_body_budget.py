@@ -15,7 +15,7 @@ import pytest
 from actors.core.bodies import SENSE_BODY_LIMIT
 from actors.tree import Relay
 from tests.helpers import client_for, relay_settings, scrape, value, wait_until
-from tests.transport.openapi_contract import raw_request
+from tests.transport.raw_http import raw_request
 from tests.transport.test_connections import CLOSED_WITHIN_S, ask, closed_by_relay
 from transport import connections
 from transport.connections import SMALL_BODY_BYTES, BodyBudget, BodyHold

@@ -33,8 +33,8 @@ from tests.helpers import (
     wait_until,
 )
 from tests.support.harness import HOST, free_port
-from tests.transport.openapi_contract import RawAnswer, parse_answers, raw_request
 from tests.transport.overlay_client import OverlayClient, Status
+from tests.transport.raw_http import RawAnswer, parse_answers, raw_request
 from transport.connections import ConnectionLimits, max_connections_for, open_files_limit
 
 pytestmark = pytest.mark.usefixtures("quick_stream_checks")

@@ -23,7 +23,7 @@ from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT
 from actors.tree import Relay
 from tests.helpers import LogSink, client_for, rendered_logs, wait_until
 from tests.helpers import assert_error as assert_json_error
-from tests.transport.openapi_contract import (
+from tests.transport.raw_http import (
     RawAnswer,
     chunked,
     gzip_bomb,
