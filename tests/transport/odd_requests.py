@@ -87,15 +87,16 @@ class Case:
 
 
 def fixed_cases(contract: Contract, token: str) -> list[Case]:
-    """The nasty bodies for each operation with a body (a 415 where it is not JSON), ``HEAD``
-    on each ``GET`` and :data:`UNKNOWN_PATHS`."""
+    """The nasty bodies for each operation with a body (a 415 where it is not JSON), the
+    preflight of each path, ``HEAD`` on each ``GET``, and :data:`UNKNOWN_PATHS`."""
     auth = {"Authorization": f"Bearer {token}"}
     cases: list[Case] = []
     for op in contract.operations():
         if "requestBody" in op.spec:
             due = None if JSON in op.spec["requestBody"]["content"] else 415
             cases += [Case(op.method, op.path, auth, body, expect=due) for body in NASTY_BODIES]
-    cases += [Case("head", path, auth) for path, item in contract.paths.items() if "get" in item]
+    for path, item in contract.paths.items():
+        cases += [Case("options", path, {})] + ([Case("head", path, auth)] if "get" in item else [])
     return cases + [Case("get", path, auth) for path in UNKNOWN_PATHS]
 
 
