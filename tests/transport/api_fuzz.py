@@ -30,7 +30,7 @@ from tests.transport.openapi_contract import Contract, body_verdict
 from transport.openapi import openapi_document
 from transport.openapi_schemas import JSON, SSE
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "15"))
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "10"))
 """Generated cases per operation and phase (``FUZZ_EXAMPLES=500`` for a longer run)."""
 SEED = int(os.environ.get("FUZZ_SEED", "20260401"))
 LONG_POLLS = ("/agent/digest", "/escalation/pending")
