@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 import schemathesis
 from hypothesis import strategies as st
-from schemathesis import Case, CheckContext, Response
+from schemathesis import Case, CheckContext, CheckFunction, Response
 
 from actors.audio.core.wav import wav_bytes
 from tests.transport.openapi_contract import Contract, body_verdict
@@ -41,6 +41,13 @@ its whole time costs a case no more than this."""
 STREAM_TIMEOUT_S = 0.1
 """How long an event stream is read (it never ends by itself)."""
 CONTRACT = Contract(openapi_document())
+UNUSED_CHECKS = (
+    "positive_data_acceptance",  # these two judge parameters too: :func:`schema_verdict`
+    "negative_data_rejection",
+    "use_after_free",  # resources made, then deleted: the relay has none
+    "ensure_resource_availability",
+    "object_level_authorization",
+)
 
 schemathesis.openapi.media_type(
     "audio/wav",
@@ -84,16 +91,7 @@ def api_schema(token: str) -> Any:
                 "database": "none",
                 "allow-extra-parameters": False,
             },
-            "checks": {
-                name: off
-                for name in (
-                    "positive_data_acceptance",
-                    "negative_data_rejection",
-                    "use_after_free",  # resources made and deleted: the relay has none
-                    "ensure_resource_availability",
-                    "object_level_authorization",
-                )
-            },
+            "checks": dict.fromkeys(UNUSED_CHECKS, off),
             "operations": [
                 {
                     "include-path": _streams(),
@@ -110,7 +108,7 @@ def api_schema(token: str) -> Any:
     return schema.exclude(method="OPTIONS")  # a preflight takes no input: odd_requests.py
 
 
-def error_shape(ctx: CheckContext, response: Response, case: Case) -> bool | None:
+def error_shape(ctx: CheckContext, response: Response, case: Case[Any]) -> bool | None:
     """A 4xx is ``{"ok": false, "error": "<what>"}`` in JSON (but a ``HEAD``'s)."""
     if response.status_code < 400 or case.method.upper() == "HEAD":
         return None
@@ -121,21 +119,21 @@ def error_shape(ctx: CheckContext, response: Response, case: Case) -> bool | Non
     return True
 
 
-def schema_verdict(ctx: CheckContext, response: Response, case: Case) -> bool | None:
+def schema_verdict(ctx: CheckContext, response: Response, case: Case[Any]) -> bool | None:
     """A JSON body its schema accepts gets a 2xx, one it refuses a 4xx (:func:`body_verdict`)."""
     sent = response.request.body
-    if sent is None or "Authorization" not in response.request.headers:
+    sent = sent.encode() if isinstance(sent, str) else sent
+    if not isinstance(sent, bytes) or "Authorization" not in response.request.headers:
         return None
-    sent = sent if isinstance(sent, bytes) else sent.encode()
     problem = body_verdict(CONTRACT, case.method, case.path, sent, response.status_code)
     assert problem is None, problem
     return True
 
 
-OUR_CHECKS = [error_shape, schema_verdict]
+OUR_CHECKS: list[CheckFunction] = [error_shape, schema_verdict]
 
 
-def call_and_check(case: Case, base_url: str) -> None:
+def call_and_check(case: Case[Any], base_url: str) -> None:
     """Send ``case`` (a long-poll's ``wait`` scaled down) and run every check on its answer."""
     try:
         wait = float((case.query or {}).get("wait", ""))

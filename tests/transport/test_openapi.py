@@ -444,10 +444,10 @@ def fuzzed_relay(
     return relay
 
 
-@SCHEMA.parametrize()
+@SCHEMA.parametrize()  # type: ignore[untyped-decorator]  # Schemathesis types it Callable
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_generated_requests_get_no_5xx_and_only_documented_answers(
-    case: Case, fuzzed_relay: Relay
+    case: Case[Any], fuzzed_relay: Relay
 ) -> None:
     call_and_check(case, base_url(fuzzed_relay))
 
