@@ -1,20 +1,10 @@
 """Requests no generator makes from ``/openapi.json``, sent to a relay and checked: ours.
 
-Schemathesis (``api_fuzz.py``) sends what the document describes, as a well-behaved client
-encodes it. These are the rest, from ``tests/data/odd_requests.json``:
-
-- :func:`fixed_cases`: bytes for each request body that no JSON encoder writes (invalid
-  UTF-8, lone surrogates, ``NaN``, duplicate keys, deep nesting, huge numbers, text made to be
-  slow), ``HEAD`` on each ``GET``, and paths that are not the API's;
-- :func:`header_cases`: headers whose value decides the answer, each with the status due
-  (every ``Content-Type`` with a JSON and a form body, every ``Content-Encoding`` real or
-  not, a gzip bomb, chunked compressed bodies, ``Expect``, ``Host`` and Fetch Metadata);
-- :func:`raw_cases`: HTTP/1.1 that no client library writes (wrong, repeated or signed
-  lengths, broken chunks, bytes beyond UTF-8, no ``Host``, bodies cut short).
-
-:class:`Sender` checks each answer against the document (:class:`Contract`) and a body's
-verdict against its schema; an answer to a raw request must be JSON; a refused request must
-change nothing the relay holds, and ``/health`` must answer 200 after it.
+Schemathesis (``api_fuzz.py``) sends what the document describes, as a client encodes it.
+These are the rest, from ``tests/data/odd_requests.json``: bodies no JSON encoder writes
+(:func:`fixed_cases`), headers whose value decides the answer (:func:`header_cases`) and
+HTTP/1.1 no client library writes (:func:`raw_cases`). :class:`Sender` checks each answer
+against the document and its status or body verdict; a refused request must change nothing.
 """
 
 from __future__ import annotations
@@ -63,8 +53,9 @@ ENCODERS: dict[str, Callable[[bytes], bytes]] = {
     "cut-gzip": lambda body: gzip.compress(body)[:-12],
     "gzip-and-junk": lambda body: gzip.compress(body) + b"junk",
     "gzip-twice": lambda body: gzip.compress(gzip.compress(body)),
+    "bomb": lambda _: gzip_bomb(1024),  # a gibibyte of zeros in a megabyte
 }
-"""How a ``codings`` entry of the corpus really encodes its body."""
+"""How a ``headers`` entry of the corpus really encodes its body (``null``: it does not)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,42 +92,23 @@ def fixed_cases(contract: Contract, token: str) -> list[Case]:
 
 
 def header_cases(token: str) -> list[Case]:
-    """Requests to :data:`HEADER_PATHS` whose headers decide the answer, each with its status:
-    every corpus ``contentTypes`` value with a JSON body (read whatever the type) and with a
-    form body (400 under a JSON type or none, else 415); every ``codings`` entry; a gzip bomb
-    (a gibibyte of zeros in a megabyte: 413); chunked bodies; ``Expect``; ``browserHeaders``
-    (a ``Host`` the relay does not serve is a 421, a page of another site a 403)."""
-    bomb = gzip_bomb(1024)
+    """Posts to :data:`HEADER_PATHS` whose headers decide the answer, each with its status:
+    each ``contentTypes`` value with a JSON body (read whatever the type) and a form body
+    (400 under a JSON type or none, else 415), and each ``headers`` entry of the corpus
+    (codings real and not, a gzip bomb, chunked bodies, ``Expect``, ``Host``, Fetch Metadata)."""
     cases: list[Case] = []
+    auth = {"Authorization": f"Bearer {token}"}
     for path in HEADER_PATHS:
         valid = json.dumps(EXAMPLES[path]).encode()
-        form = b"text=hello"
-        sent: list[tuple[dict[str, str], bytes, bytes | None, int, bool]] = []
         for content_type in CORPUS["contentTypes"]:
-            typed = {} if content_type is None else {"Content-Type": content_type}
+            typed = {**auth, **({} if content_type is None else {"Content-Type": content_type})}
             media = (content_type or "").partition(";")[0].strip().lower()
             refused = 400 if not media or "json" in media else 415
-            sent += [(typed, valid, None, 200, False), (typed, form, None, refused, False)]
-        for label, encoder, status in CORPUS["codings"]:
-            coded = ENCODERS[encoder](valid)
-            sent.append(({"Content-Encoding": label}, valid, coded, status, False))
-        sent += [
-            ({"Content-Encoding": "gzip"}, valid, bomb, 413, False),
-            ({"Content-Encoding": "gzip"}, valid, gzip.compress(valid), 200, True),
-            ({"Content-Encoding": "br"}, valid, valid, 415, True),
-            ({}, valid, None, 200, True),
-            ({"Expect": "100-continue"}, valid, None, 200, False),
-            ({"Expect": "100-continue", "Content-Encoding": "gzip"}, valid, bomb, 413, False),
-            ({"Expect": "something-else"}, valid, None, 417, False),
-            *(
-                (headers, valid, None, status, False)
-                for headers, status in CORPUS["browserHeaders"]
-            ),
-        ]
-        cases += [
-            Case("post", path, {"Authorization": f"Bearer {token}", **h}, b, w, chunk, status)
-            for h, b, w, status, chunk in sent
-        ]
+            cases += [Case("post", path, typed, valid, expect=200)]
+            cases += [Case("post", path, typed, b"text=hello", expect=refused)]
+        for headers, encoder, status, is_chunked in CORPUS["headers"]:
+            wire = None if encoder is None else ENCODERS[encoder](valid)
+            cases.append(Case("post", path, {**auth, **headers}, valid, wire, is_chunked, status))
     return cases
 
 

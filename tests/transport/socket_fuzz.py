@@ -1,25 +1,18 @@
 """What the overlay sends on its WebSocket, fuzzed from the document's ``x-messages``: ours.
 
-Schemathesis speaks HTTP, not WebSocket. :func:`socket_frames` is the fixed corpus (the nasty
-bodies as text, each field of each inbound message set to each corpus ``fieldValues`` entry
-or left out, binary frames, messages over the size the relay reads, unknown types);
-:func:`frame_strategy` makes messages of one type from its schema (valid, with a field
-replaced or removed, arbitrary JSON, bytes). :class:`SocketFuzzer` sends them on one socket.
+Schemathesis speaks HTTP only. :func:`socket_frames` is the corpus: each field of each
+inbound message set to each ``fieldValues`` entry or left out, the nasty bodies, binary,
+oversize and unknown messages.
 """
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from hypothesis import Phase, given, settings
-from hypothesis import seed as hypothesis_seed
-from hypothesis import strategies as st
-from hypothesis_jsonschema import from_schema
 
 from tests.transport.odd_requests import CORPUS, NASTY_BODIES, Sender
 from tests.transport.openapi_contract import Contract, Json, pointer
@@ -45,25 +38,11 @@ class Frame:
         return f"WS {SOCKET_PATH} opcode={self.opcode} {self.data[:300]!r}"
 
 
-def inline(node: Json, contract: Contract) -> Json:
-    """``node`` with every local ``$ref`` replaced by its target (hypothesis-jsonschema
-    resolves references only within one schema)."""
-    if isinstance(node, list):
-        return [inline(item, contract) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out = {key: inline(value, contract) for key, value in node.items() if key != "$ref"}
-    if "$ref" in node:
-        target = inline(contract.at(node["$ref"].removeprefix("#")), contract)
-        return {**out, "allOf": [*out.get("allOf", []), target]} if out else target
-    return out
-
-
 def socket_frames(contract: Contract) -> list[Frame]:
     """The fixed corpus, the same every run."""
     frames = [Frame(body) for body in NASTY_BODIES]
     for kind, example in INBOUND_EXAMPLES.items():
-        schema = inline(contract.at(INBOUND)[kind], contract)
+        schema, _ = contract.resolve(contract.at(INBOUND)[kind], INBOUND)
         for name in sorted(set(schema.get("properties", {})) | set(example)):
             frames += [Frame(_dump({**example, name: value})) for value in FIELD_VALUES]
             frames.append(Frame(_dump({k: v for k, v in example.items() if k != name})))
@@ -81,39 +60,6 @@ def socket_frames(contract: Contract) -> list[Frame]:
 def _dump(value: Json) -> bytes:
     """``value`` as JSON, huge numbers and lone surrogates included (as a client may send)."""
     return json.dumps(value).encode("utf-8", "surrogatepass")
-
-
-_json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(), children),
-    max_leaves=12,
-)
-
-
-@st.composite
-def _mutated(draw: st.DrawFn, valid: st.SearchStrategy[Json]) -> Json:
-    """A valid message with one field set to any JSON value, or removed."""
-    value = copy.deepcopy(draw(valid))
-    key = draw(st.sampled_from(sorted(value)))
-    if draw(st.booleans()):
-        del value[key]
-    else:
-        value[key] = draw(_json_values)
-    return value
-
-
-def frame_strategy(contract: Contract, kind: str) -> st.SearchStrategy[Frame]:
-    """Messages of one inbound ``kind``: valid, mutated, arbitrary JSON or bytes; as text
-    frames mostly, some binary."""
-    valid = from_schema(inline(contract.at(INBOUND)[kind], contract))
-    bodies = st.one_of(
-        valid.map(_dump),
-        _mutated(valid).map(_dump),
-        _json_values.map(_dump),
-        st.sampled_from(NASTY_BODIES),
-        st.binary(max_size=40),
-    )
-    return st.builds(Frame, bodies, st.sampled_from((TEXT,) * 7 + (BINARY,)))
 
 
 class SocketFuzzer:
@@ -214,16 +160,3 @@ class SocketFuzzer:
             return [f"the socket did not stay open ({exc})"]
         expected = [COMMAND_NOTICES[action]] if action else []
         return [] if notices == expected else [f"notices {notices}, expected {expected}"]
-
-
-def generate(
-    send: Callable[[Frame], None], frames: st.SearchStrategy[Frame], n: int, seed: int
-) -> None:
-    """``send`` each of ``n`` frames drawn from ``frames``, the same for a ``seed``."""
-
-    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate])
-    @given(frames)
-    def run(frame: Frame) -> None:
-        send(frame)
-
-    hypothesis_seed(seed)(run)()
