@@ -23,7 +23,7 @@ from tests.transport.openapi_contract import Contract, body_verdict, is_error
 from transport.openapi import openapi_document
 from transport.openapi_schemas import SSE
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "10"))
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "5"))
 """Generated cases per operation and phase (``FUZZ_EXAMPLES=500`` for a longer run)."""
 SEED = int(os.environ.get("FUZZ_SEED", "20260401"))
 LONG_POLLS = ("/agent/digest", "/escalation/pending")

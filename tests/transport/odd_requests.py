@@ -9,6 +9,7 @@ against the document and its status or body verdict; a refused request must chan
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import re
@@ -40,6 +41,9 @@ HEADER_PATHS = ("/feed", "/sense", "/agent/config", "/profiling/sense")
 UNKNOWN_PATHS = ("/", "/nowhere", "/feed/", "/FEED", "/agent", "/feed/../health", "/%00", "/💥")
 
 
+_bomb = functools.cache(gzip_bomb)
+
+
 def _raw_deflate(body: bytes) -> bytes:
     compressor = zlib.compressobj(wbits=-zlib.MAX_WBITS)
     return compressor.compress(body) + compressor.flush()
@@ -53,7 +57,7 @@ ENCODERS: dict[str, Callable[[bytes], bytes]] = {
     "cut-gzip": lambda body: gzip.compress(body)[:-12],
     "gzip-and-junk": lambda body: gzip.compress(body) + b"junk",
     "gzip-twice": lambda body: gzip.compress(gzip.compress(body)),
-    "bomb": lambda _: gzip_bomb(1024),  # a gibibyte of zeros in a megabyte
+    "bomb": lambda _: _bomb(1024),  # a gibibyte of zeros in a megabyte
 }
 """How a ``headers`` entry of the corpus really encodes its body (``null``: it does not)."""
 
