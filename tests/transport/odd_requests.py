@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from tests.transport.openapi_contract import Contract, Json, body_verdict
-from tests.transport.raw_http import chunked, gzip_bomb, raw_exchange, raw_request
+from tests.transport.raw_http import gzip_bomb, raw_exchange
 from transport.openapi_schemas import JSON, SSE
 
 CORPUS = json.loads((Path(__file__).parents[1] / "data" / "odd_requests.json").read_text())
@@ -129,36 +129,17 @@ class RawCase:
 
 
 def raw_cases(token: str) -> list[RawCase]:
-    """The corpus' ``raw`` requests: ``POST /feed`` with the token and a small body, unless
-    a case says otherwise (``{size}`` is the body's length, ``{n}`` a header's number when a
-    case repeats it ``times``); or the ``bytes`` a case gives whole."""
-    cases = []
-    for spec in CORPUS["raw"]:
-        method = spec.get("method", "POST")
-        body = spec.get("body", '{"text": "raw"}' if method == "POST" else "").encode("latin-1")
-        if spec.get("gzip"):
-            body = chunked(gzip.compress(body))
-        fill = {"size": "15", "long": "a" * 9000, "token": token}
-        headers = [
-            (name.format(n=n), value.format(**fill))
-            for n in range(spec.get("times", 1))
-            for name, value in spec.get("headers", [])
-        ]
-        if spec.get("auth", True):
-            headers.insert(0, ("Authorization", f"Bearer {token}"))
-        data = raw_request(
-            method,
-            spec.get("target", "/feed"),
-            headers,
-            body,
-            host=spec.get("host", "localhost"),
+    """The corpus' ``raw`` requests, byte for byte (``{token}``: the token)."""
+    return [
+        RawCase(
+            spec["name"],
+            as_bytes(spec["request"]).replace(b"{token}", token.encode()),
+            tuple(spec.get("expect", (400,))),
+            spec.get("then", "read"),
+            spec.get("timeout", 2.0),
         )
-        if "bytes" in spec:
-            data = spec["bytes"].replace("{token}", token).encode("latin-1")
-        expect = tuple(spec.get("expect", (400,)))
-        then, timeout_s = spec.get("then", "read"), spec.get("timeout", 2.0)
-        cases.append(RawCase(spec["name"], data, expect, then, timeout_s))
-    return cases
+        for spec in CORPUS["raw"]
+    ]
 
 
 _SERVER_ERRORS = re.compile(r'^relay_http_requests_total\{[^}]*status="5\d\d"[^}]*\} (\S+)$', re.M)
