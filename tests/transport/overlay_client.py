@@ -8,7 +8,7 @@ does the same casts and returns what the overlay would show: a :class:`Feed` ite
 messages, wrapped in ``data`` or not, and unknown types that have a ``text``), a
 :class:`Status`, a :class:`Ping` (answered with ``{"type": "pong"}`` as the overlay does),
 or a :class:`Raw` item when the overlay's parse fails. Used by the tests and the fuzz
-(``tests/transport/openapi_contract.py``).
+(``tests/transport/socket_fuzz.py``).
 """
 
 from __future__ import annotations

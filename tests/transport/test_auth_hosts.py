@@ -23,8 +23,8 @@ from aiohttp.test_utils import make_mocked_request
 from actors.tree import Relay
 from tests.support.observe import wait_until
 from tests.support.relay import client_for, relay_settings
-from tests.transport.openapi_contract import RawAnswer, raw_exchange, raw_request
 from tests.transport.overlay_client import OverlayClient, Status
+from tests.transport.raw_http import RawAnswer, raw_exchange, raw_request
 from transport.auth import Access, canonical_host, foreign_site, host_literal, hosts_on
 from transport.openapi import openapi_document
 

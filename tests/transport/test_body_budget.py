@@ -16,7 +16,7 @@ from actors.core.bodies import SENSE_BODY_LIMIT
 from actors.tree import Relay
 from tests.support.observe import wait_until
 from tests.support.relay import client_for, relay_settings, scrape, value
-from tests.transport.openapi_contract import raw_request
+from tests.transport.raw_http import raw_request
 from tests.transport.test_connections import CLOSED_WITHIN_S, ask, closed_by_relay
 from transport import connections
 from transport.connections import SMALL_BODY_BYTES, BodyBudget, BodyHold

@@ -24,7 +24,7 @@ from actors.tree import Relay
 from tests.support.observe import LogSink, rendered_logs, wait_until
 from tests.support.relay import assert_error as assert_json_error
 from tests.support.relay import client_for
-from tests.transport.openapi_contract import (
+from tests.transport.raw_http import (
     RawAnswer,
     chunked,
     gzip_bomb,
