@@ -215,7 +215,7 @@ def _param(param: Param, c: _Components) -> Schema:
     return {
         "name": param.name,
         "in": param.where,
-        "required": False,
+        "required": param.required,
         "schema": c.schema(param.type),
         "description": param.description,
     }

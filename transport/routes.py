@@ -76,13 +76,14 @@ INGEST_ERRORS = ("BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "Unava
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """A query (or header) parameter; never required."""
+    """A query (or header) parameter; optional unless the route refuses a request without it."""
 
     name: str
     type: Any
     """A type msgspec describes: ``int``, ``bool``, or one ``Annotated`` with its limits."""
     description: str
     where: Literal["query", "header"] = "query"
+    required: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,7 +396,8 @@ ROUTE_TABLE: tuple[Route, ...] = (
             Param(
                 "action",
                 Literal["toggle_audio", "switch_device", "toggle_screen"],
-                "The switch (required).",
+                "The switch.",
+                required=True,
             ),
         ),
     ),
