@@ -21,8 +21,8 @@ from actors.audio.core.wav import WAV_HEADER_READ, wav_layout
 from actors.audio.local_stt import LOAD_TIMEOUT_S as LOCAL_LOAD_TIMEOUT_S
 from actors.audio.local_stt import LocalRecogniser
 from actors.audio.speech_client import SpeechClient
-from actors.audio.stt_choice import LOCAL_STT_INSTALL
 from config.audio.settings import AudioConfig
+from config.audio.stt_choice import LOCAL_STT_INSTALL
 from transport.audio.answers import AudioHealth
 from transport.audio.control import AudioControl
 from transport.audio.exposition import AudioFigures, audio_families

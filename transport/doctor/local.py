@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 from actors.agent.core.verdicts import Check
-from actors.http_library import httpx
+from actors.common.http_library import httpx
 from actors.kernel.file_modes import PRIVATE_DIR, inspect, open_to_others
 from config.data_home import data_dir
 from config.settings import Settings

@@ -18,11 +18,11 @@ import time
 from actors.agent.chat_request import call_chat
 from actors.agent.core.completion import request_body
 from actors.agent.core.response_format import first_level, is_refusal, step_down
-from actors.agent.core.screen_image import ScreenImage
 from actors.agent.core.verdicts import ChatProbe, Check, unreachable_reason
 from actors.agent.local_llm import LocalChat
+from actors.common.http_library import httpx
 from actors.core.errors import LLMConnectionError, LLMError, LLMHTTPError
-from actors.http_library import httpx
+from actors.core.screen_image import ScreenImage
 from config.agent_settings import AgentSettings
 from config.secrets import shown_url
 from transport.features import (

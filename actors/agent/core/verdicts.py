@@ -19,6 +19,7 @@ from typing import Literal
 
 from actors.agent.core.llm_remedy import llm_remedy
 from actors.agent.core.response_format import may_refuse_images
+from actors.common.http_library import httpx
 from actors.core.errors import (
     LLMBadResponse,
     LLMConnectionError,
@@ -26,7 +27,6 @@ from actors.core.errors import (
     LLMHTTPError,
     LLMTimeout,
 )
-from actors.http_library import httpx
 from config.agent_settings import DEFAULT_MODEL, AgentSettings
 from config.local_llm import LOCAL_LLM_INSTALL
 from config.loopback import loopback_url
