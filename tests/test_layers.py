@@ -142,18 +142,25 @@ def test_no_package_init_imports_anything() -> None:
 
 
 FEATURES = {
+    "ingest": ("actors.ingest", "transport.ingest"),
+    "agent": ("actors.agent", "transport.agent"),
     "audio": ("actors.audio", "transport.audio", "config.audio"),
     "escalation": ("actors.escalation", "transport.escalation"),
     "overlay": ("transport.overlay",),
     "mcp": ("transport.mcp",),
+    "console": ("transport.console",),
 }
 """Each feature's packages, in every layer that has one."""
-HOSTS = {"escalation": ("actors.agent",)}
-"""A feature's host, whose modules are not counted among its importers: the agent's digest
-store keeps the escalation slot in agent.db and decides it in the tick's commit (the contract
-``agent-alone`` in ``pyproject.toml`` names each of those imports)."""
 MAX_IMPORTERS = 4
-"""Modules outside a feature that may import it: the composition root and the registries."""
+"""Modules outside every feature that may import one: the composition roots and the registry.
+What one feature imports of another is the import contracts' (``pyproject.toml``)."""
+NOT_YET = {
+    "ingest": "the shell's state, app and /health still hold the buffers' handles",
+    "agent": "the shell's state, app, /health, /metrics and the doctor still reach its actors",
+    "audio": "/health, /metrics, the overlay's switches and the doctor reach it through "
+    "transport/features.py",
+}
+"""Features the shell still reaches around their :class:`~transport.host.feature.Feature`."""
 MAX_MODULES = 20
 """Modules in one package, its ``__init__`` aside."""
 
@@ -174,20 +181,32 @@ def product_imports() -> dict[str, set[str]]:
     return found
 
 
-@pytest.mark.slow
-def test_a_feature_is_imported_from_outside_by_the_root_and_the_registries_alone() -> None:
-    imports = product_imports()
-    importers = {
-        feature: sorted(
-            module
-            for module, targets in imports.items()
-            if not _within(module, (*packages, *HOSTS.get(feature, ())))
-            and any(_within(target, packages) for target in targets)
-        )
-        for feature, packages in FEATURES.items()
-    }
-    assert importers["audio"]  # the walk found the edges
-    assert {f: m for f, m in importers.items() if len(m) > MAX_IMPORTERS} == {}
+def importers_from_outside(imports: dict[str, set[str]], feature: str) -> list[str]:
+    """The modules that import ``feature`` and belong to no feature."""
+    everyone = tuple(package for packages in FEATURES.values() for package in packages)
+    return sorted(
+        module
+        for module, targets in imports.items()
+        if not _within(module, everyone)
+        and any(_within(target, FEATURES[feature]) for target in targets)
+    )
+
+
+@pytest.mark.parametrize(
+    "feature",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[name]))
+        if name in NOT_YET
+        else name
+        for name in FEATURES
+    ],
+)
+def test_a_feature_is_imported_from_outside_by_the_roots_and_the_registry_alone(
+    feature: str,
+) -> None:
+    importers = importers_from_outside(product_imports(), feature)
+    assert "transport.registry" in importers or feature not in ("overlay", "console", "mcp")
+    assert len(importers) <= MAX_IMPORTERS, importers
 
 
 def test_no_package_holds_more_than_twenty_modules() -> None:

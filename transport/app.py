@@ -23,13 +23,14 @@ from transport.batching import Batcher
 from transport.bridge import Asker
 from transport.connections import Connections, max_connections_for
 from transport.features import AudioControl
-from transport.guard import Handler, expecting, guarded, no_route, refuse_expectation
+from transport.guard import expecting, guarded, no_route, refuse_expectation
+from transport.host.route import Handler
 from transport.metrics import UNMATCHED, HttpStats
 from transport.openapi import openapi_json
 from transport.overlay.presence import Presence
 from transport.overlay.socket import OverlayLimits, Overlays
 from transport.profiling import ClientReports
-from transport.routes import ROUTE_TABLE
+from transport.registry import ROUTE_TABLE
 from transport.server.aiohttp_compat import AnyTarget
 from transport.state import (
     ACCESS,

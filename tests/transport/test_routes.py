@@ -4,7 +4,7 @@ handlers, and the handlers' guard applies the rules)."""
 from __future__ import annotations
 
 from transport.auth import OPEN_ROUTES, PAGE_ROUTES, STREAM_PATHS
-from transport.routes import ROUTE_TABLE
+from transport.registry import ROUTE_TABLE
 
 
 def test_the_routes_that_need_no_token_are_the_open_ones() -> None:
