@@ -10,6 +10,7 @@ from msgspec import Meta
 from actors.core.bodies import CONFIG_BODY_LIMIT
 from actors.core.shapes import AgentEntry
 from actors.kernel.search_index import MAX_QUERY_CHARS, MAX_TERMS
+from transport.agent.doctor import agent_checks
 from transport.agent.handler import (
     HISTORY_DEFAULT,
     HISTORY_MAX,
@@ -120,4 +121,5 @@ AGENT = Parts(
             body_limit=CONFIG_BODY_LIMIT,
         ),
     ),
+    checks=agent_checks,
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from transport.answers import Transcribed
+from transport.audio.doctor import audio_checks
 from transport.audio.handler import AUDIO_BODY_LIMIT, MAX_AUDIO_MS, WAV_TYPES, post_audio
 from transport.host.feature import Parts
 from transport.host.route import INGEST_ERRORS, Param, Route, ok
@@ -40,4 +41,5 @@ AUDIO = Parts(
             body_media=(*WAV_TYPES, "audio/L16"),
         ),
     ),
+    checks=audio_checks,
 )

@@ -3,17 +3,33 @@
 Each feature package (ingest, agent, escalation, audio, console, overlay, MCP) makes one, in
 its ``feature.py``; the registry (:data:`transport.registry.FEATURES`) lists them, and the
 shell loops over that list: the route table is every feature's routes in the registry's
-order. The shell names no feature, and a feature reaches the shell only through what it
+order, and ``sinain-relay doctor`` (and a started relay) runs every feature's checks in the
+same order. The shell names no feature, and a feature reaches the shell only through what it
 hands over here. The shell's own routes (the fault drill, the clients' reports, ``/health``,
 ``/metrics``, the document) are handed over the same way, by :mod:`transport.handlers.parts`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
+from actors.common.check import Check
+from config.settings import Settings
 from transport.host.route import Route
+
+
+class Checks(Protocol):
+    """A feature's checks of what is configured for it, each a line of ``sinain-relay doctor``
+    (``started``: a started relay's, which ask no service anything)."""
+
+    def __call__(self, settings: Settings, *, started: bool) -> Iterable[Check]: ...
+
+
+def no_checks(settings: Settings, *, started: bool) -> Iterator[Check]:  # noqa: ARG001
+    """The checks of a feature that has nothing of its own to check."""
+    return iter(())
 
 
 class Feature(Protocol):
@@ -29,6 +45,11 @@ class Feature(Protocol):
         """Its routes, in the order the route table and the document list them."""
         ...
 
+    @property
+    def checks(self) -> Checks:
+        """Its checks, in the order the doctor prints them."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Parts:
@@ -36,3 +57,4 @@ class Parts:
 
     name: str
     routes: tuple[Route, ...] = ()
+    checks: Checks = no_checks
