@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Literal
 
 from transport.answers import Transcribed
 from transport.audio.doctor import audio_checks
 from transport.audio.handler import AUDIO_BODY_LIMIT, MAX_AUDIO_MS, WAV_TYPES, post_audio
 from transport.host.feature import Parts
 from transport.host.route import INGEST_ERRORS, Param, Route, ok
+
+if TYPE_CHECKING:
+    from prometheus_client.metrics_core import Metric
+
+    from transport.state import Peers
+
+
+def audio_metrics(peers: Peers) -> Iterator[Metric]:
+    """The captures' and the transcriber's families, from what they last published
+    (:mod:`transport.audio.exposition`, imported at the first scrape with prometheus-client)."""
+    from transport.audio.exposition import AudioFigures, audio_families  # noqa: PLC0415
+
+    yield from audio_families(AudioFigures.read(peers.audio_views, peers.audio_config))
+
 
 AUDIO = Parts(
     "audio",
@@ -41,5 +56,6 @@ AUDIO = Parts(
             body_media=(*WAV_TYPES, "audio/L16"),
         ),
     ),
+    families=audio_metrics,
     checks=audio_checks,
 )
