@@ -22,7 +22,6 @@ from actors.agent.context_builder import ContextBuilder
 from actors.agent.core.entries import EMPTY_AGENT, AgentSnapshot
 from actors.agent.core.events import AgentEvent
 from actors.agent.core.response_format import NO_LEVELS, FormatLevels
-from actors.agent.core.screen_image import NOTHING_SENT, SentImages
 from actors.agent.digest_store import DigestStore
 from actors.agent.first_calls import NOTHING_JUDGED, Judged
 from actors.agent.llm_caller import LLMCaller
@@ -40,6 +39,7 @@ from actors.audio.subtree import AudioHandles, AudioViews, audio_children, confi
 from actors.core.errors import ActorUnavailable
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE, FeedSnapshot, SenseSnapshot
 from actors.core.redactor import Redactor
+from actors.core.screen_image import NOTHING_SENT, SentImages
 from actors.core.shapes import AudioSource
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer

@@ -18,11 +18,11 @@ from pathlib import Path
 from actors.audio.core.stt import SttRequest
 from actors.audio.core.utterance import BYTES_PER_MS
 from actors.audio.local_stt import BUNDLED_MODEL, LocalRecogniser
-from actors.audio.stt_choice import LOCAL_STT_INSTALL, local_stt_installed
 from bench.audio_speech import SENTENCES, VERDICT, missing_tools, spoken, words
 from bench.figures import Table
 from bench.stats import median, slope_per_hour
 from bench.stt_server import Recogniser
+from config.audio.stt_choice import LOCAL_STT_INSTALL, local_stt_installed
 from tests.support.meter import cpu_s, rss_mb
 
 MORE_SENTENCES = (

@@ -28,6 +28,7 @@ from transport.bridge import Asker
 from transport.demo.fake_llm import FakeLLM
 from transport.exposition import render
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, RouteStats
+from transport.registry import FEATURES
 from transport.state import Peers
 from transport.streams.limits import StreamLimits
 
@@ -87,11 +88,12 @@ def scrape_ms(scrapes: int = 50) -> None:
 
         async def run() -> tuple[list[float], int]:
             # a scrape reads the streams' counts
-            streams = streams_of(peers, Asker(peers.timeout_s), StreamLimits.current(), 32)
+            ask = Asker(peers.timeout_s)
+            streams = streams_of(peers, ask, StreamLimits.current(), 32)
             times, size = [], 0
             for _ in range(scrapes):
                 started = time.perf_counter()
-                size = len(await render(peers, Asker(peers.timeout_s), http, streams))
+                size = len(await render(peers, ask, http, streams, features=FEATURES))
                 times.append(time.perf_counter() - started)
             return times, size
 

@@ -19,8 +19,8 @@ from actors.agent.core import completion as chat
 from actors.agent.core.hud_check import WITHHELD_REASONS, Checked, checked_hud
 from actors.agent.core.prompt import PreviousDigest, build_prompt
 from actors.agent.core.response_format import Level, first_level, is_refusal, step_down
-from actors.agent.core.screen_image import NOTHING_SENT, ScreenImage
 from actors.core.errors import LLMError
+from actors.core.screen_image import NOTHING_SENT, ScreenImage
 from bench.runner import UsageError, arg
 from bench.stats import percentile, ratio
 from config.agent_settings import RESPONSE_FORMATS, AgentSettings

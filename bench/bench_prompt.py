@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from actors.agent.core.prompt import SCREEN_BUDGET, build_prompt, fingerprint
-from actors.agent.core.window import TickWindow, build_context_window
 from actors.core.bodies import sense_input
 from actors.core.records import SenseRecord
+from actors.core.window import TickWindow, build_context_window
 from bench.figures import Table
 from bench.runner import UsageError, arg, flags
 from bench.stats import best_us, median

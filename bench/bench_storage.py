@@ -25,8 +25,8 @@ import pykka
 
 from actors.agent.core.completion import Analysis
 from actors.agent.core.ticks import TickResult
-from actors.agent.core.window import build_context_window
 from actors.agent.digest_store import DigestStore
+from actors.core.window import build_context_window
 from actors.kernel import schemas, search_index
 from actors.kernel.base import ChildHandle
 from actors.kernel.clock import FakeClock

@@ -17,10 +17,10 @@ from actors.agent.core.change import Change, Gist, gist, judge
 from actors.agent.core.completion import Analysis
 from actors.agent.core.prompt import PreviousDigest, build_prompt, fingerprint
 from actors.agent.core.ticks import TickResult
-from actors.agent.core.window import TickWindow, build_context_window
 from actors.agent.digest_store import DigestStore
 from actors.core.bodies import sense_input
 from actors.core.records import FeedSnapshot, SenseSnapshot
+from actors.core.window import TickWindow, build_context_window
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.clock import SystemClock

@@ -213,7 +213,7 @@ class AgentSettings:
             extra={"env": "AGENT_VISION_ENABLED"},
         ),
     ] = True
-    """See :mod:`actors.agent.core.screen_image`."""
+    """See :mod:`actors.core.screen_image`."""
     vision_model: Annotated[
         Text,
         Meta(

@@ -13,9 +13,9 @@ from typing import Annotated, Literal
 
 from msgspec import Meta
 
-from actors.audio.stt_choice import complete_audio
 from config.agent_settings import AgentSettings
 from config.audio.settings import AudioConfig
+from config.audio.stt_choice import complete_audio
 from config.setting_types import (
     FilePath,
     Host,
@@ -269,4 +269,4 @@ class Settings:
         default_factory=AudioConfig
     )
     """The audio feature's section; the command line completes what was given of it
-    (:func:`actors.audio.stt_choice.complete_audio`)."""
+    (:func:`config.audio.stt_choice.complete_audio`)."""

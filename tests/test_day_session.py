@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from actors.agent.core.screen_image import ScreenImage, read_image
 from actors.core.bodies import sense_input
+from actors.core.screen_image import ScreenImage, read_image
 from tests.support.day_session import (
     DAY_SESSION,
     FILLERS,

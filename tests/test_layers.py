@@ -1,8 +1,8 @@
-"""The layers the tree shows: actors know no HTTP. No module under ``actors/`` imports
-``transport``, not even for type checking; the entry point assembles the HTTP transport and
-hands it to the tree. And the kernel is the floor: importing any of its modules loads no
-other product module but the common package's (pure, importing nothing of the product), so
-supervision, storage and the clock are handed what they need by whoever starts them."""
+"""What import-linter's contracts (``tests/test_import_contracts.py``) cannot say: the kernel
+is the floor at run time too (importing any of its modules loads no other product module but
+the common package's, pure, importing nothing of the product), a pure core module loads no
+actor, no package's ``__init__`` imports anything, a feature is imported from outside by few
+modules, and no package holds more than twenty modules."""
 
 from __future__ import annotations
 
@@ -14,8 +14,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LOWER = "actors"
-UPPER = "transport"
 KERNEL = "actors.kernel"
 COMMON = "actors.common"
 """Below the kernel and every feature: pure, and importing no other product package."""
@@ -56,23 +54,6 @@ def imported(tree: ast.AST) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.append((node.lineno, node.module))
     return found
-
-
-def test_no_module_under_actors_imports_the_transport() -> None:
-    modules = sorted((ROOT / LOWER).rglob("*.py"))
-    assert len(modules) > 10  # the walk found the package
-    offending = [
-        f"{path.relative_to(ROOT)}:{line} imports {name}"
-        for path in modules
-        for line, name in imported(ast.parse(path.read_text(encoding="utf-8"), str(path)))
-        if name.partition(".")[0] == UPPER
-    ]
-    assert offending == []
-
-
-def test_the_check_sees_an_import_under_type_checking() -> None:
-    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from transport.x import Y\n"
-    assert (3, "transport.x") in imported(ast.parse(source))
 
 
 def loaded_by_each(modules: list[str]) -> dict[str, list[str]]:
@@ -161,14 +142,24 @@ def test_no_package_init_imports_anything() -> None:
 
 
 FEATURES = {
+    "ingest": ("actors.ingest", "transport.ingest"),
+    "agent": ("actors.agent", "transport.agent"),
     "audio": ("actors.audio", "transport.audio", "config.audio"),
     "escalation": ("actors.escalation", "transport.escalation"),
     "overlay": ("transport.overlay",),
     "mcp": ("transport.mcp",),
+    "console": ("transport.console",),
 }
 """Each feature's packages, in every layer that has one."""
 MAX_IMPORTERS = 4
-"""Modules outside a feature that may import it: the composition root and the registries."""
+"""Modules outside every feature that may import one: the composition roots and the registry.
+What one feature imports of another is the import contracts' (``pyproject.toml``)."""
+NOT_YET = {
+    "ingest": "the shell's state, app and /health still hold the buffers' handles",
+    "agent": "the shell's state, app, /health, /metrics and the streams still reach its actors",
+    "audio": "/health, /metrics and the overlay's switches reach it through transport/features.py",
+}
+"""Features the shell still reaches around their :class:`~transport.host.feature.Feature`."""
 MAX_MODULES = 20
 """Modules in one package, its ``__init__`` aside."""
 
@@ -189,34 +180,32 @@ def product_imports() -> dict[str, set[str]]:
     return found
 
 
-@pytest.mark.slow
-def test_a_feature_is_imported_from_outside_by_the_root_and_the_registries_alone() -> None:
-    imports = product_imports()
-    importers = {
-        feature: sorted(
-            module
-            for module, targets in imports.items()
-            if not _within(module, packages)
-            and any(_within(target, packages) for target in targets)
-        )
-        for feature, packages in FEATURES.items()
-    }
-    assert importers["audio"]  # the walk found the edges
-    assert {f: m for f, m in importers.items() if len(m) > MAX_IMPORTERS} == {}
-
-
-def test_audio_imports_nothing_of_the_agent() -> None:
-    """The two features share what both need (the breaker, the remedy, the latency buckets)
-    through the common package, not one through the other."""
-    agent = ("actors.agent", "transport.agent")
-    reaching = sorted(
-        f"{module} imports {target}"
-        for module, targets in product_imports().items()
-        if _within(module, FEATURES["audio"])
-        for target in targets
-        if _within(target, agent)
+def importers_from_outside(imports: dict[str, set[str]], feature: str) -> list[str]:
+    """The modules that import ``feature`` and belong to no feature."""
+    everyone = tuple(package for packages in FEATURES.values() for package in packages)
+    return sorted(
+        module
+        for module, targets in imports.items()
+        if not _within(module, everyone)
+        and any(_within(target, FEATURES[feature]) for target in targets)
     )
-    assert reaching == []
+
+
+@pytest.mark.parametrize(
+    "feature",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[name]))
+        if name in NOT_YET
+        else name
+        for name in FEATURES
+    ],
+)
+def test_a_feature_is_imported_from_outside_by_the_roots_and_the_registry_alone(
+    feature: str,
+) -> None:
+    importers = importers_from_outside(product_imports(), feature)
+    assert "transport.registry" in importers or feature not in ("overlay", "console", "mcp")
+    assert len(importers) <= MAX_IMPORTERS, importers
 
 
 def test_no_package_holds_more_than_twenty_modules() -> None:

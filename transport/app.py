@@ -23,13 +23,15 @@ from transport.batching import Batcher
 from transport.bridge import Asker
 from transport.connections import Connections, max_connections_for
 from transport.features import AudioControl
-from transport.guard import Handler, expecting, guarded, no_route, refuse_expectation
+from transport.guard import expecting, guarded, no_route, refuse_expectation
+from transport.host.feature import SERVED
+from transport.host.route import Handler
 from transport.metrics import UNMATCHED, HttpStats
 from transport.openapi import openapi_json
 from transport.overlay.presence import Presence
 from transport.overlay.socket import OverlayLimits, Overlays
 from transport.profiling import ClientReports
-from transport.routes import ROUTE_TABLE
+from transport.registry import FEATURES, ROUTE_TABLE
 from transport.server.aiohttp_compat import AnyTarget
 from transport.state import (
     ACCESS,
@@ -123,6 +125,7 @@ def build_app(
     access = Access(policy.token, policy.cors_origins, policy.allowed_hosts)
     app[ACCESS] = access
     app[OPENAPI] = openapi_json
+    app[SERVED] = FEATURES
     app[CLIENT_FIGURES] = figures = ClientReports(policy.redactor)
     overlay_bounds = overlay_limits or OverlayLimits.current()
     audio = AudioControl(peers.audio_config, peers.audio, peers.audio_views, ask)

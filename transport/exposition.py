@@ -42,13 +42,14 @@ from transport.agent.local import local_families, local_stats
 from transport.agent.redaction import redaction_families
 from transport.agent.vision import vision_families
 from transport.bridge import Asker
-from transport.features import AudioFigures, audio_families, escalation_families
+from transport.escalation.exposition import escalation_families
 from transport.gauges import state_gauge
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, cumulative
 from transport.profiling import CLIENTS, ClientReports
 
 if TYPE_CHECKING:
     from transport.connections import Connections
+    from transport.host.feature import Feature
     from transport.state import Peers
     from transport.streams.fanout import Streams
 
@@ -100,8 +101,9 @@ class Scrape:
     """The server's open client connections, its cap and refusals."""
     formats: FormatLevels = NO_LEVELS
     """The response-format level that last answered, per model and base URL."""
-    audio: AudioFigures | None = None
-    """The audio actors' published statuses (:mod:`transport.audio.exposition`)."""
+    features: Sequence[Metric] = ()
+    """The features' own families at this scrape (each :class:`~transport.host.feature.Feature`'s
+    ``families``), in the registry's order."""
     local: LocalLLMStats | None = None
     """The local model's worker, once a call has made it (:mod:`transport.agent.local`)."""
 
@@ -140,8 +142,7 @@ class RelayCollector:
         yield from self._actors(scrape.actors)
         yield from self._streams(scrape.streams)
         yield from self._clients(scrape.clients)
-        if scrape.audio is not None:
-            yield from audio_families(scrape.audio)
+        yield from scrape.features
         if scrape.local is not None:
             yield from local_families(scrape.local)
         yield from redaction_families(scrape.redactions, scrape.agent)
@@ -447,8 +448,9 @@ async def render(
     connections: Connections | None = None,
     excluded: Mapping[str, int] | None = None,
     redactions: Mapping[str, int] | None = None,
+    features: tuple[Feature, ...] = (),
 ) -> bytes:
-    """The text of one scrape."""
+    """The text of one scrape; ``features``: whose families it shows besides the relay's."""
     agent, ticker = await asyncio.gather(
         _read(ask, peers.digest, DigestStore.metrics),
         _read(ask, peers.ticker, Ticker.status),
@@ -464,7 +466,7 @@ async def render(
         clients=clients or ClientReports(),
         connections=connections,
         formats=peers.formats.value,
-        audio=AudioFigures.read(peers.audio_views, peers.audio_config),
+        features=tuple(family for feature in features for family in feature.families(peers)),
         local=local_stats(peers.local_models),
     )
     registry = CollectorRegistry(auto_describe=False)

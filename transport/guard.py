@@ -20,6 +20,7 @@ from actors.kernel.base import CURRENT_REQUEST
 from config.errors import ConfigError
 from transport.answers import Error
 from transport.auth import Access, Admit, Forbidden, Misdirected, Unauthorized, challenge
+from transport.host.route import Handler
 from transport.metrics import RouteStats
 from transport.state import ACCESS, BODY_HOLD, CONNECTIONS, REQUEST_ID, ROUTES
 from transport.streams.fanout import (
@@ -27,9 +28,6 @@ from transport.streams.fanout import (
 )
 
 log = structlog.get_logger("relay")
-
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 ExpectHandler = Callable[[web.Request], Awaitable[web.StreamResponse | None]]

@@ -1,6 +1,6 @@
 """The OpenAPI 3.1 description of the relay's HTTP API, served at ``GET /openapi.json``.
 
-The document is made from the route table (:data:`transport.routes.ROUTE_TABLE`): each route's
+The document is made from the route table (:data:`transport.registry.ROUTE_TABLE`): each route's
 summary, parameters, request body and answers. The answers' component schemas are generated
 from their structs (:mod:`transport.answers`, :mod:`actors.core.shapes`) by msgspec, in JSON
 Schema 2020-12 (the dialect of OpenAPI 3.1); the request bodies' are in
@@ -32,6 +32,7 @@ import orjson
 from actors.core.bodies import REQUEST_TYPES
 from transport.answers import Error, OverlayFeed, OverlayPing, OverlayStatus, StreamGap
 from transport.connections import SMALL_BODY_BYTES, SMALL_BODY_RESERVE
+from transport.host.route import Answer, Param, Route
 from transport.openapi_schemas import ERROR_ANSWERS, JSON, SSE, Schema, kib, ref
 from transport.overlay.messages import INBOUND_TYPES, MAX_MESSAGE_BYTES
 from transport.overlay.socket import (
@@ -41,7 +42,7 @@ from transport.overlay.socket import (
     REPLAY_ITEMS,
     SILENCE_LIMIT_S,
 )
-from transport.routes import ROUTE_TABLE, Answer, Param, Route
+from transport.registry import ROUTE_TABLE
 
 REF = "#/components/schemas/{name}"
 EXTENDS = {"SenseEvent": "SenseInput"}

@@ -14,6 +14,7 @@ import asyncio
 from typing import Any
 
 from actors.agent.core.completion import Completion, parse_chat_completion
+from actors.common.http_library import httpx
 from actors.core.error_text import safe_error_text
 from actors.core.errors import (
     LLMBadResponse,
@@ -23,7 +24,6 @@ from actors.core.errors import (
     LLMTimeout,
     LLMUnexpectedError,
 )
-from actors.http_library import httpx
 
 MAX_RESPONSE_BYTES = 1024 * 1024
 """A chat completion larger than this is a bad response (a runaway or hostile server)."""

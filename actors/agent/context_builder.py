@@ -15,17 +15,17 @@ from actors.agent.core.change import Gist, gist, judge, settling_until
 from actors.agent.core.entries import EMPTY_AGENT, AgentSnapshot
 from actors.agent.core.events import AgentEvent, ImageRefused, TickSkipped
 from actors.agent.core.prompt import PreviousDigest, build_prompt, fingerprint
-from actors.agent.core.screen_image import (
+from actors.agent.core.ticks import LLMRequest, TickDone, TickRequest
+from actors.agent.llm_caller import LLMCaller
+from actors.core.records import FeedSnapshot, SenseSnapshot
+from actors.core.screen_image import (
     NOTHING_SENT,
     ImageRefusal,
     ScreenImage,
     SentImages,
     pick_images,
 )
-from actors.agent.core.ticks import LLMRequest, TickDone, TickRequest
-from actors.agent.core.window import TickWindow, build_context_window
-from actors.agent.llm_caller import LLMCaller
-from actors.core.records import FeedSnapshot, SenseSnapshot
+from actors.core.window import TickWindow, build_context_window
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Clock
 from actors.kernel.listeners import Listeners

@@ -12,6 +12,7 @@ import pykka
 
 from actors.agent.core.counters import AgentCounters, AgentMetrics, median
 from actors.agent.core.entries import EMPTY_AGENT, AgentRecord, AgentSnapshot
+from actors.agent.core.escalation_message import escalate
 from actors.agent.core.events import AgentEvent, QuietSpell
 from actors.agent.core.hud_check import pushes
 from actors.agent.core.situation import Situation
@@ -19,7 +20,6 @@ from actors.agent.core.ticks import TickResult
 from actors.core import shapes
 from actors.core.error_text import safe_text
 from actors.core.errors import FeatureUnavailable
-from actors.escalation.message import escalate
 from actors.escalation.slot import EscalationSlot, Outcome, refusal
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.kernel import search_index

@@ -17,13 +17,12 @@ from actors.agent.core.response_format import Level
 from actors.agent.core.ticks import LLMRequest
 from actors.agent.core.verdicts import (
     ChatProbe,
-    Check,
     call_check,
     call_verdict,
     unknown_model,
-    unreachable_reason,
     with_served,
 )
+from actors.common.check import Check, unreachable_reason
 from actors.core.errors import LLMConnectionError, LLMError
 from actors.kernel.published import Published
 

@@ -14,7 +14,7 @@ httpx on an event loop private to this actor's thread:
 * the whole chain is bounded by the tick's budget (one timeout a model).
 
 The model's hud and digest are redacted as soon as they are read
-(:func:`~actors.core.answer_redaction.redacted_answer`), before the tick's result is told to
+(:func:`~actors.agent.core.answer_redaction.redacted_answer`), before the tick's result is told to
 the digest store or logged: a vision model reads keys off the screen's pixels.
 
 Every error text a tick reports (its log line, ``/health``'s ``lastError``) is made safe by
@@ -46,6 +46,7 @@ from typing import Any, NamedTuple
 import pykka
 
 from actors.agent.chat_request import call_chat, served_models
+from actors.agent.core.answer_redaction import redacted_answer
 from actors.agent.core.completion import Analysis, Completion, parse_analysis, request_body
 from actors.agent.core.events import AgentEvent, TickFailed
 from actors.agent.core.hud_check import checked_hud, judge
@@ -60,14 +61,13 @@ from actors.agent.core.response_format import (
     may_refuse_images,
     step_down,
 )
-from actors.agent.core.screen_image import NOTHING_SENT, ScreenImage, SentImages
 from actors.agent.core.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
 from actors.agent.digest_store import DigestStore
 from actors.agent.first_calls import NOTHING_JUDGED, CallOutcome, Judged, first_call_check
 from actors.agent.local_llm import LocalModels
 from actors.common.backoff import backoff
+from actors.common.http_library import httpx
 from actors.common.remedy import Remedy
-from actors.core.answer_redaction import redacted_answer
 from actors.core.error_text import safe_error_text
 from actors.core.errors import (
     LLMError,
@@ -75,7 +75,7 @@ from actors.core.errors import (
     is_retryable,
     retry_after_s,
 )
-from actors.http_library import httpx
+from actors.core.screen_image import NOTHING_SENT, ScreenImage, SentImages
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Clock
 from actors.kernel.listeners import Listeners

@@ -35,8 +35,8 @@ from actors.audio.core.stt import (
     SttTimeout,
 )
 from actors.audio.core.stt_outcome import LocalStats
-from actors.audio.stt_choice import primary_language
 from actors.kernel.worker import ModelWorker, WorkerError, WorkerHung, WorkerNotLoaded
+from config.audio.stt_choice import primary_language
 from config.options import SECRET_VARIABLES
 from config.paths import model_path
 

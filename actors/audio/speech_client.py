@@ -23,8 +23,8 @@ from actors.audio.core.stt import (
     SttTimeout,
     read_answer,
 )
+from actors.common.http_library import httpx
 from actors.core.error_text import safe_error_text
-from actors.http_library import httpx
 from config.audio.settings import SttApi
 
 

@@ -24,7 +24,6 @@ from actors.audio.core.stt_outcome import NO_STATS, TranscriberStats
 from actors.audio.core.transcript_filter import Filters
 from actors.audio.core.utterance import Utterance
 from actors.audio.core.voice import VoiceDetector
-from actors.audio.stt_choice import LOCAL_STT_INSTALL
 from actors.audio.transcriber import Transcriber
 from actors.core.errors import ActorUnavailable
 from actors.core.records import FeedPost, FeedRecord
@@ -35,6 +34,7 @@ from actors.kernel.clock import Clock
 from actors.kernel.published import Published
 from actors.kernel.supervisor import ChildSpec, Supervisor
 from config.audio.settings import AudioConfig
+from config.audio.stt_choice import LOCAL_STT_INSTALL
 
 log = structlog.get_logger("relay")
 

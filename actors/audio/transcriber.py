@@ -49,12 +49,12 @@ from actors.audio.local_stt import LocalRecogniser
 from actors.audio.speech_client import SpeechClient
 from actors.audio.stt_jobs import Delivered, Expired, Heard, Job, Warmed, resolve, tell
 from actors.common.breaker import Breaker
+from actors.common.http_library import httpx
 from actors.common.latency import empty_latency_buckets, latency_bucket
 from actors.common.remedy import Remedy
 from actors.core.error_text import safe_error_text, safe_text
 from actors.core.records import FeedPost, FeedRecord
 from actors.core.shapes import MARKS, STREAM, TRANSCRIPT_SOURCE
-from actors.http_library import httpx
 from actors.kernel.base import RelayActor, Reporter
 from actors.kernel.clock import Clock
 from actors.kernel.published import Published

@@ -8,7 +8,7 @@ passes a text through the redactor (:func:`actors.core.redaction.redact`, whatev
 then takes out the secrets the relay was configured with (:func:`config.secrets.scrub`), which
 the redactor does not know by their look (a local server's placeholder key). A server that
 could not read a screen image may quote it back: its data is taken out first
-(:func:`~actors.agent.core.screen_image.without_image_data`).
+(:func:`~actors.core.screen_image.without_image_data`).
 
 The kernel knows nothing of these: :func:`safe_text` is the scrubber the composition root
 hands it (:func:`actors.kernel.scrubber.use_scrubber`).
@@ -16,8 +16,8 @@ hands it (:func:`actors.kernel.scrubber.use_scrubber`).
 
 from __future__ import annotations
 
-from actors.agent.core.screen_image import without_image_data
 from actors.core.redaction import redact
+from actors.core.screen_image import without_image_data
 from actors.kernel.scrubber import described
 from config.secrets import scrub
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-from actors.agent.core.screen_image import without_image_data
+from actors.core.screen_image import without_image_data
 from actors.kernel.errors import ActorUnavailable, BadRequest, InUse, RelayError
 from config.secrets import scrub
 

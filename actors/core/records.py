@@ -10,8 +10,8 @@ import msgspec
 import orjson
 from msgspec import Struct
 
-from actors.agent.core.screen_image import ImageRefusal, ScreenImage, image_data, read_image
 from actors.core import shapes
+from actors.core.screen_image import ImageRefusal, ScreenImage, image_data, read_image
 from actors.core.shapes import STREAM, Channel
 
 JSONDict = dict[str, Any]

@@ -1,7 +1,7 @@
 """The wire shapes of what the actors own: feed items, agent entries, digests, the window.
 
 One typed statement per shape (msgspec ``Struct``): the records of :mod:`actors.core.records`,
-:mod:`actors.agent.core.entries` and :mod:`actors.agent.core.window` are encoded from these, and the
+:mod:`actors.agent.core.entries` and :mod:`actors.core.window` are encoded from these, and the
 OpenAPI document's components are generated from them (:mod:`transport.openapi`), with each
 docstring and ``Meta(description=...)`` as the component's description. Every shape is
 closed (``forbid_unknown_fields``: ``additionalProperties: false``); a field that may be left
@@ -32,6 +32,8 @@ MARKS: Final[dict[AudioSource, str]] = {"system": "[🔊] ", "mic": "[🎙] "}
 """The prefix of a transcript's feed text, by source; the agent hears both."""
 TRANSCRIPT_SOURCE: Final = "audio"
 """The feed ``source`` of every transcript."""
+NO_OUTPUT: Final = "—"
+"""What an agent entry holds when the model gave no hud or no digest."""
 
 Id = Annotated[int, Meta(ge=1, description="Monotonic, also across restarts.")]
 Ms = Annotated[int, Meta(description="Epoch milliseconds.")]

@@ -22,7 +22,7 @@ from typing import Literal
 
 import re2
 
-from actors.agent.core.screen_budget import READ_CHARS
+from actors.core.screen_budget import READ_CHARS
 
 Language = Literal["python", "javascript", "java", "go"]
 
@@ -223,7 +223,7 @@ def _bounded(lines: Sequence[str]) -> str:
 
 def scanned_lines(text: str) -> list[str]:
     """The lines of ``text`` that are looked at for errors: each cut at
-    :data:`SCAN_LINE_CHARS`, as many as make :data:`~actors.agent.core.screen_budget.READ_CHARS`
+    :data:`SCAN_LINE_CHARS`, as many as make :data:`~actors.core.screen_budget.READ_CHARS`
     characters so cut (what the prompt reads of a text). A minified bundle's one-megabyte
     source line, which a console prints above the trace, costs one scan to its end and leaves
     the trace after it in reach."""

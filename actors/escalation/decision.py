@@ -7,7 +7,7 @@ feed (:func:`reply_text`). Plain functions over plain data; ``now`` is an argume
 The score (:func:`score`), in ``selective`` mode, escalates at :data:`THRESHOLD`:
 
 - ``error`` +3: the digest names an error (``failed``, ``exception``, ``traceback``, ...), or
-  the window's screen holds an error line (:func:`actors.agent.core.screen_budget.is_error`);
+  the window's screen holds an error line (:func:`actors.core.screen_budget.is_error`);
 - ``question`` +2: a transcript asks something (it ends in ``?``, or asks for help: "how do
   I", "not working", "stuck", ...), else a screen line does;
 - ``code_issue`` +1: ``TODO``, ``FIXME``, ``HACK`` or ``XXX`` on screen or in the digest, or a
@@ -27,9 +27,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from actors.agent.core.completion import NO_OUTPUT
-from actors.agent.core.screen_budget import is_error, is_question, may_hold_errors
-from actors.agent.core.window import TickWindow
+from actors.core.screen_budget import is_error, is_question, may_hold_errors
+from actors.core.shapes import NO_OUTPUT
+from actors.core.window import TickWindow
 from config.agent_settings import EscalationPolicy
 from config.app_names import normalize_app_name
 

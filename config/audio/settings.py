@@ -1,7 +1,7 @@
 """The audio settings: what the relay captures, how it finds speech in it, and which speech
 service turns speech into text (each field declared once, as :mod:`config.settings` says).
 What the command line makes of what was given (the local recogniser, its model, the LLM key
-for a speech service of its origin) is the feature's: :mod:`actors.audio.stt_choice`."""
+for a speech service of its origin) is the feature's: :mod:`config.audio.stt_choice`."""
 
 from __future__ import annotations
 

@@ -11,9 +11,9 @@ import pytest
 
 from actors.agent.core.completion import Analysis
 from actors.agent.core.ticks import TickResult
-from actors.agent.core.window import build_context_window
 from actors.agent.digest_store import AGENT_RING, DigestStore
 from actors.core.errors import FeatureUnavailable
+from actors.core.window import build_context_window
 from actors.kernel import schemas, search_index
 from actors.kernel.base import ChildHandle
 from actors.kernel.clock import FakeClock

@@ -15,9 +15,9 @@ import pytest
 from actors.agent.core.completion import Analysis
 from actors.agent.core.events import TickFailed
 from actors.agent.core.ticks import TickResult
-from actors.agent.core.window import build_context_window
 from actors.agent.digest_store import AGENT_RING, DigestStore
 from actors.core.bodies import sense_input
+from actors.core.window import build_context_window
 from actors.ingest.feed_buffer import FEED_RING, PRUNE_SLACK, FeedBuffer
 from actors.ingest.sense_buffer import PRUNE_SLACK_BYTES, SENSE_RING, SenseBuffer
 from actors.kernel.base import ChildHandle, RelayActor

@@ -15,9 +15,9 @@ import pytest
 from actors.agent.core.completion import request_body
 from actors.agent.core.prompt import SCREENSHOTS
 from actors.agent.core.response_format import BLIND_FOR_S
-from actors.agent.core.screen_image import MAX_IMAGE_BYTES
 from actors.agent.ticker import Ticker
 from actors.core.errors import LLMHTTPError
+from actors.core.screen_image import MAX_IMAGE_BYTES
 from actors.tree import Relay
 from config.agent_settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
 from tests.support.actor_calls import asked, last_entry, tick, ticker_status

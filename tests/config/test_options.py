@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from actors.audio import stt_choice
 from config import command_line
+from config.audio import stt_choice
 from config.command_line import build_parser, load_settings
 from config.options import OPTIONS
 

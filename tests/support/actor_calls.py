@@ -12,9 +12,9 @@ import msgspec
 
 from actors.agent.core.completion import Analysis
 from actors.agent.core.ticks import LLMAttempt, TickResult
-from actors.agent.core.window import build_context_window
 from actors.agent.digest_store import DigestStore
 from actors.agent.ticker import Ticker
+from actors.core.window import build_context_window
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.base import ChildHandle, RelayActor, Reporter

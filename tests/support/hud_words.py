@@ -19,10 +19,10 @@ import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from actors.agent.core.completion import NO_OUTPUT
 from actors.agent.core.hud_check import judge, pushes
 from actors.agent.core.prompt import PreviousDigest
-from actors.agent.core.window import TickWindow
+from actors.core.shapes import NO_OUTPUT
+from actors.core.window import TickWindow
 from config.app_names import normalize_app_name
 
 MIN_LETTERS = 4

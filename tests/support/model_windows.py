@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from actors.agent.core.screen_image import ScreenImage, SentImages, pick_images
-from actors.agent.core.window import TickWindow
+from actors.core.screen_image import ScreenImage, SentImages, pick_images
+from actors.core.window import TickWindow
 from tests.support.day_session import with_screens
 from tests.support.prompt_corpus import (
     MAX_AGE_MS,

@@ -10,9 +10,9 @@ import random
 from pathlib import Path
 from typing import Any
 
-from actors.agent.core.window import extract_audio
 from actors.core.bodies import FeedInput, convert, sense_input
 from actors.core.records import FeedRecord, SensePost
+from actors.core.window import extract_audio
 from tests.support.harness import ROOT
 from transport.demo.replay import SessionEvent, load_session
 

@@ -24,9 +24,9 @@ from actors.agent.core.prompt import (
     prompt_with_screen,
     screen_line,
 )
-from actors.agent.core.window import TickWindow, build_context_window
 from actors.core.bodies import FeedInput, convert, sense_input
 from actors.core.records import FeedRecord, SenseRecord
+from actors.core.window import TickWindow, build_context_window
 from config.app_names import normalize_app_name
 from transport.demo.replay import SessionEvent, load_session
 

@@ -21,24 +21,24 @@ from typing import Any
 
 from actors.agent.core.change import gist
 from actors.agent.core.completion import parse_analysis
+from actors.agent.core.escalation_message import error_texts
 from actors.agent.core.hud_check import checked_hud, judge
 from actors.agent.core.prompt import SCREEN_BUDGET, build_prompt, fingerprint
-from actors.agent.core.screen_budget import fit_screen
 from actors.agent.core.situation import detected_errors
-from actors.agent.core.window import build_context_window
 from actors.audio.core.transcript_filter import Filters
 from actors.core.error_text import safe_text
 from actors.core.exclusion import ExclusionRule
 from actors.core.payload_redaction import redact_payload
 from actors.core.records import FeedRecord, SensePost, SenseRecord
 from actors.core.redaction import redact
+from actors.core.screen_budget import fit_screen
 from actors.core.stack_traces import find_stack_traces
 from actors.core.text_view import view_of
-from actors.escalation.message import error_texts
+from actors.core.window import build_context_window
 from actors.kernel.search_index import QueryError, match_expression
 
 try:
-    from actors.core.answer_redaction import redacted_answer
+    from actors.agent.core.answer_redaction import redacted_answer
 except ImportError:  # a checkout from before the model's words were redacted (--before)
     redacted_answer = None  # type: ignore[assignment]
 from config.secrets import remember_secret

@@ -3,9 +3,6 @@ and the Server-Sent Event streams."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import structlog
 from aiohttp import web
 from msgspec import UNSET
@@ -27,9 +24,8 @@ from transport.answers import (
 from transport.auth import Forbidden
 from transport.guard import json_response
 from transport.inputs import int_param, optional_int, read_body, wait_param
-from transport.state import ACCESS, ASK, PEERS, POLICY, STREAMS
-from transport.streams.hub import Hub
-from transport.streams.sse import serve
+from transport.state import ASK, PEERS, POLICY, STREAMS
+from transport.streams.follow import follow
 
 log = structlog.get_logger("relay")
 
@@ -44,13 +40,6 @@ RANGE_DEFAULT = 50
 
 
 RANGE_MAX = 500
-
-
-SSE_HEADERS = {
-    "Content-Type": "text/event-stream",
-    "Cache-Control": "no-cache",
-    "X-Accel-Buffering": "no",  # nginx: pass each event on, do not buffer the stream
-}
 
 
 async def get_digest(request: web.Request) -> web.Response:
@@ -69,43 +58,9 @@ async def get_digest(request: web.Request) -> web.Response:
     return json_response(DigestAnswer(ok=True, digest=latest.digest_shape() if latest else None))
 
 
-async def get_feed_stream(request: web.Request) -> web.StreamResponse:
-    """``GET /feed/stream``: Server-Sent Events, one ``feed`` event per feed item."""
-    return await _stream(request, request.app[STREAMS].feed)
-
-
 async def get_agent_stream(request: web.Request) -> web.StreamResponse:
     """``GET /agent/stream``: Server-Sent Events, one ``agent`` event per agent entry."""
-    return await _stream(request, request.app[STREAMS].agent)
-
-
-async def _stream(request: web.Request, hub: Hub[Any]) -> web.StreamResponse:
-    """Replay from the resume point (``Last-Event-ID``, else ``?after=``, else none), then
-    go live; see :mod:`transport.streams.fanout`."""
-    resume = _resume_point(request)
-    if request.method == "HEAD":
-        return web.Response(headers=SSE_HEADERS)
-    streams = request.app[STREAMS]
-    sub, ring = streams.subscribe(hub, request)
-    try:
-        replay = [] if resume is None else await hub.replay(resume, ring)
-        headers: Mapping[str, str] = {**SSE_HEADERS, **(request.app[ACCESS].cors(request) or {})}
-        return await serve(request, hub, sub, replay=replay, headers=headers, limits=streams.limits)
-    finally:
-        hub.release(sub)
-
-
-def _resume_point(request: web.Request) -> int | None:
-    """The id after which to replay, or ``None`` for live only; below 0 counts as 0."""
-    raw = request.headers.get("Last-Event-ID", "").strip()
-    if not raw:
-        after = optional_int(request, "after")
-        return None if after is None else max(after, 0)
-    try:
-        return max(int(raw), 0)
-    except ValueError:
-        msg = f"Last-Event-ID must be a whole number, got {raw!r}"
-        raise BadRequest(msg) from None
+    return await follow(request, request.app[STREAMS].agent)
 
 
 async def get_last(request: web.Request) -> web.Response:

@@ -13,7 +13,7 @@ from msgspec import Meta
 from prometheus_client.metrics_core import CounterMetricFamily, Metric
 
 from actors.agent.core.counters import AgentMetrics
-from actors.agent.core.screen_image import RefusalReason
+from actors.core.screen_image import RefusalReason
 from actors.core.shapes import Shape
 
 REFUSALS: tuple[str, ...] = get_args(RefusalReason)

@@ -14,6 +14,9 @@ from types import MappingProxyType
 
 from aiohttp import web
 
+from transport.overlay.socket import is_upgrade, serve
+from transport.state import OVERLAYS
+
 STATIC = Path(__file__).resolve().parent / "static"
 TYPES = MappingProxyType(
     {
@@ -77,3 +80,11 @@ async def get_script(_request: web.Request) -> web.Response:
 async def get_styles(_request: web.Request) -> web.Response:
     """``GET /console.css``: the console's style sheet."""
     return page_response("console.css")
+
+
+async def get_root(request: web.Request) -> web.StreamResponse:
+    """``GET /``: the console page; an upgrade request is an overlay connecting here rather
+    than at ``/ws``, and gets the overlay's WebSocket (:mod:`transport.overlay.socket`)."""
+    if not is_upgrade(request):
+        return page_response()
+    return await serve(request, request.app[OVERLAYS])

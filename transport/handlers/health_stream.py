@@ -18,11 +18,10 @@ from aiohttp import web
 from actors.agent.ticker import Ticker
 from actors.core.errors import ActorUnavailable
 from actors.core.shapes import TickNote
-from transport.agent.handler import SSE_HEADERS
 from transport.handlers.health import health_answer
 from transport.inputs import optional_int
 from transport.state import ACCESS, ASK, PEERS, STREAMS
-from transport.streams.sse import KEEPALIVE_FRAME, RETRY_FRAME
+from transport.streams.sse import KEEPALIVE_FRAME, RETRY_FRAME, SSE_HEADERS
 
 HEALTH_EVERY_S = 1.0
 """How often the stream looks at ``/health`` and the ticks."""

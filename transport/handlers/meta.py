@@ -14,6 +14,7 @@ from actors.kernel.base import RelayActor
 from transport.answers import Done
 from transport.features import AUDIO_SETTINGS as SETTING_NAMES
 from transport.guard import json_response, raw_json_response
+from transport.host.feature import SERVED
 from transport.inputs import read_body
 from transport.state import (
     ASK,
@@ -46,6 +47,7 @@ async def get_metrics(request: web.Request) -> web.Response:
         connections=request.app[CONNECTIONS],
         excluded={"sense": excluded},
         redactions=policy.redactor.counts(),
+        features=request.app[SERVED],
     )
     return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
 

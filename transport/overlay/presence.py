@@ -8,8 +8,8 @@ import contextlib
 import functools
 from collections.abc import Callable
 
-from actors.agent.core.window import extract_audio
 from actors.core.records import FeedSnapshot, SenseSnapshot
+from actors.core.window import extract_audio
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.published import Published
 from transport.overlay.messages import Status, status_at

@@ -31,6 +31,13 @@ class _WriteTimeout(Exception):
     """A write to a client did not go out in time."""
 
 
+SSE_HEADERS = {
+    "Content-Type": "text/event-stream",
+    "Cache-Control": "no-cache",
+    "X-Accel-Buffering": "no",  # nginx: pass each event on, do not buffer the stream
+}
+
+
 async def serve(
     request: web.Request,
     hub: Hub[Any],

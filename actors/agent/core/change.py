@@ -9,7 +9,7 @@ immutable, kept across ticks); :func:`judge` compares two gists and names the di
 Strong changes call at once (after the schedule's debounce):
 
 - ``app``: another app is in front; ``window``: another window title in the same app;
-- ``error``: a new error line on screen (:func:`actors.agent.core.screen_budget.is_error`: a
+- ``error``: a new error line on screen (:func:`actors.core.screen_budget.is_error`: a
   traceback, ``FAILED``, ``error:``, an exception, a panic); ``fixed``: the errors on the
   last call's newest screen are gone from the newest screen, or a success line appeared
   (``5 passed``, ``Build succeeded``);
@@ -35,8 +35,8 @@ import functools
 import re
 from dataclasses import dataclass
 
-from actors.agent.core.screen_budget import is_error, may_hold_errors
-from actors.agent.core.window import ScreenEvent, TickWindow
+from actors.core.screen_budget import is_error, may_hold_errors
+from actors.core.window import ScreenEvent, TickWindow
 
 SPEECH_WORDS = 10
 """Words (of three letters or more, fillers aside) of new speech that call on their own."""

@@ -12,11 +12,10 @@ import orjson
 
 from actors.agent.core.prompt import SCREENSHOTS
 from actors.agent.core.response_format import body_field
-from actors.agent.core.screen_image import ScreenImage
 from actors.core.errors import LLMBadResponse
+from actors.core.screen_image import ScreenImage
+from actors.core.shapes import NO_OUTPUT
 
-NO_OUTPUT = "—"
-"""What is stored when the model gave no hud or no digest."""
 HUD_FALLBACK_CHARS = 80
 """When the answer is not JSON, the hud is its first characters."""
 

@@ -83,10 +83,10 @@ class AgentCounters:
     """Screen images sent with calls that answered."""
     images_refused: dict[str, int] = field(default_factory=dict)
     """Screen images never sent, by reason
-    (:data:`~actors.agent.core.screen_image.RefusalReason`)."""
+    (:data:`~actors.core.screen_image.RefusalReason`)."""
     model_redactions: dict[str, int] = field(default_factory=dict)
     """Secrets taken out of the model's huds and digests, by kind
-    (:mod:`actors.core.answer_redaction`); the buffers count what clients sent."""
+    (:mod:`actors.agent.core.answer_redaction`); the buffers count what clients sent."""
     hours: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     """The last :data:`HOURS_KEPT` hours' answered calls: per hour (its start, epoch ms, as a
     string: a JSON key) and model, ``[calls, tokens in, tokens out, known cost in USD]``."""

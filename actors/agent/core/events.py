@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from actors.agent.core.screen_image import RefusalReason
 from actors.agent.core.ticks import LLMAttempt
+from actors.core.screen_image import RefusalReason
 
 SkipReason = Literal["idle", "empty", "unchanged", "minor", "deferred"]
 """Why a tick did not call the LLM (:data:`actors.agent.core.ticks.Outcome` names them)."""

@@ -40,8 +40,9 @@ from typing import Literal
 
 import orjson
 
-from actors.agent.core.completion import NO_OUTPUT, Analysis
+from actors.agent.core.completion import Analysis
 from actors.agent.core.prompt import AGE, INSTRUCTIONS, LABELS
+from actors.core.shapes import NO_OUTPUT
 
 Reason = Literal["long", "empty", "placeholder", "markup", "fragment", "echo"]
 WITHHELD_REASONS: tuple[Reason, ...] = (
@@ -315,7 +316,7 @@ class Checked:
     """An answer with the hud that may be pushed, and why the model's hud was withheld."""
 
     analysis: Analysis
-    """``hud`` is :data:`~actors.agent.core.completion.NO_OUTPUT` when it was withheld."""
+    """``hud`` is :data:`~actors.core.shapes.NO_OUTPUT` when it was withheld."""
     withheld: Reason | None
 
 

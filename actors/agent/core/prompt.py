@@ -7,7 +7,7 @@ newest screen event and the newest transcript. What came before follows as backg
 :data:`EARLIER_HEADER`: the app history, then the older screen events and transcripts, newest
 first. Every event is labelled with its age (``[12s ago]``). The screen events' OCR texts
 share one budget (:data:`SCREEN_BUDGET`), spent newest first, with repeated lines shown once,
-error and question lines whole and each cut marked (:mod:`actors.agent.core.screen_budget`):
+error and question lines whole and each cut marked (:mod:`actors.core.screen_budget`):
 the newest screen is the one shown most fully.
 
 The previous digest comes along as what was said before (:data:`PREVIOUS_HEADER`), and only
@@ -26,9 +26,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from actors.agent.core.screen_budget import Cut, Fitted, fit_screen
-from actors.agent.core.window import AudioEvent, ScreenEvent, TickWindow
+from actors.core.screen_budget import Cut, Fitted, fit_screen
 from actors.core.shapes import AudioSource
+from actors.core.window import AudioEvent, ScreenEvent, TickWindow
 from config.app_names import normalize_app_name
 
 SCREEN_BUDGET = 1_200

@@ -22,8 +22,8 @@ from datetime import UTC, datetime
 
 from actors.agent.core.entries import AgentRecord
 from actors.agent.core.prompt import SPEAKERS
-from actors.agent.core.window import AudioEvent, ScreenEvent, TickWindow
 from actors.core.stack_traces import MAX_TRACES, StackTrace, find_stack_traces
+from actors.core.window import AudioEvent, ScreenEvent, TickWindow
 from config.app_names import normalize_app_name
 
 LINE_CHARS = 500

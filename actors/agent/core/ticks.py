@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from actors.agent.core.change import Gist
 from actors.agent.core.completion import Analysis
-from actors.agent.core.window import TickWindow
+from actors.core.window import TickWindow
 from config.agent_settings import AgentSettings, EscalationPolicy
 
 ESCALATION_OFF = EscalationPolicy()
@@ -115,7 +115,7 @@ class TickResult:
     """Screen images the call sent."""
     redacted: Mapping[str, int] = field(default_factory=dict)
     """Secrets taken out of the model's hud and digest, by kind
-    (:mod:`actors.core.answer_redaction`): ``analysis`` holds the redacted text."""
+    (:mod:`actors.agent.core.answer_redaction`): ``analysis`` holds the redacted text."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,24 +1,18 @@
-"""The doctor's verdicts, pure: what a check found, turned into one line with the setting to fix.
+"""The agent's verdicts, pure: what a probe of the model found, as a
+:class:`~actors.common.check.Check` naming the setting to fix.
 
 The ``sinain-relay doctor`` command gives them for its probes; a running relay gives the
 ``llm`` and ``vision`` verdicts for the first call that asks each model (the LLM caller),
 since its start sends nothing.
-
-A :class:`Check` is one line: ``ok``, ``FAIL``, ``warn`` or ``skip``, the check's name, what
-was found, and (when not ok) the remedy, naming the setting. The process exits 1 when a check
-failed (:func:`exit_code`); warnings and skips do not fail it.
 """
 
 from __future__ import annotations
 
-import socket
-import ssl
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
 
 from actors.agent.core.llm_remedy import llm_remedy
 from actors.agent.core.response_format import may_refuse_images
+from actors.common.check import Check
 from actors.core.errors import (
     LLMBadResponse,
     LLMConnectionError,
@@ -26,50 +20,16 @@ from actors.core.errors import (
     LLMHTTPError,
     LLMTimeout,
 )
-from actors.http_library import httpx
 from config.agent_settings import DEFAULT_MODEL, AgentSettings
 from config.local_llm import LOCAL_LLM_INSTALL
 from config.loopback import loopback_url
 from config.secrets import shown_url
 
-Verdict = Literal["ok", "FAIL", "warn", "skip"]
-EXIT_OK = 0
-EXIT_FAILED = 1
 NO_IMAGES_REMEDY = (
     "check AGENT_VISION_MODEL (it does not take images: name one that does, or "
     "set AGENT_VISION_ENABLED=false)"
 )
 """What to do about a vision model that refuses the screen's images."""
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    """One check's verdict: what was found and, when not ok, what to do."""
-
-    name: str
-    verdict: Verdict
-    found: str
-    remedy: str = ""
-
-    def line(self) -> str:
-        """``FAIL llm: <found>: <remedy>`` (the remedy only when there is one)."""
-        said = f"{self.verdict} {self.name}: {self.found}"
-        return f"{said}: {self.remedy}" if self.remedy else said
-
-    @property
-    def worrying(self) -> bool:
-        """Whether it is logged as a warning (``FAIL`` and ``warn``), with its remedy."""
-        return self.verdict not in ("ok", "skip")
-
-    def log_fields(self) -> dict[str, str]:
-        """The fields of its ``doctor.check`` log line (``remedy`` when :attr:`worrying`)."""
-        fields = {"check": self.name, "verdict": self.verdict, "found": self.found}
-        return {**fields, "remedy": self.remedy} if self.worrying else fields
-
-
-def exit_code(checks: Sequence[Check]) -> int:
-    """0 when nothing failed (warnings and skips are fine), else 1."""
-    return EXIT_FAILED if any(check.verdict == "FAIL" for check in checks) else EXIT_OK
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,27 +138,6 @@ def vision_skip(config: AgentSettings, text: ChatProbe | None = None) -> Check |
     if config.vision_model == config.model:
         return Check("vision", "skip", f"the text model {config.model} also reads the images")
     return None
-
-
-def unreachable_reason(error: BaseException) -> str:
-    """Why a connection failed, in a few words, from the errors that caused ``error``."""
-    seen: BaseException | None = error
-    for _ in range(10):  # a chain of causes is short; a cycle is not followed
-        if seen is None:
-            break
-        if isinstance(seen, ConnectionRefusedError):
-            return "connection refused"
-        if isinstance(seen, socket.gaierror):
-            return "the host name does not resolve"
-        if isinstance(seen, ssl.SSLError):
-            return "TLS failed"
-        if isinstance(seen, TimeoutError | httpx.ConnectTimeout):
-            return "the connection timed out"
-        if isinstance(seen, OSError) and seen.strerror:
-            return seen.strerror.lower()
-        seen = seen.__cause__ or seen.__context__
-    text = str(error)
-    return "connection refused" if "connection attempts failed" in text else text
 
 
 def call_check(config: AgentSettings, model: str, *, images: bool) -> str | None:

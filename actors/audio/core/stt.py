@@ -27,10 +27,10 @@ from typing import Any, Final
 import orjson
 
 from actors.audio.core.wav import wav_bytes
-from actors.audio.stt_choice import LOCAL_STT_INSTALL
 from actors.common.remedy import Remedy
 from actors.core.errors import RelayError
 from config.audio.settings import SttApi
+from config.audio.stt_choice import LOCAL_STT_INSTALL
 
 WAV_FILENAME: Final = "utterance.wav"
 WAV_TYPE: Final = "audio/wav"

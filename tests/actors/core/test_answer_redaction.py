@@ -3,8 +3,9 @@ patterns as ``RELAY_REDACT`` says, and a count by kind of what was replaced."""
 
 from __future__ import annotations
 
-from actors.agent.core.completion import NO_OUTPUT, Analysis
-from actors.core.answer_redaction import redacted_answer
+from actors.agent.core.answer_redaction import redacted_answer
+from actors.agent.core.completion import Analysis
+from actors.core.shapes import NO_OUTPUT
 from config.secrets import remember_secret
 from tests.support.redaction_samples import AWS, SK, A, T, W
 

@@ -13,8 +13,8 @@ from actors.agent.core.change import (
     line_key,
     settling_until,
 )
-from actors.agent.core.window import TickWindow, build_context_window
 from actors.core.records import FeedRecord, SenseRecord
+from actors.core.window import TickWindow, build_context_window
 
 NOW = 1_769_901_200_000
 

@@ -7,13 +7,13 @@ import pytest
 
 from actors.agent.core.completion import (
     HUD_FALLBACK_CHARS,
-    NO_OUTPUT,
     Analysis,
     Completion,
     parse_analysis,
     parse_chat_completion,
 )
 from actors.core.errors import LLMBadResponse, LLMError
+from actors.core.shapes import NO_OUTPUT
 
 
 def body(content: object = "hi", usage: object = None, **extra: object) -> bytes:

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from actors.agent.core.window import TickWindow
+from actors.agent.core.escalation_message import FOOTER, escalation_of
+from actors.core.window import TickWindow
 from actors.escalation.decision import (
     CODING_REPLY_CHARS,
     REPLY_CHARS,
@@ -19,7 +20,6 @@ from actors.escalation.decision import (
     reply_text,
     score,
 )
-from actors.escalation.message import FOOTER, escalation_of
 from config.agent_settings import EscalationMode, EscalationPolicy
 from tests.actors.core.test_situation import NOW, TRACE, a_window, an_entry, heard, screen
 

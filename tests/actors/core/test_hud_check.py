@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from actors.agent.core.completion import NO_OUTPUT, parse_analysis
+from actors.agent.core.completion import parse_analysis
 from actors.agent.core.hud_check import checked_hud, judge, salvage
 from actors.agent.core.prompt import EXAMPLE_HUD, HUD_PLACEHOLDER, INTRO, SCREENSHOTS, build_prompt
+from actors.core.shapes import NO_OUTPUT
 from tests.support.prompt_corpus import case_window, cases, session_prompt, tick_ms
 from transport.demo.stand_in import summarise
 

@@ -18,9 +18,9 @@ from actors.agent.core.prompt import (
     build_prompt,
     fingerprint,
 )
-from actors.agent.core.window import AudioEvent, ScreenEvent, TickWindow, build_context_window
 from actors.core.records import FeedRecord
 from actors.core.shapes import AppSwitch
+from actors.core.window import AudioEvent, ScreenEvent, TickWindow, build_context_window
 
 NOW = 1_769_901_200_000
 

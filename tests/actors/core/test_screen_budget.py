@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from actors.agent.core.prompt import AS_ABOVE, CUT_MANY, CUT_ONE, SCREEN_BUDGET
-from actors.agent.core.screen_budget import (
+from actors.core.screen_budget import (
     LINE_CHARS,
     READ_CHARS,
     Cut,

@@ -6,7 +6,8 @@ import base64
 
 import pytest
 
-from actors.agent.core.screen_image import (
+from actors.core.records import SenseRecord
+from actors.core.screen_image import (
     MAX_IMAGE_BYTES,
     NOTHING_SENT,
     RECENT_SENT,
@@ -16,7 +17,6 @@ from actors.agent.core.screen_image import (
     read_image,
     without_image_data,
 )
-from actors.core.records import SenseRecord
 from tests.support.posts import jpeg, png
 
 

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 from actors.agent.core.entries import AgentRecord
 from actors.agent.core.situation import render_situation
-from actors.agent.core.window import TickWindow, build_context_window
 from actors.core.bodies import sense_input
 from actors.core.records import FeedRecord, SenseRecord
+from actors.core.window import TickWindow, build_context_window
 
 NOW = 1_769_901_200_000
 """2026-01-31T23:13:20Z."""

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from actors.agent.core.screen_budget import READ_CHARS
+from actors.core.screen_budget import READ_CHARS
 from actors.core.stack_traces import MAX_TRACE_LINES, StackTrace, find_stack_traces
 from tests.support.harness import ROOT
 

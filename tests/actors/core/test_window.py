@@ -6,7 +6,9 @@ import msgspec
 import orjson
 import pytest
 
-from actors.agent.core.window import (
+from actors.core.records import FeedRecord, SenseRecord
+from actors.core.shapes import AppSwitch
+from actors.core.window import (
     MAX_AUDIO,
     MAX_SCREEN,
     AudioEvent,
@@ -16,8 +18,6 @@ from actors.agent.core.window import (
     extract_audio,
     screen_event,
 )
-from actors.core.records import FeedRecord, SenseRecord
-from actors.core.shapes import AppSwitch
 
 NOW = 1_769_901_200_000
 MAX_AGE = 120_000

@@ -25,7 +25,7 @@ from tests.support.harness import ROOT
 from tests.support.observe import wait_until
 from tests.support.relay import Samples, client_for, relay_settings, scrape, value
 from tests.test_hearing import HEARD
-from transport.audio.exposition import CAPTURE_STATES, STT_STATES, AudioFigures
+from transport.audio.exposition import CAPTURE_STATES, STT_STATES, AudioFigures, audio_families
 from transport.demo.fake_stt import FakeStt
 from transport.exposition import RelayCollector, Scrape
 from transport.metrics import HttpStats
@@ -52,7 +52,7 @@ def _collected(figures: AudioFigures) -> Samples:
         excluded={},
         redactions={},
         clients=ClientReports(),
-        audio=figures,
+        features=tuple(audio_families(figures)),
     )
     registry = CollectorRegistry(auto_describe=False)
     registry.register(RelayCollector(snapshot))

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from actors.agent.core.prompt import PreviousDigest, build_prompt
-from actors.agent.core.window import AudioEvent, ScreenEvent, TickWindow
+from actors.core.window import AudioEvent, ScreenEvent, TickWindow
 from tests.support.prompt_corpus import T0_MS, session_prompt
 from transport.demo.stand_in import (
     STAND_IN_MARKER,

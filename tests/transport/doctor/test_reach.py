@@ -7,8 +7,10 @@ import pytest
 from config.agent_settings import AgentSettings
 from config.audio.settings import AudioConfig
 from tests.support.harness import free_port
+from transport.agent.doctor import llm_server_check
+from transport.audio.doctor import speech_server_check
 from transport.demo.fake_llm import FakeLLM
-from transport.doctor.reach import llm_server_check, speech_server_check, unreachable
+from transport.host.reach import unreachable
 
 
 def test_a_listening_server_is_ok_and_receives_no_request(fake_llm: FakeLLM) -> None:

@@ -1,11 +1,10 @@
-"""The doctor's network probes: one tiny request to the LLM, the vision model and the speech
-service, each as the relay sends it, each bounded by the setting's own timeout.
+"""The agent's checks (``llm``, ``vision``, ``llm server``): one tiny request to the model and
+the vision model for ``sinain-relay doctor``, each as the relay sends it, bounded by the
+setting's own timeout; for a started relay, whether the model's host accepts a connection.
 
-The LLM request is built by :func:`~actors.agent.core.completion.request_body` and sent by
+The request is built by :func:`~actors.agent.core.completion.request_body` and sent by
 :func:`~actors.agent.chat_request.call_chat`, at the response-format level the relay asks
-first, stepping down on a refusal as ``AGENT_RESPONSE_FORMAT=auto`` does. The speech request
-is one second of silence, built and sent as the transcriber does (through the feature
-registry, :mod:`transport.features`).
+first, stepping down on a refusal as ``AGENT_RESPONSE_FORMAT=auto`` does.
 """
 
 from __future__ import annotations
@@ -14,26 +13,21 @@ import asyncio
 import base64
 import hashlib
 import time
+from collections.abc import Iterator
 
 from actors.agent.chat_request import call_chat
 from actors.agent.core.completion import request_body
 from actors.agent.core.response_format import first_level, is_refusal, step_down
-from actors.agent.core.screen_image import ScreenImage
-from actors.agent.core.verdicts import ChatProbe, Check, unreachable_reason
+from actors.agent.core.verdicts import ChatProbe, agent_skip, chat_verdict, vision_skip
 from actors.agent.local_llm import LocalChat
+from actors.common.check import Check, ms_since, unreachable_reason
+from actors.common.http_library import httpx
 from actors.core.errors import LLMConnectionError, LLMError, LLMHTTPError
-from actors.http_library import httpx
+from actors.core.screen_image import ScreenImage
 from config.agent_settings import AgentSettings
 from config.secrets import shown_url
-from transport.features import (
-    BYTES_PER_MS,
-    LOCAL_LOAD_TIMEOUT_S,
-    AudioConfig,
-    LocalRecogniser,
-    SpeechClient,
-    speech_request,
-    stt_remedy,
-)
+from config.settings import Settings
+from transport.host.reach import CONNECT_TIMEOUT_S, unreachable
 
 PROMPT = 'Answer with the JSON {"hud": "ok", "digest": "ok"} and nothing else.'
 """The doctor's one-line prompt."""
@@ -43,7 +37,6 @@ PIXEL_PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 )
 """A 1x1 PNG: the vision probe's screen image."""
-SILENCE_MS = 1_000
 
 
 def pixel() -> ScreenImage:
@@ -93,10 +86,10 @@ def probe_chat(
                 refused.append(level)
                 level = lower
                 continue
-            return ChatProbe(model, _ms_since(began), level, tuple(refused))
+            return ChatProbe(model, ms_since(began), level, tuple(refused))
     except LLMError as exc:
         why = unreachable_reason(exc) if isinstance(exc, LLMConnectionError) else ""
-        return ChatProbe(model, _ms_since(began), None, tuple(refused), exc, why)
+        return ChatProbe(model, ms_since(began), None, tuple(refused), exc, why)
     finally:
         loop.run_until_complete(client.aclose())
         loop.close()
@@ -116,41 +109,51 @@ def probe_local(config: AgentSettings) -> ChatProbe:
         began = time.monotonic()  # the answer's time, not the load's
         chat.complete(body, config.timeout_ms / 1000)
     except LLMError as exc:
-        return ChatProbe(config.model, _ms_since(began), None, error=exc)
+        return ChatProbe(config.model, ms_since(began), None, error=exc)
     finally:
         chat.close()
-    return ChatProbe(config.model, _ms_since(began), level)
+    return ChatProbe(config.model, ms_since(began), level)
 
 
-def _ms_since(began: float) -> int:
-    return round((time.monotonic() - began) * 1000)
+def llm_server_check(config: AgentSettings) -> Check:
+    """``llm server``: whether ``AGENT_BASE_URL``'s host accepts a connection; a model on this
+    machine (``AGENT_API=local``) has none, and is loaded at the first call."""
+    if config.local:
+        return Check(
+            "llm server",
+            "skip",
+            f"{config.model} runs on this machine (AGENT_API=local): loaded at the first call",
+            "sinain-relay doctor loads it and asks it one short question",
+        )
+    url = shown_url(config.base_url)
+    why = unreachable(config.base_url, min(CONNECT_TIMEOUT_S, config.timeout_ms / 1000))
+    if why is None:
+        return Check(
+            "llm server",
+            "ok",
+            f"{url} accepts connections (nothing is asked: the first call gives the llm check)",
+        )
+    failed = ChatProbe(config.model, 0, None, error=LLMConnectionError(why), unreachable=why)
+    return chat_verdict("llm server", failed, config)
 
 
-def probe_speech(audio: AudioConfig) -> Check:
-    """One second of silence to the speech service, as the transcriber sends an utterance."""
-    pcm = bytes(SILENCE_MS * BYTES_PER_MS)
-    request = speech_request(
-        audio.stt_api, audio.stt_base_url, audio.stt_model, audio.language, pcm
-    )
-    timeout_s = audio.stt_timeout_ms / 1000
-    client: SpeechClient | LocalRecogniser
-    if audio.local:  # the model loaded in a worker, as the transcriber's is
-        client = LocalRecogniser(audio.stt_model, audio.language, name="doctor-stt")
-        where = f"{audio.stt_model} on this machine (STT_API=local)"
+def agent_checks(settings: Settings, *, started: bool) -> Iterator[Check]:
+    """``llm`` and ``vision`` for the command, one tiny request each; ``llm server`` for a
+    started relay, which asks nothing (the first call to each model gives its verdict)."""
+    config = settings.agent
+    skipped = agent_skip(config)
+    if started:
+        yield llm_server_check(config) if skipped is None else skipped
+        return
+    if skipped is None:
+        text = probe_chat(config, config.model)
+        yield chat_verdict("llm", text, config)
+        skipped = vision_skip(config, text)
     else:
-        client = SpeechClient(audio.stt_api, audio.stt_api_key, connections=1, name="doctor-stt")
-        where = f"{audio.stt_model} at {shown_url(audio.stt_base_url)} (STT_API={audio.stt_api})"
-    began = time.monotonic()
-    # a first use of a local model may fetch it: the recogniser bounds that wait itself
-    wait_s = timeout_s + (LOCAL_LOAD_TIMEOUT_S if audio.local else 5)
-    try:
-        text = client.send(request, timeout_s).result(timeout=wait_s)
-    except Exception as exc:  # any failure is the verdict; the doctor goes on to the next
-        remedy = stt_remedy(exc, local=audio.local)
-        return Check("speech", "FAIL", f"{where}: {exc}", remedy.advice if remedy else "")
-    finally:
-        client.close()
-    heard = f"{text[:40]!r}" if text else "nothing"
-    return Check(
-        "speech", "ok", f"{where} answered in {_ms_since(began)} ms (heard {heard} in silence)"
-    )
+        yield skipped
+        skipped = vision_skip(config)
+    if skipped is not None:
+        yield skipped
+    else:
+        probe = probe_chat(config, config.vision_model, (pixel(),))
+        yield chat_verdict("vision", probe, config, images=True)

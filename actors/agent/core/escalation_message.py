@@ -17,7 +17,6 @@ Ages count to the entry's time, so the same entry and window always give the sam
 from __future__ import annotations
 
 from actors.agent.core.entries import AgentRecord
-from actors.agent.core.screen_budget import is_error, may_hold_errors
 from actors.agent.core.situation import (
     LINE_CHARS,
     TITLE_CHARS,
@@ -26,8 +25,9 @@ from actors.agent.core.situation import (
     detected_errors,
     fenced,
 )
-from actors.agent.core.window import AudioEvent, ScreenEvent, TickWindow
+from actors.core.screen_budget import is_error, may_hold_errors
 from actors.core.stack_traces import scanned_lines
+from actors.core.window import AudioEvent, ScreenEvent, TickWindow
 from actors.escalation.decision import (
     Decision,
     Score,

@@ -26,7 +26,9 @@ from transport.state import (
     REQUEST_ID,
     SENSE_ANSWERS,
     SENSE_POSTS,
+    STREAMS,
 )
+from transport.streams.follow import follow
 
 log = structlog.get_logger("relay")
 
@@ -110,3 +112,8 @@ async def _sense_bodies(
         raise ActorUnavailable("the sense events' image data could not be read") from exc
     gone = max((i for i in spilled if i not in rows), default=0)
     return [rows[e.id] if e.spilled else e.json for e in events if e.id > gone], not gone
+
+
+async def get_feed_stream(request: web.Request) -> web.StreamResponse:
+    """``GET /feed/stream``: Server-Sent Events, one ``feed`` event per feed item."""
+    return await follow(request, request.app[STREAMS].feed)

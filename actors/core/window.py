@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import msgspec
 from msgspec import UNSET
 
-from actors.agent.core.screen_image import ScreenImage
 from actors.core import shapes
 from actors.core.records import FeedRecord, JSONDict, SenseRecord
+from actors.core.screen_image import ScreenImage
 from actors.core.shapes import AGENT, MARKS, TRANSCRIPT_SOURCE, AppSwitch, AudioSource
 
 MAX_AUDIO = 5
@@ -93,7 +93,7 @@ class TickWindow:
     """Server time (ms) of the newest event inside the window, or ``None`` when empty."""
     images: tuple[ScreenImage, ...] = ()
     """The screen images a call with this window sends, newest first
-    (:func:`~actors.agent.core.screen_image.pick_images`); none unless the context builder adds
+    (:func:`~actors.core.screen_image.pick_images`); none unless the context builder adds
     them."""
 
     @property

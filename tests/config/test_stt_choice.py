@@ -1,4 +1,4 @@
-"""What the command line makes of the audio settings given (:mod:`actors.audio.stt_choice`):
+"""What the command line makes of the audio settings given (:mod:`config.audio.stt_choice`):
 this machine's recogniser when no speech service is named, the model for the language, and
 the LLM key for a speech service of the LLM's origin only."""
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from actors.audio import stt_choice
-from actors.audio.stt_choice import primary_language
 from config import command_line
+from config.audio import stt_choice
+from config.audio.stt_choice import primary_language
 from config.command_line import load_settings
 from config.errors import ConfigError
 

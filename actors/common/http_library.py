@@ -1,6 +1,6 @@
 """httpx, imported without its command-line client. The actors that talk HTTP (the LLM
 caller, the transcriber and its speech client) take httpx from here
-(``from actors.http_library import httpx``), so the relay's process never loads the client.
+(``from actors.common.http_library import httpx``), so the relay's process never loads the client.
 
 httpx imports its optional command-line client at import time, which imports click and
 pygments whenever they are installed (pytest brings pygments, Flask brings click): megabytes

@@ -1,0 +1,61 @@
+"""The audio feature, as the HTTP shell takes it: ``POST /audio``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Literal
+
+from transport.answers import Transcribed
+from transport.audio.doctor import audio_checks
+from transport.audio.handler import AUDIO_BODY_LIMIT, MAX_AUDIO_MS, WAV_TYPES, post_audio
+from transport.host.feature import Parts
+from transport.host.route import INGEST_ERRORS, Param, Route, ok
+
+if TYPE_CHECKING:
+    from prometheus_client.metrics_core import Metric
+
+    from transport.state import Peers
+
+
+def audio_metrics(peers: Peers) -> Iterator[Metric]:
+    """The captures' and the transcriber's families, from what they last published
+    (:mod:`transport.audio.exposition`, imported at the first scrape with prometheus-client)."""
+    from transport.audio.exposition import AudioFigures, audio_families  # noqa: PLC0415
+
+    yield from audio_families(AudioFigures.read(peers.audio_views, peers.audio_config))
+
+
+AUDIO = Parts(
+    "audio",
+    (
+        Route(
+            "POST",
+            "/audio",
+            post_audio,
+            "Transcribe one utterance recorded on another device into the feed",
+            ok(Transcribed, "Transcribed: the stored item, or why nothing was stored."),
+            (*INGEST_ERRORS, "BadGateway"),
+            "A phone or a wearable posts what it recorded: a 16 kHz mono 16-bit WAV, or raw PCM as "
+            "`audio/L16; rate=16000; channels=1` (big-endian samples), at most "
+            f"{MAX_AUDIO_MS // 1000} s. It goes through the transcriber, the filters and the feed "
+            "as captured audio does, marked as `source` says (`mic`: `[🎙] `, the default; "
+            "`system`: `[🔊] `), and the answer waits for the transcript. A 503 with "
+            "`Retry-After` when the transcriber takes no utterance now (every slot taken, or the "
+            "speech service failing), a 503 without one when no speech service key is set, a 502 "
+            "when the service failed. Other audio (another rate, stereo, 8-bit, compressed) is a "
+            "400; another media type a 415.",
+            params=(
+                Param(
+                    "source",
+                    Literal["mic", "system"],
+                    "Whose words: `mic`, what the user said (the default), or `system`, what the "
+                    "user heard.",
+                ),
+            ),
+            body_limit=AUDIO_BODY_LIMIT,
+            body_media=(*WAV_TYPES, "audio/L16"),
+        ),
+    ),
+    families=audio_metrics,
+    checks=audio_checks,
+)

@@ -1,0 +1,1 @@
+"""What the HTTP shell asks of every feature: a route, and the feature protocol."""
