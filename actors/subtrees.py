@@ -282,7 +282,6 @@ def start_agent(root: pykka.ActorRef[Any], w: Wiring) -> None:
             clock=w.clock,
             feed=w.feed_view,
             sense=w.sense_view,
-            agent=w.agent_view,
             llm=hs.llm,
             events=events,
             sent_images=w.sent_images,

@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager as ContextManager
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from actors.agent.core.prompt import PreviousDigest, build_prompt
+from actors.agent.core.prompt import build_prompt
 from actors.kernel.clock import SystemClock
 from bench import tick_cost as tc
 from bench.figures import Table, at_least
@@ -291,8 +291,7 @@ def run_tick(args: argparse.Namespace) -> list[Row]:
         if (other := busy_during("tick", attempt, meter.read())) is None:
             continue
         now_ms = SystemClock().now_ms()
-        previous = PreviousDigest(tc.PREVIOUS_DIGEST, now_ms)
-        prompt = build_prompt(window, now_ms=now_ms, previous=previous)
+        prompt = build_prompt(window, now_ms=now_ms)
         transcripts = sum(1 for item in feed.items if "openrouter]" in item.text)
         ocr = sorted({len(e.ocr) for e in sense.events})
         print(

@@ -17,7 +17,7 @@ import orjson
 
 from actors.agent.core import completion as chat
 from actors.agent.core.hud_check import WITHHELD_REASONS, Checked, checked_hud
-from actors.agent.core.prompt import PreviousDigest, build_prompt
+from actors.agent.core.prompt import build_prompt
 from actors.agent.core.response_format import Level, first_level, is_refusal, step_down
 from actors.core.errors import LLMError
 from actors.core.screen_image import NOTHING_SENT, ScreenImage
@@ -99,7 +99,7 @@ def ask(args: argparse.Namespace, transport: httpx.BaseTransport | None, worker:
     figures = Figures()
     counts = figures.counts
     remembered: Level | None = None
-    previous: PreviousDigest | None = None
+    previous: str | None = None
     sent = NOTHING_SENT  # the session's calls remember the images they sent; a case is alone
     key = os.environ.get("OPENROUTER_API_KEY", "unused")
     headers = {"Authorization": f"Bearer {key}", "X-Title": "sinain-relay bench"}
@@ -111,7 +111,7 @@ def ask(args: argparse.Namespace, transport: httpx.BaseTransport | None, worker:
             figures.images = [figures.images[0] + len(images), figures.images[1] + bool(images)]
             tick, now_ms = model_windows.tick(window)
             memory = previous if window.at_s is not None else None
-            prompt = build_prompt(tick, now_ms=now_ms, previous=memory)
+            prompt = build_prompt(tick, now_ms=now_ms)
             pid = args.server_pid or worker() or server_pid(args.base_url)
             used = cpu_s(pid) if pid else 0.0
             asked = _negotiated(client, args, (prompt, images), level, figures)
@@ -138,8 +138,8 @@ def ask(args: argparse.Namespace, transport: httpx.BaseTransport | None, worker:
             counts["answers", level] += 1
             if analysis.parsed_ok:
                 counts["parsed", level] += 1
-                if window.at_s is not None:  # the session's next tick reads this digest
-                    previous = PreviousDigest(analysis.digest, now_ms)
+                if window.at_s is not None:  # the session's next answer must not repeat it
+                    previous = analysis.digest
             else:
                 counts["unparsed", level, _finish_reason(response.content)] += 1
             _judge(figures, (window.name, level), now_of(tick), (analysis, checked), memory)
@@ -151,10 +151,11 @@ def _judge(
     asked: tuple[str, Level],
     now: Now,
     answer: tuple[chat.Analysis, Checked],
-    memory: PreviousDigest | None,
+    memory: str | None,
 ) -> None:
     """Count what the judges find of an answer (and the gate's verdict on it) to the window
-    ``asked`` at a level, about ``now``, with the previous digest ``memory`` in its prompt."""
+    ``asked`` at a level, about ``now``, after an answer of the same session whose digest was
+    ``memory``."""
     (analysis, checked), why = answer, answer[1].withheld
     hud = analysis.hud if why else checked.analysis.hud
     found = figures.judged.add(hud, analysis.digest, bool(why), now, memory)

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from actors.agent.context_builder import ContextBuilder
 from actors.agent.core.change import Change, Gist, gist, judge
 from actors.agent.core.completion import Analysis
-from actors.agent.core.prompt import PreviousDigest, build_prompt, fingerprint
+from actors.agent.core.prompt import build_prompt, fingerprint
 from actors.agent.core.ticks import TickResult
 from actors.agent.digest_store import DigestStore
 from actors.core.bodies import sense_input
@@ -40,7 +40,6 @@ TICK_PARTS = (  # the figures whose sum is a tick's own cost
     "digest.record + commit (ping behind it)",
 )
 TEXTS = data("tick_window")
-PREVIOUS_DIGEST = TEXTS["previous_digest"] * 4
 _FRESH = itertools.count()  # suffixes that make a text new to the caches, for the whole process
 
 
@@ -131,7 +130,6 @@ def fill_rings(relay: Relay) -> tuple[FeedSnapshot, SenseSnapshot]:
 
 def measure_pure(feed: FeedSnapshot, sense: SenseSnapshot, reps: int) -> list[Figure]:
     now_ms = SystemClock().now_ms()
-    previous = PreviousDigest(PREVIOUS_DIGEST, now_ms - 20_000)
 
     def window(events: Sequence[Any] = sense.events, now: int = now_ms) -> TickWindow:
         return build_context_window(feed.items, events, now_ms=now, max_age_ms=MAX_AGE_MS)
@@ -147,12 +145,12 @@ def measure_pure(feed: FeedSnapshot, sense: SenseSnapshot, reps: int) -> list[Fi
     before = gist(window(sense.events[:-1], now_ms - 1_000))  # the last call saw one event less
     calls: dict[str, Callable[[], object]] = {
         "build_context_window": window,
-        "build_prompt": lambda: build_prompt(ctx, now_ms=now_ms, previous=previous),
+        "build_prompt": lambda: build_prompt(ctx, now_ms=now_ms),
         "fingerprint": lambda: fingerprint(ctx),
         "gist + judge (economy)": lambda: judge(before, ctx, gist(ctx)),
         "gist + judge, the newest event never seen": lambda: judge_new(ctx, before),
         "all three": lambda: (
-            build_prompt(w := window(), now_ms=now_ms, previous=previous),
+            build_prompt(w := window(), now_ms=now_ms),
             fingerprint(w),
         ),
     }

@@ -4,7 +4,7 @@ It owns no state of its own: each tick reads the rings the buffers last publishe
 :mod:`actors.kernel.published`: committed data, read without a message, so a tick never queues in
 a buffer's mailbox behind ingestion, nor waits for a buffer that hangs), decides whether
 anything is new and whether the window says anything the last LLM call was not told (its
-fingerprint), and hands the prompt on, with the previous digest the digest store published.
+fingerprint), and hands the prompt on.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from actors.agent.core.change import Gist, gist, judge, settling_until
-from actors.agent.core.entries import EMPTY_AGENT, AgentSnapshot
 from actors.agent.core.events import AgentEvent, ImageRefused, TickSkipped
-from actors.agent.core.prompt import PreviousDigest, build_prompt, fingerprint
+from actors.agent.core.prompt import build_prompt, fingerprint
 from actors.agent.core.ticks import LLMRequest, TickDone, TickRequest
 from actors.agent.llm_caller import LLMCaller
 from actors.core.records import FeedSnapshot, SenseSnapshot
@@ -46,7 +45,6 @@ class ContextBuilder(RelayActor):
         sense: Published[SenseSnapshot],
         llm: ChildHandle[LLMCaller],
         events: Listeners[AgentEvent] | None = None,
-        agent: Published[AgentSnapshot] | None = None,
         sent_images: Published[SentImages] | None = None,
         report: Reporter | None = None,
     ) -> None:
@@ -54,7 +52,6 @@ class ContextBuilder(RelayActor):
         self._clock = clock
         self._feed = feed
         self._sense = sense
-        self._agent = agent or Published(EMPTY_AGENT)
         self._sent = sent_images if sent_images is not None else Published(NOTHING_SENT)
         """The images recent calls sent (the LLM caller writes it)."""
         self._llm = llm
@@ -133,12 +130,10 @@ class ContextBuilder(RelayActor):
             if skip is not None:
                 self._done(request, skip)
                 return
-        latest = self._agent.value.latest
-        previous = PreviousDigest(latest.digest, latest.ts) if latest is not None else None
         llm_request = LLMRequest(
             tick_id=request.tick_id,
             config=config,
-            prompt=build_prompt(window, now_ms=now_ms, previous=previous),
+            prompt=build_prompt(window, now_ms=now_ms),
             window=window,
             marks=marks,
             reply_to=request.reply_to,

@@ -152,9 +152,8 @@ class DigestStore(DurableActor):
         self._request_prune()
 
     def committed(self) -> None:
-        """Publish the newest entries as they are on disk now (streams and long-polls
-        read them, and the context builder takes the previous digest from them); post the
-        newest entry's situation for the SITUATION.md writer."""
+        """Publish the newest entries as they are on disk now (streams and long-polls read
+        them); post the newest entry's situation for the SITUATION.md writer."""
         self._published.publish(
             AgentSnapshot(entries=tuple(self._entries), escalation=self._slot.pending)
         )

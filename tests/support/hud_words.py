@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from actors.agent.core.hud_check import judge, pushes
-from actors.agent.core.prompt import PreviousDigest
 from actors.core.shapes import NO_OUTPUT
 from actors.core.window import TickWindow
 from config.app_names import normalize_app_name
@@ -128,18 +127,18 @@ class Judged:
     grounded: int = 0
     digests_grounded: int = 0
     followed: int = 0
-    """Answers with a previous digest in their prompt..."""
+    """Answers that followed another of the same session..."""
     copied: int = 0
-    """...and those of them that copied it (:func:`copied`)."""
+    """...and those of them whose digest is that answer's again (:func:`copied`)."""
     last_pushed: str | None = None
     last: tuple[str, Now] | None = None
     """The previous answer's hud and its moment."""
 
     def add(
-        self, hud: str, digest: str, withheld: bool, now: Now, said: PreviousDigest | None = None
+        self, hud: str, digest: str, withheld: bool, now: Now, said: str | None = None
     ) -> dict[str, bool | str]:
         """Judge one answer (``withheld``: the relay's gate withheld its hud; ``said``: the
-        previous digest its prompt carried); what was found."""
+        digest of the answer before it in the same session); what was found."""
         previous, moved = (self.last[0], self.last[1] != now) if self.last else (None, True)
         why = readable(hud, previous=previous, moved=moved)
         found: dict[str, bool | str] = {
@@ -147,7 +146,7 @@ class Judged:
             "readable": why is None,
             "grounded": grounded(hud, now),
             "digests_grounded": grounded(digest, now),
-            "copied": copied(digest, said.text if said else None),
+            "copied": copied(digest, said),
             "why": why or "",
         }
         self.followed += said is not None

@@ -19,7 +19,7 @@ from typing import Any
 from actors.agent.core.prompt import (
     ACTIVE_APP,
     AGE,
-    PreviousDigest,
+    ANSWER_HEADER,
     build_prompt,
     prompt_with_screen,
     screen_line,
@@ -137,11 +137,11 @@ def records(case: Case) -> tuple[list[FeedRecord], list[SenseRecord]]:
     return stored(case.events)
 
 
-def session_prompt(until_s: float, previous: PreviousDigest | None = None) -> str:
+def session_prompt(until_s: float) -> str:
     """The prompt a tick :data:`TICK_AFTER_MS` after ``until_s`` seconds of the shipped demo
-    session would send, with ``previous`` as the digest before it."""
+    session would send."""
     window, now = session_window(until_s)
-    return build_prompt(window, now_ms=now, previous=previous)
+    return build_prompt(window, now_ms=now)
 
 
 def session_window(until_s: float) -> tuple[TickWindow, int]:
@@ -190,8 +190,10 @@ def cut_prompt(ctx: TickWindow, *, now_ms: int) -> str:
 
 
 def window_part(prompt: str) -> str:
-    """The prompt from the active app on: the window, without the instructions before it."""
-    return prompt[prompt.index(ACTIVE_APP) :]
+    """The prompt from the active app to the answer's shape: the window, without the
+    instructions around it."""
+    start = prompt.index(ACTIVE_APP)
+    return prompt[start : prompt.index(ANSWER_HEADER, start)]
 
 
 def words(texts: Iterable[str]) -> set[str]:

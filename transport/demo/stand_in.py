@@ -28,7 +28,6 @@ RECENT_SCREEN_LINES = 3
 _AGE = re.compile("^" + re.escape(labels.AGE).replace(re.escape("{seconds}"), r"(\d+)"))
 _WHERE = re.compile(r"^\[([^\]]*)\]\s*")
 _SEEN = re.compile(r"\s*" + re.escape(labels.SEEN).replace(re.escape("{narrative}"), ".*") + "$")
-_PREVIOUS = labels.PREVIOUS_HEADER.partition("{age}")[0]
 _ATTACHED = labels.SCREENSHOTS.partition("{count}")[0]
 _SECTIONS = {
     labels.SCREEN_NOW: "screen",
@@ -95,8 +94,6 @@ class PromptView:
     """Newest first, as the prompt lists them."""
     heard: tuple[HeardLine, ...] = ()
     """Newest first."""
-    earlier: str = ""
-    """The previous digest, when the prompt carries one."""
 
 
 def _aged(line: str) -> tuple[int | None, str]:
@@ -129,7 +126,6 @@ def read_prompt(prompt: str) -> PromptView:
     history: tuple[str, ...] = ()
     screen: list[SeenLine] = []
     heard: list[HeardLine] = []
-    earlier: list[str] = []
     section = ""
     window = prompt[prompt.find(labels.NOW_HEADER) :] if labels.NOW_HEADER in prompt else prompt
     for raw in window.split("\n"):
@@ -147,16 +143,12 @@ def read_prompt(prompt: str) -> PromptView:
             )
         elif line in _SECTIONS:
             section = _SECTIONS[line]
-        elif line.startswith(_PREVIOUS):
-            section = "earlier"
         elif section == "screen" and line != labels.NO_SCREEN:
             screen.append(_screen_line(line))
         elif section == "audio" and line != labels.NO_AUDIO:
             age, text = _aged(line)
             heard.append(HeardLine(age, _unlabelled(text)))
-        elif section == "earlier":
-            earlier.append(line)
-    return PromptView(active, history, tuple(screen), tuple(heard), " ".join(earlier))
+    return PromptView(active, history, tuple(screen), tuple(heard))
 
 
 def _words(text: str, count: int, *, more: str = " …") -> str:
@@ -232,6 +224,11 @@ def _sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE_END.split(text.strip()) if s]
 
 
+def _place(line: SeenLine | None) -> tuple[str, str] | None:
+    """Where a screen line was seen: its app and window."""
+    return None if line is None else (line.app, line.window)
+
+
 def _now_sentence(view: PromptView) -> str:
     if view.screen and view.screen[0].window:
         return f"The user is in {view.active_app}, on {_quote(view.screen[0].window, 80)}."
@@ -243,11 +240,12 @@ def summarise(prompt: str) -> tuple[str, str]:
 
     The hud names the newest screen line's app and what it shows (an error first, else the
     window title or the first words); the digest names the active app and the app history,
-    quotes the newest screen texts and the newest transcript, and carries the first sentence
-    of the previous digest when that differs from now. The digest begins with
+    quotes the newest screen texts and the newest transcript, and says where the user was
+    before (the newest older screen line of another app or window). The digest begins with
     :data:`STAND_IN_MARKER`.
     """
     view = read_prompt(prompt)
+    seen = view.screen[0] if view.screen else None
     hud = _words(_hud(view), HUD_WORDS, more="")
     now = _now_sentence(view)
     parts = [STAND_IN_MARKER, now]
@@ -267,9 +265,8 @@ def summarise(prompt: str) -> tuple[str, str]:
         newest = view.heard[0]
         when = f" ({newest.age_s}s ago)" if newest.age_s is not None else ""
         parts.append(f"Last heard{when}: {_quote(newest.text)}.")
-    earlier = _sentences(view.earlier.removeprefix(STAND_IN_MARKER))
-    if earlier and earlier[0] != now:
-        before = earlier[0].removeprefix("The user is in ")
-        carried = f"the user was in {before}" if before != earlier[0] else before
-        parts.append(f"Before that, {carried}")
+    before = next((line for line in view.screen[1:] if _place(line) != _place(seen)), None)
+    if before is not None:
+        window = f", on {_quote(before.window, 80)}" if before.window else ""
+        parts.append(f"Before that, the user was in {before.app}{window}.")
     return hud, " ".join(parts)

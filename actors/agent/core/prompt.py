@@ -1,19 +1,19 @@
 """The LLM prompt and the fingerprint of what it would send.
 
-The prompt opens with its instructions (:data:`INSTRUCTIONS_TEXT`), the same every time,
-then the window. It says which moment is now. A small model takes the first thing it reads,
-so the window's newest moment comes first, under :data:`NOW_HEADER`: the active app, the
-newest screen event and the newest transcript. What came before follows as background, under
-:data:`EARLIER_HEADER`: the app history, then the older screen events and transcripts, newest
-first. Every event is labelled with its age (``[12s ago]``). The screen events' OCR texts
-share one budget (:data:`SCREEN_BUDGET`), spent newest first, with repeated lines shown once,
-error and question lines whole and each cut marked (:mod:`actors.core.screen_budget`):
-the newest screen is the one shown most fully.
+The prompt opens with its role and rules (:data:`OPENING`), the same every time; the window
+follows, and the answer's shape (:data:`ANSWER_TEMPLATE`) closes it, the last thing the
+model reads before it answers. The window says which moment is now. A small model takes the
+first thing it reads, so the window's newest moment comes first, under :data:`NOW_HEADER`:
+the active app, the newest screen event and the newest transcript. What came before follows
+as background, under :data:`EARLIER_HEADER`: the app history, then the older screen events
+and transcripts, newest first. Every event is labelled with its age (``[12s ago]``). The
+screen events' OCR texts share one budget (:data:`SCREEN_BUDGET`), spent newest first, with
+repeated lines shown once, error and question lines whole and each cut marked
+(:mod:`actors.core.screen_budget`): the newest screen is the one shown most fully.
 
-The previous digest comes along as what was said before (:data:`PREVIOUS_HEADER`), and only
-its first sentence (:data:`PREVIOUS_SENTENCES`): given whole, a small model copies it as the
-new digest instead of describing now. The rules ask the digest to end with what the user did
-before, which the background holds.
+The previous digest is not part of it: given back, a small model copies it as the new digest
+instead of describing now, and the background holds what it would say. The rules ask the
+digest to end with what the user did before.
 
 The prompt's labels are constants here: whatever reads a prompt back (the demo's stand-in
 LLM) takes them from this module, so the format is written once.
@@ -22,9 +22,7 @@ LLM) takes them from this module, so the format is written once.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from actors.core.screen_budget import Cut, Fitted, fit_screen
 from actors.core.shapes import AudioSource
@@ -40,11 +38,6 @@ TITLE_CHARS = 120
 """Characters of a window title or an observation title in the prompt."""
 NARRATIVE_CHARS = 200
 """Characters of an observation's narrative in the prompt."""
-PREVIOUS_DIGEST_CHARS = 600
-"""Characters of the previous digest in the prompt, at most."""
-PREVIOUS_SENTENCES: int | None = 1
-"""Sentences of the previous digest in the prompt (``None``: all of it, ``0``: none)."""
-
 NOW_HEADER = "NOW (what the hud and the digest describe):"
 """Heads the newest moment: the active app, the newest screen, the newest speech."""
 ACTIVE_APP = "Active app:"
@@ -71,8 +64,6 @@ SAID = "(user said) "
 """Before a transcript of the microphone: words the user said."""
 SPEAKERS: dict[AudioSource, str] = {"system": HEARD, "mic": SAID}
 """The label before a transcript, by its source; a transcript of no known source has none."""
-PREVIOUS_HEADER = "Said before (your previous digest, {age}; do not repeat it):"
-"""The previous digest's heading; ``{age}`` is like ``40s ago``."""
 ANSWER_HEADER = "Respond with ONLY valid JSON, no markdown:"
 TITLE_SEPARATOR = " — "
 """Between the app and the window title in a screen line's ``[...]``."""
@@ -103,17 +94,16 @@ RULES = f"""Rules:
 - "hud" is for a minimal overlay display. Example: "{EXAMPLE_HUD}"
 - "digest" is for an AI assistant to understand the situation NOW and offer help.
 - Describe NOW. EARLIER is background, for the digest's last sentence only.
-- Never repeat what was said before: say what is new.
 - Write about the user in the third person; never write "I" or "now".
 - Do NOT suggest actions in digest — just describe the situation factually."""
 """The prompt's last lines."""
 INSTRUCTIONS = (INTRO, ANSWER_HEADER, ANSWER_TEMPLATE, RULES)
 """The prompt's instruction lines: what a model's answer must not repeat back as a hud
 (:mod:`actors.agent.core.hud_check`)."""
-INSTRUCTIONS_TEXT = f"{INTRO}\n\n{ANSWER_HEADER}\n{ANSWER_TEMPLATE}\n\n{RULES}"
+OPENING = f"{INTRO}\n\n{RULES}"
 """The prompt's opening, the same in every prompt: a model on this machine reads it once
 and keeps it (llama.cpp reuses the state of a prompt's first tokens when the next prompt
-begins with them), so each call reads only the window."""
+begins with them), so each call reads only the window and the answer's shape after it."""
 LABELS = (
     NOW_HEADER,
     ACTIVE_APP,
@@ -127,17 +117,8 @@ LABELS = (
     SCREENSHOTS,
     AUDIO_HEADER,
     NO_AUDIO,
-    PREVIOUS_HEADER,
 )
 """The prompt's section labels: ours too, around the user's data."""
-
-
-@dataclass(frozen=True, slots=True)
-class PreviousDigest:
-    """The digest of the last successful tick, and when it was made (server ms)."""
-
-    text: str
-    ts: int
 
 
 def _age(now_ms: int, at_ms: int) -> str:
@@ -203,7 +184,6 @@ def build_prompt(
     ctx: TickWindow,
     *,
     now_ms: int,
-    previous: PreviousDigest | None = None,
     screen_budget: int = SCREEN_BUDGET,
 ) -> str:
     """Return the single user message that asks for ``{"hud", "digest"}`` as JSON.
@@ -213,12 +193,10 @@ def build_prompt(
     :func:`fingerprint` assumes).
     """
     screen = _labelled(_screen_lines(ctx, screen_budget), now_ms)
-    return prompt_with_screen(ctx, screen, now_ms=now_ms, previous=previous)
+    return prompt_with_screen(ctx, screen, now_ms=now_ms)
 
 
-def prompt_with_screen(
-    ctx: TickWindow, screen_lines: str, *, now_ms: int, previous: PreviousDigest | None = None
-) -> str:
+def prompt_with_screen(ctx: TickWindow, screen_lines: str, *, now_ms: int) -> str:
     """The prompt of :func:`build_prompt` around a screen section given as it stands (its
     lines, ages included, newest first): a comparison of two ways to fill that section can
     share the rest. The first line is the newest screen, under :data:`NOW_HEADER`."""
@@ -230,8 +208,7 @@ def prompt_with_screen(
         earlier += [SCREEN_HEADER, older_screens]
     if len(audio) > 1:
         earlier += [AUDIO_HEADER, _labelled(audio[1:], now_ms)]
-    said = _previous(previous, now_ms)
-    return f"""{INSTRUCTIONS_TEXT}
+    return f"""{OPENING}
 
 {NOW_HEADER}
 {ACTIVE_APP} {normalize_app_name(ctx.current_app)}
@@ -241,30 +218,16 @@ def prompt_with_screen(
 {_labelled(audio[:1], now_ms) or NO_AUDIO}
 
 {EARLIER_HEADER}
-{chr(10).join(earlier)}{said}"""
+{chr(10).join(earlier)}
 
-
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
-
-
-def _previous(previous: PreviousDigest | None, now_ms: int) -> str:
-    """The previous digest's section (a blank line first), or nothing: its first
-    :data:`PREVIOUS_SENTENCES` sentences, at most :data:`PREVIOUS_DIGEST_CHARS` characters."""
-    if previous is None or not previous.text.strip() or PREVIOUS_SENTENCES == 0:
-        return ""
-    text = _one_line(previous.text.strip())
-    if PREVIOUS_SENTENCES is not None:
-        text = " ".join(_SENTENCE_END.split(text)[:PREVIOUS_SENTENCES])
-    if len(text) > PREVIOUS_DIGEST_CHARS:
-        text = text[: PREVIOUS_DIGEST_CHARS - 1] + "…"
-    heading = PREVIOUS_HEADER.format(age=_age(now_ms, previous.ts).strip()[1:-1])
-    return f"\n\n{heading}\n{text}"
+{ANSWER_HEADER}
+{ANSWER_TEMPLATE}"""
 
 
 def fingerprint(ctx: TickWindow) -> str:
     """A digest of what the prompt would tell the LLM about the window, timing aside.
 
-    The ``[Ns ago]`` labels, the counts and the previous digest are left out (they change
+    The ``[Ns ago]`` labels and the counts are left out (they change
     with every tick), and a line repeated right after itself counts once: a window whose
     fingerprint equals the last call's holds nothing the LLM has not already seen.
     """

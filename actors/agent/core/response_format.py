@@ -64,14 +64,14 @@ MIN_BOUNDED_TOKENS = 100
 nothing, and such an answer may be cut off as before."""
 _HUD_OFF = r' <>*#`"\\\n'
 """What no hud character is: a space (between words only), markup, a quote, a backslash."""
-_HUD_WORD = rf"([^I{_HUD_OFF}][^{_HUD_OFF}]{{0,39}}|I[^'’{_HUD_OFF}][^{_HUD_OFF}]{{0,38}})"
+_HUD_WORD = rf"([^I{_HUD_OFF}][^{_HUD_OFF}]{{0,39}}|I[A-Za-z0-9/._-][^{_HUD_OFF}]{{0,38}})"
 HUD_PATTERN = f"^{_HUD_WORD.replace('[^I', '[^a-zI', 1)}( {_HUD_WORD}){{1,14}}$"
 """The hud's shape in the bounded schema: 2 to 15 words of at most 40 characters, one space
 between them, no markup character (``<>*#`` and the backtick) and no quote or backslash; its
-first letter is not lower case, and no word is ``I`` or starts ``I'`` (``I'm``): a model
-speaking as the user, or as itself. A server that makes a grammar of the schema (llama.cpp's)
-can then write no hud the gate would withhold for its shape; every other server ignores
-it."""
+first letter is not lower case, and no word is ``I`` or starts with ``I`` and a mark
+(``I'm``, ``I,``): a model speaking as the user, or as itself. A server that makes a grammar
+of the schema (llama.cpp's) can then write no hud the gate would withhold for its shape;
+every other server ignores it."""
 _ENVELOPE_CHARS = 40
 """The answer's JSON around its two strings, with room for the spaces a model adds."""
 

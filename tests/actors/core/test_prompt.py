@@ -7,14 +7,13 @@ import re
 from dataclasses import replace
 
 from actors.agent.core.prompt import (
+    ANSWER_HEADER,
     AUDIO_HEADER,
     AUDIO_NOW,
     LABELS,
-    PREVIOUS_DIGEST_CHARS,
     SCREEN_BUDGET,
     SCREEN_HEADER,
     SCREEN_NOW,
-    PreviousDigest,
     build_prompt,
     fingerprint,
 )
@@ -54,8 +53,8 @@ def heard(text: str, age_s: float = 0) -> AudioEvent:
     return AudioEvent(NOW - round(age_s * 1000), text)
 
 
-def prompt_of(window: TickWindow, previous: PreviousDigest | None = None) -> str:
-    return build_prompt(window, now_ms=NOW, previous=previous)
+def prompt_of(window: TickWindow) -> str:
+    return build_prompt(window, now_ms=NOW)
 
 
 def section(prompt: str, header: str) -> list[str]:
@@ -85,17 +84,10 @@ def speech(prompt: str) -> list[str]:
 EXPECTED_EMPTY_PROMPT = """You are an AI monitoring a user's screen and audio in real-time.
 You produce TWO outputs as JSON.
 
-Respond with ONLY valid JSON, no markdown:
-{
-  "hud": "<max 12 words: what the user does now, naming the app, file or page>",
-  "digest": "<3-5 sentences: what the user is doing NOW, what is on screen and what was said, with filenames, URLs, errors and UI text from the OCR; what they might need help with; last, what they did EARLIER if it differs.>"
-}
-
 Rules:
 - "hud" is for a minimal overlay display. Example: "Editing hud-relay.mjs in IDEA"
 - "digest" is for an AI assistant to understand the situation NOW and offer help.
 - Describe NOW. EARLIER is background, for the digest's last sentence only.
-- Never repeat what was said before: say what is new.
 - Write about the user in the third person; never write "I" or "now".
 - Do NOT suggest actions in digest — just describe the situation factually.
 
@@ -107,7 +99,13 @@ Speech now:
 (silence)
 
 EARLIER (background, newest first):
-App history: (none)"""  # noqa: E501
+App history: (none)
+
+Respond with ONLY valid JSON, no markdown:
+{
+  "hud": "<max 12 words: what the user does now, naming the app, file or page>",
+  "digest": "<3-5 sentences: what the user is doing NOW, what is on screen and what was said, with filenames, URLs, errors and UI text from the OCR; what they might need help with; last, what they did EARLIER if it differs.>"
+}"""  # noqa: E501
 
 
 def test_empty_window_prompt_matches_the_template_exactly():
@@ -116,7 +114,7 @@ def test_empty_window_prompt_matches_the_template_exactly():
 
 def test_empty_window_uses_placeholders():
     prompt = prompt_of(ctx())
-    assert prompt.endswith("\nApp history: (none)")
+    assert "\nApp history: (none)\n" in prompt
     assert screens(prompt) == ["(no screen data)"]
     assert speech(prompt) == ["(silence)"]
 
@@ -141,12 +139,12 @@ def test_active_app_unknown_to_the_table_passes_through():
 def test_app_history_is_joined_with_arrows_and_normalised():
     history = (AppSwitch("idea", 1), AppSwitch("Google Chrome", 2), AppSwitch("Slack", 3))
     prompt = prompt_of(ctx(app_history=history))
-    assert prompt.endswith("\nApp history: IntelliJ IDEA → Chrome → Slack")
+    assert "\nApp history: IntelliJ IDEA → Chrome → Slack\n" in prompt
 
 
 def test_single_app_history_has_no_arrow():
     prompt = prompt_of(ctx(app_history=(AppSwitch("code", 1),)))
-    assert prompt.endswith("\nApp history: VS Code")
+    assert "\nApp history: VS Code\n" in prompt
 
 
 def test_screen_lines_are_newest_first_with_their_age_and_normalised_app():
@@ -324,10 +322,10 @@ def test_the_newest_screen_and_speech_are_now_and_the_older_ones_earlier_newest_
         "Screen now (OCR text):\n[3s ago] [VS Code] main.py\n"
         "Speech now:\n[5s ago] third"
     )
-    assert earlier == (
+    assert earlier.startswith(
         "App history: iTerm → VS Code\n"
         "Screens before:\n[42s ago] [iTerm] ls -la\n"
-        "Speech before:\n[20s ago] second\n[61s ago] first"
+        "Speech before:\n[20s ago] second\n[61s ago] first\n\n" + ANSWER_HEADER
     )
 
 
@@ -335,35 +333,6 @@ def test_nothing_earlier_leaves_out_the_earlier_screens_and_speech():
     prompt = prompt_of(ctx(screen=(screen("code", "main.py"),), audio=(heard("hello"),)))
     assert "Screens before:" not in prompt
     assert "Speech before:" not in prompt
-
-
-def test_no_previous_digest_means_no_said_before_section():
-    assert "Said before (" not in prompt_of(ctx())
-
-
-def test_the_previous_digests_first_sentence_is_given_with_its_age():
-    previous = PreviousDigest(
-        "User was reading the Pykka docs\nin Chrome. Then they opened relay.py.", NOW - 95_000
-    )
-    prompt = prompt_of(ctx(), previous)
-    assert section(prompt, "Said before (your previous digest, 95s ago; do not repeat it):") == [
-        "User was reading the Pykka docs in Chrome."
-    ]
-
-
-def test_the_previous_digest_is_bounded():
-    previous = PreviousDigest("w" * 5_000, NOW - 1_000)
-    heading = "Said before (your previous digest, 1s ago; do not repeat it):"
-    (line,) = section(prompt_of(ctx(), previous), heading)
-    assert len(line) == PREVIOUS_DIGEST_CHARS
-    assert line.endswith("…")
-
-
-def test_a_blank_previous_digest_is_left_out():
-    assert "Said before (" not in prompt_of(ctx(), PreviousDigest("  ", NOW))
-
-
-# -- the fingerprint -------------------------------------------------------------------------
 
 
 def busy() -> TickWindow:

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from actors.agent.core.prompt import PreviousDigest, build_prompt
+from actors.agent.core.prompt import build_prompt
 from actors.core.window import AudioEvent, ScreenEvent, TickWindow
 from tests.support.prompt_corpus import T0_MS, session_prompt
 from transport.demo.stand_in import (
@@ -33,7 +33,6 @@ def test_summarise_reads_the_prompt_of_a_real_window() -> None:
     assert view.screen[0].age_s is not None
     assert "(seen:" not in view.screen[0].text
     assert view.heard[0].text == "okay, the paused video test fails, as expected"
-    assert view.earlier == ""
 
     hud, digest = summarise(prompt)
     assert hud == (
@@ -65,9 +64,6 @@ Screens before:
 Speech before:
 [40s ago] first remark
 
-Said before (your previous digest, 40s ago; do not repeat it):
-(stand-in, no LLM) The user is in Chrome, on "MDN".
-
 Respond with ONLY valid JSON, no markdown:
 Screens before:
 [1s ago] [Not — this] ignored
@@ -87,7 +83,6 @@ def test_read_prompt_takes_each_section_apart() -> None:
             HeardLine(5, "so the tick runs after the debounce"),
             HeardLine(40, "first remark"),
         ),
-        earlier='(stand-in, no LLM) The user is in Chrome, on "MDN".',
     )
     hud, digest = summarise(PROMPT)
     assert hud == "Editing relay.py in VS Code"
@@ -100,18 +95,14 @@ def test_read_prompt_takes_each_section_apart() -> None:
     )
 
 
-def test_summarise_carries_the_earlier_digest_when_the_user_moved_on() -> None:
-    _, earlier = summarise(session_prompt(23.0))
-    assert 'The user is in VS Code, on "test_idle.py — sinain-relay".' in earlier
-    hud, digest = summarise(session_prompt(51.0, PreviousDigest(earlier, T0_MS + 26_000)))
-    assert hud == "Reading HTMLMediaElement: paused property in Chrome"
+def test_summarise_says_where_the_user_was_before_when_they_moved_on() -> None:
+    _, digest = summarise(session_prompt(51.0))
     assert digest.endswith(
-        'Before that, the user was in VS Code, on "test_idle.py — sinain-relay".'
+        'Before that, the user was in Terminal, on "zsh — sinain-relay — 120×40".'
     )
     assert digest.count(STAND_IN_MARKER) == 1
-    # the same place as before: nothing to carry
-    _, again = summarise(session_prompt(58.0, PreviousDigest(digest, T0_MS + 54_000)))
-    assert "Before that" not in again
+    _, first = summarise(session_prompt(0.4))  # one place so far: nothing before it
+    assert "Before that" not in first
 
 
 @pytest.mark.parametrize(
