@@ -157,7 +157,7 @@ What one feature imports of another is the import contracts' (``pyproject.toml``
 NOT_YET = {
     "ingest": "the shell's state, app and /health still hold the buffers' handles",
     "agent": "the shell's state, app, /health, /metrics and the streams still reach its actors",
-    "audio": "/health, /metrics and the overlay's switches reach it through transport/features.py",
+    "audio": "/health's struct names its section's type",
 }
 """Features the shell still reaches around their :class:`~transport.host.feature.Feature`."""
 MAX_MODULES = 20

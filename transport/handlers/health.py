@@ -19,9 +19,9 @@ from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer
 from transport.agent.local import local_health, local_stats
 from transport.answers import ActorState, Storage
-from transport.features import audio_health
 from transport.guard import json_response
 from transport.handlers.health_answers import AgentHealth, Health
+from transport.host.feature import SERVED
 from transport.state import ACCESS, ASK, CLIENT_FIGURES, PEERS, STREAMS
 
 log = structlog.get_logger("relay")
@@ -35,7 +35,8 @@ async def get_health(request: web.Request) -> web.Response:
     is cached: a ``/health`` asked after a write's answer shows that write. An actor that
     does not answer within the actor timeout makes the answer a 503 naming it.
 
-    The audio part is read from what the audio actors last published
+    Each feature's section is its own (its :class:`~transport.host.feature.Feature`'s
+    ``health``). The audio section is read from what the audio actors last published
     (:func:`~transport.audio.health.audio_health`), and never makes it a 503: a source that
     cannot be captured (a device unplugged, a program missing) or a speech service that fails
     leaves the relay serving everything else, and a monitor that restarts the relay on a 503
@@ -88,6 +89,11 @@ async def health_answer(request: web.Request) -> tuple[Health, int]:
             if key in agent:
                 agent[key] = None
     counts = [answers[name] for name in ("messages", "senseEvents")]
+    sections = {
+        section.name: (await section.read(peers, ask, private=authorized)).value
+        for feature in request.app[SERVED]
+        for section in feature.health
+    }
     body = Health(
         ok=not errors,
         error="; ".join(errors) if errors else UNSET,
@@ -95,7 +101,7 @@ async def health_answer(request: web.Request) -> tuple[Health, int]:
         messages=counts[0] if isinstance(counts[0], int) else None,
         sense_events=counts[1] if isinstance(counts[1], int) else None,
         agent=msgspec.convert(agent, AgentHealth),
-        audio=audio_health(peers.audio_views, peers.audio_config, private=authorized),
+        **sections,
         actors={
             name: ActorState(
                 alive=handle.alive,

@@ -1,5 +1,5 @@
 """``GET /health``'s answer as typed structs: the agent's part and the whole, with each
-feature's section (``audio``, ``agent.escalation``) taken from the feature registry."""
+feature's section (``audio``, ``agent.escalation``) of its feature's answers."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from transport.agent.local import LocalModelHealth
 from transport.agent.redaction import ModelRedactions
 from transport.agent.vision import VisionHealth
 from transport.answers import ActorState, FormatLevel, Profiling, Storage, StreamCounts, TokenTotals
-from transport.features import AudioHealth, EscalationHealth
+from transport.audio.answers import AudioHealth
+from transport.escalation.answers import EscalationHealth
 
 _Counter = int | UnsetType
 _Flag = bool | UnsetType
