@@ -155,9 +155,8 @@ MAX_IMPORTERS = 4
 """Modules outside every feature that may import one: the composition roots and the registry.
 What one feature imports of another is the import contracts' (``pyproject.toml``)."""
 NOT_YET = {
-    "ingest": "the shell's state, app and /health still hold the buffers' handles",
-    "agent": "the shell's state, app, /health, /metrics and the streams still reach its actors",
-    "audio": "/health's struct names its section's type",
+    "agent": "the shell's state, app, /health's stream, /metrics and the streams still reach "
+    "its actors",
 }
 """Features the shell still reaches around their :class:`~transport.host.feature.Feature`."""
 MAX_MODULES = 20

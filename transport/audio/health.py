@@ -35,7 +35,7 @@ def audio_health(views: AudioViews, config: AudioConfig, *, private: bool) -> Au
     """``/health.audio`` from the audio actors' published statuses: a capture for each
     configured source (the others absent) and the transcriber. Without ``private`` (a
     caller without the token, when one is set) ``lastStderr`` and ``lastError`` are
-    ``null``, as :data:`transport.handlers.health.PRIVATE_HEALTH_FIELDS` are."""
+    ``null``, as :data:`transport.agent.health.PRIVATE_HEALTH_FIELDS` are."""
     sources = {}
     for source in configured(config):
         status = views.captures[source].value
