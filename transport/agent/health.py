@@ -8,9 +8,10 @@ import asyncio
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
-from msgspec import UNSET, Meta, UnsetType
+from msgspec import UNSET, Meta, UnsetType, field
 
 from actors.agent.core.hud_check import LONG_CHARS
+from actors.agent.core.response_format import Level
 from actors.agent.digest_store import DIGEST_PREVIEW_CHARS, DigestStore
 from actors.agent.ticker import Ticker
 from actors.core.errors import ActorUnavailable
@@ -18,7 +19,6 @@ from actors.core.shapes import ModelCost, Ms, Shape
 from transport.agent.local import LocalModelHealth, local_health, local_stats
 from transport.agent.redaction import ModelRedactions
 from transport.agent.vision import VisionHealth
-from transport.answers import FormatLevel, TokenTotals
 from transport.escalation.answers import EscalationHealth
 from transport.host.feature import Reading
 
@@ -28,6 +28,24 @@ if TYPE_CHECKING:
 
 _Counter = int | UnsetType
 _Flag = bool | UnsetType
+
+
+class TokenTotals(Shape, frozen=True):
+    """Tokens sent and received, every model together."""
+
+    in_: int = field(name="in")
+    out: int
+
+
+class FormatLevel(Shape, frozen=True):
+    """The `response_format` level that last answered a model at a base URL."""
+
+    model: str
+    base_url: str
+    level: Level
+    images: Annotated[bool, Meta(description="`false`: it refused images lately.")] | UnsetType = (
+        UNSET
+    )
 
 
 class HourFigures(Shape, frozen=True):
