@@ -26,7 +26,7 @@ from transport.agent.handler import (
 )
 from transport.agent.health import AgentHealth, read_agent
 from transport.answers import ConfigAnswer, ContextAnswer, DigestAnswer, HistoryAnswer, LastAnswer
-from transport.host.feature import Parts, Section
+from transport.host.feature import HealthSection, Parts
 from transport.host.route import INGEST_ERRORS, Param, Route, ok
 from transport.streams.fanout import LONG_POLL_MAX_S
 
@@ -122,6 +122,6 @@ AGENT = Parts(
             body_limit=CONFIG_BODY_LIMIT,
         ),
     ),
-    health=(Section("agent", AgentHealth, read_agent),),
+    health=(HealthSection("agent", AgentHealth, read_agent),),
     checks=agent_checks,
 )

@@ -14,7 +14,7 @@ from transport.audio.control import AudioControl
 from transport.audio.doctor import audio_checks
 from transport.audio.handler import AUDIO_BODY_LIMIT, MAX_AUDIO_MS, WAV_TYPES, post_audio
 from transport.audio.health import read_audio
-from transport.host.feature import Parts, Section
+from transport.host.feature import HealthSection, Parts
 from transport.host.route import INGEST_ERRORS, Param, Route, ok
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ AUDIO = Parts(
             body_media=(*WAV_TYPES, "audio/L16"),
         ),
     ),
-    health=(Section("audio", AudioHealth, read_audio),),
+    health=(HealthSection("audio", AudioHealth, read_audio),),
     families=audio_metrics,
     checks=audio_checks,
     switches=audio_switches,

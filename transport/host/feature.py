@@ -63,7 +63,7 @@ class Reading:
     whose ``error`` says so."""
 
 
-class Read(Protocol):
+class ReadSection(Protocol):
     """A section's reading for one request: asked of the feature's actors once the request
     arrived, or read from what they last published. ``private``: the caller may see what
     says what the user did (it holds the token, or none is set)."""
@@ -72,14 +72,14 @@ class Read(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class Section:
+class HealthSection:
     """One field of ``GET /health`` a feature answers for."""
 
     name: str
     """The field's Python name (``camelCase`` in the JSON)."""
     shape: Any
     """Its type, as msgspec encodes it and the document describes it."""
-    read: Read
+    read: ReadSection
 
 
 def no_switches(peers: Peers, ask: Asker) -> None:
@@ -110,7 +110,7 @@ class Feature(Protocol):
         ...
 
     @property
-    def health(self) -> tuple[Section, ...]:
+    def health(self) -> tuple[HealthSection, ...]:
         """Its fields of ``GET /health``, in the order the answer gives them."""
         ...
 
@@ -142,7 +142,7 @@ class Parts:
 
     name: str
     routes: tuple[Route, ...] = ()
-    health: tuple[Section, ...] = ()
+    health: tuple[HealthSection, ...] = ()
     families: Families = no_families
     checks: Checks = no_checks
     switches: SwitchesFor = no_switches

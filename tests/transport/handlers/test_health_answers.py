@@ -6,7 +6,7 @@ from __future__ import annotations
 from actors.core.shapes import Shape
 from transport.bridge import Asker
 from transport.handlers.health_answers import health_shape
-from transport.host.feature import Parts, Reading, Section
+from transport.host.feature import HealthSection, Parts, Reading
 from transport.registry import ROUTE_TABLE
 from transport.state import Peers
 
@@ -38,7 +38,7 @@ def test_the_served_health_is_the_relays_fields_around_the_features_sections() -
 
 
 def test_a_features_section_joins_health_after_the_relays_head() -> None:
-    feature = Parts("extra", health=(Section("extra_count", int, _seven),))
+    feature = Parts("extra", health=(HealthSection("extra_count", int, _seven),))
     shape = health_shape((feature,))
     assert shape.__struct_fields__[3] == "extra_count"
     assert shape.__name__ == "Health"
