@@ -1,11 +1,13 @@
-"""The subtrees of the relay's tree, each a ``start_*`` function and its ``stop_*`` counterpart.
+"""The subtrees of the relay's tree: each feature's child specs, and the frontend's.
 
-A ``start_*`` adds its actors to the root supervisor, which starts each and waits for its
-answer to a ping, then watches it for good (a dead child is restarted, too many restarts
-escalate); a ``stop_*`` stops them again. :func:`actors.tree.start_relay` calls the starts in
-order and :meth:`actors.tree.Relay.stop` the stops in reverse. Every subtree is built from one
-:class:`Wiring`, made before any actor starts; the :class:`Frontend` (the HTTP transport,
-assembled outside ``actors``) is handed it too.
+Each feature's :class:`Subtree` makes the children it adds to the root supervisor (ingest's
+buffers, the agent's digest store and its LLM path, the audio path), listed in start order in
+:data:`SUBTREES`. :func:`start_subtrees` adds them in that order; the root starts each child
+and waits for its answer to a ping, then watches it for good (a dead child is restarted, too
+many restarts escalate); :func:`stop_subtrees` stops them in reverse. The frontend's actor
+starts after them and stops before them (:func:`start_frontend`, :func:`stop_frontend`).
+Every subtree is built from one :class:`Wiring`, made before any actor starts; the
+:class:`Frontend` (the HTTP transport, assembled outside ``actors``) is handed it too.
 """
 
 from __future__ import annotations
@@ -202,6 +204,13 @@ def _supervised(w: Wiring, handle: ChildHandle[Supervisor], children: list[Child
     return ChildSpec(handle.name, start, handle, shutdown_timeout_s=STOP_TIMEOUT_S)
 
 
+class Subtree(Protocol):
+    """A feature's children of the root, in start order (a supervisor of its own counts as
+    one)."""
+
+    def __call__(self, w: Wiring) -> tuple[ChildSpec, ...]: ...
+
+
 def _add(root: pykka.ActorRef[Any], *specs: ChildSpec) -> None:
     for spec in specs:
         supervisor(root).ask(Supervisor.start_child, spec).result(timeout=START_TIMEOUT_S)
@@ -213,8 +222,8 @@ def _remove(root: pykka.ActorRef[Any], timeout_s: float, *names: str) -> None:
             supervisor(root).ask(Supervisor.stop_child, name).result(timeout=timeout_s)
 
 
-def start_buffers(root: pykka.ActorRef[Any], w: Wiring) -> None:
-    """The feed and the sense buffers: their rings, ids and tables."""
+def buffers(w: Wiring) -> tuple[ChildSpec, ...]:
+    """Ingest's feed and sense buffers: their rings, ids and tables."""
     stores, hs = w.storage.stores, w.handles
 
     def feed(report: Reporter) -> pykka.ActorRef[Any]:
@@ -235,22 +244,16 @@ def start_buffers(root: pykka.ActorRef[Any], w: Wiring) -> None:
             redactor=w.redactor,
         )
 
-    _add(
-        root,
+    return (
         ChildSpec("feed", feed, hs.feed, ping_timeout_s=PING_TIMEOUT_S),
         ChildSpec("sense", sense, hs.sense, ping_timeout_s=PING_TIMEOUT_S),
     )
 
 
-def stop_buffers(root: pykka.ActorRef[Any], timeout_s: float) -> None:
-    """Stop the buffers, each after its last commit."""
-    _remove(root, timeout_s, "sense", "feed")
+def digest(w: Wiring) -> tuple[ChildSpec, ...]:
+    """The agent's digest store: agent entries, counters, the hud pushed to the feed."""
 
-
-def start_digest(root: pykka.ActorRef[Any], w: Wiring) -> None:
-    """The digest store: agent entries, counters, the hud pushed to the feed."""
-
-    def digest(report: Reporter) -> pykka.ActorRef[Any]:
+    def store(report: Reporter) -> pykka.ActorRef[Any]:
         return DigestStore.start(
             clock=w.clock,
             store=w.storage.stores["agent"],
@@ -262,17 +265,12 @@ def start_digest(root: pykka.ActorRef[Any], w: Wiring) -> None:
             report=report,
         )
 
-    _add(root, ChildSpec("digest", digest, w.handles.digest, ping_timeout_s=PING_TIMEOUT_S))
+    return (ChildSpec("digest", store, w.handles.digest, ping_timeout_s=PING_TIMEOUT_S),)
 
 
-def stop_digest(root: pykka.ActorRef[Any], timeout_s: float) -> None:
-    """Stop the digest store."""
-    _remove(root, timeout_s, "digest")
-
-
-def start_agent(root: pykka.ActorRef[Any], w: Wiring) -> None:
-    """The LLM path under a supervisor of its own: context, LLM caller, ticker, and the
-    SITUATION.md writer when it runs; started together, restarted on their own."""
+def agent(w: Wiring) -> tuple[ChildSpec, ...]:
+    """The agent's LLM path under a supervisor of its own: context, LLM caller, ticker, and
+    the SITUATION.md writer when it runs; started together, restarted on their own."""
     hs = w.handles
     config, news = ConfigCell(w.settings.agent), News(w.feed_view, w.sense_view, hs.ticker, w.clock)
     events: Listeners[AgentEvent] = Listeners(hs.digest)  # the digest store counts them
@@ -329,12 +327,8 @@ def start_agent(root: pykka.ActorRef[Any], w: Wiring) -> None:
         *situation_writer(w, events),
     ]
 
-    _add(root, _supervised(w, hs.agent, children))
-
-
-def stop_agent(root: pykka.ActorRef[Any], timeout_s: float) -> None:
-    """Stop the LLM path (a request in flight is abandoned, not awaited)."""
-    _remove(root, timeout_s, "agent")
+    # A request in flight is abandoned at stop, not awaited.
+    return (_supervised(w, hs.agent, children),)
 
 
 def situation_outbox(
@@ -374,20 +368,42 @@ def settings_problem(settings: Settings) -> str | None:
     return None
 
 
-def start_audio(root: pykka.ActorRef[Any], w: Wiring) -> None:
+def audio(w: Wiring) -> tuple[ChildSpec, ...]:
     """The audio path under a supervisor of its own: the transcriber, and a capture for each
-    configured source (:mod:`actors.audio.subtree`); restarted on their own."""
+    configured source (:mod:`actors.audio.subtree`); restarted on their own. At stop each
+    capture's process ends, and requests in flight are abandoned."""
     hs = w.handles.audio
     children = audio_children(
         w.settings.audio, w.clock, w.handles.feed, hs, w.audio_views, ping_timeout_s=PING_TIMEOUT_S
     )
 
-    _add(root, _supervised(w, hs.audio, children))
+    return (_supervised(w, hs.audio, children),)
 
 
-def stop_audio(root: pykka.ActorRef[Any], timeout_s: float) -> None:
-    """Stop the audio path: each capture's process ends, requests in flight are abandoned."""
-    _remove(root, timeout_s, "audio")
+SUBTREES: tuple[Subtree, ...] = (buffers, digest, agent, audio)
+"""Each feature's subtree, in start order: a subtree may need those before it (the digest
+store pushes huds to the feed, the LLM path reports to the digest store, transcripts go to
+the feed)."""
+
+
+def start_subtrees(root: pykka.ActorRef[Any], w: Wiring) -> tuple[str, ...]:
+    """Add every subtree's children to the root, in order, each once it answers; the names
+    of the children added, in start order."""
+    names: list[str] = []
+    for subtree in SUBTREES:
+        specs = subtree(w)
+        _add(root, *specs)
+        names += [spec.name for spec in specs]
+    return tuple(names)
+
+
+def stop_subtrees(
+    root: pykka.ActorRef[Any], names: tuple[str, ...], left: Callable[[], float]
+) -> None:
+    """Stop the children ``names`` (:func:`start_subtrees`') in reverse start order, each
+    within the time ``left`` says is left (a buffer after its last commit)."""
+    for name in reversed(names):
+        _remove(root, left(), name)
 
 
 def start_frontend(root: pykka.ActorRef[Any], w: Wiring, frontend: Frontend) -> None:

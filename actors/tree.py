@@ -5,9 +5,9 @@ tree that runs; :meth:`Relay.tree` draws the running one (:func:`actor_tree`), t
 and their children by name and class, in start order.
 
 This module is the composition root. :func:`start_relay` claims the data directory and checks
-the frontend, then starts the subtrees in order, buffers, digest, agent, audio, frontend
-(:mod:`actors.subtrees`, a ``start_*`` and a ``stop_*`` each); :meth:`Relay.stop` stops them
-in reverse. Peers reach each other through stable handles
+the frontend, then starts each feature's subtree in order, buffers, digest, agent, audio
+(:data:`actors.subtrees.SUBTREES`), then the frontend; :meth:`Relay.stop` stops them in
+reverse. Peers reach each other through stable handles
 (:class:`~actors.kernel.base.ChildHandle`), which the supervisors point at each new
 incarnation; the buffers and the digest store publish their committed state in cells that
 outlive their incarnations. Actors know no HTTP: the entry point assembles the transport and
@@ -44,18 +44,12 @@ from actors.subtrees import (
     Handles,
     Wiring,
     situation_outbox,
-    start_agent,
-    start_audio,
-    start_buffers,
-    start_digest,
     start_frontend,
     start_root,
-    stop_agent,
-    stop_audio,
-    stop_buffers,
-    stop_digest,
+    start_subtrees,
     stop_frontend,
     stop_root,
+    stop_subtrees,
 )
 from config.data_home import data_dir
 from config.prices import PriceTable, load_prices
@@ -99,10 +93,7 @@ def start_relay(
     with watching_start() as watch:
         root = start_root(wiring, escalation(started, on_escalate))
         try:
-            start_buffers(root, wiring)
-            start_digest(root, wiring)
-            start_agent(root, wiring)
-            start_audio(root, wiring)
+            subtrees = start_subtrees(root, wiring)
             start_frontend(root, wiring, frontend)
         except (RuntimeError, TimeoutError, ActorUnavailable, pykka.ActorDeadError) as exc:
             stop_root(root, timeout_s=None)  # what had started stops, in reverse order
@@ -111,6 +102,7 @@ def start_relay(
         started.set()
     return Relay(
         root=root,
+        subtrees=subtrees,
         handles=wiring.actors,
         storage=storage,
         frontend=frontend,
@@ -123,6 +115,8 @@ class Relay:
     """A running relay: the root supervisor, every actor's stable handle, the storage."""
 
     root: pykka.ActorRef[Any]
+    subtrees: tuple[str, ...]
+    """The root's children but the frontend, in start order."""
     handles: dict[str, ChildHandle[Any]]
     storage: StorageInfo
     frontend: Frontend
@@ -147,10 +141,7 @@ class Relay:
 
         try:
             stop_frontend(self.root, left())
-            stop_audio(self.root, left())
-            stop_agent(self.root, left())
-            stop_digest(self.root, left())
-            stop_buffers(self.root, left())
+            stop_subtrees(self.root, self.subtrees, left)
             stop_root(self.root, left())
         except (TimeoutError, pykka.Timeout):
             log.error("relay.stop_timeout", actor="root", timeout_s=timeout_s)

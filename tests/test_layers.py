@@ -155,9 +155,8 @@ MAX_IMPORTERS = 4
 """Modules outside every feature that may import one: the composition roots and the registry.
 What one feature imports of another is the import contracts' (``pyproject.toml``)."""
 NOT_YET = {
-    "ingest": "the shell's state, app and /health still hold the buffers' handles",
-    "agent": "the shell's state, app, /health, /metrics and the streams still reach its actors",
-    "audio": "/health, /metrics and the overlay's switches reach it through transport/features.py",
+    "agent": "the shell's state, the app's and the streams' hubs, /health's ticks, /metrics, "
+    "the tree's local model and the demo's stand-in still reach its actors",
 }
 """Features the shell still reaches around their :class:`~transport.host.feature.Feature`."""
 MAX_MODULES = 20

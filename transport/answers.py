@@ -14,9 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal
 
-from msgspec import UNSET, Meta, Raw, Struct, UnsetType, field
+from msgspec import UNSET, Meta, Raw, Struct, UnsetType
 
-from actors.agent.core.response_format import Level
 from actors.core.shapes import (
     AgentEntry,
     Channel,
@@ -203,24 +202,6 @@ class ConfigAnswer(Shape, frozen=True):
 
     ok: Literal[True]
     config: AgentConfig
-
-
-class TokenTotals(Shape, frozen=True):
-    """Tokens sent and received, every model together."""
-
-    in_: int = field(name="in")
-    out: int
-
-
-class FormatLevel(Shape, frozen=True):
-    """The `response_format` level that last answered a model at a base URL."""
-
-    model: str
-    base_url: str
-    level: Level
-    images: Annotated[bool, Meta(description="`false`: it refused images lately.")] | UnsetType = (
-        UNSET
-    )
 
 
 class ActorState(Shape, frozen=True):

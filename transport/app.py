@@ -22,7 +22,6 @@ from transport.auth import ANY_METHOD, Access
 from transport.batching import Batcher
 from transport.bridge import Asker
 from transport.connections import Connections, max_connections_for
-from transport.features import AudioControl
 from transport.guard import expecting, guarded, no_route, refuse_expectation
 from transport.host.feature import SERVED
 from transport.host.route import Handler
@@ -128,13 +127,14 @@ def build_app(
     app[SERVED] = FEATURES
     app[CLIENT_FIGURES] = figures = ClientReports(policy.redactor)
     overlay_bounds = overlay_limits or OverlayLimits.current()
-    audio = AudioControl(peers.audio_config, peers.audio, peers.audio_views, ask)
+    switches = [s for f in FEATURES if (s := f.switches(peers, ask)) is not None]
+    audio = switches[0] if switches else None  # one feature captures audio
     presence = Presence(
         peers.feed_view,
         peers.sense_view,
         peers.clock,
         overlay_bounds.quiet_spell_s,
-        muted=lambda: audio.paused,
+        muted=lambda: audio is not None and audio.paused,
     )
     overlays = Overlays(
         streams=streams,

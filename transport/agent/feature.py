@@ -1,5 +1,5 @@
 """The agent feature, as the HTTP shell takes it: the digest, the entries, the context and the
-configuration."""
+configuration, and ``/health.agent``."""
 
 from __future__ import annotations
 
@@ -24,8 +24,9 @@ from transport.agent.handler import (
     get_last,
     post_config,
 )
+from transport.agent.health import AgentHealth, read_agent
 from transport.answers import ConfigAnswer, ContextAnswer, DigestAnswer, HistoryAnswer, LastAnswer
-from transport.host.feature import Parts
+from transport.host.feature import HealthSection, Parts
 from transport.host.route import INGEST_ERRORS, Param, Route, ok
 from transport.streams.fanout import LONG_POLL_MAX_S
 
@@ -121,5 +122,6 @@ AGENT = Parts(
             body_limit=CONFIG_BODY_LIMIT,
         ),
     ),
+    health=(HealthSection("agent", AgentHealth, read_agent),),
     checks=agent_checks,
 )

@@ -1,19 +1,26 @@
-"""The audio feature, as the HTTP shell takes it: ``POST /audio``."""
+"""The audio feature, as the HTTP shell takes it: ``POST /audio``, ``/health.audio``, its
+metric families and checks, the overlay's audio switches, and the settings that start its
+captures."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Literal
 
+from actors.audio.core.capture_records import SETTING_NAMES
 from transport.answers import Transcribed
+from transport.audio.answers import AudioHealth
+from transport.audio.control import AudioControl
 from transport.audio.doctor import audio_checks
 from transport.audio.handler import AUDIO_BODY_LIMIT, MAX_AUDIO_MS, WAV_TYPES, post_audio
-from transport.host.feature import Parts
+from transport.audio.health import read_audio
+from transport.host.feature import HealthSection, Parts
 from transport.host.route import INGEST_ERRORS, Param, Route, ok
 
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
+    from transport.bridge import Asker
     from transport.state import Peers
 
 
@@ -23,6 +30,11 @@ def audio_metrics(peers: Peers) -> Iterator[Metric]:
     from transport.audio.exposition import AudioFigures, audio_families  # noqa: PLC0415
 
     yield from audio_families(AudioFigures.read(peers.audio_views, peers.audio_config))
+
+
+def audio_switches(peers: Peers, ask: Asker) -> AudioControl:
+    """The overlay's audio switches, worked through the captures."""
+    return AudioControl(peers.audio_config, peers.audio, peers.audio_views, ask)
 
 
 AUDIO = Parts(
@@ -56,6 +68,9 @@ AUDIO = Parts(
             body_media=(*WAV_TYPES, "audio/L16"),
         ),
     ),
+    health=(HealthSection("audio", AudioHealth, read_audio),),
     families=audio_metrics,
     checks=audio_checks,
+    switches=audio_switches,
+    set_by=tuple((f"capture_{source}", name) for source, name in SETTING_NAMES.items()),
 )

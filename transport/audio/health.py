@@ -4,6 +4,8 @@ fails ``/health``."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from msgspec import UNSET, UnsetType
 
 from actors.audio.core.stt_outcome import LocalStats
@@ -16,13 +18,24 @@ from transport.audio.answers import (
     LocalHealth,
     TranscriberHealth,
 )
+from transport.host.feature import Reading
+
+if TYPE_CHECKING:
+    from transport.bridge import Asker
+    from transport.state import Peers
+
+
+async def read_audio(peers: Peers, ask: Asker, *, private: bool) -> Reading:  # noqa: ARG001
+    """``/health.audio`` for one request, read without asking an actor: a capture that fails
+    never makes ``/health`` a 503 (the section's states say it, :func:`audio_health`)."""
+    return Reading(audio_health(peers.audio_views, peers.audio_config, private=private))
 
 
 def audio_health(views: AudioViews, config: AudioConfig, *, private: bool) -> AudioHealth:
     """``/health.audio`` from the audio actors' published statuses: a capture for each
     configured source (the others absent) and the transcriber. Without ``private`` (a
     caller without the token, when one is set) ``lastStderr`` and ``lastError`` are
-    ``null``, as :data:`transport.handlers.health.PRIVATE_HEALTH_FIELDS` are."""
+    ``null``, as :data:`transport.agent.health.PRIVATE_HEALTH_FIELDS` are."""
     sources = {}
     for source in configured(config):
         status = views.captures[source].value

@@ -17,7 +17,7 @@ from aiohttp import web
 
 from actors.agent.ticker import Ticker
 from actors.core.errors import ActorUnavailable
-from actors.core.shapes import TickNote
+from actors.core.shapes import Shape, TickNote
 from transport.handlers.health import health_answer
 from transport.inputs import optional_int
 from transport.state import ACCESS, ASK, PEERS, STREAMS
@@ -28,9 +28,10 @@ HEALTH_EVERY_S = 1.0
 _encode = msgspec.json.Encoder().encode
 
 
-async def get_health_stream(request: web.Request) -> web.StreamResponse:
-    """``GET /health/stream``: a ``health`` event when ``/health`` changed, a ``tick`` event
-    per tick that ended (those the Ticker keeps after ``?after=`` or ``Last-Event-ID`` first)."""
+async def get_health_stream(health: type[Shape], request: web.Request) -> web.StreamResponse:
+    """``GET /health/stream``: a ``health`` event when ``/health`` changed (its struct
+    ``health``), a ``tick`` event per tick that ended (those the Ticker keeps after
+    ``?after=`` or ``Last-Event-ID`` first)."""
     after = _after(request)
     if request.method == "HEAD":
         return web.Response(headers=SSE_HEADERS)
@@ -44,7 +45,7 @@ async def get_health_stream(request: web.Request) -> web.StreamResponse:
         last_body, last_write = b"", loop.time()
         with contextlib.suppress(ConnectionError, TimeoutError):
             while not streams.closing and request.transport is not None:
-                body, _ = await health_answer(request)
+                body, _ = await health_answer(health, request)
                 frames = []
                 if (encoded := _encode(body)) != last_body:
                     frames.append(b"event: health\ndata: %s\n\n" % encoded)

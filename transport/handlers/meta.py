@@ -9,12 +9,10 @@ from msgspec import UNSET
 from actors.core.bodies import CONFIG_BODY_LIMIT
 from actors.core.control_bodies import Fault
 from actors.core.errors import BadRequest
-from actors.core.shapes import AUDIO_SOURCES
 from actors.kernel.base import RelayActor
 from transport.answers import Done
-from transport.features import AUDIO_SETTINGS as SETTING_NAMES
 from transport.guard import json_response, raw_json_response
-from transport.host.feature import SERVED
+from transport.host.feature import SERVED, Feature
 from transport.inputs import read_body
 from transport.state import (
     ASK,
@@ -80,14 +78,16 @@ async def post_fault(request: web.Request) -> web.Response:
         kind = f"worker_{kind}"
     target = peers.actors.get("stt" if fault.actor == "stt_worker" else fault.actor)
     if target is None:
-        raise BadRequest(_not_running(fault.actor))
+        raise BadRequest(_not_running(fault.actor, request.app[SERVED]))
     target.tell(RelayActor.inject_fault, kind, seconds)
     log.warning("debug.fault", actor="http", target=fault.actor, kind=fault.kind, seconds=seconds)
     return json_response(Done(ok=True))
 
 
-def _not_running(actor: str) -> str:
-    """Why a drill's ``actor`` is not there: a capture of a source that is not configured."""
-    setting = next((SETTING_NAMES[s] for s in AUDIO_SOURCES if actor == f"capture_{s}"), None)
+def _not_running(actor: str, features: tuple[Feature, ...]) -> str:
+    """Why a drill's ``actor`` is not there: an actor that runs only when its setting is set
+    (a capture of a source that is not configured), or one this relay does not start."""
+    settings = {name: setting for feature in features for name, setting in feature.set_by}
+    setting = settings.get(actor)
     why = f"its source is not configured ({setting} is empty)" if setting else "it is not started"
     return f"actor {actor} is not running in this relay: {why}"

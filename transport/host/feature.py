@@ -3,9 +3,11 @@
 Each feature package (ingest, agent, escalation, audio, console, overlay, MCP) makes one, in
 its ``feature.py``; the registry (:data:`transport.registry.FEATURES`) lists them, and the
 shell loops over that list: the route table is every feature's routes in the registry's
-order, ``GET /metrics`` shows every feature's metric families, and ``sinain-relay doctor``
-(and a started relay) runs every feature's checks, in the same order. The shell names no
-feature, and a feature reaches the shell only through what it hands over here. The shell's
+order, ``GET /health`` holds every feature's sections, ``GET /metrics`` shows every
+feature's metric families, and ``sinain-relay doctor`` (and a started relay) runs every
+feature's checks, in the same order; the overlay works the switches a feature makes, and the
+fault drill says which setting starts an actor it does not find. The shell names no feature,
+and a feature reaches the shell only through what it hands over here. The shell's
 own routes (the fault drill, the clients' reports, ``/health``, ``/metrics``, the document)
 are handed over the same way, by :mod:`transport.handlers.parts`.
 """
@@ -14,17 +16,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
 
 from actors.common.check import Check
 from config.settings import Settings
 from transport.host.route import Route
+from transport.host.switches import Switches
 
 if TYPE_CHECKING:  # prometheus-client is imported at the first scrape, the app's state later
     from prometheus_client.metrics_core import Metric
 
+    from transport.bridge import Asker
     from transport.state import Peers
 
 
@@ -40,6 +44,46 @@ class Families(Protocol):
     last published (read on the event loop, no message)."""
 
     def __call__(self, peers: Peers) -> Iterable[Metric]: ...
+
+
+class SwitchesFor(Protocol):
+    """The overlay's audio switches a feature works for one app (``None``: it has none)."""
+
+    def __call__(self, peers: Peers, ask: Asker) -> Switches | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A section of ``GET /health`` as one request reads it."""
+
+    value: Any
+    """Of the section's ``shape``."""
+    unanswered: tuple[str, ...] = ()
+    """Why each actor that did not answer in time is missing: ``/health`` is then a 503
+    whose ``error`` says so."""
+
+
+class ReadSection(Protocol):
+    """A section's reading for one request: asked of the feature's actors once the request
+    arrived, or read from what they last published. ``private``: the caller may see what
+    says what the user did (it holds the token, or none is set)."""
+
+    async def __call__(self, peers: Peers, ask: Asker, *, private: bool) -> Reading: ...
+
+
+@dataclass(frozen=True, slots=True)
+class HealthSection:
+    """One field of ``GET /health`` a feature answers for."""
+
+    name: str
+    """The field's Python name (``camelCase`` in the JSON)."""
+    shape: Any
+    """Its type, as msgspec encodes it and the document describes it."""
+    read: ReadSection
+
+
+def no_switches(peers: Peers, ask: Asker) -> None:
+    """The switches of a feature that captures no audio."""
 
 
 def no_families(peers: Peers) -> Iterator[Metric]:  # noqa: ARG001
@@ -66,6 +110,11 @@ class Feature(Protocol):
         ...
 
     @property
+    def health(self) -> tuple[HealthSection, ...]:
+        """Its fields of ``GET /health``, in the order the answer gives them."""
+        ...
+
+    @property
     def families(self) -> Families:
         """Its metric families, in the order ``/metrics`` gives them."""
         ...
@@ -75,6 +124,17 @@ class Feature(Protocol):
         """Its checks, in the order the doctor prints them."""
         ...
 
+    @property
+    def switches(self) -> SwitchesFor:
+        """The overlay's audio switches, when the feature works them."""
+        ...
+
+    @property
+    def set_by(self) -> tuple[tuple[str, str], ...]:
+        """Its actors that run only when a setting is set, each with that setting: a fault
+        drill on one that is not running says which setting starts it."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Parts:
@@ -82,8 +142,11 @@ class Parts:
 
     name: str
     routes: tuple[Route, ...] = ()
+    health: tuple[HealthSection, ...] = ()
     families: Families = no_families
     checks: Checks = no_checks
+    switches: SwitchesFor = no_switches
+    set_by: tuple[tuple[str, str], ...] = ()
 
 
 SERVED: web.AppKey[tuple[Feature, ...]] = web.AppKey("served")

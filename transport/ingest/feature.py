@@ -1,13 +1,15 @@
-"""The ingest feature, as the HTTP shell takes it: the feed's and the screen's routes."""
+"""The ingest feature, as the HTTP shell takes it: the feed's and the screen's routes, and
+the items each holds in ``/health``."""
 
 from __future__ import annotations
 
 from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT
 from actors.core.shapes import FeedItem
 from transport.answers import Accepted, Dropped, FeedList, SenseList
-from transport.host.feature import Parts
+from transport.host.feature import HealthSection, Parts
 from transport.host.route import AFTER, INGEST_ERRORS, Param, Route, ok
 from transport.ingest.handler import get_feed, get_feed_stream, get_sense, post_feed, post_sense
+from transport.ingest.health import read_messages, read_sense_events
 
 INGEST = Parts(
     "ingest",
@@ -65,5 +67,9 @@ INGEST = Parts(
                 ),
             ),
         ),
+    ),
+    health=(
+        HealthSection("messages", int | None, read_messages),
+        HealthSection("sense_events", int | None, read_sense_events),
     ),
 )

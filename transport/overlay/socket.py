@@ -40,7 +40,7 @@ import asyncio
 import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, cast
 
 import structlog
 from aiohttp import WSMsgType, web
@@ -49,6 +49,7 @@ from actors.core.errors import ActorUnavailable, BadRequest
 from actors.core.records import FeedPost, FeedRecord
 from actors.kernel.clock import Clock
 from transport.batching import Batcher
+from transport.host.switches import Switches
 from transport.overlay.messages import (
     COMMAND_NOTICES,
     CommandAction,
@@ -85,25 +86,6 @@ CLOSE_TIMEOUT_S = 1.0
 """How long closing a socket waits for the close frame to go out."""
 
 log = structlog.get_logger("relay")
-
-
-class Switched(Protocol):
-    """What a switch did: its line for the overlay, and whether every overlay is told."""
-
-    @property
-    def text(self) -> str: ...
-    @property
-    def everyone(self) -> bool: ...
-
-
-class Switches(Protocol):
-    """The audio switches the overlay's commands work: the audio feature's captures, handed
-    in by the app, so that the overlay knows no feature but through these three."""
-
-    @property
-    def capturing(self) -> bool: ...
-    async def toggle(self) -> Switched: ...
-    async def switch(self) -> Switched: ...
 
 
 @dataclass(frozen=True, slots=True)
