@@ -242,6 +242,7 @@ def test_every_route_is_described_and_every_described_path_is_a_route(
 # -- real answers ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_every_answer_of_a_real_relay_matches_the_document(
     make_relay: Callable[..., Relay],
     fake_llm: FakeLLM,
@@ -447,6 +448,7 @@ def test_generated_requests_get_no_5xx_and_only_documented_answers(
     call_and_check(case, base_url(fuzzed_relay))
 
 
+@pytest.mark.slow
 def test_odd_requests_get_their_status_and_what_is_refused_changes_nothing(
     fuzzed_relay: Relay, contract: Contract
 ) -> None:
