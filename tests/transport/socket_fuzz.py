@@ -57,9 +57,9 @@ class SocketFuzzer:
 
     def __init__(self, sender: Sender, host: str, port: int) -> None:
         self.sender, self.contract, self.address = sender, sender.contract, (host, port)
-        self.last: tuple[int, Any, int] = (0, None, 200)
+        self.last: tuple[int, Any, int] = (0, None, 200)  # the feed read from its start
         self.last = self._state()
-        """What the relay held after the last frame."""
+        """What the relay held after the last frame (:meth:`_state`)."""
         self.ws = self._open()
 
     def _open(self) -> OverlayClient:

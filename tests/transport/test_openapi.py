@@ -30,7 +30,7 @@ from tests.support.posts import RECORDED
 from tests.support.relay import base_url, client_for, relay_settings
 from tests.transport.api_fuzz import api_schema, call_and_check
 from tests.transport.odd_requests import CORPUS, Sender, odd_cases
-from tests.transport.openapi_contract import Contract
+from tests.transport.openapi_contract import Contract, pointer
 from tests.transport.overlay_client import OverlayClient, Status
 from tests.transport.socket_fuzz import SocketFuzzer, socket_frames
 from transport import http_transport
@@ -116,8 +116,7 @@ class CheckedClient:
             assert response.status_code == 200, response.read()
             lines = response.iter_lines()
             x_events = self.contract.at(
-                f"/paths/{path.replace('/', '~1')}/get/responses/200/content/"
-                f"{SSE.replace('/', '~1')}/x-events"
+                pointer("paths", path, "get", "responses", "200", "content", SSE, "x-events")
             )
 
             def next_event() -> dict[str, Any]:
@@ -152,7 +151,7 @@ class CheckedClient:
             self.seen.add(("GET", path, status))
             assert ws.refusal is None, ws.refusal
             x_messages = self.contract.at(
-                f"/paths/{path.replace('/', '~1')}/get/responses/101/x-messages/relayToOverlay"
+                pointer("paths", path, "get", "responses", "101", "x-messages", "relayToOverlay")
             )
             message = ws.message
 
