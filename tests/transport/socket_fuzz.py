@@ -20,7 +20,6 @@ from transport.overlay.messages import COMMAND_NOTICES, MAX_MESSAGE_BYTES, Comma
 SOCKET_PATH = "/"
 INBOUND = pointer("paths", SOCKET_PATH, "get", "responses", "101", "x-messages", "overlayToRelay")
 """Where the document lists what the overlay may send, by ``type``."""
-NOTICES = frozenset(COMMAND_NOTICES.values())
 FIGURES = ("rssMb", "uptimeS", "ts")
 """What a ``profiling`` message reports, shown as sent in ``/health.profiling.overlay``."""
 Frame = tuple[int, bytes]
@@ -121,7 +120,7 @@ class SocketFuzzer:
                 shown = self.ws.read()
                 if isinstance(shown, Raw):
                     return [f"the overlay could not parse {shown.text[:200]!r}: {shown.error}"]
-                if isinstance(shown, Feed) and shown.text in NOTICES:
+                if isinstance(shown, Feed) and shown.text in COMMAND_NOTICES.values():
                     if shown.text == COMMAND_NOTICES[probe]:
                         break
                     notices.append(shown.text)
