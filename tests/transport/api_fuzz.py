@@ -3,62 +3,45 @@
 Schemathesis generates each operation's requests (the document's examples, each schema's
 edge values, valid and invalid data at random), sends them to a relay on loopback and checks
 each answer: no 5xx, a documented status, content type, headers and body, 405 for a method
-not described, 401 without the token. Ours on top (:data:`OUR_CHECKS`): a refusal is a JSON
-error, and a JSON body is accepted exactly when its schema says so (Schemathesis' own verdict
-checks judge query parameters too, which the relay reads more leniently by design and in
-their descriptions: ``meta_only=x`` is false, ``q`` needs a word).
+not described, 401 without the token. Ours on top: a refusal is a JSON error
+(:func:`error_shape`), and a JSON body is accepted exactly when its schema says so
+(:func:`schema_verdict`; Schemathesis' own verdict checks judge query parameters too, which
+the relay reads more leniently by design and in their descriptions: ``meta_only=x`` is
+false, ``q`` needs a word).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
 import schemathesis
 from hypothesis import strategies as st
-from schemathesis import Case, CheckContext, CheckFunction, Response
+from schemathesis import Case, CheckContext, Response
 
 from actors.audio.core.wav import wav_bytes
-from tests.transport.openapi_contract import Contract, body_verdict, is_error
+from tests.transport.openapi_contract import Contract, pointer
 from transport.openapi import openapi_document
 from transport.openapi_schemas import SSE
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "5"))
 """Generated cases per operation and phase (``FUZZ_EXAMPLES=500`` for a longer run)."""
 SEED = int(os.environ.get("FUZZ_SEED", "20260401"))
-LONG_POLLS = ("/agent/digest", "/escalation/pending")
-"""The paths whose ``wait`` is a long-poll."""
 LONG_POLL_CAP_S = 0.05
-"""A ``wait`` the schema allows is scaled down to this at most, so a long-poll that waits
-its whole time costs a case no more than this."""
+"""A long-poll's ``wait`` the schema allows (up to 60 s) is scaled down to this at most, so
+a long-poll that waits its whole time costs a case no more than this."""
 STREAM_TIMEOUT_S = 0.1
 """How long an event stream is read (it never ends by itself)."""
 CONTRACT = Contract(openapi_document())
-UNUSED_CHECKS = (
-    "positive_data_acceptance",  # these two judge parameters too: :func:`schema_verdict`
-    "negative_data_rejection",
-    "use_after_free",  # resources made, then deleted: the relay has none
-    "ensure_resource_availability",
-    "object_level_authorization",
-)
+STREAMS = f"{pointer('responses', '200', 'content', SSE, 'schema', 'type')} == string"
+"""The operations whose answer is an event stream (its events are strings on the wire)."""
 
 schemathesis.openapi.media_type(
     "audio/wav",
     st.binary(max_size=3200).map(lambda b: wav_bytes(b[: len(b) // 2 * 2])) | st.binary(),
     aliases=("audio/x-wav", "audio/wave", "audio/vnd.wave", "audio/L16"),
 )
-
-
-def _streams() -> list[str]:
-    return [
-        path
-        for path, item in CONTRACT.paths.items()
-        if SSE in item.get("get", {}).get("responses", {}).get("200", {}).get("content", {})
-    ]
-
-
-def _public() -> list[str]:
-    return sorted({op.path for op in CONTRACT.operations() if op.spec.get("security") == []})
 
 
 def api_schema(token: str) -> Any:
@@ -84,16 +67,19 @@ def api_schema(token: str) -> Any:
                 "database": "none",
                 "allow-extra-parameters": False,  # an unnamed header is read as nothing
             },
-            "checks": dict.fromkeys(UNUSED_CHECKS, off),
+            "checks": {  # these two judge parameters too: schema_verdict judges the body
+                "positive_data_acceptance": off,
+                "negative_data_rejection": off,
+            },
             "operations": [
                 {
-                    "include-path": _streams(),
+                    "include-by": STREAMS,
                     "request-timeout": STREAM_TIMEOUT_S,
                     "max-stream-events": 1,
                     "checks": {"response_schema_conformance": off},
                 },
                 {"include-path": "/debug/fault", "checks": {"unsupported_method": off}},
-                {"include-path": _public(), "headers": {"Authorization": f"Bearer {token}"}},
+                {"include-by": "/security == []", "headers": {"Authorization": f"Bearer {token}"}},
             ],
         }
     )
@@ -105,30 +91,24 @@ def error_shape(ctx: CheckContext, response: Response, case: Case[Any]) -> bool 
     """A 4xx is ``{"ok": false, "error": "<what>"}`` in JSON (but a ``HEAD``'s)."""
     if response.status_code < 400 or case.method.upper() == "HEAD":
         return None
-    assert is_error(response.content), response.content[:300]
+    assert CONTRACT.is_error(response.content), response.content[:300]
     return True
 
 
 def schema_verdict(ctx: CheckContext, response: Response, case: Case[Any]) -> bool | None:
-    """A JSON body its schema accepts gets a 2xx, one it refuses a 4xx (:func:`body_verdict`)."""
+    """A JSON body its schema accepts gets a 2xx, one it refuses a 4xx."""
     sent = response.request.body
     sent = sent.encode() if isinstance(sent, str) else sent
     if not isinstance(sent, bytes) or "Authorization" not in response.request.headers:
         return None
-    problem = body_verdict(CONTRACT, case.method, case.path, sent, response.status_code)
+    problem = CONTRACT.body_verdict(case.method, case.path, sent, response.status_code)
     assert problem is None, problem
     return True
 
 
-OUR_CHECKS: list[CheckFunction] = [error_shape, schema_verdict]
-
-
 def call_and_check(case: Case[Any], base_url: str) -> None:
     """Send ``case`` (a long-poll's ``wait`` scaled down) and run every check on its answer."""
-    try:
-        wait = float((case.query or {}).get("wait", ""))
-    except (TypeError, ValueError):
-        wait = 0
-    if case.path in LONG_POLLS and 0 < wait <= 60:
-        case.query["wait"] = wait * LONG_POLL_CAP_S / 60
-    case.call_and_validate(base_url=base_url, additional_checks=OUR_CHECKS)
+    with contextlib.suppress(KeyError, TypeError, ValueError):  # no wait, or no number: as it is
+        if 0 < (wait := float(case.query["wait"])) <= 60:
+            case.query["wait"] = wait * LONG_POLL_CAP_S / 60
+    case.call_and_validate(base_url=base_url, additional_checks=[error_shape, schema_verdict])

@@ -1,18 +1,18 @@
-"""What ``/openapi.json`` says of an answer and of a request body, checked in code.
+"""What ``/openapi.json`` says of answers and request bodies, checked in code.
 
 :class:`Contract` holds the document: its operations, a ``jsonschema`` (2020-12) validator
-for any schema in it (``$ref`` resolved as a client would), and :meth:`Contract.check`, what
-is wrong with one answer. :func:`body_verdict` says whether the answer to a request body
-agrees with the body's schema. Used by the real answers of ``test_openapi.py`` and by the
-fuzz (``api_fuzz.py``, ``odd_requests.py``, ``socket_fuzz.py``).
+for any schema in it (``$ref`` resolved as a client would), what is wrong with an answer
+(:meth:`~Contract.check`, :meth:`~Contract.exchange`) and whether the answer to a request
+body agrees with its schema (:meth:`~Contract.body_verdict`). Used by ``test_openapi.py``
+and the fuzz (``api_fuzz.py``, ``odd_requests.py``, ``socket_fuzz.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+import httpx
 import orjson
 import requests
 import schemathesis
@@ -23,12 +23,10 @@ from schemathesis import Response, checks
 from schemathesis.core.failures import FailureGroup
 
 from actors.core.bodies import MAX_NESTING
-from transport.openapi_schemas import JSON
+from transport.openapi_schemas import JSON, SSE
 
 URI = "urn:sinain-relay:openapi"
 METHODS = ("get", "post", "put", "patch", "delete", "head", "options")
-
-Json = Any
 CHECKS = [
     checks.status_code_conformance,
     checks.content_type_conformance,
@@ -41,8 +39,7 @@ def pointer(*parts: str) -> str:
     return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
 
 
-@dataclass(frozen=True, slots=True)
-class Operation:
+class Operation(NamedTuple):
     method: str
     path: str
     spec: Mapping[str, Any]
@@ -53,16 +50,12 @@ class Contract:
 
     def __init__(self, document: Mapping[str, Any]) -> None:
         self.document = document
+        self.paths: Mapping[str, Mapping[str, Any]] = document["paths"]
         self._registry: Registry[Any] = Registry().with_resource(
             URI, Resource.from_contents(document, default_specification=DRAFT202012)
         )
         self._validators: dict[str, Draft202012Validator] = {}
         self.schemathesis = schemathesis.openapi.from_dict(dict(document))
-
-    @property
-    def paths(self) -> Mapping[str, Mapping[str, Any]]:
-        paths: Mapping[str, Mapping[str, Any]] = self.document["paths"]
-        return paths
 
     def operations(self) -> list[Operation]:
         """Every described operation, ``options`` included."""
@@ -81,18 +74,14 @@ class Contract:
             method = "get"
         return Operation(method, path, item[method]) if method in item else None
 
-    def resolve(self, node: Mapping[str, Any], where: str) -> tuple[Mapping[str, Any], str]:
-        """Follow a local ``$ref``; returns the target and its JSON pointer."""
+    def resolve(self, node: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``node``, a local ``$ref`` followed."""
         while "$ref" in node:
-            where = node["$ref"].removeprefix("#")
-            node = self.at(where)
-        return node, where
+            node = self.at(node["$ref"].removeprefix("#"))
+        return node
 
     def at(self, pointer: str) -> Any:
-        node: Any = self.document
-        for part in pointer.split("/")[1:]:
-            node = node[part.replace("~1", "/").replace("~0", "~")]
-        return node
+        return self._registry.resolver().lookup(f"{URI}#{pointer}").contents
 
     def validator(self, pointer: str) -> Draft202012Validator:
         """A validator for the schema at ``pointer`` in the document."""
@@ -123,9 +112,9 @@ class Contract:
             specs = [spec for name, spec in (item or {}).items() if name != "options"]
             off = item is None or all("404" in spec["responses"] for spec in specs)
             due = {401, 403} | ({404} if off else set()) | ({405} if item else set())
-            fine = status in due and is_error(body)
+            fine = status in due and self.is_error(body)
             return [] if fine else [f"{what}: undescribed, expected a JSON error of {due}"]
-        documented, _ = self.resolve(op.spec["responses"].get(str(status), {}), "")
+        documented = self.resolve(op.spec["responses"].get(str(status), {}))
         if body and documented and "content" not in documented:
             return [f"{what}: documented without a body, got {body[:80]!r}"]
         sent = requests.Request(method.upper(), f"http://relay{path}").prepare()
@@ -137,47 +126,56 @@ class Contract:
             return [f"{what}: {str(failure)[:400]}" for failure in exc.exceptions]
         return []
 
+    def exchange(
+        self, client: httpx.Client, request: httpx.Request
+    ) -> tuple[httpx.Response, list[str]]:
+        """Send ``request``; its answer and what is wrong with it (:meth:`check`). Of an
+        event stream only the head is read: its events are checked where they are read."""
+        path = request.url.path  # as sent: httpx resolves dot segments
+        op = self.operation(request.method, path)
+        streams = op is not None and SSE in op.spec["responses"].get("200", {}).get("content", {})
+        response = client.send(request, stream=streams)
+        try:
+            is_stream = response.headers.get("content-type", "").startswith(SSE)
+            body = b"" if is_stream else response.read()
+        finally:
+            response.close()
+        status, headers = response.status_code, response.headers
+        return response, self.check(request.method, path, status, headers, body)
 
-def is_error(body: bytes) -> bool:
-    """Whether ``body`` is an error of the relay's shape: ``{"ok": false, "error": "..."}``."""
-    try:
-        value = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return False
-    return (
-        isinstance(value, dict) and value.get("ok") is False and isinstance(value.get("error"), str)
-    )
+    def is_error(self, body: bytes) -> bool:
+        """Whether ``body`` is an error of the relay's shape, the ``Error`` component."""
+        try:
+            return self.schema("Error").is_valid(orjson.loads(body))
+        except orjson.JSONDecodeError:
+            return False
 
+    def body_verdict(self, method: str, path: str, body: bytes, status: int) -> str | None:
+        """What is wrong with ``status`` as the answer to a JSON ``body`` (``None``: nothing).
 
-def body_verdict(
-    contract: Contract, method: str, path: str, body: bytes, status: int
-) -> str | None:
-    """What is wrong with ``status`` as the answer to a JSON ``body`` (``None``: nothing).
-
-    A body the schema accepts, read exactly as the relay reads it, must get a 2xx; one it
-    refuses (or that is no JSON) a 4xx. Answers that are not about the body are not judged:
-    401, 403, 404, 413 and 5xx (the 5xx are failures of their own).
-    """
-    op = contract.operation(method, path)
-    if op is None or JSON not in op.spec.get("requestBody", {}).get("content", {}):
-        return None
-    if status in (401, 403, 404, 413) or status >= 500:
-        return None
-    try:
-        value = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        valid = False
-    else:
-        if _beyond_schema(value):
+        A body the schema accepts, read exactly as the relay reads it, must get a 2xx; one it
+        refuses (or that is no JSON) a 4xx. Answers that are not about the body are not
+        judged: 401, 403, 404, 413 and 5xx (the 5xx are failures of their own).
+        """
+        op = self.operation(method, path)
+        content = {} if op is None else op.spec.get("requestBody", {}).get("content", {})
+        if op is None or JSON not in content or status in (401, 403, 404, 413) or status >= 500:
             return None
-        where = pointer("paths", op.path, op.method, "requestBody", "content", JSON, "schema")
-        valid = contract.validator(where).is_valid(value)
-    if valid != (200 <= status < 300):
-        return f"a body {'valid' if valid else 'invalid'} by its schema got {status}"
-    return None
+        try:
+            value = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            valid = False
+        else:
+            if _beyond_schema(value):
+                return None
+            where = pointer("paths", op.path, op.method, "requestBody", "content", JSON, "schema")
+            valid = self.validator(where).is_valid(value)
+        if valid != (200 <= status < 300):
+            return f"a body {'valid' if valid else 'invalid'} by its schema got {status}"
+        return None
 
 
-def _beyond_schema(value: Json, depth: int = 1) -> bool:
+def _beyond_schema(value: Any, depth: int = 1) -> bool:
     """Whether ``value`` has what JSON Schema cannot judge as the relay does: a whole float
     (``maxTokens`` takes 1, not 1.0) or nesting deeper than a sense event may have (documented
     in words)."""

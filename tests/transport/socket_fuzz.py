@@ -2,64 +2,45 @@
 
 Schemathesis speaks HTTP only. :func:`socket_frames` is the corpus: each field of each
 inbound message set to each ``fieldValues`` entry or left out, the nasty bodies, binary,
-oversize and unknown messages.
+oversize and unknown messages. :class:`SocketFuzzer` sends them and checks what each did.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from tests.transport.odd_requests import CORPUS, NASTY_BODIES, Sender
-from tests.transport.openapi_contract import Contract, Json, pointer
+from tests.transport.openapi_contract import Contract, pointer
 from tests.transport.overlay_client import BINARY, TEXT, Closed, Feed, OverlayClient, Raw
 from transport.overlay.messages import COMMAND_NOTICES, MAX_MESSAGE_BYTES, CommandAction
 
 SOCKET_PATH = "/"
 INBOUND = pointer("paths", SOCKET_PATH, "get", "responses", "101", "x-messages", "overlayToRelay")
 """Where the document lists what the overlay may send, by ``type``."""
-INBOUND_EXAMPLES: dict[str, dict[str, Json]] = CORPUS["inbound"]
-FIELD_VALUES: tuple[Json, ...] = (*CORPUS["fieldValues"], "x" * 5000)
-NOTICES = frozenset(COMMAND_NOTICES.values())
-
-
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """One message to the overlay socket."""
-
-    data: bytes
-    opcode: int = TEXT
-
-    def describe(self) -> str:
-        return f"WS {SOCKET_PATH} opcode={self.opcode} {self.data[:300]!r}"
+FIGURES = ("rssMb", "uptimeS", "ts")
+"""What a ``profiling`` message reports, shown as sent in ``/health.profiling.overlay``."""
+Frame = tuple[int, bytes]
+"""One message to the overlay socket: its opcode and its data."""
 
 
 def socket_frames(contract: Contract) -> list[Frame]:
-    """The fixed corpus, the same every run."""
-    frames = [Frame(body) for body in NASTY_BODIES]
-    for kind, example in INBOUND_EXAMPLES.items():
-        schema, _ = contract.resolve(contract.at(INBOUND)[kind], INBOUND)
+    """The fixed corpus, the same every run, in JSON as a client may write it (huge numbers
+    and lone surrogates included)."""
+    examples: dict[str, dict[str, Any]] = CORPUS["inbound"]
+    values, padding = (*CORPUS["fieldValues"], "x" * 5000), "x" * MAX_MESSAGE_BYTES
+    messages = [{**examples["message"], "text": padding}, {**examples["pong"], "pad": padding}]
+    for kind, example in examples.items():
+        schema = contract.resolve(contract.at(INBOUND)[kind])
         for name in sorted(set(schema.get("properties", {})) | set(example)):
-            frames += [Frame(_dump({**example, name: value})) for value in FIELD_VALUES]
-            frames.append(Frame(_dump({k: v for k, v in example.items() if k != name})))
-        frames.append(Frame(_dump(example), BINARY))
-    padding = "x" * MAX_MESSAGE_BYTES
-    return [
-        *frames,
-        Frame(_dump({**INBOUND_EXAMPLES["message"], "text": padding})),
-        Frame(_dump({**INBOUND_EXAMPLES["pong"], "pad": padding})),
-        Frame(_dump({"type": "spawn_command", "text": "x"})),
-        Frame(_dump({"type": "app_focus", "app": "Code"})),
-    ]
-
-
-def _dump(value: Json) -> bytes:
-    """``value`` as JSON, huge numbers and lone surrogates included (as a client may send)."""
-    return json.dumps(value).encode("utf-8", "surrogatepass")
+            messages += [{**example, name: value} for value in values]
+            messages.append({k: v for k, v in example.items() if k != name})
+    texts = [json.dumps(m).encode("utf-8", "surrogatepass") for m in messages]
+    binary = [(BINARY, json.dumps(example).encode()) for example in examples.values()]
+    unknown = [json.dumps(m).encode() for m in CORPUS["unknownInbound"]]
+    return [(TEXT, data) for data in (*NASTY_BODIES, *texts, *unknown)] + binary
 
 
 class SocketFuzzer:
@@ -74,83 +55,72 @@ class SocketFuzzer:
     """
 
     def __init__(self, sender: Sender, host: str, port: int) -> None:
-        self.sender = sender
-        self.contract = sender.contract
-        self.host, self.port = host, port
-        self.inbound: Mapping[str, Any] = self.contract.at(INBOUND)
-        self.newest = 0
-        """The newest feed id seen."""
+        self.sender, self.contract, self.address = sender, sender.contract, (host, port)
+        self.last: tuple[int, Any, int] = (0, None, 200)  # the feed read from its start
         self.last = self._state()
-        """What the relay held after the last frame."""
+        """What the relay held after the last frame (:meth:`_state`)."""
         self.ws = self._open()
 
     def _open(self) -> OverlayClient:
-        ws = OverlayClient(self.host, self.port, SOCKET_PATH, headers=self.sender.auth)
+        ws = OverlayClient(*self.address, SOCKET_PATH, headers=self.sender.auth)
         assert ws.refusal is None, f"the overlay socket was refused: {ws.refusal}"
         return ws
 
-    def __enter__(self) -> SocketFuzzer:
-        return self
-
-    def __exit__(self, *_: object) -> None:
+    def close(self) -> None:
         self.ws.close()
 
-    def verdict(self, frame: Frame) -> tuple[str | None, Json]:
+    def verdict(self, opcode: int, data: bytes) -> tuple[str | None, Any]:
         """The inbound type the relay must act on (``None``: it must ignore the frame), and
         the message as the relay parses it."""
-        if frame.opcode != TEXT or len(frame.data) > MAX_MESSAGE_BYTES:
-            return None, None
+        parsed = opcode == TEXT and len(data) <= MAX_MESSAGE_BYTES  # else ignored unread
         try:
-            value = orjson.loads(frame.data)
-        except orjson.JSONDecodeError:
-            return None, None
+            value = orjson.loads(data) if parsed else None
+        except orjson.JSONDecodeError:  # no JSON: ignored
+            value = None
         kind = value.get("type") if isinstance(value, dict) else None
-        if not isinstance(kind, str) or kind not in self.inbound:
+        if not isinstance(kind, str) or kind not in self.contract.at(INBOUND):
             return None, value
         valid = self.contract.validator(INBOUND + pointer(kind)).is_valid(value)
         return (kind if valid else None), value
 
     def send(self, frame: Frame) -> None:
-        acted, value = self.verdict(frame)
-        feed_before, profiling_before, _ = self.last  # only these frames change it
+        acted, value = self.verdict(*frame)
+        feed, profiling, _ = self.last  # only these frames change it
         problems = self._exchange(frame, acted, value)
         self.last = feed_after, profiling_after, health = self._state()
-        if acted == "message" and feed_after != feed_before + 1:
-            problems.append(f"a valid message was not stored (newest {feed_after})")
-        if acted == "profiling":
-            shown = profiling_after and [profiling_after[k] for k in ("rssMb", "uptimeS", "ts")]
-            if shown != [value[k] for k in ("rssMb", "uptimeS", "ts")]:
-                problems.append(f"a valid profiling is not shown: {profiling_after}")
-        if acted != "message" and feed_after != feed_before:
-            problems.append("the feed changed")
-        if acted != "profiling" and profiling_after != profiling_before:
+        if feed_after != feed + (acted == "message"):
+            problems.append(f"the feed's newest went from {feed} to {feed_after}")
+        shown = profiling_after and [profiling_after[k] for k in FIGURES]
+        if acted == "profiling" and shown != [value[k] for k in FIGURES]:
+            problems.append(f"a valid profiling is not shown: {profiling_after}")
+        if acted != "profiling" and profiling_after != profiling:
             problems.append("/health.profiling.overlay changed")
         if health != 200:
             problems.append(f"/health answered {health}")
-        self.sender.sent += 1
-        self.sender.problems += [f"{p} for {frame.describe()}" for p in problems]
+        what = f"WS {SOCKET_PATH} opcode={frame[0]} {frame[1][:300]!r}"
+        self.sender.problems += [f"{p} for {what}" for p in problems]
 
-    def _state(self) -> tuple[int, Json, int]:
+    def _state(self) -> tuple[int, Any, int]:
         """The newest feed id, ``/health.profiling.overlay`` and the status of ``/health``."""
         get, auth = self.sender.client.get, self.sender.auth
         health = get("/health", headers=auth)
-        newer = get("/feed", params={"after": self.newest}, headers=auth).json()["messages"]
-        self.newest = newer[-1]["id"] if newer else self.newest
-        return self.newest, health.json()["profiling"]["overlay"], health.status_code
+        newer = get("/feed", params={"after": self.last[0]}, headers=auth).json()["messages"]
+        newest = newer[-1]["id"] if newer else self.last[0]
+        return newest, health.json()["profiling"]["overlay"], health.status_code
 
-    def _exchange(self, frame: Frame, acted: str | None, value: Json) -> list[str]:
+    def _exchange(self, frame: Frame, acted: str | None, value: Any) -> list[str]:
         """Send ``frame`` and a probe; what went wrong (the socket reopened if it closed)."""
         action = value.get("action") if acted == "command" else None
         probe: CommandAction = "toggle_screen" if action != "toggle_screen" else "toggle_audio"
         notices: list[str] = []
         try:
-            self.ws.send_frame(frame.opcode, frame.data)
+            self.ws.send_frame(*frame)
             self.ws.send({"type": "command", "action": probe})
             while True:
                 shown = self.ws.read()
                 if isinstance(shown, Raw):
                     return [f"the overlay could not parse {shown.text[:200]!r}: {shown.error}"]
-                if isinstance(shown, Feed) and shown.text in NOTICES:
+                if isinstance(shown, Feed) and shown.text in COMMAND_NOTICES.values():
                     if shown.text == COMMAND_NOTICES[probe]:
                         break
                     notices.append(shown.text)
