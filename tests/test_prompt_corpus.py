@@ -73,7 +73,7 @@ def test_the_window_part_leaves_out_the_instructions():
     case = CORPUS[0]
     prompt = build_prompt(case_window(case), now_ms=tick_ms(case))
     part = window_part(prompt)
-    assert part.startswith("Active app:")
+    assert part.startswith("\nScreen now (OCR text):\n[")  # its app: the screen line's
     assert "Respond with" not in part
     assert "Mention errors" not in part
 

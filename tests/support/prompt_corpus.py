@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from actors.agent.core.prompt import (
-    ACTIVE_APP,
     AGE,
     ANSWER_HEADER,
+    NOW_HEADER,
     build_prompt,
     prompt_with_screen,
     screen_line,
@@ -190,9 +190,9 @@ def cut_prompt(ctx: TickWindow, *, now_ms: int) -> str:
 
 
 def window_part(prompt: str) -> str:
-    """The prompt from the active app to the answer's shape: the window, without the
-    instructions around it."""
-    start = prompt.index(ACTIVE_APP)
+    """The prompt after the heading of now, up to the answer's shape: the window, without the
+    instructions and the headings around it."""
+    start = prompt.index(NOW_HEADER) + len(NOW_HEADER)
     return prompt[start : prompt.index(ANSWER_HEADER, start)]
 
 

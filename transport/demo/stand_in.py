@@ -148,6 +148,8 @@ def read_prompt(prompt: str) -> PromptView:
         elif section == "audio" and line != labels.NO_AUDIO:
             age, text = _aged(line)
             heard.append(HeardLine(age, _unlabelled(text)))
+    if active == "unknown" and screen:  # the newest screen line names the active app
+        active = screen[0].app or active
     return PromptView(active, history, tuple(screen), tuple(heard))
 
 

@@ -41,6 +41,8 @@ NARRATIVE_CHARS = 200
 NOW_HEADER = "NOW (what the hud and the digest describe):"
 """Heads the newest moment: the active app, the newest screen, the newest speech."""
 ACTIVE_APP = "Active app:"
+"""Names the active app under :data:`NOW_HEADER` when the newest screen line does not (there
+is none, or it is of another app): a model copied the line as its hud."""
 SCREEN_NOW = "Screen now (OCR text):"
 AUDIO_NOW = "Speech now:"
 EARLIER_HEADER = "EARLIER (background, newest first):"
@@ -89,9 +91,8 @@ said, with filenames, URLs, errors and UI text from the OCR; what they might nee
 last, what they did EARLIER if it differs.>"
 }}"""
 """The answer's shape, after :data:`ANSWER_HEADER`; its values are placeholders."""
-EXAMPLE_HUD = "Editing hud-relay.mjs in IDEA"
-RULES = f"""Rules:
-- "hud" is for a minimal overlay display. Example: "{EXAMPLE_HUD}"
+RULES = """Rules:
+- "hud" is for a minimal overlay display.
 - "digest" is for an AI assistant to understand the situation NOW and offer help.
 - Describe NOW. EARLIER is background, for the digest's last sentence only.
 - Write about the user in the third person; never write "I" or "now".
@@ -201,6 +202,9 @@ def prompt_with_screen(ctx: TickWindow, screen_lines: str, *, now_ms: int) -> st
     lines, ages included, newest first): a comparison of two ways to fill that section can
     share the rest. The first line is the newest screen, under :data:`NOW_HEADER`."""
     newest_screen, _, older_screens = screen_lines.partition("\n")
+    app = normalize_app_name(ctx.current_app)
+    shown = bool(ctx.screen) and normalize_app_name(ctx.screen[-1].app) == app
+    active = "" if shown else f"{ACTIVE_APP} {app}\n"
     audio = [(a.ts, audio_line(a)) for a in reversed(ctx.audio)]
     app_switches = APP_SEPARATOR.join(normalize_app_name(a.app) for a in ctx.app_history)
     earlier = [f"{APP_HISTORY} {app_switches or NO_APPS}"]
@@ -211,8 +215,7 @@ def prompt_with_screen(ctx: TickWindow, screen_lines: str, *, now_ms: int) -> st
     return f"""{OPENING}
 
 {NOW_HEADER}
-{ACTIVE_APP} {normalize_app_name(ctx.current_app)}
-{SCREEN_NOW}
+{active}{SCREEN_NOW}
 {newest_screen or NO_SCREEN}
 {AUDIO_NOW}
 {_labelled(audio[:1], now_ms) or NO_AUDIO}

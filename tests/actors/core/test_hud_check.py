@@ -6,7 +6,7 @@ import pytest
 
 from actors.agent.core.completion import parse_analysis
 from actors.agent.core.hud_check import checked_hud, judge, salvage
-from actors.agent.core.prompt import EXAMPLE_HUD, HUD_PLACEHOLDER, INTRO, SCREENSHOTS, build_prompt
+from actors.agent.core.prompt import HUD_PLACEHOLDER, INTRO, SCREENSHOTS, build_prompt
 from actors.core.shapes import NO_OUTPUT
 from tests.support.prompt_corpus import case_window, cases, session_prompt, tick_ms
 from transport.demo.stand_in import summarise
@@ -57,7 +57,6 @@ def test_a_line_a_user_can_read_passes(hud: str) -> None:
         ("The user is monitoring their screen and audio in real-time.", "echo"),
         ("You are an AI monitoring a user's screen and audio in real-time. You produce", "echo"),
         ("I will produce two outputs as JSON: a hud and a digest.", "echo"),
-        (EXAMPLE_HUD, "echo"),  # the prompt's example, copied
         ("Hello, I'm a chatbot. I can't believe you're here! I've been monitoring", "echo"),
         ("I will describe the screen.", "echo"),
         # a run of the instructions' own words inside a line of other words

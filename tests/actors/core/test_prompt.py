@@ -85,7 +85,7 @@ EXPECTED_EMPTY_PROMPT = """You are an AI monitoring a user's screen and audio in
 You produce TWO outputs as JSON.
 
 Rules:
-- "hud" is for a minimal overlay display. Example: "Editing hud-relay.mjs in IDEA"
+- "hud" is for a minimal overlay display.
 - "digest" is for an AI assistant to understand the situation NOW and offer help.
 - Describe NOW. EARLIER is background, for the digest's last sentence only.
 - Write about the user in the third person; never write "I" or "now".
@@ -124,6 +124,14 @@ def test_prompt_asks_for_json_with_hud_and_digest():
     assert "Respond with ONLY valid JSON, no markdown:" in prompt
     assert '"hud": "<max 12 words' in prompt
     assert '"digest": "<3-5 sentences' in prompt
+
+
+def test_the_active_app_is_named_apart_when_the_newest_screen_line_does_not_name_it():
+    shown = prompt_of(ctx(current_app="code", screen=(screen("code", "main.py"),)))
+    assert "Active app:" not in shown
+    assert "Screen now (OCR text):\n[0s ago] [VS Code] main.py" in shown
+    other = prompt_of(ctx(current_app="Slack", screen=(screen("code", "main.py"),)))
+    assert "\nActive app: Slack\nScreen now (OCR text):\n[0s ago] [VS Code] main.py" in other
 
 
 def test_active_app_is_normalised():
@@ -318,7 +326,7 @@ def test_the_newest_screen_and_speech_are_now_and_the_older_ones_earlier_newest_
     prompt = prompt_of(window)
     now, earlier = prompt.split("\n\nEARLIER (background, newest first):\n")
     assert now.endswith(
-        "\n\nNOW (what the hud and the digest describe):\nActive app: VS Code\n"
+        "\n\nNOW (what the hud and the digest describe):\n"  # the screen line names the app
         "Screen now (OCR text):\n[3s ago] [VS Code] main.py\n"
         "Speech now:\n[5s ago] third"
     )
