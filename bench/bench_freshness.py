@@ -31,6 +31,7 @@ from tests.support.day_session import (
     moment_acks,
     moment_to_hud_s,
     repeated,
+    with_hud_times,
     with_screens,
 )
 from tests.support.harness import Server, relay_env, relay_process
@@ -172,7 +173,9 @@ def collect(run: Run) -> None:
             run.entries.extend(page["results"])
             params["before"] = page.get("next")
         run.health = client.get("/health").json()
+        feed = client.get("/feed", params={"after": 0}).json()["messages"]
     run.entries.sort(key=lambda e: e["ts"])
+    run.entries[:] = with_hud_times(run.entries, feed)
 
 
 def hourly_cost(health: dict[str, Any], session_s: float) -> float:

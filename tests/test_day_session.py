@@ -25,6 +25,7 @@ from tests.support.day_session import (
     parse_moments,
     repeated,
     screens,
+    with_hud_times,
     with_screens,
 )
 from tests.support.posts import assert_session_accepted
@@ -238,3 +239,19 @@ def test_a_session_shorter_than_asked_for_plays_once() -> None:
     events = load_session(DEMO_SESSION)
     again, marked, _ = repeated(events, None, until_s=0)
     assert (again, marked) == (events, None)
+
+
+def test_a_hud_pushed_before_its_entry_is_timed_when_the_feed_took_it() -> None:
+    entries = [
+        {"ts": 10_000, "latencyMs": 6_000, "hud": "Reading the MDN page", "pushed": True},
+        {"ts": 20_000, "latencyMs": 5_000, "hud": "Reading the MDN page", "pushed": False},
+        {"ts": 30_000, "latencyMs": 5_000, "hud": "Editing idle.py", "pushed": True},
+    ]
+    feed = [
+        {"ts": 3_000, "text": "[🧠] Editing idle.py", "source": "agent"},  # before its call
+        {"ts": 7_000, "text": "[🧠] Reading the MDN page", "source": "agent"},
+        {"ts": 27_000, "text": "[🧠] Editing idle.py", "source": None},  # a client's, not ours
+    ]
+    timed = with_hud_times(entries, feed)
+    assert [e.get("hudMs") for e in timed] == [7_000, None, None]
+    assert timed[1:] == entries[1:]  # the rest as they were

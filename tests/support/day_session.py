@@ -138,9 +138,29 @@ def with_screens(
 
 def answer(entries: Sequence[dict[str, Any]], acked_ms: int) -> tuple[int, int] | None:
     """When the first LLM call that started at or after ``acked_ms`` (epoch ms) started and
-    when its entry was stored; None when no entry followed."""
-    started = ((e["ts"] - e["latencyMs"], e["ts"]) for e in entries)
+    when its hud was shown: its ``hudMs`` (:func:`with_hud_times`), else when its entry was
+    stored; None when no entry followed."""
+    started = ((e["ts"] - e["latencyMs"], e.get("hudMs", e["ts"])) for e in entries)
     return next((pair for pair in started if pair[0] >= acked_ms), None)
+
+
+def with_hud_times(
+    entries: Sequence[dict[str, Any]], feed: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``entries`` (oldest first), each whose hud reached the feed with ``hudMs``: when the
+    feed took it (a model on this machine has it pushed before its entry is stored). A hud is
+    the first agent line of the same text taken while its call ran; one the feed no longer
+    holds keeps the entry's time."""
+    lines = [item for item in feed if item.get("source") == "agent"]
+    out = []
+    for entry in entries:
+        started, text = entry["ts"] - entry["latencyMs"], f"[🧠] {entry['hud']}"
+        shown = next(
+            (i["ts"] for i in lines if i["text"] == text and started <= i["ts"] <= entry["ts"]),
+            None,
+        )
+        out.append(entry if shown is None or not entry.get("pushed") else {**entry, "hudMs": shown})
+    return out
 
 
 def event_to_hud_s(
