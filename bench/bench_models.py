@@ -154,8 +154,7 @@ def _judge(
     memory: str | None,
 ) -> None:
     """Count what the judges find of an answer (and the gate's verdict on it) to the window
-    ``asked`` at a level, about ``now``, after an answer of the same session whose digest was
-    ``memory``."""
+    ``asked`` at a level, about ``now``, after a session's answer whose digest was ``memory``."""
     (analysis, checked), why = answer, answer[1].withheld
     hud = analysis.hud if why else checked.analysis.hud
     found = figures.judged.add(hud, analysis.digest, bool(why), now, memory)
