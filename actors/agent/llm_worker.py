@@ -34,7 +34,8 @@ from typing import Any
 import orjson
 
 CONTEXT_TOKENS = 4096
-"""The model's context: the relay's prompt is about 1,500 tokens, the answer 200 or so."""
+"""The model's context: room for the relay's prompt, whose screen text is budgeted, and an
+answer of ``max_tokens``."""
 
 
 _HUD_WRITTEN = re.compile(r'\A\s*\{\s*"hud"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -140,7 +141,7 @@ def _answer(llm: Any, conn: Connection, job_id: object, body: dict[str, Any], na
         response_format=grammar_format(body.get("response_format"), max_tokens),
         stream=True,
     )
-    pieces: list[str] = []
+    text = ""
     written = 0
     finish: str | None = None
     hud: str | None = None
@@ -150,9 +151,9 @@ def _answer(llm: Any, conn: Connection, job_id: object, body: dict[str, Any], na
         piece = choice["delta"].get("content")
         if not piece:
             continue
-        pieces.append(piece)
+        text += piece
         written += 1
-        if hud is None and '"' in piece and (hud := written_hud("".join(pieces))) is not None:
+        if hud is None and '"' in piece and (hud := written_hud(text)) is not None:
             conn.send(("hud", (job_id, hud)))
     return orjson.dumps(
         {
@@ -161,7 +162,7 @@ def _answer(llm: Any, conn: Connection, job_id: object, body: dict[str, Any], na
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": "".join(pieces)},
+                    "message": {"role": "assistant", "content": text},
                     "finish_reason": finish,
                 }
             ],
