@@ -42,8 +42,8 @@ try:
     from actors.subtrees import settings_problem
     from actors.tree import start_relay
     from config.command_line import build_parser, load_settings, split_command
+    from config.common.errors import ConfigError
     from config.data_home import data_dir, old_place_note
-    from config.errors import ConfigError
     from config.logs import configure_logging
     from config.options import OPTIONS
     from config.prices import PriceTable, load_prices

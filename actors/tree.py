@@ -51,9 +51,9 @@ from actors.subtrees import (
     stop_root,
     stop_subtrees,
 )
+from config.common.secrets import remember_secret, url_secrets
 from config.data_home import data_dir
 from config.prices import PriceTable, load_prices
-from config.secrets import remember_secret, url_secrets
 from config.settings import Settings
 
 if TYPE_CHECKING:
@@ -285,7 +285,7 @@ def claim_resources(settings: Settings, frontend: Frontend) -> StorageInfo:
 
 def privacy(settings: Settings) -> Redactor:
     """The redactor as configured (a warning when it is off), and the configured secrets
-    remembered, so that no error text or log line shows them (:mod:`config.secrets`)."""
+    remembered, so that no error text or log line shows them (:mod:`config.common.secrets`)."""
     remember_secret(settings.agent.api_key)
     remember_secret(settings.audio.stt_api_key)
     remember_secret(settings.token, "token")

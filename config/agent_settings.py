@@ -9,9 +9,9 @@ from typing import Annotated, Any, Literal, Protocol, get_args
 
 from msgspec import Meta
 
+from config.common.loopback import loopback_url
+from config.common.setting_types import ApiKey, Names, NonNegativeInt, PositiveInt, Text, Url
 from config.local_llm import default_threads
-from config.loopback import loopback_url
-from config.setting_types import ApiKey, Names, NonNegativeInt, PositiveInt, Text, Url
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "google/gemini-2.5-flash-lite"

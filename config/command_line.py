@@ -1,6 +1,6 @@
 """The command line and the environment: the flags' parser, and the settings read from both
 (flags win), each by its option (:data:`config.options.OPTIONS`) and decoded by its field's
-type (:func:`config.setting_types.decode`)."""
+type (:func:`config.common.setting_types.decode`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
+from config.common.errors import ConfigError
+from config.common.paths import model_path
+from config.common.setting_types import decode, read_path
 from config.env_file import with_env_file
-from config.errors import ConfigError
 from config.local_llm import (
     DEFAULT_LOCAL_MODEL,
     KNOWN_MODELS,
@@ -20,8 +22,6 @@ from config.local_llm import (
     local_model,
 )
 from config.options import OPTIONS, SECTIONS
-from config.paths import model_path
-from config.setting_types import decode, read_path
 from config.settings import Settings
 
 COMMANDS = (

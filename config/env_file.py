@@ -19,7 +19,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from config.errors import ConfigError
+from config.common.errors import ConfigError
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BARE = re.compile(r"[A-Za-z0-9_./:@,+=%^-]*")

@@ -14,7 +14,7 @@ import importlib.util
 import os
 from dataclasses import dataclass
 
-from config.paths import model_path
+from config.common.paths import model_path
 
 LOCAL_LLM_MODULE = "llama_cpp"
 """What the ``local-llm`` extra installs, and ``AGENT_API=local`` needs."""

@@ -6,7 +6,7 @@ every line of the process has one shape.
 A logged exception shows its frames (file, line, function) and its message, never the frames'
 local variables: those hold what the code was handling (an ``api_key`` argument, the headers
 of a request). Every string of every line, an exception's message included, is then scrubbed
-of the secrets the relay was configured with (:func:`config.secrets.scrub`).
+of the secrets the relay was configured with (:func:`config.common.secrets.scrub`).
 
 With a log file (``RELAY_LOG_FILE``, where no journal keeps standard output: a launchd agent),
 every line, structlog's own too, goes through one rotating file handler instead: the file is
@@ -28,7 +28,7 @@ from typing import Any, TextIO
 import orjson
 import structlog
 
-from config.secrets import scrub_event
+from config.common.secrets import scrub_event
 
 QUIET_LOGGERS = ("pykka", "httpx", "httpcore", "aiohttp.access")
 """Libraries whose lines below warning are left out (pykka logs an exception returned to a

@@ -22,7 +22,7 @@ from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
 from msgspec import Meta
 
-from config.setting_types import bare, read_path
+from config.common.setting_types import bare, read_path
 
 Complete = Callable[[dict[str, Any], Mapping[str, Any]], None]
 """A section's completion (``Meta(extra={"complete": ...})``), as the command line calls it."""
@@ -40,7 +40,7 @@ class Option:
     """The flag, ``--`` and the name with dashes."""
     env: str
     annotation: Any
-    """The field's type, with its bounds (:func:`config.setting_types.decode` reads it)."""
+    """The field's type, with its bounds (:func:`config.common.setting_types.decode` reads it)."""
     help: str
     owner: type
     """The dataclass whose field this option sets."""

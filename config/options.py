@@ -2,7 +2,7 @@
 :class:`~config.settings.Settings` and its sections declare them (:mod:`config.option`).
 
 ``--help`` and the configuration document state each default from its field, so each is
-written once. Reading a value: :func:`config.setting_types.decode`; reading the environment
+written once. Reading a value: :func:`config.common.setting_types.decode`; reading the environment
 and the flags: :mod:`config.command_line`.
 """
 

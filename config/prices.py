@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from config.errors import ConfigError
+from config.common.errors import ConfigError
 
 BUILT_IN = Path(__file__).with_name("prices.json")
 """The table that ships with the relay."""

@@ -1,7 +1,7 @@
 """Settings from the environment and ``run.py``'s flags, validated once at start.
 
 Each setting is a field declared once, with its type, its bounds, its help and its variable
-(``Meta(description=..., extra={"env": ...})``, see :mod:`config.setting_types`): the option
+(``Meta(description=..., extra={"env": ...})``, see :mod:`config.common.setting_types`): the option
 table (:mod:`config.options`), ``--help``, the configuration document's check and the decoding
 of a value are made from the fields.
 """
@@ -16,7 +16,7 @@ from msgspec import Meta
 from config.agent_settings import AgentSettings
 from config.audio.settings import AudioConfig
 from config.audio.stt_choice import complete_audio
-from config.setting_types import (
+from config.common.setting_types import (
     FilePath,
     Host,
     Hosts,

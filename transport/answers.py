@@ -29,7 +29,7 @@ from actors.core.shapes import (
 )
 from actors.kernel.base import ChildState
 from config.agent_settings import AgentSettings, EscalationMode, ResponseFormat
-from config.secrets import shown_url
+from config.common.secrets import shown_url
 
 
 def encoded(items: Iterable[bytes]) -> Any:

@@ -12,7 +12,7 @@ from typing import Literal
 
 import structlog
 
-from config.loopback import is_loopback as is_loopback  # noqa: PLC0414
+from config.common.loopback import is_loopback as is_loopback  # noqa: PLC0414
 
 Verdict = Literal["loopback", "token", "insecure", "refused"]
 

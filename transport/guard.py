@@ -17,7 +17,7 @@ from aiohttp import HttpVersion11, hdrs, web
 from actors.core.errors import ActorUnavailable, BadRequest, FeatureUnavailable, RelayError
 from actors.core.shapes import Shape, encode
 from actors.kernel.base import CURRENT_REQUEST
-from config.errors import ConfigError
+from config.common.errors import ConfigError
 from transport.answers import Error
 from transport.auth import Access, Admit, Forbidden, Misdirected, Unauthorized, challenge
 from transport.host.route import Handler

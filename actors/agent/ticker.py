@@ -58,8 +58,8 @@ from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.listeners import Listeners
 from config.agent_settings import AgentSettings
+from config.common.secrets import remember_secret, shown_url
 from config.local_llm import LOCAL_LLM_INSTALL, runtime_model_refusal
-from config.secrets import remember_secret, shown_url
 
 LOST_TICK_GRACE_S = 5.0
 """A tick still in flight this long after its budget is given up as lost."""

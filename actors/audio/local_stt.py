@@ -37,8 +37,8 @@ from actors.audio.core.stt import (
 from actors.audio.core.stt_outcome import LocalStats
 from actors.kernel.worker import ModelWorker, WorkerError, WorkerHung, WorkerNotLoaded
 from config.audio.stt_choice import primary_language
+from config.common.paths import model_path
 from config.options import SECRET_VARIABLES
-from config.paths import model_path
 
 LOAD_TIMEOUT_S: Final = 180.0
 """How long a model may take to load (a first use may fetch it)."""

@@ -31,7 +31,7 @@ from config.agent_settings import (
     MIN_RUNTIME_MAX_AGE_MS,
     RESPONSE_FORMATS,
 )
-from config.setting_types import check_api_key
+from config.common.setting_types import check_api_key
 
 FEED_BODY_LIMIT = 256 * 1024
 """Largest ``POST /feed`` body, in bytes (a long transcript batch fits many times over)."""

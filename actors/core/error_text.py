@@ -5,10 +5,10 @@ An exception's message may quote what was being handled: a request's ``Authoriza
 header, a body a server echoed back with the key it refused, a prompt. :func:`safe_text`
 passes a text through the redactor (:func:`actors.core.redaction.redact`, whatever
 ``RELAY_REDACT`` says: that setting is about the user's data, and an error text is ours) and
-then takes out the secrets the relay was configured with (:func:`config.secrets.scrub`), which
-the redactor does not know by their look (a local server's placeholder key). A server that
-could not read a screen image may quote it back: its data is taken out first
-(:func:`~actors.core.screen_image.without_image_data`).
+then takes out the secrets the relay was configured with
+(:func:`config.common.secrets.scrub`), which the redactor does not know by their look (a
+local server's placeholder key). A server that could not read a screen image may quote it
+back: its data is taken out first (:func:`~actors.core.screen_image.without_image_data`).
 
 The kernel knows nothing of these: :func:`safe_text` is the scrubber the composition root
 hands it (:func:`actors.kernel.scrubber.use_scrubber`).
@@ -19,7 +19,7 @@ from __future__ import annotations
 from actors.core.redaction import redact
 from actors.core.screen_image import without_image_data
 from actors.kernel.scrubber import described
-from config.secrets import scrub
+from config.common.secrets import scrub
 
 
 def safe_text(text: str) -> str:

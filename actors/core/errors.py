@@ -15,7 +15,7 @@ from email.utils import parsedate_to_datetime
 
 from actors.core.screen_image import without_image_data
 from actors.kernel.errors import ActorUnavailable, BadRequest, InUse, RelayError
-from config.secrets import scrub
+from config.common.secrets import scrub
 
 __all__ = [
     "ActorUnavailable",

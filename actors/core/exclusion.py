@@ -17,7 +17,7 @@ import re2
 
 from actors.core.records import JSONDict, SensePost
 from config.app_names import normalize_app_name
-from config.unicode_regex import compile_python
+from config.common.unicode_regex import compile_python
 
 Counts = dict[str, int]
 
@@ -37,7 +37,7 @@ class ExclusionRule:
     an RE2 pattern: the search runs on the event loop, in one pass over a title of any
     length, so a title cannot stall the relay whatever the pattern. Its ``\w``, ``\d`` and
     ``\s`` match as Python's do, non-ASCII letters, digits and spaces included
-    (:mod:`config.unicode_regex`).
+    (:mod:`config.common.unicode_regex`).
     """
 
     apps: frozenset[str] = frozenset()

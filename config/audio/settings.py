@@ -10,7 +10,7 @@ from typing import Annotated, Literal, get_args
 
 from msgspec import Meta
 
-from config.setting_types import ApiKey, NonNegativeInt, PositiveInt, PositiveNumber, Text
+from config.common.setting_types import ApiKey, NonNegativeInt, PositiveInt, PositiveNumber, Text
 
 SttApi = Literal["chat", "openai", "local"]
 """How speech becomes text: ``chat`` sends the audio as an ``input_audio`` part of a chat

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from config.audio.settings import DEFAULT_STT_BASE_URL
-from config.errors import ConfigError
-from config.origins import same_origin
-from config.paths import model_path
+from config.common.errors import ConfigError
+from config.common.origins import same_origin
+from config.common.paths import model_path
 
 DEFAULT_LOCAL_MODEL = "tiny.en"
 """The Whisper model ``local`` uses unless ``STT_MODEL`` names another (or a directory)."""

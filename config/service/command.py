@@ -23,9 +23,9 @@ from pathlib import Path
 
 from actors.kernel.storage import MEMORY
 from config.command_line import load_settings
+from config.common.errors import ConfigError
 from config.data_home import data_dir
 from config.env_file import env_file_text, read_env_file, write_private
-from config.errors import ConfigError
 from config.options import OPTIONS
 from config.service.files import (
     LABEL,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from config.command_line import load_settings
+from config.common.errors import ConfigError
 from config.env_file import env_file_text, read_env_file, write_private
-from config.errors import ConfigError
 from tests.support.harness import relay_env
 from tests.support.run_relay import run_to_end
 

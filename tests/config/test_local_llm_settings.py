@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from config.command_line import load_settings
-from config.errors import ConfigError
+from config.common.errors import ConfigError
 from config.local_llm import DEFAULT_LOCAL_MODEL, LOCAL_TIMEOUT_MS, local_llm_installed
 from config.settings import Settings
 

@@ -13,8 +13,8 @@ import orjson
 import pytest
 import structlog
 
+from config.common.secrets import remember_secret
 from config.logs import configure_logging
-from config.secrets import remember_secret
 from tests.support.redaction_samples import assert_nowhere
 
 KEY = "local-placeholder-key-in-logs"

@@ -10,7 +10,7 @@ import pytest
 
 import run
 from actors.agent.core.cost import call_cost
-from config.errors import ConfigError
+from config.common.errors import ConfigError
 from config.prices import BUILT_IN, Price, load_prices
 from tests.support.relay import relay_settings
 

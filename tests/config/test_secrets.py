@@ -7,7 +7,7 @@ import json
 import pytest
 
 from actors.core.redaction_rules import KINDS, marker
-from config.secrets import (
+from config.common.secrets import (
     MIN_PIECE,
     _marker,
     remember_secret,

@@ -1,5 +1,5 @@
-"""A setting's text decoded as its field's type (:func:`config.setting_types.decode`): msgspec
-checks the bounds the field declares, and a refusal states them."""
+"""A setting's text decoded as its field's type (:func:`config.common.setting_types.decode`):
+msgspec checks the bounds the field declares, and a refusal states them."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from msgspec import inspect as types
 
 from config.agent_settings import AgentSettings
 from config.audio.settings import AudioConfig
-from config.errors import ConfigError
+from config.common.errors import ConfigError
+from config.common.setting_types import Names, PositiveNumber, decode
 from config.options import OPTIONS, SECTIONS
-from config.setting_types import Names, PositiveNumber, decode
 from config.settings import Settings
 
 Nine = Annotated[int, Meta(ge=3, le=9, description="a made-up setting", extra={"env": "NINE"})]

@@ -16,7 +16,7 @@ from actors.core.bodies import AgentConfigUpdate, convert
 from actors.core.errors import BadRequest
 from config.agent_settings import DEFAULT_BASE_URL, DEFAULT_MODEL, AgentSettings
 from config.command_line import load_settings
-from config.errors import ConfigError
+from config.common.errors import ConfigError
 from config.settings import Settings
 from run import settings_or_exit
 from tests.support.redaction_samples import assert_nowhere

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from config.errors import ConfigError
-from config.setting_types import check_api_key
+from config.common.errors import ConfigError
+from config.common.setting_types import check_api_key
 from tests.support.harness import relay_env
 from tests.support.run_relay import run_to_end
 

@@ -12,7 +12,7 @@ from config import command_line
 from config.audio import stt_choice
 from config.audio.stt_choice import primary_language
 from config.command_line import load_settings
-from config.errors import ConfigError
+from config.common.errors import ConfigError
 
 
 @pytest.fixture

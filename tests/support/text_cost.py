@@ -41,7 +41,7 @@ try:
     from actors.agent.core.answer_redaction import redacted_answer
 except ImportError:  # a checkout from before the model's words were redacted (--before)
     redacted_answer = None  # type: ignore[assignment]
-from config.secrets import remember_secret
+from config.common.secrets import remember_secret
 
 SHAPES_FILE = Path(__file__).resolve().parents[1] / "data" / "adversarial_text.json"
 NOW_MS = 1_000_000

@@ -16,7 +16,7 @@ from actors.core.exclusion import ExclusionRule, Exclusions
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
 from config.command_line import load_settings
-from config.errors import ConfigError
+from config.common.errors import ConfigError
 from tests.support.actor_calls import asked, tick
 from tests.support.observe import LogSink
 from tests.support.posts import recorded

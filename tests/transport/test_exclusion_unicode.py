@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from actors.core.bodies import sense_input
 from actors.core.exclusion import ExclusionRule
 from config.command_line import load_settings
-from config.errors import ConfigError
-from config.unicode_regex import CLASSES, _every_character, compile_python, python_classes
+from config.common.errors import ConfigError
+from config.common.unicode_regex import CLASSES, _every_character, compile_python, python_classes
 
 PATTERNS = [
     r"(?i)private\sbrowsing",

@@ -8,7 +8,7 @@ import anyio
 import httpx
 import pytest
 
-from config.errors import ConfigError
+from config.common.errors import ConfigError
 from transport.mcp.relay import RelayAddress, RelayCallFailed, RelayClient, default_address
 
 URL = "http://127.0.0.1:18791"

@@ -25,7 +25,7 @@ from actors.common.http_library import httpx
 from actors.core.errors import LLMConnectionError, LLMError, LLMHTTPError
 from actors.core.screen_image import ScreenImage
 from config.agent_settings import AgentSettings
-from config.secrets import shown_url
+from config.common.secrets import shown_url
 from config.settings import Settings
 from transport.host.reach import CONNECT_TIMEOUT_S, unreachable
 

@@ -22,7 +22,7 @@ from actors.audio.speech_client import SpeechClient
 from actors.common.check import Check, ms_since
 from config.audio.settings import AudioConfig
 from config.audio.stt_choice import LOCAL_STT_INSTALL
-from config.secrets import shown_url
+from config.common.secrets import shown_url
 from config.settings import Settings
 from transport.host.reach import CONNECT_TIMEOUT_S, unreachable
 

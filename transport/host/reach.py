@@ -17,7 +17,7 @@ import urllib.request
 from urllib.parse import urlsplit
 
 from actors.common.check import unreachable_reason
-from config.origins import DEFAULT_PORTS
+from config.common.origins import DEFAULT_PORTS
 
 CONNECT_TIMEOUT_S = 5.0
 """The longest a connection may take to be accepted (a service's own timeout if shorter)."""

@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import orjson
 
+from config.common.setting_types import decode
 from config.options import OPTIONS
-from config.setting_types import decode
 from config.settings import Settings
 
 CALL_TIMEOUT_S = 10.0
@@ -45,7 +45,7 @@ def default_address(environ: Mapping[str, str]) -> RelayAddress:
     on loopback.
 
     Raises:
-        config.errors.ConfigError: one of the four is invalid, named as the user wrote it.
+        config.common.errors.ConfigError: one of the four is invalid, named as the user wrote it.
     """
     defaults = Settings()
     values: dict[str, Any] = {

@@ -36,7 +36,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from config.errors import ConfigError
+from config.common.errors import ConfigError
 from config.logs import configure_logging
 from transport.mcp.http_server import DEFAULT_PORT, HOST, listen, serve_http
 from transport.mcp.relay import RelayCallFailed, RelayClient, default_address

@@ -10,7 +10,7 @@ it again.
 
 Two passes, as for error texts (:mod:`actors.core.error_text`):
 
-1. the secrets the relay was configured with (:func:`config.secrets.scrub`), always: they are
+1. the secrets the relay was configured with (:func:`config.common.secrets.scrub`), always: they are
    the relay's own, and a local server's placeholder key has no shape the patterns know;
 2. the redactor's patterns (:func:`actors.core.redaction.redact`), unless ``RELAY_REDACT`` is
    off: that setting is about the user's data, and with it off the screen's text is kept as it
@@ -27,7 +27,7 @@ from dataclasses import replace
 from actors.agent.core.completion import Analysis
 from actors.core.redaction import Counts, redact
 from actors.core.redaction_rules import KINDS, marker
-from config.secrets import scrub
+from config.common.secrets import scrub
 
 
 def _add(counts: Counts, kind: str, n: int) -> None:

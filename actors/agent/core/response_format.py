@@ -26,7 +26,7 @@ import msgspec
 from msgspec import Meta
 
 from config.agent_settings import RESPONSE_FORMATS
-from config.secrets import shown_url
+from config.common.secrets import shown_url
 
 Level = Literal["json_schema", "json_object", "off"]
 """What a request asks for: structured output, a JSON object, or nothing."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from actors.agent.core.answer_redaction import redacted_answer
 from actors.agent.core.completion import Analysis
 from actors.core.shapes import NO_OUTPUT
-from config.secrets import remember_secret
+from config.common.secrets import remember_secret
 from tests.support.redaction_samples import AWS, SK, A, T, W
 
 PLACEHOLDER = "answer-placeholder-key-42"

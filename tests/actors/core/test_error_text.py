@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from actors.core.error_text import safe_error_text, safe_text
-from config.secrets import remember_secret
+from config.common.secrets import remember_secret
 from tests.support.redaction_samples import SK, A, T, assert_nowhere
 
 PLACEHOLDER = "error-text-placeholder-7"

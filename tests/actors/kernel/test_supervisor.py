@@ -15,7 +15,7 @@ from actors.core.errors import ActorUnavailable
 from actors.kernel.base import Call, ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import FakeClock
 from actors.kernel.supervisor import Backoff, ChildSpec, Intensity, Supervisor
-from config.secrets import remember_secret
+from config.common.secrets import remember_secret
 from tests.support.observe import LogSink, wait_until
 from tests.support.redaction_samples import SK, assert_nowhere
 

@@ -22,9 +22,9 @@ import re2
 from msgspec import Meta
 from msgspec import inspect as types
 
-from config.errors import ConfigError
-from config.secrets import shown_url
-from config.unicode_regex import UnicodeBoundary, compile_python
+from config.common.errors import ConfigError
+from config.common.secrets import shown_url
+from config.common.unicode_regex import UnicodeBoundary, compile_python
 
 Reader = Callable[[str, str], Any]
 """Reads a setting's text (stripped) into what its type holds, given the setting's name;
