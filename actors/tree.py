@@ -53,6 +53,7 @@ from actors.subtrees import (
 )
 from config.data_home import data_dir
 from config.prices import PriceTable, load_prices
+from config.privacy import privacy_matrix
 from config.secrets import remember_secret, url_secrets
 from config.settings import Settings
 
@@ -208,7 +209,8 @@ def wire(
     *,
     poll_interval_s: float,
 ) -> Wiring:
-    """What a new tree's subtrees are built from: the redactor (:func:`privacy`), fresh
+    """What a new tree's subtrees are built from: the redactor (:func:`privacy`), the privacy
+    matrix (:func:`config.privacy.privacy_matrix`), fresh
     handles and cells, and the SITUATION.md outbox when the file is set."""
     handles = Handles()
     return Wiring(
@@ -217,6 +219,7 @@ def wire(
         storage=storage,
         redactor=privacy(settings),
         prices=prices,
+        matrix=privacy_matrix(settings.privacy, redact=settings.redact),
         llm_transport=llm_transport,
         poll_interval_s=poll_interval_s,
         handles=handles,

@@ -31,6 +31,10 @@ LEVELS: tuple[Level, ...] = get_args(Level)
 Mode = Literal["off", "standard", "strict", "paranoid"]
 """``PRIVACY_MODE``'s presets, least private first."""
 MODES: tuple[Mode, ...] = get_args(Mode)
+SHOWN: dict[Level, bool] = {"full": True, "redacted": True, "summary": False, "none": False}
+"""Whether a level shows a kind's text as stored: the relay's secret redaction is applied to
+all text as it arrives, so ``full`` and ``redacted`` show the same while ``RELAY_REDACT`` is
+on."""
 Destination = Literal["local_buffer", "openrouter", "local_llm", "agent_gateway"]
 DESTINATIONS: tuple[Destination, ...] = get_args(Destination)
 Kind = Literal["ocr", "images", "audio", "titles"]
@@ -95,20 +99,6 @@ class Column:
     audio: Level
     titles: Level
 
-    @property
-    def as_given(self) -> bool:
-        """Nothing is withheld: every kind is ``full`` or ``redacted``, the relay's secret
-        redaction being applied to all text as it arrives either way."""
-        return (
-            _SHOWN[self.ocr]
-            and _SHOWN[self.audio]
-            and _SHOWN[self.titles]
-            and self.images == "full"
-        )
-
-
-_SHOWN: dict[Level, bool] = {"full": True, "redacted": True, "summary": False, "none": False}
-
 
 def _row(local_buffer: Level, local_llm: Level, openrouter: Level, agent_gateway: Level) -> Row:
     """A row in Sinain's order of destinations."""
@@ -156,6 +146,15 @@ def default_matrix(*, redact: bool) -> Matrix:
         audio=text_row,
         titles=text_row,
     )
+
+
+DEFAULT_MATRIX = default_matrix(redact=True)
+"""The matrix of a relay with no ``PRIVACY_*`` set and redaction on: what an actor started
+without one (in a test) follows."""
+TO_AGENTS = DEFAULT_MATRIX.column("agent_gateway")
+"""What agents get by default."""
+STORED = DEFAULT_MATRIX.column("local_buffer")
+"""What the buffers store by default."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,14 +51,14 @@ def test_a_cell_set_on_its_own_overrides_the_preset() -> None:
     [("PRIVACY_MODE", "secret"), ("PRIVACY_OCR_OPENROUTER", "partial")],
 )
 def test_a_bad_value_stops_the_start_naming_the_variable(variable: str, value: str) -> None:
-    with pytest.raises(ConfigError, match=f"^{variable} must be one of .*got '{value}'"):
+    with pytest.raises(ConfigError, match=rf"^{variable} must be one of .*got '{value}'"):
         load_settings([], {variable: value}, isatty=False)
 
 
 def test_a_redacted_cell_while_redaction_is_off_is_refused() -> None:
-    with pytest.raises(ConfigError, match="PRIVACY_OCR_LOCAL_BUFFER is redacted .*RELAY_REDACT"):
+    with pytest.raises(ConfigError, match=r"PRIVACY_OCR_LOCAL_BUFFER is redacted .*RELAY_REDACT"):
         load_settings([], {"PRIVACY_MODE": "standard", "RELAY_REDACT": "off"}, isatty=False)
-    with pytest.raises(ConfigError, match="PRIVACY_AUDIO_OPENROUTER is redacted .*itself"):
+    with pytest.raises(ConfigError, match=r"PRIVACY_AUDIO_OPENROUTER is redacted .*itself"):
         load_settings(
             [], {"PRIVACY_AUDIO_OPENROUTER": "redacted", "RELAY_REDACT": "0"}, isatty=False
         )
