@@ -28,6 +28,8 @@ from config.errors import ConfigError
 Level = Literal["full", "redacted", "summary", "none"]
 """How much of a kind a destination gets, most first."""
 LEVELS: tuple[Level, ...] = get_args(Level)
+SPEECH_SUMMARY = "(speech: {words} words)"
+"""What ``summary`` keeps of a transcript: how many words it had, never which."""
 Mode = Literal["off", "standard", "strict", "paranoid"]
 """``PRIVACY_MODE``'s presets, least private first."""
 MODES: tuple[Mode, ...] = get_args(Mode)

@@ -144,3 +144,19 @@ def test_transcripts_kept_from_agents_and_the_llm(
     assert "Northwind" not in prompt and "Northwind" not in str(context)
     if level == "summary":
         assert "(speech: 8 words)" in prompt
+
+
+@pytest.mark.parametrize(
+    ("level", "stored"), [("summary", "[🎙] (speech: 8 words)"), ("none", "[🎙] (speech not kept)")]
+)
+def test_transcripts_words_kept_out_of_the_feed(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, level: str, stored: str
+) -> None:
+    relay = start(make_relay, fake_llm, audio_local_buffer=level)
+    with client_for(relay) as client:
+        client.post("/feed", json={"text": SPEECH})
+        client.post("/feed", json={"text": "Northwind call at 3", "source": "note"})
+        texts = [item["text"] for item in client.get("/feed").json()["messages"]]
+        context = client.get("/agent/context").json()["context"]
+    assert texts == [stored, "Northwind call at 3"]
+    assert "Northwind" not in str(context["audio"])

@@ -20,10 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from actors.core.window import AudioEvent, ScreenEvent, TickWindow
-from config.privacy import SHOWN, Column, Level
-
-SPEECH_SUMMARY = "(speech: {words} words)"
-"""What ``summary`` shows of a transcript: how many words it had, never which."""
+from config.privacy import SHOWN, SPEECH_SUMMARY, Column, Level
 
 
 def shows_all_text(column: Column) -> bool:
