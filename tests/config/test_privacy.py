@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import msgspec
 import pytest
 
 from config.command_line import load_settings
 from config.errors import ConfigError
-from config.privacy import DESTINATIONS, KINDS, PRESETS, Matrix, default_matrix, privacy_matrix
+from config.privacy import (
+    DESTINATIONS,
+    KINDS,
+    MODES,
+    PRESETS,
+    Matrix,
+    default_matrix,
+    privacy_matrix,
+    variable,
+)
 from config.settings import Settings
 
 
@@ -84,3 +95,21 @@ def test_a_column_is_one_destinations_levels() -> None:
         "summary",
     )
     assert Settings().privacy.mode == ""
+
+
+def test_the_privacy_document_states_every_preset_cell_as_the_code_does() -> None:
+    """docs/privacy.md's presets table: a row per cell, the unset default then each preset."""
+    doc = Path(__file__).resolve().parents[2] / "docs" / "privacy.md"
+    rows = {}
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip().strip("`") for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 6 and "_" in cells[0] and cells[0].isupper():
+            rows[cells[0]] = tuple(cells[1:])
+    default = default_matrix(redact=True)
+    expected = {}
+    for kind in KINDS:
+        for destination in DESTINATIONS:
+            name = variable(kind, destination).removeprefix("PRIVACY_")
+            matrices = (default, *(PRESETS[mode] for mode in MODES))
+            expected[name] = tuple(getattr(getattr(m, kind), destination) for m in matrices)
+    assert rows == expected
