@@ -53,7 +53,7 @@ from actors.subtrees import (
 )
 from config.data_home import data_dir
 from config.prices import PriceTable, load_prices
-from config.privacy import privacy_matrix
+from config.privacy import DEFAULT_MODE, Matrix, privacy_matrix, variable
 from config.secrets import remember_secret, url_secrets
 from config.settings import Settings
 
@@ -219,7 +219,7 @@ def wire(
         storage=storage,
         redactor=privacy(settings),
         prices=prices,
-        matrix=privacy_matrix(settings.privacy, redact=settings.redact),
+        matrix=matrix(settings),
         llm_transport=llm_transport,
         poll_interval_s=poll_interval_s,
         handles=handles,
@@ -284,6 +284,22 @@ def claim_resources(settings: Settings, frontend: Frontend) -> StorageInfo:
         close_storage(storage)
         raise
     return storage
+
+
+def matrix(settings: Settings) -> Matrix:
+    """The privacy matrix, built once; a line says which preset and cells set it, when any
+    did (unset, the relay does what it always did and says nothing)."""
+    privacy_settings = settings.privacy
+    built = privacy_matrix(privacy_settings, redact=settings.redact)
+    cells = privacy_settings.cells()
+    if privacy_settings.mode or cells:
+        log.info(
+            "privacy.matrix",
+            actor="root",
+            mode=privacy_settings.mode or DEFAULT_MODE,
+            cells={variable(kind, dest): level for (kind, dest), level in cells.items()},
+        )
+    return built
 
 
 def privacy(settings: Settings) -> Redactor:

@@ -54,6 +54,8 @@ def test_paranoid_sends_no_screen_text_title_speech_or_image_to_the_llm(
     assert "Northwind" not in prompt and TITLE not in prompt
     assert seen.images == []
     assert seen.body["model"] == DEFAULT_MODEL
+    (started,) = logs.named("privacy.matrix")
+    assert (started["mode"], started["cells"]) == ("paranoid", {})
 
 
 def test_strict_shows_the_llm_the_app_and_with_titles_allowed_the_window_never_the_text(
@@ -81,6 +83,7 @@ def test_by_default_the_llm_gets_the_text_title_and_image_as_before(
     prompt = prompt_of(fake_llm)
     assert OCR in prompt and TITLE in prompt
     assert len(fake_llm.requests[0].images) == 1
+    assert logs.named("privacy.matrix") == []
 
 
 def test_screen_text_not_stored_is_neither_served_nor_in_the_context(
