@@ -24,6 +24,7 @@ import msgspec
 from msgspec import Meta, Struct
 
 from config.errors import ConfigError
+from config.setting_types import Reader
 
 Level = Literal["full", "redacted", "summary", "none"]
 """How much of a kind a destination gets, most first."""
@@ -46,7 +47,9 @@ DEFAULT_MODE = "default"
 """How the matrix's mode is shown when ``PRIVACY_MODE`` is unset: the relay's default."""
 
 
-def _one_of(values: tuple[str, ...]) -> object:
+def _one_of(values: tuple[str, ...]) -> Reader:
+    """A reader of one of ``values``, in any case; another value is refused, naming them."""
+
     def read(name: str, value: str) -> str:
         if value.lower() not in values:
             raise ConfigError(f"{name} must be one of {', '.join(values)}, got {value!r}")
@@ -129,8 +132,8 @@ PRESETS: dict[Mode, Matrix] = {
         titles=_row("none", "none", "none", "none"),
     ),
 }
-"""Sinain's presets (sinain-core's ``privacy/presets.ts``), its rows written in its order of
-destinations: local buffer, local LLM, OpenRouter, agent gateway."""
+"""Sinain's presets, cell for cell, each row written in Sinain's order of destinations: local
+buffer, local LLM, OpenRouter, agent gateway."""
 
 
 def default_matrix(*, redact: bool) -> Matrix:

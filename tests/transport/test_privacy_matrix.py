@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -132,6 +133,22 @@ def test_agents_get_no_screen_text_while_the_llm_does(
     assert "Excel" in pending["message"]
     assert context["screen"] == []
     assert context["currentApp"] == "Excel"
+
+
+def test_situation_md_shows_agents_what_their_cells_allow(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, tmp_path: Path
+) -> None:
+    path = tmp_path / "SITUATION.md"
+    settings = replace(relay_settings(fake_llm), situation_file=str(path))
+    privacy = PrivacySettings(ocr_agent_gateway="summary", audio_agent_gateway="none")
+    relay = make_relay(replace(settings, privacy=privacy))
+    with client_for(relay) as client:
+        show(client)
+        client.post("/feed", json={"text": SPEECH})
+        assert tick(relay, logs) == "ok"
+    text = str(wait_until(lambda: path.is_file() and path.read_text(), what="SITUATION.md"))
+    assert "Excel" in text and TITLE in text
+    assert "Northwind" not in text
 
 
 @pytest.mark.parametrize("level", ["none", "summary"])
