@@ -53,6 +53,7 @@ from actors.kernel.start_watch import START_TIMEOUT_S
 from actors.kernel.storage import StorageInfo
 from actors.kernel.supervisor import Backoff, ChildSpec, Intensity, Supervisor
 from config.prices import PriceTable
+from config.privacy import DEFAULT_MATRIX, Matrix
 from config.settings import Settings
 
 if TYPE_CHECKING:
@@ -109,6 +110,8 @@ class Wiring:
     storage: StorageInfo
     redactor: Redactor
     prices: PriceTable
+    matrix: Matrix = DEFAULT_MATRIX
+    """The privacy matrix, built once at start: what each destination gets of each kind."""
     llm_transport: httpx.AsyncBaseTransport | None = None
     """The LLM client's transport; None: the network."""
     poll_interval_s: float = 1.0
@@ -233,6 +236,7 @@ def buffers(w: Wiring) -> tuple[ChildSpec, ...]:
             published=w.feed_view,
             report=report,
             redactor=w.redactor,
+            stored=w.matrix.column("local_buffer"),
         )
 
     def sense(report: Reporter) -> pykka.ActorRef[Any]:
@@ -242,6 +246,7 @@ def buffers(w: Wiring) -> tuple[ChildSpec, ...]:
             published=w.sense_view,
             report=report,
             redactor=w.redactor,
+            stored=w.matrix.column("local_buffer"),
         )
 
     return (
@@ -263,6 +268,7 @@ def digest(w: Wiring) -> tuple[ChildSpec, ...]:
             prices=w.prices,
             situation=w.outbox,
             report=report,
+            to_agents=w.matrix.column("agent_gateway"),
         )
 
     return (ChildSpec("digest", store, w.handles.digest, ping_timeout_s=PING_TIMEOUT_S),)
@@ -284,6 +290,7 @@ def agent(w: Wiring) -> tuple[ChildSpec, ...]:
             events=events,
             sent_images=w.sent_images,
             report=report,
+            matrix=w.matrix,
         )
 
     def llm(report: Reporter) -> pykka.ActorRef[Any]:

@@ -54,6 +54,7 @@ from actors.subtrees import (
 from config.common.secrets import remember_secret, url_secrets
 from config.data_home import data_dir
 from config.prices import PriceTable, load_prices
+from config.privacy import DEFAULT_MODE, Matrix, privacy_matrix, variable
 from config.settings import Settings
 
 if TYPE_CHECKING:
@@ -208,7 +209,8 @@ def wire(
     *,
     poll_interval_s: float,
 ) -> Wiring:
-    """What a new tree's subtrees are built from: the redactor (:func:`privacy`), fresh
+    """What a new tree's subtrees are built from: the redactor (:func:`privacy`), the privacy
+    matrix (:func:`config.privacy.privacy_matrix`), fresh
     handles and cells, and the SITUATION.md outbox when the file is set."""
     handles = Handles()
     return Wiring(
@@ -217,6 +219,7 @@ def wire(
         storage=storage,
         redactor=privacy(settings),
         prices=prices,
+        matrix=matrix(settings),
         llm_transport=llm_transport,
         poll_interval_s=poll_interval_s,
         handles=handles,
@@ -281,6 +284,22 @@ def claim_resources(settings: Settings, frontend: Frontend) -> StorageInfo:
         close_storage(storage)
         raise
     return storage
+
+
+def matrix(settings: Settings) -> Matrix:
+    """The privacy matrix, built once; a line says which preset and cells set it, when any
+    did (unset, the relay does what it always did and says nothing)."""
+    privacy_settings = settings.privacy
+    built = privacy_matrix(privacy_settings, redact=settings.redact)
+    cells = privacy_settings.cells()
+    if privacy_settings.mode or cells:
+        log.info(
+            "privacy.matrix",
+            actor="root",
+            mode=privacy_settings.mode or DEFAULT_MODE,
+            cells={variable(kind, dest): level for (kind, dest), level in cells.items()},
+        )
+    return built
 
 
 def privacy(settings: Settings) -> Redactor:

@@ -22,6 +22,7 @@ from config.local_llm import (
     local_model,
 )
 from config.options import OPTIONS, SECTIONS
+from config.privacy import privacy_matrix
 from config.settings import Settings
 
 COMMANDS = (
@@ -134,7 +135,8 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
     """Read and validate every setting; flags win over the environment. A section's
     completion then fills in what follows from what was given (the audio feature's: which
     recogniser, and whether the speech service may have the LLM key; see
-    :mod:`config.option`). With ``--env-file`` (``RELAY_ENV_FILE``), the key file's settings
+    :mod:`config.option`); the privacy matrix is built once to refuse a contradiction. With
+    ``--env-file`` (``RELAY_ENV_FILE``), the key file's settings
     are read under the environment's (:func:`config.env_file.with_env_file`).
 
     Raises:
@@ -162,7 +164,9 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
         if section.complete is not None:
             section.complete(given[section.name], made)
         made[section.name] = section.owner(**given[section.name])
-    return Settings(**settings, **made, demo=bool(args.get("demo")))
+    made_settings = Settings(**settings, **made, demo=bool(args.get("demo")))
+    privacy_matrix(made_settings.privacy, redact=made_settings.redact)  # refuses contradictions
+    return made_settings
 
 
 def _agent_api(agent: dict[str, Any]) -> None:

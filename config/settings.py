@@ -30,6 +30,7 @@ from config.common.setting_types import (
     Text,
     Token,
 )
+from config.privacy import PrivacySettings
 
 DEFAULT_DATA_DIR = ""
 """None given: the data home (:func:`config.data_home.data_dir`)."""
@@ -48,7 +49,8 @@ of the 2 MiB limit."""
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Everything ``run.py`` needs to start the relay, in the order ``--help`` lists it: the
-    relay's own settings, then the agent's and the audio feature's sections."""
+    relay's own settings, then the agent's, the audio feature's and the privacy matrix's
+    sections."""
 
     host: Annotated[Host, Meta(description="address to listen on", extra={"env": "RELAY_HOST"})] = (
         "127.0.0.1"
@@ -270,3 +272,5 @@ class Settings:
     )
     """The audio feature's section; the command line completes what was given of it
     (:func:`config.audio.stt_choice.complete_audio`)."""
+    privacy: PrivacySettings = field(default_factory=PrivacySettings)
+    """The privacy matrix as set (:func:`config.privacy.privacy_matrix` builds it)."""

@@ -4,7 +4,10 @@ It owns no state of its own: each tick reads the rings the buffers last publishe
 :mod:`actors.kernel.published`: committed data, read without a message, so a tick never queues in
 a buffer's mailbox behind ingestion, nor waits for a buffer that hangs), decides whether
 anything is new and whether the window says anything the last LLM call was not told (its
-fingerprint), and hands the prompt on.
+fingerprint), and hands the prompt on. The window the prompt is made from is what the
+privacy matrix lets the model see (:mod:`actors.agent.core.disclosure`): the ``OPENROUTER`` column
+for a model over HTTP, the ``LOCAL_LLM`` column for the relay's own; ``/agent/context``, which
+agents read, shows the ``AGENT_GATEWAY`` column's.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from actors.agent.core.change import Gist, gist, judge, settling_until
+from actors.agent.core.disclosure import disclosed
 from actors.agent.core.events import AgentEvent, ImageRefused, TickSkipped
 from actors.agent.core.prompt import build_prompt, fingerprint
 from actors.agent.core.ticks import LLMRequest, TickDone, TickRequest
@@ -30,6 +34,7 @@ from actors.kernel.clock import Clock
 from actors.kernel.listeners import Listeners
 from actors.kernel.published import Published
 from config.agent_settings import AgentSettings
+from config.privacy import DEFAULT_MATRIX, Column, Matrix
 
 
 class ContextBuilder(RelayActor):
@@ -47,8 +52,12 @@ class ContextBuilder(RelayActor):
         events: Listeners[AgentEvent] | None = None,
         sent_images: Published[SentImages] | None = None,
         report: Reporter | None = None,
+        matrix: Matrix = DEFAULT_MATRIX,
     ) -> None:
         super().__init__(report=report)
+        self._to_llm = {False: matrix.column("openrouter"), True: matrix.column("local_llm")}
+        """What the model is shown, by whether it is the relay's own."""
+        self._to_agents = matrix.column("agent_gateway")
         self._clock = clock
         self._feed = feed
         self._sense = sense
@@ -61,21 +70,29 @@ class ContextBuilder(RelayActor):
         return self._feed.value, self._sense.value
 
     def window(self, config: AgentSettings) -> TickWindow:
-        """The window as it is now, with the images a call would send (``/agent/context``)."""
+        """The window as it is now, as agents may see it, with the images a call would send
+        (named, never carried: ``/agent/context``)."""
         feed, sense = self._snapshots()
         now_ms = self._clock.now_ms()
         window = build_context_window(
             feed.items, sense.events, now_ms=now_ms, max_age_ms=config.max_age_ms
         )
-        return self._with_images(window, sense, now_ms, config)
+        column = self._to_llm[config.local]
+        return self._with_images(disclosed(window, self._to_agents), sense, now_ms, config, column)
 
     def _with_images(
-        self, window: TickWindow, sense: SenseSnapshot, now_ms: int, config: AgentSettings
+        self,
+        window: TickWindow,
+        sense: SenseSnapshot,
+        now_ms: int,
+        config: AgentSettings,
+        column: Column,
     ) -> TickWindow:
         """``window`` with the screen images a call sends: of the events inside it, newest
         first, those whose image is fit to send (a refused one is logged and counted the first
-        time a tick looks at it), picked by :func:`pick_images`."""
-        if not config.sends_images or window.screen_count == 0:
+        time a tick looks at it), picked by :func:`pick_images`; none unless the settings and
+        the model's ``column`` of the privacy matrix (``full``) allow images."""
+        if not config.sends_images or column.images != "full" or window.screen_count == 0:
             return window
         cutoff = now_ms - config.max_age_ms
         fit: list[ScreenImage] = []
@@ -112,7 +129,8 @@ class ContextBuilder(RelayActor):
         window = build_context_window(
             feed.items, sense.events, now_ms=now_ms, max_age_ms=config.max_age_ms
         )
-        window = self._with_images(window, sense, now_ms, config)
+        column = self._to_llm[config.local]
+        window = self._with_images(disclosed(window, column), sense, now_ms, config, column)
         if window.is_empty:
             self._events.send(TickSkipped("empty"))
             self._done(request, TickDone(request.tick_id, "empty", marks))

@@ -11,6 +11,7 @@ from typing import Any
 import pykka
 
 from actors.agent.core.counters import AgentCounters, AgentMetrics, median
+from actors.agent.core.disclosure import disclosed
 from actors.agent.core.entries import EMPTY_AGENT, AgentRecord, AgentSnapshot
 from actors.agent.core.escalation_message import escalate
 from actors.agent.core.events import AgentEvent, QuietSpell
@@ -31,6 +32,7 @@ from actors.kernel.published import Published
 from actors.kernel.storage import Store
 from config.app_names import normalize_app_name
 from config.prices import PriceTable, load_prices
+from config.privacy import TO_AGENTS, Column
 
 AGENT_RING = 50
 """Agent entries kept for ``/agent/last`` and ``/agent/history``."""
@@ -89,7 +91,9 @@ class DigestStore(DurableActor):
     The newest :data:`AGENT_RING` entries are also in memory; older ones stay in the database
     for ``retention_days`` and are read back by :meth:`history_range`. With ``situation``
     (``RELAY_SITUATION_FILE`` set), each committed entry and its tick's window are posted
-    there for the SITUATION.md writer, which never holds this actor up.
+    there for the SITUATION.md writer, which never holds this actor up. Both the escalation
+    and SITUATION.md show what ``to_agents`` (the privacy matrix's ``AGENT_GATEWAY`` column)
+    lets agents see of the window.
     """
 
     name = "digest"
@@ -105,9 +109,12 @@ class DigestStore(DurableActor):
         prices: PriceTable | None = None,
         situation: Doorbell[Situation] | None = None,
         report: Reporter | None = None,
+        to_agents: Column = TO_AGENTS,
     ) -> None:
         super().__init__(store=store, report=report)
         self._clock = clock
+        self._to_agents = to_agents
+        """What agents may see of a tick's window: the escalation and SITUATION.md."""
         self._situation = situation
         self._situation_next: Situation | None = None
         """The situation of the entry recorded since the last commit, posted after it."""
@@ -244,7 +251,8 @@ class DigestStore(DurableActor):
         self._next_id += 1
         self._entries.append(entry)
         if self._situation is not None:
-            self._situation_next = Situation(result.tick_id, entry, window)
+            shown = disclosed(window, self._to_agents)
+            self._situation_next = Situation(result.tick_id, entry, shown)
         counters.answered(result, entry.ts, self._prices)
         self._save_counters()
         try:
@@ -258,7 +266,8 @@ class DigestStore(DurableActor):
         commit; one log line a decision (mode ``off`` decides nothing)."""
         if result.escalation.mode == "off":
             return
-        decision, pending = escalate(self._slot, entry, result.window, result.escalation)
+        shown = disclosed(result.window, self._to_agents)
+        decision, pending = escalate(self._slot, entry, result.window, result.escalation, shown)
         self._log.info(
             "escalation.decided",
             tick=result.tick_id,

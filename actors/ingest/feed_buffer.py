@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 
+from msgspec.structs import replace
+
 from actors.core.records import EMPTY_FEED, FeedPost, FeedRecord, FeedSnapshot
-from actors.core.shapes import AGENT, STREAM, Channel
+from actors.core.shapes import AGENT, MARKS, STREAM, TRANSCRIPT_SOURCE, Channel
+from actors.core.window import MEMO
 from actors.ingest.ring_buffer import RingBuffer
+from config.privacy import SHOWN, SPEECH_SUMMARY, Level
 
 FEED_RING = 100
 """Items the feed keeps (the newest)."""
@@ -16,6 +20,8 @@ PRUNE_SLACK = 1000
 """Rows beyond the ring are deleted in batches of about this many."""
 
 _Row = tuple[int, int, str, str, "str | None", Channel]
+TRANSCRIPT_MARKS = (*MARKS.values(), MEMO)
+"""The marks a transcript's text starts with."""
 
 
 class FeedBuffer(RingBuffer[FeedRecord, FeedSnapshot]):
@@ -81,16 +87,18 @@ class FeedBuffer(RingBuffer[FeedRecord, FeedSnapshot]):
         """Store several clients' messages, in order, and count them as activity.
 
         Their text, priority and source are redacted first: the one place where client text
-        enters the feed.
+        enters the feed. A transcript's words are then kept as the privacy matrix's
+        ``LOCAL_BUFFER`` column says (:func:`kept_transcript`).
         """
         fields = [(m.text, m.priority, m.source or "") for m in messages]
         parts = self._redactor.texts([part for triple in fields for part in triple])
-        items = self._stamp(
-            tuple(
-                FeedPost(parts[3 * n], parts[3 * n + 1], parts[3 * n + 2] or None, m.channel)
-                for n, m in enumerate(messages)
-            )
+        posts = tuple(
+            FeedPost(parts[3 * n], parts[3 * n + 1], parts[3 * n + 2] or None, m.channel)
+            for n, m in enumerate(messages)
         )
+        if not SHOWN[self._stored.audio]:
+            posts = tuple(kept_transcript(post, self._stored.audio) for post in posts)
+        items = self._stamp(posts)
         self._activity += len(items)
         return items
 
@@ -145,3 +153,21 @@ def _item(row: _Row) -> FeedRecord:
     return FeedRecord(
         id=item_id, ts=ts, text=text, priority=priority, source=source, channel=channel
     )
+
+
+SPEECH_NOT_KEPT = "(speech not kept)"
+"""What the feed stores of a transcript whose words ``PRIVACY_AUDIO_LOCAL_BUFFER=none`` keeps
+out: when something was said, and by whom when its mark says, never what."""
+
+
+def kept_transcript(post: FeedPost, level: Level) -> FeedPost:
+    """``post`` as the feed stores it at ``level`` (``summary`` or ``none``) when it is a
+    transcript (posted with ``source: "audio"`` or starting with a transcript's mark): its
+    mark, then how many words it had (``summary``) or :data:`SPEECH_NOT_KEPT` (``none``).
+    Any other post is kept as it is."""
+    mark = next((m for m in TRANSCRIPT_MARKS if post.text.startswith(m)), "")
+    if not mark and post.source != TRANSCRIPT_SOURCE:
+        return post
+    words = len(post.text.removeprefix(mark).split())
+    said = SPEECH_SUMMARY.format(words=words) if level == "summary" else SPEECH_NOT_KEPT
+    return replace(post, text=mark + said)

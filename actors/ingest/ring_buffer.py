@@ -16,6 +16,7 @@ from actors.kernel.clock import Clock
 from actors.kernel.durable import DurableActor
 from actors.kernel.published import Published
 from actors.kernel.storage import Store
+from config.privacy import STORED, Column
 
 T = TypeVar("T")
 S = TypeVar("S")
@@ -36,10 +37,13 @@ class RingBuffer(DurableActor, Generic[T, S]):
         published: Published[S] | None = None,
         report: Reporter | None = None,
         redactor: Redactor | None = None,
+        stored: Column = STORED,
     ) -> None:
         super().__init__(store=store, report=report)
         self._clock = clock
         self._redactor = redactor or Redactor()
+        self._stored = stored
+        """What is stored of each kind (the privacy matrix's ``LOCAL_BUFFER`` column)."""
         self._published: Published[S] = published or Published(self.empty)
         self._ring: deque[T] = deque(maxlen=self.ring_size)
         self._next_id = 1

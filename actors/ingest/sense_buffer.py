@@ -9,10 +9,11 @@ from pathlib import Path
 import orjson
 
 from actors.core.bodies import sense_input
-from actors.core.records import EMPTY_SENSE, SensePost, SenseRecord, SenseSnapshot
+from actors.core.records import EMPTY_SENSE, JSONDict, SensePost, SenseRecord, SenseSnapshot
 from actors.ingest.ring_buffer import RingBuffer
 from actors.kernel.storage import Store
 from config.agent_settings import MAX_IMAGES_LIMIT
+from config.privacy import SHOWN, Column
 
 SENSE_RING = 30
 """Events the sense ring keeps (the newest)."""
@@ -119,9 +120,10 @@ class SenseBuffer(RingBuffer[SenseRecord, SenseSnapshot]):
                 self._ring[index] = event.without_image_data()
 
     def _redacted(self, event: SensePost) -> SensePost:
-        """``event`` with its secrets redacted; its fields (``ocr``, ``app``...) are read again
-        from the redacted object, so that they agree with it."""
-        payload = self._redactor.payload(event.payload)
+        """``event`` with its secrets redacted and only what the privacy matrix stores of it
+        (:func:`stored_payload`); its fields (``ocr``, ``app``...) are
+        read again from what is kept, so that they agree with it."""
+        payload = stored_payload(self._redactor.payload(event.payload), self._stored)
         return event if payload is event.payload else sense_input(payload)
 
     def prune(self) -> None:
@@ -166,3 +168,40 @@ def stored_json(store: Store, ids: Iterable[int]) -> dict[int, bytes]:
         return dict(db.execute(query, wanted).fetchall())
     finally:
         db.close()
+
+
+_META_KEPT = ("app", "ssim", "screen")
+"""What ``summary`` keeps of an event's ``meta`` besides its window title: where and how much
+the screen changed, never what it showed."""
+
+
+def stored_payload(payload: JSONDict, column: Column) -> JSONDict:
+    """What the relay stores of a screen event (``payload``, redacted already), as its
+    ``LOCAL_BUFFER`` ``column`` says: ``payload`` itself when that is all of it.
+
+    Screen text not kept (``summary``, ``none``) keeps the event's ``type``, ``ts``, app and
+    window only: its OCR, its observation and any field the relay does not know are left
+    out. A window title not kept leaves ``meta.windowTitle`` and ``observation.subtitle``
+    (where the capture client repeats it) out; images not kept (anything but ``full``: pixels
+    cannot be redacted nor summarised) leave ``roi`` and ``diff`` out.
+    """
+    text, title, images = SHOWN[column.ocr], SHOWN[column.titles], column.images == "full"
+    if text and title and images:
+        return payload
+    meta = payload.get("meta")
+    if text:
+        kept = {k: v for k, v in payload.items() if images or k not in ("roi", "diff")}
+    else:
+        kept = {k: payload[k] for k in ("type", "ts", "roi", "diff") if k in payload}
+        if not images:
+            kept.pop("roi", None)
+            kept.pop("diff", None)
+        if isinstance(meta, dict):
+            kept["meta"] = {k: v for k, v in meta.items() if k in (*_META_KEPT, "windowTitle")}
+    if not title:
+        if isinstance(kept.get("meta"), dict):
+            kept["meta"] = {k: v for k, v in kept["meta"].items() if k != "windowTitle"}
+        observation = kept.get("observation")
+        if isinstance(observation, dict):
+            kept["observation"] = {k: v for k, v in observation.items() if k != "subtitle"}
+    return kept

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -27,6 +28,7 @@ from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
 from config.agent_settings import AgentSettings
 from config.local_llm import KNOWN_MODELS
+from config.privacy import PrivacySettings
 from tests.support.actor_calls import asked, last_entry, tick
 from tests.support.observe import LogSink, wait_until
 from tests.support.posts import sense
@@ -221,3 +223,30 @@ def test_over_http_the_local_model_changes_to_a_known_one_never_to_a_file(
         known = client.post("/agent/config", json={"model": "qwen2.5-coder-1.5b-instruct"})
         assert known.status_code == 200
     assert relay.local_models.current() is None  # nothing was loaded
+
+
+@pytest.mark.slow
+def test_the_relays_own_model_is_shown_what_the_local_llm_column_allows(
+    make_relay: Callable[..., Relay], logs: LogSink, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The relay's own model reads the matrix's LOCAL_LLM column, not OPENROUTER's: with the
+    screen's text kept from it, its prompt names the app alone."""
+    bodies: list[dict[str, Any]] = []
+    complete = LocalChat.complete
+
+    def recorded(chat: LocalChat, body: dict[str, Any], *args: Any) -> Any:
+        bodies.append(body)
+        return complete(chat, body, *args)
+
+    monkeypatch.setattr(LocalChat, "complete", recorded)
+    settings = relay_settings()
+    agent = replace(settings.agent, api="local", model=SMOLLM, local_threads=1, timeout_ms=60_000)
+    privacy = PrivacySettings(ocr_local_llm="none")
+    relay = make_relay(replace(settings, agent=agent, privacy=privacy))
+    asked(relay.handles["sense"], SenseBuffer.append, sense("FAILED test_idle", app="Excel"))
+    assert asked(relay.handles["ticker"], Ticker.tick) == "started"
+    wait_until(lambda: logs.named("tick"), 60, "the local model's answer")
+    (body,) = bodies
+    prompt = body["messages"][0]["content"]
+    assert "Excel" in prompt
+    assert "test_idle" not in prompt

@@ -15,6 +15,7 @@ from config.audio.settings import AudioConfig
 from config.common.errors import ConfigError
 from config.common.setting_types import Names, PositiveNumber, decode
 from config.options import OPTIONS, SECTIONS
+from config.privacy import PrivacySettings
 from config.settings import Settings
 
 Nine = Annotated[int, Meta(ge=3, le=9, description="a made-up setting", extra={"env": "NINE"})]
@@ -58,7 +59,8 @@ def test_text_is_read_as_its_fields_type(annotation: Any, raw: str, value: Any) 
 
 
 def test_each_setting_is_a_field_that_names_its_variable_and_says_what_it_means() -> None:
-    assert [section.owner for section in SECTIONS] == [Settings, AgentSettings, AudioConfig]
+    sections = [Settings, AgentSettings, AudioConfig, PrivacySettings]
+    assert [section.owner for section in SECTIONS] == sections
     declared = set()
     for section in SECTIONS:
         hints = get_type_hints(section.owner, include_extras=True)

@@ -110,7 +110,8 @@ async def get_history(request: web.Request) -> web.Response:
 
 
 async def get_context(request: web.Request) -> web.Response:
-    """``GET /agent/context``: the context window as the next tick would see it."""
+    """``GET /agent/context``: the context window as the next tick would see it, as agents
+    may see it (the privacy matrix's ``AGENT_GATEWAY`` column)."""
     peers = request.app[PEERS]
     config = await request.app[ASK](peers.ticker, Ticker.config)
     window = await request.app[ASK](peers.context, ContextBuilder.window, config)

@@ -11,7 +11,9 @@ newest :data:`SELECTIVE_SCREEN_LINES` events only.
 It is made from what the tick used, the entry it stored and the window its prompt was made
 from, never the rings as they are later. That window was built from what the buffers stored,
 redacted at ingest, so the message holds no secret the rest of the relay would not show.
-Ages count to the entry's time, so the same entry and window always give the same text.
+Ages count to the entry's time, so the same entry and window always give the same text. The
+message shows what agents may see of that window (the privacy matrix's ``AGENT_GATEWAY``
+column); the decision reads the whole window.
 """
 
 from __future__ import annotations
@@ -146,13 +148,23 @@ def _present(window: TickWindow, *, first_audio: bool) -> tuple[bool, bool]:
 
 
 def escalation_of(
-    entry: AgentRecord, window: TickWindow, mode: EscalationMode, decision: Decision
+    entry: AgentRecord,
+    window: TickWindow,
+    mode: EscalationMode,
+    decision: Decision,
+    shown: TickWindow | None = None,
 ) -> Pending:
-    """The escalation of ``entry``, which ``decision`` escalated, and its message."""
+    """The escalation of ``entry``, which ``decision`` escalated, and its message, made from
+    ``shown`` (what agents may see of the ``window``; by default all of it)."""
     assert decision.trigger is not None, "only an escalating decision makes one"
     scored, coding = decision.score, coding_context(window)
     message = build_message(
-        entry, window, mode=mode, scored=scored, trigger=decision.trigger, coding=coding
+        entry,
+        window if shown is None else shown,
+        mode=mode,
+        scored=scored,
+        trigger=decision.trigger,
+        coding=coding,
     )
     return Pending(
         id=escalation_id(entry.id, entry.ts),
@@ -173,11 +185,16 @@ def escalation_of(
 
 
 def escalate(
-    slot: EscalationSlot, entry: AgentRecord, window: TickWindow, policy: EscalationPolicy
+    slot: EscalationSlot,
+    entry: AgentRecord,
+    window: TickWindow,
+    policy: EscalationPolicy,
+    shown: TickWindow | None = None,
 ) -> tuple[Decision, Pending | None]:
     """Decide on ``entry`` (the tick's, with its ``window``) against ``slot``'s last
     escalation; put the escalation into ``slot``, or count the skip. Returns the decision and
-    the escalation, if there is one."""
+    the escalation, if there is one. Its message is made from ``shown``, what agents may see
+    of the window (the privacy matrix's ``AGENT_GATEWAY`` column), when given."""
     decision = decide(
         policy,
         hud=entry.hud,
@@ -190,6 +207,6 @@ def escalate(
     if decision.trigger is None:
         slot.decided(decision)
         return decision, None
-    pending = escalation_of(entry, window, policy.mode, decision)
+    pending = escalation_of(entry, window, policy.mode, decision, shown)
     slot.put(pending, decision, entry.digest)
     return decision, pending
