@@ -19,12 +19,14 @@ import orjson
 import pytest
 
 from actors.agent.ticker import Ticker
+from actors.audio.core.wav import wav_bytes
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from tests.support.observe import LogSink, wait_until
 from tests.support.posts import jpeg, screen_event
 from tests.support.relay import assert_error, client_for, relay_settings
 from transport.demo.fake_llm import FakeLLM
+from transport.demo.fake_stt import FakeStt
 
 MINUTES = ("before", "inside", "after")
 """The session's three minutes; the range forgotten is the second."""
@@ -245,3 +247,39 @@ def test_a_forget_logs_counts_only(session: Session, logs: LogSink) -> None:
     assert line["level"] == "info"
     assert line["feed"] == 2 and line["entries"] == 1
     assert not any(word in str(line) for word in words("inside").values())
+
+
+SAID = (
+    "The {} build failed twice this morning",
+    "Could you send me {} before lunch?",
+    "Remember that {} ships on Friday",
+)
+"""What is heard in each minute: different enough that none repeats another."""
+
+
+def test_forget_takes_the_transcripts_stored_and_those_the_audio_path_keeps(
+    make_relay: Callable[..., Relay], fake_stt: FakeStt, clock: FakeClock, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    relay = make_relay(replace(relay_settings(fake_stt=fake_stt), data_dir=str(data_dir)))
+    with client_for(relay) as client:
+        stamps = []
+        for minute, said in zip(MINUTES, SAID, strict=True):
+            fake_stt.text = said.format(f"spokenword{minute}")
+            stamps.append(clock.now_ms())
+            answer = client.post(
+                "/audio", content=wav_bytes(bytes(32_000)), headers={"Content-Type": "audio/wav"}
+            )
+            assert answer.json()["id"] is not None, answer.text
+            clock.advance(60)
+        span = {"since": stamps[1], "until": stamps[1]}
+        forgotten = client.post("/privacy/forget", json=span).json()["forgotten"]
+        assert (forgotten["feed"], forgotten["transcripts"], forgotten["heard"]) == (1, 1, 1)
+        assert "spokenwordinside" not in client.get("/feed").text
+        assert files_holding(data_dir, "spokenwordinside") == []
+        assert files_holding(data_dir, "spokenwordafter")
+        fake_stt.text = SAID[1].format("spokenwordinside")  # no longer a repeat of one kept
+        answer = client.post(
+            "/audio", content=wav_bytes(bytes(32_000)), headers={"Content-Type": "audio/wav"}
+        )
+        assert answer.json()["id"] is not None, answer.text
