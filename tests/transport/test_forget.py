@@ -283,3 +283,28 @@ def test_forget_takes_the_transcripts_stored_and_those_the_audio_path_keeps(
             "/audio", content=wav_bytes(bytes(32_000)), headers={"Content-Type": "audio/wav"}
         )
         assert answer.json()["id"] is not None, answer.text
+
+
+def test_without_the_token_or_from_another_site_nothing_is_forgotten_nor_exported(
+    make_relay: Callable[..., Relay],
+) -> None:
+    token = "forget-token"
+    relay = make_relay(replace(relay_settings(), token=token))
+    auth = {"Authorization": f"Bearer {token}"}
+    with client_for(relay) as client:
+        assert client.post("/feed", json={"text": "feedwordkept"}, headers=auth).is_success
+        everything = {"since": 0, "until": 2**52}
+        refused: tuple[tuple[dict[str, str], int], ...] = (
+            ({}, 401),
+            ({"Authorization": "Bearer wrong"}, 401),
+            ({**auth, "Sec-Fetch-Site": "cross-site"}, 403),
+        )
+        for headers, status in refused:
+            assert client.post("/privacy/forget", json=everything, headers=headers).status_code == (
+                status
+            )
+            answer = client.get("/export", headers=headers)
+            assert answer.status_code == status
+            assert "feedwordkept" not in answer.text
+        assert "feedwordkept" in client.get("/export", headers=auth).text
+        assert "feedwordkept" in client.get("/feed", headers=auth).text
