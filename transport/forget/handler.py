@@ -9,6 +9,7 @@ added up, once every file is rid of the bytes. An export reads the files itself
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from typing import Any, cast
 
 import structlog
@@ -20,6 +21,8 @@ from actors.agent.ticker import Ticker
 from actors.audio.transcriber import Transcriber
 from actors.common.forgetting import NO_END, Forgotten, Span
 from actors.core.bodies import convert
+from actors.core.error_text import safe_text
+from actors.core.errors import ActorUnavailable
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.base import ChildHandle
@@ -87,7 +90,11 @@ async def get_export(request: web.Request) -> web.StreamResponse:
         }
     )
     lines = export_lines(storage, span)
-    first = await asyncio.to_thread(next_chunk, lines)  # a file that cannot be read: an error
+    try:
+        first = await asyncio.to_thread(next_chunk, lines)
+    except sqlite3.Error as exc:  # a file moved or unreadable: a 503, the server lives on
+        log.warning("export.unreadable", actor="http", error=safe_text(str(exc)))
+        raise ActorUnavailable("the stored data could not be read") from exc
     await response.prepare(request)
     chunk = first if request.method != "HEAD" else b""
     while chunk:
