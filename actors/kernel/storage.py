@@ -146,7 +146,8 @@ def connect(store: Store) -> sqlite3.Connection:
         # Builds differ (Debian's SQLite overwrites every deleted byte, upstream's none); FAST
         # zeroes what it can without extra writes (ON writes each pruned payload again, twice).
         # Deleted text can stay
-        # in free pages and in old WAL frames, with either setting, until they are reused.
+        # in free pages and in old WAL frames, with either setting, until they are reused;
+        # what the user asks to forget is deleted with ON and the WAL truncated (erase).
         db.execute("PRAGMA secure_delete=FAST")
         db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
     except BaseException:
