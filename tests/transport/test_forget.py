@@ -27,6 +27,7 @@ from tests.support.posts import jpeg, screen_event
 from tests.support.relay import assert_error, client_for, relay_settings
 from transport.demo.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
+from transport.forget import export
 
 MINUTES = ("before", "inside", "after")
 """The session's three minutes; the range forgotten is the second."""
@@ -225,6 +226,16 @@ def test_export_answers_the_range_as_ndjson_in_time_order(session: Session) -> N
     assert "bbox" in screen["roi"]
     _, everything = export_lines(session)  # the whole of what is kept
     assert len(everything) == 3 * len(lines)
+
+
+def test_an_export_read_a_row_at_a_time_is_the_same_file(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whole = session.client.get("/export").content
+    monkeypatch.setattr(export, "PAGE_ROWS", 1)
+    monkeypatch.setattr(export, "CHUNK_LINES", 2)
+    assert session.client.get("/export").content == whole
+    assert len(whole.splitlines()) == 12  # three minutes of four lines
 
 
 def test_export_refuses_bad_query_values(session: Session) -> None:
