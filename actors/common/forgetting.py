@@ -18,8 +18,7 @@ Moment = Annotated[int, Meta(ge=0, le=NO_END)]
 
 
 class Span(Struct, frozen=True, forbid_unknown_fields=True):
-    """A time range of arrival, in epoch ms, both ends included: ``POST /privacy/forget``'s
-    body, and what it tells each actor."""
+    """A time range of arrival: from `since` to `until`, epoch ms, both included."""
 
     since: Annotated[Moment, Meta(description="From this time (epoch ms), included.")]
     until: Annotated[
@@ -36,24 +35,27 @@ class Span(Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class Forgotten(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, rename="camel"):
-    """What a forget removed, by kind (each actor fills its own)."""
+    """What a forget removed, by kind."""
 
-    feed: Count = 0
-    """Feed items (what clients posted, the agent's hud lines, the transcripts)."""
-    transcripts: Count = 0
-    """Of those, the transcripts of what was heard."""
-    screen: Count = 0
-    """Screen events."""
-    entries: Count = 0
-    """Agent entries."""
-    search_rows: Count = 0
-    """Their rows of the search index."""
-    escalations: Count = 0
-    """A pending escalation made from the range (0 or 1)."""
-    heard: Count = 0
-    """Transcripts the audio path still held in memory (to tell repeats)."""
-    situation_lines: Count = 0
-    """Lines of SITUATION.md that quoted the range."""
+    feed: Annotated[
+        Count,
+        Meta(description="Feed items: what clients posted, transcripts, the agent's hud lines."),
+    ] = 0
+    transcripts: Annotated[
+        Count, Meta(description="Of the feed items, the transcripts of what was heard.")
+    ] = 0
+    screen: Annotated[Count, Meta(description="Screen events.")] = 0
+    entries: Annotated[Count, Meta(description="Agent entries.")] = 0
+    search_rows: Annotated[Count, Meta(description="The entries' rows of the search index.")] = 0
+    escalations: Annotated[
+        Count, Meta(description="A pending escalation whose window met the range (0 or 1).")
+    ] = 0
+    heard: Annotated[
+        Count, Meta(description="Transcripts the audio path held in memory to tell repeats.")
+    ] = 0
+    situation_lines: Annotated[
+        Count, Meta(description="Lines of SITUATION.md that quoted the range.")
+    ] = 0
 
     def __add__(self, other: Forgotten) -> Forgotten:
         return Forgotten(
