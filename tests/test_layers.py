@@ -150,6 +150,7 @@ FEATURES = {
     "overlay": ("transport.overlay",),
     "mcp": ("transport.mcp",),
     "console": ("transport.console",),
+    "forget": ("transport.forget",),
 }
 """Each feature's packages, in every layer that has one."""
 MAX_IMPORTERS = 4

@@ -14,6 +14,7 @@ from transport.agent.feature import AGENT
 from transport.audio.feature import AUDIO
 from transport.console.feature import CONSOLE
 from transport.escalation.feature import ESCALATION
+from transport.forget.feature import FORGET
 from transport.handlers.health_answers import health_shape
 from transport.handlers.parts import CONTROL, status
 from transport.host.feature import Feature
@@ -27,6 +28,7 @@ _FEATURES: tuple[Feature, ...] = (
     AGENT,
     ESCALATION,
     CONTROL,
+    FORGET,
     AUDIO,
     CONSOLE,
     OVERLAY,

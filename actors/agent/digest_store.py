@@ -18,6 +18,7 @@ from actors.agent.core.events import AgentEvent, QuietSpell
 from actors.agent.core.hud_check import pushes
 from actors.agent.core.situation import Situation
 from actors.agent.core.ticks import TickResult
+from actors.common.forgetting import Forgotten, Span
 from actors.core import shapes
 from actors.core.error_text import safe_text
 from actors.core.errors import FeatureUnavailable
@@ -51,6 +52,13 @@ _SEARCH_SQL = (
     "ORDER BY agent_search.rowid DESC LIMIT ?"
 )
 
+
+_SAVE_COUNTERS = "INSERT OR REPLACE INTO agent_state (key, value) VALUES ('counters', ?)"
+_SAVE_SLOT = "INSERT OR REPLACE INTO escalation_slot (key, value) VALUES ('slot', ?)"
+_FORGOTTEN_HUD = (
+    "SELECT 1 FROM agent_entries WHERE ts BETWEEN ? AND ? "
+    "AND json_extract(CAST(entry AS TEXT), '$.hud') = ? LIMIT 1"
+)
 
 _NO_SEARCH = (
     "search is unavailable: this Python's SQLite has no FTS5 (every other route works; "
@@ -190,11 +198,33 @@ class DigestStore(DurableActor):
 
         self._prune_timer = self._clock.call_later(PRUNE_INTERVAL_S, fire)
 
+    def forget(self, span: Span, reach_ms: int) -> Forgotten:
+        """Delete the entries stored in ``span`` with their search rows, and a pending
+        escalation whose window (``reach_ms`` long) met it; the counters and cost totals stay
+        (the last hud pushed is let go if a forgotten entry had it). Their bytes are gone
+        from the files (:meth:`_erase`) before this answers."""
+        bounds, counters = (span.since, span.until), self._counters
+
+        def work(db: sqlite3.Connection) -> tuple[int, int]:
+            pushed = db.execute(_FORGOTTEN_HUD, (*bounds, counters.last_pushed_hud)).fetchone()
+            if pushed is not None:
+                counters.last_pushed_hud = ""
+            dropped = self._slot.forget(span, reach_ms)
+            db.execute(_SAVE_COUNTERS, (counters.to_json(),))
+            db.execute(_SAVE_SLOT, (self._slot.to_json(),))
+            deleted = db.execute("DELETE FROM agent_entries WHERE ts BETWEEN ? AND ?", bounds)
+            if self._search_ready:
+                search_index.compact(db)
+            return deleted.rowcount, dropped
+
+        entries, escalations = self._erase(work)
+        self._entries = deque((e for e in self._entries if not span.holds(e.ts)), maxlen=AGENT_RING)
+        self.committed()
+        searched = entries if self._search_ready else 0
+        return Forgotten(entries=entries, search_rows=searched, escalations=escalations)
+
     def _save_counters(self) -> None:
-        self._write(
-            "INSERT OR REPLACE INTO agent_state (key, value) VALUES ('counters', ?)",
-            (self._counters.to_json(),),
-        )
+        self._write(_SAVE_COUNTERS, (self._counters.to_json(),))
 
     def hud_ahead(self, tick_id: int, hud: str) -> None:
         """Push a tick's hud before its answer is whole (a local model writes the hud first,
@@ -282,10 +312,7 @@ class DigestStore(DurableActor):
         self._save_slot()
 
     def _save_slot(self) -> None:
-        self._write(
-            "INSERT OR REPLACE INTO escalation_slot (key, value) VALUES ('slot', ?)",
-            (self._slot.to_json(),),
-        )
+        self._write(_SAVE_SLOT, (self._slot.to_json(),))
 
     def respond_escalation(self, answer_id: str, *, take: bool) -> tuple[Outcome, bool, str]:
         """An answer to the escalation ``answer_id``: its outcome, whether the moment was

@@ -36,8 +36,16 @@ from typing import Any
 import structlog
 
 from actors.agent.core.events import AgentEvent, SituationWriteFailed
-from actors.agent.core.situation import Situation, render_situation
+from actors.agent.core.situation import (
+    Situation,
+    lines_removed,
+    render_situation,
+    without_span,
+    written_at,
+)
+from actors.common.forgetting import Forgotten, Span
 from actors.core.error_text import safe_error_text
+from actors.core.errors import ActorUnavailable
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.doorbell import Doorbell
 from actors.kernel.file_modes import risks_on_disk
@@ -122,6 +130,8 @@ class SituationWriter(RelayActor):
         self._outbox = outbox
         self._events: Listeners[AgentEvent] = events or Listeners()
         """Where a failed write is reported (the digest store counts it)."""
+        self._shown: Situation | None = None
+        """What the file holds, once this incarnation wrote it."""
 
     def started(self) -> None:
         """Take what was posted while no incarnation ran (its ring found none)."""
@@ -146,6 +156,7 @@ class SituationWriter(RelayActor):
             return
         try:
             write_atomically(self._path, render_situation(situation.entry, situation.window))
+            self._shown = situation
         except OSError as exc:
             self._failed(situation, safe_error_text(exc))
         except Exception as exc:  # a text that cannot be rendered: logged and counted like a
@@ -159,6 +170,44 @@ class SituationWriter(RelayActor):
                 tick_id=situation.tick_id,
                 entry_id=situation.entry.id,
             )
+
+    def forget(self, span: Span, reach_ms: int) -> Forgotten:
+        """Rewrite the file without the lines that quote what arrived in ``span``: the
+        window's screen lines and transcripts, and the digest of an entry in it (a situation
+        waiting in the outbox is written first, so none is written after with them).
+
+        A file this incarnation did not write (the relay restarted since) is not known line
+        by line: it is removed when the moment it was written for (and its window, ``reach_ms``
+        before) may meet ``span``.
+
+        Raises:
+            ActorUnavailable: the file could not be rewritten or removed.
+        """
+        self.write_pending()
+        try:
+            return self._forget(span, reach_ms)
+        except OSError as exc:
+            msg = f"SITUATION.md could not be rewritten: {safe_error_text(exc)}"
+            raise ActorUnavailable(msg) from exc
+
+    def _forget(self, span: Span, reach_ms: int) -> Forgotten:
+        if self._shown is None:
+            try:
+                text = self._path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                return Forgotten()
+            at = written_at(text)
+            if at is not None and (at < span.since or at - reach_ms > span.until):
+                return Forgotten()
+            self._path.unlink()
+            return Forgotten(situation_lines=len(text.splitlines()))
+        before = render_situation(self._shown.entry, self._shown.window)
+        kept = without_span(self._shown, span)
+        after = render_situation(kept.entry, kept.window)
+        if after != before:
+            write_atomically(self._path, after)
+        self._shown = kept
+        return Forgotten(situation_lines=lines_removed(before, after))
 
     def _failed(self, situation: Situation, error: str) -> None:
         self._log.warning(

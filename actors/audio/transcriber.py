@@ -49,6 +49,7 @@ from actors.audio.local_stt import LocalRecogniser
 from actors.audio.speech_client import SpeechClient
 from actors.audio.stt_jobs import Delivered, Expired, Heard, Job, Warmed, resolve, tell
 from actors.common.breaker import Breaker
+from actors.common.forgetting import Forgotten, Span
 from actors.common.http_library import httpx
 from actors.common.latency import empty_latency_buckets, latency_bucket
 from actors.common.remedy import Remedy
@@ -186,6 +187,11 @@ class Transcriber(RelayActor):
         reply: concurrent.futures.Future[Outcome] = concurrent.futures.Future()
         self._admit(utterance, reply)
         return reply
+
+    def forget(self, span: Span) -> Forgotten:
+        """Let go of the transcripts the filters keep (to tell repeats) that arrived in
+        ``span``; the stored ones are the feed's to forget."""
+        return Forgotten(heard=self._filter.forget(span))
 
     def stats(self) -> TranscriberStats:
         """The counters, now."""

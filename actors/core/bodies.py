@@ -19,6 +19,7 @@ from typing import Annotated, Any, TypeVar
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
+from actors.common.forgetting import Span
 from actors.core import records, shapes
 from actors.core.body_errors import bad_body
 from actors.core.control_bodies import EscalationReply, Fault
@@ -353,7 +354,15 @@ def _format(value: str) -> str | None:
     return level if level in RESPONSE_FORMATS else None
 
 
-REQUEST_TYPES = (FeedInput, SenseInput, AgentConfigUpdate, Fault, ProcessReport, EscalationReply)
+REQUEST_TYPES = (
+    FeedInput,
+    SenseInput,
+    AgentConfigUpdate,
+    Fault,
+    ProcessReport,
+    EscalationReply,
+    Span,
+)
 """The request bodies whose schemas are the OpenAPI components of the same names."""
 
 T = TypeVar("T", bound=Struct)

@@ -25,6 +25,7 @@ from typing import Literal
 
 import msgspec
 
+from actors.common.forgetting import Span
 from actors.core.shapes import Shape
 from actors.escalation.decision import Decision
 
@@ -189,6 +190,19 @@ class EscalationSlot:
     def _count(self, outcome: Outcome) -> Outcome:
         self.answers[outcome] += 1
         return outcome
+
+    def forget(self, span: Span, reach_ms: int) -> int:
+        """Drop what quotes moments that arrived in ``span``: the pending escalation if its
+        tick's window (``reach_ms`` before its entry) met the range, and the last escalated
+        digest (kept to tell a repeat) if its entry is in it. Returns the escalations dropped
+        (0 or 1); the counters stay."""
+        if self.last_ms is not None and span.holds(self.last_ms):
+            self.last_digest = None
+        pending = self.pending
+        if pending is None or pending.ts < span.since or pending.ts - reach_ms > span.until:
+            return 0
+        self.pending = None
+        return 1
 
     def counts(self) -> EscalationCounts:
         """A copy of the counters."""

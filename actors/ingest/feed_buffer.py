@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
+from collections import deque
 
 from msgspec.structs import replace
 
+from actors.common.forgetting import Forgotten, Span
 from actors.core.records import EMPTY_FEED, FeedPost, FeedRecord, FeedSnapshot
 from actors.core.shapes import AGENT, MARKS, STREAM, TRANSCRIPT_SOURCE, Channel
 from actors.core.window import MEMO
@@ -72,6 +74,23 @@ class FeedBuffer(RingBuffer[FeedRecord, FeedSnapshot]):
         keep_from = self._next_id - FEED_RING
         self._write("DELETE FROM feed WHERE id < ?", (keep_from,))
         self._kept_from = keep_from
+
+    def forget(self, span: Span) -> Forgotten:
+        """Delete the items that arrived in ``span``, from the table and the ring, their bytes
+        gone from the files (:meth:`_erase`) before this answers."""
+
+        def work(db: sqlite3.Connection) -> tuple[int, int]:
+            bounds = (span.since, span.until)
+            heard = db.execute(
+                "SELECT COUNT(*) FROM feed WHERE ts BETWEEN ? AND ? AND source = ?",
+                (*bounds, TRANSCRIPT_SOURCE),
+            ).fetchone()[0]
+            return db.execute("DELETE FROM feed WHERE ts BETWEEN ? AND ?", bounds).rowcount, heard
+
+        items, heard = self._erase(work)
+        self._ring = deque((i for i in self._ring if not span.holds(i.ts)), maxlen=FEED_RING)
+        self.committed()
+        return Forgotten(feed=items, transcripts=heard)
 
     def append(
         self,

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import sqlite3
+from collections import deque
 from collections.abc import Iterable
-from pathlib import Path
 
 import orjson
 
+from actors.common.forgetting import Forgotten, Span
 from actors.core.bodies import sense_input
 from actors.core.records import EMPTY_SENSE, JSONDict, SensePost, SenseRecord, SenseSnapshot
 from actors.ingest.ring_buffer import RingBuffer
-from actors.kernel.storage import Store
+from actors.kernel.storage import Store, read_rows
 from config.agent_settings import MAX_IMAGES_LIMIT
 from config.privacy import SHOWN, Column
 
@@ -104,6 +105,20 @@ class SenseBuffer(RingBuffer[SenseRecord, SenseSnapshot]):
             self._request_prune()
         return stored
 
+    def forget(self, span: Span) -> Forgotten:
+        """Delete the events that arrived in ``span``, from the table and the ring, their bytes
+        gone from the files (:meth:`_erase`) before this answers."""
+        bounds = (span.since, span.until)
+        events = self._erase(
+            lambda db: (
+                db.execute("DELETE FROM sense WHERE received_at BETWEEN ? AND ?", bounds).rowcount
+            )
+        )
+        kept = (e for e in self._ring if not span.holds(e.received_at))
+        self._ring = deque(kept, maxlen=SENSE_RING)
+        self.committed()
+        return Forgotten(screen=events)
+
     def _drop_older_images(self) -> None:
         """Keep the image data of the newest :data:`IMAGES_KEPT` events that have some; put
         the others in the ring without it (their rows hold it)."""
@@ -161,13 +176,9 @@ def stored_json(store: Store, ids: Iterable[int]) -> dict[int, bytes]:
     wanted = list(ids)
     if not wanted:
         return {}
-    db = sqlite3.connect(f"{Path(store.path).as_uri()}?mode=ro", uri=True)
-    try:
-        marks = ", ".join("?" * len(wanted))
-        query = f"SELECT id, payload FROM sense WHERE id IN ({marks})"  # noqa: S608 (marks)
-        return dict(db.execute(query, wanted).fetchall())
-    finally:
-        db.close()
+    marks = ", ".join("?" * len(wanted))
+    query = f"SELECT id, payload FROM sense WHERE id IN ({marks})"  # noqa: S608 (marks)
+    return dict(read_rows(store, query, wanted))
 
 
 _META_KEPT = ("app", "ssim", "screen")

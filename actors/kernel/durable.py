@@ -25,15 +25,17 @@ import contextlib
 import functools
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pykka
 
 from actors.kernel.base import RelayActor, Reporter
 from actors.kernel.errors import ActorUnavailable
-from actors.kernel.storage import Store, connect
+from actors.kernel.storage import Store, connect, erase
+
+R = TypeVar("R")
 
 MAX_BATCH = 512
 """Writes in one transaction, about: the call that reaches it commits when it has finished,
@@ -197,6 +199,23 @@ class DurableActor(RelayActor):
                 self._held.append((reply, result))
                 return
             super()._deliver(reply, result)  # a no-op once its caller was let go
+
+    def _erase(self, work: Callable[[sqlite3.Connection], R]) -> R:
+        """Run ``work`` (deletes) in a transaction of its own, so that their bytes leave the
+        files before this returns: what is pending commits first, the deletes run with
+        ``secure_delete=ON`` (freed pages are zeroed, which ``FAST`` leaves as they were),
+        and a checkpoint that truncates the WAL takes the older copies of the pages with it.
+
+        The caller drops what it holds in memory and publishes (:meth:`committed`) after.
+
+        Raises:
+            sqlite3.Error: the deletes failed (rolled back) or could not be committed.
+        """
+        db = self._db
+        assert db is not None, "started() opened the connection"
+        if self._in_tx:
+            self._commit_on(db)
+        return erase(db, work)
 
     def prune(self) -> None:
         """Delete rows this actor no longer keeps (runs as its own message)."""

@@ -113,6 +113,17 @@ def reconcile(db: sqlite3.Connection) -> None:
         db.execute(f"DROP TRIGGER IF EXISTS {name}")
 
 
+def compact(db: sqlite3.Connection) -> None:
+    """Merge the index into one segment, dropping what deletes left of the entries' words.
+
+    FTS5 writes a delete as a marker in a new segment; the older segments keep the words
+    until a merge. After this, with ``secure_delete`` on, they are gone from the file. Reads
+    every remaining entry's words once: run it after deleting by the user's wish, not in a
+    prune.
+    """
+    db.execute("INSERT INTO agent_search (agent_search) VALUES ('optimize')")
+
+
 def ready(db: sqlite3.Connection) -> bool:
     """Whether searches can run on ``db``: FTS5 is there and the index is kept in step."""
     return fts5_available() and _triggers(db) == set(TRIGGERS)

@@ -40,8 +40,10 @@ import shutil
 import sqlite3
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, TypeVar
 
 import structlog
 
@@ -56,6 +58,8 @@ from actors.kernel.schemas import MIGRATIONS, StorageError, migrate
 from actors.kernel.scrubber import scrubbed
 
 log = structlog.get_logger("relay")
+
+R = TypeVar("R")
 
 MEMORY = ":memory:"
 SYNC_MODES = ("full", "normal")
@@ -142,13 +146,60 @@ def connect(store: Store) -> sqlite3.Connection:
         # Builds differ (Debian's SQLite overwrites every deleted byte, upstream's none); FAST
         # zeroes what it can without extra writes (ON writes each pruned payload again, twice).
         # Deleted text can stay
-        # in free pages and in old WAL frames, with either setting, until they are reused.
+        # in free pages and in old WAL frames, with either setting, until they are reused;
+        # what the user asks to forget is deleted with ON and the WAL truncated (erase).
         db.execute("PRAGMA secure_delete=FAST")
         db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
     except BaseException:
         db.close()
         raise
     return db
+
+
+def read_rows(store: Store, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    """The rows of one query on a read-only connection of its own.
+
+    Safe from any thread: one statement sees one committed state of the file, and never
+    waits for the actor that owns it (WAL), nor holds a reader past its answer.
+    """
+    db = sqlite3.connect(f"{Path(store.path).as_uri()}?mode=ro", uri=True)
+    try:
+        return db.execute(sql, params).fetchall()
+    finally:
+        db.close()
+
+
+def erase(db: sqlite3.Connection, work: Callable[[sqlite3.Connection], R]) -> R:
+    """Run ``work`` (deletes) in one transaction on ``db``, with no copy of what it deleted
+    left in the files once this returns: ``secure_delete=ON`` zeroes each deleted cell and
+    freed page (``FAST`` leaves freed pages as they were), and ``wal_checkpoint(TRUNCATE)``
+    writes the pages back and empties the WAL, where their older copies were. It waits (the
+    connection's busy timeout) for readers of an older state to finish.
+
+    Raises:
+        sqlite3.Error: ``work`` failed (rolled back), or the commit did.
+    """
+    db.execute("PRAGMA secure_delete=ON")
+    try:
+        db.execute("BEGIN")
+        try:
+            result = work(db)
+            db.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise
+    finally:
+        db.execute("PRAGMA secure_delete=FAST")
+    busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+    if busy:
+        log.warning("storage.checkpoint_busy", path=_path_of(db))
+    return result
+
+
+def _path_of(db: sqlite3.Connection) -> str:
+    row = db.execute("PRAGMA database_list").fetchone()
+    return str(row[2]) if row is not None else ""
 
 
 def _open_part(store: Store, part: str) -> tuple[str, bool]:

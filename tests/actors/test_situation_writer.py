@@ -280,3 +280,25 @@ def test_a_crashed_writer_is_restarted_and_writes_the_next_tick(
 
     written(path, 1)
     assert relay.handles["ticker"].restarts == 0
+
+
+def test_a_forget_after_a_restart_removes_a_file_that_may_quote_the_range(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, tmp_path: Path
+) -> None:
+    path = tmp_path / "SITUATION.md"
+    relay = make_relay(writing(fake_llm, path))
+    show(relay, "screenwordbeforerestart")
+    assert tick(relay, logs) == "ok"
+    text = written(path, 1)
+    handle = relay.handles["situation"]
+    handle.tell(RelayActor.inject_fault, "crash")  # the new incarnation did not write the file
+    wait_until(lambda: restarted(handle, 1), what="the writer's restart")
+    with client_for(relay) as client:
+        before = client.post("/privacy/forget", json={"since": 0, "until": 1}).json()
+        assert before["forgotten"]["situationLines"] == 0
+        assert path.read_text() == text
+        entry_ts = client.get("/agent/last").json()["result"]["ts"]
+        span = {"since": entry_ts - 1000, "until": entry_ts - 1000}  # in its window only
+        after = client.post("/privacy/forget", json=span).json()
+    assert after["forgotten"]["situationLines"] == len(text.splitlines())
+    assert not path.exists()

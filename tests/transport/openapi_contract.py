@@ -166,13 +166,23 @@ class Contract:
         except orjson.JSONDecodeError:
             valid = False
         else:
-            if _beyond_schema(value):
+            if _beyond_schema(value) or _refused_in_words(op.path, value):
                 return None
             where = pointer("paths", op.path, op.method, "requestBody", "content", JSON, "schema")
             valid = self.validator(where).is_valid(value)
         if valid != (200 <= status < 300):
             return f"a body {'valid' if valid else 'invalid'} by its schema got {status}"
         return None
+
+
+def _refused_in_words(path: str, value: Any) -> bool:
+    """Whether ``value`` breaks a rule across fields that its schema states in words only
+    (JSON Schema compares no field with another): a range whose ``until`` is before its
+    ``since``."""
+    if path != "/privacy/forget" or not isinstance(value, dict):
+        return False
+    since, until = value.get("since"), value.get("until")
+    return isinstance(since, int) and isinstance(until, int) and until < since
 
 
 def _beyond_schema(value: Any, depth: int = 1) -> bool:

@@ -148,7 +148,7 @@ def test_a_rebound_name_gets_421_on_every_route_and_changes_nothing(
     }
 
 
-@pytest.mark.parametrize("path", ["/feed", "/sense", "/agent/context", "/agent/history"])
+@pytest.mark.parametrize("path", ["/feed", "/sense", "/agent/context", "/agent/history", "/export"])
 def test_a_rebound_page_reads_none_of_the_users_data(
     relay: Relay, client: httpx.Client, path: str
 ) -> None:

@@ -298,6 +298,10 @@ def _exercise(api: CheckedClient, relay: Relay, logs: LogSink) -> None:
     assert rich["escalationMode"] == "rich"
     assert api.get("/escalation/pending", params={"wait": 0.05}).json()["escalation"] is None
     assert tick(relay, logs) == "ok"
+    assert api.get("/export").status_code == 200
+    assert api.get("/export", params={"since": 5, "until": 1}).status_code == 400
+    assert api.post("/privacy/forget", json={"since": 0, "until": 1}).status_code == 200
+    assert api.post("/privacy/forget", json={"since": 1}).status_code == 400
     api.post("/sense", json={"type": "text", "ts": 2, "ocr": "pytest -x", "meta": {"app": "Code"}})
     assert tick(relay, logs) == "ok"
 

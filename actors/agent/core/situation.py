@@ -17,11 +17,13 @@ time is, so the same entry and window always give the same text.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from actors.agent.core.entries import AgentRecord
 from actors.agent.core.prompt import SPEAKERS
+from actors.common.forgetting import Span
 from actors.core.stack_traces import MAX_TRACES, StackTrace, find_stack_traces
 from actors.core.window import AudioEvent, ScreenEvent, TickWindow
 from config.app_names import normalize_app_name
@@ -33,6 +35,9 @@ TITLE_CHARS = 120
 APP_SEPARATOR = " -> "
 NO_TEXT = "(no text)"
 ELLIPSIS = "…"
+FORGOTTEN = "(forgotten)"
+"""The digest of an entry whose moment was forgotten, where the file showed it."""
+_UPDATED = re.compile(r"^> Auto-updated by sinain-relay at (\S+)$", re.M)
 _BACKTICKS = re.compile(r"`+")
 
 
@@ -138,3 +143,37 @@ def render_situation(entry: AgentRecord, window: TickWindow) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def without_span(situation: Situation, span: Span) -> Situation:
+    """``situation`` less what arrived in ``span``: the window's screen events and
+    transcripts, and the entry's hud and digest when the entry is in it (the counts stay)."""
+    window = situation.window
+    kept = replace(
+        window,
+        screen=tuple(e for e in window.screen if not span.holds(e.received_at)),
+        audio=tuple(a for a in window.audio if not span.holds(a.ts)),
+        images=(),  # never rendered; and they are the range's pictures too
+    )
+    entry = situation.entry
+    if span.holds(entry.ts):
+        entry = replace(entry, hud=FORGOTTEN, digest=FORGOTTEN)
+    return Situation(situation.tick_id, entry, kept)
+
+
+def lines_removed(before: str, after: str) -> int:
+    """Lines of ``before`` that ``after`` no longer has (each line counted as often as it
+    appears)."""
+    return sum((Counter(before.splitlines()) - Counter(after.splitlines())).values())
+
+
+def written_at(text: str) -> int | None:
+    """The entry time (epoch ms) a SITUATION.md text says it was written for, if it says."""
+    match = _UPDATED.search(text)
+    if match is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(match[1].replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return round(moment.timestamp() * 1000)

@@ -26,6 +26,7 @@ import re
 from collections import Counter, deque
 from typing import Final, Literal, get_args
 
+from actors.common.forgetting import Span
 from actors.core.shapes import AudioSource
 
 DropReason = Literal["short", "repetitive", "invented", "duplicate", "bleed"]
@@ -119,10 +120,11 @@ class Filters:
     they compare with, and the count of drops by reason."""
 
     def __init__(self) -> None:
-        self._kept: dict[AudioSource, deque[str]] = {
+        self._kept: dict[AudioSource, deque[tuple[int, str]]] = {
             "system": deque(maxlen=DUPLICATE_HISTORY),
             "mic": deque(maxlen=DUPLICATE_HISTORY),
         }
+        """The newest texts kept of each source, with when, to tell a repeat."""
         self._system: deque[tuple[int, str]] = deque()
         """System-audio transcripts kept in the bleed window, oldest first, with when."""
         self._dropped: Counter[str] = Counter()
@@ -149,15 +151,26 @@ class Filters:
             return "repetitive"
         if quiet and is_invented(normal):
             return "invented"
-        if any(similarity(normal, kept) > DUPLICATE_SIMILARITY for kept in self._kept[source]):
+        if any(similarity(normal, kept) > DUPLICATE_SIMILARITY for _, kept in self._kept[source]):
             return "duplicate"
         recent = self._recent_system(now_ms)
         if source == "mic" and any(similarity(normal, s) > BLEED_SIMILARITY for s in recent):
             return "bleed"
-        self._kept[source].append(normal)
+        self._kept[source].append((now_ms, normal))
         if source == "system":
             self._system.append((now_ms, normal))
         return None
+
+    def forget(self, span: Span) -> int:
+        """Let go of the texts kept that were checked in ``span``; how many (a system-audio
+        text is kept twice, and counted once)."""
+        count = 0
+        for source, kept in self._kept.items():
+            left = [(at, text) for at, text in kept if not span.holds(at)]
+            count += len(kept) - len(left)
+            self._kept[source] = deque(left, maxlen=DUPLICATE_HISTORY)
+        self._system = deque((at, text) for at, text in self._system if not span.holds(at))
+        return count
 
     def _recent_system(self, now_ms: int) -> list[str]:
         """The system-audio transcripts kept in the last :data:`BLEED_WINDOW_MS`."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Protocol
 
+from actors.common.forgetting import Span
 from actors.core.shapes import AudioSource
 
 SAMPLE_RATE: Final = 16_000
@@ -57,3 +58,6 @@ class TranscriptFilter(Protocol):
     def check(self, source: AudioSource, text: str, quiet: bool, now_ms: int) -> str | None:
         """Why ``text`` is dropped (``short``, ``repetitive``, ``invented``, ``duplicate``,
         ``bleed``), or ``None`` to keep it; a kept text is remembered for the next checks."""
+
+    def forget(self, span: Span) -> int:
+        """Let go of the texts kept that were checked in ``span`` (epoch ms); how many."""

@@ -16,6 +16,7 @@ from actors.audio.core.stt_outcome import NO_STATS, Outcome, TranscriberStats
 from actors.audio.core.utterance import Utterance
 from actors.audio.transcriber import Deliver, Transcriber
 from actors.common.breaker import COOL_OFF_JITTER, COOL_OFF_MIN_S
+from actors.common.forgetting import Span
 from actors.common.latency import LATENCY_BUCKETS_S
 from actors.core.records import FeedPost, FeedRecord
 from actors.core.shapes import MARKS, AudioSource
@@ -49,6 +50,9 @@ class _Drops:
     def check(self, source: AudioSource, text: str, quiet: bool, now_ms: int) -> str | None:
         self.seen.append((source, text, quiet, now_ms))
         return self.drops.get(text)
+
+    def forget(self, span: Span) -> int:
+        return 0
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from actors.common.forgetting import Span
 from actors.escalation.decision import Decision, Score
 from actors.escalation.slot import (
     GRACE_IDS,
@@ -98,3 +99,20 @@ def test_counts_by_reason_and_the_row_round_trips() -> None:
     assert again.pending == pending(2)
     assert again.replaced == slot.replaced
     assert (again.last_ms, again.last_digest) == (NOW, "d2")
+
+
+def test_forgetting_a_range_drops_the_escalation_whose_window_met_it() -> None:
+    reach = 120_000
+    slot = EscalationSlot()
+    slot.put(pending(1, NOW), ERROR, "d1")
+    assert slot.forget(Span(since=NOW + 1, until=NOW + 10), reach) == 0  # after its moment
+    assert slot.forget(Span(since=0, until=NOW - reach - 1), reach) == 0  # before its window
+    assert slot.counts().pending
+    assert slot.forget(Span(since=NOW - reach, until=NOW - reach), reach) == 1  # its window
+    assert not slot.counts().pending
+    assert (slot.last_ms, slot.last_digest) == (NOW, "d1")  # its entry was not in the range
+    total = slot.counts().total
+    slot.put(pending(2, NOW + 5), ERROR, "d2")
+    assert slot.forget(Span(since=NOW + 5, until=NOW + 5), reach) == 1
+    assert (slot.last_ms, slot.last_digest) == (NOW + 5, None)
+    assert slot.counts().total == total + 1  # the counters stay

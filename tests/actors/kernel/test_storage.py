@@ -16,8 +16,10 @@ from actors.kernel.schemas import MIGRATIONS, StorageError
 from actors.kernel.storage import (
     CACHE_KIB,
     MEMORY,
+    Store,
     close_storage,
     connect,
+    erase,
     open_storage,
 )
 from actors.tree import prepare_storage
@@ -313,3 +315,43 @@ def test_a_private_directory_gives_no_warning(tmp_path: Path, logs: LogSink) -> 
     close_storage(open_storage(str(directory)))
     assert not logs.named("storage.data_dir_not_private")
     assert not logs.named("storage.file_modes_tightened")
+
+
+def _filled(tmp_path: Path) -> sqlite3.Connection:
+    """A WAL database of the relay's connection, with rows written and committed."""
+    db = connect(Store(str(tmp_path / "part.db")))
+    db.execute("CREATE TABLE t (ts INTEGER, text TEXT)")
+    db.executemany("INSERT INTO t VALUES (?, ?)", [(n, f"row{n:04d} " * 20) for n in range(200)])
+    return db
+
+
+def test_erase_deletes_with_secure_delete_on_and_empties_the_wal(tmp_path: Path) -> None:
+    db = _filled(tmp_path)
+    assert (tmp_path / "part.db-wal").stat().st_size > 0
+
+    def work(conn: sqlite3.Connection) -> tuple[int, int]:
+        setting = conn.execute("PRAGMA secure_delete").fetchone()[0]
+        return setting, conn.execute("DELETE FROM t WHERE ts BETWEEN 10 AND 19").rowcount
+
+    assert erase(db, work) == (1, 10)  # ON while the deletes ran
+    assert db.execute("PRAGMA secure_delete").fetchone()[0] == 2  # FAST again after
+    assert (tmp_path / "part.db-wal").stat().st_size == 0
+    files = b"".join(path.read_bytes() for path in tmp_path.iterdir())
+    assert b"row0015" not in files
+    assert b"row0025" in files
+    db.close()
+
+
+def test_erase_rolls_back_work_that_fails(tmp_path: Path) -> None:
+    db = _filled(tmp_path)
+
+    def work(conn: sqlite3.Connection) -> None:
+        conn.execute("DELETE FROM t")
+        raise sqlite3.OperationalError("stopped midway")
+
+    with pytest.raises(sqlite3.OperationalError, match="midway"):
+        erase(db, work)
+    assert db.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 200
+    assert db.execute("PRAGMA secure_delete").fetchone()[0] == 2
+    assert not db.in_transaction
+    db.close()
