@@ -10,6 +10,7 @@ from typing import Any
 
 import pykka
 
+from actors.agent import entry_reads
 from actors.agent.core.counters import AgentCounters, AgentMetrics, median
 from actors.agent.core.disclosure import disclosed
 from actors.agent.core.entries import EMPTY_AGENT, AgentRecord, AgentSnapshot
@@ -42,51 +43,12 @@ DIGEST_PREVIEW_CHARS = 200
 DAY_MS = 86_400_000
 PRUNE_INTERVAL_S = 3600.0
 """How often entries older than the retention are deleted."""
-SEARCH_BUDGET_S = 0.5
-"""A longer search is stopped (a 503): the ticks this actor stores wait for it (2 s at most)."""
-SEARCH_CHECK_STEPS = 1000
-"""SQLite's steps between two looks at the clock while a search runs."""
-_SEARCH_SQL = (
-    "SELECT e.entry FROM agent_search JOIN agent_entries AS e ON e.id = agent_search.rowid "
-    "WHERE agent_search MATCH ? AND agent_search.rowid < ? AND e.ts >= ? AND e.ts < ? "
-    "ORDER BY agent_search.rowid DESC LIMIT ?"
-)
-
-
 _SAVE_COUNTERS = "INSERT OR REPLACE INTO agent_state (key, value) VALUES ('counters', ?)"
 _SAVE_SLOT = "INSERT OR REPLACE INTO escalation_slot (key, value) VALUES ('slot', ?)"
 _FORGOTTEN_HUD = (
     "SELECT 1 FROM agent_entries WHERE ts BETWEEN ? AND ? "
     "AND json_extract(CAST(entry AS TEXT), '$.hud') = ? LIMIT 1"
 )
-
-_NO_SEARCH = (
-    "search is unavailable: this Python's SQLite has no FTS5 (every other route works; "
-    "a Python whose sqlite3 has FTS5 builds the index at its next start)"
-)
-
-
-def _sql_int(value: int) -> int:
-    """``value`` within SQLite's integers (a larger Python int raises ``OverflowError``)."""
-    return min(max(value, -(2**63)), 2**63 - 1)
-
-
-def _bounds(since: int | None, until: int | None, before: int | None) -> tuple[int, int, int]:
-    """``(since, until, before)`` as SQL bounds: none is no bound, and each is clamped to
-    SQLite's integers (beyond them, they select the same rows)."""
-    return (
-        _sql_int(since) if since is not None else 0,
-        _sql_int(until) if until is not None else 2**62,
-        _sql_int(before) if before is not None else 2**62,
-    )
-
-
-def _page(rows: list[Any], limit: int) -> tuple[list[shapes.AgentEntry], int | None]:
-    """The first ``limit`` of ``rows`` (``limit + 1`` asked for), and the next page's
-    ``before`` cursor, or ``None`` on the last."""
-    page = [AgentRecord.from_record(row[0]) for row in rows[:limit]]
-    cursor = page[-1].id if len(rows) > limit else None
-    return [entry.shape() for entry in page], cursor
 
 
 class DigestStore(DurableActor):
@@ -163,7 +125,7 @@ class DigestStore(DurableActor):
             self._log.info("digest.restored", entries=len(rows), next_id=self._next_id)
         self._search_ready = search_index.ready(db)
         if not self._search_ready:
-            self._log.warning("digest.search_unavailable", reason=_NO_SEARCH)
+            self._log.warning("digest.search_unavailable", reason=entry_reads.NO_SEARCH)
         self._request_prune()
 
     def committed(self) -> None:
@@ -393,60 +355,32 @@ class DigestStore(DurableActor):
     def history_range(
         self, since: int | None, until: int | None, before: int | None, limit: int
     ) -> tuple[list[shapes.AgentEntry], int | None]:
-        """Entries with ``since <= ts < until`` and ``id < before``, newest first.
-
-        Returns the page and the ``before`` cursor of the next page (``None`` on the last).
-        Bounds beyond SQLite's 64-bit integers are clamped to them (they select the same rows).
-        """
+        """Entries with ``since <= ts < until`` and ``id < before``, newest first, and the
+        next page's ``before`` cursor (:func:`~actors.agent.entry_reads.entries_in_range`)."""
         assert self._db is not None, "started() opened the connection"
-        low, high, below = _bounds(since, until, before)
-        rows = self._db.execute(
-            "SELECT entry FROM agent_entries WHERE ts >= ? AND ts < ? AND id < ? "
-            "ORDER BY id DESC LIMIT ?",
-            (low, high, below, limit + 1),
-        ).fetchall()
-        return _page(rows, limit)
+        return entry_reads.entries_in_range(self._db, since, until, before, limit)
 
     def search(
         self, match: str, since: int | None, until: int | None, before: int | None, limit: int
     ) -> tuple[list[shapes.AgentEntry], int | None]:
-        """As :meth:`history_range`, of the entries whose digest or hud match ``match`` (an
-        FTS5 query: :func:`~actors.kernel.search_index.match_expression`).
-
-        The query runs for at most :data:`SEARCH_BUDGET_S` on this actor's clock.
+        """As :meth:`history_range`, of the entries whose digest or hud match ``match``
+        (:func:`~actors.agent.entry_reads.search_entries`, on this actor's clock).
 
         Raises:
             FeatureUnavailable: this SQLite has no FTS5, or the search took too long.
         """
-        db = self._db
-        assert db is not None, "started() opened the connection"
+        assert self._db is not None, "started() opened the connection"
         if not self._search_ready:
-            raise FeatureUnavailable(_NO_SEARCH)
-        low, high, below = _bounds(since, until, before)
-        deadline = self._clock.monotonic() + SEARCH_BUDGET_S
-        db.set_progress_handler(lambda: self._clock.monotonic() > deadline, SEARCH_CHECK_STEPS)
-        try:
-            rows = db.execute(_SEARCH_SQL, (match, below, low, high, limit + 1)).fetchall()
-        except sqlite3.OperationalError as exc:
-            if "interrupted" not in str(exc):
-                raise
-            msg = (
-                f"the search took longer than {SEARCH_BUDGET_S:g} s and was stopped: "
-                "narrow it with more words, or with since and until"
-            )
-            raise FeatureUnavailable(msg) from None
-        finally:
-            db.set_progress_handler(None, 0)
-        return _page(rows, limit)
+            raise FeatureUnavailable(entry_reads.NO_SEARCH)
+        return entry_reads.search_entries(
+            self._db, self._clock, match, (since, until, before), limit
+        )
 
     def entries_after(self, after: int, limit: int) -> tuple[AgentRecord, ...]:
         """Up to ``limit`` stored entries with an id above ``after``, oldest first: what a
         stream replays to a client that reconnects after more than the ring."""
         assert self._db is not None, "started() opened the connection"
-        rows = self._db.execute(
-            "SELECT entry FROM agent_entries WHERE id > ? ORDER BY id LIMIT ?", (after, limit)
-        ).fetchall()
-        return tuple(AgentRecord.from_record(row[0]) for row in rows)
+        return entry_reads.entries_after(self._db, after, limit)
 
     def stats(self) -> dict[str, Any]:
         """The counters ``/health.agent`` shows.

@@ -131,11 +131,11 @@ def test_a_slow_search_is_stopped_and_the_store_goes_on(
 ) -> None:
     store = start(clock, storage)
     store.record(result(1, "Debugging the parser")).get(timeout=5)
-    monkeypatch.setattr("actors.agent.digest_store.SEARCH_BUDGET_S", -1.0)  # already over
-    monkeypatch.setattr("actors.agent.digest_store.SEARCH_CHECK_STEPS", 1)
+    monkeypatch.setattr("actors.agent.entry_reads.SEARCH_BUDGET_S", -1.0)  # already over
+    monkeypatch.setattr("actors.agent.entry_reads.SEARCH_CHECK_STEPS", 1)
     with pytest.raises(FeatureUnavailable, match="took longer"):
         found(store, "parser")
-    monkeypatch.setattr("actors.agent.digest_store.SEARCH_BUDGET_S", 0.5)
+    monkeypatch.setattr("actors.agent.entry_reads.SEARCH_BUDGET_S", 0.5)
     store.record(result(2, "Debugging the lexer")).get(timeout=5)
     assert found(store, "debugging") == ["Debugging the lexer", "Debugging the parser"]
 
