@@ -1,13 +1,12 @@
 """The relay's HTTP API fuzzed from ``/openapi.json`` by Schemathesis, with our own checks.
 
-Schemathesis generates each operation's requests (the document's examples, each schema's
-edge values, valid and invalid data at random), sends them to a relay on loopback and checks
-each answer: no 5xx, a documented status, content type, headers and body, 405 for a method
-not described, 401 without the token. Ours on top: a refusal is a JSON error
-(:func:`error_shape`), and a JSON body is accepted exactly when its schema says so
-(:func:`schema_verdict`; Schemathesis' own verdict checks judge query parameters too, which
-the relay reads more leniently by design and in their descriptions: ``meta_only=x`` is
-false, ``q`` needs a word).
+Schemathesis generates each operation's requests (the document's examples, edge values,
+valid and invalid data at random), sends them to a relay on loopback and checks each
+answer: no 5xx, a documented status, content type, headers and body, 405 for a method not
+described, 401 without the token. Ours on top: a refusal is a JSON error (:func:`error_shape`)
+and a JSON body is accepted exactly when its schema says so (:func:`schema_verdict`; the
+relay reads query parameters more leniently than Schemathesis' verdicts, by design and as
+their descriptions say: ``meta_only=x`` is false, ``q`` needs a word).
 """
 
 from __future__ import annotations

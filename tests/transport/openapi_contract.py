@@ -1,10 +1,9 @@
 """What ``/openapi.json`` says of answers and request bodies, checked in code.
 
-:class:`Contract` holds the document: its operations, a ``jsonschema`` (2020-12) validator
-for any schema in it (``$ref`` resolved as a client would), what is wrong with an answer
-(:meth:`~Contract.check`, :meth:`~Contract.exchange`) and whether the answer to a request
-body agrees with its schema (:meth:`~Contract.body_verdict`). Used by ``test_openapi.py``
-and the fuzz (``api_fuzz.py``, ``odd_requests.py``, ``socket_fuzz.py``).
+:class:`Contract` holds the document: its operations, a ``jsonschema`` (2020-12) validator for
+any schema in it (``$ref`` resolved as a client would), what is wrong with an answer
+(:meth:`~Contract.check`, :meth:`~Contract.exchange`) and whether the answer to a request body
+agrees with its schema (:meth:`~Contract.body_verdict`), for ``test_openapi.py`` and the fuzz.
 """
 
 from __future__ import annotations
@@ -100,10 +99,9 @@ class Contract:
     ) -> list[str]:
         """What is wrong with this answer, in words (empty: it matches the document).
 
-        Schemathesis checks an operation's answer: its status, content type, required headers
-        and body schema (no body where none is documented). A path or method the document
-        does not describe may get a 401 or 403, a 404 (no such path, or one turned off) or a
-        405 (a path it describes), each a JSON error.
+        Schemathesis checks a described operation's answer (status, content type, required
+        headers, body schema). A path or method the document does not describe may get a JSON
+        error: 401, 403, 404 (no such path, or one turned off) or 405 (a path it describes).
         """
         what = f"{method.upper()} {path} -> {status}"
         op = self.operation(method, path)
@@ -166,7 +164,7 @@ class Contract:
         except orjson.JSONDecodeError:
             valid = False
         else:
-            if _beyond_schema(value) or _refused_in_words(op.path, value):
+            if _beyond_schema(value) or _inverted_range(value):
                 return None
             where = pointer("paths", op.path, op.method, "requestBody", "content", JSON, "schema")
             valid = self.validator(where).is_valid(value)
@@ -175,20 +173,15 @@ class Contract:
         return None
 
 
-def _refused_in_words(path: str, value: Any) -> bool:
-    """Whether ``value`` breaks a rule across fields that its schema states in words only
-    (JSON Schema compares no field with another): a range whose ``until`` is before its
-    ``since``."""
-    if path != "/privacy/forget" or not isinstance(value, dict):
-        return False
-    since, until = value.get("since"), value.get("until")
+def _inverted_range(value: Any) -> bool:
+    """A body whose ``until`` is before its ``since``: JSON Schema compares no two fields."""
+    since, until = (value.get(k) if isinstance(value, dict) else None for k in ("since", "until"))
     return isinstance(since, int) and isinstance(until, int) and until < since
 
 
 def _beyond_schema(value: Any, depth: int = 1) -> bool:
-    """Whether ``value`` has what JSON Schema cannot judge as the relay does: a whole float
-    (``maxTokens`` takes 1, not 1.0) or nesting deeper than a sense event may have (documented
-    in words)."""
+    """What JSON Schema cannot judge as the relay does: a whole float (``maxTokens`` takes 1,
+    not 1.0), or nesting deeper than a sense event may have (the document says so in words)."""
     if isinstance(value, float):
         return value.is_integer()
     if not isinstance(value, dict | list):
