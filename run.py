@@ -253,10 +253,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             settings = prepare_demo(settings, args, os.environ, demo)
         try:
+            frontend = HttpFrontend(settings)
             relay = start_relay(
                 settings,
                 SystemClock(),
-                frontend=HttpFrontend(settings),
+                frontend=frontend,
                 on_escalate=on_escalate,
                 prices=prices,
             )
@@ -273,7 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             data_dir=relay.storage.directory,
             try_it=f"curl -s {url}/health",
         )
-        check_in_background(settings)  # the checks that ask nothing, logged; nothing waits
+        # the checks that ask nothing, logged and in /health; nothing waits for them
+        check_in_background(settings, frontend.checks.publish)
         replay = start_demo_replay(host, port, settings.token) if settings.demo else None
         _serve_until(stop)
         if replay is not None:

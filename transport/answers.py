@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 from msgspec import UNSET, Meta, Raw, Struct, UnsetType
 
+from actors.common.check import Verdict
 from actors.core.shapes import (
     AgentEntry,
     Channel,
@@ -261,6 +262,19 @@ class Storage(Shape, frozen=True):
     recovered: bool
     moved_aside: list[str]
     problem: str | None
+
+
+class CheckState(Shape, frozen=True):
+    """One check of the started relay, as ``sinain-relay doctor`` says it
+    ([The doctor](doctor.md)): those that ask no service anything."""
+
+    name: str
+    verdict: Verdict
+    found: Annotated[str | None, Meta(description="`null` for callers without the token.")]
+    remedy: Annotated[
+        str | None,
+        Meta(description="What to do, naming the setting; `null` for callers without the token."),
+    ]
 
 
 class CommandAnswer(Shape, frozen=True):

@@ -5,16 +5,23 @@ the trouble ends."""
 from __future__ import annotations
 
 import re
+import socket
+import threading
 from collections.abc import Callable
+from typing import cast
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from actors.tree import Relay
 from tests.support.actor_calls import show, tick
+from tests.support.harness import free_port
 from tests.support.observe import LogSink
+from tests.support.relay import relay_settings
 from tests.transport.console.conftest import Watched, opened
 from transport.demo.fake_llm import FakeLLM
+from transport.doctor.command import check_in_background
+from transport.frontend import HttpFrontend
 
 # Every test here drives Chromium, which the first test of the module starts.
 pytestmark = pytest.mark.slow
@@ -70,3 +77,27 @@ def test_a_relay_without_a_key_says_which_setting_gives_it_one(
 ) -> None:
     page = opened(watched, make_relay()).page
     expect(page.locator("#trouble")).to_contain_text("OPENROUTER_API_KEY")
+
+
+def test_a_failed_start_up_check_is_in_the_banner_until_it_passes(
+    make_relay: Callable[..., Relay], watched: Watched
+) -> None:
+    """The model's server is down when the relay starts: its check names the setting; once a
+    server listens there, the next round of checks passes and the banner clears."""
+    port = free_port()
+    settings = relay_settings(api_key="k", base_url=f"http://127.0.0.1:{port}/v1")
+    relay = make_relay(settings)
+    checks = cast("HttpFrontend", relay.frontend).checks
+    stop = threading.Event()
+    checking = check_in_background(settings, checks.publish, stop=stop, every_s=0.2)
+    try:
+        page = opened(watched, relay).page
+        banner = page.locator("#trouble")
+        expect(banner).to_contain_text("llm server")
+        expect(banner).to_contain_text(f"127.0.0.1:{port}")
+        expect(banner).to_contain_text("AGENT_BASE_URL")
+        with socket.create_server(("127.0.0.1", port)):
+            expect(banner).to_be_hidden()
+    finally:
+        stop.set()
+        checking.join(timeout=5)

@@ -25,6 +25,7 @@ const state = {
   models: new Map(),
   streams: [],
   troubles: [],
+  troublesSaid: "[]",
   baseUrl: "",
   schema: null,
 };
@@ -387,7 +388,8 @@ function onHealth(health) {
 const SOURCES = { system: "system audio (AUDIO_SOURCE)", mic: "the microphone (MIC_SOURCE)" };
 
 // What is wrong, each as [what, how to fix it], from one /health: the model failing or
-// missing its key, an actor restarting or stopped, an audio capture or the speech service
+// missing its key, a check of the started relay failing (sinain-relay doctor's, which name
+// their setting), an actor restarting or stopped, an audio capture or the speech service
 // failing, the store. The errors of the model and the speech service name their setting.
 function troubles(health) {
   const found = [];
@@ -401,6 +403,9 @@ function troubles(health) {
   if (agent.state === "no_key") {
     found.push(["The agent is on but has no key, so it asks no model.",
       "Set OPENROUTER_API_KEY, or AGENT_BASE_URL to a model server on this machine (it needs no key)."]);
+  }
+  for (const check of health.checks || []) {
+    if (check.verdict === "FAIL") found.push(["The " + check.name + " check failed: " + (check.found || "see sinain-relay doctor") + ".", sentence(check.remedy || "sinain-relay doctor says what to do.")]);
   }
   if (!health.ok) found.push(["Some of the relay's actors do not answer: " + (health.error || "") + ".", "The relay's log says why; restart the relay if it lasts."]);
   for (const [name, actor] of Object.entries(health.actors || {})) {
@@ -422,7 +427,15 @@ function troubles(health) {
   return found;
 }
 
+function sentence(text) {
+  return text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? "" : ".");
+}
+
+// The banner is rewritten only when what it says changed: a screen reader announces each change.
 function showTroubles(found) {
+  const said = JSON.stringify(found);
+  if (said === state.troublesSaid) return;
+  state.troublesSaid = said;
   state.troubles = found;
   $("trouble").hidden = !found.length;
   $("trouble-list").replaceChildren(...found.map(([what, fix]) =>
