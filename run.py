@@ -275,9 +275,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             try_it=f"curl -s {url}/health",
         )
         # the checks that ask nothing, logged and in /health; nothing waits for them
-        check_in_background(settings, frontend.checks.publish)
+        checked = threading.Event()
+        check_in_background(settings, frontend.checks.publish, stop=checked)
         replay = start_demo_replay(host, port, settings.token) if settings.demo else None
         _serve_until(stop)
+        checked.set()  # no check runs again while the relay stops
         if replay is not None:
             replay.stop()
         relay.stop()
