@@ -8,15 +8,19 @@ import re
 import socket
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import cast
 
 import pytest
 from playwright.sync_api import Page, expect
 
+from actors.kernel.clock import FakeClock
 from actors.tree import Relay
+from config.audio.settings import AudioConfig
+from tests.audio.pcm_program import command as program
 from tests.support.actor_calls import show, tick
-from tests.support.harness import free_port
-from tests.support.observe import LogSink
+from tests.support.harness import ROOT, free_port
+from tests.support.observe import LogSink, wait_until
 from tests.support.relay import relay_settings
 from tests.transport.console.conftest import Watched, opened
 from transport.demo.fake_llm import FakeLLM
@@ -101,3 +105,26 @@ def test_a_failed_start_up_check_is_in_the_banner_until_it_passes(
     finally:
         stop.set()
         checking.join(timeout=5)
+
+
+def test_a_capture_that_gave_up_is_in_the_banner_with_its_setting(
+    make_relay: Callable[..., Relay],
+    watched: Watched,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The microphone's program exits before any audio, run after run: the banner says the
+    capture stopped, why (its stderr) and which setting names it."""
+    monkeypatch.chdir(ROOT)  # ``-m tests.audio.pcm_program`` is found from the top
+    failing = program("--stderr", "no device 'Studio Mic (Alice)'", "--exit-after", "0")
+    relay = make_relay(replace(relay_settings(), audio=AudioConfig(mic_source=failing)))
+    page = opened(watched, relay).page
+    banner = page.locator("#trouble")
+
+    def gave_up() -> bool:
+        clock.advance(5)  # past each restart's backoff
+        return "gave up" in (banner.text_content() or "")
+
+    wait_until(gave_up, 15, "the banner to say the microphone's capture gave up")
+    expect(banner).to_contain_text("Capture of the microphone (MIC_SOURCE) stopped")
+    expect(banner).to_contain_text("no device 'Studio Mic (Alice)'")
