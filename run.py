@@ -253,10 +253,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             settings = prepare_demo(settings, args, os.environ, demo)
         try:
+            frontend = HttpFrontend(settings)
             relay = start_relay(
                 settings,
                 SystemClock(),
-                frontend=HttpFrontend(settings),
+                frontend=frontend,
                 on_escalate=on_escalate,
                 prices=prices,
             )
@@ -273,9 +274,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             data_dir=relay.storage.directory,
             try_it=f"curl -s {url}/health",
         )
-        check_in_background(settings)  # the checks that ask nothing, logged; nothing waits
+        # the checks that ask nothing, logged and in /health; nothing waits for them
+        checked = threading.Event()
+        check_in_background(settings, frontend.checks.publish, stop=checked)
         replay = start_demo_replay(host, port, settings.token) if settings.demo else None
         _serve_until(stop)
+        checked.set()  # no check runs again while the relay stops
         if replay is not None:
             replay.stop()
         relay.stop()

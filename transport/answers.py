@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 from msgspec import UNSET, Meta, Raw, Struct, UnsetType
 
+from actors.common.check import Verdict
 from actors.core.shapes import (
     AgentEntry,
     Channel,
@@ -197,11 +198,41 @@ def public_config(config: AgentSettings) -> AgentConfig:
     )
 
 
+class Clamped(Shape, frozen=True):
+    """A setting the agent uses at another value than it was given."""
+
+    setting: Annotated[str, Meta(description="Its name in `AgentConfigUpdate`.")]
+    given: float
+    used: int
+
+
 class ConfigAnswer(Shape, frozen=True):
     """The agent's runtime configuration."""
 
     ok: Literal[True]
     config: AgentConfig
+    clamped: Annotated[
+        list[Clamped],
+        Meta(
+            description="The settings used at another value than given: those of the body "
+            "raised to their least or capped at a day, and `debounceMs` while it is longer "
+            "than the interval (capped at it). Empty when every value is used as given."
+        ),
+    ]
+
+
+def config_answer(
+    config: AgentSettings, given: Iterable[tuple[str, float, int]] = ()
+) -> ConfigAnswer:
+    """``/agent/config``'s answer: ``config``, and what was clamped: ``given`` (a body's
+    :meth:`~actors.core.bodies.AgentConfigUpdate.clamped`) and a debounce capped at the
+    interval."""
+    clamped = {setting: Clamped(setting, value, used) for setting, value, used in given}
+    if config.effective_debounce_ms != config.debounce_ms:
+        before = clamped.get("debounceMs")
+        value = before.given if before else config.debounce_ms
+        clamped["debounceMs"] = Clamped("debounceMs", value, config.effective_debounce_ms)
+    return ConfigAnswer(ok=True, config=public_config(config), clamped=list(clamped.values()))
 
 
 class ActorState(Shape, frozen=True):
@@ -231,6 +262,19 @@ class Storage(Shape, frozen=True):
     recovered: bool
     moved_aside: list[str]
     problem: str | None
+
+
+class CheckState(Shape, frozen=True):
+    """One check of the started relay, as ``sinain-relay doctor`` says it
+    ([The doctor](doctor.md)): those that ask no service anything."""
+
+    name: str
+    verdict: Verdict
+    found: Annotated[str | None, Meta(description="`null` for callers without the token.")]
+    remedy: Annotated[
+        str | None,
+        Meta(description="What to do, naming the setting; `null` for callers without the token."),
+    ]
 
 
 class CommandAnswer(Shape, frozen=True):

@@ -12,8 +12,10 @@ from typing import Any
 
 import pykka
 
+from actors.common.check import Check
 from actors.core.exclusion import ExclusionRule, Exclusions
 from actors.kernel.base import ChildHandle, Reporter
+from actors.kernel.published import Published
 from actors.subtrees import Wiring
 from config.settings import Settings
 from transport.connections import MIB, ConnectionLimits
@@ -27,6 +29,9 @@ class HttpFrontend:
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
+        self.checks: Published[tuple[Check, ...]] = Published(())
+        """The started relay's checks as they last ran: the entry point publishes them
+        (:func:`~transport.doctor.command.check_in_background`), ``/health.checks`` reads them."""
 
     def check(self) -> None:
         """Raise if the address cannot be bound.
@@ -59,6 +64,7 @@ class HttpFrontend:
             audio_views=wiring.audio_views,
             audio_config=s.audio,
             local_models=wiring.local_models,
+            checks=self.checks,
         )
         policy = Policy(
             token=s.token,

@@ -21,6 +21,7 @@ from actors.agent.digest_store import DigestStore
 from actors.agent.local_llm import LocalModels
 from actors.agent.ticker import Ticker
 from actors.audio.subtree import AudioHandles, AudioViews
+from actors.common.check import Check
 from actors.core.exclusion import Exclusions
 from actors.core.records import FeedSnapshot, SenseSnapshot
 from actors.core.redactor import Redactor
@@ -78,6 +79,9 @@ class Peers:
     """The audio settings: which sources are captured, which speech service is asked."""
     local_models: LocalModels = field(default_factory=LocalModels)
     """The agent's model on this machine: ``/health.agent.local``, ``/metrics``, its drills."""
+    checks: Published[tuple[Check, ...]] = field(default_factory=lambda: Published(()))
+    """The started relay's checks as they last ran (:func:`~transport.doctor.command.
+    check_in_background`), for ``/health.checks``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ from config.agent_settings import (
     RESPONSE_FORMATS,
 )
 from config.common.setting_types import check_api_key
+from config.setting_fields import MAX_RUNTIME_PERIOD_MS, about, period
 
 FEED_BODY_LIMIT = 256 * 1024
 """Largest ``POST /feed`` body, in bytes (a long transcript batch fits many times over)."""
@@ -50,8 +51,6 @@ MAX_EXTRA_FIELDS = 64
 """Fields a process report's ``extra`` object may have at most (the capture client sends 11)."""
 MAX_EXTRA_NAME_CHARS = 64
 """Characters of one ``extra`` field's name at most."""
-MAX_RUNTIME_PERIOD_MS = 24 * 3_600_000
-"""``POST /agent/config`` caps each period (interval, debounce, cooldown, maximum age) at a day."""
 MAX_TOKENS = 32_000
 """The most ``maxTokens`` ``POST /agent/config`` takes."""
 NOT_BLANK = r"\S"
@@ -171,84 +170,99 @@ class ProcessReport(Struct, frozen=True, rename="camel"):
     ) = None
 
 
-IntervalMs = Annotated[
-    Whole,
-    Meta(description=f"Raised to {MIN_RUNTIME_INTERVAL_MS} at least, capped at a day."),
-]
-PeriodMs = Annotated[Whole, Meta(description=f"Clamped to 0..{MAX_RUNTIME_PERIOD_MS}.")]
-MaxAge = Annotated[
-    Whole,
-    Meta(
-        description=f"Milliseconds, raised to {MIN_RUNTIME_MAX_AGE_MS} at least, capped at a day."
-    ),
-]
+_NOT_BLANK = "Not only whitespace."
+_MaxAge = Annotated[Whole, period("max_age_ms", "Context window", MIN_RUNTIME_MAX_AGE_MS)]
 """``maxAge`` and ``maxAgeMs`` (the same setting under two names)."""
 
 
 class AgentConfigUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
-    """Any subset of the fields. An unknown field or a wrong type rejects the whole body."""
+    """Any subset of the fields. An unknown field or a wrong type rejects the whole body.
+    Each field's title, unit and help are the console's settings form."""
 
-    enabled: bool | UnsetType = UNSET
-    interval_ms: IntervalMs | UnsetType = UNSET
-    debounce_ms: PeriodMs | UnsetType = UNSET
-    cooldown_ms: PeriodMs | UnsetType = UNSET
-    model: Text | UnsetType = UNSET
-    fallback_models: list[Text] | UnsetType = UNSET
-    max_age: MaxAge | UnsetType = UNSET
-    max_age_ms: MaxAge | UnsetType = UNSET
-    max_tokens: Annotated[int, Meta(ge=1, le=MAX_TOKENS)] | UnsetType = UNSET
-    temperature: Annotated[float, Meta(ge=0, le=2)] | UnsetType = UNSET
-    push_to_feed: bool | UnsetType = UNSET
-    log_verbose: bool | UnsetType = UNSET
-    economy: (
+    enabled: Annotated[bool, about("enabled", "Agent on")] | UnsetType = UNSET
+    interval_ms: (
         Annotated[
-            bool,
-            Meta(description="Call only on meaningful changes, within a fixed beat's calls."),
+            Whole, period("interval_ms", "Longest time between ticks", MIN_RUNTIME_INTERVAL_MS)
         ]
         | UnsetType
     ) = UNSET
+    debounce_ms: Annotated[Whole, period("debounce_ms", "Wait after news")] | UnsetType = UNSET
+    cooldown_ms: Annotated[Whole, period("cooldown_ms", "Least time between calls")] | UnsetType = (
+        UNSET
+    )
+    model: Annotated[Text, about("model", "Model", note=_NOT_BLANK)] | UnsetType = UNSET
+    fallback_models: (
+        Annotated[list[Text], about("fallback_models", "Fallback models")] | UnsetType
+    ) = UNSET
+    max_age: _MaxAge | UnsetType = UNSET
+    max_age_ms: _MaxAge | UnsetType = UNSET
+    max_tokens: (
+        Annotated[
+            int, Meta(ge=1, le=MAX_TOKENS), about("max_tokens", "Longest answer", unit="tokens")
+        ]
+        | UnsetType
+    ) = UNSET
+    temperature: (
+        Annotated[float, Meta(ge=0, le=2), about("temperature", "Temperature")] | UnsetType
+    ) = UNSET
+    push_to_feed: Annotated[bool, about("push_to_feed", "Hud lines to the feed")] | UnsetType = (
+        UNSET
+    )
+    log_verbose: Annotated[bool, about("log_verbose", "Log every tick")] | UnsetType = UNSET
+    economy: Annotated[bool, about("economy", "Economy")] | UnsetType = UNSET
     response_format: (
         Annotated[
             str,
-            Meta(
-                extra_json_schema={"enum": list(RESPONSE_FORMATS)},
-                description="`auto` asks for `json_schema`, then `json_object`, then nothing, "
-                "stepping down when the server refuses; a level is sent as it is.",
-            ),
+            Meta(extra_json_schema={"enum": list(RESPONSE_FORMATS)}),
+            about("response_format", "Response format"),
         ]
         | UnsetType
     ) = UNSET
     escalation_mode: (
         Annotated[
             str,
-            Meta(
-                extra_json_schema={"enum": list(ESCALATION_MODES)},
-                description="When a tick's moment goes to the escalation slot.",
-            ),
+            Meta(extra_json_schema={"enum": list(ESCALATION_MODES)}),
+            about("escalation_mode", "Escalation"),
         ]
         | UnsetType
     ) = UNSET
     escalation_cooldown_ms: (
         Annotated[
             Whole,
-            Meta(
-                description=f"Raised to {MIN_RUNTIME_ESCALATION_COOLDOWN_MS} at least, capped "
-                "at a day."
+            period(
+                "escalation_cooldown_ms",
+                "Least time between escalations",
+                MIN_RUNTIME_ESCALATION_COOLDOWN_MS,
             ),
         ]
         | UnsetType
     ) = UNSET
-    escalation_stale_ms: PeriodMs | UnsetType = UNSET
-    vision_enabled: bool | UnsetType = UNSET
-    vision_model: Text | UnsetType = UNSET
-    vision_max_images: Annotated[int, Meta(ge=0, le=MAX_IMAGES_LIMIT)] | UnsetType = UNSET
+    escalation_stale_ms: (
+        Annotated[Whole, period("escalation_stale_ms", "Escalate anyway after")] | UnsetType
+    ) = UNSET
+    vision_enabled: Annotated[bool, about("vision_enabled", "Send screen pictures")] | UnsetType = (
+        UNSET
+    )
+    vision_model: (
+        Annotated[Text, about("vision_model", "Vision model", note=_NOT_BLANK)] | UnsetType
+    ) = UNSET
+    vision_max_images: (
+        Annotated[
+            int,
+            Meta(ge=0, le=MAX_IMAGES_LIMIT),
+            about("vision_max_images", "Pictures per call", unit="pictures"),
+        ]
+        | UnsetType
+    ) = UNSET
     openrouter_api_key: (
         Annotated[
             str,
-            Meta(
-                extra_json_schema={"pattern": r"^\s*[!-~]*\s*$"},
-                description="Printable ASCII without spaces (spaces around it are dropped); "
-                "empty removes the key. Never shown back.",
+            Meta(extra_json_schema={"pattern": r"^\s*[!-~]*\s*$"}),
+            about(
+                "api_key",
+                "API key",
+                note="Printable ASCII without spaces (spaces around it are dropped); empty "
+                "removes the key. Never shown back.",
             ),
         ]
         | UnsetType

@@ -289,6 +289,19 @@ def test_agent_config_get_and_post(client: httpx.Client) -> None:
     # the key over HTTP (only with a token): tests/transport/test_auth.py
 
 
+def test_agent_config_says_which_values_it_clamped(client: httpx.Client) -> None:
+    assert client.get("/agent/config").json()["clamped"] == []
+    answer = client.post("/agent/config", json={"intervalMs": 1000, "debounceMs": 9000})
+    assert answer.json()["clamped"] == [
+        {"setting": "intervalMs", "given": 1000, "used": 5000},
+        {"setting": "debounceMs", "given": 9000, "used": 5000},
+    ]
+    # the debounce stays capped at the interval: a later look says so too
+    capped = [{"setting": "debounceMs", "given": 9000, "used": 5000}]
+    assert client.get("/agent/config").json()["clamped"] == capped
+    assert client.post("/agent/config", json={"debounceMs": 2000}).json()["clamped"] == []
+
+
 @pytest.mark.parametrize(
     "body",
     [

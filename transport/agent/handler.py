@@ -14,12 +14,11 @@ from actors.core.bodies import CONFIG_BODY_LIMIT, AgentConfigUpdate
 from actors.core.errors import BadRequest
 from actors.kernel.search_index import match_expression
 from transport.answers import (
-    ConfigAnswer,
     ContextAnswer,
     DigestAnswer,
     HistoryAnswer,
     LastAnswer,
-    public_config,
+    config_answer,
 )
 from transport.auth import Forbidden
 from transport.guard import json_response
@@ -121,7 +120,7 @@ async def get_context(request: web.Request) -> web.Response:
 async def get_config(request: web.Request) -> web.Response:
     """``GET /agent/config``: the runtime configuration; ``hasApiKey``, never the key."""
     config = await request.app[ASK](request.app[PEERS].ticker, Ticker.config)
-    return json_response(ConfigAnswer(ok=True, config=public_config(config)))
+    return json_response(config_answer(config))
 
 
 async def post_config(request: web.Request) -> web.Response:
@@ -142,4 +141,4 @@ async def post_config(request: web.Request) -> web.Response:
         )
         raise Forbidden(msg)
     config = await request.app[ASK](peers.ticker, Ticker.update_config, update)
-    return json_response(ConfigAnswer(ok=True, config=public_config(config)))
+    return json_response(config_answer(config, update.clamped()))

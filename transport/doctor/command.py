@@ -58,14 +58,37 @@ def log_check(check: Check) -> None:
         log.info("doctor.check", actor="root", **check.log_fields())
 
 
-def check_in_background(settings: Settings) -> threading.Thread:
-    """Run the checks once on a daemon thread, logging each (:func:`log_check`), as a
-    started relay's (``checks(started=True)``)."""
+RECHECK_S = 60.0
+"""While a check of a started relay fails, they all run again this often (each is a connect at
+most), so that what ``/health.checks`` says of them clears once the trouble ends."""
+
+
+def check_in_background(
+    settings: Settings,
+    publish: Callable[[tuple[Check, ...]], object] | None = None,
+    *,
+    stop: threading.Event | None = None,
+    every_s: float = RECHECK_S,
+) -> threading.Thread:
+    """Run the checks on a daemon thread, as a started relay's (``checks(started=True)``),
+    logging each (:func:`log_check`) and handing each round to ``publish`` (``/health``'s
+    ``checks``). While one fails they run again every ``every_s`` seconds, until ``stop`` is
+    set; a check is logged again only when its verdict changed."""
+    halt = stop or threading.Event()
 
     def run() -> None:
+        said: dict[str, str] = {}
         try:
-            for check in checks(settings, started=True):
-                log_check(check)
+            while True:
+                done = tuple(checks(settings, started=True))
+                for check in done:
+                    if said.get(check.name) != check.verdict:
+                        log_check(check)
+                said = {check.name: check.verdict for check in done}
+                if publish is not None:
+                    publish(done)
+                if exit_code(done) == 0 or halt.wait(every_s):
+                    return
         except Exception:  # a bug in a check ends the checks, never the relay
             log.exception("doctor.failed", actor="root")
 

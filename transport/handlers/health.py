@@ -11,7 +11,7 @@ from aiohttp import web
 from msgspec import UNSET
 
 from actors.core.shapes import Shape
-from transport.answers import ActorState, Storage
+from transport.answers import ActorState, CheckState, Storage
 from transport.guard import json_response
 from transport.host.feature import SERVED, Reading
 from transport.state import ACCESS, ASK, CLIENT_FIGURES, PEERS, STREAMS
@@ -73,6 +73,15 @@ async def health_answer(health: type[Shape], request: web.Request) -> tuple[Shap
             )
             for name, handle in peers.actors.items()
         },
+        checks=[
+            CheckState(
+                check.name,
+                check.verdict,
+                check.found if authorized else None,
+                check.remedy if authorized else None,
+            )
+            for check in peers.checks.value
+        ],
         storage=msgspec.convert(peers.storage.to_json(), Storage),
         streams=request.app[STREAMS].health(),
         profiling=request.app[CLIENT_FIGURES].shape(extra=authorized),

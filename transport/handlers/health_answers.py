@@ -11,7 +11,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from actors.core.shapes import Epoch, Shape
-from transport.answers import ActorState, Profiling, Storage, StreamCounts
+from transport.answers import ActorState, CheckState, Profiling, Storage, StreamCounts
 from transport.host.feature import Feature
 
 _HEAD: tuple[tuple[str, Any] | tuple[str, Any, Any], ...] = (
@@ -26,11 +26,22 @@ _HEAD: tuple[tuple[str, Any] | tuple[str, Any, Any], ...] = (
 """Before the features' sections: whether every actor answered, and the store's epoch."""
 _TAIL: tuple[tuple[str, Any], ...] = (
     ("actors", dict[str, ActorState]),
+    (
+        "checks",
+        Annotated[
+            list[CheckState],
+            Meta(
+                description="The started relay's checks as they last ran: after the start, "
+                "and every minute while one fails; empty before the first round."
+            ),
+        ],
+    ),
     ("storage", Storage),
     ("streams", StreamCounts),
     ("profiling", Profiling),
 )
-"""After them: every actor's state, the storage, the streams and the clients' reports."""
+"""After them: every actor's state, the started relay's checks, the storage, the streams and
+the clients' reports."""
 
 
 def health_shape(features: Iterable[Feature]) -> type[Shape]:

@@ -8,9 +8,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, Request, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Page, Request, expect, sync_playwright
 
+from actors.tree import Relay
 from tests.support.browser import MISSING, chromium_path
+from tests.support.relay import base_url
 
 PAGE_TIMEOUT_MS = 10_000
 """The longest any step of a browser test waits."""
@@ -67,3 +69,11 @@ def watched(browser: Browser) -> Iterator[Watched]:
     context.close()
     assert not seen.errors, seen.errors
     assert not seen.foreign, seen.foreign
+
+
+def opened(watched: Watched, relay: Relay, path: str = "/") -> Watched:
+    """The console of ``relay`` at ``path``, loaded and live (every stream open)."""
+    watched.origin = base_url(relay)
+    watched.page.goto(watched.origin + path)
+    expect(watched.page.locator("#link")).to_contain_text("live")
+    return watched

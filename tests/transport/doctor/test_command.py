@@ -130,6 +130,27 @@ def test_the_relay_logs_each_check_once_after_it_started_asking_nothing(tmp_path
     )
 
 
+def test_a_started_relay_shows_its_checks_in_health_naming_the_setting(tmp_path: Path) -> None:
+    closed = f"http://127.0.0.1:{free_port()}/v1"
+    port = free_port()
+    proc = spawn_relay(port, llm_env(tmp_path, closed))
+    try:
+        wait_healthy(port, proc)
+
+        def checks() -> dict[str, dict[str, str]]:
+            health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).json()
+            return {check["name"]: check for check in health["checks"]}
+
+        wait_until(lambda: "llm server" in checks(), 15, "the checks in /health")
+        server = checks()["llm server"]
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=15)
+    assert server["verdict"] == "FAIL"
+    assert closed in server["found"]
+    assert "AGENT_BASE_URL" in server["remedy"]
+
+
 DOCTOR_WITHOUT_MCP = """
 import sys
 sys.modules["mcp"] = None  # as if the extra were not installed

@@ -6,14 +6,19 @@ the write too, so a shared or cached answer from before the write would be caugh
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, cast
 
 import httpx
 
 from actors.agent.ticker import Ticker
+from actors.common.check import Check
 from actors.kernel.base import ChildHandle
 from actors.tree import Relay
 from tests.support.observe import wait_until
+from tests.support.relay import client_for, relay_settings
+from transport.frontend import HttpFrontend
 
 ROUNDS = 20
 
@@ -62,3 +67,23 @@ def test_health_counts_a_tick_entry_once_it_can_be_read(client: httpx.Client, re
 
         wait_until(stored, what=f"entry {n}")
         assert health(client)["agent"]["totalCalls"] == n
+
+
+def test_health_shows_the_checks_and_what_they_found_to_the_token_holder_only(
+    make_relay: Callable[..., Relay],
+) -> None:
+    token = "health-test-token-1234"
+    relay = make_relay(replace(relay_settings(), token=token))
+    found = Check("llm server", "FAIL", "http://10.0.0.7/v1 is unreachable", "check AGENT_BASE_URL")
+    cast("HttpFrontend", relay.frontend).checks.publish((found,))
+    with client_for(relay) as client:
+        authorized = {"Authorization": f"Bearer {token}"}
+        (shown,) = client.get("/health", headers=authorized).json()["checks"]
+        (hidden,) = client.get("/health").json()["checks"]
+    assert shown == {
+        "name": "llm server",
+        "verdict": "FAIL",
+        "found": found.found,
+        "remedy": found.remedy,
+    }
+    assert hidden == {"name": "llm server", "verdict": "FAIL", "found": None, "remedy": None}

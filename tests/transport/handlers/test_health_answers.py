@@ -31,6 +31,7 @@ def test_the_served_health_is_the_relays_fields_around_the_features_sections() -
         "agent",
         "audio",
         "actors",
+        "checks",
         "storage",
         "streams",
         "profiling",

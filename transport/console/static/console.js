@@ -24,7 +24,28 @@ const state = {
   pendingId: null,
   models: new Map(),
   streams: [],
+  troubles: [],
+  troublesSaid: "[]",
+  baseUrl: "",
+  schema: null,
 };
+
+// A card of another feature plugs in here: its <section class="card"> goes in index.html
+// where the comment says, and an object pushed on CARDS is called with what the page learns:
+// `start()` once the page is open (the token given), `health(health)` with each /health, and
+// `appRow(summary, app)` with the <summary> of each app in "What the agent sees", to add a
+// control to it. Each call is guarded: a card that fails leaves the rest of the page working.
+const CARDS = [];
+
+function eachCard(hook, ...args) {
+  for (const card of CARDS) {
+    try {
+      if (card[hook]) card[hook](...args);
+    } catch (error) {
+      console.warn("sinain-relay console: a card failed:", error.message);
+    }
+  }
+}
 
 class TokenNeeded extends Error {}
 
@@ -106,10 +127,18 @@ function dispatch(block, handlers) {
   return id && /^\d+$/.test(id) ? Number(id) : null;
 }
 
+// The pill says the page is live only while every stream is open and nothing is wrong: with
+// trouble (the banner says which) it says how much, in the banner's colour.
 function showLink() {
   const link = $("link");
   const open = state.streams.filter((s) => s.open).length;
   const live = state.streams.length > 0 && open === state.streams.length;
+  const problems = state.troubles.length;
+  if (live && problems) {
+    link.textContent = "live, " + problems + (problems === 1 ? " problem" : " problems");
+    link.className = "pill trouble";
+    return;
+  }
   link.textContent = live ? "live" : open ? "reconnecting…" : "offline, reconnecting…";
   link.className = "pill " + (live ? "live" : "down");
 }
@@ -143,19 +172,55 @@ function number(n) {
   return n == null ? "–" : Number(n).toLocaleString();
 }
 
+// A known amount of USD; "unknown" where the relay has no price (never "$0.00000").
 function usd(n) {
-  return n == null ? "–" : "$" + Number(n).toFixed(n >= 1 ? 2 : 5);
+  if (n == null) return "unknown";
+  return "$" + Number(n).toFixed(n >= 1 || n === 0 ? 2 : 5);
+}
+
+function times(n, what) {
+  return number(n) + " " + what + (n === 1 ? "" : "s");
+}
+
+function seconds(ms) {
+  return Math.max(1, Math.round(ms / 1000)) + " s";
 }
 
 // -- the feed --------------------------------------------------------------------------------
 
+// The marks a transcript's text may start with, and whose words they say it holds; the older
+// mark says neither, and is shown as heard, as are transcripts with no mark.
+const MARKS = [["[🔊]", "heard"], ["[🎙]", "said"], ["[📝]", "heard"]];
+const BRIDGE_PREFIX = /^\[.*?openrouter\]\s*/;
+
+function joined(lines) {
+  return lines.map((line) => line.trim()).filter(Boolean).join(" ");
+}
+
+// A feed item's transcript as the agent hears it (actors/core/window.py, extract_audio): posted
+// with source "audio" or starting with a mark, the text without its mark; in the audio bridge's
+// form ("[PERIODIC]" or "openrouter]"), its lines naming openrouter without their prefix.
+// Anything else is null.
+function transcript(item) {
+  const text = item.text || "";
+  if (item.source === "agent") return null;
+  const mark = MARKS.find(([m]) => text.startsWith(m));
+  if (item.source === "audio" || mark) {
+    const said = joined((mark ? text.slice(mark[0].length) : text).split("\n"));
+    return said ? { kind: mark ? mark[1] : "heard", text: said } : null;
+  }
+  if (!text.includes("[PERIODIC]") && !text.includes("openrouter]")) return null;
+  const lines = text.split("\n").filter((line) => line.includes("openrouter]"));
+  const said = joined(lines.map((line) => line.replace(BRIDGE_PREFIX, "")));
+  return said ? { kind: "heard", text: said } : null;
+}
+
+// What a feed item is, and the text to show of it.
 function kindOf(item) {
   const text = item.text || "";
-  if (item.source === "agent" || text.startsWith("[🧠]")) return "agent";
-  if (item.source === "openclaw" || text.startsWith("[🤖]")) return "escalation";
-  if (text.startsWith("[🔊]")) return "heard";
-  if (text.startsWith("[🎙]")) return "said";
-  return "message";
+  if (item.source === "agent" || text.startsWith("[🧠]")) return { kind: "agent", text };
+  if (item.source === "openclaw" || text.startsWith("[🤖]")) return { kind: "escalation", text };
+  return transcript(item) || { kind: "message", text };
 }
 
 const pending = [];
@@ -186,8 +251,8 @@ function flushRows() {
 }
 
 function onFeedItem(item) {
-  const kind = kindOf(item);
-  addRow(item.ts, kind, item.text);
+  const { kind, text } = kindOf(item);
+  addRow(item.ts, kind, text);
   if (kind === "agent") $("hud").textContent = item.text;
   refreshContextSoon();
 }
@@ -251,7 +316,9 @@ async function loadContext() {
       const text = [line.windowTitle, line.ocr ? cut(line.ocr, 600) : null].filter(Boolean).join(": ");
       list.append(el("li", {}, clock(line.ts), el("span", { class: "tag screen" }, line.type), el("span", { class: "text" }, text)));
     }
-    parts.push(el("details", { open: "" }, el("summary", {}, (app || "unknown app") + " (" + lines.length + ")"), list));
+    const summary = el("summary", {}, (app || "unknown app") + " (" + lines.length + ")");
+    eachCard("appRow", summary, app);
+    parts.push(el("details", { open: "" }, summary, list));
   }
   if (context.audio.length) {
     const list = el("ol", { class: "results" });
@@ -294,6 +361,8 @@ function onHealth(health) {
   });
   $("actors").tBodies[0].replaceChildren(...rows);
   $("health-meta").textContent = health.ok ? "" : "(" + (health.error || "not ok") + ")";
+  showTroubles(troubles(health));
+  eachCard("health", health);
   const agent = health.agent || {};
   $("agent-state").textContent = [
     "LLM path: " + (agent.state || "–"),
@@ -312,6 +381,66 @@ function onHealth(health) {
   const waiting = agent.escalation && agent.escalation.pending;
   if (waiting && state.pendingId === null) loadPending().catch(showError);
   if (!waiting && state.pendingId !== null) showPending(null);
+}
+
+// -- trouble first ---------------------------------------------------------------------------
+
+const SOURCES = { system: "system audio (AUDIO_SOURCE)", mic: "the microphone (MIC_SOURCE)" };
+
+// What is wrong, each as [what, how to fix it], from one /health: the model failing or
+// missing its key, a check of the started relay failing (sinain-relay doctor's, which name
+// their setting), an actor restarting or stopped, an audio capture or the speech service
+// failing, the store. The errors of the model and the speech service name their setting.
+function troubles(health) {
+  const found = [];
+  const agent = health.agent || {};
+  const model = agent.local ? "The model on this machine" : "The model at " + (state.baseUrl || "AGENT_BASE_URL");
+  if (agent.state === "degraded" || agent.state === "open") {
+    const pause = agent.state === "open" ? "; the agent waits " + seconds(agent.circuitOpenForMs || 0) + " before it tries again" : "";
+    found.push([model + " is failing (" + times(agent.consecutiveFailures, "failed call") + " in a row" + pause + ").",
+      agent.lastError || "Check AGENT_BASE_URL, OPENROUTER_API_KEY and AGENT_MODEL: sinain-relay doctor checks each."]);
+  }
+  if (agent.state === "no_key") {
+    found.push(["The agent is on but has no key, so it asks no model.",
+      "Set OPENROUTER_API_KEY, or AGENT_BASE_URL to a model server on this machine (it needs no key)."]);
+  }
+  for (const check of health.checks || []) {
+    if (check.verdict === "FAIL") found.push(["The " + check.name + " check failed: " + (check.found || "see sinain-relay doctor") + ".", sentence(check.remedy || "sinain-relay doctor says what to do.")]);
+  }
+  if (!health.ok) found.push(["Some of the relay's actors do not answer: " + (health.error || "") + ".", "The relay's log says why; restart the relay if it lasts."]);
+  for (const [name, actor] of Object.entries(health.actors || {})) {
+    if (actor.state === "backoff") found.push(["The " + name + " actor stopped; the relay restarts it in a moment (" + actor.restarts + " restarts so far).", actor.lastError || "Its last error is in the relay's log."]);
+    else if (actor.state === "stopped") found.push(["The " + name + " actor stopped and is not restarted.", (actor.lastError ? actor.lastError + ". " : "") + "Restart the relay."]);
+  }
+  const audio = health.audio || { sources: {} };
+  for (const [name, source] of Object.entries(audio.sources)) {
+    const what = "Capture of " + (SOURCES[name] || name);
+    const detail = source.lastStderr ? source.lastStderr + ". " : "";
+    if (source.state === "failed") found.push([what + " stopped: it gave up after runs without audio.", detail + "Check " + (name === "mic" ? "MIC_SOURCE" : "AUDIO_SOURCE") + "; “Mute or resume audio” below tries again."]);
+    else if (source.state === "backoff") found.push([what + " stopped; the relay starts it again in a moment.", detail + "Check " + (name === "mic" ? "MIC_SOURCE" : "AUDIO_SOURCE") + " if it keeps stopping."]);
+  }
+  const stt = audio.transcriber;
+  if (stt && (stt.state === "degraded" || stt.state === "open")) {
+    found.push(["The speech service is failing (" + times(stt.consecutiveFailures, "failed request") + " in a row).", stt.lastError || "Check STT_BASE_URL and STT_API_KEY: sinain-relay doctor checks them."]);
+  }
+  if (health.storage && health.storage.problem) found.push(["The store: " + health.storage.problem, "See the relay's log; the data directory is RELAY_DATA_DIR."]);
+  return found;
+}
+
+function sentence(text) {
+  return text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? "" : ".");
+}
+
+// The banner is rewritten only when what it says changed: a screen reader announces each change.
+function showTroubles(found) {
+  const said = JSON.stringify(found);
+  if (said === state.troublesSaid) return;
+  state.troublesSaid = said;
+  state.troubles = found;
+  $("trouble").hidden = !found.length;
+  $("trouble-list").replaceChildren(...found.map(([what, fix]) =>
+    el("li", {}, el("strong", {}, what), " ", el("span", { class: "fix" }, fix))));
+  showLink();
 }
 
 function localModel(local) {
@@ -361,14 +490,32 @@ function colour(model) {
   return state.models.get(model);
 }
 
+// One model's cost as far as it is known: "unknown" without a price, and a known amount with
+// "+ unknown" when some of its calls had none.
+function modelCost(m) {
+  if (m.costUsd == null) return "unknown";
+  return usd(m.costUsd) + (m.unpricedCalls ? " + unknown (" + times(m.unpricedCalls, "call") + ")" : "");
+}
+
+// The cost in all: the known amount, or "unknown" when no call had a price, saying how many
+// calls had none and the setting that prices them.
+function totalCost(models) {
+  const unpriced = models.reduce((n, m) => n + (m.costUsd == null ? m.calls : m.unpricedCalls || 0), 0);
+  const priced = models.filter((m) => m.costUsd != null);
+  if (!unpriced) return "Cost in all: " + usd(priced.reduce((sum, m) => sum + m.costUsd, 0));
+  const known = priced.length ? usd(priced.reduce((sum, m) => sum + m.costUsd, 0)) + " known, the rest unknown" : "unknown";
+  return "Cost in all: " + known + " (" + times(unpriced, "call") + " at no known price: RELAY_PRICES can name one)";
+}
+
 function showCost(agent) {
   const byModel = agent.costByModel || {};
   $("cost-table").tBodies[0].replaceChildren(...Object.entries(byModel).map(([model, m]) =>
     el("tr", {}, el("th", { scope: "row" }, model), el("td", { class: "num" }, number(m.calls)),
       el("td", { class: "num" }, number(m.tokensIn)), el("td", { class: "num" }, number(m.tokensOut)),
-      el("td", { class: "num" }, m.costUsd == null ? "unknown" : usd(m.costUsd)))));
+      el("td", { class: "num" }, modelCost(m)))));
   const hours = agent.costByHour || [];
-  $("cost-meta").textContent = "Known cost in all: " + usd(agent.estimatedCost) + "; per hour, the last " + CHART_HOURS + " hours:";
+  const priced = new Set(Object.entries(byModel).filter(([, m]) => m.costUsd != null).map(([model]) => model));
+  $("cost-meta").textContent = totalCost(Object.values(byModel)) + "; per hour, the last " + CHART_HOURS + " hours:";
   const now = Date.now();
   const start = now - (now % 3600000) - (CHART_HOURS - 1) * 3600000;
   const slots = Array.from({ length: CHART_HOURS }, (_, i) => start + i * 3600000);
@@ -377,7 +524,9 @@ function showCost(agent) {
   $("cost-chart").replaceChildren(
     chart("Calls per hour", slots, models, found, (f) => f.calls, number),
     chart("Tokens per hour", slots, models, found, (f) => f.tokensIn + f.tokensOut, number),
-    chart("USD per hour", slots, models, found, (f) => f.costUsd, usd),
+    !models.length || models.some((m) => priced.has(m))
+      ? chart("USD per hour, of the calls with a known price", slots, models.filter((m) => priced.has(m)), found, (f) => f.costUsd, usd)
+      : el("p", { class: "meta" }, "USD per hour: unknown, no model above has a known price."),
     el("p", { class: "meta" }, ...models.flatMap((m) => [el("span", { style: null, class: "tag", "data-model": m }, m), " "])));
   for (const tag of $("cost-chart").querySelectorAll("[data-model]")) tag.style.color = colour(tag.dataset.model);
 }
@@ -428,7 +577,15 @@ function entryRow(entry, at) {
     el("span", { class: "text" }, (entry.hud ? entry.hud + " — " : "") + cut(entry.digest || "", 500)));
 }
 
+// The moment shown belongs to an earlier search: a new one puts it away (and out of the address).
+function closeMoment() {
+  $("moment").hidden = true;
+  $("moment-list").replaceChildren();
+  if (location.hash.startsWith("#t=")) history.replaceState(null, "", location.pathname + location.search);
+}
+
 async function search(words) {
+  closeMoment();
   $("search-meta").textContent = "Searching…";
   const answer = await api("/agent/history?limit=50&q=" + encodeURIComponent(words));
   $("results").replaceChildren(...answer.results.map((entry) => entryRow(entry)));
@@ -449,37 +606,62 @@ async function showMoment() {
 
 // -- settings --------------------------------------------------------------------------------
 
+const ALIAS_OF = { maxAge: "maxAgeMs" }; // a clamped alias is noted on the field shown
+
 async function loadSettings() {
-  const [{ config }, doc] = await Promise.all([api("/agent/config"), api("/openapi.json")]);
-  const schema = doc.components.schemas.AgentConfigUpdate.properties;
-  const form = $("settings-form");
+  const [answer, doc] = await Promise.all([api("/agent/config"), state.schema ? null : api("/openapi.json")]);
+  if (doc) state.schema = doc.components.schemas.AgentConfigUpdate.properties;
+  showSettings(answer.config, answer.clamped);
+}
+
+// What the relay did with a value it clamped: "raised to 5000 ms", "capped at 10000 ms".
+function clampNote(clamped, unit) {
+  return (clamped.used > clamped.given ? "raised to " : "capped at ") + clamped.used + (unit ? " " + unit : "");
+}
+
+// The form, made from the API's description of POST /agent/config: each field's title as its
+// label, its unit beside it and its help below; a value the relay clamped says so.
+function showSettings(config, clamped) {
+  state.baseUrl = config.baseUrl;
+  const notes = new Map((clamped || []).map((c) => [ALIAS_OF[c.setting] || c.setting, c]));
   const fields = [];
-  for (const [name, spec] of Object.entries(schema)) {
+  for (const [name, spec] of Object.entries(state.schema)) {
     if (ALIASES.has(name)) continue;
     const id = "setting-" + name;
-    const secret = name.toLowerCase().includes("key");
-    const value = config[name];
-    let input;
-    if (spec.enum) {
-      input = el("select", { id, name }, ...spec.enum.map((v) => el("option", { value: v }, v)));
-      input.value = value;
-    } else if (spec.type === "boolean") {
-      input = el("input", { id, name, type: "checkbox" });
-      input.checked = Boolean(value);
-    } else if (spec.type === "number" || spec.type === "integer") {
-      input = el("input", { id, name, type: "number", min: spec.minimum, max: spec.maximum, step: spec.multipleOf || (spec.type === "integer" ? 1 : "any") });
-      input.value = value == null ? "" : value;
-    } else {
-      input = el("input", { id, name, type: secret ? "password" : "text", autocomplete: "off", placeholder: secret ? (config.hasApiKey ? "set (never shown)" : "not set") : null });
-      input.value = secret ? "" : Array.isArray(value) ? value.join(", ") : value == null ? "" : value;
-    }
+    const unit = spec["x-unit"] || "";
+    const input = settingInput(name, spec, config);
     input.dataset.kind = spec.enum ? "string" : spec.type;
     input.dataset.initial = input.type === "checkbox" ? String(input.checked) : input.value;
-    if (spec.description) input.title = spec.description;
-    fields.push(el("label", { for: id }, name), input);
+    input.setAttribute("aria-describedby", id + "-note " + id + "-help");
+    const note = notes.has(name) ? clampNote(notes.get(name), unit) : "";
+    fields.push(el("label", { for: id }, spec.title || name),
+      el("div", { class: "field" }, input, unit ? el("span", { class: "unit" }, unit) : null,
+        el("strong", { id: id + "-note", class: "note" }, note),
+        el("p", { id: id + "-help", class: "help meta" }, spec.description || "")));
   }
   fields.push(el("button", { type: "submit" }, "Apply changes"));
-  form.replaceChildren(...fields);
+  $("settings-form").replaceChildren(...fields);
+}
+
+function settingInput(name, spec, config) {
+  const id = "setting-" + name;
+  const secret = name.toLowerCase().includes("key");
+  const value = config[name];
+  let input;
+  if (spec.enum) {
+    input = el("select", { id, name }, ...spec.enum.map((v) => el("option", { value: v }, v)));
+    input.value = value;
+  } else if (spec.type === "boolean") {
+    input = el("input", { id, name, type: "checkbox" });
+    input.checked = Boolean(value);
+  } else if (spec.type === "number" || spec.type === "integer") {
+    input = el("input", { id, name, type: "number", min: spec.minimum, max: spec.maximum, step: spec.multipleOf || (spec.type === "integer" ? 1 : "any") });
+    input.value = value == null ? "" : value;
+  } else {
+    input = el("input", { id, name, type: secret ? "password" : "text", autocomplete: "off", placeholder: secret ? (config.hasApiKey ? "set (never shown)" : "not set") : null });
+    input.value = secret ? "" : Array.isArray(value) ? value.join(", ") : value == null ? "" : value;
+  }
+  return input;
 }
 
 async function applySettings(event) {
@@ -499,9 +681,15 @@ async function applySettings(event) {
     return;
   }
   try {
-    await post("/agent/config", changes);
-    $("settings-answer").textContent = "Applied: " + Object.keys(changes).join(", ") + ".";
-    await loadSettings();
+    const answer = await post("/agent/config", changes);
+    showSettings(answer.config, answer.clamped);
+    const clamped = new Map(answer.clamped.map((c) => [ALIAS_OF[c.setting] || c.setting, c]));
+    const applied = Object.keys(changes).map((name) => {
+      const spec = state.schema[name];
+      const note = clamped.has(name) ? " (" + clampNote(clamped.get(name), spec["x-unit"]) + ")" : "";
+      return (spec.title || name) + note;
+    });
+    $("settings-answer").textContent = "Applied: " + applied.join(", ") + ".";
   } catch (error) {
     if (error instanceof TokenNeeded) return askToken();
     $("settings-answer").textContent = "Refused: " + error.message;
@@ -549,6 +737,7 @@ async function start() {
   stream("/feed/stream", { after: lastFeed, feed: onFeedItem });
   stream("/agent/stream", { after: lastEntry, agent: onAgentEntry });
   stream("/health/stream", { after: 0, health: onHealth, tick: onTick });
+  eachCard("start");
 }
 
 function wire() {
