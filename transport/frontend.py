@@ -12,7 +12,7 @@ from typing import Any
 
 import pykka
 
-from actors.core.exclusion import ExclusionRule, Exclusions
+from actors.core.exclusion import Exclusions
 from actors.kernel.base import ChildHandle, Reporter
 from actors.subtrees import Wiring
 from config.settings import Settings
@@ -59,6 +59,8 @@ class HttpFrontend:
             audio_views=wiring.audio_views,
             audio_config=s.audio,
             local_models=wiring.local_models,
+            privacy=wiring.privacy,
+            privacy_store=hs.privacy,
         )
         policy = Policy(
             token=s.token,
@@ -67,7 +69,7 @@ class HttpFrontend:
             trace_requests=s.log_level == "debug",
             cors_origins=s.cors_origins,
             allowed_hosts=s.allowed_hosts,
-            exclusions=Exclusions(ExclusionRule.of(s.exclude_apps, s.exclude_titles)),
+            exclusions=Exclusions(),
             redactor=wiring.redactor,
         )
         limits = ConnectionLimits(

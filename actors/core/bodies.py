@@ -21,7 +21,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from actors.core import records, shapes
 from actors.core.body_errors import bad_body
-from actors.core.control_bodies import EscalationReply, Fault
+from actors.core.control_bodies import EscalationReply, Fault, PrivacyUpdate
 from actors.core.errors import BadRequest
 from config.agent_settings import (
     ESCALATION_MODES,
@@ -353,7 +353,15 @@ def _format(value: str) -> str | None:
     return level if level in RESPONSE_FORMATS else None
 
 
-REQUEST_TYPES = (FeedInput, SenseInput, AgentConfigUpdate, Fault, ProcessReport, EscalationReply)
+REQUEST_TYPES = (
+    FeedInput,
+    SenseInput,
+    AgentConfigUpdate,
+    Fault,
+    ProcessReport,
+    EscalationReply,
+    PrivacyUpdate,
+)
 """The request bodies whose schemas are the OpenAPI components of the same names."""
 
 T = TypeVar("T", bound=Struct)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from typing import Literal
 
 import structlog
 from aiohttp import web
@@ -34,8 +35,11 @@ log = structlog.get_logger("relay")
 
 
 async def post_feed(request: web.Request) -> web.Response:
-    """``POST /feed``: store a message; answers ``{ok, id}``."""
+    """``POST /feed``: store a message; answers ``{ok, id}``, or ``{ok, dropped: "paused"}``
+    while the privacy controls pause capture (nothing is stored)."""
     message = (await read_body(request, FEED_BODY_LIMIT, FeedInput)).record()
+    if _paused(request):
+        return _dropped(request, "paused")
     item = await request.app[FEED_POSTS].submit(message)
     return json_response(Accepted(ok=True, id=item.id))
 
@@ -56,17 +60,34 @@ async def get_feed(request: web.Request) -> web.Response:
 async def post_sense(request: web.Request) -> web.Response:
     """``POST /sense``: store a screen event; answers ``{ok, id}``.
 
-    An event of an excluded app or window (``RELAY_EXCLUDE_APPS``/``_TITLES``) is dropped
-    here, before any actor sees it, and answered ``{ok, dropped: "excluded"}``, without an id.
+    While the privacy controls pause capture, and for an event of an excluded app or window
+    (their ``excludeApps``, ``excludeTitles``), the event is dropped here, before any actor
+    sees it, and answered ``{ok, dropped: "paused"}`` or ``{ok, dropped: "excluded"}``,
+    without an id. Both are read from the controls' published state, without a message.
     """
     # Parsed once, into the payload kept as sent; sense_input checks it as a SenseInput.
     event = sense_input(await read_json(request, SENSE_BODY_LIMIT))
-    reason = request.app[POLICY].exclusions.check(event)
+    if _paused(request):
+        return _dropped(request, "paused")
+    rule = request.app[PEERS].privacy.value.rule
+    reason = request.app[POLICY].exclusions.check(event, rule)
     if reason is not None:  # the title is not logged: it may be what is private
         log.debug("sense.excluded", actor="http", reason=reason, request_id=request.get(REQUEST_ID))
         return json_response(Dropped(ok=True, dropped="excluded"))
     stored = await request.app[SENSE_POSTS].submit(event)
     return json_response(Accepted(ok=True, id=stored.id))
+
+
+def _paused(request: web.Request) -> bool:
+    """Whether the privacy controls pause capture now: one read of their state."""
+    peers = request.app[PEERS]
+    privacy = peers.privacy.value
+    return privacy.paused and privacy.paused_at(peers.clock.now_ms())
+
+
+def _dropped(request: web.Request, why: Literal["paused"]) -> web.Response:
+    log.debug("ingest.dropped", actor="http", reason=why, request_id=request.get(REQUEST_ID))
+    return json_response(Dropped(ok=True, dropped=why))
 
 
 async def get_sense(request: web.Request) -> web.Response:
