@@ -13,6 +13,7 @@ import pytest
 from actors.audio.capture import Capture
 from actors.audio.core.capture_records import CaptureStatus
 from actors.audio.subtree import configured
+from actors.kernel.clock import FakeClock
 from actors.kernel.processes import alive
 from actors.tree import Relay
 from config.audio.settings import AudioConfig
@@ -77,6 +78,36 @@ def test_the_capture_process_ends_with_the_relay(hearing: Relay) -> None:
     assert alive(pid)
     assert hearing.stop()
     wait_until(lambda: not alive(pid), 5, "the capture process gone")
+
+
+def test_a_privacy_pause_ends_the_capture_and_its_end_starts_it_again(
+    hearing: Relay, clock: FakeClock
+) -> None:
+    capture = hearing.handles["capture_system"]
+    pid = wait_until(lambda: asked(capture, Capture.snapshot).pid, 10, "a pid")
+    with client_for(hearing) as client:
+        client.post("/privacy", json={"pauseMinutes": 1}).raise_for_status()
+        wait_until(lambda: not alive(pid), 5, "the capture process gone")
+        assert (asked(capture, Capture.snapshot).state, _status(hearing, "system").pid) == (
+            "paused",
+            None,
+        )
+        assert client.get("/health").json()["audio"]["sources"]["system"]["state"] == "paused"
+        assert asked(capture, Capture.resume).state == "paused"  # the overlay cannot undo it
+        clock.advance(60)  # the pause ends by itself
+        again = wait_until(lambda: asked(capture, Capture.snapshot).pid, 10, "a new process")
+    assert again != pid
+
+
+def test_a_capture_the_overlay_paused_stays_paused_after_a_privacy_pause(hearing: Relay) -> None:
+    capture = hearing.handles["capture_system"]
+    wait_until(lambda: asked(capture, Capture.snapshot).pid, 10, "a pid")
+    asked(capture, Capture.pause)  # the overlay's toggle_audio
+    with client_for(hearing) as client:
+        client.post("/privacy", json={"paused": True}).raise_for_status()
+        client.post("/privacy", json={"paused": False}).raise_for_status()
+    assert asked(capture, Capture.snapshot).state == "paused"
+    assert asked(capture, Capture.resume).state == "starting"
 
 
 def test_only_configured_sources_are_captured() -> None:
