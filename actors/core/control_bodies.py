@@ -71,7 +71,8 @@ class PrivacyUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fields=T
             Meta(
                 gt=0,
                 le=MAX_PAUSE_MINUTES,
-                description="Pause for this many minutes from now; the pause then ends by itself.",
+                description="Pause for this many minutes from now, whatever `paused` says; "
+                "the pause then ends by itself.",
             ),
         ]
         | UnsetType
@@ -99,8 +100,6 @@ class PrivacyUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fields=T
     ) = UNSET
 
     def __post_init__(self) -> None:
-        if self.paused is False and self.pause_minutes is not UNSET:
-            raise ValueError("pauseMinutes pauses: it cannot go with paused: false")
         for pattern in self.exclude_titles or ():
             try:
                 decode(Regex, "excludeTitles", pattern)

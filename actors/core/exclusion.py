@@ -204,7 +204,7 @@ def changed(
         apps = tuple(name.strip() for name in update.exclude_apps if name.strip())
         kept = replace(kept, exclude_apps=apps)
     if update.exclude_titles is not UNSET:
-        titles = tuple(update.exclude_titles)
+        titles = tuple(title.strip() for title in update.exclude_titles if title.strip())
         kept = replace(kept, exclude_titles=titles)
     if update.retention_days is not UNSET:
         days = update.retention_days

@@ -23,6 +23,8 @@ from schemathesis import Response, checks
 from schemathesis.core.failures import FailureGroup
 
 from actors.core.bodies import MAX_NESTING
+from config.errors import ConfigError
+from config.setting_types import Regex, decode
 from transport.openapi_schemas import JSON, SSE
 
 URI = "urn:sinain-relay:openapi"
@@ -177,11 +179,24 @@ class Contract:
 
 def _beyond_schema(value: Any, depth: int = 1) -> bool:
     """Whether ``value`` has what JSON Schema cannot judge as the relay does: a whole float
-    (``maxTokens`` takes 1, not 1.0) or nesting deeper than a sense event may have (documented
-    in words)."""
+    (``maxTokens`` takes 1, not 1.0), nesting deeper than a sense event may have, or a title
+    expression ``RELAY_EXCLUDE_TITLES`` would refuse (documented in words)."""
     if isinstance(value, float):
         return value.is_integer()
     if not isinstance(value, dict | list):
         return False
+    if isinstance(value, dict) and _refused_titles(value.get("excludeTitles")):
+        return True
     children = value.values() if isinstance(value, dict) else value
     return depth > MAX_NESTING or any(_beyond_schema(child, depth + 1) for child in children)
+
+
+def _refused_titles(titles: Any) -> bool:
+    """Whether ``titles`` holds an expression the relay refuses as it refuses
+    ``RELAY_EXCLUDE_TITLES``."""
+    for title in titles if isinstance(titles, list) else ():
+        try:
+            decode(Regex, "excludeTitles", title) if isinstance(title, str) else None
+        except ConfigError:
+            return True
+    return False
