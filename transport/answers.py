@@ -65,7 +65,7 @@ class Transcribed(Shape, frozen=True):
     """What became of a posted utterance: the stored feed item's `id` and `text` (with its
     mark, as the feed shows it), or `id: null`, `text: ""` and why nothing was stored
     (`dropped`: `empty`, nothing was said; `short`, `repetitive`, `invented`, `duplicate`,
-    `bleed`, a filter's reason)."""
+    `bleed`, a filter's reason; `paused`, capture is paused and nothing was transcribed)."""
 
     ok: Literal[True]
     id: Id | None

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from actors.audio.core.wav import wav_bytes
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from config.command_line import load_settings
@@ -21,6 +22,7 @@ from tests.support.observe import LogSink, wait_until
 from tests.support.relay import client_for, relay_settings
 from tests.transport.overlay_client import OverlayClient, Status
 from transport.demo.fake_llm import FakeLLM
+from transport.demo.fake_stt import FakeStt
 
 SECRET = "quokka-ledger-7731"
 """Text that must reach no ring, no answer and no file while paused."""
@@ -140,6 +142,19 @@ def test_while_paused_sense_and_feed_are_dropped_and_kept_nowhere(
     files = [p for p in (tmp_path / "data").rglob("*") if p.is_file()]
     assert {p.name for p in files} >= {"feed.db", "sense.db", "privacy.db"}
     assert [p.name for p in files if SECRET.encode() in p.read_bytes()] == []
+
+
+def test_while_paused_audio_from_another_device_is_neither_transcribed_nor_kept(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, fake_stt: FakeStt
+) -> None:
+    relay = make_relay(replace(settings_of(fake_llm), audio=relay_settings(None, fake_stt).audio))
+    wav = {"Content-Type": "audio/wav"}
+    with client_for(relay) as client:
+        client.post("/privacy", json={"paused": True}).raise_for_status()
+        answer = client.post("/audio", content=wav_bytes(bytes(16_000)), headers=wav)
+        assert answer.json() == {"ok": True, "id": None, "text": "", "dropped": "paused"}
+        assert fake_stt.calls == 0
+        assert client.get("/feed").json()["messages"] == []
 
 
 def test_after_a_resume_what_arrives_is_kept_again(client: httpx.Client) -> None:
