@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from typing import Literal
 
 import structlog
 from aiohttp import web
@@ -12,6 +11,7 @@ from aiohttp import web
 from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT, FeedInput, sense_input
 from actors.core.error_text import safe_text
 from actors.core.errors import ActorUnavailable
+from actors.core.exclusion import PrivacyState
 from actors.core.records import SenseRecord
 from actors.core.shapes import encode
 from actors.ingest.sense_buffer import stored_json
@@ -38,8 +38,8 @@ async def post_feed(request: web.Request) -> web.Response:
     """``POST /feed``: store a message; answers ``{ok, id}``, or ``{ok, dropped: "paused"}``
     while the privacy controls pause capture (nothing is stored)."""
     message = (await read_body(request, FEED_BODY_LIMIT, FeedInput)).record()
-    if _paused(request):
-        return _dropped(request, "paused")
+    if _paused(request, request.app[PEERS].privacy.value):
+        return _paused_answer(request)
     item = await request.app[FEED_POSTS].submit(message)
     return json_response(Accepted(ok=True, id=item.id))
 
@@ -67,10 +67,10 @@ async def post_sense(request: web.Request) -> web.Response:
     """
     # Parsed once, into the payload kept as sent; sense_input checks it as a SenseInput.
     event = sense_input(await read_json(request, SENSE_BODY_LIMIT))
-    if _paused(request):
-        return _dropped(request, "paused")
-    rule = request.app[PEERS].privacy.value.rule
-    reason = request.app[POLICY].exclusions.check(event, rule)
+    privacy = request.app[PEERS].privacy.value
+    if _paused(request, privacy):
+        return _paused_answer(request)
+    reason = request.app[POLICY].exclusions.check(event, privacy.rule)
     if reason is not None:  # the title is not logged: it may be what is private
         log.debug("sense.excluded", actor="http", reason=reason, request_id=request.get(REQUEST_ID))
         return json_response(Dropped(ok=True, dropped="excluded"))
@@ -78,16 +78,14 @@ async def post_sense(request: web.Request) -> web.Response:
     return json_response(Accepted(ok=True, id=stored.id))
 
 
-def _paused(request: web.Request) -> bool:
-    """Whether the privacy controls pause capture now: one read of their state."""
-    peers = request.app[PEERS]
-    privacy = peers.privacy.value
-    return privacy.paused and privacy.paused_at(peers.clock.now_ms())
+def _paused(request: web.Request, privacy: PrivacyState) -> bool:
+    """Whether ``privacy`` (the controls as last published) pauses capture now."""
+    return privacy.paused and privacy.paused_at(request.app[PEERS].clock.now_ms())
 
 
-def _dropped(request: web.Request, why: Literal["paused"]) -> web.Response:
-    log.debug("ingest.dropped", actor="http", reason=why, request_id=request.get(REQUEST_ID))
-    return json_response(Dropped(ok=True, dropped=why))
+def _paused_answer(request: web.Request) -> web.Response:
+    log.debug("ingest.paused", actor="http", request_id=request.get(REQUEST_ID))
+    return json_response(Dropped(ok=True, dropped="paused"))
 
 
 async def get_sense(request: web.Request) -> web.Response:
