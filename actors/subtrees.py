@@ -1,11 +1,12 @@
 """The subtrees of the relay's tree: each feature's child specs, and the frontend's.
 
 Each feature's :class:`Subtree` makes the children it adds to the root supervisor (the
-privacy store, ingest's buffers, the agent's digest store and its LLM path, the audio path), listed in start order in
-:data:`SUBTREES`. :func:`start_subtrees` adds them in that order; the root starts each child
-and waits for its answer to a ping, then watches it for good (a dead child is restarted, too
-many restarts escalate); :func:`stop_subtrees` stops them in reverse. The frontend's actor
-starts after them and stops before them (:func:`start_frontend`, :func:`stop_frontend`).
+privacy store, ingest's buffers, the agent's digest store and its LLM path, the audio path),
+listed in start order in :data:`SUBTREES`. :func:`start_subtrees` adds them in that order;
+the root starts each child and waits for its answer to a ping, then watches it for good (a
+dead child is restarted, too many restarts escalate); :func:`stop_subtrees` stops them in
+reverse. The frontend's actor starts after them and stops before them (:func:`start_frontend`,
+:func:`stop_frontend`).
 Every subtree is built from one :class:`Wiring`, made before any actor starts; the
 :class:`Frontend` (the HTTP transport, assembled outside ``actors``) is handed it too.
 """

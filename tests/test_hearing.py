@@ -23,7 +23,7 @@ from tests.support.harness import ROOT
 from tests.support.observe import wait_until
 from tests.support.relay import client_for, relay_settings
 from tests.transport.overlay_client import Feed, OverlayClient, Status
-from transport.audio.control import NO_ALT, STARTED, STOPPED
+from transport.audio.control import NO_ALT, PAUSED, STARTED, STOPPED
 from transport.demo.fake_stt import FakeStt
 
 HEARD = "where is the config file"
@@ -87,11 +87,12 @@ def test_a_privacy_pause_ends_the_capture_and_its_end_starts_it_again(
     pid = wait_until(lambda: asked(capture, Capture.snapshot).pid, 10, "a pid")
     with client_for(hearing) as client:
         client.post("/privacy", json={"pauseMinutes": 1}).raise_for_status()
-        wait_until(lambda: not alive(pid), 5, "the capture process gone")
-        assert (asked(capture, Capture.snapshot).state, _status(hearing, "system").pid) == (
+        # the capture is told as the pause is published, before the answer: this ask is next
+        assert (_status(hearing, "system").state, _status(hearing, "system").pid) == (
             "paused",
             None,
         )
+        assert not alive(pid)  # ended and reaped by the pause
         assert client.get("/health").json()["audio"]["sources"]["system"]["state"] == "paused"
         assert asked(capture, Capture.resume).state == "paused"  # the overlay cannot undo it
         clock.advance(60)  # the pause ends by itself
@@ -108,6 +109,17 @@ def test_a_capture_the_overlay_paused_stays_paused_after_a_privacy_pause(hearing
         client.post("/privacy", json={"paused": False}).raise_for_status()
     assert asked(capture, Capture.snapshot).state == "paused"
     assert asked(capture, Capture.resume).state == "starting"
+
+
+def test_toggle_audio_while_paused_says_so_and_changes_nothing(hearing: Relay) -> None:
+    host, port = hearing.address()
+    with OverlayClient(host, port) as overlay, client_for(hearing) as client:
+        client.post("/privacy", json={"paused": True}).raise_for_status()
+        overlay.send({"type": "command", "action": "toggle_audio"})
+        _line(overlay, PAUSED)
+        assert _status(hearing, "system").state == "paused"
+        client.post("/privacy", json={"paused": False}).raise_for_status()
+    wait_until(lambda: _status(hearing, "system").pid, 10, "capture again")
 
 
 def test_only_configured_sources_are_captured() -> None:
