@@ -1,11 +1,12 @@
 """The subtrees of the relay's tree: each feature's child specs, and the frontend's.
 
-Each feature's :class:`Subtree` makes the children it adds to the root supervisor (ingest's
-buffers, the agent's digest store and its LLM path, the audio path), listed in start order in
-:data:`SUBTREES`. :func:`start_subtrees` adds them in that order; the root starts each child
-and waits for its answer to a ping, then watches it for good (a dead child is restarted, too
-many restarts escalate); :func:`stop_subtrees` stops them in reverse. The frontend's actor
-starts after them and stops before them (:func:`start_frontend`, :func:`stop_frontend`).
+Each feature's :class:`Subtree` makes the children it adds to the root supervisor (the
+privacy store, ingest's buffers, the agent's digest store and its LLM path, the audio path),
+listed in start order in :data:`SUBTREES`. :func:`start_subtrees` adds them in that order;
+the root starts each child and waits for its answer to a ping, then watches it for good (a
+dead child is restarted, too many restarts escalate); :func:`stop_subtrees` stops them in
+reverse. The frontend's actor starts after them and stops before them (:func:`start_frontend`,
+:func:`stop_frontend`).
 Every subtree is built from one :class:`Wiring`, made before any actor starts; the
 :class:`Frontend` (the HTTP transport, assembled outside ``actors``) is handed it too.
 """
@@ -39,6 +40,7 @@ from actors.agent.ticker_cells import ConfigCell, News
 from actors.audio.core.sources import SourceError, check_sources
 from actors.audio.subtree import AudioHandles, AudioViews, audio_children, configured
 from actors.core.errors import ActorUnavailable
+from actors.core.exclusion import PrivacyState
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE, FeedSnapshot, SenseSnapshot
 from actors.core.redactor import Redactor
 from actors.core.screen_image import NOTHING_SENT, SentImages
@@ -52,6 +54,7 @@ from actors.kernel.published import Published
 from actors.kernel.start_watch import START_TIMEOUT_S
 from actors.kernel.storage import StorageInfo
 from actors.kernel.supervisor import Backoff, ChildSpec, Intensity, Supervisor
+from actors.privacy.store import PrivacyStore
 from config.prices import PriceTable
 from config.privacy import DEFAULT_MATRIX, Matrix
 from config.settings import Settings
@@ -73,6 +76,7 @@ log = structlog.get_logger("relay")
 class Handles:
     """The stable address of every actor of the tree, typed by its actor class."""
 
+    privacy: ChildHandle[PrivacyStore] = field(default_factory=lambda: ChildHandle("privacy"))
     feed: ChildHandle[FeedBuffer] = field(default_factory=lambda: ChildHandle("feed"))
     sense: ChildHandle[SenseBuffer] = field(default_factory=lambda: ChildHandle("sense"))
     digest: ChildHandle[DigestStore] = field(default_factory=lambda: ChildHandle("digest"))
@@ -92,12 +96,11 @@ class Handles:
     ) -> dict[str, ChildHandle[Any]]:
         """Every handle by its actor's short name, in start order; the SITUATION.md
         writer's only when it runs (``situation``), a capture's only for its source."""
-        handles = (self.feed, self.sense, self.digest, self.context, self.llm, self.ticker)
+        handles = (self.privacy, self.feed, self.sense, self.digest, self.context, self.llm)
         writer = (self.situation,) if situation else ()
         audio = (self.audio.stt, *(self.audio.captures[s] for s in sources), self.audio.audio)
-        return {
-            handle.name: handle for handle in (*handles, *writer, self.agent, *audio, self.http)
-        }
+        every = (*handles, self.ticker, *writer, self.agent, *audio, self.http)
+        return {handle.name: handle for handle in every}
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +120,9 @@ class Wiring:
     poll_interval_s: float = 1.0
     """How often the supervisors look for children that died without saying so."""
     handles: Handles = field(default_factory=Handles)
+    privacy: Published[PrivacyState] = field(default_factory=lambda: Published(PrivacyState()))
+    """The privacy controls in force (the privacy store writes; ingest, the ticker, the
+    captures, the digest store and the overlay read)."""
     feed_view: Published[FeedSnapshot] = field(default_factory=lambda: Published(EMPTY_FEED))
     sense_view: Published[SenseSnapshot] = field(default_factory=lambda: Published(EMPTY_SENSE))
     agent_view: Published[AgentSnapshot] = field(default_factory=lambda: Published(EMPTY_AGENT))
@@ -225,6 +231,22 @@ def _remove(root: pykka.ActorRef[Any], timeout_s: float, *names: str) -> None:
             supervisor(root).ask(Supervisor.stop_child, name).result(timeout=timeout_s)
 
 
+def privacy(w: Wiring) -> tuple[ChildSpec, ...]:
+    """The privacy store: the controls set at runtime over the environment's."""
+    s = w.settings
+    start = PrivacyState.of(
+        s.exclude_apps, (s.exclude_titles,) if s.exclude_titles else (), s.retention_days
+    )
+
+    def store(report: Reporter) -> pykka.ActorRef[Any]:
+        stores = w.storage.stores
+        return PrivacyStore.start(
+            clock=w.clock, store=stores["privacy"], start=start, published=w.privacy, report=report
+        )
+
+    return (ChildSpec("privacy", store, w.handles.privacy, ping_timeout_s=PING_TIMEOUT_S),)
+
+
 def buffers(w: Wiring) -> tuple[ChildSpec, ...]:
     """Ingest's feed and sense buffers: their rings, ids and tables."""
     stores, hs = w.storage.stores, w.handles
@@ -263,7 +285,7 @@ def digest(w: Wiring) -> tuple[ChildSpec, ...]:
             clock=w.clock,
             store=w.storage.stores["agent"],
             feed=w.handles.feed,
-            retention_days=w.settings.retention_days,
+            privacy=w.privacy,
             published=w.agent_view,
             prices=w.prices,
             situation=w.outbox,
@@ -315,6 +337,7 @@ def agent(w: Wiring) -> tuple[ChildSpec, ...]:
             me=hs.ticker,
             news=news,
             events=events,
+            privacy=w.privacy,
             report=report,
         )
 
@@ -381,16 +404,22 @@ def audio(w: Wiring) -> tuple[ChildSpec, ...]:
     capture's process ends, and requests in flight are abandoned."""
     hs = w.handles.audio
     children = audio_children(
-        w.settings.audio, w.clock, w.handles.feed, hs, w.audio_views, ping_timeout_s=PING_TIMEOUT_S
+        w.settings.audio,
+        w.clock,
+        w.handles.feed,
+        hs,
+        w.audio_views,
+        ping_timeout_s=PING_TIMEOUT_S,
+        privacy=w.privacy,
     )
 
     return (_supervised(w, hs.audio, children),)
 
 
-SUBTREES: tuple[Subtree, ...] = (buffers, digest, agent, audio)
-"""Each feature's subtree, in start order: a subtree may need those before it (the digest
-store pushes huds to the feed, the LLM path reports to the digest store, transcripts go to
-the feed)."""
+SUBTREES: tuple[Subtree, ...] = (privacy, buffers, digest, agent, audio)
+"""Each feature's subtree, in start order: a subtree may need those before it (the privacy
+controls are in force before anything is captured or kept, the digest store pushes huds to
+the feed, the LLM path reports to the digest store, transcripts go to the feed)."""
 
 
 def start_subtrees(root: pykka.ActorRef[Any], w: Wiring) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ import pytest
 from actors.audio.capture import Capture
 from actors.audio.core.capture_records import CaptureStatus
 from actors.audio.subtree import configured
+from actors.kernel.clock import FakeClock
 from actors.kernel.processes import alive
 from actors.tree import Relay
 from config.audio.settings import AudioConfig
@@ -22,7 +23,7 @@ from tests.support.harness import ROOT
 from tests.support.observe import wait_until
 from tests.support.relay import client_for, relay_settings
 from tests.transport.overlay_client import Feed, OverlayClient, Status
-from transport.audio.control import NO_ALT, STARTED, STOPPED
+from transport.audio.control import NO_ALT, PAUSED, STARTED, STOPPED
 from transport.demo.fake_stt import FakeStt
 
 HEARD = "where is the config file"
@@ -77,6 +78,48 @@ def test_the_capture_process_ends_with_the_relay(hearing: Relay) -> None:
     assert alive(pid)
     assert hearing.stop()
     wait_until(lambda: not alive(pid), 5, "the capture process gone")
+
+
+def test_a_privacy_pause_ends_the_capture_and_its_end_starts_it_again(
+    hearing: Relay, clock: FakeClock
+) -> None:
+    capture = hearing.handles["capture_system"]
+    pid = wait_until(lambda: asked(capture, Capture.snapshot).pid, 10, "a pid")
+    with client_for(hearing) as client:
+        client.post("/privacy", json={"pauseMinutes": 1}).raise_for_status()
+        # the capture is told as the pause is published, before the answer: this ask is next
+        assert (_status(hearing, "system").state, _status(hearing, "system").pid) == (
+            "paused",
+            None,
+        )
+        assert not alive(pid)  # ended and reaped by the pause
+        assert client.get("/health").json()["audio"]["sources"]["system"]["state"] == "paused"
+        assert asked(capture, Capture.resume).state == "paused"  # the overlay cannot undo it
+        clock.advance(60)  # the pause ends by itself
+        again = wait_until(lambda: asked(capture, Capture.snapshot).pid, 10, "a new process")
+    assert again != pid
+
+
+def test_a_capture_the_overlay_paused_stays_paused_after_a_privacy_pause(hearing: Relay) -> None:
+    capture = hearing.handles["capture_system"]
+    wait_until(lambda: asked(capture, Capture.snapshot).pid, 10, "a pid")
+    asked(capture, Capture.pause)  # the overlay's toggle_audio
+    with client_for(hearing) as client:
+        client.post("/privacy", json={"paused": True}).raise_for_status()
+        client.post("/privacy", json={"paused": False}).raise_for_status()
+    assert asked(capture, Capture.snapshot).state == "paused"
+    assert asked(capture, Capture.resume).state == "starting"
+
+
+def test_toggle_audio_while_paused_says_so_and_changes_nothing(hearing: Relay) -> None:
+    host, port = hearing.address()
+    with OverlayClient(host, port) as overlay, client_for(hearing) as client:
+        client.post("/privacy", json={"paused": True}).raise_for_status()
+        overlay.send({"type": "command", "action": "toggle_audio"})
+        _line(overlay, PAUSED)
+        assert _status(hearing, "system").state == "paused"
+        client.post("/privacy", json={"paused": False}).raise_for_status()
+    wait_until(lambda: _status(hearing, "system").pid, 10, "capture again")
 
 
 def test_only_configured_sources_are_captured() -> None:

@@ -55,18 +55,18 @@ class Accepted(Shape, frozen=True):
 
 
 class Dropped(Shape, frozen=True):
-    """Not stored, by design: the event's app or window is excluded (`RELAY_EXCLUDE_APPS`,
-    `RELAY_EXCLUDE_TITLES`). No id."""
+    """Not stored, by design: the event's app or window is excluded (`excluded`: the privacy
+    controls' `excludeApps`, `excludeTitles`), or capture is paused (`paused`). No id."""
 
     ok: Literal[True]
-    dropped: Literal["excluded"]
+    dropped: Literal["excluded", "paused"]
 
 
 class Transcribed(Shape, frozen=True):
     """What became of a posted utterance: the stored feed item's `id` and `text` (with its
     mark, as the feed shows it), or `id: null`, `text: ""` and why nothing was stored
     (`dropped`: `empty`, nothing was said; `short`, `repetitive`, `invented`, `duplicate`,
-    `bleed`, a filter's reason)."""
+    `bleed`, a filter's reason; `paused`, capture is paused and nothing was transcribed)."""
 
     ok: Literal[True]
     id: Id | None
@@ -349,6 +349,10 @@ class OverlayStatus(Shape, frozen=True):
         Meta(description="`active` while screen events arrive, `off` after a quiet spell."),
     ]
     connection: Literal["connected"]
+    paused: Annotated[
+        bool,
+        Meta(description="`true` while the privacy controls pause capture (`POST /privacy`)."),
+    ]
 
 
 class OverlayFeed(Shape, frozen=True, kw_only=True):

@@ -135,6 +135,7 @@ def build_app(
         peers.clock,
         overlay_bounds.quiet_spell_s,
         muted=lambda: audio is not None and audio.paused,
+        privacy=peers.privacy,
     )
     overlays = Overlays(
         streams=streams,

@@ -13,7 +13,7 @@ from typing import Any
 import pykka
 
 from actors.common.check import Check
-from actors.core.exclusion import ExclusionRule, Exclusions
+from actors.core.exclusion import Exclusions
 from actors.kernel.base import ChildHandle, Reporter
 from actors.kernel.published import Published
 from actors.subtrees import Wiring
@@ -65,6 +65,8 @@ class HttpFrontend:
             audio_config=s.audio,
             local_models=wiring.local_models,
             checks=self.checks,
+            privacy=wiring.privacy,
+            privacy_store=hs.privacy,
         )
         policy = Policy(
             token=s.token,
@@ -73,7 +75,7 @@ class HttpFrontend:
             trace_requests=s.log_level == "debug",
             cors_origins=s.cors_origins,
             allowed_hosts=s.allowed_hosts,
-            exclusions=Exclusions(ExclusionRule.of(s.exclude_apps, s.exclude_titles)),
+            exclusions=Exclusions(),
             redactor=wiring.redactor,
         )
         limits = ConnectionLimits(

@@ -22,6 +22,7 @@ from transport.host.route import Route
 from transport.ingest.feature import INGEST
 from transport.mcp.feature import MCP
 from transport.overlay.feature import OVERLAY
+from transport.privacy.feature import PRIVACY
 
 _FEATURES: tuple[Feature, ...] = (
     INGEST,
@@ -33,6 +34,7 @@ _FEATURES: tuple[Feature, ...] = (
     CONSOLE,
     OVERLAY,
     MCP,
+    PRIVACY,
 )
 
 FEATURES: tuple[Feature, ...] = (*_FEATURES, status(health_shape(_FEATURES)))

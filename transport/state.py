@@ -22,7 +22,7 @@ from actors.agent.local_llm import LocalModels
 from actors.agent.ticker import Ticker
 from actors.audio.subtree import AudioHandles, AudioViews
 from actors.common.check import Check
-from actors.core.exclusion import Exclusions
+from actors.core.exclusion import Exclusions, PrivacyState
 from actors.core.records import FeedSnapshot, SenseSnapshot
 from actors.core.redactor import Redactor
 from actors.ingest.feed_buffer import FeedBuffer
@@ -31,6 +31,7 @@ from actors.kernel.base import ChildHandle
 from actors.kernel.clock import Clock
 from actors.kernel.published import Published
 from actors.kernel.storage import StorageInfo
+from actors.privacy.store import PrivacyStore
 from config.audio.settings import AudioConfig
 from transport.auth import Access
 from transport.batching import Batcher
@@ -82,6 +83,11 @@ class Peers:
     checks: Published[tuple[Check, ...]] = field(default_factory=lambda: Published(()))
     """The started relay's checks as they last ran (:func:`~transport.doctor.command.
     check_in_background`), for ``/health.checks``."""
+    privacy: Published[PrivacyState] = field(default_factory=lambda: Published(PrivacyState()))
+    """The privacy controls in force: ``POST /sense`` and ``POST /feed`` read the pause and
+    the exclusion rule here on every request, without a message."""
+    privacy_store: ChildHandle[PrivacyStore] = field(default_factory=lambda: ChildHandle("privacy"))
+    """Their owner, which ``POST /privacy`` asks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +107,7 @@ class Policy:
     allowed_hosts: tuple[str, ...] = ()
     """``Host`` names served besides the loopback ones (``RELAY_ALLOWED_HOSTS``)."""
     exclusions: Exclusions = field(default_factory=Exclusions)
-    """Which screen events ``POST /sense`` drops (``RELAY_EXCLUDE_*``), and how many it did."""
+    """How many screen events ``POST /sense`` dropped by the privacy controls' rule."""
     redactor: Redactor = field(default_factory=Redactor)
     """The buffers' redactor: its ``counts()`` of secrets replaced, by kind (for metrics)."""
 

@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import sqlite3
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import pykka
@@ -23,6 +24,7 @@ from actors.common.forgetting import Forgotten, Span
 from actors.core import shapes
 from actors.core.error_text import safe_text
 from actors.core.errors import FeatureUnavailable
+from actors.core.exclusion import PrivacyState
 from actors.escalation.slot import EscalationSlot, Outcome, refusal
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.kernel import search_index
@@ -30,7 +32,7 @@ from actors.kernel.base import ChildHandle, Reporter
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.doorbell import Doorbell
 from actors.kernel.durable import DurableActor, Prune
-from actors.kernel.published import Published
+from actors.kernel.published import Published, tell_on_publish
 from actors.kernel.storage import Store
 from config.app_names import normalize_app_name
 from config.prices import PriceTable, load_prices
@@ -51,6 +53,10 @@ _FORGOTTEN_HUD = (
 )
 
 
+class _Privacy:
+    """The privacy controls changed: the retention may be new."""
+
+
 class DigestStore(DurableActor):
     """Stores what each successful tick produced and pushes new hud lines to the feed.
 
@@ -59,7 +65,9 @@ class DigestStore(DurableActor):
     listens (:meth:`on_receive`, :mod:`actors.agent.core.events`). A failed tick changes only
     the failure counters: the stored hud, digest and entries stay.
     The newest :data:`AGENT_RING` entries are also in memory; older ones stay in the database
-    for ``retention_days`` and are read back by :meth:`history_range`. With ``situation``
+    for the retention (``privacy``'s ``retentionDays``, which ``POST /privacy`` may change:
+    a change prunes at once; without it ``retention_days``) and are read back by
+    :meth:`history_range`. With ``situation``
     (``RELAY_SITUATION_FILE`` set), each committed entry and its tick's window are posted
     there for the SITUATION.md writer, which never holds this actor up. Both the escalation
     and SITUATION.md show what ``to_agents`` (the privacy matrix's ``AGENT_GATEWAY`` column)
@@ -75,6 +83,7 @@ class DigestStore(DurableActor):
         store: Store,
         feed: ChildHandle[FeedBuffer],
         retention_days: float = 7.0,
+        privacy: Published[PrivacyState] | None = None,
         published: Published[AgentSnapshot] | None = None,
         prices: PriceTable | None = None,
         situation: Doorbell[Situation] | None = None,
@@ -91,7 +100,9 @@ class DigestStore(DurableActor):
         self._prices = prices if prices is not None else load_prices()
         self._feed = feed
         self._published = published or Published(EMPTY_AGENT)
-        self._retention_ms = round(retention_days * DAY_MS)
+        self._retention_days = retention_days
+        self._privacy = privacy
+        self._unsubscribe: Callable[[], None] | None = None
         self._entries: deque[AgentRecord] = deque(maxlen=AGENT_RING)
         self._next_id = 1
         self._counters = AgentCounters()
@@ -127,6 +138,9 @@ class DigestStore(DurableActor):
         if not self._search_ready:
             self._log.warning("digest.search_unavailable", reason=entry_reads.NO_SEARCH)
         self._request_prune()
+        if self._privacy is not None:
+            self._retention_days = self._privacy.value.retention_days
+            self._unsubscribe = tell_on_publish(self._privacy, self.actor_ref, _Privacy())
 
     def committed(self) -> None:
         """Publish the newest entries as they are on disk now (streams and long-polls read
@@ -143,13 +157,19 @@ class DigestStore(DurableActor):
         if self._prune_timer is not None:
             self._prune_timer()
             self._prune_timer = None
+        if self._unsubscribe is not None:
+            self._unsubscribe()
         if self._db is not None and not self._failed:
             self._bank_idle_beats(self._clock.monotonic())
         super().stopped()
 
     def prune(self) -> None:
         """Drop entries older than the retention, keep the newest 50; then re-arm the timer."""
-        cutoff = self._clock.now_ms() - self._retention_ms
+        privacy = self._privacy
+        days = privacy.value.retention_days if privacy is not None else self._retention_days
+        cutoff = self._clock.now_ms() - round(days * DAY_MS)
+        if self._prune_timer is not None:  # a prune out of turn (the retention changed)
+            self._prune_timer()
         keep_from = self._next_id - AGENT_RING
         self._write("DELETE FROM agent_entries WHERE ts < ? AND id < ?", (cutoff, keep_from))
         ref = self.actor_ref
@@ -294,6 +314,12 @@ class DigestStore(DurableActor):
         """Count the events the agent's other actors report (:meth:`on_event`)."""
         if isinstance(message, AgentEvent):
             self.on_event(message)
+            return None
+        if isinstance(message, _Privacy):  # a new retention prunes now, not at the next hour
+            days = self._privacy.value.retention_days if self._privacy is not None else None
+            if days is not None and days != self._retention_days:
+                self._retention_days = days
+                self.prune()
             return None
         return super().on_receive(message)
 

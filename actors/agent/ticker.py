@@ -20,7 +20,9 @@ makes one tick), at the latest ``intervalMs`` after the previous tick while anyt
 
 - never sooner than ``cooldownMs`` after the start of the previous LLM call;
 - never while the circuit is open (the probe waits for the end of the cooling-off);
-- never while a tick is in flight: it runs when that one ends.
+- never while a tick is in flight: it runs when that one ends;
+- never while capture is paused (``POST /privacy``): the schedule is planned again when the
+  pause ends.
 
 A failed tick is tried again ``intervalMs`` later even when nothing new arrived. With nothing
 new and nothing to retry no timer is armed at all. The Ticker never blocks: a schedule is a
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -53,10 +56,12 @@ from actors.agent.ticker_cells import ConfigCell, NewActivity, News
 from actors.common.breaker import Breaker
 from actors.core.bodies import AgentConfigUpdate
 from actors.core.errors import BadRequest
+from actors.core.exclusion import PrivacyState
 from actors.core.shapes import TickNote
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.listeners import Listeners
+from actors.kernel.published import Published, tell_on_publish
 from config.agent_settings import AgentSettings
 from config.common.secrets import remember_secret, shown_url
 from config.local_llm import LOCAL_LLM_INSTALL, runtime_model_refusal
@@ -100,10 +105,13 @@ class Ticker(RelayActor):
         me: ChildHandle[Ticker],
         news: News | None = None,
         events: Listeners[AgentEvent] | None = None,
+        privacy: Published[PrivacyState] | None = None,
         report: Reporter | None = None,
     ) -> None:
         super().__init__(report=report)
         self._clock = clock
+        self._privacy = privacy
+        self._unsubscribe: Callable[[], None] | None = None
         self._me = me
         """This Ticker's own stable address, where a tick's last step replies."""
         self._events = events
@@ -141,6 +149,8 @@ class Ticker(RelayActor):
         """Plan (the doorbell may hold news a crashed incarnation had not ticked on), and say
         whether the agent will call the LLM."""
         self._last_tick_at = self._looked_at = self._beat_origin = self._clock.monotonic()
+        if self._privacy is not None:  # a pause, and its end, plan again
+            self._unsubscribe = tell_on_publish(self._privacy, self.actor_ref, NewActivity())
         self._tell_quiet(self._quiet(), force=True)
         self._reschedule()
         config = self._config
@@ -175,6 +185,8 @@ class Ticker(RelayActor):
 
     def stopped(self) -> None:
         """Disarm the timer."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
         self._disarm()
 
     def _disarm(self) -> None:
@@ -201,7 +213,7 @@ class Ticker(RelayActor):
     def _due(self) -> float | None:
         """When the next tick should start, or None if nothing calls for one."""
         config = self._config
-        if not config.active:
+        if not config.active or self._paused():
             return None
         due: float | None = None
         news = self._news.waiting if self._news is not None else None
@@ -226,6 +238,10 @@ class Ticker(RelayActor):
         if self._in_flight is not None:  # its end reschedules; this only catches a lost tick
             due = max(due, self._in_flight_since + self._lost_after_s())
         return due
+
+    def _paused(self) -> bool:
+        privacy = self._privacy
+        return privacy is not None and privacy.value.paused_at(self._clock.now_ms())
 
     def _note_news(self, at: float) -> None:
         """Earn the call a fixed beat of ``intervalMs`` would make for news arriving at ``at``:
@@ -314,12 +330,14 @@ class Ticker(RelayActor):
             self._events.send(TickNotStarted(reason))
 
     def tick(self) -> str:
-        """Start a tick now: ``started``, or why not (``inactive``, ``open``, ``busy``,
-        ``unavailable``). The schedule calls it when a tick is due; tests and drills may
+        """Start a tick now: ``started``, or why not (``inactive``, ``paused``, ``open``,
+        ``busy``, ``unavailable``). The schedule calls it when a tick is due; tests and drills may
         call it at any time."""
         config = self._config
         if not config.active:
             return "inactive"
+        if self._paused():
+            return "paused"
         now = self._clock.monotonic()
         if self._breaker.is_open(now):
             self._not_started("circuit_open")

@@ -18,7 +18,9 @@ One actor per source (``system``, ``mic``), owning one process at a time:
   device that is not there, a permission refused) is ``failed``, said in one log line; the
   overlay's ``toggle_audio`` (:meth:`Capture.resume`) tries again;
 * :meth:`Capture.pause`, :meth:`Capture.resume` and :meth:`Capture.switch` are the overlay's
-  ``toggle_audio`` and ``switch_device``; :meth:`Capture.snapshot` is what ``/health`` shows.
+  ``toggle_audio`` and ``switch_device``; :meth:`Capture.snapshot` is what ``/health`` shows;
+* while the privacy controls pause capture (``POST /privacy``) the source is ``paused`` and
+  no process runs; when the pause ends, capture starts again unless the overlay paused it.
 
 Audio is never written to disk or logged: it lives in the reader and the detector until it
 is handed on as an utterance.
@@ -35,7 +37,15 @@ from typing import Any
 
 import pykka
 
-from actors.audio.capture_runs import Ended, FirstAudio, Launch, Refresh, Run, Watch
+from actors.audio.capture_runs import (
+    Ended,
+    FirstAudio,
+    Launch,
+    PrivacyChanged,
+    Refresh,
+    Run,
+    Watch,
+)
 from actors.audio.core.capture_records import (
     SETTING_NAMES,
     CaptureSettings,
@@ -50,11 +60,12 @@ from actors.audio.core.wav import WAV_HEADER_READ, wav_layout
 from actors.audio.reader import Meter, PcmReader, keep_last_line, paced
 from actors.common.backoff import backoff
 from actors.core.error_text import safe_error_text
+from actors.core.exclusion import PrivacyState
 from actors.core.shapes import AudioSource
 from actors.kernel import processes
 from actors.kernel.base import RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
-from actors.kernel.published import Published
+from actors.kernel.published import Published, tell_on_publish
 from config.options import SECRET_VARIABLES
 
 REFRESH_S = 1.0
@@ -77,6 +88,7 @@ class Capture(RelayActor):
         settings: CaptureSettings | None = None,
         alt: str = "",
         published: Published[CaptureStatus] | None = None,
+        privacy: Published[PrivacyState] | None = None,
         report: Reporter | None = None,
     ) -> None:
         """``alt``: the value :meth:`swap` turns to and back from; ``published``: where
@@ -109,6 +121,11 @@ class Capture(RelayActor):
         """Runs in a row that gave no audio."""
         self._restarts = 0
         self._last_exit: int | None = None
+        self._privacy = privacy
+        self._held = False
+        """Paused by the privacy controls; :attr:`_wanted`: capture again when they end."""
+        self._wanted = True
+        self._unsubscribe: Callable[[], None] = lambda: None
         if published is not None:
             self._count_on(published.value)
 
@@ -126,11 +143,18 @@ class Capture(RelayActor):
     def started(self) -> None:
         """Bind the source to the log lines and start the first run."""
         self._log = self._log.bind(source=self._source)
-        self._launch()
+        if self._privacy is not None:
+            self._unsubscribe = tell_on_publish(self._privacy, self.actor_ref, PrivacyChanged())
+            self._held = self._privacy_paused()
+        if self._held:
+            self._state = "paused"
+        else:
+            self._launch()
         self._refresh()
 
     def stopped(self) -> None:
         """End the process and the readers."""
+        self._unsubscribe()
         self._void_restart()
         self._halt()
         self._state = "stopped"
@@ -175,6 +199,9 @@ class Capture(RelayActor):
         if isinstance(message, Watch):
             self._watch(message.run)
             return None
+        if isinstance(message, PrivacyChanged):
+            self._hold(self._privacy_paused())
+            return None
         return super().on_receive(message)
 
     # -- the overlay's commands and /health ----------------------------------------------------
@@ -200,6 +227,7 @@ class Capture(RelayActor):
 
     def pause(self) -> CaptureStatus:
         """Stop capturing until :meth:`resume` (the overlay's ``toggle_audio``)."""
+        self._wanted = False
         if self._state != "paused":
             self._void_restart()
             self._halt()
@@ -208,12 +236,34 @@ class Capture(RelayActor):
         return self.snapshot()
 
     def resume(self) -> CaptureStatus:
-        """Capture again after :meth:`pause`, a failure or a file's end; running, no change."""
+        """Capture again after :meth:`pause`, a failure or a file's end; running, no change.
+        While the privacy controls pause capture, it starts when they end."""
+        if self._held:
+            self._wanted = True
+            return self.snapshot()
         if self._state in ("paused", "failed", "stopped"):
             self._void_restart()
             self._step = self._quiet = 0
             self._launch()
         return self.snapshot()
+
+    def _privacy_paused(self) -> bool:
+        privacy = self._privacy
+        return privacy is not None and privacy.value.paused_at(self._clock.now_ms())
+
+    def _hold(self, held: bool) -> None:
+        """Stop capturing while the privacy controls pause it; capture again after, unless
+        the overlay paused it before or meanwhile."""
+        if held == self._held:
+            return
+        if held:
+            wanted = self._state != "paused"
+            self.pause()
+            self._held, self._wanted = True, wanted
+        else:
+            self._held = False
+            if self._wanted:
+                self.resume()
 
     def switch(self, value: str) -> CaptureStatus:
         """Capture ``value`` instead (the overlay's ``switch_device``); paused stays paused.

@@ -64,3 +64,8 @@ class Run:
     """Set when the run is ended on purpose (a file's reader stops at once)."""
     threads: tuple[threading.Thread, ...] = ()
     heard: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PrivacyChanged:
+    """The privacy controls changed: a pause may have begun or ended."""

@@ -26,6 +26,7 @@ from actors.audio.core.utterance import Utterance
 from actors.audio.core.voice import VoiceDetector
 from actors.audio.transcriber import Transcriber
 from actors.core.errors import ActorUnavailable
+from actors.core.exclusion import PrivacyState
 from actors.core.records import FeedPost, FeedRecord
 from actors.core.shapes import AUDIO_SOURCES, AudioSource
 from actors.ingest.feed_buffer import FeedBuffer
@@ -83,8 +84,10 @@ def audio_children(
     views: AudioViews,
     *,
     ping_timeout_s: float,
+    privacy: Published[PrivacyState] | None = None,
 ) -> list[ChildSpec]:
-    """The transcriber's child spec and one for each configured source, in start order."""
+    """The transcriber's child spec and one for each configured source, in start order; each
+    capture stops while ``privacy`` pauses capture."""
     filters = Filters()  # kept across the transcriber's restarts: what it heard lately
     if config.local:
         log.info(
@@ -136,6 +139,7 @@ def audio_children(
                 clock=clock,
                 alt=config.alt_source if source == "system" else "",
                 published=views.captures[source],
+                privacy=privacy,
                 report=report,
             )
 

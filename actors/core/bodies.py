@@ -22,7 +22,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 from actors.common.forgetting import Span
 from actors.core import records, shapes
 from actors.core.body_errors import bad_body
-from actors.core.control_bodies import EscalationReply, Fault
+from actors.core.control_bodies import EscalationReply, Fault, PrivacyUpdate
 from actors.core.errors import BadRequest
 from config.agent_settings import (
     ESCALATION_MODES,
@@ -376,6 +376,7 @@ REQUEST_TYPES = (
     ProcessReport,
     EscalationReply,
     Span,
+    PrivacyUpdate,
 )
 """The request bodies whose schemas are the OpenAPI components of the same names."""
 

@@ -1,12 +1,15 @@
-"""The bodies of the two control posts: a fault drill (``POST /debug/fault``) and Sinain's
-agent answering an escalation (``POST /escalation/respond``); decoded as every body is
-(:mod:`actors.core.bodies`)."""
+"""The bodies of the control posts: a fault drill (``POST /debug/fault``), Sinain's agent
+answering an escalation (``POST /escalation/respond``) and a change of the privacy controls
+(``POST /privacy``); decoded as every body is (:mod:`actors.core.bodies`)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Final, Literal, get_args
 
 from msgspec import UNSET, Meta, Struct, UnsetType
+
+from config.common.errors import ConfigError
+from config.common.setting_types import PositiveNumber, Regex, decode
 
 MAX_HANG_S = 3600
 """The longest hang a fault drill may ask for, in seconds."""
@@ -46,3 +49,59 @@ class EscalationReply(Struct, frozen=True):
     response: Annotated[
         str, Meta(pattern=r"\S", description="The answer, shown on the HUD; not blank.")
     ]
+
+
+PRIVACY_BODY_LIMIT = 64 * 1024
+"""Largest ``POST /privacy`` body, in bytes."""
+MAX_PAUSE_MINUTES = 7 * 24 * 60
+"""The longest timed pause, in minutes (a week); a longer one is a pause until resumed."""
+
+
+class PrivacyUpdate(Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
+    """Any subset of the privacy controls. An unknown field, a wrong type or a title pattern
+    that ``RELAY_EXCLUDE_TITLES`` would refuse rejects the whole body, and nothing changes."""
+
+    paused: (
+        Annotated[bool, Meta(description="`true`: pause until resumed; `false`: resume.")]
+        | UnsetType
+    ) = UNSET
+    pause_minutes: (
+        Annotated[
+            float,
+            Meta(
+                gt=0,
+                le=MAX_PAUSE_MINUTES,
+                description="Pause for this many minutes from now, whatever `paused` says; "
+                "the pause then ends by itself.",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    exclude_apps: (
+        Annotated[
+            list[Annotated[str, Meta(max_length=200)]],
+            Meta(max_length=200, description="Replaces `RELAY_EXCLUDE_APPS`' list."),
+        ]
+        | UnsetType
+    ) = UNSET
+    exclude_titles: (
+        Annotated[
+            list[Annotated[str, Meta(max_length=1000, extra_json_schema={"format": "regex"})]],
+            Meta(
+                max_length=50,
+                description="Replaces `RELAY_EXCLUDE_TITLES`: a title that any of these "
+                "expressions finds is excluded (each in `RELAY_EXCLUDE_TITLES`' syntax).",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    retention_days: (
+        Annotated[PositiveNumber, Meta(description="Replaces `RELAY_RETENTION_DAYS`.")] | UnsetType
+    ) = UNSET
+
+    def __post_init__(self) -> None:
+        for pattern in self.exclude_titles or ():
+            try:
+                decode(Regex, "excludeTitles", pattern)
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None

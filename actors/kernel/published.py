@@ -20,9 +20,11 @@ on an event loop): they run inside the owner's commit, and ingestion waits for t
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
+import pykka
 import structlog
 
 T = TypeVar("T")
@@ -68,3 +70,17 @@ class Published(Generic[T]):
             self._listeners = tuple(x for x in self._listeners if x is not listener)
 
         return unsubscribe
+
+
+def tell_on_publish(
+    cell: Published[Any], ref: pykka.ActorRef[Any], message: object
+) -> Callable[[], None]:
+    """Tell the actor ``ref`` ``message`` after each publish of ``cell``, so that it reads the
+    cell on its own thread; the unsubscribe function (call it when the actor stops). An actor
+    that is gone is told nothing."""
+
+    def tell(_value: object) -> None:
+        with contextlib.suppress(pykka.ActorDeadError):
+            ref.tell(message)
+
+    return cell.subscribe(tell)

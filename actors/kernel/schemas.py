@@ -42,6 +42,8 @@ MIGRATIONS: dict[str, tuple[Step, ...]] = {
         # the escalation slot: one row, the pending escalation, its grace list, its counters
         ("CREATE TABLE IF NOT EXISTS escalation_slot (key TEXT PRIMARY KEY, value BLOB NOT NULL)",),
     ),
+    # the privacy controls set at runtime: one row, what POST /privacy set
+    "privacy": ((_META, "CREATE TABLE privacy (key TEXT PRIMARY KEY, value BLOB NOT NULL)"),),
 }
 """Per file, the schema changes in order; ``PRAGMA user_version`` counts those applied."""
 

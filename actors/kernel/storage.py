@@ -1,10 +1,11 @@
 """The embedded SQLite store: where it lives, its schemas, and how it recovers.
 
 One database file per owning actor, so no actor ever waits for another's write lock and
-each file has one owner: ``feed.db`` (FeedBuffer), ``sense.db`` (SenseBuffer) and
-``agent.db`` (DigestStore), in WAL mode, in ``RELAY_DATA_DIR``. Each file records a random
-token when it is created; the **epoch** is a hash of the three, so it changes exactly when
-some part of the data is new (first start, a wiped directory, a replaced corrupt file).
+each file has one owner: ``feed.db`` (FeedBuffer), ``sense.db`` (SenseBuffer), ``agent.db``
+(DigestStore) and ``privacy.db`` (PrivacyStore), in WAL mode, in ``RELAY_DATA_DIR``. Each
+file records a random token when it is created; the **epoch** is a hash of the tokens of the
+three that hand out the ids clients follow (:data:`EPOCH_PARTS`), so it changes exactly when
+some part of that data is new (first start, a wiped directory, a replaced corrupt file).
 
 ``:memory:`` puts the same files in a temporary directory (in ``/dev/shm`` where there is
 one) that :func:`close_storage` removes: the data lives as long as the process, and actors
@@ -63,6 +64,8 @@ R = TypeVar("R")
 
 MEMORY = ":memory:"
 SYNC_MODES = ("full", "normal")
+EPOCH_PARTS = ("feed", "sense", "agent")
+"""The files whose ids clients follow: a new one of them is a new epoch."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,7 +307,8 @@ def _open_parts(directory: Path, sync: str) -> StorageInfo:
                 msg = f"cannot create a fresh {path}: {again}"
                 raise StorageError(msg) from again
         stores[part] = store
-        tokens.append(token)
+        if part in EPOCH_PARTS:
+            tokens.append(token)
         if new:
             created.append(part)
     epoch = hashlib.sha256("|".join(tokens).encode()).hexdigest()[:16]

@@ -17,11 +17,13 @@ from actors.agent.core.events import TickFailed
 from actors.agent.core.ticks import TickResult
 from actors.agent.digest_store import AGENT_RING, DigestStore
 from actors.core.bodies import sense_input
+from actors.core.exclusion import PrivacyState
 from actors.core.window import build_context_window
 from actors.ingest.feed_buffer import FEED_RING, PRUNE_SLACK, FeedBuffer
 from actors.ingest.sense_buffer import PRUNE_SLACK_BYTES, SENSE_RING, SenseBuffer
 from actors.kernel.base import ChildHandle, RelayActor
 from actors.kernel.clock import FakeClock
+from actors.kernel.published import Published
 from actors.kernel.storage import StorageInfo
 from actors.tree import Relay
 from tests.support.actor_calls import asked, last_entry, restarted, tick
@@ -206,6 +208,22 @@ def test_entries_beyond_the_ring_are_kept_for_the_retention_then_pruned(
     kept, _ = store.history_range(None, None, None, 500).get(timeout=5)
     assert [e.hud for e in kept] == [f"hud {n}" for n in range(79, 79 - AGENT_RING, -1)]
     assert len(store.history(50).get(timeout=5)) == AGENT_RING
+
+
+def test_a_shorter_retention_set_at_runtime_prunes_at_once(
+    clock: FakeClock, storage: StorageInfo
+) -> None:
+    privacy = Published(PrivacyState.of(retention_days=7))
+    store = DigestStore.start(
+        clock=clock, store=storage.stores["agent"], feed=ChildHandle("feed"), privacy=privacy
+    ).proxy()
+    for n in range(80):
+        store.record(result(n)).get(timeout=5)
+        clock.advance(60)
+    assert len(store.history_range(None, None, None, 500).get(timeout=5)[0]) == 80
+    privacy.publish(PrivacyState.of(retention_days=0.01))  # 14.4 minutes: no hourly prune due
+    kept, _ = store.history_range(None, None, None, 500).get(timeout=5)
+    assert [e.hud for e in kept] == [f"hud {n}" for n in range(79, 79 - AGENT_RING, -1)]
 
 
 def test_history_range_pages_with_a_cursor(clock: FakeClock, storage: StorageInfo) -> None:

@@ -157,6 +157,7 @@ def test_a_normal_stop_does_not_escalate(make_relay: Any) -> None:
 
 START_ORDER = (
     "root",
+    "privacy",
     "feed",
     "sense",
     "digest",
@@ -243,6 +244,7 @@ def test_the_tree_is_drawn_from_what_its_supervisors_run(
     relay = make_relay()  # no SITUATION.md file, no audio source: those actors do not run
     assert relay.tree().picture() == (
         "root (Supervisor)\n"
+        "├── privacy  PrivacyStore\n"
         "├── feed  FeedBuffer\n"
         "├── sense  SenseBuffer\n"
         "├── digest  DigestStore\n"

@@ -15,13 +15,15 @@ import httpx
 import orjson
 import requests
 import schemathesis
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, FormatChecker
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 from schemathesis import Response, checks
 from schemathesis.core.failures import FailureGroup
 
 from actors.core.bodies import MAX_NESTING
+from config.common.errors import ConfigError
+from config.common.setting_types import Regex, decode
 from transport.openapi_schemas import JSON, SSE
 
 URI = "urn:sinain-relay:openapi"
@@ -32,6 +34,9 @@ CHECKS = [
     checks.response_headers_conformance,
     checks.response_schema_conformance,  # last: not for an answer without a body
 ]
+FORMATS = FormatChecker(())
+"""``regex`` as ``RELAY_EXCLUDE_TITLES`` is judged: what the relay cannot read is none."""
+FORMATS.checks("regex", (ConfigError, AttributeError))(lambda x: decode(Regex, "", x) is not None)
 
 
 def pointer(*parts: str) -> str:
@@ -86,7 +91,7 @@ class Contract:
         """A validator for the schema at ``pointer`` in the document."""
         if pointer not in self._validators:
             self._validators[pointer] = Draft202012Validator(
-                {"$ref": f"{URI}#{pointer}"}, registry=self._registry
+                {"$ref": f"{URI}#{pointer}"}, registry=self._registry, format_checker=FORMATS
             )
         return self._validators[pointer]
 
@@ -103,8 +108,7 @@ class Contract:
         headers, body schema). A path or method the document does not describe may get a JSON
         error: 401, 403, 404 (no such path, or one turned off) or 405 (a path it describes).
         """
-        what = f"{method.upper()} {path} -> {status}"
-        op = self.operation(method, path)
+        what, op = f"{method.upper()} {path} -> {status}", self.operation(method, path)
         if op is None:
             item = self.paths.get(path)
             specs = [spec for name, spec in (item or {}).items() if name != "options"]
@@ -164,7 +168,7 @@ class Contract:
         except orjson.JSONDecodeError:
             valid = False
         else:
-            if _beyond_schema(value) or _inverted_range(value):
+            if _beyond_schema(value):
                 return None
             where = pointer("paths", op.path, op.method, "requestBody", "content", JSON, "schema")
             valid = self.validator(where).is_valid(value)
@@ -173,18 +177,15 @@ class Contract:
         return None
 
 
-def _inverted_range(value: Any) -> bool:
-    """A body whose ``until`` is before its ``since``: JSON Schema compares no two fields."""
-    since, until = (value.get(k) if isinstance(value, dict) else None for k in ("since", "until"))
-    return isinstance(since, int) and isinstance(until, int) and until < since
-
-
 def _beyond_schema(value: Any, depth: int = 1) -> bool:
-    """What JSON Schema cannot judge as the relay does: a whole float (``maxTokens`` takes 1,
-    not 1.0), or nesting deeper than a sense event may have (the document says so in words)."""
+    """What JSON Schema cannot judge as the relay does, and the document says in words: a
+    whole float (``maxTokens`` takes 1, not 1.0), nesting deeper than a sense event may have,
+    an ``until`` before its ``since`` (a schema compares no two fields)."""
     if isinstance(value, float):
         return value.is_integer()
     if not isinstance(value, dict | list):
         return False
     children = value.values() if isinstance(value, dict) else value
-    return depth > MAX_NESTING or any(_beyond_schema(child, depth + 1) for child in children)
+    since, until = (value.get(k) if isinstance(value, dict) else None for k in ("since", "until"))
+    inverted = isinstance(since, int) and isinstance(until, int) and until < since
+    return inverted or depth > MAX_NESTING or any(_beyond_schema(c, depth + 1) for c in children)

@@ -95,8 +95,7 @@ class SocketFuzzer:
             problems.append(f"a valid profiling is not shown: {profiling_after}")
         if acted != "profiling" and profiling_after != profiling:
             problems.append("/health.profiling.overlay changed")
-        if health != 200:
-            problems.append(f"/health answered {health}")
+        problems += [f"/health answered {health}"] if health != 200 else []
         what = f"WS {SOCKET_PATH} opcode={frame[0]} {frame[1][:300]!r}"
         self.sender.problems += [f"{p} for {what}" for p in problems]
 

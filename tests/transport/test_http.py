@@ -366,6 +366,7 @@ def test_health_reports_counts_agent_and_actors(client: httpx.Client) -> None:
     ):
         assert key in agent
     assert set(health["actors"]) == {
+        "privacy",
         "feed",
         "sense",
         "digest",

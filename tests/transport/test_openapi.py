@@ -294,6 +294,13 @@ def _exercise(api: CheckedClient, relay: Relay, logs: LogSink) -> None:
     assert api.get("/sense", params={"after": 1, "meta_only": "true"}).status_code == 200
     assert api.get("/agent/context").json()["context"]["screenCount"] > 0
 
+    assert api.get("/privacy").json()["excludeApps"] == ["1Password"]
+    assert api.post("/privacy", json={"pauseMinutes": 1}).json()["paused"] is True
+    assert api.post("/sense", json=private).json() == {"ok": True, "dropped": "paused"}
+    assert api.post("/feed", json={"text": "hello"}).json() == {"ok": True, "dropped": "paused"}
+    assert api.post("/privacy", json={"excludeTitles": [r"\b"]}).status_code == 400
+    assert api.post("/privacy", json={"paused": False}).json()["paused"] is False
+
     rich = api.post("/agent/config", json={"escalationMode": "rich"}).json()["config"]
     assert rich["escalationMode"] == "rich"
     assert api.get("/escalation/pending", params={"wait": 0.05}).json()["escalation"] is None

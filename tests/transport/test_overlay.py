@@ -89,6 +89,7 @@ def test_on_connect_a_status_then_the_newest_20_items_oldest_first(
         "audio": "muted",
         "screen": "off",
         "connection": "connected",
+        "paused": False,
     }
     assert [item.text for item in replay] == [f"item {n}" for n in range(6, 26)]
     assert live.text == "live"

@@ -19,7 +19,7 @@ from actors.core.bodies import (
     MAX_TOKENS,
     REQUEST_TYPES,
 )
-from actors.core.control_bodies import MAX_HANG_S
+from actors.core.control_bodies import MAX_HANG_S, MAX_PAUSE_MINUTES
 from actors.core.errors import BadRequest
 from tests.transport.openapi_contract import Contract
 from transport.openapi import openapi_document
@@ -69,6 +69,13 @@ EDGES: list[tuple[type[Any], dict[str, Any], bool]] = [
     (bodies.AgentConfigUpdate, {"escalationMode": "focus", "escalationStaleMs": 0}, True),
     (bodies.AgentConfigUpdate, {"escalationMode": "loud"}, False),
     (bodies.AgentConfigUpdate, {"escalationCooldownMs": 5000.5}, False),
+    (control_bodies.PrivacyUpdate, {"pauseMinutes": MAX_PAUSE_MINUTES}, True),
+    (control_bodies.PrivacyUpdate, {"pauseMinutes": MAX_PAUSE_MINUTES + 1}, False),
+    (control_bodies.PrivacyUpdate, {"pauseMinutes": 0}, False),
+    (control_bodies.PrivacyUpdate, {"retentionDays": 0.01, "excludeApps": []}, True),
+    (control_bodies.PrivacyUpdate, {"retentionDays": 0}, False),
+    (control_bodies.PrivacyUpdate, {"excludeTitles": ["x"] * 51}, False),
+    (control_bodies.PrivacyUpdate, {"paused": None}, False),
 ]
 
 
@@ -105,6 +112,7 @@ def test_each_request_body_is_described_by_its_struct(contract: Contract) -> Non
         "ProcessReport",
         "EscalationReply",
         "Span",
+        "PrivacyUpdate",
     }
     for name, schema in generated.items():
         assert components[name]["properties"].keys() == schema["properties"].keys(), name

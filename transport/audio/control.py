@@ -5,6 +5,7 @@ overlay is told so."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from actors.audio.capture import Capture
@@ -19,6 +20,7 @@ STOPPED = "Audio capture stopped"
 STARTED = "Audio capture started"
 NO_ALT = "No other audio device is set: set AUDIO_ALT_SOURCE to switch to it."
 RESTARTING = "⚠ Audio capture is restarting; try again in a moment."
+PAUSED = "Capture is paused (POST /privacy): audio starts again when the pause ends."
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,13 +36,21 @@ class AudioControl:
     """Acts on the overlay's audio switches through the capture actors."""
 
     def __init__(
-        self, config: AudioConfig, handles: AudioHandles, views: AudioViews, ask: Asker
+        self,
+        config: AudioConfig,
+        handles: AudioHandles,
+        views: AudioViews,
+        ask: Asker,
+        held: Callable[[], bool] = lambda: False,
     ) -> None:
+        """``held``: whether the privacy controls pause capture now (the switch then says so
+        and changes nothing)."""
         self._sources: tuple[AudioSource, ...] = tuple(configured(config))
         self._alt = bool(config.alt_source) and "system" in self._sources
         self._handles = handles
         self._views = views
         self._ask = ask
+        self._held = held
 
     @property
     def capturing(self) -> bool:
@@ -55,6 +65,8 @@ class AudioControl:
 
     async def toggle(self) -> SwitchAnswer:
         """Stop every capture, or start them all again when every one is stopped."""
+        if self._held():
+            return SwitchAnswer(PAUSED, everyone=False)
         pause = not self.paused
         try:
             for source in self._sources:

@@ -34,7 +34,11 @@ def audio_metrics(peers: Peers) -> Iterator[Metric]:
 
 def audio_switches(peers: Peers, ask: Asker) -> AudioControl:
     """The overlay's audio switches, worked through the captures."""
-    return AudioControl(peers.audio_config, peers.audio, peers.audio_views, ask)
+
+    def held() -> bool:
+        return peers.privacy.value.paused_at(peers.clock.now_ms())
+
+    return AudioControl(peers.audio_config, peers.audio, peers.audio_views, ask, held)
 
 
 AUDIO = Parts(

@@ -45,7 +45,8 @@ class ServiceFailed(Refused):
 
 async def post_audio(request: web.Request) -> web.Response:
     """``POST /audio?source=mic``: transcribe one utterance into the feed; answers the stored
-    item's ``id`` and ``text``, or ``"text": ""`` and why nothing was stored."""
+    item's ``id`` and ``text``, or ``"text": ""`` and why nothing was stored (``paused``:
+    the privacy controls pause capture, and the utterance is not transcribed)."""
     media = _media(request)  # another media type is refused before the body is read
     body = bytes(await read_bytes(request, AUDIO_BODY_LIMIT))
     if media not in WAV_TYPES:
@@ -59,6 +60,8 @@ async def post_audio(request: web.Request) -> web.Response:
         msg = f"the audio is {duration_ms / 1000:.1f} s long; at most {MAX_AUDIO_MS // 1000} s"
         raise BadRequest(msg)
     peers = request.app[PEERS]
+    if peers.privacy.value.paused_at(peers.clock.now_ms()):  # sent nowhere, stored nowhere
+        return json_response(Transcribed(ok=True, id=None, text="", dropped="paused"))
     utterance = Utterance(source, pcm, started_ms=peers.clock.now_ms() - duration_ms)
     outcome = await _outcome(request, utterance)
     item = outcome.item

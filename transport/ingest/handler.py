@@ -11,6 +11,7 @@ from aiohttp import web
 from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT, FeedInput, sense_input
 from actors.core.error_text import safe_text
 from actors.core.errors import ActorUnavailable
+from actors.core.exclusion import PrivacyState
 from actors.core.records import SenseRecord
 from actors.core.shapes import encode
 from actors.ingest.sense_buffer import stored_json
@@ -34,8 +35,11 @@ log = structlog.get_logger("relay")
 
 
 async def post_feed(request: web.Request) -> web.Response:
-    """``POST /feed``: store a message; answers ``{ok, id}``."""
+    """``POST /feed``: store a message; answers ``{ok, id}``, or ``{ok, dropped: "paused"}``
+    while the privacy controls pause capture (nothing is stored)."""
     message = (await read_body(request, FEED_BODY_LIMIT, FeedInput)).record()
+    if _paused(request, request.app[PEERS].privacy.value):
+        return _paused_answer(request)
     item = await request.app[FEED_POSTS].submit(message)
     return json_response(Accepted(ok=True, id=item.id))
 
@@ -56,17 +60,32 @@ async def get_feed(request: web.Request) -> web.Response:
 async def post_sense(request: web.Request) -> web.Response:
     """``POST /sense``: store a screen event; answers ``{ok, id}``.
 
-    An event of an excluded app or window (``RELAY_EXCLUDE_APPS``/``_TITLES``) is dropped
-    here, before any actor sees it, and answered ``{ok, dropped: "excluded"}``, without an id.
+    While the privacy controls pause capture, and for an event of an excluded app or window
+    (their ``excludeApps``, ``excludeTitles``), the event is dropped here, before any actor
+    sees it, and answered ``{ok, dropped: "paused"}`` or ``{ok, dropped: "excluded"}``,
+    without an id. Both are read from the controls' published state, without a message.
     """
     # Parsed once, into the payload kept as sent; sense_input checks it as a SenseInput.
     event = sense_input(await read_json(request, SENSE_BODY_LIMIT))
-    reason = request.app[POLICY].exclusions.check(event)
+    privacy = request.app[PEERS].privacy.value
+    if _paused(request, privacy):
+        return _paused_answer(request)
+    reason = request.app[POLICY].exclusions.check(event, privacy.rule)
     if reason is not None:  # the title is not logged: it may be what is private
         log.debug("sense.excluded", actor="http", reason=reason, request_id=request.get(REQUEST_ID))
         return json_response(Dropped(ok=True, dropped="excluded"))
     stored = await request.app[SENSE_POSTS].submit(event)
     return json_response(Accepted(ok=True, id=stored.id))
+
+
+def _paused(request: web.Request, privacy: PrivacyState) -> bool:
+    """Whether ``privacy`` (the controls as last published) pauses capture now."""
+    return privacy.paused and privacy.paused_at(request.app[PEERS].clock.now_ms())
+
+
+def _paused_answer(request: web.Request) -> web.Response:
+    log.debug("ingest.paused", actor="http", request_id=request.get(REQUEST_ID))
+    return json_response(Dropped(ok=True, dropped="paused"))
 
 
 async def get_sense(request: web.Request) -> web.Response:

@@ -84,11 +84,17 @@ class Status:
 
     audio: Literal["active", "muted"]
     screen: Literal["active", "off"]
+    paused: bool = False
+    """The privacy controls pause capture."""
 
     def frame(self) -> bytes:
         """The ``status`` message, as a WebSocket frame."""
         message = OverlayStatus(
-            type="status", audio=self.audio, screen=self.screen, connection="connected"
+            type="status",
+            audio=self.audio,
+            screen=self.screen,
+            connection="connected",
+            paused=self.paused,
         )
         return text_frame(encode(message))
 

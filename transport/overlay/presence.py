@@ -8,6 +8,7 @@ import contextlib
 import functools
 from collections.abc import Callable
 
+from actors.core.exclusion import PrivacyState
 from actors.core.records import FeedSnapshot, SenseSnapshot
 from actors.core.window import extract_audio
 from actors.kernel.clock import Cancel, Clock
@@ -31,11 +32,15 @@ class Presence(LoopWakeup):
         sense: Published[SenseSnapshot],
         clock: Clock,
         quiet_spell_s: float,
+        *,
         muted: Callable[[], bool] = lambda: False,
+        privacy: Published[PrivacyState] | None = None,
     ) -> None:
         """``muted``: whether the overlay stopped audio capture (``toggle_audio``): the
-        ``audio`` status is then ``muted`` whatever arrives."""
+        ``audio`` status is then ``muted`` whatever arrives. ``privacy``: the controls whose
+        pause the status says (``paused``), followed as the buffers are."""
         self._muted = muted
+        self._privacy = privacy
         self._feed = feed
         self._sense = sense
         self._clock = clock
@@ -64,6 +69,8 @@ class Presence(LoopWakeup):
             self._feed.subscribe(self._published),
             self._sense.subscribe(self._published),
         )
+        if self._privacy is not None:
+            self._unsubscribe += (self._privacy.subscribe(self._published),)
 
     def detach(self) -> None:
         for unsubscribe in self._unsubscribe:
@@ -96,8 +103,9 @@ class Presence(LoopWakeup):
         events = self._sense.value.events
         seen = events[-1].received_at if events else None
         status = status_at(self._heard, seen, now, self._quiet_ms)
-        if self._muted():
-            status = Status("muted", status.screen)
+        paused = self._privacy is not None and self._privacy.value.paused_at(now)
+        if self._muted() or paused:
+            status = Status("muted", status.screen, paused)
         ends = [t + self._quiet_ms for t in (self._heard, seen) if t is not None]
         ends = [end for end in ends if end > now]
         if ends and self._timer is None:

@@ -29,8 +29,8 @@ from tests.support.observe import LogSink
 
 def test_a_new_directory_gets_every_file_at_the_current_schema(tmp_path: Path) -> None:
     info = open_storage(str(tmp_path / "data"), "full")
-    assert set(info.stores) == {"feed", "sense", "agent"}
-    assert info.created == ("feed", "sense", "agent")
+    assert set(info.stores) == {"feed", "sense", "agent", "privacy"}
+    assert info.created == ("feed", "sense", "agent", "privacy")
     for part, store in info.stores.items():
         db = sqlite3.connect(store.path)
         assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS[part])

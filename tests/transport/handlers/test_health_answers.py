@@ -30,6 +30,7 @@ def test_the_served_health_is_the_relays_fields_around_the_features_sections() -
         "sense_events",
         "agent",
         "audio",
+        "privacy",
         "actors",
         "checks",
         "storage",

@@ -1,0 +1,1 @@
+"""The privacy feature's actor: the owner of the runtime privacy controls."""

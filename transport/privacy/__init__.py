@@ -1,0 +1,1 @@
+"""The privacy feature's HTTP side: ``GET``/``POST /privacy`` and ``/health.privacy``."""

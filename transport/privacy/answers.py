@@ -1,0 +1,64 @@
+"""What the privacy routes answer, and the section of ``/health`` they hold."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from msgspec import Meta
+
+from actors.core.exclusion import PrivacyState
+from actors.core.shapes import Shape
+
+_PAUSED = "`true` while capture is paused: screen events, feed items and audio are dropped."
+_UNTIL = "When a timed pause ends (epoch ms); `null`: not paused, or paused until resumed."
+_RETENTION = "Days agent entries are kept beyond the newest 50."
+
+
+class PrivacyControls(Shape, frozen=True):
+    """The privacy controls in force."""
+
+    paused: Annotated[bool, Meta(description=_PAUSED)]
+    paused_until: Annotated[int | None, Meta(description=_UNTIL)]
+    exclude_apps: Annotated[
+        list[str], Meta(description="Apps whose screen events are dropped as they arrive.")
+    ]
+    exclude_titles: Annotated[
+        list[str],
+        Meta(description="Expressions: a screen event whose window title one finds is dropped."),
+    ]
+    retention_days: Annotated[float, Meta(description=_RETENTION)]
+
+
+class PrivacyHealth(Shape, frozen=True):
+    """``/health.privacy``: the controls; the app names and the title expressions are `null`
+    for a caller without the token when one is set, as they say what is private."""
+
+    paused: Annotated[bool, Meta(description=_PAUSED)]
+    paused_until: Annotated[int | None, Meta(description=_UNTIL)]
+    exclude_apps: list[str] | None
+    exclude_titles: list[str] | None
+    retention_days: Annotated[float, Meta(description=_RETENTION)]
+
+
+def controls(state: PrivacyState, now_ms: int) -> PrivacyControls:
+    """``state`` as the routes answer it at ``now_ms`` (a timed pause past its end is over)."""
+    paused = state.paused_at(now_ms)
+    return PrivacyControls(
+        paused=paused,
+        paused_until=state.paused_until_ms if paused else None,
+        exclude_apps=list(state.exclude_apps),
+        exclude_titles=list(state.exclude_titles),
+        retention_days=state.retention_days,
+    )
+
+
+def health(state: PrivacyState, now_ms: int, *, private: bool) -> PrivacyHealth:
+    """``state`` as ``/health.privacy`` shows it to a caller (``private``: it may see names)."""
+    shown = controls(state, now_ms)
+    return PrivacyHealth(
+        paused=shown.paused,
+        paused_until=shown.paused_until,
+        exclude_apps=shown.exclude_apps if private else None,
+        exclude_titles=shown.exclude_titles if private else None,
+        retention_days=shown.retention_days,
+    )
