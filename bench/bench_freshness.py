@@ -21,7 +21,7 @@ import httpx
 from bench.figures import Table, at_least, cell
 from bench.runner import UsageError, arg, flags
 from bench.stats import median, percentile, ratio
-from config.agent_settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
+from config.agent.settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
 from config.logs import configure_logging
 from tests.support.day_session import (
     DAY_SESSION,

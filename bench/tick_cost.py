@@ -27,7 +27,7 @@ from actors.kernel.clock import SystemClock
 from actors.tree import Relay, start_relay
 from bench.figures import data
 from bench.stats import median, percentile
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 from config.settings import Settings
 from transport.demo.fake_llm import FakeLLM
 from transport.frontend import HttpFrontend

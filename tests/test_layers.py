@@ -143,7 +143,7 @@ def test_no_package_init_imports_anything() -> None:
 
 FEATURES = {
     "ingest": ("actors.ingest", "transport.ingest"),
-    "agent": ("actors.agent", "transport.agent"),
+    "agent": ("actors.agent", "transport.agent", "config.agent"),
     "audio": ("actors.audio", "transport.audio", "config.audio"),
     "escalation": ("actors.escalation", "transport.escalation"),
     "overlay": ("transport.overlay",),

@@ -12,7 +12,7 @@ from actors.core.bodies import sense_input
 from actors.core.records import EMPTY_SENSE, SensePost, SenseRecord, SenseSnapshot
 from actors.ingest.ring_buffer import RingBuffer
 from actors.kernel.storage import Store
-from config.agent_settings import MAX_IMAGES_LIMIT
+from config.agent.settings import MAX_IMAGES_LIMIT
 
 SENSE_RING = 30
 """Events the sense ring keeps (the newest)."""

@@ -7,9 +7,10 @@ from collections.abc import Callable
 
 import pytest
 
+from actors.agent.core.config_update import AgentConfigUpdate
 from actors.agent.digest_store import DigestStore
 from actors.agent.ticker import Ticker
-from actors.core.bodies import AgentConfigUpdate, convert
+from actors.core.bodies import convert
 from actors.core.shapes import AppSwitch
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer

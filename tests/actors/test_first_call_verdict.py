@@ -10,7 +10,7 @@ import httpx
 
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
-from config.agent_settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
+from config.agent.settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
 from tests.support.actor_calls import asked, tick
 from tests.support.observe import LogSink
 from tests.support.posts import jpeg, screen_event, sense

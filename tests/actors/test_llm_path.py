@@ -10,10 +10,11 @@ from typing import Any
 import httpx
 import pytest
 
+from actors.agent.core.config_update import AgentConfigUpdate
 from actors.agent.digest_store import DigestStore
 from actors.agent.ticker import Ticker
 from actors.common.breaker import BREAKER_THRESHOLD, COOL_OFF_JITTER, COOL_OFF_MIN_S, Breaker
-from actors.core.bodies import AgentConfigUpdate, convert
+from actors.core.bodies import convert
 from actors.core.errors import retry_after_s
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.clock import FakeClock

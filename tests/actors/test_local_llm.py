@@ -25,8 +25,8 @@ from actors.agent.ticker import Ticker
 from actors.core.errors import LLMLocalError, LLMTimeout
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
-from config.agent_settings import AgentSettings
-from config.local_llm import KNOWN_MODELS
+from config.agent.local_llm import KNOWN_MODELS
+from config.agent.settings import AgentSettings
 from tests.support.actor_calls import asked, last_entry, tick
 from tests.support.observe import LogSink, wait_until
 from tests.support.posts import sense

@@ -14,7 +14,7 @@ from actors.agent.digest_store import DigestStore
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 from tests.support.actor_calls import asked, last_entry, tick, ticker_status
 from tests.support.observe import LogSink
 from tests.support.posts import sense

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from actors.agent.core.config_update import AgentConfigUpdate
 from actors.agent.digest_store import DigestStore
 from actors.agent.ticker import Ticker
-from actors.core.bodies import AgentConfigUpdate, convert
+from actors.core.bodies import convert
 from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay

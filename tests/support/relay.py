@@ -10,7 +10,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from actors.tree import Relay
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 from config.audio.settings import AudioConfig
 from config.settings import Settings
 from transport.demo.fake_llm import FakeLLM

@@ -7,9 +7,11 @@ from typing import Annotated
 
 from msgspec import Meta
 
+from actors.agent.core.config_update import AgentConfigUpdate
 from actors.core.bodies import CONFIG_BODY_LIMIT
 from actors.core.shapes import AgentEntry
 from actors.kernel.search_index import MAX_QUERY_CHARS, MAX_TERMS
+from transport.agent.answers import ConfigAnswer
 from transport.agent.doctor import agent_checks
 from transport.agent.handler import (
     HISTORY_DEFAULT,
@@ -25,7 +27,7 @@ from transport.agent.handler import (
     post_config,
 )
 from transport.agent.health import AgentHealth, read_agent
-from transport.answers import ConfigAnswer, ContextAnswer, DigestAnswer, HistoryAnswer, LastAnswer
+from transport.answers import ContextAnswer, DigestAnswer, HistoryAnswer, LastAnswer
 from transport.host.feature import HealthSection, Parts
 from transport.host.route import INGEST_ERRORS, Param, Route, ok
 from transport.streams.fanout import LONG_POLL_MAX_S
@@ -118,7 +120,7 @@ AGENT = Parts(
             "Change the agent's configuration at runtime",
             ok(ConfigAnswer, "The configuration applied."),
             INGEST_ERRORS,
-            body="AgentConfigUpdate",
+            body=AgentConfigUpdate,
             body_limit=CONFIG_BODY_LIMIT,
         ),
     ),

@@ -8,19 +8,14 @@ from aiohttp import web
 from msgspec import UNSET
 
 from actors.agent.context_builder import ContextBuilder
+from actors.agent.core.config_update import AgentConfigUpdate
 from actors.agent.digest_store import DigestStore
 from actors.agent.ticker import Ticker
-from actors.core.bodies import CONFIG_BODY_LIMIT, AgentConfigUpdate
+from actors.core.bodies import CONFIG_BODY_LIMIT
 from actors.core.errors import BadRequest
 from actors.kernel.search_index import match_expression
-from transport.answers import (
-    ConfigAnswer,
-    ContextAnswer,
-    DigestAnswer,
-    HistoryAnswer,
-    LastAnswer,
-    public_config,
-)
+from transport.agent.answers import ConfigAnswer, public_config
+from transport.answers import ContextAnswer, DigestAnswer, HistoryAnswer, LastAnswer
 from transport.auth import Forbidden
 from transport.guard import json_response
 from transport.inputs import int_param, optional_int, read_body, wait_param

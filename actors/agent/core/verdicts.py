@@ -20,8 +20,8 @@ from actors.core.errors import (
     LLMHTTPError,
     LLMTimeout,
 )
-from config.agent_settings import DEFAULT_MODEL, AgentSettings
-from config.local_llm import LOCAL_LLM_INSTALL
+from config.agent.local_llm import LOCAL_LLM_INSTALL
+from config.agent.settings import DEFAULT_MODEL, AgentSettings
 from config.loopback import loopback_url
 from config.secrets import shown_url
 

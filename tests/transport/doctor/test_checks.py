@@ -13,7 +13,7 @@ import pytest
 
 from actors.agent.core.verdicts import chat_verdict
 from actors.common.check import Check, exit_code
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 from config.audio.settings import AudioConfig
 from config.settings import Settings
 from tests.support.harness import free_port

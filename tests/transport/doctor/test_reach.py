@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 from config.audio.settings import AudioConfig
 from tests.support.harness import free_port
 from transport.agent.doctor import llm_server_check
