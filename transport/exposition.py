@@ -83,7 +83,7 @@ class Scrape:
     """What one scrape reports; read on the loop before the text is made."""
 
     http: HttpStats
-    streams: Streams
+    streams: Streams[Any]
     actors: Mapping[str, ChildHandle[Any]]
     agent: AgentMetrics | None
     """``None`` when the digest store did not answer in time."""
@@ -371,7 +371,7 @@ class RelayCollector:
         yield cut
 
     @staticmethod
-    def _streams(streams: Streams) -> Iterator[Metric]:
+    def _streams(streams: Streams[Any]) -> Iterator[Metric]:
         clients = GaugeMetricFamily(
             "relay_stream_clients",
             "Open /feed/stream and /agent/stream clients, and overlay sockets.",
@@ -442,7 +442,7 @@ async def render(
     peers: Peers,
     ask: Asker,
     http: HttpStats,
-    streams: Streams,
+    streams: Streams[Any],
     *,
     clients: ClientReports | None = None,
     connections: Connections | None = None,

@@ -142,7 +142,9 @@ def test_a_relay_thinks_with_its_own_model(make_relay: Callable[..., Relay], log
     settings = relay_settings()
     agent = replace(settings.agent, api="local", model=SMOLLM, local_threads=1, timeout_ms=60_000)
     relay = make_relay(replace(settings, agent=agent))
-    relay.local_models.chat(SMOLLM, 1).warm()  # the tick's wait is for the answer, not the load
+    relay.wiring.local_models.chat(
+        SMOLLM, 1
+    ).warm()  # the tick's wait is for the answer, not the load
     asked(relay.handles["sense"], SenseBuffer.append, sense("FAILED test_idle - AssertionError"))
     assert asked(relay.handles["ticker"], Ticker.tick) == "started"
     wait_until(lambda: logs.named("tick"), 60, "the local model's answer")  # a slow CPU's
@@ -195,7 +197,7 @@ def test_the_fault_drill_kills_the_local_models_worker(make_relay: Callable[...,
         early = client.post("/debug/fault", json={"actor": "llm_worker", "kind": "crash"})
         assert early.status_code == 400  # no call yet: no worker to drill
         assert "once a tick has called the model" in early.json()["error"]
-        chat = relay.local_models.chat(SMOLLM, settings.agent.local_threads)
+        chat = relay.wiring.local_models.chat(SMOLLM, settings.agent.local_threads)
         chat.warm()
         pid = chat.stats().pid
         assert pid is not None
@@ -220,4 +222,4 @@ def test_over_http_the_local_model_changes_to_a_known_one_never_to_a_file(
         assert client.get("/agent/config").json()["config"]["model"] == SMOLLM
         known = client.post("/agent/config", json={"model": "qwen2.5-coder-1.5b-instruct"})
         assert known.status_code == 200
-    assert relay.local_models.current() is None  # nothing was loaded
+    assert relay.wiring.local_models.current() is None  # nothing was loaded
