@@ -1,9 +1,9 @@
 """The agent feature, as the HTTP shell takes it: the digest, the entries, the context and the
-configuration, and ``/health.agent``."""
+configuration, ``/health.agent``, its metric families and its checks."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from msgspec import Meta
 
@@ -31,6 +31,21 @@ from transport.answers import ContextAnswer, DigestAnswer, HistoryAnswer, LastAn
 from transport.host.feature import HealthSection, Parts
 from transport.host.route import INGEST_ERRORS, Param, Route, ok
 from transport.streams.fanout import LONG_POLL_MAX_S
+
+if TYPE_CHECKING:
+    from prometheus_client.metrics_core import Metric
+
+    from transport.bridge import Asker
+    from transport.state import Peers
+
+
+async def agent_metrics(peers: Peers, ask: Asker) -> tuple[Metric, ...]:
+    """The agent's families, asked of the digest store and the ticker
+    (:mod:`transport.agent.exposition`, imported at the first scrape with prometheus-client)."""
+    from transport.agent.exposition import agent_families  # noqa: PLC0415
+
+    return await agent_families(peers, ask)
+
 
 AGENT = Parts(
     "agent",
@@ -125,5 +140,6 @@ AGENT = Parts(
         ),
     ),
     health=(HealthSection("agent", AgentHealth, read_agent),),
+    families=agent_metrics,
     checks=agent_checks,
 )

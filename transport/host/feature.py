@@ -40,10 +40,11 @@ class Checks(Protocol):
 
 
 class Families(Protocol):
-    """A feature's metric families at one scrape of ``GET /metrics``, from what its actors
-    last published (read on the event loop, no message)."""
+    """A feature's metric families at one scrape of ``GET /metrics``: from what its actors
+    last published (read on the event loop, no message), or asked of them (each answer
+    bounded by the actor timeout; one that does not come in time leaves its families out)."""
 
-    def __call__(self, peers: Peers) -> Iterable[Metric]: ...
+    async def __call__(self, peers: Peers, ask: Asker) -> Iterable[Metric]: ...
 
 
 class SwitchesFor(Protocol):
@@ -86,9 +87,9 @@ def no_switches(peers: Peers, ask: Asker) -> None:
     """The switches of a feature that captures no audio."""
 
 
-def no_families(peers: Peers) -> Iterator[Metric]:  # noqa: ARG001
+async def no_families(peers: Peers, ask: Asker) -> Iterable[Metric]:  # noqa: ARG001
     """The families of a feature whose figures are shown elsewhere."""
-    return iter(())
+    return ()
 
 
 def no_checks(settings: Settings, *, started: bool) -> Iterator[Check]:  # noqa: ARG001
