@@ -37,7 +37,7 @@ from tests.support.day_session import (
 from tests.support.harness import Server, relay_env, relay_process
 from tests.support.meter import rss_mb
 from tests.support.model_process import children, server_pid
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 from transport.demo.replay import DEMO_SESSION, Replayer, SessionEvent, load_session
 
 MAX_AGE_MS = 120_000

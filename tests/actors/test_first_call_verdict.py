@@ -15,7 +15,7 @@ from tests.support.actor_calls import asked, tick
 from tests.support.observe import LogSink
 from tests.support.posts import jpeg, screen_event, sense
 from tests.support.relay import relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 FALLBACK = "anthropic/claude-3.5-haiku"
 

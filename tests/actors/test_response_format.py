@@ -19,7 +19,7 @@ from tests.support.actor_calls import asked, last_entry, tick, ticker_status
 from tests.support.observe import LogSink
 from tests.support.posts import sense
 from tests.support.relay import client_for, relay_settings, scrape, value
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 PRIMARY = "google/gemini-2.5-flash-lite"
 FALLBACK = "anthropic/claude-3.5-haiku"

@@ -22,7 +22,7 @@ from actors.tree import Relay
 from tests.support.actor_calls import advance, asked, hear, last_entry, settled, show, ticker_status
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import relay_settings, via_remote
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 
 @pytest.fixture

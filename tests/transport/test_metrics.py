@@ -20,7 +20,7 @@ from actors.tree import Relay
 from tests.support.actor_calls import tick
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import Samples, client_for, relay_settings, scrape, value
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 from transport.exposition import RelayCollector, Scrape
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, RouteStats
 from transport.profiling import ClientReports

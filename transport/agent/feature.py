@@ -1,5 +1,6 @@
 """The agent feature, as the HTTP shell takes it: the digest, the entries, the context and the
-configuration, ``/health.agent``, its metric families and its checks."""
+configuration, ``/health.agent``, its metric families and its checks, and its part of
+``--demo``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from actors.core.bodies import CONFIG_BODY_LIMIT
 from actors.core.shapes import AgentEntry
 from actors.kernel.search_index import MAX_QUERY_CHARS, MAX_TERMS
 from transport.agent.answers import ConfigAnswer
+from transport.agent.demo import agent_demo
 from transport.agent.doctor import agent_checks
 from transport.agent.handler import (
     HISTORY_DEFAULT,
@@ -142,4 +144,5 @@ AGENT = Parts(
     health=(HealthSection("agent", AgentHealth, read_agent),),
     families=agent_metrics,
     checks=agent_checks,
+    demo=agent_demo,
 )

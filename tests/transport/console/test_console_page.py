@@ -22,7 +22,7 @@ from tests.support.observe import LogSink, wait_until
 from tests.support.posts import screen_event
 from tests.support.relay import base_url, client_for, relay_settings
 from tests.transport.console.conftest import Watched
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 # Every test here drives Chromium, which the first test of the module starts.
 pytestmark = pytest.mark.slow
