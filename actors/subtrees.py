@@ -145,6 +145,11 @@ class Wiring:
         sources = configured(self.settings.audio)
         return self.handles.by_name(situation=self.outbox is not None, sources=sources)
 
+    def close(self) -> None:
+        """End what the subtrees hold beside their actors, once they have stopped: the
+        agent's model's worker process."""
+        self.local_models.close()
+
     @property
     def intensity(self) -> Intensity:
         """How many restarts a supervisor allows before it escalates."""

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 import pykka
 import structlog
 
-from actors.agent.local_llm import LocalModels
 from actors.core.error_text import safe_text
 from actors.core.errors import ActorUnavailable
 from actors.core.redactor import Redactor
@@ -107,7 +106,7 @@ def start_relay(
         handles=wiring.actors,
         storage=storage,
         frontend=frontend,
-        local_models=wiring.local_models,
+        wiring=wiring,
     )
 
 
@@ -121,8 +120,9 @@ class Relay:
     handles: dict[str, ChildHandle[Any]]
     storage: StorageInfo
     frontend: Frontend
-    local_models: LocalModels
-    """The agent's model on this machine, whose worker ends with the relay."""
+    wiring: Wiring
+    """What the subtrees were built from: what they hold beside their actors (the agent's
+    model on this machine, whose worker ends with the relay) is closed with it."""
 
     def address(self, timeout_s: float = 5.0) -> tuple[str, int]:
         """Where the frontend serves."""
@@ -150,7 +150,7 @@ class Relay:
             return False
         finally:
             close_storage(self.storage)
-            self.local_models.close()
+            self.wiring.close()
         return True
 
 

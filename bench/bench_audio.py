@@ -26,7 +26,7 @@ from tests.support.audio_probe import FeedListener, TimedStt, pcm_command, stt_s
 from tests.support.chaos_audio import capture_processes
 from tests.support.harness import Server, agent_env, relay_env
 from tests.support.meter import Meter, cpu_s, rss_mb
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 TARGETS = ("ingest", "memory", "latency", "real", "local")
 P99_TARGET = 1.1

@@ -27,7 +27,7 @@ from bench.stats import median, percentile
 from config.logs import configure_logging
 from tests.support import harness as h
 from tests.support.meter import CLK_TCK, Meter, Usage, load_1min
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 PARTS = ("idle", "startup", "tick")
 TICK_LIMIT_MS, IDLE_LIMIT_PCT, START_LIMIT_S = 2.0, 0.5, 1.0

@@ -15,7 +15,7 @@ from bench import load
 from bench.figures import print_progress, print_ratios, print_table
 from bench.stats import ratio
 from tests.support import harness
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 SERVERS = ("bare", "relay", "memory")
 GETS = ("/feed?after=0", "/health")

@@ -21,7 +21,7 @@ import httpx
 from bench.figures import Table, at_least, cell
 from bench.runner import UsageError, arg, flags
 from bench.stats import median, percentile, ratio
-from config.agent_settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
+from config.agent.settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
 from config.logs import configure_logging
 from tests.support.day_session import (
     DAY_SESSION,
@@ -37,7 +37,7 @@ from tests.support.day_session import (
 from tests.support.harness import Server, relay_env, relay_process
 from tests.support.meter import rss_mb
 from tests.support.model_process import children, server_pid
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 from transport.demo.replay import DEMO_SESSION, Replayer, SessionEvent, load_session
 
 MAX_AGE_MS = 120_000

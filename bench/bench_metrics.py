@@ -22,14 +22,13 @@ from bench.runner import flags
 from bench.stats import best_us, median
 from bench.tick_cost import in_process_relay
 from tests.support.harness import drive
-from transport.app import streams_of
+from transport.agent.fake_llm import FakeLLM
 from transport.auth import Access
 from transport.bridge import Asker
-from transport.demo.fake_llm import FakeLLM
 from transport.exposition import render
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, RouteStats
 from transport.registry import FEATURES
-from transport.state import Peers
+from transport.state import Peers, streams_of
 from transport.streams.limits import StreamLimits
 
 

@@ -23,7 +23,7 @@ from actors.core.errors import LLMError
 from actors.core.screen_image import NOTHING_SENT, ScreenImage
 from bench.runner import UsageError, arg
 from bench.stats import percentile, ratio
-from config.agent_settings import RESPONSE_FORMATS, AgentSettings
+from config.agent.settings import RESPONSE_FORMATS, AgentSettings
 from tests.support import model_windows
 from tests.support.hud_words import JUDGES, Judged, Now, now_of
 from tests.support.meter import cpu_s

@@ -27,9 +27,9 @@ from actors.kernel.clock import SystemClock
 from actors.tree import Relay, start_relay
 from bench.figures import data
 from bench.stats import median, percentile
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 from config.settings import Settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 from transport.frontend import HttpFrontend
 
 MAX_AGE_MS, HOUR_MS, CALL_TIMEOUT_S, OCR_CHARS = 120_000, 3_600_000, 5.0, 4096

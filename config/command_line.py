@@ -9,18 +9,8 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
-from config.common.errors import ConfigError
-from config.common.paths import model_path
 from config.common.setting_types import decode, read_path
 from config.env_file import with_env_file
-from config.local_llm import (
-    DEFAULT_LOCAL_MODEL,
-    KNOWN_MODELS,
-    LOCAL_TIMEOUT_MS,
-    LocalModelError,
-    local_llm_installed,
-    local_model,
-)
 from config.options import OPTIONS, SECTIONS
 from config.privacy import privacy_matrix
 from config.settings import Settings
@@ -158,7 +148,6 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
     if "log_format" not in settings:
         # a log file is no terminal, whatever stderr is
         settings["log_format"] = "console" if isatty and "log_file" not in settings else "json"
-    _agent_api(given["agent"])
     made: dict[str, Any] = {}
     for section in SECTIONS[1:]:
         if section.complete is not None:
@@ -167,34 +156,6 @@ def load_settings(argv: Sequence[str], environ: Mapping[str, str], *, isatty: bo
     made_settings = Settings(**settings, **made, demo=bool(args.get("demo")))
     privacy_matrix(made_settings.privacy, redact=made_settings.redact)  # refuses contradictions
     return made_settings
-
-
-def _agent_api(agent: dict[str, Any]) -> None:
-    """The agent's own model when it can serve and nothing else is named: the ``local-llm``
-    extra installed, neither a key nor a server given, and no model named that only a server
-    has. With ``AGENT_API=local``,
-    ``AGENT_MODEL`` is the default local model unless named, checked, and a path made absolute.
-
-    Raises:
-        ConfigError: ``AGENT_MODEL`` names no model this machine can run.
-    """
-    named = {"api", "api_key", "base_url"} & agent.keys()
-    if not named and local_llm_installed() and _runs_here(agent.get("model")):
-        agent["api"] = "local"
-    if agent.get("api") != "local":
-        return
-    agent.setdefault("timeout_ms", LOCAL_TIMEOUT_MS)
-    try:
-        agent["model"] = local_model(agent.get("model", DEFAULT_LOCAL_MODEL))
-    except LocalModelError as exc:
-        raise ConfigError(str(exc)) from None
-
-
-def _runs_here(model: str | None) -> bool:
-    """Whether ``AGENT_MODEL`` is unset or names a model this machine can run (a path, or a
-    known model): a server's model name with no key keeps the agent off, saying so, rather
-    than refuse to start."""
-    return model is None or model in KNOWN_MODELS or model_path(model) is not None
 
 
 def _with_env_file(flag: str | None, environ: Mapping[str, str]) -> Mapping[str, str]:

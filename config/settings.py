@@ -13,7 +13,8 @@ from typing import Annotated, Literal
 
 from msgspec import Meta
 
-from config.agent_settings import AgentSettings
+from config.agent.local_llm import complete_agent
+from config.agent.settings import AgentSettings
 from config.audio.settings import AudioConfig
 from config.audio.stt_choice import complete_audio
 from config.common.setting_types import (
@@ -266,7 +267,11 @@ class Settings:
     ] = ""
     demo: bool = False
     """``--demo``: the shipped stand-in LLM and a synthetic capture session (a first-run tour)."""
-    agent: AgentSettings = field(default_factory=AgentSettings)
+    agent: Annotated[AgentSettings, Meta(extra={"complete": complete_agent})] = field(
+        default_factory=AgentSettings
+    )
+    """The agent's section; the command line completes what was given of it
+    (:func:`config.agent.local_llm.complete_agent`)."""
     audio: Annotated[AudioConfig, Meta(extra={"complete": complete_audio})] = field(
         default_factory=AudioConfig
     )

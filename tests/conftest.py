@@ -25,7 +25,7 @@ from config.logs import configure_logging
 from config.settings import Settings
 from tests.support.observe import LogSink
 from tests.support.relay import client_for, relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
 from transport.frontend import HttpFrontend
 from transport.streams import limits as stream_limits

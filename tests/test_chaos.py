@@ -43,7 +43,7 @@ from tests.support.chaos import (
 from tests.support.chaos_hearing import Hearing, VariedStt, stored
 from tests.support.chaos_llm import LLM_FAULTS, LLMDrill
 from tests.support.harness import Server, log_tail, relay_env, server_process
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 pytestmark = pytest.mark.slow
 

@@ -21,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.support.harness import free_port
 from tests.support.observe import wait_until
 from tests.support.run_relay import relay_env, spawn_relay, wait_healthy
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 pytestmark = pytest.mark.slow
 

@@ -166,7 +166,7 @@ def test_a_signal_delivered_twice_at_once_is_one_clean_stop(
 
 @pytest.mark.slow
 def test_a_hung_llm_request_does_not_hold_up_shutdown(tmp_path: Path) -> None:
-    from transport.demo.fake_llm import FakeLLM  # noqa: PLC0415
+    from transport.agent.fake_llm import FakeLLM  # noqa: PLC0415
 
     with FakeLLM(mode="hang") as llm:
         port = free_port()

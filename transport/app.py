@@ -12,10 +12,7 @@ from collections.abc import Callable
 import structlog
 from aiohttp import web
 
-from actors.agent.core.entries import AgentSnapshot
-from actors.agent.digest_store import DigestStore
 from actors.core.bodies import SENSE_BODY_LIMIT
-from actors.core.records import FeedSnapshot
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer
 from transport.auth import ANY_METHOD, Access
@@ -51,38 +48,11 @@ from transport.state import (
     ListAnswers,
     Peers,
     Policy,
+    streams_of,
 )
-from transport.streams.fanout import Streams
-from transport.streams.hub import Hub
 from transport.streams.limits import StreamLimits
-from transport.streams.subscriber import Event
 
 log = structlog.get_logger("relay")
-
-
-def _feed_items(snapshot: FeedSnapshot) -> tuple[Event, ...]:
-    return snapshot.items
-
-
-def _agent_entries(snapshot: AgentSnapshot) -> tuple[Event, ...]:
-    return snapshot.entries
-
-
-def streams_of(peers: Peers, ask: Asker, limits: StreamLimits, max_streams: int) -> Streams:
-    """The feed and agent hubs over the actors' cells, and the streams' bounds."""
-
-    async def stored_feed(after: int, limit: int) -> tuple[Event, ...]:
-        return await ask(peers.feed, FeedBuffer.stored_after, after, limit)
-
-    async def stored_entries(after: int, limit: int) -> tuple[Event, ...]:
-        return await ask(peers.digest, DigestStore.entries_after, after, limit)
-
-    return Streams(
-        feed=Hub("feed", peers.feed_view, _feed_items, stored_feed, limits),
-        agent=Hub("agent", peers.agent_view, _agent_entries, stored_entries, limits),
-        max_streams=max_streams,
-        limits=limits,
-    )
 
 
 def build_app(

@@ -1,12 +1,11 @@
 """``GET /metrics``: the relay's counters in the Prometheus text format, made at scrape time.
 
-Nothing here runs per request. A scrape asks the digest store and the ticker for their
-counters (through the bridge, each bounded by the actor timeout, both at once), reads what
-the event loop keeps itself (requests per route, streams) and what any thread may read
-(each actor's handle), then a collector of our own turns that snapshot into metric families
-on a registry of its own (never prometheus-client's global one), and prometheus-client
-writes the text. An actor that does not answer in time leaves its metrics out of that
-scrape, and ``relay_scrape_source_up{source}`` says which.
+Nothing here runs per request. A scrape reads what the event loop keeps itself
+(requests per route, streams) and what any thread may read (each actor's handle), and asks
+each feature for its families (:class:`~transport.host.feature.Feature`'s ``families``, all
+at once: a feature that asks its actors bounds each answer by the actor timeout); then a
+collector of our own turns that snapshot into metric families on a registry of its own
+(never prometheus-client's global one), and prometheus-client writes the text.
 
 The module is imported at the first scrape (see :mod:`transport.metrics`).
 """
@@ -15,9 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import queue
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from prometheus_client.exposition import generate_latest
 from prometheus_client.metrics_core import (
@@ -29,21 +28,8 @@ from prometheus_client.metrics_core import (
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import CollectorRegistry
 
-from actors.agent.core.counters import AgentMetrics
-from actors.agent.core.hud_check import WITHHELD_REASONS
-from actors.agent.core.response_format import NO_LEVELS, FormatLevels
-from actors.agent.digest_store import DigestStore
-from actors.agent.local_llm import LocalLLMStats
-from actors.agent.ticker import Ticker
-from actors.common.latency import LATENCY_BUCKETS_S
-from actors.core.errors import ActorUnavailable
-from actors.kernel.base import ChildHandle, RelayActor
-from transport.agent.local import local_families, local_stats
-from transport.agent.redaction import redaction_families
-from transport.agent.vision import vision_families
+from actors.kernel.base import ChildHandle
 from transport.bridge import Asker
-from transport.escalation.exposition import escalation_families
-from transport.gauges import state_gauge
 from transport.metrics import HTTP_BUCKETS_S, HttpStats, cumulative
 from transport.profiling import CLIENTS, ClientReports
 
@@ -53,8 +39,6 @@ if TYPE_CHECKING:
     from transport.state import Peers
     from transport.streams.fanout import Streams
 
-A = TypeVar("A", bound=RelayActor)
-R = TypeVar("R")
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The Prometheus text exposition format, version 0.0.4 (what every scraper reads)."""
@@ -73,9 +57,6 @@ _STATUS_OUTCOMES = {
     503: "unavailable",
 }
 """An ingest request's outcome by status; any other status is ``error``."""
-CIRCUIT_STATES = ("ok", "degraded", "open", "disabled", "no_key")
-"""``/health.agent.state``: the LLM path's circuit; ``disabled`` when the agent is switched
-off, ``no_key`` when it is on but has no key to call with."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,29 +64,21 @@ class Scrape:
     """What one scrape reports; read on the loop before the text is made."""
 
     http: HttpStats
-    streams: Streams
+    streams: Streams[Any]
     actors: Mapping[str, ChildHandle[Any]]
-    agent: AgentMetrics | None
-    """``None`` when the digest store did not answer in time."""
-    ticker: Mapping[str, Any] | None
-    """The ticker's ``status()``; ``None`` when it did not answer in time."""
     excluded: Mapping[str, int]
     """Posts answered 200 but dropped by an exclusion rule, by endpoint (counted in ``ok``
     by status, moved to ``excluded`` here)."""
     redactions: Mapping[str, int]
-    """Redactions of what clients sent, by type, since the start (the model's answers' are in
-    ``agent``)."""
+    """Redactions of what clients sent, by type, since the start (the model's answers' are
+    the agent's families)."""
     clients: ClientReports
     """The capture client's and the overlay's newest reports of their own figures."""
     connections: Connections | None = None
     """The server's open client connections, its cap and refusals."""
-    formats: FormatLevels = NO_LEVELS
-    """The response-format level that last answered, per model and base URL."""
     features: Sequence[Metric] = ()
     """The features' own families at this scrape (each :class:`~transport.host.feature.Feature`'s
     ``families``), in the registry's order."""
-    local: LocalLLMStats | None = None
-    """The local model's worker, once a call has made it (:mod:`transport.agent.local`)."""
 
 
 def _counter(name: str, doc: str, labels: Sequence[str]) -> CounterMetricFamily:
@@ -134,26 +107,11 @@ class RelayCollector:
         yield from self._http(scrape.http, scrape.excluded)
         if scrape.connections is not None:
             yield from self._connections(scrape.connections)
-        if scrape.agent is not None:
-            yield from self._agent(scrape.agent)
-        if scrape.ticker is not None:
-            yield from self._ticker(scrape.ticker)
-        yield self._formats(scrape.formats)
         yield from self._actors(scrape.actors)
         yield from self._streams(scrape.streams)
         yield from self._clients(scrape.clients)
+        yield self._redactions(scrape.redactions)
         yield from scrape.features
-        if scrape.local is not None:
-            yield from local_families(scrape.local)
-        yield from redaction_families(scrape.redactions, scrape.agent)
-        up = GaugeMetricFamily(
-            "relay_scrape_source_up",
-            "Whether an actor answered this scrape (0: its metrics are missing from it).",
-            labels=["source"],
-        )
-        up.add_metric(["digest"], 0 if scrape.agent is None else 1)
-        up.add_metric(["ticker"], 0 if scrape.ticker is None else 1)
-        yield up
 
     @staticmethod
     def _http(http: HttpStats, excluded: Mapping[str, int]) -> Iterator[Metric]:
@@ -193,119 +151,15 @@ class RelayCollector:
         yield ingested
 
     @staticmethod
-    def _formats(formats: FormatLevels) -> Metric:
-        family = GaugeMetricFamily(
-            "relay_llm_response_format",
-            "1 for the response_format level (json_schema, json_object, off) that last "
-            "answered, per model and base URL (AGENT_RESPONSE_FORMAT).",
-            labels=["model", "base_url", "level"],
+    def _redactions(clients: Mapping[str, int]) -> Metric:
+        """``relay_redactions_total{type}``: what clients sent (the model's answers' are the
+        agent's, ``relay_redactions_model_total``)."""
+        redactions = _counter(
+            "relay_redactions_total", "Secrets redacted before storage, by type.", ["type"]
         )
-        for row in formats.to_json():
-            family.add_metric([row["model"], row["baseUrl"], row["level"]], 1)
-        return family
-
-    @staticmethod
-    def _agent(agent: AgentMetrics) -> Iterator[Metric]:
-        ticks = _counter(
-            "relay_ticks_total",
-            "Agent ticks by outcome: called (the LLM answered), idle (an interval with nothing "
-            "new, as a fixed beat would have skipped it), empty "
-            "(empty window), fingerprint_skip (window unchanged), minor_skip (no meaningful "
-            "change), deferred (a meaningful change waiting: switching settling or the call "
-            "budget spent), failed.",
-            ["outcome"],
-        )
-        for outcome, count in agent.ticks.items():
-            ticks.add_metric([outcome], count)
-        yield ticks
-        skips = _counter(
-            "relay_tick_skips_total",
-            "Ticks not started: busy (one in flight), circuit_open (the breaker cooling off).",
-            ["reason"],
-        )
-        for reason, count in agent.not_started.items():
-            skips.add_metric([reason], count)
-        yield skips
-        yield CounterMetricFamily(
-            "relay_llm_fallbacks_total",
-            "Ticks answered by a fallback model rather than the first.",
-            value=agent.fallbacks,
-        )
-        withheld = _counter(
-            "relay_huds_withheld_total",
-            "Answers whose hud was not pushed to the feed because it was no line a user can "
-            "read: echo (the prompt's instructions), fragment (JSON pieces), markup, "
-            "placeholder (the prompt's), empty.",
-            ["reason"],
-        )
-        for reason in WITHHELD_REASONS:
-            withheld.add_metric([reason], agent.huds_withheld.get(reason, 0))
-        yield withheld
-        if agent.escalation is not None:
-            yield from escalation_families(agent.escalation)
-        yield from vision_families(agent)
-        yield CounterMetricFamily(
-            "relay_situation_write_failures_total",
-            "SITUATION.md writes that failed (RELAY_SITUATION_FILE); the ticks still succeeded.",
-            value=agent.situation_write_failures,
-        )
-        yield from RelayCollector._models(agent)
-
-    @staticmethod
-    def _models(agent: AgentMetrics) -> Iterator[Metric]:
-        """Each model's requests by outcome, their latency, tokens and known cost."""
-        latency = HistogramMetricFamily(
-            "relay_llm_request_duration_seconds",
-            "Chat-completions requests by model, answered or failed, retries included.",
-            labels=["model"],
-        )
-        requests = _counter(
-            "relay_llm_requests_total",
-            "Chat-completions requests by model and outcome: ok (answered), error (failed), "
-            "refused (its response format or images refused, asked again at once without).",
-            ["model", "outcome"],
-        )
-        tokens = _counter(
-            "relay_llm_tokens_total",
-            "Tokens by model: in (prompt) and out (completion).",
-            ["model", "direction"],
-        )
-        cost = _counter(
-            "relay_llm_cost_usd_total",
-            "Known cost of the answered calls in USD, by model (the provider's usage.cost, "
-            "else the price table); a model with no known cost has no sample.",
-            ["model"],
-        )
-        for model, stats in sorted(agent.models.items()):
-            _histogram(
-                latency, [model], LATENCY_BUCKETS_S, stats.latency_buckets, stats.latency_sum_s
-            )
-            requests.add_metric([model, "ok"], stats.calls)
-            requests.add_metric([model, "error"], stats.errors)
-            requests.add_metric([model, "refused"], stats.refused)
-            tokens.add_metric([model, "in"], stats.tokens_in)
-            tokens.add_metric([model, "out"], stats.tokens_out)
-            if stats.cost_known:
-                cost.add_metric([model], stats.cost_usd)
-        yield latency
-        yield requests
-        yield tokens
-        yield cost
-
-    @staticmethod
-    def _ticker(status: Mapping[str, Any]) -> Iterator[Metric]:
-        yield state_gauge(
-            "relay_circuit_state",
-            "The LLM path's state: 1 for the current one of ok, degraded (ticks failing), "
-            "open (the breaker cools off), disabled (turned off), no_key (on, without a key).",
-            CIRCUIT_STATES,
-            str(status.get("state")),
-        )
-        yield GaugeMetricFamily(
-            "relay_llm_consecutive_failures",
-            "Failed ticks in a row (3 open the circuit).",
-            value=status.get("consecutiveFailures", 0),
-        )
+        for kind, count in sorted(clients.items()):
+            redactions.add_metric([kind], count)
+        return redactions
 
     @staticmethod
     def _actors(actors: Mapping[str, ChildHandle[Any]]) -> Iterator[Metric]:
@@ -371,7 +225,7 @@ class RelayCollector:
         yield cut
 
     @staticmethod
-    def _streams(streams: Streams) -> Iterator[Metric]:
+    def _streams(streams: Streams[Any]) -> Iterator[Metric]:
         clients = GaugeMetricFamily(
             "relay_stream_clients",
             "Open /feed/stream and /agent/stream clients, and overlay sockets.",
@@ -430,19 +284,11 @@ def mailbox_depth(handle: ChildHandle[Any]) -> int:
     return cast("queue.Queue[Any]", ref.actor_inbox).qsize()
 
 
-async def _read(ask: Asker, handle: ChildHandle[A], method: Callable[[A], R]) -> R | None:
-    """``method``'s answer, or ``None`` when the actor is down or did not answer in time."""
-    try:
-        return await ask(handle, method)
-    except ActorUnavailable:
-        return None
-
-
 async def render(
     peers: Peers,
     ask: Asker,
     http: HttpStats,
-    streams: Streams,
+    streams: Streams[Any],
     *,
     clients: ClientReports | None = None,
     connections: Connections | None = None,
@@ -451,23 +297,16 @@ async def render(
     features: tuple[Feature, ...] = (),
 ) -> bytes:
     """The text of one scrape; ``features``: whose families it shows besides the relay's."""
-    agent, ticker = await asyncio.gather(
-        _read(ask, peers.digest, DigestStore.metrics),
-        _read(ask, peers.ticker, Ticker.status),
-    )
+    families = await asyncio.gather(*(feature.families(peers, ask) for feature in features))
     scrape = Scrape(
         http=http,
         streams=streams,
         actors=peers.actors,
-        agent=agent,
-        ticker=ticker,
         excluded=excluded or {},
         redactions=redactions or {},
         clients=clients or ClientReports(),
         connections=connections,
-        formats=peers.formats.value,
-        features=tuple(family for feature in features for family in feature.families(peers)),
-        local=local_stats(peers.local_models),
+        features=tuple(family for feature in families for family in feature),
     )
     registry = CollectorRegistry(auto_describe=False)
     registry.register(RelayCollector(scrape))

@@ -29,7 +29,6 @@ from typing import Any, Literal
 import msgspec
 import orjson
 
-from actors.core.bodies import REQUEST_TYPES
 from transport.answers import Error, OverlayFeed, OverlayPing, OverlayStatus, StreamGap
 from transport.connections import SMALL_BODY_BYTES, SMALL_BODY_RESERVE
 from transport.host.route import Answer, Param, Route
@@ -45,6 +44,9 @@ from transport.overlay.socket import (
 from transport.registry import ROUTE_TABLE
 
 REF = "#/components/schemas/{name}"
+REQUEST_TYPES = tuple(dict.fromkeys(route.body for route in ROUTE_TABLE if route.body is not None))
+"""The structs that decode the request bodies, each once, in the route table's order: their
+schemas are the components of the same names."""
 EXTENDS = {"SenseEvent": "SenseInput"}
 """Answers that are a request body as sent, with the server's fields around it."""
 _BODY_NOTE = (
@@ -107,7 +109,7 @@ class _Components:
 
     def finished(self) -> dict[str, Schema]:
         """The answers' components and the request bodies' (generated from the structs that
-        decode them: :data:`actors.core.bodies.REQUEST_TYPES` and the overlay's messages,
+        decode them: :data:`REQUEST_TYPES` and the overlay's messages,
         :data:`transport.overlay.messages.INBOUND_TYPES`), by name."""
         out = dict(self.schemas)
         sent = (*REQUEST_TYPES, *INBOUND_TYPES)
@@ -285,7 +287,10 @@ def _operation(route: Route, c: _Components) -> Schema:
         if route.params:
             operation["parameters"] = [_param(p, c) for p in route.params]
         if route.body is not None:
-            body: Schema = {"required": True, "content": {JSON: {"schema": ref(route.body)}}}
+            body: Schema = {
+                "required": True,
+                "content": {JSON: {"schema": ref(route.body.__name__)}},
+            }
             if route.body_limit:
                 body["description"] = f"At most {kib(route.body_limit)}." + _BODY_NOTE
             operation["requestBody"] = body

@@ -2,7 +2,8 @@
 
 :class:`Peers` are the actor handles and the cells the actors publish; :class:`Policy` is
 what the app applies to requests (token, CORS, hosts, faults, tracing, stream limit, exclusion,
-redaction counts); the app keys name each shared object (``request.app[PEERS]``, ...).
+redaction counts); the app keys name each shared object (``request.app[PEERS]``, ...), among
+them the streams' hubs over the cells (:func:`streams_of`).
 """
 
 from __future__ import annotations
@@ -40,9 +41,10 @@ from transport.connections import BodyHold, Connections
 from transport.metrics import HttpStats
 from transport.overlay.socket import Overlays
 from transport.profiling import ClientReports
-from transport.streams.fanout import (
-    Streams,
-)
+from transport.streams.fanout import Streams
+from transport.streams.hub import Hub
+from transport.streams.limits import StreamLimits
+from transport.streams.subscriber import Event
 
 log = structlog.get_logger("relay")
 
@@ -179,7 +181,8 @@ FEED_POSTS = web.AppKey("feed_posts", Batcher)
 SENSE_POSTS = web.AppKey("sense_posts", Batcher)
 
 
-STREAMS = web.AppKey("streams", Streams)
+STREAMS: web.AppKey[Streams[AgentSnapshot]] = web.AppKey("streams")
+"""The feed and agent hubs (:func:`streams_of`), and the slots the streams share."""
 
 
 REQUEST_ID = web.RequestKey("request_id", str)
@@ -211,3 +214,30 @@ OPENAPI: web.AppKey[Callable[[], bytes]] = web.AppKey("openapi")
 
 ACCESS = web.AppKey("access", Access)
 """The token and CORS policy; the guard adds each answer's CORS headers (:func:`guarded`)."""
+
+
+def _feed_items(snapshot: FeedSnapshot) -> tuple[Event, ...]:
+    return snapshot.items
+
+
+def _agent_entries(snapshot: AgentSnapshot) -> tuple[Event, ...]:
+    return snapshot.entries
+
+
+def streams_of(
+    peers: Peers, ask: Asker, limits: StreamLimits, max_streams: int
+) -> Streams[AgentSnapshot]:
+    """The feed and agent hubs over the actors' cells, and the streams' bounds."""
+
+    async def stored_feed(after: int, limit: int) -> tuple[Event, ...]:
+        return await ask(peers.feed, FeedBuffer.stored_after, after, limit)
+
+    async def stored_entries(after: int, limit: int) -> tuple[Event, ...]:
+        return await ask(peers.digest, DigestStore.entries_after, after, limit)
+
+    return Streams(
+        feed=Hub("feed", peers.feed_view, _feed_items, stored_feed, limits),
+        agent=Hub("agent", peers.agent_view, _agent_entries, stored_entries, limits),
+        max_streams=max_streams,
+        limits=limits,
+    )

@@ -33,7 +33,7 @@ from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Clock
 from actors.kernel.listeners import Listeners
 from actors.kernel.published import Published
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 from config.privacy import DEFAULT_MATRIX, Column, Matrix
 
 

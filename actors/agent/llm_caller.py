@@ -80,7 +80,7 @@ from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Clock
 from actors.kernel.listeners import Listeners
 from actors.kernel.published import Published
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 
 MAX_RETRIES = 2
 """Retries of one model after a 429, a 5xx or a connection error."""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import platformdirs
 
-from config.local_llm import KNOWN_MODELS, KnownModel
+from config.agent.local_llm import KNOWN_MODELS, KnownModel
 
 APP_NAME = "sinain-relay"
 GGUF_MAGIC = b"GGUF"

@@ -50,11 +50,11 @@ import pykka
 
 from actors.agent.context_builder import ContextBuilder
 from actors.agent.core.change import STALE_AFTER
+from actors.agent.core.config_update import AgentConfigUpdate
 from actors.agent.core.events import AgentEvent, QuietSpell, TickNotStarted
 from actors.agent.core.ticks import TickDone, TickRequest
 from actors.agent.ticker_cells import ConfigCell, NewActivity, News
 from actors.common.breaker import Breaker
-from actors.core.bodies import AgentConfigUpdate
 from actors.core.errors import BadRequest
 from actors.core.exclusion import PrivacyState
 from actors.core.shapes import TickNote
@@ -62,9 +62,9 @@ from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.listeners import Listeners
 from actors.kernel.published import Published, tell_on_publish
-from config.agent_settings import AgentSettings
+from config.agent.local_llm import LOCAL_LLM_INSTALL, runtime_model_refusal
+from config.agent.settings import AgentSettings
 from config.common.secrets import remember_secret, shown_url
-from config.local_llm import LOCAL_LLM_INSTALL, runtime_model_refusal
 
 LOST_TICK_GRACE_S = 5.0
 """A tick still in flight this long after its budget is given up as lost."""

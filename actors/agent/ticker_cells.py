@@ -18,7 +18,7 @@ from actors.kernel.base import ChildHandle
 from actors.kernel.clock import Clock
 from actors.kernel.doorbell import Doorbell
 from actors.kernel.published import Published
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 
 TICKS_KEPT = 200
 """Ticks the Ticker remembers for the console: some minutes of a busy day."""

@@ -30,7 +30,7 @@ from typing import Literal
 from actors.core.screen_budget import is_error, is_question, may_hold_errors
 from actors.core.shapes import NO_OUTPUT
 from actors.core.window import TickWindow
-from config.agent_settings import EscalationPolicy
+from config.agent.settings import EscalationPolicy
 from config.app_names import normalize_app_name
 
 THRESHOLD = 3

@@ -13,7 +13,7 @@ from actors.core.bodies import sense_input
 from actors.core.records import EMPTY_SENSE, JSONDict, SensePost, SenseRecord, SenseSnapshot
 from actors.ingest.ring_buffer import RingBuffer
 from actors.kernel.storage import Store, read_rows
-from config.agent_settings import MAX_IMAGES_LIMIT
+from config.agent.settings import MAX_IMAGES_LIMIT
 from config.privacy import SHOWN, Column
 
 SENSE_RING = 30

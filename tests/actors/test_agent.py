@@ -7,9 +7,10 @@ from collections.abc import Callable
 
 import pytest
 
+from actors.agent.core.config_update import AgentConfigUpdate
 from actors.agent.digest_store import DigestStore
 from actors.agent.ticker import Ticker
-from actors.core.bodies import AgentConfigUpdate, convert
+from actors.core.bodies import convert
 from actors.core.shapes import AppSwitch
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer
@@ -20,7 +21,7 @@ from tests.support.actor_calls import asked, last_entry, restarted, tick
 from tests.support.observe import LogSink, wait_until
 from tests.support.posts import TRANSCRIPT, sense
 from tests.support.relay import client_for, relay_settings, via_remote
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 
 def test_tick_sends_the_prompt_and_stores_hud_and_digest(

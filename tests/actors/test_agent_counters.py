@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from actors.agent.core.counters import AgentCounters
 from actors.agent.core.events import TickFailed
-from config.agent_settings import DEFAULT_MODEL
+from config.agent.settings import DEFAULT_MODEL
 from config.prices import load_prices
 from tests.support.actor_calls import answered_tick
 

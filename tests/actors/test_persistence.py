@@ -31,7 +31,7 @@ from tests.support.observe import LogSink, wait_until
 from tests.support.posts import TRANSCRIPT, sense
 from tests.support.redaction_samples import AWS, assert_nowhere
 from tests.support.relay import relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 
 def everything(relay: Relay) -> dict[str, Any]:

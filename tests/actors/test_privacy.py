@@ -42,7 +42,7 @@ from tests.support.redaction_samples import (
     capture_with_secrets,
 )
 from tests.support.relay import client_for, relay_settings, scrape, value
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 # -- the buffers: the one choke point ---------------------------------------------------------
 

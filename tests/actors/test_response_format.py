@@ -14,12 +14,12 @@ from actors.agent.digest_store import DigestStore
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.tree import Relay
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 from tests.support.actor_calls import asked, last_entry, tick, ticker_status
 from tests.support.observe import LogSink
 from tests.support.posts import sense
 from tests.support.relay import client_for, relay_settings, scrape, value
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 PRIMARY = "google/gemini-2.5-flash-lite"
 FALLBACK = "anthropic/claude-3.5-haiku"

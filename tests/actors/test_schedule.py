@@ -12,16 +12,17 @@ from typing import Any
 
 import pytest
 
+from actors.agent.core.config_update import AgentConfigUpdate
 from actors.agent.digest_store import DigestStore
 from actors.agent.ticker import Ticker
-from actors.core.bodies import AgentConfigUpdate, convert
+from actors.core.bodies import convert
 from actors.kernel.base import RelayActor
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from tests.support.actor_calls import advance, asked, hear, last_entry, settled, show, ticker_status
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import relay_settings, via_remote
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 
 @pytest.fixture

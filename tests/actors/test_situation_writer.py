@@ -27,7 +27,7 @@ from tests.support.observe import LogSink, wait_until
 from tests.support.posts import sense
 from tests.support.redaction_samples import SK
 from tests.support.relay import client_for, relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 # -- the atomic write ----------------------------------------------------------------------------
 

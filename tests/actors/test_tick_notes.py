@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from actors.agent.core.ticks import TickDone
 from actors.agent.ticker_cells import TICKS_KEPT, ConfigCell
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 
 
 def test_each_end_says_why_in_one_word_and_what_a_call_cost() -> None:

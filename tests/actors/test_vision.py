@@ -19,12 +19,12 @@ from actors.agent.ticker import Ticker
 from actors.core.errors import LLMHTTPError
 from actors.core.screen_image import MAX_IMAGE_BYTES
 from actors.tree import Relay
-from config.agent_settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
+from config.agent.settings import DEFAULT_MODEL, DEFAULT_VISION_MODEL
 from tests.support.actor_calls import asked, last_entry, tick, ticker_status
 from tests.support.observe import LogSink, wait_until
 from tests.support.posts import jpeg, png, screen_event
 from tests.support.relay import client_for, relay_settings, scrape, value
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 
 def url(picture: bytes, kind: str = "jpeg") -> str:

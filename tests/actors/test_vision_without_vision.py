@@ -13,7 +13,7 @@ from tests.support.day_session import screens
 from tests.support.observe import LogSink
 from tests.support.posts import jpeg, recorded, screen_event
 from tests.support.relay import client_for, relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 
 def test_a_server_that_refuses_images_still_gets_a_text_call_and_the_hud_goes_on(

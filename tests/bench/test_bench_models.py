@@ -11,7 +11,7 @@ from tests.support.day_session import screens
 from tests.support.harness import bench_case
 from tests.support.model_windows import windows
 from tests.support.prompt_corpus import cases
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 
 @pytest.mark.slow

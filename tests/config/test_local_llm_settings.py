@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from config.agent.local_llm import DEFAULT_LOCAL_MODEL, LOCAL_TIMEOUT_MS, local_llm_installed
 from config.command_line import load_settings
 from config.common.errors import ConfigError
-from config.local_llm import DEFAULT_LOCAL_MODEL, LOCAL_TIMEOUT_MS, local_llm_installed
 from config.settings import Settings
 
 pytestmark = pytest.mark.skipif(not local_llm_installed(), reason="the test extra installs it")

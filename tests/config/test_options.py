@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from config import command_line
+from config.agent import local_llm
 from config.audio import stt_choice
 from config.command_line import build_parser, load_settings
 from config.options import OPTIONS
@@ -24,7 +24,7 @@ def test_every_option_names_a_field_and_an_environment_variable_of_its_own() -> 
 def no_local_stt(monkeypatch: pytest.MonkeyPatch) -> None:
     """As on a machine without the local-stt and local-llm extras: the defaults are the fields'."""
     monkeypatch.setattr(stt_choice, "local_stt_installed", lambda: False)
-    monkeypatch.setattr(command_line, "local_llm_installed", lambda: False)
+    monkeypatch.setattr(local_llm, "local_llm_installed", lambda: False)
 
 
 @pytest.mark.usefixtures("no_local_stt")

@@ -10,7 +10,7 @@ import pytest
 from msgspec import Meta
 from msgspec import inspect as types
 
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 from config.audio.settings import AudioConfig
 from config.common.errors import ConfigError
 from config.common.setting_types import Names, PositiveNumber, decode

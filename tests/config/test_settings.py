@@ -12,15 +12,16 @@ import msgspec
 import orjson
 import pytest
 
-from actors.core.bodies import AgentConfigUpdate, convert
+from actors.agent.core.config_update import AgentConfigUpdate
+from actors.core.bodies import convert
 from actors.core.errors import BadRequest
-from config.agent_settings import DEFAULT_BASE_URL, DEFAULT_MODEL, AgentSettings
+from config.agent.settings import DEFAULT_BASE_URL, DEFAULT_MODEL, AgentSettings
 from config.command_line import load_settings
 from config.common.errors import ConfigError
 from config.settings import Settings
 from run import settings_or_exit
 from tests.support.redaction_samples import assert_nowhere
-from transport.answers import public_config
+from transport.agent.answers import public_config
 
 REPO = Path(__file__).resolve().parents[2]
 

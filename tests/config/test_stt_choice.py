@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from config import command_line
+from config.agent import local_llm
 from config.audio import stt_choice
 from config.audio.stt_choice import primary_language
 from config.command_line import load_settings
@@ -19,7 +19,7 @@ from config.common.errors import ConfigError
 def no_local_stt(monkeypatch: pytest.MonkeyPatch) -> None:
     """As on a machine without the local-stt and local-llm extras."""
     monkeypatch.setattr(stt_choice, "local_stt_installed", lambda: False)
-    monkeypatch.setattr(command_line, "local_llm_installed", lambda: False)
+    monkeypatch.setattr(local_llm, "local_llm_installed", lambda: False)
 
 
 @pytest.mark.usefixtures("no_local_stt")

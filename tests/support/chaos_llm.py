@@ -13,7 +13,7 @@ from collections import Counter
 import httpx
 
 from tests.support.chaos import REQUEST_TIMEOUT_S
-from transport.demo.fake_llm import MODES
+from transport.agent.fake_llm import MODES
 
 LLM_FAULTS = tuple(m for m in MODES if m != "ok")
 SLOW_DELAY_S = 1.0

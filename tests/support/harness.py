@@ -28,7 +28,7 @@ import httpx
 import orjson
 from aiohttp import web
 
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
@@ -258,8 +258,8 @@ def relay_process(
 
 @contextlib.contextmanager
 def fake_llm_process(log_path: Path) -> Iterator[Server]:
-    """``python -m transport.demo.fake_llm`` on a free port (its API is ``base_url + "/v1"``)."""
-    args = ["-m", "transport.demo.fake_llm"]
+    """``python -m transport.agent.fake_llm`` on a free port (its API is ``base_url + "/v1"``)."""
+    args = ["-m", "transport.agent.fake_llm"]
     with server_process(args, log_path, name="the fake LLM", ready_path="/_mode") as server:
         yield server
 

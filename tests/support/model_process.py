@@ -14,7 +14,7 @@ import httpx
 
 from actors.agent.local_llm import LocalChat
 from actors.core.errors import LLMError
-from config.local_llm import LOCAL_TIMEOUT_MS
+from config.agent.local_llm import LOCAL_TIMEOUT_MS
 
 Pid = Callable[[], int | None]
 """A way to read a process's id, ``None`` while it runs none."""

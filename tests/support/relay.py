@@ -10,10 +10,10 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from actors.tree import Relay
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 from config.audio.settings import AudioConfig
 from config.settings import Settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
 
 HOUR_MS = 3_600_000

@@ -8,13 +8,12 @@ from typing import Any
 import msgspec
 import orjson
 
-from actors.core.bodies import REQUEST_TYPES
 from actors.core.records import FeedRecord
 from actors.core.shapes import encode
 from actors.ingest.feed_buffer import FEED_RING
 from actors.ingest.sense_buffer import SENSE_RING
 from transport.answers import FeedList, OverlayFeed, SenseList, encoded
-from transport.openapi import EXTENDS, openapi_document
+from transport.openapi import EXTENDS, REQUEST_TYPES, openapi_document
 from transport.overlay.messages import INBOUND_TYPES
 from transport.overlay.socket import REPLAY_ITEMS
 

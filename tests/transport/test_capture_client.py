@@ -14,7 +14,7 @@ from tests.support.observe import LogSink
 from tests.support.posts import recorded
 from tests.support.redaction_samples import AWS, GHP, SK, A, W
 from tests.support.relay import assert_error, scrape, value
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 
 def test_each_recorded_event_is_answered_as_the_client_expects(client: httpx.Client) -> None:

@@ -17,7 +17,7 @@ from actors.tree import Relay
 from tests.support.actor_calls import tick
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import client_for, relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 KEY_LINES = "xoxb-1a2b3c4d5e6f\n" * 1500
 """A browser page that lists tokens, a line each (27 KB)."""

@@ -28,7 +28,7 @@ from tests.support.actor_calls import tick
 from tests.support.observe import LogSink, wait_until
 from tests.support.redaction_samples import AWS, SK
 from tests.support.relay import assert_error, client_for, relay_settings, scrape, value
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 TOKEN = "s3cret-token"
 

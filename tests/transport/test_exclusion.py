@@ -21,7 +21,7 @@ from tests.support.actor_calls import asked, tick
 from tests.support.observe import LogSink
 from tests.support.posts import recorded
 from tests.support.relay import client_for, relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 DROPPED = {"ok": True, "dropped": "excluded"}
 TITLES = r"(?i)incognito|private browsing"

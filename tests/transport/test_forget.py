@@ -25,7 +25,7 @@ from actors.tree import Relay
 from tests.support.observe import LogSink, wait_until
 from tests.support.posts import jpeg, screen_event
 from tests.support.relay import assert_error, client_for, relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
 from transport.forget import export
 

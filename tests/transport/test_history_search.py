@@ -15,7 +15,7 @@ from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from tests.support.observe import wait_until
 from tests.support.relay import assert_error, client_for, relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 from transport.openapi import openapi_document
 
 DIGESTS = (

@@ -19,7 +19,7 @@ from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import assert_error, client_for, refused_config_change, relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from tests.support.actor_calls import show, tick
 from tests.support.harness import ROOT, free_port
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import base_url, client_for, relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 pytestmark = pytest.mark.slow
 

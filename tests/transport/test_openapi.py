@@ -34,9 +34,9 @@ from tests.transport.openapi_contract import Contract, pointer
 from tests.transport.overlay_client import OverlayClient, Status
 from tests.transport.socket_fuzz import SocketFuzzer, socket_frames
 from transport import http_transport
+from transport.agent.fake_llm import FakeLLM
 from transport.app import build_app
 from transport.audio.handler import AUDIO_BODY_LIMIT
-from transport.demo.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
 from transport.openapi import openapi_document
 from transport.openapi_schemas import SSE

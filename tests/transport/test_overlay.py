@@ -26,7 +26,7 @@ from tests.transport.overlay_client import (
     Raw,
     Status,
 )
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 from transport.overlay import socket as overlay
 from transport.overlay.messages import MAX_MESSAGE_BYTES
 from transport.streams import limits as stream_limits

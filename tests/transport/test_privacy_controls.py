@@ -21,7 +21,7 @@ from tests.support.actor_calls import tick
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import client_for, relay_settings
 from tests.transport.overlay_client import OverlayClient, Status
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
 
 SECRET = "quokka-ledger-7731"

@@ -12,13 +12,13 @@ import httpx
 import pytest
 
 from actors.tree import Relay
-from config.agent_settings import DEFAULT_MODEL
+from config.agent.settings import DEFAULT_MODEL
 from config.privacy import PrivacySettings
 from tests.support.actor_calls import tick
 from tests.support.observe import LogSink, wait_until
 from tests.support.posts import jpeg, screen_event
 from tests.support.relay import client_for, relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 OCR = "Quarterly revenue forecast 41,920 for Northwind"
 TITLE = "northwind-budget.xlsx"

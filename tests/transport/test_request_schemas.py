@@ -10,19 +10,18 @@ import msgspec
 import orjson
 import pytest
 
+from actors.agent.core.config_update import MAX_TOKENS, AgentConfigUpdate
 from actors.core import bodies, control_bodies
 from actors.core.bodies import (
     MAX_EXTRA_FIELDS,
     MAX_EXTRA_NAME_CHARS,
     MAX_PRIORITY_CHARS,
     MAX_SOURCE_CHARS,
-    MAX_TOKENS,
-    REQUEST_TYPES,
 )
 from actors.core.control_bodies import MAX_HANG_S, MAX_PAUSE_MINUTES
 from actors.core.errors import BadRequest
 from tests.transport.openapi_contract import Contract
-from transport.openapi import openapi_document
+from transport.openapi import REQUEST_TYPES, openapi_document
 
 FIGURES = {"rssMb": 1, "uptimeS": 1, "ts": 1}
 
@@ -50,14 +49,14 @@ EDGES: list[tuple[type[Any], dict[str, Any], bool]] = [
     (bodies.ProcessReport, FIGURES | {"extra": {"n" * (MAX_EXTRA_NAME_CHARS + 1): 1}}, False),
     (bodies.ProcessReport, FIGURES | {"rssMb": 0}, True),
     (bodies.ProcessReport, FIGURES | {"rssMb": -0.5}, False),
-    (bodies.AgentConfigUpdate, {"maxTokens": MAX_TOKENS}, True),
-    (bodies.AgentConfigUpdate, {"maxTokens": MAX_TOKENS + 1}, False),
-    (bodies.AgentConfigUpdate, {"intervalMs": 6000.0}, True),
-    (bodies.AgentConfigUpdate, {"intervalMs": 6000.5}, False),
-    (bodies.AgentConfigUpdate, {"temperature": 2}, True),
-    (bodies.AgentConfigUpdate, {"temperature": 2.01}, False),
-    (bodies.AgentConfigUpdate, {"fallbackModels": ["a/b", " "]}, False),
-    (bodies.AgentConfigUpdate, {"colour": "red"}, False),
+    (AgentConfigUpdate, {"maxTokens": MAX_TOKENS}, True),
+    (AgentConfigUpdate, {"maxTokens": MAX_TOKENS + 1}, False),
+    (AgentConfigUpdate, {"intervalMs": 6000.0}, True),
+    (AgentConfigUpdate, {"intervalMs": 6000.5}, False),
+    (AgentConfigUpdate, {"temperature": 2}, True),
+    (AgentConfigUpdate, {"temperature": 2.01}, False),
+    (AgentConfigUpdate, {"fallbackModels": ["a/b", " "]}, False),
+    (AgentConfigUpdate, {"colour": "red"}, False),
     (control_bodies.Fault, {"actor": "llm", "kind": "hang", "seconds": MAX_HANG_S}, True),
     (control_bodies.Fault, {"actor": "llm", "kind": "hang", "seconds": MAX_HANG_S + 0.5}, False),
     (control_bodies.Fault, {"actor": "llm", "kind": "crash", "seconds": 0}, False),
@@ -66,9 +65,9 @@ EDGES: list[tuple[type[Any], dict[str, Any], bool]] = [
     (control_bodies.EscalationReply, {"id": "", "response": "x"}, False),
     (control_bodies.EscalationReply, {"id": "a", "response": " \n"}, False),
     (control_bodies.EscalationReply, {"id": "a"}, False),
-    (bodies.AgentConfigUpdate, {"escalationMode": "focus", "escalationStaleMs": 0}, True),
-    (bodies.AgentConfigUpdate, {"escalationMode": "loud"}, False),
-    (bodies.AgentConfigUpdate, {"escalationCooldownMs": 5000.5}, False),
+    (AgentConfigUpdate, {"escalationMode": "focus", "escalationStaleMs": 0}, True),
+    (AgentConfigUpdate, {"escalationMode": "loud"}, False),
+    (AgentConfigUpdate, {"escalationCooldownMs": 5000.5}, False),
     (control_bodies.PrivacyUpdate, {"pauseMinutes": MAX_PAUSE_MINUTES}, True),
     (control_bodies.PrivacyUpdate, {"pauseMinutes": MAX_PAUSE_MINUTES + 1}, False),
     (control_bodies.PrivacyUpdate, {"pauseMinutes": 0}, False),

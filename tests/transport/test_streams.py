@@ -23,7 +23,7 @@ from actors.tree import Relay
 from tests.support.actor_calls import tick
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import client_for, relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 from transport.streams import limits as stream_limits
 
 Block = dict[str, str]

@@ -24,7 +24,7 @@ from actors.common.check import Check, ms_since, unreachable_reason
 from actors.common.http_library import httpx
 from actors.core.errors import LLMConnectionError, LLMError, LLMHTTPError
 from actors.core.screen_image import ScreenImage
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 from config.common.secrets import shown_url
 from config.settings import Settings
 from transport.host.reach import CONNECT_TIMEOUT_S, unreachable

@@ -1,15 +1,19 @@
 """The agent feature, as the HTTP shell takes it: the digest, the entries, the context and the
-configuration, and ``/health.agent``."""
+configuration, ``/health.agent``, its metric families and its checks, and its part of
+``--demo``."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from msgspec import Meta
 
+from actors.agent.core.config_update import AgentConfigUpdate
 from actors.core.bodies import CONFIG_BODY_LIMIT
 from actors.core.shapes import AgentEntry
 from actors.kernel.search_index import MAX_QUERY_CHARS, MAX_TERMS
+from transport.agent.answers import ConfigAnswer
+from transport.agent.demo import agent_demo
 from transport.agent.doctor import agent_checks
 from transport.agent.handler import (
     HISTORY_DEFAULT,
@@ -25,10 +29,25 @@ from transport.agent.handler import (
     post_config,
 )
 from transport.agent.health import AgentHealth, read_agent
-from transport.answers import ConfigAnswer, ContextAnswer, DigestAnswer, HistoryAnswer, LastAnswer
+from transport.answers import ContextAnswer, DigestAnswer, HistoryAnswer, LastAnswer
 from transport.host.feature import HealthSection, Parts
 from transport.host.route import INGEST_ERRORS, Param, Route, ok
 from transport.streams.fanout import LONG_POLL_MAX_S
+
+if TYPE_CHECKING:
+    from prometheus_client.metrics_core import Metric
+
+    from transport.bridge import Asker
+    from transport.state import Peers
+
+
+async def agent_metrics(peers: Peers, ask: Asker) -> tuple[Metric, ...]:
+    """The agent's families, asked of the digest store and the ticker
+    (:mod:`transport.agent.exposition`, imported at the first scrape with prometheus-client)."""
+    from transport.agent.exposition import agent_families  # noqa: PLC0415
+
+    return await agent_families(peers, ask)
+
 
 AGENT = Parts(
     "agent",
@@ -118,10 +137,12 @@ AGENT = Parts(
             "Change the agent's configuration at runtime",
             ok(ConfigAnswer, "The configuration applied."),
             INGEST_ERRORS,
-            body="AgentConfigUpdate",
+            body=AgentConfigUpdate,
             body_limit=CONFIG_BODY_LIMIT,
         ),
     ),
     health=(HealthSection("agent", AgentHealth, read_agent),),
+    families=agent_metrics,
     checks=agent_checks,
+    demo=agent_demo,
 )

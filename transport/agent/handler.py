@@ -8,18 +8,15 @@ from aiohttp import web
 from msgspec import UNSET
 
 from actors.agent.context_builder import ContextBuilder
+from actors.agent.core.config_update import AgentConfigUpdate
+from actors.agent.core.entries import AgentRecord, AgentSnapshot
 from actors.agent.digest_store import DigestStore
 from actors.agent.ticker import Ticker
-from actors.core.bodies import CONFIG_BODY_LIMIT, AgentConfigUpdate
+from actors.core.bodies import CONFIG_BODY_LIMIT
 from actors.core.errors import BadRequest
 from actors.kernel.search_index import match_expression
-from transport.answers import (
-    ContextAnswer,
-    DigestAnswer,
-    HistoryAnswer,
-    LastAnswer,
-    config_answer,
-)
+from transport.agent.answers import config_answer
+from transport.answers import ContextAnswer, DigestAnswer, HistoryAnswer, LastAnswer
 from transport.auth import Forbidden
 from transport.guard import json_response
 from transport.inputs import int_param, optional_int, read_body, wait_param
@@ -53,7 +50,15 @@ async def get_digest(request: web.Request) -> web.Response:
         return json_response(DigestAnswer(ok=True, digest=digest))
     wait_s = wait_param(request)
     after = int_param(request, "after", 0)
-    latest = await request.app[STREAMS].newer_entry(after, wait_s)
+
+    def newer(snapshot: AgentSnapshot) -> AgentRecord | None:
+        latest = snapshot.latest
+        return latest if latest is not None and latest.id > after else None
+
+    streams = request.app[STREAMS]
+    latest = await streams.agent_until(newer, wait_s)
+    if latest is None:
+        latest = streams.agent.value.latest
     return json_response(DigestAnswer(ok=True, digest=latest.digest_shape() if latest else None))
 
 

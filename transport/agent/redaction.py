@@ -1,15 +1,16 @@
-"""What ``/health`` and ``/metrics`` say of redaction: the secrets replaced, by kind, in what
-clients sent and, apart, in what the model answered. Counts, never the secrets.
+"""What ``/health`` and ``/metrics`` say of the secrets taken out of what the model answered,
+by kind. Counts, never the secrets.
 
-What clients sent is counted by the buffers' redactor, since start (``/metrics`` only). What
-the model answered (a key a vision model read off the screen's pixels, the relay's own key it
-was shown) is counted by the digest store with the agent's other counters (agent.db), so a
-count a reader saw never goes back, across restarts too.
+What clients sent is counted by the buffers' redactor, since start, and shown by the shell
+(``relay_redactions_total``, :mod:`transport.exposition`). What the model answered (a key a
+vision model read off the screen's pixels, the relay's own key it was shown) is counted by the
+digest store with the agent's other counters (agent.db), so a count a reader saw never goes
+back, across restarts too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Annotated
 
 from msgspec import Meta
@@ -29,17 +30,10 @@ ModelRedactions = Annotated[
 """``/health.agent.modelRedactions``."""
 
 
-def redaction_families(clients: Mapping[str, int], agent: AgentMetrics | None) -> Iterator[Metric]:
-    """``relay_redactions_total{type}`` (what clients sent) and, when the digest store
-    answered the scrape, ``relay_redactions_model_total{type}`` (every kind, zeros too)."""
-    redactions = CounterMetricFamily(
-        "relay_redactions_total", "Secrets redacted before storage, by type.", labels=["type"]
-    )
-    for kind, count in sorted(clients.items()):
-        redactions.add_metric([kind], count)
-    yield redactions
-    if agent is None:
-        return
+def redaction_families(agent: AgentMetrics) -> Iterator[Metric]:
+    """``relay_redactions_model_total{type}`` (every kind, zeros too), when the digest store
+    answered the scrape; what clients sent is the shell's ``relay_redactions_total{type}``
+    (:mod:`transport.exposition`)."""
     model = CounterMetricFamily(
         "relay_redactions_model_total",
         "Secrets taken out of the model's huds and digests before they were kept, by type.",

@@ -4,7 +4,6 @@ captures."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Literal
 
 from actors.audio.core.capture_records import SETTING_NAMES
@@ -24,12 +23,12 @@ if TYPE_CHECKING:
     from transport.state import Peers
 
 
-def audio_metrics(peers: Peers) -> Iterator[Metric]:
+async def audio_metrics(peers: Peers, ask: Asker) -> tuple[Metric, ...]:  # noqa: ARG001
     """The captures' and the transcriber's families, from what they last published
     (:mod:`transport.audio.exposition`, imported at the first scrape with prometheus-client)."""
     from transport.audio.exposition import AudioFigures, audio_families  # noqa: PLC0415
 
-    yield from audio_families(AudioFigures.read(peers.audio_views, peers.audio_config))
+    return tuple(audio_families(AudioFigures.read(peers.audio_views, peers.audio_config)))
 
 
 def audio_switches(peers: Peers, ask: Asker) -> AudioControl:

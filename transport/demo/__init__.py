@@ -1,7 +1,9 @@
-"""``python3 run.py --demo``: a stand-in LLM and a recorded capture session, replayed.
+"""``python3 run.py --demo``: each feature's stand-in (the agent's stand-in LLM) and a recorded
+capture session, replayed.
 
-The stand-in LLM (:mod:`transport.demo.fake_llm`) is also the tests' fake LLM and the LLM
-outage rehearsal tool; the replay (:mod:`transport.demo.replay`) is also a capture stand-in
+The stand-in LLM (:mod:`transport.agent.fake_llm`, started by the agent's
+:func:`~transport.agent.demo.agent_demo`) is also the tests' fake LLM and the LLM outage
+rehearsal tool; the replay (:mod:`transport.demo.replay`) is also a capture stand-in
 for a real model (``python3 -m transport.demo.replay``).
 """
 
@@ -24,9 +26,6 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("relay")
 
-DEMO_API_KEY = "demo-stand-in"
-"""The placeholder key of ``--demo``: the stand-in LLM asks for none."""
-
 
 def _data_dir_given(argv: Sequence[str], environ: Mapping[str, str]) -> bool:
     """Whether ``--data-dir`` or ``RELAY_DATA_DIR`` was given (argparse's abbreviations too)."""
@@ -46,43 +45,29 @@ def prepare_demo(
     environ: Mapping[str, str],
     cleanup: contextlib.ExitStack,
 ) -> Settings:
-    """Start the stand-in LLM and point the agent at it; state in a temporary directory.
+    """Start each feature's demo stand-in (its :class:`~transport.host.feature.Feature`'s
+    ``demo``: the agent's stand-in LLM, the agent pointed at it); state in a temporary
+    directory.
 
     What it starts and creates is undone by ``cleanup`` (the LLM stopped, the directory
     removed), after the relay has stopped. A data directory given explicitly is kept.
     """
-    from transport.demo.fake_llm import STAND_IN_MODEL, FakeLLM  # noqa: PLC0415 - the demo's only
+    from transport.registry import FEATURES  # noqa: PLC0415 - the demo's only
 
     data_dir = settings.data_dir
     kept = _data_dir_given(argv, environ)
     if not kept:
         data_dir = tempfile.mkdtemp(prefix="sinain-relay-demo-")
         cleanup.callback(shutil.rmtree, data_dir, ignore_errors=True)
-    llm = FakeLLM(mode="summarise").start()
-    cleanup.callback(llm.stop)
-    agent = replace(
-        settings.agent,
-        base_url=llm.base_url,
-        api_key=DEMO_API_KEY,
-        model=STAND_IN_MODEL,
-        fallback_models=(),
-    )
-    log.warning(
-        "demo.stand_in_llm",
-        actor="root",
-        llm=llm.base_url,
-        model=STAND_IN_MODEL,
-        note="demo mode: the LLM is a stand-in that summarises the prompt heuristically "
-        "(no model, no key, no network); huds and digests show the relay's plumbing, "
-        "not a model's judgement",
-    )
+    for feature in FEATURES:
+        settings = feature.demo(settings, cleanup)
     log.info(
         "demo.data_dir",
         actor="root",
         data_dir=data_dir,
         removed_at_exit=not kept,
     )
-    return replace(settings, data_dir=data_dir, agent=agent)
+    return replace(settings, data_dir=data_dir)
 
 
 def start_demo_replay(host: str, port: int, token: str = "") -> Replayer:

@@ -14,7 +14,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from actors.core.shapes import Shape
 from actors.escalation.slot import Pending
-from config.agent_settings import AgentSettings, EscalationMode
+from config.agent.settings import AgentSettings, EscalationMode
 
 
 class EscalationConfig(Shape, frozen=True):

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from msgspec import Meta
 
-from actors.core.control_bodies import ESCALATION_BODY_LIMIT
+from actors.core.control_bodies import ESCALATION_BODY_LIMIT, EscalationReply
 from transport.escalation.answers import PendingAnswer, RespondAnswer
 from transport.escalation.handler import get_pending, post_respond
 from transport.host.feature import Parts
@@ -47,7 +47,7 @@ ESCALATION = Parts(
             "as `[🤖] <response>` (the agent channel, priority `high`, source `openclaw`, cut at "
             "3000 characters, 4000 when the moment was coding) before this answers. A missing "
             "or empty `id` or `response` is a 400 `missing id or response`.",
-            body="EscalationReply",
+            body=EscalationReply,
             body_limit=ESCALATION_BODY_LIMIT,
         ),
     ),

@@ -3,7 +3,7 @@ user's wish, and the same range taken away as a file."""
 
 from __future__ import annotations
 
-from actors.common.forgetting import Moment
+from actors.common.forgetting import Moment, Span
 from transport.forget.answers import FORGET_BODY_LIMIT, NDJSON, ExportLine, ForgetAnswer
 from transport.forget.handler import get_export, post_forget
 from transport.host.feature import Parts
@@ -27,7 +27,7 @@ FORGET = Parts(
             "once the bytes are gone from the data directory (deleted with SQLite's "
             "`secure_delete`, the WAL truncated). Counters and cost totals stay; what a "
             "model provider received cannot be taken back.",
-            body="Span",
+            body=Span,
             body_limit=FORGET_BODY_LIMIT,
         ),
         Route(

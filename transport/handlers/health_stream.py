@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Protocol
 
 import msgspec
 from aiohttp import web
 
-from actors.agent.ticker import Ticker
 from actors.core.errors import ActorUnavailable
 from actors.core.shapes import Shape, TickNote
 from transport.handlers.health import health_answer
@@ -26,6 +26,14 @@ from transport.streams.sse import KEEPALIVE_FRAME, RETRY_FRAME, SSE_HEADERS
 HEALTH_EVERY_S = 1.0
 """How often the stream looks at ``/health`` and the ticks."""
 _encode = msgspec.json.Encoder().encode
+
+
+class TickSource(Protocol):
+    """What the stream asks of the actor that keeps the ticks (the agent's ticker,
+    :attr:`transport.state.Peers.ticker`): the ticks that ended after ``after``, oldest
+    first."""
+
+    def recent_ticks(self, after: int) -> tuple[TickNote, ...]: ...
 
 
 async def get_health_stream(health: type[Shape], request: web.Request) -> web.StreamResponse:
@@ -71,8 +79,8 @@ def _after(request: web.Request) -> int:
 async def _ticks(request: web.Request, after: int) -> tuple[TickNote, ...]:
     peers = request.app[PEERS]
     try:
-        return await request.app[ASK](peers.ticker, Ticker.recent_ticks, after)
-    except ActorUnavailable:  # the Ticker restarts: its ticks come at the next look
+        return await request.app[ASK](peers.ticker, TickSource.recent_ticks, after)
+    except ActorUnavailable:  # the ticker restarts: its ticks come at the next look
         return ()
 
 

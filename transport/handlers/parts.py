@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import functools
 
-from actors.core.bodies import CONFIG_BODY_LIMIT
+from actors.core.bodies import CONFIG_BODY_LIMIT, ProcessReport
+from actors.core.control_bodies import Fault
 from actors.core.shapes import Shape, TickNote
 from transport.answers import Done, OpenAPIDocument
 from transport.handlers.clients import post_profiling_sense
@@ -30,7 +31,7 @@ CONTROL = Parts(
             "Only with `RELAY_FAULTS=1` (a 404 otherwise). A `crash` fires on the actor's next "
             "message, a `hang` blocks it for `seconds` (for `http`, the event loop). Answers "
             "before the fault fires.",
-            body="Fault",
+            body=Fault,
             drill=True,
         ),
         Route(
@@ -43,7 +44,7 @@ CONTROL = Parts(
             "Sinain's capture client posts them every 60 s. The newest report is shown in "
             "`/health.profiling.sense` and in `/metrics` "
             '(`relay_client_*{client="sense"}`); it is kept in memory only.',
-            body="ProcessReport",
+            body=ProcessReport,
             body_limit=CONFIG_BODY_LIMIT,
         ),
     ),

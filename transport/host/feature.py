@@ -5,8 +5,9 @@ its ``feature.py``; the registry (:data:`transport.registry.FEATURES`) lists the
 shell loops over that list: the route table is every feature's routes in the registry's
 order, ``GET /health`` holds every feature's sections, ``GET /metrics`` shows every
 feature's metric families, and ``sinain-relay doctor`` (and a started relay) runs every
-feature's checks, in the same order; the overlay works the switches a feature makes, and the
-fault drill says which setting starts an actor it does not find. The shell names no feature,
+feature's checks, in the same order; the overlay works the switches a feature makes, the
+fault drill says which setting starts an actor it does not find, and ``--demo`` starts each
+feature's stand-in. The shell names no feature,
 and a feature reaches the shell only through what it hands over here. The shell's
 own routes (the fault drill, the clients' reports, ``/health``, ``/metrics``, the document)
 are handed over the same way, by :mod:`transport.handlers.parts`.
@@ -14,6 +15,7 @@ are handed over the same way, by :mod:`transport.handlers.parts`.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -39,11 +41,19 @@ class Checks(Protocol):
     def __call__(self, settings: Settings, *, started: bool) -> Iterable[Check]: ...
 
 
-class Families(Protocol):
-    """A feature's metric families at one scrape of ``GET /metrics``, from what its actors
-    last published (read on the event loop, no message)."""
+class Demo(Protocol):
+    """What a feature starts for ``--demo``: a stand-in for the service it asks, and the
+    settings pointed at it; ``cleanup`` undoes what it started once the relay has stopped."""
 
-    def __call__(self, peers: Peers) -> Iterable[Metric]: ...
+    def __call__(self, settings: Settings, cleanup: contextlib.ExitStack) -> Settings: ...
+
+
+class Families(Protocol):
+    """A feature's metric families at one scrape of ``GET /metrics``: from what its actors
+    last published (read on the event loop, no message), or asked of them (each answer
+    bounded by the actor timeout; one that does not come in time leaves its families out)."""
+
+    async def __call__(self, peers: Peers, ask: Asker) -> Iterable[Metric]: ...
 
 
 class SwitchesFor(Protocol):
@@ -86,9 +96,14 @@ def no_switches(peers: Peers, ask: Asker) -> None:
     """The switches of a feature that captures no audio."""
 
 
-def no_families(peers: Peers) -> Iterator[Metric]:  # noqa: ARG001
+async def no_families(peers: Peers, ask: Asker) -> Iterable[Metric]:  # noqa: ARG001
     """The families of a feature whose figures are shown elsewhere."""
-    return iter(())
+    return ()
+
+
+def no_demo(settings: Settings, cleanup: contextlib.ExitStack) -> Settings:  # noqa: ARG001
+    """The demo of a feature that asks no service: the settings as they are."""
+    return settings
 
 
 def no_checks(settings: Settings, *, started: bool) -> Iterator[Check]:  # noqa: ARG001
@@ -130,6 +145,11 @@ class Feature(Protocol):
         ...
 
     @property
+    def demo(self) -> Demo:
+        """What it starts for ``--demo``."""
+        ...
+
+    @property
     def set_by(self) -> tuple[tuple[str, str], ...]:
         """Its actors that run only when a setting is set, each with that setting: a fault
         drill on one that is not running says which setting starts it."""
@@ -147,6 +167,7 @@ class Parts:
     checks: Checks = no_checks
     switches: SwitchesFor = no_switches
     set_by: tuple[tuple[str, str], ...] = ()
+    demo: Demo = no_demo
 
 
 SERVED: web.AppKey[tuple[Feature, ...]] = web.AppKey("served")

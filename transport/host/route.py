@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from aiohttp import web
+from msgspec import Struct
 
 from transport.openapi_schemas import JSON
 
@@ -60,8 +61,9 @@ class Route:
     """Names of :data:`transport.openapi.ERROR_ANSWERS` this route may answer."""
     description: str = ""
     params: tuple[Param, ...] = ()
-    body: str | None = None
-    """The request body's component, when it reads one."""
+    body: type[Struct] | None = None
+    """The struct that decodes the request body, when it reads one: the document's component
+    of its name is generated from it."""
     body_limit: int | None = None
     """The body's size limit, as the description states it."""
     body_media: tuple[str, ...] = ()

@@ -3,7 +3,7 @@ the items each holds in ``/health``."""
 
 from __future__ import annotations
 
-from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT
+from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT, FeedInput, SenseInput
 from actors.core.shapes import FeedItem
 from transport.answers import Accepted, Dropped, FeedList, SenseList
 from transport.host.feature import HealthSection, Parts
@@ -21,7 +21,7 @@ INGEST = Parts(
             "Store a feed message (what the user hears: transcripts, messages)",
             ok((Accepted, Dropped), "Stored (committed) with this id, or dropped as paused."),
             INGEST_ERRORS,
-            body="FeedInput",
+            body=FeedInput,
             body_limit=FEED_BODY_LIMIT,
         ),
         Route(
@@ -50,7 +50,7 @@ INGEST = Parts(
                 "Stored (committed) with this id, or dropped as excluded or paused.",
             ),
             INGEST_ERRORS,
-            body="SenseInput",
+            body=SenseInput,
             body_limit=SENSE_BODY_LIMIT,
         ),
         Route(

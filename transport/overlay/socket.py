@@ -130,7 +130,7 @@ class Overlays:
     def __init__(
         self,
         *,
-        streams: Streams,
+        streams: Streams[Any],
         presence: Presence,
         limits: OverlayLimits,
         clock: Clock,

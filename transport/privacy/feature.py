@@ -3,7 +3,7 @@ captures and keeps, at runtime."""
 
 from __future__ import annotations
 
-from actors.core.control_bodies import MAX_PAUSE_MINUTES, PRIVACY_BODY_LIMIT
+from actors.core.control_bodies import MAX_PAUSE_MINUTES, PRIVACY_BODY_LIMIT, PrivacyUpdate
 from transport.host.feature import HealthSection, Parts
 from transport.host.route import Route, ok
 from transport.privacy.answers import PrivacyControls, PrivacyHealth
@@ -33,7 +33,7 @@ PRIVACY = Parts(
             '"paused"` and keep nothing, the relay\'s audio capture stops and no tick runs. '
             "Each change is stored: it outlives a restart, and wins over the environment's "
             "value from then on.",
-            body="PrivacyUpdate",
+            body=PrivacyUpdate,
             body_limit=PRIVACY_BODY_LIMIT,
         ),
     ),

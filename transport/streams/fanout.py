@@ -34,11 +34,10 @@ import asyncio
 import contextlib
 import functools
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from aiohttp import web
 
-from actors.agent.core.entries import AgentRecord, AgentSnapshot
 from actors.core.errors import RelayError
 from actors.core.records import FeedSnapshot
 from transport.answers import StreamCounts
@@ -47,6 +46,8 @@ from transport.streams.limits import StreamLimits
 from transport.streams.subscriber import Event, Framing, Subscriber
 
 T = TypeVar("T")
+S = TypeVar("S")
+"""The snapshot the agent's hub reads (the digest store's, :data:`transport.state.STREAMS`)."""
 
 OVERLAY_SLOTS = 1
 """Overlay sockets admitted even when the streams have taken every slot
@@ -71,13 +72,14 @@ class StreamRefused(RelayError):
         self.retry_after_s = retry_after_s
 
 
-class Streams:
-    """The feed and agent hubs of one transport incarnation, and the slots they share."""
+class Streams(Generic[S]):
+    """The feed and agent hubs of one transport incarnation, and the slots they share; ``S``:
+    the snapshot the agent's hub reads."""
 
     def __init__(
         self,
         feed: Hub[FeedSnapshot],
-        agent: Hub[AgentSnapshot],
+        agent: Hub[S],
         max_streams: int,
         limits: StreamLimits,
     ) -> None:
@@ -140,19 +142,7 @@ class Streams:
             )
             raise StreamRefused(msg)
 
-    async def newer_entry(self, after: int, wait_s: float) -> AgentRecord | None:
-        """The newest agent entry once its id is above ``after``, or after ``wait_s``."""
-
-        def newer(snapshot: AgentSnapshot) -> AgentRecord | None:
-            latest = snapshot.latest
-            return latest if latest is not None and latest.id > after else None
-
-        found = await self.agent_until(newer, wait_s)
-        return found if found is not None else self.agent.value.latest
-
-    async def agent_until(
-        self, check: Callable[[AgentSnapshot], T | None], wait_s: float
-    ) -> T | None:
+    async def agent_until(self, check: Callable[[S], T | None], wait_s: float) -> T | None:
         """What ``check`` finds in the digest store's newest snapshot once it finds something
         (read again at each publish), or ``None`` after ``wait_s`` or at shutdown.
 
@@ -172,9 +162,7 @@ class Streams:
         finally:
             self.long_polls -= 1
 
-    async def _wait_for(
-        self, check: Callable[[AgentSnapshot], T | None], wait_s: float
-    ) -> T | None:
+    async def _wait_for(self, check: Callable[[S], T | None], wait_s: float) -> T | None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait_s
         while True:

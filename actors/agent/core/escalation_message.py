@@ -40,7 +40,7 @@ from actors.escalation.decision import (
     score,
 )
 from actors.escalation.slot import EscalationSlot, FeedbackContext, Pending
-from config.agent_settings import EscalationMode, EscalationPolicy
+from config.agent.settings import EscalationMode, EscalationPolicy
 from config.app_names import normalize_app_name
 
 FOOTER = "Respond naturally — this will appear on the user's HUD overlay."

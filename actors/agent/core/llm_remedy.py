@@ -21,8 +21,8 @@ from actors.core.errors import (
     LLMLocalError,
     LLMTimeout,
 )
-from config.agent_settings import AgentSettings
-from config.local_llm import LOCAL_LLM_INSTALL
+from config.agent.local_llm import LOCAL_LLM_INSTALL
+from config.agent.settings import AgentSettings
 
 KEY = "OPENROUTER_API_KEY"
 BASE_URL = "AGENT_BASE_URL"

@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal, get_args
 import msgspec
 from msgspec import Meta
 
-from config.agent_settings import RESPONSE_FORMATS
+from config.agent.settings import RESPONSE_FORMATS
 from config.common.secrets import shown_url
 
 Level = Literal["json_schema", "json_object", "off"]

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from actors.agent.core.change import Gist
 from actors.agent.core.completion import Analysis
 from actors.core.window import TickWindow
-from config.agent_settings import AgentSettings, EscalationPolicy
+from config.agent.settings import AgentSettings, EscalationPolicy
 
 ESCALATION_OFF = EscalationPolicy()
 """No escalation (what a result made without a configuration carries)."""

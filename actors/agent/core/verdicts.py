@@ -20,10 +20,10 @@ from actors.core.errors import (
     LLMHTTPError,
     LLMTimeout,
 )
-from config.agent_settings import DEFAULT_MODEL, AgentSettings
+from config.agent.local_llm import LOCAL_LLM_INSTALL
+from config.agent.settings import DEFAULT_MODEL, AgentSettings
 from config.common.loopback import loopback_url
 from config.common.secrets import shown_url
-from config.local_llm import LOCAL_LLM_INSTALL
 
 NO_IMAGES_REMEDY = (
     "check AGENT_VISION_MODEL (it does not take images: name one that does, or "

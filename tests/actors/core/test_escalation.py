@@ -20,7 +20,7 @@ from actors.escalation.decision import (
     reply_text,
     score,
 )
-from config.agent_settings import EscalationMode, EscalationPolicy
+from config.agent.settings import EscalationMode, EscalationPolicy
 from tests.actors.core.test_situation import NOW, TRACE, a_window, an_entry, heard, screen
 
 QUIET = a_window([], [screen(1, "Quarterly report draft", "Pages", 10)])

@@ -9,7 +9,7 @@ from actors.agent.core.hud_check import checked_hud, judge, salvage
 from actors.agent.core.prompt import HUD_PLACEHOLDER, INTRO, SCREENSHOTS, build_prompt
 from actors.core.shapes import NO_OUTPUT
 from tests.support.prompt_corpus import case_window, cases, session_prompt, tick_ms
-from transport.demo.stand_in import summarise
+from transport.agent.stand_in import summarise
 
 LEGITIMATE = [
     "Editing idle.py in VS Code",

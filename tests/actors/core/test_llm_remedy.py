@@ -13,7 +13,7 @@ from actors.core.errors import (
     LLMTimeout,
     LLMUnexpectedError,
 )
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 
 CONFIG = AgentSettings(model="a/text", vision_model="a/eyes", fallback_models=("b/spare",))
 

@@ -17,7 +17,7 @@ from actors.agent.core.response_format import (
     may_refuse_images,
     step_down,
 )
-from config.agent_settings import RESPONSE_FORMATS
+from config.agent.settings import RESPONSE_FORMATS
 
 
 def test_auto_starts_at_the_top_or_at_what_answered_last() -> None:

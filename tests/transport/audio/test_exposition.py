@@ -47,8 +47,6 @@ def _collected(figures: AudioFigures) -> Samples:
         http=HttpStats(),
         streams=hubs,
         actors={},
-        agent=None,
-        ticker=None,
         excluded={},
         redactions={},
         clients=ClientReports(),

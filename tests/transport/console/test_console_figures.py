@@ -18,7 +18,7 @@ from tests.support.observe import LogSink
 from tests.support.posts import TRANSCRIPT
 from tests.support.relay import base_url, client_for, relay_settings
 from tests.transport.console.conftest import Watched, opened
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 # Every test here drives Chromium, which the first test of the module starts.
 pytestmark = pytest.mark.slow

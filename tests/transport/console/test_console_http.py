@@ -17,13 +17,13 @@ import pytest
 from actors.agent.core.counters import HOURS_KEPT, AgentCounters
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 from tests.support.actor_calls import answered_tick, show, tick
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import HOUR_MS, client_for, relay_settings
 from tests.transport.test_streams import sse
+from transport.agent.fake_llm import FakeLLM
 from transport.console.page import ASSETS
-from transport.demo.fake_llm import FakeLLM
 
 TOKEN = "console-http-token-5678"
 FILES = {"/": "text/html", "/console.js": "text/javascript", "/console.css": "text/css"}

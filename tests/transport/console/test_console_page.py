@@ -22,7 +22,7 @@ from tests.support.observe import LogSink, wait_until
 from tests.support.posts import screen_event
 from tests.support.relay import base_url, client_for, relay_settings
 from tests.transport.console.conftest import Watched, opened
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 # Every test here drives Chromium, which the first test of the module starts.
 pytestmark = pytest.mark.slow
@@ -262,7 +262,7 @@ def test_the_local_models_worker_is_shown_with_the_llm_path(
     settings = relay_settings()
     local = replace(settings.agent, api="local", model="smollm2-135m-instruct", local_threads=1)
     relay = make_relay(replace(settings, agent=local))
-    relay.local_models.chat(local.model, 1).warm()  # loaded, as after a first call
+    relay.wiring.local_models.chat(local.model, 1).warm()  # loaded, as after a first call
     page = opened(watched, relay).page
     expect(page.locator("#agent-state")).to_contain_text(
         re.compile(r"on this machine: ready, \d+ MB")

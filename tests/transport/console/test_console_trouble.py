@@ -23,7 +23,7 @@ from tests.support.harness import ROOT, free_port
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import relay_settings
 from tests.transport.console.conftest import Watched, opened
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 from transport.doctor.command import check_in_background
 from transport.frontend import HttpFrontend
 

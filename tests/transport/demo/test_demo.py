@@ -26,8 +26,8 @@ from tests.support.observe import LogSink, wait_until
 from tests.support.posts import assert_session_accepted
 from tests.support.relay import base_url
 from tests.support.run_relay import spawn_relay
+from transport.agent.fake_llm import STAND_IN_MARKER, STAND_IN_MODEL
 from transport.demo import prepare_demo
-from transport.demo.fake_llm import STAND_IN_MARKER, STAND_IN_MODEL
 from transport.demo.replay import (
     DEMO_SESSION,
     Replayer,

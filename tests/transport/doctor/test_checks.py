@@ -13,13 +13,13 @@ import pytest
 
 from actors.agent.core.verdicts import chat_verdict
 from actors.common.check import Check, exit_code
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 from config.audio.settings import AudioConfig
 from config.settings import Settings
 from tests.support.harness import free_port
 from transport.agent.doctor import pixel, probe_chat
+from transport.agent.fake_llm import FakeLLM
 from transport.audio.doctor import source_check, speech_check
-from transport.demo.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
 from transport.doctor.local import data_dir_check
 from transport.mcp.feature import mcp_check

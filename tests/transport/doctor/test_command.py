@@ -16,7 +16,7 @@ from tests.support.observe import wait_until
 from tests.support.posts import screen_event
 from tests.support.redaction_samples import assert_nowhere
 from tests.support.run_relay import relay_env, spawn_relay, wait_healthy
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 from transport.demo.fake_stt import FakeStt
 
 pytestmark = pytest.mark.slow

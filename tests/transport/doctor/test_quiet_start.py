@@ -20,7 +20,7 @@ from tests.support.harness import free_port
 from tests.support.observe import wait_until
 from tests.support.posts import screen_event
 from tests.support.run_relay import relay_env, spawn_relay, wait_healthy
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 pytestmark = pytest.mark.slow
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 from config.audio.settings import AudioConfig
 from tests.support.harness import free_port
 from transport.agent.doctor import llm_server_check
+from transport.agent.fake_llm import FakeLLM
 from transport.audio.doctor import speech_server_check
-from transport.demo.fake_llm import FakeLLM
 from transport.host.reach import unreachable
 
 

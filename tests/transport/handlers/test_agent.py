@@ -8,7 +8,7 @@ from actors.tree import Relay
 from tests.support.actor_calls import tick
 from tests.support.observe import LogSink
 from tests.support.relay import client_for, relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 CLIENT_TS = 1_769_901_100_000.75
 """A capture client's clock with a fraction of a millisecond, as Python's ``time.time()``

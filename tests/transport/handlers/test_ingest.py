@@ -14,7 +14,7 @@ from actors.tree import Relay
 from tests.support.actor_calls import tick
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import assert_error, client_for, relay_settings
-from transport.demo.fake_llm import FakeLLM
+from transport.agent.fake_llm import FakeLLM
 
 
 def messages(client: httpx.Client) -> list[dict[str, object]]:

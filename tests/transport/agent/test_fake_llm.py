@@ -1,4 +1,4 @@
-"""The shipped fake LLM: run as users run it (``python -m transport.demo.fake_llm``), and its
+"""The shipped fake LLM: run as users run it (``python -m transport.agent.fake_llm``), and its
 ``summarise`` mode, the stand-in of ``python run.py --demo``."""
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ from actors.agent.core.completion import parse_analysis, parse_chat_completion
 from tests.support.harness import ROOT, free_port
 from tests.support.prompt_corpus import session_prompt
 from tests.support.run_relay import wait_answering
-from transport.demo.fake_llm import STAND_IN_MODEL, FakeLLM
-from transport.demo.stand_in import summarise
+from transport.agent.fake_llm import STAND_IN_MODEL, FakeLLM
+from transport.agent.stand_in import summarise
 
 
 @pytest.mark.slow
 def test_the_fake_llm_serves_completions_and_switches_modes_over_http() -> None:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "transport.demo.fake_llm", "--port", str(port)],
+        [sys.executable, "-m", "transport.agent.fake_llm", "--port", str(port)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

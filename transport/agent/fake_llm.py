@@ -3,7 +3,7 @@ the first-run tour.
 
 Run it beside the relay to rehearse LLM outages without a key or a network::
 
-    python3 -m transport.demo.fake_llm --port 18900
+    python3 -m transport.agent.fake_llm --port 18900
     AGENT_BASE_URL=http://127.0.0.1:18900/v1 OPENROUTER_API_KEY=unused python3 run.py
     curl -X POST localhost:18900/_mode -d '{"mode": "hang"}'
 
@@ -16,7 +16,7 @@ as such (the completion's ``model`` is ``stand-in/heuristic`` and the digest beg
 
 ``ok``        a chat completion whose content is ``{"hud": ..., "digest": ...}``
 ``summarise`` the same shape, hud and digest made from the prompt by
-              :func:`transport.demo.stand_in.summarise`
+              :func:`transport.agent.stand_in.summarise`
 ``fenced``    the same JSON inside a Markdown code fence
 ``plain``     plain text content, not JSON
 ``nonjson``   HTTP 200 with a body that is not JSON at all
@@ -72,8 +72,8 @@ import orjson
 from aiohttp import web
 
 from config.logs import configure_logging
+from transport.agent.stand_in import STAND_IN_MARKER, STAND_IN_MODEL, summarise
 from transport.demo.background import ModeServer
-from transport.demo.stand_in import STAND_IN_MARKER, STAND_IN_MODEL, summarise
 
 __all__ = ["MODES", "STAND_IN_MARKER", "STAND_IN_MODEL", "FakeLLM", "SeenRequest", "main"]
 
@@ -332,7 +332,7 @@ class FakeLLM(ModeServer):
 def main(argv: list[str] | None = None) -> int:
     """Serve until SIGINT or SIGTERM."""
     parser = argparse.ArgumentParser(
-        prog="python3 -m transport.demo.fake_llm",
+        prog="python3 -m transport.agent.fake_llm",
         description="A fake OpenAI-compatible LLM with fault modes, to rehearse outages. "
         "Point the relay at it with AGENT_BASE_URL=http://HOST:PORT/v1.",
     )

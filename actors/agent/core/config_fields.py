@@ -3,7 +3,7 @@ unit and its help, in the API description (``/openapi.json``) the console builds
 form from.
 
 The help is the setting's own (its ``AGENT_*`` variable's, declared once on
-:class:`~config.agent_settings.AgentSettings`), followed by what the body does with a value
+:class:`~config.agent.settings.AgentSettings`), followed by what the body does with a value
 out of bounds; the title and unit are said here, once.
 """
 
@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 from msgspec import Meta
 
-from config.agent_settings import AgentSettings
+from config.agent.settings import AgentSettings
 from config.option import Section, options_of
 
 MAX_RUNTIME_PERIOD_MS = 24 * 3_600_000

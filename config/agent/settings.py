@@ -9,9 +9,9 @@ from typing import Annotated, Any, Literal, Protocol, get_args
 
 from msgspec import Meta
 
+from config.agent.local_llm import default_threads
 from config.common.loopback import loopback_url
 from config.common.setting_types import ApiKey, Names, NonNegativeInt, PositiveInt, Text, Url
-from config.local_llm import default_threads
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "google/gemini-2.5-flash-lite"
@@ -25,7 +25,7 @@ MIN_RUNTIME_MAX_AGE_MS = 10_000
 AgentApi = Literal["openai", "local"]
 """How the agent asks its model (``AGENT_API``): ``openai``, an OpenAI-compatible chat-completions
 server at ``AGENT_BASE_URL``; ``local``, a GGUF model on this machine, in a worker process of
-the LLM caller (the ``local-llm`` extra; :mod:`config.local_llm`)."""
+the LLM caller (the ``local-llm`` extra; :mod:`config.agent.local_llm`)."""
 AGENT_APIS: tuple[AgentApi, ...] = get_args(AgentApi)
 ResponseFormat = Literal["auto", "json_schema", "json_object", "off"]
 """What the agent's requests ask of the LLM (``AGENT_RESPONSE_FORMAT``)."""
@@ -299,8 +299,9 @@ class AgentSettings:
     def updated(self, update: ConfigUpdate) -> AgentSettings:
         """Return this config with a ``POST /agent/config`` body applied.
 
-        The body was checked as it was decoded (``actors.core.bodies.AgentConfigUpdate`` says
-        what each field takes); ``intervalMs`` is raised to :data:`MIN_RUNTIME_INTERVAL_MS`
+        The body was checked as it was decoded
+        (:class:`~actors.agent.core.config_update.AgentConfigUpdate` says what each field takes);
+        ``intervalMs`` is raised to :data:`MIN_RUNTIME_INTERVAL_MS`
         and ``maxAge`` to :data:`MIN_RUNTIME_MAX_AGE_MS` at least, by its ``changes()``.
         """
         return replace(self, **update.changes())

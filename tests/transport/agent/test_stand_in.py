@@ -10,7 +10,7 @@ import pytest
 from actors.agent.core.prompt import build_prompt
 from actors.core.window import AudioEvent, ScreenEvent, TickWindow
 from tests.support.prompt_corpus import T0_MS, session_prompt
-from transport.demo.stand_in import (
+from transport.agent.stand_in import (
     STAND_IN_MARKER,
     HeardLine,
     PromptView,

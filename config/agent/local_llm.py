@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from config.common.errors import ConfigError
 from config.common.paths import model_path
 
 LOCAL_LLM_MODULE = "llama_cpp"
@@ -126,3 +129,32 @@ def runtime_model_refusal(current: str, asked: str) -> str | None:
         f"with AGENT_API=local the model changes over HTTP only to a known one ({names}); "
         "a .gguf file is named at start, with AGENT_MODEL"
     )
+
+
+def complete_agent(given: dict[str, Any], sections: Mapping[str, Any]) -> None:  # noqa: ARG001
+    """Complete ``given``, the agent settings given by flag or variable (by field), in place:
+    the agent's own model when it can serve and nothing else is named (the ``local-llm``
+    extra installed, neither a key nor a server given, and no model named that only a server
+    has). With ``AGENT_API=local``, ``AGENT_MODEL`` is the default local model unless named,
+    checked, and a path made absolute.
+
+    Raises:
+        ConfigError: ``AGENT_MODEL`` names no model this machine can run.
+    """
+    named = {"api", "api_key", "base_url"} & given.keys()
+    if not named and local_llm_installed() and _runs_here(given.get("model")):
+        given["api"] = "local"
+    if given.get("api") != "local":
+        return
+    given.setdefault("timeout_ms", LOCAL_TIMEOUT_MS)
+    try:
+        given["model"] = local_model(given.get("model", DEFAULT_LOCAL_MODEL))
+    except LocalModelError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _runs_here(model: str | None) -> bool:
+    """Whether ``AGENT_MODEL`` is unset or names a model this machine can run (a path, or a
+    known model): a server's model name with no key keeps the agent off, saying so, rather
+    than refuse to start."""
+    return model is None or model in KNOWN_MODELS or model_path(model) is not None
