@@ -17,6 +17,7 @@ from actors.core.exclusion import Exclusions
 from actors.kernel.base import ChildHandle, Reporter
 from actors.kernel.published import Published
 from actors.subtrees import Wiring
+from config.privacy import DEFAULT_MODE
 from config.settings import Settings
 from transport.connections import MIB, ConnectionLimits
 from transport.http_transport import HttpTransport, check_port
@@ -67,6 +68,8 @@ class HttpFrontend:
             checks=self.checks,
             privacy=wiring.privacy,
             privacy_store=hs.privacy,
+            matrix=wiring.matrix,
+            privacy_mode=s.privacy.mode or DEFAULT_MODE,
         )
         policy = Policy(
             token=s.token,

@@ -34,6 +34,7 @@ from actors.kernel.published import Published
 from actors.kernel.storage import StorageInfo
 from actors.privacy.store import PrivacyStore
 from config.audio.settings import AudioConfig
+from config.privacy import DEFAULT_MATRIX, DEFAULT_MODE, Matrix
 from transport.auth import Access
 from transport.batching import Batcher
 from transport.bridge import Asker
@@ -90,6 +91,10 @@ class Peers:
     the exclusion rule here on every request, without a message."""
     privacy_store: ChildHandle[PrivacyStore] = field(default_factory=lambda: ChildHandle("privacy"))
     """Their owner, which ``POST /privacy`` asks."""
+    matrix: Matrix = DEFAULT_MATRIX
+    """The privacy matrix in force, built once at start: ``GET /privacy`` shows it."""
+    privacy_mode: str = DEFAULT_MODE
+    """``PRIVACY_MODE``, or ``default`` when unset."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
 from actors.audio.core.wav import wav_bytes
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from config.command_line import load_settings
+from config.privacy import DEFAULT_MATRIX
 from config.settings import Settings
 from tests.support.actor_calls import tick
 from tests.support.observe import LogSink, wait_until
@@ -38,6 +40,8 @@ STARTING = {
     "excludeApps": ["1Password"],
     "excludeTitles": ["(?i)incognito"],
     "retentionDays": 3.0,
+    "mode": "default",
+    "matrix": msgspec.to_builtins(DEFAULT_MATRIX),
 }
 DROPPED_PAUSED = {"ok": True, "dropped": "paused"}
 
@@ -69,6 +73,25 @@ def test_get_answers_the_environments_controls(client: httpx.Client) -> None:
     answer = client.get("/privacy")
     assert answer.status_code == 200
     assert answer.json() == STARTING
+
+
+def test_get_shows_the_privacy_matrix_its_preset_and_cells_made(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM
+) -> None:
+    env = {"PRIVACY_MODE": "strict", "PRIVACY_TITLES_OPENROUTER": "full"}
+    read = load_settings([], env, isatty=False)
+    relay = make_relay(replace(relay_settings(fake_llm), privacy=read.privacy))
+    with client_for(relay) as client:
+        answer = client.get("/privacy").json()
+    assert answer["mode"] == "strict"
+    assert answer["matrix"]["ocr"] == {
+        "localBuffer": "redacted",
+        "openrouter": "summary",
+        "localLlm": "summary",
+        "agentGateway": "none",
+    }
+    assert answer["matrix"]["titles"]["openrouter"] == "full"  # the cell over the preset
+    assert answer["matrix"]["images"]["openrouter"] == "none"
 
 
 def test_post_changes_any_field_and_answers_as_get(client: httpx.Client, clock: FakeClock) -> None:
@@ -238,7 +261,8 @@ def test_health_shows_the_controls_and_hides_the_names_without_the_token(
         bearer = {"Authorization": f"Bearer {TOKEN}"}
         client.post("/privacy", json={"paused": True}, headers=bearer).raise_for_status()
         private = client.get("/health", headers=bearer).json()["privacy"]
-        assert private == {**STARTING, "paused": True}
+        controls = {k: v for k, v in STARTING.items() if k not in ("mode", "matrix")}
+        assert private == {**controls, "paused": True}
         public = client.get("/health").json()["privacy"]
         assert public == {**private, "excludeApps": None, "excludeTitles": None}
 

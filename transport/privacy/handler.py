@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 async def get_privacy(request: web.Request) -> web.Response:
     """``GET /privacy``: the controls in force."""
     peers = request.app[PEERS]
-    return json_response(controls(peers.privacy.value, peers.clock.now_ms()))
+    now = peers.clock.now_ms()
+    return json_response(controls(peers.privacy.value, now, peers.matrix, peers.privacy_mode))
 
 
 async def post_privacy(request: web.Request) -> web.Response:
@@ -32,7 +33,7 @@ async def post_privacy(request: web.Request) -> web.Response:
     peers = request.app[PEERS]
     update = await read_body(request, PRIVACY_BODY_LIMIT, PrivacyUpdate)
     state = await request.app[ASK](peers.privacy_store, PrivacyStore.change, update)
-    return json_response(controls(state, peers.clock.now_ms()))
+    return json_response(controls(state, peers.clock.now_ms(), peers.matrix, peers.privacy_mode))
 
 
 async def read_privacy(peers: Peers, ask: Asker, *, private: bool) -> Reading:  # noqa: ARG001
