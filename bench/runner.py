@@ -41,6 +41,7 @@ CASES: dict[str, Case] = {
     "costs": Case("bench_costs", "a tick's own cost, idle CPU and start-up time"),
     "escalation": Case("bench_escalation", "ingestion with escalation on against off"),
     "floor": Case("bench_floor", "the relay against a bare aiohttp app: req/s, p99, CPU"),
+    "forget": Case("bench_forget", "how long forgetting an hour of a replayed session takes"),
     "freshness": Case("bench_freshness", "replayed sessions: event and moment to hud, cost"),
     "growth": Case("bench_growth", "throughput, p99 and memory as OCR size, conns, time grow"),
     "ingest": Case("bench_ingest", "POST /feed and /sense under load while the LLM fails"),

@@ -27,7 +27,7 @@ DOCTESTS = (
 """The case modules whose docstrings hold examples of their pure parts."""
 
 
-BENCH_LINES = 5_260
+BENCH_LINES = 5_400
 """All of bench/ at most: a runner and its cases, not a second product."""
 
 
