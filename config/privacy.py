@@ -68,7 +68,7 @@ PresetMode = Annotated[
 """``PRIVACY_MODE`` as set: a preset, or ``""`` (unset: the relay's default)."""
 
 
-class Row(Struct, frozen=True, rename="camel"):
+class Row(Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
     """One kind's levels, by destination."""
 
     local_buffer: Level
@@ -77,7 +77,7 @@ class Row(Struct, frozen=True, rename="camel"):
     agent_gateway: Level
 
 
-class Matrix(Struct, frozen=True, rename="camel"):
+class Matrix(Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
     """Every kind's row: ``{"ocr": {"localBuffer": "redacted", "openrouter": ...}, ...}``."""
 
     ocr: Row
