@@ -187,24 +187,6 @@ class CommandAnswer(Shape, frozen=True):
     text: str
 
 
-class StreamCounts(Shape, frozen=True):
-    """Clients open per stream (`overlay`: overlay sockets), and clients dropped for falling
-    behind since the transport started."""
-
-    feed: int
-    agent: int
-    overlay: int
-    health: Annotated[int, Meta(description="Health streams (the console's).")] = 0
-    long_polls: Annotated[
-        int,
-        Meta(
-            description="Long-polls waiting (`GET /agent/digest` and `/escalation/pending` "
-            "with `wait`): they hold slots as streams do."
-        ),
-    ] = 0
-    dropped: int = 0
-
-
 class ClientFigures(Shape, frozen=True):
     """A client's newest report, as it sent it, and when it arrived."""
 
@@ -230,13 +212,6 @@ class Profiling(Shape, frozen=True):
 
     sense: ClientFigures | None
     overlay: ClientFigures | None
-
-
-class StreamGap(Shape, frozen=True):
-    """Items after `after` and before `oldest` are gone."""
-
-    after: int
-    oldest: int
 
 
 class OverlayStatus(Shape, frozen=True):
