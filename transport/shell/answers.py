@@ -1,10 +1,12 @@
-"""Every answer the HTTP API, the streams and the overlay's socket send, as typed structs.
+"""The answers the HTTP shell and the overlay's socket send, as typed structs.
 
 One statement per shape: handlers encode their answers from these
 (:func:`actors.core.shapes.encode`), and the OpenAPI document's components are generated from
 them (:mod:`transport.openapi`), each docstring and ``Meta(description=...)`` the component's
 description. The shapes of what the actors own (feed items, agent entries, digests, the
-window) are in :mod:`actors.core.shapes`; the envelopes and figures only HTTP shows are here.
+window) are in :mod:`actors.core.shapes`; the envelopes and figures only HTTP shows are here,
+what the streams send and count in :mod:`transport.streams.answers`, and each feature's own
+answers in its package's ``answers.py``.
 Every answer is closed (``additionalProperties: false``); a field that may be left out is
 ``UNSET`` when it is.
 """
