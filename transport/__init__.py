@@ -2,9 +2,9 @@
 
 The modules directly here are the composition root (the server, the app, the route table,
 the document); nothing below imports them (the doctor, above, runs the registry's checks).
-Below them: each feature over HTTP and the
-shell's own routes (``handlers/``), the host a feature plugs into (``host/``), the shell's
-shared parts (``shell/``) and the streams (``streams/``).
+Below them: each feature over HTTP and the shell's own routes (``handlers/``), the host a
+feature plugs into (``host/``), the shell's shared parts (``shell/``) and the streams
+(``streams/``).
 
 Import what you need from the module that defines it (``transport.frontend.HttpFrontend``,
 ``transport.exposure``, ...): this package imports nothing, so that a module of it (the MCP
