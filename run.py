@@ -250,8 +250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     with contextlib.ExitStack() as demo:
         if settings.demo:  # the demo's modules are loaded only for it
             from transport.demo import prepare_demo, start_demo_replay  # noqa: PLC0415
+            from transport.registry import FEATURES  # noqa: PLC0415
 
-            settings = prepare_demo(settings, args, os.environ, demo)
+            settings = prepare_demo(settings, FEATURES, args, os.environ, demo)
         try:
             frontend = HttpFrontend(settings)
             relay = start_relay(

@@ -16,9 +16,9 @@ from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT, FeedInput, dec
 from actors.core.errors import BadRequest
 from bench.runner import flags
 from tests.support.harness import HOST, serve_forever
-from transport.answers import Accepted, Error
-from transport.guard import PayloadTooLarge, json_response
 from transport.http_transport import SHUTDOWN_TIMEOUT_S, new_event_loop
+from transport.shell.answers import Accepted, Error
+from transport.shell.guard import PayloadTooLarge, json_response
 
 Handler = Callable[[web.Request], Awaitable[web.Response]]
 

@@ -1,5 +1,5 @@
-"""What the access rules (``transport/auth.py``) cost a request: a guarded route and each of its
-checks, timed on an aiohttp mocked request with a capture client's headers, driven without an
+"""What the access rules (``transport/shell/auth.py``) cost a request: a guarded route and each
+of its checks, timed on an aiohttp mocked request with a capture client's headers, driven without an
 event loop. docs/benchmarks.md says what each column holds.
 """
 
@@ -16,9 +16,9 @@ from bench.figures import Table
 from bench.runner import flags
 from bench.stats import best_us
 from tests.support.harness import drive
-from transport.auth import Access
-from transport.guard import guarded
-from transport.metrics import HttpStats, RouteStats
+from transport.shell.auth import Access
+from transport.shell.guard import guarded
+from transport.shell.metrics import HttpStats, RouteStats
 
 TOKEN = "0123456789abcdef" * 4
 ORIGIN = "http://localhost:5173"

@@ -23,12 +23,12 @@ from bench.stats import best_us, median
 from bench.tick_cost import in_process_relay
 from tests.support.harness import drive
 from transport.agent.fake_llm import FakeLLM
-from transport.auth import Access
-from transport.bridge import Asker
-from transport.exposition import render
-from transport.metrics import HTTP_BUCKETS_S, HttpStats, RouteStats
+from transport.handlers.exposition import render
 from transport.registry import FEATURES
-from transport.state import Peers, streams_of
+from transport.shell.auth import Access
+from transport.shell.bridge import Asker
+from transport.shell.metrics import HTTP_BUCKETS_S, HttpStats, RouteStats
+from transport.shell.state import Peers, streams_of
 from transport.streams.limits import StreamLimits
 
 

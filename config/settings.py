@@ -201,7 +201,8 @@ class Settings:
             extra={"env": "RELAY_MAX_CONNECTIONS", "shown": "ulimit -n less 64, at most 1024"},
         ),
     ] = 0
-    """0: below the limit of open files (:func:`transport.connections.max_connections_for`)."""
+    """0: below the limit of open files
+    (:func:`transport.shell.connections.max_connections_for`)."""
     body_memory_mb: Annotated[
         PositiveInt,
         Meta(
@@ -211,7 +212,7 @@ class Settings:
             extra={"env": "RELAY_BODY_MEMORY_MB"},
         ),
     ] = BODY_MEMORY_MB
-    """See :class:`transport.connections.BodyBudget`."""
+    """See :class:`transport.shell.connections.BodyBudget`."""
     sync: Annotated[
         SyncMode,
         Meta(

@@ -1,7 +1,7 @@
 """The aiohttp application: its routes, each behind its guard, and its shared objects.
 
 Handlers only validate, ask actors and render (:mod:`transport.handlers`); the guard maps
-errors to statuses in one place (:mod:`transport.guard`).
+errors to statuses in one place (:mod:`transport.shell.guard`).
 """
 
 from __future__ import annotations
@@ -15,21 +15,21 @@ from aiohttp import web
 from actors.core.bodies import SENSE_BODY_LIMIT
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer
-from transport.auth import ANY_METHOD, Access
-from transport.batching import Batcher
-from transport.bridge import Asker
-from transport.connections import Connections, max_connections_for
-from transport.guard import expecting, guarded, no_route, refuse_expectation
 from transport.host.feature import SERVED
 from transport.host.route import Handler
-from transport.metrics import UNMATCHED, HttpStats
 from transport.openapi import openapi_json
 from transport.overlay.presence import Presence
-from transport.overlay.socket import OverlayLimits, Overlays
-from transport.profiling import ClientReports
+from transport.overlay.socket import OVERLAYS, OverlayLimits, Overlays
 from transport.registry import FEATURES, ROUTE_TABLE
 from transport.server.aiohttp_compat import AnyTarget
-from transport.state import (
+from transport.shell.auth import ANY_METHOD, Access
+from transport.shell.batching import Batcher
+from transport.shell.bridge import Asker
+from transport.shell.connections import Connections, max_connections_for
+from transport.shell.guard import expecting, guarded, no_route, refuse_expectation
+from transport.shell.metrics import UNMATCHED, HttpStats
+from transport.shell.profiling import ClientReports
+from transport.shell.state import (
     ACCESS,
     ASK,
     CLIENT_FIGURES,
@@ -38,7 +38,6 @@ from transport.state import (
     FEED_POSTS,
     HTTP_STATS,
     OPENAPI,
-    OVERLAYS,
     PEERS,
     POLICY,
     ROUTES,

@@ -2,7 +2,7 @@
 
 Decided once at start (``run.py``): beyond loopback without ``RELAY_TOKEN`` the relay
 refuses to start, unless ``RELAY_ALLOW_INSECURE=1``, which is logged as a warning at every
-start. Who may call it once it listens: :mod:`transport.auth`.
+start. Who may call it once it listens: :mod:`transport.shell.auth`.
 """
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ from actors.kernel.published import Published
 from actors.subtrees import Wiring
 from config.privacy import DEFAULT_MODE
 from config.settings import Settings
-from transport.connections import MIB, ConnectionLimits
 from transport.http_transport import HttpTransport, check_port
-from transport.state import Peers, Policy
+from transport.shell.connections import MIB, ConnectionLimits
+from transport.shell.state import Peers, Policy
 
 
 class HttpFrontend:

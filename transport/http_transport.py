@@ -16,11 +16,11 @@ from actors.core.error_text import safe_error_text
 from actors.core.errors import InUse
 from actors.core.shapes import encode
 from actors.kernel.base import RelayActor, Reporter
-from transport.answers import Error
 from transport.app import build_app
-from transport.connections import REFUSED_HEAD_TIMEOUT_S, ConnectionLimits, Connections
 from transport.server.aiohttp_compat import ConnectionHandler, HandlerRunner
-from transport.state import Peers, Policy
+from transport.shell.answers import Error
+from transport.shell.connections import REFUSED_HEAD_TIMEOUT_S, ConnectionLimits, Connections
+from transport.shell.state import Peers, Policy
 
 START_TIMEOUT_S = 10.0
 SHUTDOWN_TIMEOUT_S = 3.0
@@ -225,7 +225,7 @@ log = structlog.get_logger("relay")
 
 class JsonErrorHandler(ConnectionHandler):
     """aiohttp's connection handler, with the API's JSON for the errors it answers itself, and
-    the bounds of a connection (:mod:`transport.connections`).
+    the bounds of a connection (:mod:`transport.shell.connections`).
 
     aiohttp answers a request its HTTP parser refuses (a bad or repeated ``Content-Length``,
     ``Content-Length`` with ``Transfer-Encoding``, a chunk that arrives broken with the

@@ -2,9 +2,9 @@
 
 The document is made from the route table (:data:`transport.registry.ROUTE_TABLE`): each route's
 summary, parameters, request body and answers. The answers' component schemas are generated
-from their structs (:mod:`transport.answers`, :mod:`actors.core.shapes`) by msgspec, in JSON
+from their structs (:mod:`transport.shell.answers`, :mod:`actors.core.shapes`) by msgspec, in JSON
 Schema 2020-12 (the dialect of OpenAPI 3.1); the request bodies' are in
-:mod:`transport.openapi_schemas`. :func:`openapi_document` returns it as a dict,
+:mod:`transport.shell.openapi_schemas`. :func:`openapi_document` returns it as a dict,
 :func:`openapi_json` as the bytes the handler sends, both built once. Objects the relay makes
 are closed (``additionalProperties: false``), so a field added to an answer's struct is in
 the document, and ``tests/transport/test_openapi.py`` checks real answers against it and
@@ -15,7 +15,7 @@ Paths have no templates; every path also answers ``OPTIONS`` (a CORS preflight, 
 for each path) and ``HEAD`` where it answers ``GET`` (not described: the ``GET``'s headers
 without a body). Another method on a described path is a 405 with ``Allow``
 (``components.responses.MethodNotAllowed``); any other path is a 404 (``NotFound``); any
-request may get the 421, 401 and 403 of the access rules (:mod:`transport.auth`), and the 417
+request may get the 421, 401 and 403 of the access rules (:mod:`transport.shell.auth`), and the 417
 of an ``Expect`` other than ``100-continue``.
 """
 
@@ -29,10 +29,7 @@ from typing import Any, Literal
 import msgspec
 import orjson
 
-from transport.answers import Error, OverlayFeed, OverlayPing, OverlayStatus, StreamGap
-from transport.connections import SMALL_BODY_BYTES, SMALL_BODY_RESERVE
 from transport.host.route import Answer, Param, Route
-from transport.openapi_schemas import ERROR_ANSWERS, JSON, SSE, Schema, kib, ref
 from transport.overlay.messages import INBOUND_TYPES, MAX_MESSAGE_BYTES
 from transport.overlay.socket import (
     PING_INTERVAL_S,
@@ -42,6 +39,10 @@ from transport.overlay.socket import (
     SILENCE_LIMIT_S,
 )
 from transport.registry import ROUTE_TABLE
+from transport.shell.answers import Error, OverlayFeed, OverlayPing, OverlayStatus
+from transport.shell.connections import SMALL_BODY_BYTES, SMALL_BODY_RESERVE
+from transport.shell.openapi_schemas import ERROR_ANSWERS, JSON, SSE, Schema, kib, ref
+from transport.streams.answers import StreamGap
 
 REF = "#/components/schemas/{name}"
 REQUEST_TYPES = tuple(dict.fromkeys(route.body for route in ROUTE_TABLE if route.body is not None))

@@ -1,7 +1,7 @@
 """The relay's exceptions. ``transport`` maps them to HTTP statuses in one place; a start
 refused because another process holds what it needs is an :class:`InUse`. The refusals only
-HTTP makes (401, 403, 413, 421) are the transport's own (``transport.auth``,
-``transport.guard``).
+HTTP makes (401, 403, 413, 421) are the transport's own (``transport.shell.auth``,
+``transport.shell.guard``).
 
 The few the kernel raises itself (:class:`RelayError`, :class:`BadRequest`,
 :class:`ActorUnavailable`, :class:`InUse`) are defined in :mod:`actors.kernel.errors`, which

@@ -160,7 +160,7 @@ class RelayActor(HookedActor):
 
     def let_callers_go(self) -> None:
         """Its supervisor abandoned this incarnation while it may be running a call: fail
-        that call, whose caller waits for it once begun (``transport.bridge``), with
+        that call, whose caller waits for it once begun (``transport.shell.bridge``), with
         :class:`ActorUnavailable`. Runs on the supervisor's thread, before :meth:`abandoned`;
         durable actors also fail the answers held for their commit and never commit again.
         """
@@ -306,7 +306,7 @@ class Reply(concurrent.futures.Future[R]):
     """The answer of :meth:`ChildHandle.ask`, completed by the actor from its thread.
 
     A ``concurrent.futures.Future``: a thread waits with ``result(timeout)``, the event loop
-    with ``asyncio.wrap_future`` (see ``transport.bridge``) without parking its thread.
+    with ``asyncio.wrap_future`` (see ``transport.shell.bridge``) without parking its thread.
     """
 
     def __init__(self, actor: str) -> None:

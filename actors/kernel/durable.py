@@ -10,7 +10,7 @@ the data is on disk. If the commit fails, the held callers get the error (HTTP 5
 actor dies, so that its supervisor restarts it from what the database really holds.
 
 A caller that waits for an answer held for the commit waits past its own timeout (it was
-begun, so it will be stored: ``transport.bridge``). Should the supervisor abandon the actor
+begun, so it will be stored: ``transport.shell.bridge``). Should the supervisor abandon the actor
 as hung meanwhile, the held callers get the error at once and this incarnation never commits
 again (its writes are rolled back): each caller is answered once, and truly. A commit under
 way when the actor is abandoned is let finish, and answers its callers itself. When the hung

@@ -22,7 +22,7 @@ from schemathesis import Case, CheckContext, Response
 from actors.audio.core.wav import wav_bytes
 from tests.transport.openapi_contract import Contract, pointer
 from transport.openapi import openapi_document
-from transport.openapi_schemas import SSE
+from transport.shell.openapi_schemas import SSE
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "5"))
 """Generated cases per operation and phase (``FUZZ_EXAMPLES=500`` for a longer run)."""

@@ -22,7 +22,7 @@ import httpx
 
 from tests.transport.openapi_contract import Contract
 from tests.transport.raw_http import gzip_bomb, raw_exchange
-from transport.openapi_schemas import JSON
+from transport.shell.openapi_schemas import JSON
 
 CORPUS = json.loads((Path(__file__).parents[1] / "data" / "odd_requests.json").read_text())
 

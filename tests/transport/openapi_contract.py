@@ -24,7 +24,7 @@ from schemathesis.core.failures import FailureGroup
 from actors.core.bodies import MAX_NESTING
 from config.common.errors import ConfigError
 from config.common.setting_types import Regex, decode
-from transport.openapi_schemas import JSON, SSE
+from transport.shell.openapi_schemas import JSON, SSE
 
 URI = "urn:sinain-relay:openapi"
 METHODS = ("get", "post", "put", "patch", "delete", "head", "options")

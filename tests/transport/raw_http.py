@@ -13,7 +13,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from transport.openapi_schemas import JSON
+from transport.shell.openapi_schemas import JSON
 
 
 @dataclass(frozen=True, slots=True)

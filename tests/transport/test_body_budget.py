@@ -17,9 +17,9 @@ from actors.tree import Relay
 from tests.support.observe import wait_until
 from tests.support.relay import client_for, relay_settings, scrape, value
 from tests.transport.raw_http import raw_request
-from tests.transport.test_connections import CLOSED_WITHIN_S, ask, closed_by_relay
-from transport import connections
-from transport.connections import SMALL_BODY_BYTES, BodyBudget, BodyHold
+from tests.transport.shell.test_connections import CLOSED_WITHIN_S, ask, closed_by_relay
+from transport.shell import connections
+from transport.shell.connections import SMALL_BODY_BYTES, BodyBudget, BodyHold
 
 MIB = 1024 * 1024
 

@@ -286,7 +286,7 @@ def test_agent_config_get_and_post(client: httpx.Client) -> None:
         False,
     )
     assert client.get("/agent/config").json()["config"] == new
-    # the key over HTTP (only with a token): tests/transport/test_auth.py
+    # the key over HTTP (only with a token): tests/transport/shell/test_auth.py
 
 
 def test_agent_config_says_which_values_it_clamped(client: httpx.Client) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.transport.test_auth import served_routes
+from tests.transport.shell.test_auth import served_routes
 from transport.openapi import openapi_document
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "http-api.md"

@@ -21,9 +21,9 @@ from tests.support.actor_calls import tick
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import Samples, client_for, relay_settings, scrape, value
 from transport.agent.fake_llm import FakeLLM
-from transport.exposition import RelayCollector, Scrape
-from transport.metrics import HTTP_BUCKETS_S, HttpStats, RouteStats
-from transport.profiling import ClientReports
+from transport.handlers.exposition import RelayCollector, Scrape
+from transport.shell.metrics import HTTP_BUCKETS_S, HttpStats, RouteStats
+from transport.shell.profiling import ClientReports
 
 PRIMARY = "google/gemini-2.5-flash-lite"
 FALLBACK = "anthropic/claude-3.5-haiku"

@@ -39,8 +39,8 @@ from transport.app import build_app
 from transport.audio.handler import AUDIO_BODY_LIMIT
 from transport.demo.fake_stt import FakeStt
 from transport.openapi import openapi_document
-from transport.openapi_schemas import SSE
-from transport.state import ROUTES
+from transport.shell.openapi_schemas import SSE
+from transport.shell.state import ROUTES
 
 TOKEN = "s3cret"
 TRANSCRIPT = "[PERIODIC] (normal)\n[2s ago, openrouter] So the idle detection is wrong"

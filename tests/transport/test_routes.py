@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import orjson
 
-from transport.auth import OPEN_ROUTES, PAGE_ROUTES, STREAM_PATHS
 from transport.openapi import openapi_json
 from transport.registry import ROUTE_TABLE
+from transport.shell.auth import OPEN_ROUTES, PAGE_ROUTES, STREAM_PATHS
 
 
 def test_the_routes_that_need_no_token_are_the_open_ones() -> None:

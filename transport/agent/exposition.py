@@ -36,12 +36,12 @@ from transport.agent.local import local_families, local_stats
 from transport.agent.redaction import redaction_families
 from transport.agent.vision import vision_families
 from transport.escalation.exposition import escalation_families
-from transport.gauges import state_gauge
-from transport.metrics import cumulative
+from transport.shell.gauges import state_gauge
+from transport.shell.metrics import cumulative
 
 if TYPE_CHECKING:
-    from transport.bridge import Asker
-    from transport.state import Peers
+    from transport.shell.bridge import Asker
+    from transport.shell.state import Peers
 
 A = TypeVar("A", bound=RelayActor)
 R = TypeVar("R")

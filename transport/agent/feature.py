@@ -29,16 +29,16 @@ from transport.agent.handler import (
     post_config,
 )
 from transport.agent.health import AgentHealth, read_agent
-from transport.answers import ContextAnswer, DigestAnswer, HistoryAnswer, LastAnswer
 from transport.host.feature import HealthSection, Parts
 from transport.host.route import INGEST_ERRORS, Param, Route, ok
+from transport.shell.answers import ContextAnswer, DigestAnswer, HistoryAnswer, LastAnswer
 from transport.streams.fanout import LONG_POLL_MAX_S
 
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
-    from transport.bridge import Asker
-    from transport.state import Peers
+    from transport.shell.bridge import Asker
+    from transport.shell.state import Peers
 
 
 async def agent_metrics(peers: Peers, ask: Asker) -> tuple[Metric, ...]:

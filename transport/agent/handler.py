@@ -16,12 +16,12 @@ from actors.core.bodies import CONFIG_BODY_LIMIT
 from actors.core.errors import BadRequest
 from actors.kernel.search_index import match_expression
 from transport.agent.answers import config_answer
-from transport.answers import ContextAnswer, DigestAnswer, HistoryAnswer, LastAnswer
-from transport.auth import Forbidden
-from transport.guard import json_response
-from transport.inputs import int_param, optional_int, read_body, wait_param
-from transport.state import ASK, PEERS, POLICY, STREAMS
-from transport.streams.follow import follow
+from transport.shell.answers import ContextAnswer, DigestAnswer, HistoryAnswer, LastAnswer
+from transport.shell.auth import Forbidden
+from transport.shell.follow import follow
+from transport.shell.guard import json_response
+from transport.shell.inputs import int_param, optional_int, read_body, wait_param
+from transport.shell.state import ASK, PEERS, POLICY, STREAMS
 
 log = structlog.get_logger("relay")
 

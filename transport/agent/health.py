@@ -23,8 +23,8 @@ from transport.escalation.answers import EscalationHealth
 from transport.host.feature import Reading
 
 if TYPE_CHECKING:
-    from transport.bridge import Asker
-    from transport.state import Peers
+    from transport.shell.bridge import Asker
+    from transport.shell.state import Peers
 
 _Counter = int | UnsetType
 _Flag = bool | UnsetType

@@ -13,7 +13,7 @@ from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamil
 from actors.agent.local_llm import LocalLLMStats, LocalModels
 from actors.core.shapes import Shape
 from actors.kernel.worker import WorkerState
-from transport.gauges import state_gauge
+from transport.shell.gauges import state_gauge
 
 WORKER_STATES: Final[tuple[WorkerState, ...]] = get_args(WorkerState)
 """Every state of the local model's worker (``relay_llm_local_worker_state``)."""

@@ -2,7 +2,7 @@
 by kind. Counts, never the secrets.
 
 What clients sent is counted by the buffers' redactor, since start, and shown by the shell
-(``relay_redactions_total``, :mod:`transport.exposition`). What the model answered (a key a
+(``relay_redactions_total``, :mod:`transport.handlers.exposition`). What the model answered (a key a
 vision model read off the screen's pixels, the relay's own key it was shown) is counted by the
 digest store with the agent's other counters (agent.db), so a count a reader saw never goes
 back, across restarts too.
@@ -33,7 +33,7 @@ ModelRedactions = Annotated[
 def redaction_families(agent: AgentMetrics) -> Iterator[Metric]:
     """``relay_redactions_model_total{type}`` (every kind, zeros too), when the digest store
     answered the scrape; what clients sent is the shell's ``relay_redactions_total{type}``
-    (:mod:`transport.exposition`)."""
+    (:mod:`transport.handlers.exposition`)."""
     model = CounterMetricFamily(
         "relay_redactions_model_total",
         "Secrets taken out of the model's huds and digests before they were kept, by type.",

@@ -1,5 +1,5 @@
 """``/health.audio``: the captures and the transcriber as answers, typed structs like those of
-:mod:`transport.answers` (closed, camelCase; the document's components are generated from
+:mod:`transport.shell.answers` (closed, camelCase; the document's components are generated from
 them). They are made from what the audio actors last published (``CaptureStatus``,
 ``TranscriberStats``) by :func:`transport.audio.health.audio_health`, never by asking an
 actor.

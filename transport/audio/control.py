@@ -14,7 +14,7 @@ from actors.audio.subtree import AudioHandles, AudioViews, configured
 from actors.core.errors import ActorUnavailable
 from actors.core.shapes import AudioSource
 from config.audio.settings import AudioConfig
-from transport.bridge import Asker
+from transport.shell.bridge import Asker
 
 STOPPED = "Audio capture stopped"
 STARTED = "Audio capture started"

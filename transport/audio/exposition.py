@@ -6,7 +6,7 @@ counts on from what its previous incarnation published. With ``STT_API=local`` t
 recogniser's worker is shown too (its state, memory and real-time factor). The
 transcriber's latency histogram has the LLM's buckets
 (:data:`~actors.common.latency.LATENCY_BUCKETS_S`), so the two compare bucket for
-bucket. Imported with :mod:`transport.exposition`, at the first scrape.
+bucket. Imported with :mod:`transport.handlers.exposition`, at the first scrape.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from actors.audio.subtree import AudioViews, configured
 from actors.common.latency import LATENCY_BUCKETS_S
 from actors.core.shapes import AudioSource
 from config.audio.settings import AudioConfig
-from transport.gauges import state_gauge
-from transport.metrics import cumulative
+from transport.shell.gauges import state_gauge
+from transport.shell.metrics import cumulative
 
 __all__ = ["CAPTURE_STATES", "STT_STATES", "AudioFigures", "audio_families"]
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from actors.audio.core.capture_records import SETTING_NAMES
-from transport.answers import Transcribed
 from transport.audio.answers import AudioHealth
 from transport.audio.control import AudioControl
 from transport.audio.doctor import audio_checks
@@ -15,12 +14,13 @@ from transport.audio.handler import AUDIO_BODY_LIMIT, MAX_AUDIO_MS, WAV_TYPES, p
 from transport.audio.health import read_audio
 from transport.host.feature import HealthSection, Parts
 from transport.host.route import INGEST_ERRORS, Param, Route, ok
+from transport.shell.answers import Transcribed
 
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
-    from transport.bridge import Asker
-    from transport.state import Peers
+    from transport.shell.bridge import Asker
+    from transport.shell.state import Peers
 
 
 async def audio_metrics(peers: Peers, ask: Asker) -> tuple[Metric, ...]:  # noqa: ARG001

@@ -14,10 +14,10 @@ from actors.audio.core.wav import l16_pcm, parse_l16, read_wav
 from actors.audio.transcriber import Transcriber
 from actors.core.errors import ActorUnavailable, BadRequest
 from actors.core.shapes import AudioSource
-from transport.answers import Transcribed
-from transport.guard import Refused, UnsupportedMediaType, json_response
-from transport.inputs import read_bytes
-from transport.state import ASK, PEERS
+from transport.shell.answers import Transcribed
+from transport.shell.guard import Refused, UnsupportedMediaType, json_response
+from transport.shell.inputs import read_bytes
+from transport.shell.state import ASK, PEERS
 
 AUDIO_BODY_LIMIT = 1024 * 1024
 """The largest body: 30 s of 16 kHz mono 16-bit PCM is 960,000 bytes, a WAV's header more."""

@@ -21,8 +21,8 @@ from transport.audio.answers import (
 from transport.host.feature import Reading
 
 if TYPE_CHECKING:
-    from transport.bridge import Asker
-    from transport.state import Peers
+    from transport.shell.bridge import Asker
+    from transport.shell.state import Peers
 
 
 async def read_audio(peers: Peers, ask: Asker, *, private: bool) -> Reading:  # noqa: ARG001

@@ -5,7 +5,7 @@ from __future__ import annotations
 from transport.console.page import get_root, get_script, get_styles
 from transport.host.feature import Parts
 from transport.host.route import Answer, Handler, Route
-from transport.openapi_schemas import HTML
+from transport.shell.openapi_schemas import HTML
 
 
 def _console_file(path: str, handler: Handler, summary: str, media: str) -> Route:

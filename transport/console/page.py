@@ -14,8 +14,7 @@ from types import MappingProxyType
 
 from aiohttp import web
 
-from transport.overlay.socket import is_upgrade, serve
-from transport.state import OVERLAYS
+from transport.overlay.socket import OVERLAYS, is_upgrade, serve
 
 STATIC = Path(__file__).resolve().parent / "static"
 TYPES = MappingProxyType(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -23,6 +23,7 @@ from config.settings import Settings
 
 if TYPE_CHECKING:
     from transport.demo.replay import Replayer
+    from transport.host.feature import Feature
 
 log = structlog.get_logger("relay")
 
@@ -41,25 +42,26 @@ def _local_url(host: str, port: int) -> str:
 
 def prepare_demo(
     settings: Settings,
+    features: Iterable[Feature],
     argv: Sequence[str],
     environ: Mapping[str, str],
     cleanup: contextlib.ExitStack,
 ) -> Settings:
-    """Start each feature's demo stand-in (its :class:`~transport.host.feature.Feature`'s
-    ``demo``: the agent's stand-in LLM, the agent pointed at it); state in a temporary
-    directory.
+    """Start each of ``features``' demo stand-in (its :class:`~transport.host.feature.Feature`'s
+    ``demo``: the agent's stand-in LLM, the agent pointed at it), in their order; state in a
+    temporary directory. The entry point hands the registry's features
+    (:data:`transport.registry.FEATURES`): the demo imports no feature, so that a feature's
+    stand-in may use the demo's.
 
     What it starts and creates is undone by ``cleanup`` (the LLM stopped, the directory
     removed), after the relay has stopped. A data directory given explicitly is kept.
     """
-    from transport.registry import FEATURES  # noqa: PLC0415 - the demo's only
-
     data_dir = settings.data_dir
     kept = _data_dir_given(argv, environ)
     if not kept:
         data_dir = tempfile.mkdtemp(prefix="sinain-relay-demo-")
         cleanup.callback(shutil.rmtree, data_dir, ignore_errors=True)
-    for feature in FEATURES:
+    for feature in features:
         settings = feature.demo(settings, cleanup)
     log.info(
         "demo.data_dir",

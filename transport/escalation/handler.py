@@ -18,9 +18,9 @@ from actors.core.errors import ActorUnavailable, BadRequest
 from actors.escalation.decision import reply_text
 from actors.ingest.feed_buffer import FeedBuffer
 from transport.escalation.answers import PendingAnswer, RespondAnswer, escalation_config
-from transport.guard import json_response
-from transport.inputs import read_json, wait_param
-from transport.state import ASK, PEERS, STREAMS
+from transport.shell.guard import json_response
+from transport.shell.inputs import read_json, wait_param
+from transport.shell.state import ASK, PEERS, STREAMS
 
 log = structlog.get_logger("relay")
 

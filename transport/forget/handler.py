@@ -28,9 +28,9 @@ from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.base import ChildHandle
 from transport.forget.answers import FORGET_BODY_LIMIT, NDJSON, ForgetAnswer
 from transport.forget.export import export_lines, next_chunk
-from transport.guard import json_response
-from transport.inputs import int_param, read_body
-from transport.state import ASK, PEERS
+from transport.shell.guard import json_response
+from transport.shell.inputs import int_param, read_body
+from transport.shell.state import ASK, PEERS
 
 log = structlog.get_logger("relay")
 

@@ -11,10 +11,10 @@ from aiohttp import web
 from msgspec import UNSET
 
 from actors.core.shapes import Shape
-from transport.answers import ActorState, CheckState, Storage
-from transport.guard import json_response
 from transport.host.feature import SERVED, Reading
-from transport.state import ACCESS, ASK, CLIENT_FIGURES, PEERS, STREAMS
+from transport.shell.answers import ActorState, CheckState, Storage
+from transport.shell.guard import json_response
+from transport.shell.state import ACCESS, ASK, CLIENT_FIGURES, PEERS, STREAMS
 
 log = structlog.get_logger("relay")
 

@@ -11,8 +11,9 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from actors.core.shapes import Epoch, Shape
-from transport.answers import ActorState, CheckState, Profiling, Storage, StreamCounts
 from transport.host.feature import Feature
+from transport.shell.answers import ActorState, CheckState, Profiling, Storage
+from transport.streams.answers import StreamCounts
 
 _HEAD: tuple[tuple[str, Any] | tuple[str, Any, Any], ...] = (
     ("ok", bool),

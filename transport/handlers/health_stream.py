@@ -19,8 +19,8 @@ from aiohttp import web
 from actors.core.errors import ActorUnavailable
 from actors.core.shapes import Shape, TickNote
 from transport.handlers.health import health_answer
-from transport.inputs import optional_int
-from transport.state import ACCESS, ASK, PEERS, STREAMS
+from transport.shell.inputs import optional_int
+from transport.shell.state import ACCESS, ASK, PEERS, STREAMS
 from transport.streams.sse import KEEPALIVE_FRAME, RETRY_FRAME, SSE_HEADERS
 
 HEALTH_EVERY_S = 1.0
@@ -30,7 +30,7 @@ _encode = msgspec.json.Encoder().encode
 
 class TickSource(Protocol):
     """What the stream asks of the actor that keeps the ticks (the agent's ticker,
-    :attr:`transport.state.Peers.ticker`): the ticks that ended after ``after``, oldest
+    :attr:`transport.shell.state.Peers.ticker`): the ticks that ended after ``after``, oldest
     first."""
 
     def recent_ticks(self, after: int) -> tuple[TickNote, ...]: ...

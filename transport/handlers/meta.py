@@ -10,11 +10,11 @@ from actors.core.bodies import CONFIG_BODY_LIMIT
 from actors.core.control_bodies import Fault
 from actors.core.errors import BadRequest
 from actors.kernel.base import RelayActor
-from transport.answers import Done
-from transport.guard import json_response, raw_json_response
 from transport.host.feature import SERVED, Feature
-from transport.inputs import read_body
-from transport.state import (
+from transport.shell.answers import Done
+from transport.shell.guard import json_response, raw_json_response
+from transport.shell.inputs import read_body
+from transport.shell.state import (
     ASK,
     CLIENT_FIGURES,
     CONNECTIONS,
@@ -29,9 +29,9 @@ log = structlog.get_logger("relay")
 
 
 async def get_metrics(request: web.Request) -> web.Response:
-    """``GET /metrics``: the Prometheus text format (:mod:`transport.exposition`)."""
+    """``GET /metrics``: the Prometheus text format (:mod:`transport.handlers.exposition`)."""
     # imported at the first scrape: prometheus-client weighs on the relay's start and size
-    from transport.exposition import CONTENT_TYPE, render  # noqa: PLC0415
+    from transport.handlers.exposition import CONTENT_TYPE, render  # noqa: PLC0415
 
     peers, http = request.app[PEERS], request.app[HTTP_STATS]
     policy = request.app[POLICY]

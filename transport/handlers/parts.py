@@ -9,14 +9,14 @@ import functools
 from actors.core.bodies import CONFIG_BODY_LIMIT, ProcessReport
 from actors.core.control_bodies import Fault
 from actors.core.shapes import Shape, TickNote
-from transport.answers import Done, OpenAPIDocument
 from transport.handlers.clients import post_profiling_sense
 from transport.handlers.health import get_health
 from transport.handlers.health_stream import get_health_stream
 from transport.handlers.meta import get_metrics, get_openapi, post_fault
 from transport.host.feature import Parts
 from transport.host.route import Answer, Route, ok
-from transport.openapi_schemas import TEXT
+from transport.shell.answers import Done, OpenAPIDocument
+from transport.shell.openapi_schemas import TEXT
 
 CONTROL = Parts(
     "control",

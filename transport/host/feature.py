@@ -30,8 +30,8 @@ from transport.host.switches import Switches
 if TYPE_CHECKING:  # prometheus-client is imported at the first scrape, the app's state later
     from prometheus_client.metrics_core import Metric
 
-    from transport.bridge import Asker
-    from transport.state import Peers
+    from transport.shell.bridge import Asker
+    from transport.shell.state import Peers
 
 
 class Checks(Protocol):

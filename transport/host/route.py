@@ -17,7 +17,7 @@ from typing import Any, Literal
 from aiohttp import web
 from msgspec import Struct
 
-from transport.openapi_schemas import JSON
+from transport.shell.openapi_schemas import JSON
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 """What serves a route: a coroutine from the request to its answer."""

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from actors.core.bodies import FEED_BODY_LIMIT, SENSE_BODY_LIMIT, FeedInput, SenseInput
 from actors.core.shapes import FeedItem
-from transport.answers import Accepted, Dropped, FeedList, SenseList
 from transport.host.feature import HealthSection, Parts
 from transport.host.route import AFTER, INGEST_ERRORS, Param, Route, ok
 from transport.ingest.handler import get_feed, get_feed_stream, get_sense, post_feed, post_sense
 from transport.ingest.health import read_messages, read_sense_events
+from transport.shell.answers import Accepted, Dropped, FeedList, SenseList
 
 INGEST = Parts(
     "ingest",

@@ -16,10 +16,11 @@ from actors.core.records import SenseRecord
 from actors.core.shapes import encode
 from actors.ingest.sense_buffer import stored_json
 from actors.kernel.storage import Store
-from transport.answers import Accepted, Dropped, FeedList, SenseList, encoded
-from transport.guard import json_response, raw_json_response
-from transport.inputs import int_param, read_body, read_json
-from transport.state import (
+from transport.shell.answers import Accepted, Dropped, FeedList, SenseList, encoded
+from transport.shell.follow import follow
+from transport.shell.guard import json_response, raw_json_response
+from transport.shell.inputs import int_param, read_body, read_json
+from transport.shell.state import (
     FEED_ANSWERS,
     FEED_POSTS,
     PEERS,
@@ -29,7 +30,6 @@ from transport.state import (
     SENSE_POSTS,
     STREAMS,
 )
-from transport.streams.follow import follow
 
 log = structlog.get_logger("relay")
 

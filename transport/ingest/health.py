@@ -12,8 +12,8 @@ from actors.ingest.sense_buffer import SenseBuffer
 from transport.host.feature import Reading
 
 if TYPE_CHECKING:
-    from transport.bridge import Asker
-    from transport.state import Peers
+    from transport.shell.bridge import Asker
+    from transport.shell.state import Peers
 
 
 async def read_messages(peers: Peers, ask: Asker, *, private: bool) -> Reading:  # noqa: ARG001

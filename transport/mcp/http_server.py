@@ -3,17 +3,17 @@ the relay's own rules for who may call it.
 
 The endpoint is ``http://127.0.0.1:<port>/mcp``; there is no flag to listen beyond loopback.
 Every HTTP request passes :class:`Guard` before the SDK's app sees it, which applies the
-rules of :mod:`transport.auth`, in the relay's order:
+rules of :mod:`transport.shell.auth`, in the relay's order:
 
 - **the host**: its ``Host`` must be a name the relay serves (``127.0.0.1``, ``localhost``,
   ``[::1]`` and ``RELAY_ALLOWED_HOSTS``), with this server's port or none, as sent
-  (:func:`transport.auth.hosts_on`); anything else, or none, is a JSON 421, so a page that
+  (:func:`transport.shell.auth.hosts_on`); anything else, or none, is a JSON 421, so a page that
   points its own name at this machine (DNS rebinding) gets nothing;
 - **browser pages**: the server is for agents, not for web pages, so a request with any
   ``Origin`` is a JSON 403 (a page on another port of localhost included: another origin,
   no more trusted than any web page), and so is one a browser says it sent for a page of
   another site (``Sec-Fetch-Site: same-site`` or ``cross-site``, the relay's rule:
-  :func:`transport.auth.foreign_site`), which carries no ``Origin``;
+  :func:`transport.shell.auth.foreign_site`), which carries no ``Origin``;
 - **the token**: with ``RELAY_TOKEN`` set, ``Authorization: Bearer <token>``, the relay's
   own token; anything else is a JSON 401.
 
@@ -36,7 +36,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from transport.auth import REALM, foreign_site, hosts_on, shown
+from transport.shell.auth import REALM, foreign_site, hosts_on, shown
 
 log = structlog.get_logger("mcp")
 

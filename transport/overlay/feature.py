@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from transport.answers import CommandAnswer
 from transport.host.feature import Parts
 from transport.host.route import Param, Route, ok
 from transport.overlay.handler import get_ws, post_overlay_command
+from transport.shell.answers import CommandAnswer
 
 OVERLAY = Parts(
     "overlay",

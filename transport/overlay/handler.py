@@ -6,11 +6,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from actors.core.errors import BadRequest
-from transport.answers import CommandAnswer
-from transport.guard import Refused, json_response
 from transport.overlay.messages import COMMAND_NOTICES
-from transport.overlay.socket import is_upgrade, serve
-from transport.state import OVERLAYS
+from transport.overlay.socket import OVERLAYS, is_upgrade, serve
+from transport.shell.answers import CommandAnswer
+from transport.shell.guard import Refused, json_response
 
 
 class UpgradeRequired(Refused):

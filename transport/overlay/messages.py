@@ -18,7 +18,7 @@ from actors.core import bodies
 from actors.core.errors import BadRequest
 from actors.core.records import FeedPost, FeedRecord
 from actors.core.shapes import STREAM, encode
-from transport.answers import OverlayFeed, OverlayPing, OverlayStatus
+from transport.shell.answers import OverlayFeed, OverlayPing, OverlayStatus
 
 MAX_MESSAGE_BYTES = 64 * 1024
 """A message from the overlay larger than this is ignored (a typed message fits many times)."""

@@ -9,7 +9,7 @@ The overlay opens ``ws://<relay>/`` (or ``/ws``) and speaks JSON text messages:
   ``id``: the overlay reads it as a string and shows a message whose ``id`` is a number as raw
   text); a ``{"type": "ping", "ts"}`` every :data:`PING_INTERVAL_S`, with a WebSocket ping.
 - overlay → relay: ``pong``; ``profiling`` (``rssMb``, ``uptimeS``, ``ts``: kept for
-  ``/health`` and ``/metrics``, :mod:`transport.profiling`); ``command`` (``toggle_audio``,
+  ``/health`` and ``/metrics``, :mod:`transport.shell.profiling`); ``command`` (``toggle_audio``,
   ``toggle_screen``, ``switch_device``: the relay captures nothing itself, so it answers that
   socket alone with a feed line saying the capture clients own that switch); ``message``
   (``text`` the user typed: stored in the feed with ``source: "overlay"``, through the same
@@ -48,7 +48,6 @@ from aiohttp import WSMsgType, web
 from actors.core.errors import ActorUnavailable, BadRequest
 from actors.core.records import FeedPost, FeedRecord
 from actors.kernel.clock import Clock
-from transport.batching import Batcher
 from transport.host.switches import Switches
 from transport.overlay.messages import (
     COMMAND_NOTICES,
@@ -64,7 +63,8 @@ from transport.overlay.messages import (
     ping_frame,
 )
 from transport.overlay.presence import Presence
-from transport.profiling import ClientReports, report_of
+from transport.shell.batching import Batcher
+from transport.shell.profiling import ClientReports, report_of
 from transport.streams.fanout import OVERLAY, Streams, abort
 from transport.streams.hub import Hub
 from transport.streams.sse import pieces
@@ -203,6 +203,11 @@ class Overlays:
         if heartbeat is not None:
             heartbeat.cancel()
         self.presence.detach()
+
+
+OVERLAYS = web.AppKey("overlays", Overlays)
+"""The overlay sockets, their status and their bounds (the app sets it; the overlay's routes
+and the console's page read it)."""
 
 
 def is_upgrade(request: web.Request) -> bool:

@@ -9,15 +9,15 @@ from aiohttp import web
 
 from actors.core.control_bodies import PRIVACY_BODY_LIMIT, PrivacyUpdate
 from actors.privacy.store import PrivacyStore
-from transport.guard import json_response
 from transport.host.feature import Reading
-from transport.inputs import read_body
 from transport.privacy.answers import controls, health
-from transport.state import ASK, PEERS
+from transport.shell.guard import json_response
+from transport.shell.inputs import read_body
+from transport.shell.state import ASK, PEERS
 
 if TYPE_CHECKING:
-    from transport.bridge import Asker
-    from transport.state import Peers
+    from transport.shell.bridge import Asker
+    from transport.shell.state import Peers
 
 
 async def get_privacy(request: web.Request) -> web.Response:

@@ -40,14 +40,15 @@ from aiohttp import web
 
 from actors.core.errors import RelayError
 from actors.core.records import FeedSnapshot
-from transport.answers import StreamCounts
+from transport.streams.answers import StreamCounts
 from transport.streams.hub import Hub
 from transport.streams.limits import StreamLimits
 from transport.streams.subscriber import Event, Framing, Subscriber
 
 T = TypeVar("T")
 S = TypeVar("S")
-"""The snapshot the agent's hub reads (the digest store's, :data:`transport.state.STREAMS`)."""
+"""The snapshot the agent's hub reads (the digest store's: see
+:data:`transport.shell.state.STREAMS`)."""
 
 OVERLAY_SLOTS = 1
 """Overlay sockets admitted even when the streams have taken every slot

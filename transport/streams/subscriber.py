@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from actors.core.shapes import encode
-from transport.answers import StreamGap
+from transport.streams.answers import StreamGap
 
 DROPPED = "dropped"
 SHUTDOWN = "shutdown"

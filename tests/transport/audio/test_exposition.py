@@ -27,9 +27,9 @@ from tests.support.relay import Samples, client_for, relay_settings, scrape, val
 from tests.test_hearing import HEARD
 from transport.audio.exposition import CAPTURE_STATES, STT_STATES, AudioFigures, audio_families
 from transport.demo.fake_stt import FakeStt
-from transport.exposition import RelayCollector, Scrape
-from transport.metrics import HttpStats
-from transport.profiling import ClientReports
+from transport.handlers.exposition import RelayCollector, Scrape
+from transport.shell.metrics import HttpStats
+from transport.shell.profiling import ClientReports
 
 SPEAKS = program("--scene", "speech:1200,silence:1500", "--repeat", "40")
 

@@ -35,6 +35,7 @@ from transport.demo.replay import (
     load_session,
     parse_session,
 )
+from transport.registry import FEATURES
 
 # -- the session file --------------------------------------------------------------------------
 
@@ -147,7 +148,7 @@ def test_prepare_demo_points_the_agent_at_a_live_stand_in_and_cleans_up(
 ) -> None:
     settings = Settings(port=0)
     with contextlib.ExitStack() as cleanup:
-        demo = prepare_demo(settings, ["--demo"], {}, cleanup)
+        demo = prepare_demo(settings, FEATURES, ["--demo"], {}, cleanup)
         agent = demo.agent
         assert (agent.model, agent.fallback_models) == (STAND_IN_MODEL, ())
         assert agent.api_key and agent.active
@@ -169,7 +170,7 @@ def test_prepare_demo_points_the_agent_at_a_live_stand_in_and_cleans_up(
     ):
         with contextlib.ExitStack() as cleanup:
             given = load_settings(argv, environ, isatty=False)
-            kept = Path(prepare_demo(given, argv, environ, cleanup).data_dir)
+            kept = Path(prepare_demo(given, FEATURES, argv, environ, cleanup).data_dir)
             kept.mkdir()
         assert kept.is_dir() and kept.parent == tmp_path, f"{argv} {environ}: not kept"
 

@@ -4,11 +4,11 @@ feature's sections, in the registry's order."""
 from __future__ import annotations
 
 from actors.core.shapes import Shape
-from transport.bridge import Asker
 from transport.handlers.health_answers import health_shape
 from transport.host.feature import HealthSection, Parts, Reading
 from transport.registry import ROUTE_TABLE
-from transport.state import Peers
+from transport.shell.bridge import Asker
+from transport.shell.state import Peers
 
 
 async def _seven(peers: Peers, ask: Asker, *, private: bool) -> Reading:

@@ -7,7 +7,7 @@ at once: a feature that asks its actors bounds each answer by the actor timeout)
 collector of our own turns that snapshot into metric families on a registry of its own
 (never prometheus-client's global one), and prometheus-client writes the text.
 
-The module is imported at the first scrape (see :mod:`transport.metrics`).
+The module is imported at the first scrape (see :mod:`transport.shell.metrics`).
 """
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import CollectorRegistry
 
 from actors.kernel.base import ChildHandle
-from transport.bridge import Asker
-from transport.metrics import HTTP_BUCKETS_S, HttpStats, cumulative
-from transport.profiling import CLIENTS, ClientReports
+from transport.shell.bridge import Asker
+from transport.shell.metrics import HTTP_BUCKETS_S, HttpStats, cumulative
+from transport.shell.profiling import CLIENTS, ClientReports
 
 if TYPE_CHECKING:
-    from transport.connections import Connections
     from transport.host.feature import Feature
-    from transport.state import Peers
+    from transport.shell.connections import Connections
+    from transport.shell.state import Peers
     from transport.streams.fanout import Streams
 
 

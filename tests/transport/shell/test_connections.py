@@ -27,7 +27,7 @@ from tests.support.relay import client_for, relay_settings, scrape, value
 from tests.support.run_relay import relay_env, spawn_relay, wait_healthy
 from tests.transport.overlay_client import OverlayClient, Status
 from tests.transport.raw_http import RawAnswer, parse_answers, raw_request
-from transport.connections import ConnectionLimits, max_connections_for, open_files_limit
+from transport.shell.connections import ConnectionLimits, max_connections_for, open_files_limit
 
 pytestmark = pytest.mark.usefixtures("quick_stream_checks")
 

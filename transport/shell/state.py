@@ -35,13 +35,12 @@ from actors.kernel.storage import StorageInfo
 from actors.privacy.store import PrivacyStore
 from config.audio.settings import AudioConfig
 from config.privacy import DEFAULT_MATRIX, DEFAULT_MODE, Matrix
-from transport.auth import Access
-from transport.batching import Batcher
-from transport.bridge import Asker
-from transport.connections import BodyHold, Connections
-from transport.metrics import HttpStats
-from transport.overlay.socket import Overlays
-from transport.profiling import ClientReports
+from transport.shell.auth import Access
+from transport.shell.batching import Batcher
+from transport.shell.bridge import Asker
+from transport.shell.connections import BodyHold, Connections
+from transport.shell.metrics import HttpStats
+from transport.shell.profiling import ClientReports
 from transport.streams.fanout import Streams
 from transport.streams.hub import Hub
 from transport.streams.limits import StreamLimits
@@ -110,7 +109,8 @@ class Policy:
     trace_requests: bool = False
     """Log every request and give actors its id (``LOG_LEVEL=debug``); errors are always logged."""
     cors_origins: tuple[str, ...] = ()
-    """Origins browser pages may call from (``RELAY_CORS_ORIGINS``); see :mod:`transport.auth`."""
+    """Origins browser pages may call from (``RELAY_CORS_ORIGINS``); see
+    :mod:`transport.shell.auth`."""
     allowed_hosts: tuple[str, ...] = ()
     """``Host`` names served besides the loopback ones (``RELAY_ALLOWED_HOSTS``)."""
     exclusions: Exclusions = field(default_factory=Exclusions)
@@ -199,10 +199,6 @@ BODY_HOLD = web.RequestKey("body_hold", BodyHold)
 
 HTTP_STATS = web.AppKey("http_stats", HttpStats)
 """Requests and latencies per route, for ``GET /metrics``."""
-
-
-OVERLAYS = web.AppKey("overlays", Overlays)
-"""The overlay sockets, their status and their bounds."""
 
 
 CLIENT_FIGURES = web.AppKey("client_figures", ClientReports)

@@ -10,7 +10,7 @@ import pytest
 
 from actors.core.bodies import MAX_EXTRA_NAME_CHARS, ProcessReport, convert, decode
 from actors.core.errors import BadRequest
-from transport.profiling import ClientReports, report_of
+from transport.shell.profiling import ClientReports, report_of
 
 
 def parse_report(body: Any) -> Any:

@@ -9,7 +9,7 @@ one else until they left, and could not open a file of its own. So:
   (silent or half-sent ones are closed);
 - once a head has come, its body must arrive within :attr:`ConnectionLimits.body_timeout_s`,
   and keep to :data:`BODY_MIN_RATE` after its first :data:`BODY_RATE_GRACE_S`
-  (:func:`transport.inputs.read_json` answers 408 otherwise, and the connection is closed);
+  (:func:`transport.shell.inputs.read_json` answers 408 otherwise, and the connection is closed);
 - between two requests a connection may idle :attr:`ConnectionLimits.keepalive_timeout_s`
   (aiohttp's keep-alive timeout, which counts only while no request is being handled: an
   event stream or the overlay's socket is one long request and is never closed for it);
@@ -21,7 +21,7 @@ one else until they left, and could not open a file of its own. So:
   event would otherwise hold gigabytes. Its last eighth is kept for small bodies, and a body
   past it cuts the slowest bodies still arriving, or, when that cannot make room, is
   answered a JSON 503 with ``Retry-After`` before the rest of it is read
-  (:func:`transport.inputs.read_json`).
+  (:func:`transport.shell.inputs.read_json`).
 
 The transport's connection handler (:class:`transport.http_transport.JsonErrorHandler`)
 applies these; :class:`Connections` keeps the count, on the event loop's thread only.
@@ -142,12 +142,12 @@ class BodyBudget:
 
     A body is charged as it is read: its ``Content-Length`` before any of it is, or each chunk
     of a chunked one as it comes, and what it inflates to; the guard gives the charge back
-    once the handler is done with the request (:func:`transport.guard.guarded`), whether it
+    once the handler is done with the request (:func:`transport.shell.guard.guarded`), whether it
     answered, failed, or its client left. Three rules keep a few slow clients from holding it:
 
     - the last :attr:`reserve` bytes are for small bodies (:data:`SMALL_BODY_BYTES` at most,
       posts to ``/feed`` among them): large ones may fill the budget only up to it;
-    - a body still arriving must keep to a minimum rate (:func:`transport.inputs.read_json`
+    - a body still arriving must keep to a minimum rate (:func:`transport.shell.inputs.read_json`
       cuts it with a 408 otherwise);
     - a charge past the bound cuts the bodies still arriving, slowest first, until it fits
       (they are answered 503); it is refused only when cutting every one of them would not

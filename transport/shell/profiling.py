@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 from actors.core import bodies
 from actors.core.redactor import Redactor
-from transport.answers import ClientFigures, Profiling
+from transport.shell.answers import ClientFigures, Profiling
 
 CLIENTS = ("sense", "overlay")
 """The clients that report their figures: the capture client and the overlay."""

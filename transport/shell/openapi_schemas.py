@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from transport.connections import BODY_MIN_RATE, BODY_RATE_GRACE_S
+from transport.shell.connections import BODY_MIN_RATE, BODY_RATE_GRACE_S
 
 JSON = "application/json"
 SSE = "text/event-stream"

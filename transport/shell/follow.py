@@ -9,8 +9,8 @@ from typing import Any
 from aiohttp import web
 
 from actors.core.errors import BadRequest
-from transport.inputs import optional_int
-from transport.state import ACCESS, STREAMS
+from transport.shell.inputs import optional_int
+from transport.shell.state import ACCESS, STREAMS
 from transport.streams.hub import Hub
 from transport.streams.sse import SSE_HEADERS, serve
 

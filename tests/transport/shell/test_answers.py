@@ -12,10 +12,10 @@ from actors.core.records import FeedRecord
 from actors.core.shapes import encode
 from actors.ingest.feed_buffer import FEED_RING
 from actors.ingest.sense_buffer import SENSE_RING
-from transport.answers import FeedList, OverlayFeed, SenseList, encoded
 from transport.openapi import EXTENDS, REQUEST_TYPES, openapi_document
 from transport.overlay.messages import INBOUND_TYPES
 from transport.overlay.socket import REPLAY_ITEMS
+from transport.shell.answers import FeedList, OverlayFeed, SenseList, encoded
 
 OPEN_ANSWERS = {*EXTENDS, "OpenAPIDocument"}
 """Answers that carry more than they name: a sense event as its client sent it, and the

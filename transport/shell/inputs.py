@@ -14,15 +14,15 @@ from aiohttp import web
 
 from actors.core.bodies import decode
 from actors.core.errors import BadRequest
-from transport.connections import BODY_RETRY_AFTER_S, BodyHold, Connections
-from transport.guard import (
+from transport.shell.connections import BODY_RETRY_AFTER_S, BodyHold, Connections
+from transport.shell.guard import (
     BodiesFull,
     BodyTimeout,
     PayloadTooLarge,
     Refused,
     UnsupportedMediaType,
 )
-from transport.state import BODY_HOLD, CONNECTIONS
+from transport.shell.state import BODY_HOLD, CONNECTIONS
 from transport.streams.fanout import (
     LONG_POLL_MAX_S,
 )
@@ -76,10 +76,11 @@ async def read_json(request: web.Request, limit: int) -> Any:
     ``Content-Type`` names another media type (a form, plain text).
 
     The bytes of a body count against the budget every request shares
-    (:class:`transport.connections.BodyBudget`) as they are read, its ``Content-Length``
-    before any of it: past it, a 503 with ``Retry-After`` (:class:`transport.guard.BodiesFull`),
-    the rest unread, unless cutting slower bodies makes room. A body not yet whole when its
-    head came must keep to a minimum rate as it arrives (:func:`_read_arriving`): a 408 else.
+    (:class:`transport.shell.connections.BodyBudget`) as they are read, its ``Content-Length``
+    before any of it: past it, a 503 with ``Retry-After``
+    (:class:`transport.shell.guard.BodiesFull`), the rest unread, unless cutting slower bodies
+    makes room. A body not yet whole when its head came must keep to a minimum rate as it
+    arrives (:func:`_read_arriving`): a 408 else.
     """
     body = await _read(request, limit)
     try:
@@ -147,11 +148,11 @@ async def _read_body(request: web.Request, declared: int | None, limit: int) -> 
 
 async def _read_arriving(request: web.Request, declared: int | None, limit: int) -> bytearray:
     """The body as sent, while it arrives: whole within the body timeout, and at the minimum
-    rate (:data:`transport.connections.BODY_MIN_RATE`) after its first seconds.
+    rate (:data:`transport.shell.connections.BODY_MIN_RATE`) after its first seconds.
 
     The deadline moves on with each chunk, so a body that keeps to the rate costs one timer
     for all its chunks. While the body arrives, the budget may cut it for a faster one
-    (:class:`transport.connections.BodyBudget`), which ends the read at once.
+    (:class:`transport.shell.connections.BodyBudget`), which ends the read at once.
 
     Raises:
         BodyTimeout: the body was not whole within the body timeout, or came too slowly.
@@ -223,7 +224,7 @@ def _hold(request: web.Request) -> BodyHold:
 
 def _charge(request: web.Request, size: int) -> None:
     """Charge ``size`` bytes of the request's body to the body budget, which the guard gives
-    back once the handler is done (:class:`transport.connections.BodyBudget`).
+    back once the handler is done (:class:`transport.shell.connections.BodyBudget`).
 
     Raises:
         BodiesFull: the bodies held at once would be past the budget; nothing is charged.

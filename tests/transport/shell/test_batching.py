@@ -16,7 +16,7 @@ from actors.kernel.clock import FakeClock
 from actors.kernel.supervisor import ChildSpec, Supervisor
 from actors.tree import Relay
 from tests.support.actor_calls import Held, held
-from transport.batching import MAX_BATCH, Batcher
+from transport.shell.batching import MAX_BATCH, Batcher
 
 
 class Doubler(RelayActor):

@@ -1,10 +1,12 @@
-"""Every answer the HTTP API, the streams and the overlay's socket send, as typed structs.
+"""The answers the HTTP shell and the overlay's socket send, as typed structs.
 
 One statement per shape: handlers encode their answers from these
 (:func:`actors.core.shapes.encode`), and the OpenAPI document's components are generated from
 them (:mod:`transport.openapi`), each docstring and ``Meta(description=...)`` the component's
 description. The shapes of what the actors own (feed items, agent entries, digests, the
-window) are in :mod:`actors.core.shapes`; the envelopes and figures only HTTP shows are here.
+window) are in :mod:`actors.core.shapes`; the envelopes and figures only HTTP shows are here,
+what the streams send and count in :mod:`transport.streams.answers`, and each feature's own
+answers in its package's ``answers.py``.
 Every answer is closed (``additionalProperties: false``); a field that may be left out is
 ``UNSET`` when it is.
 """
@@ -187,24 +189,6 @@ class CommandAnswer(Shape, frozen=True):
     text: str
 
 
-class StreamCounts(Shape, frozen=True):
-    """Clients open per stream (`overlay`: overlay sockets), and clients dropped for falling
-    behind since the transport started."""
-
-    feed: int
-    agent: int
-    overlay: int
-    health: Annotated[int, Meta(description="Health streams (the console's).")] = 0
-    long_polls: Annotated[
-        int,
-        Meta(
-            description="Long-polls waiting (`GET /agent/digest` and `/escalation/pending` "
-            "with `wait`): they hold slots as streams do."
-        ),
-    ] = 0
-    dropped: int = 0
-
-
 class ClientFigures(Shape, frozen=True):
     """A client's newest report, as it sent it, and when it arrived."""
 
@@ -230,13 +214,6 @@ class Profiling(Shape, frozen=True):
 
     sense: ClientFigures | None
     overlay: ClientFigures | None
-
-
-class StreamGap(Shape, frozen=True):
-    """Items after `after` and before `oldest` are gone."""
-
-    after: int
-    oldest: int
 
 
 class OverlayStatus(Shape, frozen=True):

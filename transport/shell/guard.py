@@ -13,16 +13,16 @@ from collections.abc import Awaitable, Callable, Mapping
 
 import structlog
 from aiohttp import HttpVersion11, hdrs, web
+from aiohttp.typedefs import Handler
 
 from actors.core.errors import ActorUnavailable, BadRequest, FeatureUnavailable, RelayError
 from actors.core.shapes import Shape, encode
 from actors.kernel.base import CURRENT_REQUEST
 from config.common.errors import ConfigError
-from transport.answers import Error
-from transport.auth import Access, Admit, Forbidden, Misdirected, Unauthorized, challenge
-from transport.host.route import Handler
-from transport.metrics import RouteStats
-from transport.state import ACCESS, BODY_HOLD, CONNECTIONS, REQUEST_ID, ROUTES
+from transport.shell.answers import Error
+from transport.shell.auth import Access, Admit, Forbidden, Misdirected, Unauthorized, challenge
+from transport.shell.metrics import RouteStats
+from transport.shell.state import ACCESS, BODY_HOLD, CONNECTIONS, REQUEST_ID, ROUTES
 from transport.streams.fanout import (
     StreamRefused,
 )
@@ -97,7 +97,7 @@ def _status_of(exc: RelayError) -> int:
 
 
 def json_response(body: Shape, status: int = 200) -> web.Response:
-    """``body`` encoded as JSON (:mod:`transport.answers`); the route's guard adds the CORS
+    """``body`` encoded as JSON (:mod:`transport.shell.answers`); the route's guard adds the CORS
     headers."""
     return web.Response(body=encode(body), status=status, content_type="application/json")
 
@@ -135,13 +135,13 @@ def guarded(
 
     ``trace`` logs every request and gives actors its id (``LOG_LEVEL=debug``). A ``Host``
     the relay does not serve is a 421 before anything else
-    (:meth:`~transport.auth.Access.check_host`; a set look-up here, the method on a miss).
+    (:meth:`~transport.shell.auth.Access.check_host`; a set look-up here, the method on a miss).
     ``admit`` is the route's gate
-    (:meth:`transport.auth.Access.gate`): the origin, the site and the token are checked
+    (:meth:`transport.shell.auth.Access.gate`): the origin, the site and the token are checked
     before the handler runs; every answer, errors included, gets the request's CORS headers.
     ``stats`` counts the route's requests and latencies for ``GET /metrics``
-    (:mod:`transport.metrics`). Once the handler is done, whatever became of it, the bytes its
-    body was charged (:class:`transport.connections.BodyBudget`) are given back.
+    (:mod:`transport.shell.metrics`). Once the handler is done, whatever became of it, the bytes its
+    body was charged (:class:`transport.shell.connections.BodyBudget`) are given back.
 
     An aiohttp middleware would do the same through two more coroutine calls per request;
     requests that match no route reach :func:`no_route`, which is guarded the same way.

@@ -29,9 +29,9 @@ from tests.support.relay import client_for, refused_config_change, relay_setting
 from tests.support.run_relay import relay_env, spawn_relay, stopped_once_healthy
 from tests.transport.test_streams import sse
 from transport.app import build_app
-from transport.auth import Access, Forbidden, TokenRefused
 from transport.exposure import exposure, is_loopback, warn_at_start
-from transport.state import Peers, Policy
+from transport.shell.auth import Access, Forbidden, TokenRefused
+from transport.shell.state import Peers, Policy
 
 TOKEN = "s3cret-token"
 APP = "http://app.test:5173"
@@ -233,7 +233,7 @@ def test_the_token_is_compared_with_compare_digest(monkeypatch: pytest.MonkeyPat
         compared.append((a, b))
         return real(a, b)
 
-    monkeypatch.setattr(hmac, "compare_digest", spy)  # the module transport.auth calls
+    monkeypatch.setattr(hmac, "compare_digest", spy)  # the module transport.shell.auth calls
     access = Access(TOKEN)
     gate = access.gate("GET", "/feed")
     gate(make_mocked_request("GET", "/feed", headers=AUTHORIZED), {})

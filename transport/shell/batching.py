@@ -8,7 +8,7 @@ stores the items, in arrival order; each handler gets its own result, or the bat
 
 A 503 means the batch was never stored. When the timeout passes before the actor has begun
 the batch, it is cancelled, and the actor skips it; once the actor has begun it, its callers
-wait for its answer (as :class:`transport.bridge.Asker` does).
+wait for its answer (as :class:`transport.shell.bridge.Asker` does).
 """
 
 from __future__ import annotations

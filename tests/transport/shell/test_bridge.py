@@ -10,7 +10,7 @@ import pytest
 from actors.core.errors import ActorUnavailable
 from actors.kernel.clock import FakeClock
 from tests.support.actor_calls import Held, held
-from transport.bridge import Asker
+from transport.shell.bridge import Asker
 
 
 def test_an_actor_that_does_not_begin_in_time_never_runs_the_call(clock: FakeClock) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from actors.core.records import FeedSnapshot
-from transport.state import ListAnswers
+from transport.shell.state import ListAnswers
 
 
 class Builds:

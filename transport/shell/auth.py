@@ -2,7 +2,7 @@
 and where it may listen.
 
 Five rules, all decided once at start and applied per request by the route guard
-(:func:`transport.guard.guarded`) at the cost of a header look-up or two:
+(:func:`transport.shell.guard.guarded`) at the cost of a header look-up or two:
 
 - **The host** (``Host``). A web page can rebind its own name to 127.0.0.1 (DNS rebinding):
   the browser then sends the relay requests whose ``Host`` and ``Origin`` are the page's

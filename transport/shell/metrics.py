@@ -1,12 +1,12 @@
 """Request counts and latencies per route, kept on the transport's event loop for ``/metrics``.
 
-Each route's guard (:func:`transport.guard.guarded`) counts its request here with
+Each route's guard (:func:`transport.shell.guard.guarded`) counts its request here with
 :meth:`RouteStats.observe`: a bisect, two additions and a dict update on the loop's thread,
 the only thread that writes or reads these, so no lock. A prometheus-client ``Histogram``
 would take a lock and walk its buckets on every request of the relay's busiest thread; here
-nothing of prometheus-client runs until a scrape, when :mod:`transport.exposition` (imported
-then, not before: it weighs on the relay's start and size) turns these and the actors'
-counters into text.
+nothing of prometheus-client runs until a scrape, when :mod:`transport.handlers.exposition`
+(imported then, not before: it weighs on the relay's start and size) turns these and the
+actors' counters into text.
 
 The figures belong to one transport incarnation: a restart of the transport starts them from
 zero, which Prometheus reads as a counter reset.
