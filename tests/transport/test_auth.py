@@ -29,7 +29,7 @@ from tests.support.relay import client_for, refused_config_change, relay_setting
 from tests.support.run_relay import relay_env, spawn_relay, stopped_once_healthy
 from tests.transport.test_streams import sse
 from transport.app import build_app
-from transport.auth import Access, Forbidden, TokenRefused
+from transport.auth import PAGE_ROUTES, Access, Forbidden, TokenRefused
 from transport.exposure import exposure, is_loopback, warn_at_start
 from transport.state import Peers, Policy
 
@@ -41,7 +41,7 @@ AUTHORIZED = {"Authorization": f"Bearer {TOKEN}"}
 OPEN = {
     (method, path)
     for method in ("GET", "HEAD")
-    for path in ("/health", "/", "/console.js", "/console.css")
+    for path in ("/health", *(path for _, path in PAGE_ROUTES))
 }
 """``/health`` and the console's files (``/`` not upgraded: the page; the upgrade is the
 overlay's socket and needs the token, ``tests/transport/test_console.py``)."""

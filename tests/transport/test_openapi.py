@@ -37,6 +37,7 @@ from transport import http_transport
 from transport.agent.fake_llm import FakeLLM
 from transport.app import build_app
 from transport.audio.handler import AUDIO_BODY_LIMIT
+from transport.auth import PAGE_ROUTES
 from transport.demo.fake_stt import FakeStt
 from transport.openapi import openapi_document
 from transport.openapi_schemas import SSE
@@ -370,7 +371,7 @@ def _exercise(api: CheckedClient, relay: Relay, logs: LogSink) -> None:
 
     assert api.post("/overlay/command", params={"action": "toggle_screen"}).status_code == 200
     assert api.post("/overlay/command", params={"action": "reboot"}).status_code == 400
-    for path in ("/", "/console.js", "/console.css"):
+    for _, path in sorted(PAGE_ROUTES):
         assert api.get(path, auth=False).status_code == 200
 
     metrics = api.get("/metrics")

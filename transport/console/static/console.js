@@ -28,10 +28,13 @@ const state = {
   troublesSaid: "[]",
   baseUrl: "",
   schema: null,
+  pause: "", // while capture is paused, what the header says in place of "live"
 };
 
 // A card of another feature plugs in here: its <section class="card"> goes in index.html
-// where the comment says, and an object pushed on CARDS is called with what the page learns:
+// where the comment says, its script in a file of its own (listed in transport/auth.py's
+// CONSOLE_FILES and loaded by index.html after this one), and an object it pushes on CARDS
+// is called with what the page learns:
 // `start()` once the page is open (the token given), `health(health)` with each /health, and
 // `appRow(summary, app)` with the <summary> of each app in "What the agent sees", to add a
 // control to it. Each call is guarded: a card that fails leaves the rest of the page working.
@@ -127,16 +130,18 @@ function dispatch(block, handlers) {
   return id && /^\d+$/.test(id) ? Number(id) : null;
 }
 
-// The pill says the page is live only while every stream is open and nothing is wrong: with
-// trouble (the banner says which) it says how much, in the banner's colour.
+// The pill says the page is live only while every stream is open, nothing is wrong and
+// capture is not paused: with trouble (the banner says which) it says how much, in the
+// banner's colour; while paused, "paused" and until when.
 function showLink() {
   const link = $("link");
   const open = state.streams.filter((s) => s.open).length;
   const live = state.streams.length > 0 && open === state.streams.length;
   const problems = state.troubles.length;
-  if (live && problems) {
-    link.textContent = "live, " + problems + (problems === 1 ? " problem" : " problems");
-    link.className = "pill trouble";
+  if (live && (problems || state.pause)) {
+    const said = problems ? ", " + problems + (problems === 1 ? " problem" : " problems") : "";
+    link.textContent = (state.pause || "live") + said;
+    link.className = "pill " + (problems ? "trouble" : "paused");
     return;
   }
   link.textContent = live ? "live" : open ? "reconnecting…" : "offline, reconnecting…";
@@ -780,5 +785,8 @@ function wire() {
   window.addEventListener("hashchange", () => showMoment().catch(showError));
 }
 
-wire();
-start();
+// After every script of the page has run (they are deferred): each card is on CARDS.
+document.addEventListener("DOMContentLoaded", () => {
+  wire();
+  start();
+});
