@@ -27,6 +27,15 @@ pytestmark = pytest.mark.slow
 
 TOKEN = "console-privacy-token-9012"
 MINUTE_MS = 60_000
+HEAR_PAUSE = """() => {
+  const card = CARDS[0], told = card.health;
+  card.health = (health) => {
+    told(health);
+    if (health.privacy && health.privacy.paused) window.pauseHeard = true;
+  };
+}"""
+"""Sets ``window.pauseHeard`` once the Privacy card hears of a pause from ``/health`` (which
+the stream sends when it looks, once a second) rather than from the answer to its click."""
 
 
 def local_input(page: Page, ms: int) -> str:
@@ -52,6 +61,7 @@ def test_pause_and_resume_from_the_card_with_the_token(
     link = page.locator("#link")
     expect(link).to_contain_text("live")
     headers = {"Authorization": f"Bearer {TOKEN}"}
+    page.evaluate(HEAR_PAUSE)
     with httpx.Client(base_url=watched.origin, headers=headers, timeout=5) as api:
         page.get_by_role("button", name="Pause for 15 minutes").click()
         expect(link).to_contain_text("paused until")
@@ -60,7 +70,12 @@ def test_pause_and_resume_from_the_card_with_the_token(
         assert controls["paused"] is True
         assert controls["pausedUntil"] == clock.now_ms() + 15 * MINUTE_MS
         assert api.post("/feed", json={"text": "while paused"}).json()["dropped"] == "paused"
+        page.wait_for_function("() => window.pauseHeard === true")  # /health/stream said it too
+        clock.advance(15 * 60)  # the pause ends by itself: /health says so, and the header
+        expect(link).to_have_text("live")
 
+        page.get_by_role("button", name="Pause for an hour").click()
+        expect(link).to_contain_text("paused until")
         page.get_by_role("button", name="Resume now").click()
         expect(link).to_have_text("live")
         assert api.get("/privacy").json()["paused"] is False
@@ -127,7 +142,9 @@ def test_never_watch_an_app_from_its_row(relay: Relay, watched: Watched) -> None
     row = page.locator("#context summary", has_text="Signal")
     row.get_by_role("button", name="never watch this app").click()
     expect(row).to_contain_text("never watched")
-    expect(page.locator("#context summary", has_text="Code")).to_contain_text("never watch this app")
+    expect(page.locator("#context summary", has_text="Code")).to_contain_text(
+        "never watch this app"
+    )
     expect(page.locator("#exclude-apps")).to_contain_text("Signal")
     with client_for(relay) as client:
         assert client.get("/privacy").json()["excludeApps"] == ["Signal"]
@@ -135,14 +152,21 @@ def test_never_watch_an_app_from_its_row(relay: Relay, watched: Watched) -> None
         assert client.post("/sense", json=event).json() == {"ok": True, "dropped": "excluded"}
 
 
-def test_a_change_the_relay_refuses_says_why_in_the_card(relay: Relay, watched: Watched) -> None:
+def test_a_change_the_relay_refuses_says_why_and_one_it_takes_is_kept(
+    relay: Relay, watched: Watched
+) -> None:
     page = opened(watched, relay).page
     page.get_by_label("Add an expression").fill("(private")
     page.get_by_label("Add an expression").press("Enter")
-    refusal = page.locator("#privacy-answer")
+    refusal = page.locator("#watch-answer")
     expect(refusal).to_contain_text("not a valid regular expression")
     expect(refusal).to_have_class("error")
     expect(page.locator("#exclude-titles")).to_have_text("None.")
+    page.get_by_label("The agent's entries, beyond the newest 50, for").fill("2.5")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#keep-answer")).to_contain_text("kept 2.5 days")
+    with client_for(relay) as client:
+        assert client.get("/privacy").json()["retentionDays"] == 2.5
     # The browser logs the refused request (400) as an error; nothing else may be one.
     refused = "the server responded with a status of 400 (Bad Request)"
     watched.errors[:] = [e for e in watched.errors if refused not in e]
@@ -156,8 +180,12 @@ def test_the_matrix_shows_its_preset_cells(
     page = opened(watched, relay).page
     expect(page.locator("#matrix-meta")).to_contain_text("PRIVACY_MODE=strict")
     heads = page.locator("#matrix thead th")
-    expect(heads).to_have_text(["Stored here", "Model over HTTP", "Model on this machine", "Agents"])
+    expect(heads).to_have_text(
+        ["Stored here", "Model over HTTP", "Model on this machine", "Agents"]
+    )
     text = page.locator('#matrix tr[data-kind="ocr"]')
     expect(text.locator("th")).to_have_text("Screen text")
-    expect(text.locator("td")).to_have_text(["secrets removed", "a summary", "a summary", "nothing"])
+    expect(text.locator("td")).to_have_text(
+        ["secrets removed", "a summary", "a summary", "nothing"]
+    )
     expect(page.locator('#matrix tr[data-kind="images"] td')).to_have_text(["nothing"] * 4)

@@ -73,7 +73,7 @@
     const names = controls[field];
     $(id).replaceChildren(...(names.length ? names.map((name) => {
       const remove = el("button", { type: "button", class: "plain", "aria-label": "Watch " + name + " again" }, "Remove");
-      remove.addEventListener("click", () => act("privacy-answer", async () => {
+      remove.addEventListener("click", () => act("watch-answer", async () => {
         await change({ [field]: controls[field].filter((n) => n !== name) });
         return "Removed the " + what + " " + name + ".";
       }));
@@ -84,7 +84,7 @@
   function addTo(field, input, what) {
     const name = $(input).value.trim();
     if (!name) return;
-    act("privacy-answer", async () => {
+    act("watch-answer", async () => {
       const names = controls[field];
       if (!names.includes(name)) await change({ [field]: [...names, name] });
       $(input).value = "";
@@ -213,7 +213,7 @@
     });
     $("retention-form").addEventListener("submit", (event) => {
       event.preventDefault();
-      act("privacy-answer", async () => {
+      act("keep-answer", async () => {
         await change({ retentionDays: Number($("retention").value) });
         return "The agent's entries are kept " + controls.retentionDays + " days.";
       });
@@ -230,7 +230,7 @@
     const button = el("button", { type: "button", class: "plain" }, "never watch this app");
     button.addEventListener("click", (event) => {
       event.preventDefault(); // not the row's open or close
-      act("privacy-answer", async () => {
+      act("watch-answer", async () => {
         if (!excluded(app)) await change({ excludeApps: [...controls.excludeApps, app] });
         button.replaceWith(el("span", { class: "tag excluded" }, "never watched"));
         return "The relay never watches " + app + " from now on; what it saw before stays until you forget it.";
