@@ -72,7 +72,14 @@ STREAM_PATHS = frozenset({"/feed/stream", "/agent/stream", "/health/stream", "/"
 ``WebSocket`` cannot set headers."""
 OPEN_ROUTES = frozenset({("GET", "/health")})
 """Routes that need no token (a ``GET`` route also answers ``HEAD``)."""
-CONSOLE_FILES = ("console.css", "console.js", "privacy.js")
+CONSOLE_FILES = (
+    "console.css",
+    "console.js",
+    "search.js",
+    "privacy.js",
+    "cost.js",
+    "settings.js",
+)
 """The files the console's page loads, each served at ``/<name>``: the console's routes and
 these rules are made from this one list."""
 PAGE_ROUTES = frozenset({("GET", "/"), *(("GET", f"/{name}") for name in CONSOLE_FILES)})

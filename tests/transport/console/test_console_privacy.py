@@ -28,14 +28,15 @@ pytestmark = pytest.mark.slow
 TOKEN = "console-privacy-token-9012"
 MINUTE_MS = 60_000
 HEAR_PAUSE = """() => {
-  const card = CARDS[0], told = card.health;
+  const card = CARDS.find((c) => c.appRow), told = card.health;
   card.health = (health) => {
     told(health);
     if (health.privacy && health.privacy.paused) window.pauseHeard = true;
   };
 }"""
 """Sets ``window.pauseHeard`` once the Privacy card hears of a pause from ``/health`` (which
-the stream sends when it looks, once a second) rather than from the answer to its click."""
+the stream sends when it looks, once a second) rather than from the answer to its click (it
+is the card with an ``appRow`` hook)."""
 
 
 def local_input(page: Page, ms: int) -> str:
