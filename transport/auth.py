@@ -75,7 +75,9 @@ OPEN_ROUTES = frozenset({("GET", "/health")})
 CONSOLE_FILES = (
     "console.css",
     "console.js",
+    "trouble.js",
     "search.js",
+    "health.js",
     "privacy.js",
     "cost.js",
     "settings.js",

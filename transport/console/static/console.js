@@ -18,7 +18,6 @@ const state = {
   contextAt: 0,
   contextTimer: null,
   pictures: new Map(),
-  pendingId: null,
   streams: [],
   troubles: [],
   troublesSaid: "[]",
@@ -341,141 +340,16 @@ async function showPictures(images) {
   $("pictures").replaceChildren(...shown);
 }
 
-// -- health, audio, escalation ---------------------------------------------------------------
+// -- health ----------------------------------------------------------------------------------
 
+// Each /health goes to every card (the banner of trouble, the Health card, ...); new screen
+// events it counts are asked for.
 function onHealth(health) {
-  const rows = Object.entries(health.actors).map(([name, actor]) => {
-    const stateText = actor.alive ? actor.state : actor.state === "running" ? "dead" : actor.state;
-    const error = actor.lastError ? cut(actor.lastError, 200) : actor.lastExit ? "(hidden)" : "";
-    return el("tr", { "data-actor": name },
-      el("th", { scope: "row" }, name),
-      el("td", { class: "state-" + stateText }, stateText),
-      el("td", { class: "num" }, actor.restarts),
-      el("td", {}, actor.lastExit ? clock(actor.lastExit) : null, actor.lastExit ? " " : null, error));
-  });
-  $("actors").tBodies[0].replaceChildren(...rows);
-  $("health-meta").textContent = health.ok ? "" : "(" + (health.error || "not ok") + ")";
-  showTroubles(troubles(health));
   eachCard("health", health);
-  const agent = health.agent || {};
-  $("agent-state").textContent = [
-    "LLM path: " + (agent.state || "–"),
-    agent.model,
-    number(agent.totalCalls) + " calls",
-    agent.nextTickInMs != null ? "next tick in " + Math.round(agent.nextTickInMs / 1000) + " s" : null,
-    localModel(agent.local),
-    agent.lastError ? "last error: " + cut(agent.lastError, 160) : null,
-  ].filter(Boolean).join(" · ");
-  showAudio(health.audio);
   if (health.senseEvents !== state.senseCount) {
     state.senseCount = health.senseEvents;
     if (state.started) loadSense().then(refreshContextSoon).catch(showError);
   }
-  const waiting = agent.escalation && agent.escalation.pending;
-  if (waiting && state.pendingId === null) loadPending().catch(showError);
-  if (!waiting && state.pendingId !== null) showPending(null);
-}
-
-// -- trouble first ---------------------------------------------------------------------------
-
-const SOURCES = { system: "system audio (AUDIO_SOURCE)", mic: "the microphone (MIC_SOURCE)" };
-
-// What is wrong, each as [what, how to fix it], from one /health: the model failing or
-// missing its key, a check of the started relay failing (sinain-relay doctor's, which name
-// their setting), an actor restarting or stopped, an audio capture or the speech service
-// failing, the store. The errors of the model and the speech service name their setting.
-function troubles(health) {
-  const found = [];
-  const agent = health.agent || {};
-  const model = agent.local ? "The model on this machine" : "The model at " + (state.baseUrl || "AGENT_BASE_URL");
-  if (agent.state === "degraded" || agent.state === "open") {
-    const pause = agent.state === "open" ? "; the agent waits " + seconds(agent.circuitOpenForMs || 0) + " before it tries again" : "";
-    found.push([model + " is failing (" + times(agent.consecutiveFailures, "failed call") + " in a row" + pause + ").",
-      agent.lastError || "Check AGENT_BASE_URL, OPENROUTER_API_KEY and AGENT_MODEL: sinain-relay doctor checks each."]);
-  }
-  if (agent.state === "no_key") {
-    found.push(["The agent is on but has no key, so it asks no model.",
-      "Set OPENROUTER_API_KEY, or AGENT_BASE_URL to a model server on this machine (it needs no key)."]);
-  }
-  for (const check of health.checks || []) {
-    if (check.verdict === "FAIL") found.push(["The " + check.name + " check failed: " + (check.found || "see sinain-relay doctor") + ".", sentence(check.remedy || "sinain-relay doctor says what to do.")]);
-  }
-  if (!health.ok) found.push(["Some of the relay's actors do not answer: " + (health.error || "") + ".", "The relay's log says why; restart the relay if it lasts."]);
-  for (const [name, actor] of Object.entries(health.actors || {})) {
-    if (actor.state === "backoff") found.push(["The " + name + " actor stopped; the relay restarts it in a moment (" + actor.restarts + " restarts so far).", actor.lastError || "Its last error is in the relay's log."]);
-    else if (actor.state === "stopped") found.push(["The " + name + " actor stopped and is not restarted.", (actor.lastError ? actor.lastError + ". " : "") + "Restart the relay."]);
-  }
-  const audio = health.audio || { sources: {} };
-  for (const [name, source] of Object.entries(audio.sources)) {
-    const what = "Capture of " + (SOURCES[name] || name);
-    const detail = source.lastStderr ? source.lastStderr + ". " : "";
-    if (source.state === "failed") found.push([what + " stopped: it gave up after runs without audio.", detail + "Check " + (name === "mic" ? "MIC_SOURCE" : "AUDIO_SOURCE") + "; “Mute or resume audio” below tries again."]);
-    else if (source.state === "backoff") found.push([what + " stopped; the relay starts it again in a moment.", detail + "Check " + (name === "mic" ? "MIC_SOURCE" : "AUDIO_SOURCE") + " if it keeps stopping."]);
-  }
-  const stt = audio.transcriber;
-  if (stt && (stt.state === "degraded" || stt.state === "open")) {
-    found.push(["The speech service is failing (" + times(stt.consecutiveFailures, "failed request") + " in a row).", stt.lastError || "Check STT_BASE_URL and STT_API_KEY: sinain-relay doctor checks them."]);
-  }
-  if (health.storage && health.storage.problem) found.push(["The store: " + health.storage.problem, "See the relay's log; the data directory is RELAY_DATA_DIR."]);
-  return found;
-}
-
-function sentence(text) {
-  return text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? "" : ".");
-}
-
-// The banner is rewritten only when what it says changed: a screen reader announces each change.
-function showTroubles(found) {
-  const said = JSON.stringify(found);
-  if (said === state.troublesSaid) return;
-  state.troublesSaid = said;
-  state.troubles = found;
-  $("trouble").hidden = !found.length;
-  $("trouble-list").replaceChildren(...found.map(([what, fix]) =>
-    el("li", {}, el("strong", {}, what), " ", el("span", { class: "fix" }, fix))));
-  showLink();
-}
-
-function localModel(local) {
-  // The agent's own model (AGENT_API=local): its worker's state, memory and speed.
-  if (!local) return null;
-  return [
-    "on this machine: " + local.state,
-    local.rssMb != null ? Math.round(local.rssMb) + " MB" : null,
-    local.tokensPerSecond != null ? local.tokensPerSecond + " tokens/s" : null,
-    local.restarts ? local.restarts + " restarts" : null,
-  ].filter(Boolean).join(", ");
-}
-
-function showAudio(audio) {
-  if (!audio) return;
-  const rows = Object.entries(audio.sources).map(([name, source]) =>
-    el("tr", {},
-      el("th", { scope: "row" }, name === "mic" ? "mic (said)" : "system (heard)"),
-      el("td", { class: "state-" + source.state }, source.state + (source.alt ? " (alternative device)" : "")),
-      el("td", { class: "num" }, Math.round(source.speechShare * 100) + " % speech"),
-      el("td", { class: "num" }, number(source.utterances) + " utterances")));
-  const t = audio.transcriber;
-  const table = el("table", {}, el("caption", {}, "Sources; speech service: " + t.state + " (" + t.model + ")"), el("tbody", {}, ...rows));
-  $("audio").replaceChildren(rows.length ? table : el("p", { class: "meta" }, "The relay captures no audio itself (no AUDIO_SOURCE or MIC_SOURCE); speech service: " + t.state + "."));
-}
-
-async function command(action) {
-  const answer = await post("/overlay/command?action=" + action);
-  $("audio-answer").textContent = answer.text;
-}
-
-async function loadPending() {
-  const answer = await api("/escalation/pending");
-  showPending(answer.escalation);
-}
-
-function showPending(escalation) {
-  state.pendingId = escalation ? escalation.id : null;
-  $("respond").hidden = !escalation;
-  $("escalation").replaceChildren(escalation
-    ? el("div", {}, el("p", { class: "meta" }, clock(escalation.ts), " score " + escalation.score), el("p", { class: "digest" }, cut(escalation.message, 2000)))
-    : el("p", { class: "meta" }, "Nothing waits for an answer."));
 }
 
 // -- start -----------------------------------------------------------------------------------
@@ -515,7 +389,7 @@ async function start() {
   if (last.result) onAgentEntry(last.result);
   const lastFeed = feed.messages.length ? feed.messages[feed.messages.length - 1].id : 0;
   const lastEntry = last.result ? last.result.id : 0;
-  await Promise.all([loadSense(), loadPending(), loadContext()]).catch(showError);
+  await Promise.all([loadSense(), loadContext()]).catch(showError);
   stream("/feed/stream", { after: lastFeed, feed: onFeedItem });
   stream("/agent/stream", { after: lastEntry, agent: onAgentEntry });
   stream("/health/stream", { after: 0, health: onHealth, tick: onTick });
@@ -536,22 +410,6 @@ function wire() {
   });
   $("filters").addEventListener("change", (event) => {
     $("feed").classList.toggle("hide-" + event.target.value, !event.target.checked);
-  });
-  $("toggle-audio").addEventListener("click", () => command("toggle_audio").catch(showError));
-  $("switch-device").addEventListener("click", () => command("switch_device").catch(showError));
-  $("respond").addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const response = $("response").value.trim();
-    if (!response || state.pendingId === null) return;
-    try {
-      await post("/escalation/respond", { id: state.pendingId, response });
-      $("respond-answer").textContent = "Answered.";
-      $("response").value = "";
-      await loadPending();
-    } catch (error) {
-      $("respond-answer").textContent = error.message;
-      showError(error);
-    }
   });
 }
 
