@@ -19,6 +19,7 @@ from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from config.agent.settings import AgentSettings
 from tests.support.actor_calls import answered_tick, show, tick
+from tests.support.house_limits import MODULE_LINES
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import HOUR_MS, client_for, relay_settings
 from tests.transport.test_streams import sse
@@ -63,6 +64,12 @@ def test_the_console_files_forbid_other_origins_framing_and_inline_code(
 
 def test_every_file_the_console_ships_is_served() -> None:
     assert set(ASSETS) == {PAGE, *CONSOLE_FILES}
+
+
+def test_no_script_of_the_console_passes_the_house_limit() -> None:
+    """A script that grows past it holds two cards: the second goes in a file of its own."""
+    lengths = {n: ASSETS[n][0].decode().count("\n") for n in CONSOLE_FILES if n.endswith(".js")}
+    assert {name: n for name, n in lengths.items() if n > MODULE_LINES} == {}
 
 
 def test_the_page_loads_only_its_own_files_and_holds_no_inline_code() -> None:
