@@ -18,8 +18,9 @@ from bench.runner import UsageError, flags
 from bench.stats import median
 from tests.support import harness
 from tests.support.browser import MISSING, chromium_path
+from transport.shell.auth import CONSOLE_FILES
 
-FILES = ("/", "/console.js", "/console.css")
+FILES = ("/", *(f"/{name}" for name in CONSOLE_FILES))
 PAINT = (  # the first paint, from the start of the page's navigation, in ms
     "new Promise(r => new PerformanceObserver((l, o) => { o.disconnect(); "
     "r(l.getEntries()[0].startTime); }).observe({type: 'paint', buffered: true}))"

@@ -39,6 +39,7 @@ from transport.app import build_app
 from transport.audio.handler import AUDIO_BODY_LIMIT
 from transport.demo.fake_stt import FakeStt
 from transport.openapi import openapi_document
+from transport.shell.auth import PAGE_ROUTES
 from transport.shell.openapi_schemas import SSE
 from transport.shell.state import ROUTES
 
@@ -370,7 +371,7 @@ def _exercise(api: CheckedClient, relay: Relay, logs: LogSink) -> None:
 
     assert api.post("/overlay/command", params={"action": "toggle_screen"}).status_code == 200
     assert api.post("/overlay/command", params={"action": "reboot"}).status_code == 400
-    for path in ("/", "/console.js", "/console.css"):
+    for _, path in sorted(PAGE_ROUTES):
         assert api.get(path, auth=False).status_code == 200
 
     metrics = api.get("/metrics")

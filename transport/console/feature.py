@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
-from transport.console.page import get_root, get_script, get_styles
+from transport.console.page import TYPES, get_file, get_root
 from transport.host.feature import Parts
-from transport.host.route import Answer, Handler, Route
+from transport.host.route import Answer, Route
+from transport.shell.auth import CONSOLE_FILES
 from transport.shell.openapi_schemas import HTML
 
+_KINDS = {".js": "script", ".css": "style sheet"}
+"""What a file of the page is, by its name's ending."""
 
-def _console_file(path: str, handler: Handler, summary: str, media: str) -> Route:
+
+def _console_file(name: str) -> Route:
     """One of the console's files: no token needed, it holds no data."""
+    suffix = name[name.rindex(".") :]
+    summary = f"A {_KINDS[suffix]} of the console page ({name})"
+    media = TYPES[suffix].partition(";")[0]
     return Route(
-        "GET", path, handler, summary, {"200": Answer(str, summary + ".", media)}, public=True
+        "GET",
+        f"/{name}",
+        get_file,
+        summary,
+        {"200": Answer(str, summary + ".", media)},
+        public=True,
     )
 
 
@@ -33,7 +45,6 @@ CONSOLE = Parts(
             "only this origin and no framing.",
             socket=True,
         ),
-        _console_file("/console.js", get_script, "The console's script", "text/javascript"),
-        _console_file("/console.css", get_styles, "The console's style sheet", "text/css"),
+        *(_console_file(name) for name in CONSOLE_FILES),
     ),
 )

@@ -1,4 +1,5 @@
-"""``GET /``, ``GET /console.js`` and ``GET /console.css``: the console page and what it loads.
+"""``GET /`` and the files it loads (``GET /console.js``, ``GET /privacy.js`` ...): the console
+page and its scripts and style sheet.
 
 The files ship in ``static/`` and are read once, at import: no build step, nothing fetched
 from another origin. They hold no data (the page asks the API for everything, with the token
@@ -71,14 +72,9 @@ def page_response(name: str = PAGE) -> web.Response:
     return web.Response(body=body, headers={**HEADERS, "Content-Type": media})
 
 
-async def get_script(_request: web.Request) -> web.Response:
-    """``GET /console.js``: the console's script."""
-    return page_response("console.js")
-
-
-async def get_styles(_request: web.Request) -> web.Response:
-    """``GET /console.css``: the console's style sheet."""
-    return page_response("console.css")
+async def get_file(request: web.Request) -> web.Response:
+    """``GET /<name>``: one of the files the page loads, by the name in its path."""
+    return page_response(request.path.removeprefix("/"))
 
 
 async def get_root(request: web.Request) -> web.StreamResponse:

@@ -72,7 +72,19 @@ STREAM_PATHS = frozenset({"/feed/stream", "/agent/stream", "/health/stream", "/"
 ``WebSocket`` cannot set headers."""
 OPEN_ROUTES = frozenset({("GET", "/health")})
 """Routes that need no token (a ``GET`` route also answers ``HEAD``)."""
-PAGE_ROUTES = frozenset({("GET", "/"), ("GET", "/console.js"), ("GET", "/console.css")})
+CONSOLE_FILES = (
+    "console.css",
+    "console.js",
+    "trouble.js",
+    "search.js",
+    "health.js",
+    "privacy.js",
+    "cost.js",
+    "settings.js",
+)
+"""The files the console's page loads, each served at ``/<name>``: the console's routes and
+these rules are made from this one list."""
+PAGE_ROUTES = frozenset({("GET", "/"), *(("GET", f"/{name}") for name in CONSOLE_FILES)})
 """The console's page and files: they hold no data, so they need no token and any page may
 link to them; ``/`` upgraded to a WebSocket is the overlay's socket, a stream."""
 ANY_METHOD = "*"

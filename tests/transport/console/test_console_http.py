@@ -19,14 +19,17 @@ from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from config.agent.settings import AgentSettings
 from tests.support.actor_calls import answered_tick, show, tick
+from tests.support.house_limits import MODULE_LINES
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import HOUR_MS, client_for, relay_settings
 from tests.transport.test_streams import sse
 from transport.agent.fake_llm import FakeLLM
-from transport.console.page import ASSETS
+from transport.console.page import ASSETS, PAGE, TYPES
+from transport.shell.auth import CONSOLE_FILES
 
 TOKEN = "console-http-token-5678"
-FILES = {"/": "text/html", "/console.js": "text/javascript", "/console.css": "text/css"}
+FILES = {"/": TYPES[".html"], **{f"/{n}": TYPES[n[n.rindex(".") :]] for n in CONSOLE_FILES}}
+"""Each of the console's paths and its media type."""
 PAGE_BUDGET_BYTES = 100_000
 MODEL = AgentSettings().model
 """The model the test relays ask (the settings' default)."""
@@ -59,16 +62,27 @@ def test_the_console_files_forbid_other_origins_framing_and_inline_code(
     assert answer.headers["referrer-policy"] == "no-referrer"
 
 
+def test_every_file_the_console_ships_is_served() -> None:
+    assert set(ASSETS) == {PAGE, *CONSOLE_FILES}
+
+
+def test_no_script_of_the_console_passes_the_house_limit() -> None:
+    """A script that grows past it holds two cards: the second goes in a file of its own."""
+    lengths = {n: ASSETS[n][0].decode().count("\n") for n in CONSOLE_FILES if n.endswith(".js")}
+    assert {name: n for name, n in lengths.items() if n > MODULE_LINES} == {}
+
+
 def test_the_page_loads_only_its_own_files_and_holds_no_inline_code() -> None:
     parsed = _Tags()
     parsed.feed(ASSETS["index.html"][0].decode())
     sources = [a.get("src") or a.get("href") for tag, a in parsed.tags if tag in ("script", "link")]
-    assert set(sources) == {"/console.js", "/console.css", "data:,"}
+    assert set(sources) == {*(f"/{name}" for name in CONSOLE_FILES), "data:,"}
     assert all(a.get("src") for tag, a in parsed.tags if tag == "script")  # no inline script
     assert not [a for _, a in parsed.tags if "style" in a or any(k.startswith("on") for k in a)]
-    script = ASSETS["console.js"][0].decode()
-    assert "innerHTML" not in script and "eval(" not in script
-    assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", script)  # no other origin
+    for name in CONSOLE_FILES:
+        script = ASSETS[name][0].decode()
+        assert "innerHTML" not in script and "eval(" not in script
+        assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", script)  # no other origin
     assert sum(len(body) for body, _ in ASSETS.values()) < PAGE_BUDGET_BYTES
 
 

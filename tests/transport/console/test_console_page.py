@@ -23,6 +23,7 @@ from tests.support.posts import screen_event
 from tests.support.relay import base_url, client_for, relay_settings
 from tests.transport.console.conftest import Watched, opened
 from transport.agent.fake_llm import FakeLLM
+from transport.shell.auth import PAGE_ROUTES
 
 # Every test here drives Chromium, which the first test of the module starts.
 pytestmark = pytest.mark.slow
@@ -120,15 +121,8 @@ def test_with_a_token_the_page_reveals_nothing_before_it_is_entered(
     expect(page.locator("#console")).to_be_hidden()
     assert "merger" not in page.content()
     answered = [r.response() for r in watched.requests]
-    assert all(
-        a is not None
-        and (
-            a.status == 401
-            or a.url.startswith(watched.origin + "/console.")
-            or a.url == watched.origin + "/"
-        )
-        for a in answered
-    )
+    files = {f"{watched.origin}{path}" for _, path in PAGE_ROUTES}
+    assert all(a is not None and (a.status == 401 or a.url in files) for a in answered)
     assert not any("merger" in a.text() for a in answered if a is not None and a.status == 401)
 
     page.get_by_label("Token").fill("not-the-token")
@@ -140,9 +134,7 @@ def test_with_a_token_the_page_reveals_nothing_before_it_is_entered(
     page.keyboard.press("Enter")
     expect(page.locator("#feed")).to_contain_text("my private note about the merger")
     expect(page.locator("#link")).to_contain_text("live")  # with the missing key's problem
-    asked_api = [
-        r for r in watched.requests if "/console." not in r.url and not r.url.endswith("/")
-    ]
+    asked_api = [r for r in watched.requests if r.url not in files]
     assert all(r.headers.get("authorization") == f"Bearer {TOKEN}" for r in asked_api[-5:])
     assert page.evaluate("localStorage.length") == 0  # the token is kept for this tab only
     assert page.evaluate("Object.keys(sessionStorage)") == ["sinain-relay-token"]

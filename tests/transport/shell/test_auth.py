@@ -30,7 +30,7 @@ from tests.support.run_relay import relay_env, spawn_relay, stopped_once_healthy
 from tests.transport.test_streams import sse
 from transport.app import build_app
 from transport.exposure import exposure, is_loopback, warn_at_start
-from transport.shell.auth import Access, Forbidden, TokenRefused
+from transport.shell.auth import PAGE_ROUTES, Access, Forbidden, TokenRefused
 from transport.shell.state import Peers, Policy
 
 TOKEN = "s3cret-token"
@@ -41,7 +41,7 @@ AUTHORIZED = {"Authorization": f"Bearer {TOKEN}"}
 OPEN = {
     (method, path)
     for method in ("GET", "HEAD")
-    for path in ("/health", "/", "/console.js", "/console.css")
+    for path in ("/health", *(path for _, path in PAGE_ROUTES))
 }
 """``/health`` and the console's files (``/`` not upgraded: the page; the upgrade is the
 overlay's socket and needs the token, ``tests/transport/test_console.py``)."""

@@ -7,10 +7,7 @@
 const FEED_MAX = 1000; // rows kept in the feed; older ones leave the page
 const CONTEXT_EVERY_MS = 1500; // the context window is asked again at most this often
 const RECONNECT_MS = 3000;
-const CHART_HOURS = 12;
 const TOKEN_KEY = "sinain-relay-token";
-const ALIASES = new Set(["maxAge"]); // settings the form does not show (another name's alias)
-const PALETTE = ["#1f6feb", "#bf3989", "#1a7f37", "#bc4c00", "#8250df", "#9a6700", "#57606a"];
 
 const $ = (id) => document.getElementById(id);
 const state = {
@@ -21,17 +18,17 @@ const state = {
   contextAt: 0,
   contextTimer: null,
   pictures: new Map(),
-  pendingId: null,
-  models: new Map(),
   streams: [],
   troubles: [],
   troublesSaid: "[]",
   baseUrl: "",
-  schema: null,
+  pause: "", // while capture is paused, what the header says in place of "live"
 };
 
 // A card of another feature plugs in here: its <section class="card"> goes in index.html
-// where the comment says, and an object pushed on CARDS is called with what the page learns:
+// where the comment says, its script in a file of its own (listed in transport/auth.py's
+// CONSOLE_FILES and loaded by index.html after this one), and an object it pushes on CARDS
+// is called with what the page learns:
 // `start()` once the page is open (the token given), `health(health)` with each /health, and
 // `appRow(summary, app)` with the <summary> of each app in "What the agent sees", to add a
 // control to it. Each call is guarded: a card that fails leaves the rest of the page working.
@@ -127,16 +124,18 @@ function dispatch(block, handlers) {
   return id && /^\d+$/.test(id) ? Number(id) : null;
 }
 
-// The pill says the page is live only while every stream is open and nothing is wrong: with
-// trouble (the banner says which) it says how much, in the banner's colour.
+// The pill says the page is live only while every stream is open, nothing is wrong and
+// capture is not paused: with trouble (the banner says which) it says how much, in the
+// banner's colour; while paused, "paused" and until when.
 function showLink() {
   const link = $("link");
   const open = state.streams.filter((s) => s.open).length;
   const live = state.streams.length > 0 && open === state.streams.length;
   const problems = state.troubles.length;
-  if (live && problems) {
-    link.textContent = "live, " + problems + (problems === 1 ? " problem" : " problems");
-    link.className = "pill trouble";
+  if (live && (problems || state.pause)) {
+    const said = problems ? ", " + problems + (problems === 1 ? " problem" : " problems") : "";
+    link.textContent = (state.pause || "live") + said;
+    link.className = "pill " + (problems ? "trouble" : "paused");
     return;
   }
   link.textContent = live ? "live" : open ? "reconnecting…" : "offline, reconnecting…";
@@ -170,12 +169,6 @@ function cut(text, n) {
 
 function number(n) {
   return n == null ? "–" : Number(n).toLocaleString();
-}
-
-// A known amount of USD; "unknown" where the relay has no price (never "$0.00000").
-function usd(n) {
-  if (n == null) return "unknown";
-  return "$" + Number(n).toFixed(n >= 1 || n === 0 ? 2 : 5);
 }
 
 function times(n, what) {
@@ -347,352 +340,15 @@ async function showPictures(images) {
   $("pictures").replaceChildren(...shown);
 }
 
-// -- health, audio, escalation, cost -----------------------------------------------------------
+// -- health ----------------------------------------------------------------------------------
 
+// Each /health goes to every card (the banner of trouble, the Health card, ...); new screen
+// events it counts are asked for.
 function onHealth(health) {
-  const rows = Object.entries(health.actors).map(([name, actor]) => {
-    const stateText = actor.alive ? actor.state : actor.state === "running" ? "dead" : actor.state;
-    const error = actor.lastError ? cut(actor.lastError, 200) : actor.lastExit ? "(hidden)" : "";
-    return el("tr", { "data-actor": name },
-      el("th", { scope: "row" }, name),
-      el("td", { class: "state-" + stateText }, stateText),
-      el("td", { class: "num" }, actor.restarts),
-      el("td", {}, actor.lastExit ? clock(actor.lastExit) : null, actor.lastExit ? " " : null, error));
-  });
-  $("actors").tBodies[0].replaceChildren(...rows);
-  $("health-meta").textContent = health.ok ? "" : "(" + (health.error || "not ok") + ")";
-  showTroubles(troubles(health));
   eachCard("health", health);
-  const agent = health.agent || {};
-  $("agent-state").textContent = [
-    "LLM path: " + (agent.state || "–"),
-    agent.model,
-    number(agent.totalCalls) + " calls",
-    agent.nextTickInMs != null ? "next tick in " + Math.round(agent.nextTickInMs / 1000) + " s" : null,
-    localModel(agent.local),
-    agent.lastError ? "last error: " + cut(agent.lastError, 160) : null,
-  ].filter(Boolean).join(" · ");
-  showAudio(health.audio);
-  showCost(agent);
   if (health.senseEvents !== state.senseCount) {
     state.senseCount = health.senseEvents;
     if (state.started) loadSense().then(refreshContextSoon).catch(showError);
-  }
-  const waiting = agent.escalation && agent.escalation.pending;
-  if (waiting && state.pendingId === null) loadPending().catch(showError);
-  if (!waiting && state.pendingId !== null) showPending(null);
-}
-
-// -- trouble first ---------------------------------------------------------------------------
-
-const SOURCES = { system: "system audio (AUDIO_SOURCE)", mic: "the microphone (MIC_SOURCE)" };
-
-// What is wrong, each as [what, how to fix it], from one /health: the model failing or
-// missing its key, a check of the started relay failing (sinain-relay doctor's, which name
-// their setting), an actor restarting or stopped, an audio capture or the speech service
-// failing, the store. The errors of the model and the speech service name their setting.
-function troubles(health) {
-  const found = [];
-  const agent = health.agent || {};
-  const model = agent.local ? "The model on this machine" : "The model at " + (state.baseUrl || "AGENT_BASE_URL");
-  if (agent.state === "degraded" || agent.state === "open") {
-    const pause = agent.state === "open" ? "; the agent waits " + seconds(agent.circuitOpenForMs || 0) + " before it tries again" : "";
-    found.push([model + " is failing (" + times(agent.consecutiveFailures, "failed call") + " in a row" + pause + ").",
-      agent.lastError || "Check AGENT_BASE_URL, OPENROUTER_API_KEY and AGENT_MODEL: sinain-relay doctor checks each."]);
-  }
-  if (agent.state === "no_key") {
-    found.push(["The agent is on but has no key, so it asks no model.",
-      "Set OPENROUTER_API_KEY, or AGENT_BASE_URL to a model server on this machine (it needs no key)."]);
-  }
-  for (const check of health.checks || []) {
-    if (check.verdict === "FAIL") found.push(["The " + check.name + " check failed: " + (check.found || "see sinain-relay doctor") + ".", sentence(check.remedy || "sinain-relay doctor says what to do.")]);
-  }
-  if (!health.ok) found.push(["Some of the relay's actors do not answer: " + (health.error || "") + ".", "The relay's log says why; restart the relay if it lasts."]);
-  for (const [name, actor] of Object.entries(health.actors || {})) {
-    if (actor.state === "backoff") found.push(["The " + name + " actor stopped; the relay restarts it in a moment (" + actor.restarts + " restarts so far).", actor.lastError || "Its last error is in the relay's log."]);
-    else if (actor.state === "stopped") found.push(["The " + name + " actor stopped and is not restarted.", (actor.lastError ? actor.lastError + ". " : "") + "Restart the relay."]);
-  }
-  const audio = health.audio || { sources: {} };
-  for (const [name, source] of Object.entries(audio.sources)) {
-    const what = "Capture of " + (SOURCES[name] || name);
-    const detail = source.lastStderr ? source.lastStderr + ". " : "";
-    if (source.state === "failed") found.push([what + " stopped: it gave up after runs without audio.", detail + "Check " + (name === "mic" ? "MIC_SOURCE" : "AUDIO_SOURCE") + "; “Mute or resume audio” below tries again."]);
-    else if (source.state === "backoff") found.push([what + " stopped; the relay starts it again in a moment.", detail + "Check " + (name === "mic" ? "MIC_SOURCE" : "AUDIO_SOURCE") + " if it keeps stopping."]);
-  }
-  const stt = audio.transcriber;
-  if (stt && (stt.state === "degraded" || stt.state === "open")) {
-    found.push(["The speech service is failing (" + times(stt.consecutiveFailures, "failed request") + " in a row).", stt.lastError || "Check STT_BASE_URL and STT_API_KEY: sinain-relay doctor checks them."]);
-  }
-  if (health.storage && health.storage.problem) found.push(["The store: " + health.storage.problem, "See the relay's log; the data directory is RELAY_DATA_DIR."]);
-  return found;
-}
-
-function sentence(text) {
-  return text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? "" : ".");
-}
-
-// The banner is rewritten only when what it says changed: a screen reader announces each change.
-function showTroubles(found) {
-  const said = JSON.stringify(found);
-  if (said === state.troublesSaid) return;
-  state.troublesSaid = said;
-  state.troubles = found;
-  $("trouble").hidden = !found.length;
-  $("trouble-list").replaceChildren(...found.map(([what, fix]) =>
-    el("li", {}, el("strong", {}, what), " ", el("span", { class: "fix" }, fix))));
-  showLink();
-}
-
-function localModel(local) {
-  // The agent's own model (AGENT_API=local): its worker's state, memory and speed.
-  if (!local) return null;
-  return [
-    "on this machine: " + local.state,
-    local.rssMb != null ? Math.round(local.rssMb) + " MB" : null,
-    local.tokensPerSecond != null ? local.tokensPerSecond + " tokens/s" : null,
-    local.restarts ? local.restarts + " restarts" : null,
-  ].filter(Boolean).join(", ");
-}
-
-function showAudio(audio) {
-  if (!audio) return;
-  const rows = Object.entries(audio.sources).map(([name, source]) =>
-    el("tr", {},
-      el("th", { scope: "row" }, name === "mic" ? "mic (said)" : "system (heard)"),
-      el("td", { class: "state-" + source.state }, source.state + (source.alt ? " (alternative device)" : "")),
-      el("td", { class: "num" }, Math.round(source.speechShare * 100) + " % speech"),
-      el("td", { class: "num" }, number(source.utterances) + " utterances")));
-  const t = audio.transcriber;
-  const table = el("table", {}, el("caption", {}, "Sources; speech service: " + t.state + " (" + t.model + ")"), el("tbody", {}, ...rows));
-  $("audio").replaceChildren(rows.length ? table : el("p", { class: "meta" }, "The relay captures no audio itself (no AUDIO_SOURCE or MIC_SOURCE); speech service: " + t.state + "."));
-}
-
-async function command(action) {
-  const answer = await post("/overlay/command?action=" + action);
-  $("audio-answer").textContent = answer.text;
-}
-
-async function loadPending() {
-  const answer = await api("/escalation/pending");
-  showPending(answer.escalation);
-}
-
-function showPending(escalation) {
-  state.pendingId = escalation ? escalation.id : null;
-  $("respond").hidden = !escalation;
-  $("escalation").replaceChildren(escalation
-    ? el("div", {}, el("p", { class: "meta" }, clock(escalation.ts), " score " + escalation.score), el("p", { class: "digest" }, cut(escalation.message, 2000)))
-    : el("p", { class: "meta" }, "Nothing waits for an answer."));
-}
-
-function colour(model) {
-  if (!state.models.has(model)) state.models.set(model, PALETTE[state.models.size % PALETTE.length]);
-  return state.models.get(model);
-}
-
-// One model's cost as far as it is known: "unknown" without a price, and a known amount with
-// "+ unknown" when some of its calls had none.
-function modelCost(m) {
-  if (m.costUsd == null) return "unknown";
-  return usd(m.costUsd) + (m.unpricedCalls ? " + unknown (" + times(m.unpricedCalls, "call") + ")" : "");
-}
-
-// The cost in all: the known amount, or "unknown" when no call had a price, saying how many
-// calls had none and the setting that prices them.
-function totalCost(models) {
-  const unpriced = models.reduce((n, m) => n + (m.costUsd == null ? m.calls : m.unpricedCalls || 0), 0);
-  const priced = models.filter((m) => m.costUsd != null);
-  if (!unpriced) return "Cost in all: " + usd(priced.reduce((sum, m) => sum + m.costUsd, 0));
-  const known = priced.length ? usd(priced.reduce((sum, m) => sum + m.costUsd, 0)) + " known, the rest unknown" : "unknown";
-  return "Cost in all: " + known + " (" + times(unpriced, "call") + " at no known price: RELAY_PRICES can name one)";
-}
-
-function showCost(agent) {
-  const byModel = agent.costByModel || {};
-  $("cost-table").tBodies[0].replaceChildren(...Object.entries(byModel).map(([model, m]) =>
-    el("tr", {}, el("th", { scope: "row" }, model), el("td", { class: "num" }, number(m.calls)),
-      el("td", { class: "num" }, number(m.tokensIn)), el("td", { class: "num" }, number(m.tokensOut)),
-      el("td", { class: "num" }, modelCost(m)))));
-  const hours = agent.costByHour || [];
-  const priced = new Set(Object.entries(byModel).filter(([, m]) => m.costUsd != null).map(([model]) => model));
-  $("cost-meta").textContent = totalCost(Object.values(byModel)) + "; per hour, the last " + CHART_HOURS + " hours:";
-  const now = Date.now();
-  const start = now - (now % 3600000) - (CHART_HOURS - 1) * 3600000;
-  const slots = Array.from({ length: CHART_HOURS }, (_, i) => start + i * 3600000);
-  const found = new Map(hours.map((h) => [h.hour, h.models]));
-  const models = [...new Set(hours.flatMap((h) => Object.keys(h.models)))];
-  $("cost-chart").replaceChildren(
-    chart("Calls per hour", slots, models, found, (f) => f.calls, number),
-    chart("Tokens per hour", slots, models, found, (f) => f.tokensIn + f.tokensOut, number),
-    !models.length || models.some((m) => priced.has(m))
-      ? chart("USD per hour, of the calls with a known price", slots, models.filter((m) => priced.has(m)), found, (f) => f.costUsd, usd)
-      : el("p", { class: "meta" }, "USD per hour: unknown, no model above has a known price."),
-    el("p", { class: "meta" }, ...models.flatMap((m) => [el("span", { style: null, class: "tag", "data-model": m }, m), " "])));
-  for (const tag of $("cost-chart").querySelectorAll("[data-model]")) tag.style.color = colour(tag.dataset.model);
-}
-
-// A small stacked bar chart: one bar an hour, one colour a model.
-function chart(title, slots, models, found, valueOf, format) {
-  const ns = "http://www.w3.org/2000/svg";
-  const svgEl = (tag, attrs) => {
-    const node = document.createElementNS(ns, tag);
-    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-    return node;
-  };
-  const W = 360, H = 90, top = 14, bottom = 14, width = W / slots.length;
-  const totals = slots.map((hour) => models.reduce((sum, m) => sum + ((found.get(hour) || {})[m] ? valueOf(found.get(hour)[m]) : 0), 0));
-  const max = Math.max(...totals, 0);
-  const svg = svgEl("svg", { viewBox: "0 0 " + W + " " + H, class: "chart", role: "img", "aria-label": title + ", the last " + slots.length + " hours; at most " + format(max) });
-  const label = svgEl("text", { x: 0, y: 10 });
-  label.textContent = title + " (max " + format(max) + ")";
-  svg.append(label, svgEl("line", { x1: 0, x2: W, y1: H - bottom, y2: H - bottom, class: "axis" }));
-  slots.forEach((hour, i) => {
-    let y = H - bottom;
-    for (const m of models) {
-      const figures = (found.get(hour) || {})[m];
-      const value = figures ? valueOf(figures) : 0;
-      if (!value || !max) continue;
-      const h = (value / max) * (H - top - bottom);
-      y -= h;
-      const bar = svgEl("rect", { x: i * width + 1, y, width: width - 2, height: h, fill: colour(m) });
-      const tip = svgEl("title", {});
-      tip.textContent = new Date(hour).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) + " " + m + ": " + format(value);
-      bar.append(tip);
-      svg.append(bar);
-    }
-    if (i % 3 === 0) {
-      const tick = svgEl("text", { x: i * width + 1, y: H - 2 });
-      tick.textContent = new Date(hour).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
-      svg.append(tick);
-    }
-  });
-  return svg;
-}
-
-// -- search and moments ----------------------------------------------------------------------
-
-function entryRow(entry, at) {
-  const link = el("a", { href: "#t=" + entry.ts }, clock(entry.ts));
-  return el("li", { class: entry.ts === at ? "at" : null }, link, el("span", { class: "tag agent" }, "agent"),
-    el("span", { class: "text" }, (entry.hud ? entry.hud + " — " : "") + cut(entry.digest || "", 500)));
-}
-
-// The moment shown belongs to an earlier search: a new one puts it away (and out of the address).
-function closeMoment() {
-  $("moment").hidden = true;
-  $("moment-list").replaceChildren();
-  if (location.hash.startsWith("#t=")) history.replaceState(null, "", location.pathname + location.search);
-}
-
-async function search(words) {
-  closeMoment();
-  $("search-meta").textContent = "Searching…";
-  const answer = await api("/agent/history?limit=50&q=" + encodeURIComponent(words));
-  $("results").replaceChildren(...answer.results.map((entry) => entryRow(entry)));
-  const n = answer.results.length;
-  $("search-meta").textContent = n ? n + (answer.next ? "+" : "") + " found for “" + words + "”" : "Nothing found for “" + words + "”.";
-}
-
-async function showMoment() {
-  const match = /^#t=(\d+)$/.exec(location.hash);
-  if (!match) return;
-  const at = Number(match[1]);
-  const answer = await api("/agent/history?limit=40&since=" + (at - 300000) + "&until=" + (at + 300001));
-  $("moment").hidden = false;
-  $("moment-h").textContent = "Around " + new Date(at).toLocaleString();
-  $("moment-list").replaceChildren(...answer.results.map((entry) => entryRow(entry, at)));
-  $("moment-h").focus();
-}
-
-// -- settings --------------------------------------------------------------------------------
-
-const ALIAS_OF = { maxAge: "maxAgeMs" }; // a clamped alias is noted on the field shown
-
-async function loadSettings() {
-  const [answer, doc] = await Promise.all([api("/agent/config"), state.schema ? null : api("/openapi.json")]);
-  if (doc) state.schema = doc.components.schemas.AgentConfigUpdate.properties;
-  showSettings(answer.config, answer.clamped);
-}
-
-// What the relay did with a value it clamped: "raised to 5000 ms", "capped at 10000 ms".
-function clampNote(clamped, unit) {
-  return (clamped.used > clamped.given ? "raised to " : "capped at ") + clamped.used + (unit ? " " + unit : "");
-}
-
-// The form, made from the API's description of POST /agent/config: each field's title as its
-// label, its unit beside it and its help below; a value the relay clamped says so.
-function showSettings(config, clamped) {
-  state.baseUrl = config.baseUrl;
-  const notes = new Map((clamped || []).map((c) => [ALIAS_OF[c.setting] || c.setting, c]));
-  const fields = [];
-  for (const [name, spec] of Object.entries(state.schema)) {
-    if (ALIASES.has(name)) continue;
-    const id = "setting-" + name;
-    const unit = spec["x-unit"] || "";
-    const input = settingInput(name, spec, config);
-    input.dataset.kind = spec.enum ? "string" : spec.type;
-    input.dataset.initial = input.type === "checkbox" ? String(input.checked) : input.value;
-    input.setAttribute("aria-describedby", id + "-note " + id + "-help");
-    const note = notes.has(name) ? clampNote(notes.get(name), unit) : "";
-    fields.push(el("label", { for: id }, spec.title || name),
-      el("div", { class: "field" }, input, unit ? el("span", { class: "unit" }, unit) : null,
-        el("strong", { id: id + "-note", class: "note" }, note),
-        el("p", { id: id + "-help", class: "help meta" }, spec.description || "")));
-  }
-  fields.push(el("button", { type: "submit" }, "Apply changes"));
-  $("settings-form").replaceChildren(...fields);
-}
-
-function settingInput(name, spec, config) {
-  const id = "setting-" + name;
-  const secret = name.toLowerCase().includes("key");
-  const value = config[name];
-  let input;
-  if (spec.enum) {
-    input = el("select", { id, name }, ...spec.enum.map((v) => el("option", { value: v }, v)));
-    input.value = value;
-  } else if (spec.type === "boolean") {
-    input = el("input", { id, name, type: "checkbox" });
-    input.checked = Boolean(value);
-  } else if (spec.type === "number" || spec.type === "integer") {
-    input = el("input", { id, name, type: "number", min: spec.minimum, max: spec.maximum, step: spec.multipleOf || (spec.type === "integer" ? 1 : "any") });
-    input.value = value == null ? "" : value;
-  } else {
-    input = el("input", { id, name, type: secret ? "password" : "text", autocomplete: "off", placeholder: secret ? (config.hasApiKey ? "set (never shown)" : "not set") : null });
-    input.value = secret ? "" : Array.isArray(value) ? value.join(", ") : value == null ? "" : value;
-  }
-  return input;
-}
-
-async function applySettings(event) {
-  event.preventDefault();
-  const changes = {};
-  for (const input of $("settings-form").querySelectorAll("input, select")) {
-    const now = input.type === "checkbox" ? String(input.checked) : input.value;
-    if (now === input.dataset.initial) continue;
-    const kind = input.dataset.kind;
-    changes[input.name] = kind === "boolean" ? input.checked
-      : kind === "number" || kind === "integer" ? Number(input.value)
-      : kind === "array" ? input.value.split(",").map((s) => s.trim()).filter(Boolean)
-      : input.value;
-  }
-  if (!Object.keys(changes).length) {
-    $("settings-answer").textContent = "Nothing changed.";
-    return;
-  }
-  try {
-    const answer = await post("/agent/config", changes);
-    showSettings(answer.config, answer.clamped);
-    const clamped = new Map(answer.clamped.map((c) => [ALIAS_OF[c.setting] || c.setting, c]));
-    const applied = Object.keys(changes).map((name) => {
-      const spec = state.schema[name];
-      const note = clamped.has(name) ? " (" + clampNote(clamped.get(name), spec["x-unit"]) + ")" : "";
-      return (spec.title || name) + note;
-    });
-    $("settings-answer").textContent = "Applied: " + applied.join(", ") + ".";
-  } catch (error) {
-    if (error instanceof TokenNeeded) return askToken();
-    $("settings-answer").textContent = "Refused: " + error.message;
   }
 }
 
@@ -733,7 +389,7 @@ async function start() {
   if (last.result) onAgentEntry(last.result);
   const lastFeed = feed.messages.length ? feed.messages[feed.messages.length - 1].id : 0;
   const lastEntry = last.result ? last.result.id : 0;
-  await Promise.all([loadSense(), loadSettings(), loadPending(), loadContext(), showMoment()]).catch(showError);
+  await Promise.all([loadSense(), loadContext()]).catch(showError);
   stream("/feed/stream", { after: lastFeed, feed: onFeedItem });
   stream("/agent/stream", { after: lastEntry, agent: onAgentEntry });
   stream("/health/stream", { after: 0, health: onHealth, tick: onTick });
@@ -752,33 +408,13 @@ function wire() {
     sessionStorage.removeItem(TOKEN_KEY);
     location.reload();
   });
-  $("search").addEventListener("submit", (event) => {
-    event.preventDefault();
-    const words = $("q").value.trim();
-    if (words) search(words).catch((error) => { $("search-meta").textContent = error.message; showError(error); });
-  });
   $("filters").addEventListener("change", (event) => {
     $("feed").classList.toggle("hide-" + event.target.value, !event.target.checked);
   });
-  $("toggle-audio").addEventListener("click", () => command("toggle_audio").catch(showError));
-  $("switch-device").addEventListener("click", () => command("switch_device").catch(showError));
-  $("respond").addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const response = $("response").value.trim();
-    if (!response || state.pendingId === null) return;
-    try {
-      await post("/escalation/respond", { id: state.pendingId, response });
-      $("respond-answer").textContent = "Answered.";
-      $("response").value = "";
-      await loadPending();
-    } catch (error) {
-      $("respond-answer").textContent = error.message;
-      showError(error);
-    }
-  });
-  $("settings-form").addEventListener("submit", applySettings);
-  window.addEventListener("hashchange", () => showMoment().catch(showError));
 }
 
-wire();
-start();
+// After every script of the page has run (they are deferred): each card is on CARDS.
+document.addEventListener("DOMContentLoaded", () => {
+  wire();
+  start();
+});
