@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pykka
-import structlog
 
 from actors.agent.context_builder import ContextBuilder
 from actors.agent.core.entries import EMPTY_AGENT, AgentSnapshot
@@ -29,12 +28,9 @@ from actors.agent.digest_store import DigestStore
 from actors.agent.first_calls import NOTHING_JUDGED, Judged
 from actors.agent.llm_caller import LLMCaller
 from actors.agent.local_llm import LocalModels
-from actors.agent.situation_writer import (
-    SituationOutbox,
-    SituationWriter,
-    warn_if_replaceable,
-)
-from actors.agent.situation_writer import situation_outbox as new_outbox
+from actors.agent.situation_writer import SituationOutbox, SituationWriter
+from actors.agent.subtree import situation_children
+from actors.agent.subtree import situation_outbox as agent_outbox
 from actors.agent.ticker import Ticker
 from actors.agent.ticker_cells import ConfigCell, News
 from actors.audio.core.sources import SourceError, check_sources
@@ -68,8 +64,6 @@ LLM_BACKOFF = Backoff(min_s=0.5, max_s=30.0, random_factor=0.2, reset_after_s=30
 PING_TIMEOUT_S = 10.0
 """An actor that leaves a ping unanswered this long is hung and replaced. The LLM caller
 gets ``AGENT_TIMEOUT_MS`` on top, the longest it may legitimately be busy."""
-
-log = structlog.get_logger("relay")
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,7 +353,7 @@ def agent(w: Wiring) -> tuple[ChildSpec, ...]:
             ping_timeout_s=llm_ping_s,
         ),
         ChildSpec("ticker", ticker, hs.ticker, ping_timeout_s=PING_TIMEOUT_S),
-        *situation_writer(w, events),
+        *situation_children(w.settings.situation_file, w.outbox, hs.situation, events),
     ]
 
     # A request in flight is abandoned at stop, not awaited.
@@ -369,28 +363,9 @@ def agent(w: Wiring) -> tuple[ChildSpec, ...]:
 def situation_outbox(
     settings: Settings, handle: ChildHandle[SituationWriter]
 ) -> SituationOutbox | None:
-    """The SITUATION.md writer's outbox, or None without ``RELAY_SITUATION_FILE``; a warning
-    for each way another local user could replace the file."""
-    path = settings.situation_file
-    if not path:
-        return None
-    log.info("situation.file", actor="root", path=path)
-    warn_if_replaceable(path)
-    return new_outbox(handle)
-
-
-def situation_writer(w: Wiring, events: Listeners[AgentEvent]) -> tuple[ChildSpec, ...]:
-    """The SITUATION.md writer's child spec, or nothing without its outbox."""
-    path, outbox = w.settings.situation_file, w.outbox
-    if outbox is None:
-        return ()
-
-    def situation(report: Reporter) -> pykka.ActorRef[Any]:
-        return SituationWriter.start(path=path, outbox=outbox, events=events, report=report)
-
-    # No ping deadline: a write stuck on a dead disk holds only this actor, and the outbox
-    # keeps just the newest situation meanwhile (see actors.agent.situation_writer).
-    return (ChildSpec("situation", situation, w.handles.situation, shutdown_timeout_s=1.0),)
+    """The SITUATION.md writer's outbox, or None without ``RELAY_SITUATION_FILE``
+    (:func:`actors.agent.subtree.situation_outbox`)."""
+    return agent_outbox(settings.situation_file, handle)
 
 
 def settings_problem(settings: Settings) -> str | None:

@@ -12,17 +12,17 @@ from typing import Any
 import pykka
 
 from actors.agent import entry_reads
-from actors.agent.core.counters import AgentCounters, AgentMetrics, median
+from actors.agent.core.counters import AgentCounters, AgentMetrics
 from actors.agent.core.disclosure import disclosed
 from actors.agent.core.entries import EMPTY_AGENT, AgentRecord, AgentSnapshot
 from actors.agent.core.escalation_message import escalate
 from actors.agent.core.events import AgentEvent, QuietSpell
+from actors.agent.core.health_stats import health_stats
 from actors.agent.core.hud_check import pushes
 from actors.agent.core.situation import Situation
 from actors.agent.core.ticks import TickResult
 from actors.common.forgetting import Forgotten, Span
 from actors.core import shapes
-from actors.core.error_text import safe_text
 from actors.core.errors import FeatureUnavailable
 from actors.core.exclusion import PrivacyState
 from actors.escalation.slot import EscalationSlot, Outcome, refusal
@@ -40,8 +40,6 @@ from config.privacy import TO_AGENTS, Column
 
 AGENT_RING = 50
 """Agent entries kept for ``/agent/last`` and ``/agent/history``."""
-DIGEST_PREVIEW_CHARS = 200
-"""``/health.agent.lastDigest`` shows this much of the latest digest."""
 DAY_MS = 86_400_000
 PRUNE_INTERVAL_S = 3600.0
 """How often entries older than the retention are deleted."""
@@ -409,48 +407,15 @@ class DigestStore(DurableActor):
         return entry_reads.entries_after(self._db, after, limit)
 
     def stats(self) -> dict[str, Any]:
-        """The counters ``/health.agent`` shows.
+        """The counters ``/health.agent`` shows
+        (:func:`~actors.agent.core.health_stats.health_stats`).
 
         ``contextFreshnessMedianMs`` is the median over the newest :data:`AGENT_RING`
         entries; ``parseSuccessRate`` counts every answer since the counters began. Every
         count shown is stored first (the quiet spell's idle skips are banked).
         """
         self._bank_idle_beats(self._clock.monotonic())
-        c = self._counters
-        latest = self._entries[-1] if self._entries else None
-        freshness = [
-            e.context_freshness_ms for e in self._entries if e.context_freshness_ms is not None
-        ]
-        return {
-            "lastAnalysis": c.last_analysis_ts,
-            "lastDigest": latest.digest[:DIGEST_PREVIEW_CHARS] if latest else None,
-            "totalCalls": c.total_calls,
-            "totalTokens": {"in": c.tokens_in, "out": c.tokens_out},
-            "estimatedCost": c.estimated_cost(),
-            "costByModel": {
-                model: stats.to_health() for model, stats in c.models.items() if stats.calls
-            },
-            "fallbacks": c.fallbacks,
-            "idleSkips": c.idle_skips,
-            "emptySkips": c.empty_skips,
-            "unchangedSkips": c.unchanged_skips,
-            "minorSkips": c.minor_skips,
-            "deferredTicks": c.deferred,
-            "busySkips": c.busy_skips,
-            "circuitSkips": c.circuit_skips,
-            "failures": c.failures,
-            "lastError": safe_text(c.last_error) if c.last_error else None,
-            "lastErrorAt": c.last_error_at,
-            "parseFailures": c.parse_failures,
-            "parseSuccessRate": c.parse_success_rate(),
-            "contextFreshnessMedianMs": median(freshness),
-            "hudsWithheld": dict(c.huds_withheld),
-            "modelRedactions": dict(c.model_redactions),
-            "situationWriteFailures": c.situation_write_failures,
-            "escalation": self._slot.counts().to_json(),
-            "vision": {"imagesSent": c.images_sent, "imagesRefused": dict(c.images_refused)},
-            "costByHour": c.by_hour(),
-        }
+        return health_stats(self._counters, self._entries, self._slot.counts().to_json())
 
     def metrics(self) -> AgentMetrics:
         """What ``GET /metrics`` reads of the agent: tick outcomes and per-model figures,

@@ -26,7 +26,8 @@ picks; a server that refuses a level (its error names the format) is asked again
 level down, within the same request's time, and the refusal is no retry, fallback, failure
 or breaker (it is counted, as every request is, as a ``refused`` one); any other 4xx is an
 ordinary failure. The level that answered is remembered per model and base URL in a cell
-that outlives this actor's incarnations (``/health`` reads it).
+that outlives this actor's incarnations (``/health`` reads it); the negotiation is
+:mod:`actors.agent.format_negotiation`'s.
 
 The relay sends no request at start, so the first call to each model is also its check,
 logged as the ``doctor.check`` line ``sinain-relay doctor`` would give it
@@ -41,7 +42,7 @@ import functools
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
+from typing import Any
 
 import pykka
 
@@ -51,19 +52,11 @@ from actors.agent.core.completion import Analysis, Completion, parse_analysis, r
 from actors.agent.core.events import AgentEvent, TickFailed
 from actors.agent.core.hud_check import checked_hud, judge
 from actors.agent.core.llm_remedy import llm_remedy, said_once
-from actors.agent.core.response_format import (
-    BLIND_FOR_S,
-    NO_LEVELS,
-    FormatLevels,
-    Level,
-    first_level,
-    is_refusal,
-    may_refuse_images,
-    step_down,
-)
+from actors.agent.core.response_format import NO_LEVELS, FormatLevels, Level
 from actors.agent.core.ticks import LLMAttempt, LLMRequest, TickDone, TickResult
 from actors.agent.digest_store import DigestStore
 from actors.agent.first_calls import NOTHING_JUDGED, CallOutcome, Judged, first_call_check
+from actors.agent.format_negotiation import negotiated
 from actors.agent.local_llm import LocalModels
 from actors.common.backoff import backoff
 from actors.common.http_library import httpx
@@ -104,17 +97,6 @@ class _Attempt:
     """The requests made so far, for the per-model counters."""
     remedy: Remedy | None = None
     """What the last error points at (:func:`llm_remedy`)."""
-
-
-class _Answer(NamedTuple):
-    """What :meth:`LLMCaller._negotiated` got: the answer, its level, the images it carried,
-    the levels the server refused first, and whether it refused the images."""
-
-    completion: Completion
-    level: Level
-    images: tuple[ScreenImage, ...]
-    refused: tuple[Level, ...]
-    images_refused: bool
 
 
 @functools.cache
@@ -211,7 +193,10 @@ class LLMCaller(RelayActor):
         refusals: list[LLMAttempt] = []
         try:
             timeout_s = min(config.timeout_ms / 1000, remaining)
-            answer = self._negotiated(request, model, timeout_s, refusals)
+            answer = negotiated(
+                request, model, timeout_s, refusals,
+                call=self._call, clock=self._clock, formats=self._formats, log=self._log,
+            )  # fmt: skip
         except LLMError as exc:
             errors = (*attempt.errors, f"{model}: {safe_error_text(exc)}"[:300])
             delay = self._retry_delay(exc, attempt.retry)
@@ -268,83 +253,6 @@ class LLMCaller(RelayActor):
         return served_models(
             self._loop, self._client, config.base_url, api_key=config.api_key, timeout_s=2.0
         )
-
-    def _negotiated(
-        self, request: LLMRequest, model: str, timeout_s: float, refusals: list[LLMAttempt]
-    ) -> _Answer:
-        """One request at the level the setting and the memory pick, with the window's images
-        unless the model refused images lately; within ``timeout_s`` in all, a refusal of the
-        level (:func:`is_refusal`) is asked again at once one level down (with the images
-        again), and one that may refuse the images (:func:`may_refuse_images`) at once without
-        them. Any other error answer is raised. Returns the answer, its level and the images
-        it carried (:class:`_Answer`); each refused request is added to ``refusals``, so that
-        every request is counted.
-
-        Raises:
-            LLMError: what the last request raised, a refusal at the lowest level included.
-        """
-        config = request.config
-        setting, base_url = config.response_format, config.base_url
-        known, began = self._formats.value, self._clock.monotonic()
-        level = first_level(setting, known.get(model, base_url))
-        wanted = request.window.images if known.sees(model, base_url, began) else ()
-        images, refused_at = wanted, None
-        refused_levels: list[Level] = []
-        while True:
-            sent = self._clock.monotonic()
-            left = timeout_s - (sent - began)
-            asked = replace(
-                request,
-                config=replace(config, response_format=level),
-                window=replace(request.window, images=images),
-            )
-            try:
-                completion = self._call(asked, model, left)
-            except LLMHTTPError as exc:
-                refused_request = LLMAttempt(
-                    model, self._clock.monotonic() - sent, ok=False, refused=True
-                )
-                if images and may_refuse_images(exc.status, exc.body, model=model):
-                    self._log.info(
-                        "llm.images_refused", tick_id=request.tick_id, model=model, level=level,
-                        status=exc.status,
-                    )  # fmt: skip
-                    images, refused_at = (), level
-                    refusals.append(refused_request)
-                    continue
-                refused = is_refusal(exc.status, exc.body, model=model)
-                lower = step_down(setting, level) if refused else None
-                if lower is None:
-                    raise
-                self._log.info(
-                    "llm.response_format_refused", tick_id=request.tick_id, model=model,
-                    level=level, next=lower, status=exc.status,
-                )  # fmt: skip
-                refused_levels.append(level)
-                refusals.append(refused_request)
-                level, images = lower, wanted
-                continue
-            break
-        blind = refused_at == level and not images
-        self._remember(model, base_url, level, blind=blind, saw=bool(images))
-        return _Answer(completion, level, images, tuple(refused_levels), blind)
-
-    def _remember(self, model: str, base_url: str, level: Level, *, blind: bool, saw: bool) -> None:
-        """Remember what answered: its level, and whether the model takes images (``blind``:
-        a request with images failed where the same one without answered, so not for a while;
-        ``saw``: it answered one with images)."""
-        known = self._formats.value
-        updated = known
-        if known.get(model, base_url) != level:
-            updated = updated.with_level(model, base_url, level)
-        if saw and (model, base_url) in known.blind:
-            updated = updated.with_sight(model, base_url, None)
-        if blind:
-            until = self._clock.monotonic() + BLIND_FOR_S
-            updated = updated.with_sight(model, base_url, until)
-            self._log.warning("llm.images_off", model=model, for_s=BLIND_FOR_S)
-        if updated is not known:
-            self._formats.publish(updated)
 
     def _retry_delay(self, error: LLMError, retries: int) -> float | None:
         if not is_retryable(error) or retries >= MAX_RETRIES:
@@ -466,7 +374,7 @@ class LLMCaller(RelayActor):
         assert self._loop is not None, "started() creates the loop"
         assert self._client is not None, "started() creates the client"
         config = request.config
-        body = request_body(  # at the level _negotiated put in the config
+        body = request_body(  # at the level the negotiation put in the config
             model,
             request.prompt,
             max_tokens=config.max_tokens,

@@ -11,8 +11,10 @@ hud line does not count). With ``economy`` on (the default) a tick then runs:
   meaningfully since the last call (:mod:`actors.agent.core.change`), and asks to be looked at
   again when a burst of switching may have settled or a small change gets an interval old;
 - and the calls are budgeted as a fixed beat of ``intervalMs`` would make them: each slot of
-  the beat in which anything arrived earns one, at most :data:`CALL_BANK` are kept, one is
-  allowed ahead. A meaningful change needs one call left, a small one two.
+  the beat in which anything arrived earns one, at most
+  :data:`~actors.agent.call_budget.CALL_BANK` are kept, one is allowed ahead
+  (:class:`~actors.agent.call_budget.CallBudget`). A meaningful change needs one call left, a
+  small one two.
 
 With ``economy`` off, a tick runs ``debounceMs`` after the *last* new item (a burst of events
 makes one tick), at the latest ``intervalMs`` after the previous tick while anything is new
@@ -48,6 +50,8 @@ from typing import Any, Literal
 
 import pykka
 
+from actors.agent.call_budget import CallBudget
+from actors.agent.config_notes import announce, tell_update, updated
 from actors.agent.context_builder import ContextBuilder
 from actors.agent.core.change import STALE_AFTER
 from actors.agent.core.config_update import AgentConfigUpdate
@@ -55,16 +59,13 @@ from actors.agent.core.events import AgentEvent, QuietSpell, TickNotStarted
 from actors.agent.core.ticks import TickDone, TickRequest
 from actors.agent.ticker_cells import ConfigCell, NewActivity, News
 from actors.common.breaker import Breaker
-from actors.core.errors import BadRequest
 from actors.core.exclusion import PrivacyState
 from actors.core.shapes import TickNote
 from actors.kernel.base import ChildHandle, RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.listeners import Listeners
 from actors.kernel.published import Published, tell_on_publish
-from config.agent.local_llm import LOCAL_LLM_INSTALL, runtime_model_refusal
 from config.agent.settings import AgentSettings
-from config.common.secrets import remember_secret, shown_url
 
 LOST_TICK_GRACE_S = 5.0
 """A tick still in flight this long after its budget is given up as lost."""
@@ -84,8 +85,6 @@ def _NO_TIMER() -> None:  # noqa: N802 - a constant that is called like a Cancel
 FIRST_LOOK_S = 1.0
 """With economy on, how soon the first news after a quiet spell (nothing for an interval) is
 looked at (the debounce, if shorter)."""
-CALL_BANK = 10.0
-"""Calls the budget keeps for later at most (see the module)."""
 
 UNAVAILABLE_RETRY_S = 1.0
 """A tick that could not start (the context builder restarting) is tried again this soon."""
@@ -137,51 +136,21 @@ class Ticker(RelayActor):
         """The quiet spell last reported (the digest store counts its idle skips)."""
         self._recheck_at: float | None = None
         """When a skipped or deferred change is looked at again, or None."""
-        self._beat_origin = 0.0
-        self._beat_slot = -1
-        """The newest slot of the budget's beat in which news arrived."""
-        self._calls_left = 1.0
-        """The call budget: what a fixed beat would have called and this Ticker has not."""
+        self._budget = CallBudget()
+        """The calls a fixed beat would have made and this Ticker has not (economy on)."""
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def started(self) -> None:
         """Plan (the doorbell may hold news a crashed incarnation had not ticked on), and say
         whether the agent will call the LLM."""
-        self._last_tick_at = self._looked_at = self._beat_origin = self._clock.monotonic()
+        self._last_tick_at = self._looked_at = now = self._clock.monotonic()
+        self._budget.new_beat(now)
         if self._privacy is not None:  # a pause, and its end, plan again
             self._unsubscribe = tell_on_publish(self._privacy, self.actor_ref, NewActivity())
         self._tell_quiet(self._quiet(), force=True)
         self._reschedule()
-        config = self._config
-        self._warn_if_debounce_capped("AGENT_DEBOUNCE_MS")
-        if not config.enabled:
-            self._log.info("agent.off", reason="AGENT_ENABLED is false")
-        elif config.local:
-            self._log.info(
-                "agent.local",
-                model=config.model,
-                threads=config.local_threads,
-                debounce_ms=config.effective_debounce_ms,
-                interval_ms=config.interval_ms,
-                said="the agent thinks on this machine: nothing is sent off it",
-            )
-        elif not config.reachable:
-            self._log.warning(
-                "agent.off",
-                reason="no OPENROUTER_API_KEY: set it in the environment (or, with RELAY_TOKEN "
-                f"set, send openrouterApiKey to POST /agent/config), or {LOCAL_LLM_INSTALL} to "
-                "think on this machine; python3 run.py --demo shows the agent with a stand-in LLM",
-            )
-        else:
-            self._log.info(
-                "agent.on",
-                model=self._config.model,
-                debounce_ms=self._config.effective_debounce_ms,
-                interval_ms=self._config.interval_ms,
-                cooldown_ms=self._config.cooldown_ms,
-                base_url=shown_url(self._config.base_url),
-            )
+        announce(self._log, self._config)
 
     def stopped(self) -> None:
         """Disarm the timer."""
@@ -218,7 +187,7 @@ class Ticker(RelayActor):
         due: float | None = None
         news = self._news.waiting if self._news is not None else None
         if news is not None:
-            self._note_news(news.last_at)
+            self._budget.earn(news.last_at, config.interval_ms / 1000)
             debounce = config.effective_debounce_ms / 1000
             if not config.economy:
                 due = min(news.last_at + debounce, self._last_tick_at + config.interval_ms / 1000)
@@ -242,14 +211,6 @@ class Ticker(RelayActor):
     def _paused(self) -> bool:
         privacy = self._privacy
         return privacy is not None and privacy.value.paused_at(self._clock.now_ms())
-
-    def _note_news(self, at: float) -> None:
-        """Earn the call a fixed beat of ``intervalMs`` would make for news arriving at ``at``:
-        one for each slot of the beat in which anything arrived."""
-        slot = int((at - self._beat_origin) // (self._config.interval_ms / 1000))
-        if slot > self._beat_slot:
-            self._beat_slot = slot
-            self._calls_left = min(CALL_BANK, self._calls_left + 1)
 
     def _lost_after_s(self) -> float:
         budget_ms = self._config.tick_budget_ms(images=self._config.sends_images)
@@ -355,7 +316,7 @@ class Ticker(RelayActor):
         self._next_tick_id += 1
         taken = self._news.take() if self._news is not None else None
         if taken is not None:
-            self._note_news(taken.last_at)
+            self._budget.earn(taken.last_at, config.interval_ms / 1000)
         stale_at = (
             self._last_call_at + STALE_AFTER * config.interval_ms / 1000
             if self._last_call_at is not None
@@ -368,7 +329,7 @@ class Ticker(RelayActor):
             self._tick_done_reply,
             self._cell.fingerprint,
             last_gist=self._cell.gist,
-            calls_left=self._calls_left if config.economy else math.inf,
+            calls_left=self._budget.left if config.economy else math.inf,
             stale_in_s=max(0.0, stale_at - now),
         )
         if not self._tell_peer(self._context, ContextBuilder.run_tick, request):
@@ -406,7 +367,7 @@ class Ticker(RelayActor):
         if done.outcome in ("ok", "failed"):
             self._last_call_at = started_at
             if self._config.economy:
-                self._calls_left -= 1
+                self._budget.left -= 1
         if done.outcome in ("minor", "deferred") and done.recheck_in_s is not None:
             self._recheck_at = now + done.recheck_in_s
         if done.outcome not in ("idle", "empty"):
@@ -447,42 +408,17 @@ class Ticker(RelayActor):
             BadRequest: it names a file as the local model (only a known model's name may be
                 given over HTTP); nothing changes.
         """
-        changes = update.given()
-        new = self._config.updated(update)
-        if new.local and (refusal := runtime_model_refusal(self._config.model, new.model)):
-            raise BadRequest(refusal)
-        remember_secret(new.api_key)  # never in an error text or a log line
+        new = updated(self._config, update)
         old = self._config
         if (new.active, new.interval_ms) != (old.active, old.interval_ms):
             now = self._clock.monotonic()  # a new beat: a new quiet spell, a new budget
-            self._looked_at = self._beat_origin = now
-            self._beat_slot = -1
+            self._looked_at = now
+            self._budget.new_beat(now)
         self._config = new
         self._cell.value = new
         self._reschedule()
-        for setting, given, used in update.clamped():
-            self._log.warning("agent.config_clamped", setting=setting, given=given, used=used)
-        if {"debounceMs", "intervalMs"} & changes.keys():
-            self._warn_if_debounce_capped("debounceMs")
-        changed = sorted(k for k in changes if k != "openrouterApiKey")
-        self._log.info(
-            "agent.config_changed",
-            fields=changed,
-            key_changed="openrouterApiKey" in changes,
-            active=new.active,
-        )
+        tell_update(self._log, update, new)
         return new
-
-    def _warn_if_debounce_capped(self, setting: str) -> None:
-        """Say so when the debounce is longer than the interval: it is capped at it."""
-        config = self._config
-        if config.debounce_ms > config.interval_ms:
-            self._log.warning(
-                "agent.config_clamped",
-                setting=setting,
-                given=config.debounce_ms,
-                used=config.effective_debounce_ms,
-            )
 
     def status(self) -> dict[str, Any]:
         """What ``/health.agent`` shows of the ticker: the LLM path's state, the breaker and

@@ -29,8 +29,6 @@ is handed on as an utterance.
 from __future__ import annotations
 
 import contextlib
-import os
-import subprocess
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -45,6 +43,8 @@ from actors.audio.capture_runs import (
     Refresh,
     Run,
     Watch,
+    close_run,
+    open_run,
 )
 from actors.audio.core.capture_records import (
     SETTING_NAMES,
@@ -56,8 +56,7 @@ from actors.audio.core.capture_records import (
 )
 from actors.audio.core.sources import SourcePlan, parse_source
 from actors.audio.core.utterance import BYTES_PER_MS
-from actors.audio.core.wav import WAV_HEADER_READ, wav_layout
-from actors.audio.reader import Meter, PcmReader, keep_last_line, paced
+from actors.audio.reader import Meter, PcmReader, keep_last_line
 from actors.common.backoff import backoff
 from actors.core.error_text import safe_error_text
 from actors.core.exclusion import PrivacyState
@@ -66,7 +65,6 @@ from actors.kernel import processes
 from actors.kernel.base import RelayActor, Reporter
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.published import Published, tell_on_publish
-from config.options import SECRET_VARIABLES
 
 REFRESH_S = 1.0
 """How often the published status's counters are brought up to date while nothing changes."""
@@ -312,7 +310,7 @@ class Capture(RelayActor):
         with self._meter.lock:
             self._meter.last_audio = now
         try:
-            reader = self._open(run)
+            reader = open_run(run, self._settings.file_speed)
         except OSError as exc:
             self._meter.note_stderr(safe_error_text(exc))
             self._ended(Ended(run.id, None))
@@ -331,21 +329,6 @@ class Capture(RelayActor):
             thread.name = f"capture-{self._source}-{thread.name}"
             thread.start()
         self._log.debug("capture.launched", kind=plan.kind, run=run.id, pid=self.snapshot().pid)
-
-    def _open(self, run: Run) -> Callable[[int], bytes]:
-        """Start the run's process (or open its WAV file); the function that reads its PCM."""
-        path = run.plan.path
-        if path is not None:
-            with open(path, "rb") as probe:
-                layout = wav_layout(probe.read(WAV_HEADER_READ))
-            if layout is not None:
-                wav = open(path, "rb")  # noqa: SIM115 - closed by the reader at its end
-                wav.seek(layout.offset)
-                return paced(wav, layout.length, self._settings.file_speed, run.halt)
-        process = run.process = processes.spawn(run.plan.argv, hidden=SECRET_VARIABLES)
-        assert process.stdout is not None  # spawn pipes it
-        fd = process.stdout.fileno()
-        return lambda size: os.read(fd, size)
 
     def _halt(self) -> None:
         """End the current run on purpose: its end is not a failure, nothing restarts."""
@@ -447,20 +430,5 @@ class Capture(RelayActor):
             log=self._log.bind(run=run.id),
         )
         error = reader.run(read, run.halt, lambda: self._tell(FirstAudio(run.id)))
-        self._tell(Ended(run.id, self._close(run, broken=error is not None), error))
-
-    def _close(self, run: Run, *, broken: bool) -> int | None:
-        """The run's exit code, its process ended: it may have closed its stdout and still
-        run, or be running still because the reader broke."""
-        process = run.process
-        if process is None:
-            return 0
-        try:
-            code: int | None = process.wait(timeout=0 if broken else self._settings.stop_grace_s)
-        except subprocess.TimeoutExpired:
-            code = processes.end(process, self._settings.stop_grace_s)
-        if process.stdout is not None:
-            process.stdout.close()
-        for thread in run.threads[1:]:
-            thread.join(timeout=1.0)  # the last stderr line is in before the end is told
-        return code
+        code = close_run(run, broken=error is not None, grace_s=self._settings.stop_grace_s)
+        self._tell(Ended(run.id, code, error))

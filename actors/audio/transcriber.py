@@ -43,7 +43,7 @@ from actors.audio.core.stt import (
     request_for,
     stt_remedy,
 )
-from actors.audio.core.stt_outcome import BUSY_RETRY_S, Outcome, TranscriberStats
+from actors.audio.core.stt_outcome import Outcome, TranscriberStats, refusal
 from actors.audio.core.utterance import TranscriptFilter, Utterance
 from actors.audio.local_stt import LocalRecogniser
 from actors.audio.speech_client import SpeechClient
@@ -64,10 +64,6 @@ from config.audio.settings import AudioConfig
 LATENCY_WINDOW: Final = 64
 """How many recent calls the latency median is taken over."""
 STOPPED: Final = "the transcriber stopped before the answer"
-NO_KEY: Final = (
-    "no speech service key: set STT_API_KEY (OPENROUTER_API_KEY serves only a speech service "
-    "at AGENT_BASE_URL's origin); a local server that asks for none takes any placeholder"
-)
 
 Deliver = Callable[[FeedPost], FeedRecord]
 """Stores a transcript in the feed and returns the stored item; it may block (an ask of the
@@ -246,14 +242,20 @@ class Transcriber(RelayActor):
     def _admit(
         self, utterance: Utterance, reply: concurrent.futures.Future[Outcome] | None
     ) -> bool:
-        refusal = self._refusal(self._clock.monotonic())
-        if refusal is not None:
-            self._finish(utterance, refusal, reply)
+        config = self._config
+        refused = refusal(
+            self._breaker,
+            self._clock.monotonic(),
+            in_flight=len(self._jobs),
+            max_in_flight=config.stt_max_in_flight,
+            can_transcribe=config.can_transcribe,
+        )
+        if refused is not None:
+            self._finish(utterance, refused, reply)
             return False
         job_id = next(self._ids)
         job = Job(utterance, reply, self._clock.monotonic())
         self._jobs[job_id] = job
-        config = self._config
         request = request_for(
             config.stt_api, config.stt_base_url, config.stt_model, config.language, utterance.pcm
         )
@@ -269,19 +271,6 @@ class Transcriber(RelayActor):
         job.expiry = self._clock.call_later(timeout_s, expire)
         self._publish()
         return True
-
-    def _refusal(self, now: float) -> Outcome | None:
-        if not self._config.can_transcribe:
-            return Outcome("no_key", error=NO_KEY)
-        breaker = self._breaker
-        if breaker.is_open(now):
-            assert breaker.open_until is not None
-            return Outcome("breaker", retry_after_s=round(breaker.open_until - now, 3))
-        if breaker.open_until is not None and self._jobs:  # half-open: one probe at a time
-            return Outcome("breaker", retry_after_s=BUSY_RETRY_S)
-        if len(self._jobs) >= self._config.stt_max_in_flight:
-            return Outcome("busy", retry_after_s=BUSY_RETRY_S)
-        return None
 
     @staticmethod
     def _on_answer(

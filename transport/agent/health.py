@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, UnsetType, field
 
+from actors.agent.core.health_stats import DIGEST_PREVIEW_CHARS
 from actors.agent.core.hud_check import LONG_CHARS
 from actors.agent.core.response_format import Level
-from actors.agent.digest_store import DIGEST_PREVIEW_CHARS, DigestStore
+from actors.agent.digest_store import DigestStore
 from actors.agent.ticker import Ticker
 from actors.core.errors import ActorUnavailable
 from actors.core.shapes import ModelCost, Ms, Shape

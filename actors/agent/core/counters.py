@@ -28,19 +28,6 @@ from actors.agent.core.ticks import LLMAttempt, TickResult
 from actors.escalation.slot import EscalationCounts
 from config.prices import PriceTable
 
-
-def median(values: list[int]) -> int | None:
-    """The median, rounded; ``None`` of nothing. (``statistics`` would import ``decimal`` and
-    ``fractions``: a megabyte resident for one median.)"""
-    if not values:
-        return None
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return ordered[middle]
-    return round((ordered[middle - 1] + ordered[middle]) / 2)
-
-
 HOUR_MS = 3_600_000
 HOURS_KEPT = 24
 """Hours of calls, tokens and cost kept per model for the console's chart."""

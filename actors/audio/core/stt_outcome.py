@@ -1,4 +1,5 @@
-"""What the transcriber answers: the outcome of one utterance, and its counters.
+"""What the transcriber answers: the outcome of one utterance, why one is refused at once,
+and its counters.
 
 Plain records, so a handler of ``POST /audio`` and ``/health`` read them without knowing the
 actor: an outcome that is :attr:`Outcome.refused` is a 503 with ``Retry-After``.
@@ -10,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal, get_args
 
+from actors.common.breaker import Breaker
 from actors.common.latency import empty_latency_buckets
 from actors.core.records import FeedRecord
 
@@ -17,6 +19,10 @@ REFUSALS: Final = ("busy", "breaker")
 """The reasons an utterance is refused at once, before any request."""
 BUSY_RETRY_S: Final = 1.0
 """The ``Retry-After`` of a refusal while every slot (or the one probe) is taken."""
+NO_KEY: Final = (
+    "no speech service key: set STT_API_KEY (OPENROUTER_API_KEY serves only a speech service "
+    "at AGENT_BASE_URL's origin); a local server that asks for none takes any placeholder"
+)
 SttState = Literal["ok", "degraded", "open", "probing", "no_key"]
 """The transcriber as seen from outside: its breaker's state, or ``no_key`` (nothing is
 sent: there is no key to send with)."""
@@ -43,6 +49,25 @@ class Outcome:
     def refused(self) -> bool:
         """Refused at once, before any request: the caller may answer 503 + Retry-After."""
         return self.reason in REFUSALS
+
+
+def refusal(
+    breaker: Breaker, now: float, *, in_flight: int, max_in_flight: int, can_transcribe: bool
+) -> Outcome | None:
+    """Why an utterance is refused at ``now``, before any request is made, or ``None``: no
+    key to send with, the breaker open (or half-open with its one probe out), or every one of
+    ``max_in_flight`` slots taken. There is no queue: a refused utterance is dropped, and a
+    caller is told when asking again may succeed."""
+    if not can_transcribe:
+        return Outcome("no_key", error=NO_KEY)
+    if breaker.is_open(now):
+        assert breaker.open_until is not None
+        return Outcome("breaker", retry_after_s=round(breaker.open_until - now, 3))
+    if breaker.open_until is not None and in_flight:  # half-open: one probe at a time
+        return Outcome("breaker", retry_after_s=BUSY_RETRY_S)
+    if in_flight >= max_in_flight:
+        return Outcome("busy", retry_after_s=BUSY_RETRY_S)
+    return None
 
 
 WorkerState = Literal["idle", "loading", "ready", "decoding", "failed"]
