@@ -7,7 +7,7 @@ rules of :mod:`transport.shell.auth`, in the relay's order:
 
 - **the host**: its ``Host`` must be a name the relay serves (``127.0.0.1``, ``localhost``,
   ``[::1]`` and ``RELAY_ALLOWED_HOSTS``), with this server's port or none, as sent
-  (:func:`transport.shell.auth.hosts_on`); anything else, or none, is a JSON 421, so a page that
+  (:func:`transport.shell.hosts.hosts_on`); anything else, or none, is a JSON 421, so a page that
   points its own name at this machine (DNS rebinding) gets nothing;
 - **browser pages**: the server is for agents, not for web pages, so a request with any
   ``Origin`` is a JSON 403 (a page on another port of localhost included: another origin,
@@ -36,7 +36,8 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from transport.shell.auth import REALM, foreign_site, hosts_on, shown
+from transport.shell.auth import REALM, foreign_site, shown
+from transport.shell.hosts import hosts_on
 
 log = structlog.get_logger("mcp")
 

@@ -55,7 +55,6 @@ Five rules, all decided once at start and applied per request by the route guard
 from __future__ import annotations
 
 import hmac
-import ipaddress
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import TypeGuard
@@ -63,6 +62,13 @@ from typing import TypeGuard
 from aiohttp import hdrs, web
 
 from actors.core.errors import BadRequest, RelayError
+from transport.shell.hosts import (
+    LOCAL_ADDRESSES_MAX,
+    canonical_host,
+    canonical_origin,
+    host_literal,
+    served_names,
+)
 
 REALM = "sinain-relay"
 STREAM_TOKEN_PARAM = "access_token"  # noqa: S105 - a parameter name, not a secret
@@ -91,11 +97,6 @@ ANY_METHOD = "*"
 """The method of the catch-all route (preflights, 404, 405)."""
 PREFLIGHT_MAX_AGE_S = 600
 """How long a browser may cache a preflight's answer (Chrome caps it at 7200)."""
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
-"""The names the relay always serves, with its port or none."""
-LOCAL_ADDRESSES_MAX = 16
-"""Local (address, port) pairs whose names are added to the hosts served, at most: one per
-interface and listening port; the set of hosts stays small whatever connects."""
 SAME_ORIGIN_SITES = frozenset({"same-origin", "none"})
 """The ``Sec-Fetch-Site`` values of a request a page of another origin did not make."""
 SHOWN_MAX = 100
@@ -146,57 +147,6 @@ class HostRefused(Misdirected):
 def challenge(exc: Unauthorized) -> str:
     """The ``WWW-Authenticate`` header of a 401."""
     return exc.challenge if isinstance(exc, TokenRefused) else f'Bearer realm="{REALM}"'
-
-
-def canonical_origin(origin: str) -> str:
-    """``origin`` as a browser serialises it: lower case, without the scheme's default port."""
-    origin = origin.strip().rstrip("/").lower()
-    for scheme, port in (("http://", ":80"), ("https://", ":443")):
-        if origin.startswith(scheme) and origin.endswith(port):
-            return origin.removesuffix(port)
-    return origin
-
-
-def canonical_host(host: str) -> str:
-    """``host`` (a ``Host`` header, an entry of ``RELAY_ALLOWED_HOSTS``) as the hosts served
-    spell it: lower case, without a name's trailing dot or an empty port."""
-    host = host.lower()
-    if ":" in host.rpartition("]")[2]:
-        name, _, port = host.rpartition(":")
-    else:
-        name, port = host, ""
-    name = name.rstrip(".")
-    return f"{name}:{port}" if port else name
-
-
-def host_literal(address: str) -> str:
-    """An IP address as a ``Host`` names it: IPv6 in brackets (no zone), IPv4-mapped as IPv4."""
-    try:
-        ip = ipaddress.ip_address(address.partition("%")[0])
-    except ValueError:
-        return address.lower()
-    if isinstance(ip, ipaddress.IPv6Address):
-        return str(ip.ipv4_mapped) if ip.ipv4_mapped is not None else f"[{ip.compressed}]"
-    return str(ip)
-
-
-def served_names(allowed_hosts: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The names served, canonical (:func:`canonical_host`): those served with the port a
-    connection arrived at or none (the loopback names, then ``RELAY_ALLOWED_HOSTS``'s entries
-    without a port), and the entries that name a port, served with that port only."""
-    entries = [canonical_host(host) for host in allowed_hosts]
-    with_port = tuple(host for host in entries if ":" in host.rpartition("]")[2])
-    names = tuple(h for h in dict.fromkeys([*LOOPBACK_HOSTS, *entries]) if h not in with_port)
-    return names, with_port
-
-
-def hosts_on(port: int, allowed_hosts: Iterable[str] = ()) -> frozenset[str]:
-    """The ``Host`` values served on ``port``, as a browser sends them: each name of
-    :func:`served_names` with ``port`` or none, and the entries that name a port. For a
-    server on one loopback port (the MCP server's ``--http``); the relay learns its own
-    addresses and ports as connections arrive (:class:`Access`)."""
-    names, with_port = served_names(allowed_hosts)
-    return frozenset({*names, *(f"{name}:{port}" for name in names), *with_port})
 
 
 def foreign_site(site: str | None) -> TypeGuard[str]:

@@ -26,7 +26,8 @@ from tests.support.relay import client_for, relay_settings
 from tests.transport.overlay_client import OverlayClient, Status
 from tests.transport.raw_http import RawAnswer, raw_exchange, raw_request
 from transport.openapi import openapi_document
-from transport.shell.auth import Access, canonical_host, foreign_site, host_literal, hosts_on
+from transport.shell.auth import Access, foreign_site
+from transport.shell.hosts import canonical_host, host_literal, hosts_on
 
 pytestmark = pytest.mark.usefixtures("quick_stream_checks")
 
