@@ -36,7 +36,7 @@ Call = Callable[[LLMRequest, str, float], Completion]
 request's config and window carry."""
 
 
-class Answer(NamedTuple):
+class Negotiated(NamedTuple):
     """What :func:`negotiated` got: the answer, its level, the images it carried, the levels
     the server refused first, and whether it refused the images."""
 
@@ -57,13 +57,13 @@ def negotiated(
     clock: Clock,
     formats: Published[FormatLevels],
     log: Any,
-) -> Answer:
+) -> Negotiated:
     """One request at the level the setting and ``formats`` pick, with the window's images
     unless the model refused images lately; within ``timeout_s`` in all, a refusal of the
     level (:func:`is_refusal`) is asked again at once one level down (with the images
     again), and one that may refuse the images (:func:`may_refuse_images`) at once without
     them. Any other error answer is raised. Returns the answer, its level and the images
-    it carried (:class:`Answer`); each refused request is added to ``refusals``, so that
+    it carried (:class:`Negotiated`); each refused request is added to ``refusals``, so that
     every request is counted.
 
     Raises:
@@ -111,7 +111,7 @@ def negotiated(
         break
     blind = refused_at == level and not images
     _remember(formats, clock, log, (model, base_url), level, blind=blind, saw=bool(images))
-    return Answer(completion, level, images, tuple(refused_levels), blind)
+    return Negotiated(completion, level, images, tuple(refused_levels), blind)
 
 
 def _remember(

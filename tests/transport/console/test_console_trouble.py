@@ -122,8 +122,9 @@ def test_a_capture_that_gave_up_is_in_the_banner_with_its_setting(
     banner = page.locator("#trouble")
 
     def gave_up() -> bool:
-        clock.advance(5)  # past each restart's backoff
-        return "gave up" in (banner.text_content() or "")
+        clock.advance(5)  # past each restart's backoff, and the next look of /health/stream
+        text = banner.text_content() or ""
+        return "gave up" in text and "Studio Mic (Alice)" in text  # its stderr read as well
 
     wait_until(gave_up, 15, "the banner to say the microphone's capture gave up")
     expect(banner).to_contain_text("Capture of the microphone (MIC_SOURCE) stopped")
