@@ -14,11 +14,12 @@ from typing import cast
 import pytest
 from playwright.sync_api import Page, expect
 
+from actors.agent.ticker import Ticker
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from config.audio.settings import AudioConfig
 from tests.audio.pcm_program import command as program
-from tests.support.actor_calls import show, tick
+from tests.support.actor_calls import asked, show, tick
 from tests.support.harness import ROOT, free_port
 from tests.support.observe import LogSink, wait_until
 from tests.support.relay import relay_settings
@@ -61,6 +62,32 @@ def test_the_banner_names_the_failing_model_and_its_setting_and_clears_when_it_a
     show(relay, ocr="def test_the_banner_clears():", app="Code")
     assert tick(relay, logs) == "ok"
     expect(banner).to_be_hidden()
+
+
+def test_the_banner_says_the_model_is_unreachable_and_clears_once_it_answers(
+    make_relay: Callable[..., Relay], watched: Watched, logs: LogSink, clock: FakeClock
+) -> None:
+    """Nothing listens where the model should be: the tick's calls are refused, retried on the
+    relay's clock, and fail; the banner names the address. A server there, the next tick
+    answers and the banner clears."""
+    port = free_port()
+    relay = make_relay(relay_settings(api_key="k", base_url=f"http://127.0.0.1:{port}/v1"))
+    page = opened(watched, relay).page
+    banner = page.locator("#trouble")
+    show(relay, ocr="def test_the_unreachable_model():", app="Code")
+    assert asked(relay.handles["ticker"], Ticker.tick) == "started"
+
+    def failed() -> bool:
+        clock.advance(5)  # past each retry's backoff
+        return any(line["outcome"] == "failed" for line in logs.named("tick"))
+
+    wait_until(failed, 15, "the tick to fail")
+    expect(banner).to_be_visible()
+    expect(banner).to_contain_text(f"127.0.0.1:{port}")
+    with FakeLLM(port=port):
+        show(relay, ocr="def test_the_model_back():", app="Code")
+        assert tick(relay, logs) == "ok"
+        expect(banner).to_be_hidden()
 
 
 def test_the_pill_is_not_live_green_while_the_model_fails(
