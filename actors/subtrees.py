@@ -38,7 +38,7 @@ from actors.audio.subtree import AudioHandles, AudioViews, audio_children, confi
 from actors.core.errors import ActorUnavailable
 from actors.core.exclusion import PrivacyState
 from actors.core.records import EMPTY_FEED, EMPTY_SENSE, FeedSnapshot, SenseSnapshot
-from actors.core.redactor import Redactor
+from actors.core.redaction.redactor import Redactor
 from actors.core.screen_image import NOTHING_SENT, SentImages
 from actors.core.shapes import AudioSource
 from actors.ingest.feed_buffer import FeedBuffer

@@ -28,7 +28,7 @@ import structlog
 
 from actors.core.error_text import safe_text
 from actors.core.errors import ActorUnavailable
-from actors.core.redactor import Redactor
+from actors.core.redaction.redactor import Redactor
 from actors.kernel.base import NORMAL_EXIT, ChildExited, ChildHandle
 from actors.kernel.clock import Clock
 from actors.kernel.schemas import StorageError

@@ -1,6 +1,7 @@
-"""What redaction (``actors/core/redactor.py``) costs per call, in-process, on OCR, transcripts
-and ``/sense`` bodies with and without secrets; ``--before`` measures another checkout's code in
-turns with this one's. docs/benchmarks.md lists the inputs and how each figure is taken.
+"""What redaction (``actors/core/redaction/redactor.py``) costs per call, in-process, on OCR,
+transcripts and ``/sense`` bodies with and without secrets; ``--before`` measures another
+checkout's code in turns with this one's. docs/benchmarks.md lists the inputs and how each
+figure is taken.
 """
 
 from __future__ import annotations
@@ -15,12 +16,18 @@ from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
-from actors.core.redaction import redact
-from actors.core.redactor import Redactor
 from bench.figures import Table
 from bench.runner import arg
 from bench.stats import best_us, median
 from tests.support.harness import ROOT
+
+try:
+    from actors.core.redaction.redactor import Redactor
+    from actors.core.redaction.text import redact
+except ImportError:  # --before a checkout from when redaction was modules of actors/core
+    from actors.core.redactor import Redactor  # type: ignore[import-not-found, no-redef]
+
+    from actors.core.redaction import redact  # type: ignore[attr-defined, no-redef]
 
 # Read beside this file and no bench module imported: ``--before`` runs it in older checkouts.
 TEXTS = json.loads(Path(__file__).with_name("data").joinpath("privacy.json").read_text("utf-8"))

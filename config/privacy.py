@@ -162,6 +162,15 @@ STORED = DEFAULT_MATRIX.column("local_buffer")
 """What the buffers store by default."""
 
 
+def _cell(env: str, what: str) -> Meta:
+    """A cell's field: its variable (``PRIVACY_OCR_LOCAL_BUFFER``), its flag, its help (what
+    it governs, and the levels it takes), and its default shown as the preset's."""
+    return Meta(
+        description=f"{what}: {', '.join(LEVELS)}",
+        extra={"env": env, "flag": env.lower(), "shown": "the preset's"},
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class PrivacySettings:
     """The privacy matrix as set: a preset and the cells set on their own (``""``: unset)."""
@@ -176,180 +185,52 @@ class PrivacySettings:
         ),
     ] = ""
     ocr_local_buffer: Annotated[
-        CellLevel,
-        Meta(
-            description="screen text (OCR) stored: full, redacted, summary, none",
-            extra={
-                "env": "PRIVACY_OCR_LOCAL_BUFFER",
-                "flag": "privacy_ocr_local_buffer",
-                "shown": "the preset's",
-            },
-        ),
+        CellLevel, _cell("PRIVACY_OCR_LOCAL_BUFFER", "screen text (OCR) stored")
     ] = ""
     ocr_openrouter: Annotated[
-        CellLevel,
-        Meta(
-            description="screen text (OCR) to an LLM over HTTP: full, redacted, summary, none",
-            extra={
-                "env": "PRIVACY_OCR_OPENROUTER",
-                "flag": "privacy_ocr_openrouter",
-                "shown": "the preset's",
-            },
-        ),
+        CellLevel, _cell("PRIVACY_OCR_OPENROUTER", "screen text (OCR) to an LLM over HTTP")
     ] = ""
     ocr_local_llm: Annotated[
-        CellLevel,
-        Meta(
-            description="screen text (OCR) to the relay's own model: full, redacted, summary, none",
-            extra={
-                "env": "PRIVACY_OCR_LOCAL_LLM",
-                "flag": "privacy_ocr_local_llm",
-                "shown": "the preset's",
-            },
-        ),
+        CellLevel, _cell("PRIVACY_OCR_LOCAL_LLM", "screen text (OCR) to the relay's own model")
     ] = ""
     ocr_agent_gateway: Annotated[
-        CellLevel,
-        Meta(
-            description="screen text (OCR) to agents: full, redacted, summary, none",
-            extra={
-                "env": "PRIVACY_OCR_AGENT_GATEWAY",
-                "flag": "privacy_ocr_agent_gateway",
-                "shown": "the preset's",
-            },
-        ),
+        CellLevel, _cell("PRIVACY_OCR_AGENT_GATEWAY", "screen text (OCR) to agents")
     ] = ""
     images_local_buffer: Annotated[
-        CellLevel,
-        Meta(
-            description="screen images stored: full, redacted, summary, none",
-            extra={
-                "env": "PRIVACY_IMAGES_LOCAL_BUFFER",
-                "flag": "privacy_images_local_buffer",
-                "shown": "the preset's",
-            },
-        ),
+        CellLevel, _cell("PRIVACY_IMAGES_LOCAL_BUFFER", "screen images stored")
     ] = ""
     images_openrouter: Annotated[
-        CellLevel,
-        Meta(
-            description="screen images to an LLM over HTTP: full, redacted, summary, none",
-            extra={
-                "env": "PRIVACY_IMAGES_OPENROUTER",
-                "flag": "privacy_images_openrouter",
-                "shown": "the preset's",
-            },
-        ),
+        CellLevel, _cell("PRIVACY_IMAGES_OPENROUTER", "screen images to an LLM over HTTP")
     ] = ""
     images_local_llm: Annotated[
-        CellLevel,
-        Meta(
-            description="screen images to the relay's own model: full, redacted, summary, none",
-            extra={
-                "env": "PRIVACY_IMAGES_LOCAL_LLM",
-                "flag": "privacy_images_local_llm",
-                "shown": "the preset's",
-            },
-        ),
+        CellLevel, _cell("PRIVACY_IMAGES_LOCAL_LLM", "screen images to the relay's own model")
     ] = ""
     images_agent_gateway: Annotated[
-        CellLevel,
-        Meta(
-            description="screen images to agents: full, redacted, summary, none",
-            extra={
-                "env": "PRIVACY_IMAGES_AGENT_GATEWAY",
-                "flag": "privacy_images_agent_gateway",
-                "shown": "the preset's",
-            },
-        ),
+        CellLevel, _cell("PRIVACY_IMAGES_AGENT_GATEWAY", "screen images to agents")
     ] = ""
     audio_local_buffer: Annotated[
-        CellLevel,
-        Meta(
-            description="transcripts stored: full, redacted, summary, none",
-            extra={
-                "env": "PRIVACY_AUDIO_LOCAL_BUFFER",
-                "flag": "privacy_audio_local_buffer",
-                "shown": "the preset's",
-            },
-        ),
+        CellLevel, _cell("PRIVACY_AUDIO_LOCAL_BUFFER", "transcripts stored")
     ] = ""
     audio_openrouter: Annotated[
-        CellLevel,
-        Meta(
-            description="transcripts to an LLM over HTTP: full, redacted, summary, none",
-            extra={
-                "env": "PRIVACY_AUDIO_OPENROUTER",
-                "flag": "privacy_audio_openrouter",
-                "shown": "the preset's",
-            },
-        ),
+        CellLevel, _cell("PRIVACY_AUDIO_OPENROUTER", "transcripts to an LLM over HTTP")
     ] = ""
     audio_local_llm: Annotated[
-        CellLevel,
-        Meta(
-            description="transcripts to the relay's own model: full, redacted, summary, none",
-            extra={
-                "env": "PRIVACY_AUDIO_LOCAL_LLM",
-                "flag": "privacy_audio_local_llm",
-                "shown": "the preset's",
-            },
-        ),
+        CellLevel, _cell("PRIVACY_AUDIO_LOCAL_LLM", "transcripts to the relay's own model")
     ] = ""
     audio_agent_gateway: Annotated[
-        CellLevel,
-        Meta(
-            description="transcripts to agents: full, redacted, summary, none",
-            extra={
-                "env": "PRIVACY_AUDIO_AGENT_GATEWAY",
-                "flag": "privacy_audio_agent_gateway",
-                "shown": "the preset's",
-            },
-        ),
+        CellLevel, _cell("PRIVACY_AUDIO_AGENT_GATEWAY", "transcripts to agents")
     ] = ""
     titles_local_buffer: Annotated[
-        CellLevel,
-        Meta(
-            description="window titles stored: full, redacted, summary, none",
-            extra={
-                "env": "PRIVACY_TITLES_LOCAL_BUFFER",
-                "flag": "privacy_titles_local_buffer",
-                "shown": "the preset's",
-            },
-        ),
+        CellLevel, _cell("PRIVACY_TITLES_LOCAL_BUFFER", "window titles stored")
     ] = ""
     titles_openrouter: Annotated[
-        CellLevel,
-        Meta(
-            description="window titles to an LLM over HTTP: full, redacted, summary, none",
-            extra={
-                "env": "PRIVACY_TITLES_OPENROUTER",
-                "flag": "privacy_titles_openrouter",
-                "shown": "the preset's",
-            },
-        ),
+        CellLevel, _cell("PRIVACY_TITLES_OPENROUTER", "window titles to an LLM over HTTP")
     ] = ""
     titles_local_llm: Annotated[
-        CellLevel,
-        Meta(
-            description="window titles to the relay's own model: full, redacted, summary, none",
-            extra={
-                "env": "PRIVACY_TITLES_LOCAL_LLM",
-                "flag": "privacy_titles_local_llm",
-                "shown": "the preset's",
-            },
-        ),
+        CellLevel, _cell("PRIVACY_TITLES_LOCAL_LLM", "window titles to the relay's own model")
     ] = ""
     titles_agent_gateway: Annotated[
-        CellLevel,
-        Meta(
-            description="window titles to agents: full, redacted, summary, none",
-            extra={
-                "env": "PRIVACY_TITLES_AGENT_GATEWAY",
-                "flag": "privacy_titles_agent_gateway",
-                "shown": "the preset's",
-            },
-        ),
+        CellLevel, _cell("PRIVACY_TITLES_AGENT_GATEWAY", "window titles to agents")
     ] = ""
 
     def cells(self) -> dict[tuple[Kind, Destination], Level]:

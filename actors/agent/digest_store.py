@@ -12,12 +12,12 @@ from typing import Any
 import pykka
 
 from actors.agent import entry_reads
-from actors.agent.core.counters import AgentCounters, AgentMetrics
+from actors.agent.core.counting.counters import AgentCounters, AgentMetrics
+from actors.agent.core.counting.health_stats import health_stats
 from actors.agent.core.disclosure import disclosed
 from actors.agent.core.entries import EMPTY_AGENT, AgentRecord, AgentSnapshot
 from actors.agent.core.escalation_message import escalate
 from actors.agent.core.events import AgentEvent, QuietSpell
-from actors.agent.core.health_stats import health_stats
 from actors.agent.core.hud_check import pushes
 from actors.agent.core.situation import Situation
 from actors.agent.core.ticks import TickResult
@@ -58,9 +58,10 @@ class _Privacy:
 class DigestStore(DurableActor):
     """Stores what each successful tick produced and pushes new hud lines to the feed.
 
-    It also keeps the agent's counters (:class:`~actors.agent.core.counters.AgentCounters`):
-    the answers it stores, and the events the agent's other actors report, to which it
-    listens (:meth:`on_receive`, :mod:`actors.agent.core.events`). A failed tick changes only
+    It also keeps the agent's counters
+    (:class:`~actors.agent.core.counting.counters.AgentCounters`): the answers it stores, and
+    the events the agent's other actors report, to which it listens (:meth:`on_receive`,
+    :mod:`actors.agent.core.events`). A failed tick changes only
     the failure counters: the stored hud, digest and entries stay.
     The newest :data:`AGENT_RING` entries are also in memory; older ones stay in the database
     for the retention (``privacy``'s ``retentionDays``, which ``POST /privacy`` may change:
@@ -408,7 +409,7 @@ class DigestStore(DurableActor):
 
     def stats(self) -> dict[str, Any]:
         """The counters ``/health.agent`` shows
-        (:func:`~actors.agent.core.health_stats.health_stats`).
+        (:func:`~actors.agent.core.counting.health_stats.health_stats`).
 
         ``contextFreshnessMedianMs`` is the median over the newest :data:`AGENT_RING`
         entries; ``parseSuccessRate`` counts every answer since the counters began. Every

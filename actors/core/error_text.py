@@ -3,7 +3,7 @@ reason a supervisor logs for a child's death.
 
 An exception's message may quote what was being handled: a request's ``Authorization``
 header, a body a server echoed back with the key it refused, a prompt. :func:`safe_text`
-passes a text through the redactor (:func:`actors.core.redaction.redact`, whatever
+passes a text through the redactor (:func:`actors.core.redaction.text.redact`, whatever
 ``RELAY_REDACT`` says: that setting is about the user's data, and an error text is ours) and
 then takes out the secrets the relay was configured with
 (:func:`config.common.secrets.scrub`), which the redactor does not know by their look (a
@@ -16,7 +16,7 @@ hands it (:func:`actors.kernel.scrubber.use_scrubber`).
 
 from __future__ import annotations
 
-from actors.core.redaction import redact
+from actors.core.redaction.text import redact
 from actors.core.screen_image import without_image_data
 from actors.kernel.scrubber import described
 from config.common.secrets import scrub

@@ -33,7 +33,7 @@ class FeedBuffer(RingBuffer[FeedRecord, FeedSnapshot]):
     agent's own hud lines, so the agent's push never makes the next tick look busy. After
     each commit the ring is published to ``published``, where the HTTP transport reads it.
     What clients post is redacted by ``redactor`` before it is stored
-    (:mod:`actors.core.redaction`).
+    (:mod:`actors.core.redaction.text`).
     """
 
     name = "feed"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, ClassVar, Generic, TypeVar
 
-from actors.core.redactor import Redactor
+from actors.core.redaction.redactor import Redactor
 from actors.kernel.base import Reporter
 from actors.kernel.clock import Clock
 from actors.kernel.durable import DurableActor

@@ -35,7 +35,7 @@ class SenseBuffer(RingBuffer[SenseRecord, SenseSnapshot]):
 
     After each commit the ring is published to ``published``, where the HTTP transport reads it.
     Every string of an event but its image data is redacted by ``redactor`` before it is
-    stored (:mod:`actors.core.redaction`); restored rows were redacted when they were written.
+    stored (:mod:`actors.core.redaction.text`); restored rows were redacted when they were written.
     """
 
     name = "sense"

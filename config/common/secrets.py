@@ -50,7 +50,7 @@ it finds nothing in has no secret, which one search tells (most texts)."""
 
 
 def _marker(kind: str) -> str:
-    """The redactor's marker (``actors.core.redaction_rules.marker``; a test checks they agree)."""
+    """The redactor's marker (``actors.core.redaction.rules.marker``; a test checks they agree)."""
     return f"[redacted:{kind}]"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from actors.agent.core.counters import AgentCounters
+from actors.agent.core.counting.counters import AgentCounters
 from actors.agent.core.events import TickFailed
 from config.agent.settings import DEFAULT_MODEL
 from config.prices import load_prices

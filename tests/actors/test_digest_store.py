@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from actors.agent.core.completion import Analysis
-from actors.agent.core.cost import estimate_cost
+from actors.agent.core.counting.cost import estimate_cost
 from actors.agent.core.ticks import TickResult
 from actors.agent.digest_store import DigestStore
 from actors.ingest.feed_buffer import FeedBuffer

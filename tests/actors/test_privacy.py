@@ -17,8 +17,8 @@ import httpx
 
 from actors.core.bodies import sense_input
 from actors.core.records import FeedPost
-from actors.core.redaction_rules import KINDS
-from actors.core.redactor import Redactor
+from actors.core.redaction.redactor import Redactor
+from actors.core.redaction.rules import KINDS
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.clock import FakeClock

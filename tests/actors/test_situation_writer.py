@@ -16,7 +16,7 @@ import pytest
 
 from actors.agent.digest_store import DigestStore
 from actors.agent.situation_writer import write_atomically
-from actors.core.redaction_rules import marker
+from actors.core.redaction.rules import marker
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.base import RelayActor

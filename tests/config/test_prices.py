@@ -9,7 +9,7 @@ import pykka
 import pytest
 
 import run
-from actors.agent.core.cost import call_cost
+from actors.agent.core.counting.cost import call_cost
 from config.common.errors import ConfigError
 from config.prices import BUILT_IN, Price, load_prices
 from tests.support.relay import relay_settings

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from actors.core.redaction_rules import KINDS, marker
+from actors.core.redaction.rules import KINDS, marker
 from config.common.secrets import (
     MIN_PIECE,
     _marker,

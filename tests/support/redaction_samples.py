@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors.core.redaction_rules import marker
+from actors.core.redaction.rules import marker
 from tests.support.posts import recorded
 
 SK = "sk-proj-Ab12Cd34Ef56Gh78Ij90KlMnOpQrSt"

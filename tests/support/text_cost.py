@@ -28,12 +28,12 @@ from actors.agent.core.situation import detected_errors
 from actors.audio.core.transcript_filter import Filters
 from actors.core.error_text import safe_text
 from actors.core.exclusion import ExclusionRule
-from actors.core.payload_redaction import redact_payload
 from actors.core.records import FeedRecord, SensePost, SenseRecord
-from actors.core.redaction import redact
+from actors.core.redaction.payload import redact_payload
+from actors.core.redaction.text import redact
+from actors.core.redaction.text_view import view_of
 from actors.core.screen_budget import fit_screen
 from actors.core.stack_traces import find_stack_traces
-from actors.core.text_view import view_of
 from actors.core.window import build_context_window
 from actors.kernel.search_index import QueryError, match_expression
 

@@ -24,7 +24,7 @@ from prometheus_client.metrics_core import (
     Metric,
 )
 
-from actors.agent.core.counters import AgentMetrics
+from actors.agent.core.counting.counters import AgentMetrics
 from actors.agent.core.hud_check import WITHHELD_REASONS
 from actors.agent.core.response_format import FormatLevels
 from actors.agent.digest_store import DigestStore

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, UnsetType, field
 
-from actors.agent.core.health_stats import DIGEST_PREVIEW_CHARS
+from actors.agent.core.counting.health_stats import DIGEST_PREVIEW_CHARS
 from actors.agent.core.hud_check import LONG_CHARS
 from actors.agent.core.response_format import Level
 from actors.agent.digest_store import DigestStore

@@ -16,8 +16,8 @@ from typing import Annotated
 from msgspec import Meta
 from prometheus_client.metrics_core import CounterMetricFamily, Metric
 
-from actors.agent.core.counters import AgentMetrics
-from actors.core.redaction_rules import KINDS
+from actors.agent.core.counting.counters import AgentMetrics
+from actors.core.redaction.rules import KINDS
 
 ModelRedactions = Annotated[
     dict[str, int],

@@ -12,7 +12,7 @@ from typing import Annotated, get_args
 from msgspec import Meta
 from prometheus_client.metrics_core import CounterMetricFamily, Metric
 
-from actors.agent.core.counters import AgentMetrics
+from actors.agent.core.counting.counters import AgentMetrics
 from actors.core.screen_image import RefusalReason
 from actors.core.shapes import Shape
 

@@ -11,8 +11,8 @@ thread that writes or reads them), the newest report of each client only, and go
 transport restarts until the client's next report.
 
 ``/health`` needs no token, so the names of ``extra`` fields are redacted as a report arrives
-(:meth:`actors.core.redactor.Redactor.names`: a secret in a name becomes its marker), and a
-caller without the token, when one is set, gets ``extra`` as ``null``: the names of a
+(:meth:`actors.core.redaction.redactor.Redactor.names`: a secret in a name becomes its
+marker), and a caller without the token, when one is set, gets ``extra`` as ``null``: the names of a
 client's counters may say what the user does.
 """
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from actors.core import bodies
-from actors.core.redactor import Redactor
+from actors.core.redaction.redactor import Redactor
 from transport.shell.answers import ClientFigures, Profiling
 
 CLIENTS = ("sense", "overlay")

@@ -25,7 +25,7 @@ from actors.audio.subtree import AudioHandles, AudioViews
 from actors.common.check import Check
 from actors.core.exclusion import Exclusions, PrivacyState
 from actors.core.records import FeedSnapshot, SenseSnapshot
-from actors.core.redactor import Redactor
+from actors.core.redaction.redactor import Redactor
 from actors.ingest.feed_buffer import FeedBuffer
 from actors.ingest.sense_buffer import SenseBuffer
 from actors.kernel.base import ChildHandle

@@ -12,7 +12,7 @@ Two passes, as for error texts (:mod:`actors.core.error_text`):
 
 1. the secrets the relay was configured with (:func:`config.common.secrets.scrub`), always: they are
    the relay's own, and a local server's placeholder key has no shape the patterns know;
-2. the redactor's patterns (:func:`actors.core.redaction.redact`), unless ``RELAY_REDACT`` is
+2. the redactor's patterns (:func:`actors.core.redaction.text.redact`), unless ``RELAY_REDACT`` is
    off: that setting is about the user's data, and with it off the screen's text is kept as it
    came too, so the model's summary of it is.
 
@@ -25,8 +25,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from actors.agent.core.completion import Analysis
-from actors.core.redaction import Counts, redact
-from actors.core.redaction_rules import KINDS, marker
+from actors.core.redaction.rules import KINDS, marker
+from actors.core.redaction.text import Counts, redact
 from config.common.secrets import scrub
 
 

@@ -6,7 +6,12 @@ import orjson
 import pytest
 
 from actors.agent.core.completion import parse_chat_completion
-from actors.agent.core.cost import PRICE_IN_PER_TOKEN, PRICE_OUT_PER_TOKEN, call_cost, estimate_cost
+from actors.agent.core.counting.cost import (
+    PRICE_IN_PER_TOKEN,
+    PRICE_OUT_PER_TOKEN,
+    call_cost,
+    estimate_cost,
+)
 from config.prices import Price, load_prices
 
 

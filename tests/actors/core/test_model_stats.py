@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from actors.agent.core.model_stats import ModelStats, models_from_json
+from actors.agent.core.counting.model_stats import ModelStats, models_from_json
 from actors.common.latency import LATENCY_BUCKETS_S
 
 

@@ -10,12 +10,13 @@ import threading
 
 import pytest
 
-from actors.core import redaction, redaction_rules
 from actors.core.bodies import sense_input
-from actors.core.payload_redaction import redact_payload
-from actors.core.redaction import redact
-from actors.core.redaction_rules import KINDS, marker
-from actors.core.redactor import Redactor
+from actors.core.redaction import rules as redaction_rules
+from actors.core.redaction import text as redaction
+from actors.core.redaction.payload import redact_payload
+from actors.core.redaction.redactor import Redactor
+from actors.core.redaction.rules import KINDS, marker
+from actors.core.redaction.text import redact
 from tests.support.harness import ROOT
 from tests.support.posts import recorded
 from tests.support.prompt_corpus import cases

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from actors.core.redaction_rules import KINDS, RULES, marker
+from actors.core.redaction.rules import KINDS, RULES, marker
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "privacy.md"
 HEADER = ("| marker | what |", "| --- | --- |")

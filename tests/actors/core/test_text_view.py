@@ -7,7 +7,7 @@ import unicodedata
 
 import pytest
 
-from actors.core.text_view import (
+from actors.core.redaction.text_view import (
     COMPATIBLE,
     IGNORABLE_RANGES,
     LOOK_ALIKES,

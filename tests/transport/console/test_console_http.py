@@ -14,7 +14,7 @@ import httpx
 import orjson
 import pytest
 
-from actors.agent.core.counters import HOURS_KEPT, AgentCounters
+from actors.agent.core.counting.counters import HOURS_KEPT, AgentCounters
 from actors.kernel.clock import FakeClock
 from actors.tree import Relay
 from config.agent.settings import AgentSettings

@@ -7,9 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from actors.core.records import JSONDict
-from actors.core.redaction import Counts, apply_rules, normalised
-from actors.core.redaction_rules import R_CARD, Rule, rules_for
+from actors.core.redaction.rules import R_CARD, Rule, rules_for
+from actors.core.redaction.text import Counts, apply_rules, normalised
 
 _IMAGES = ("roi", "diff")
 """Top-level objects whose ``data`` is base64 image data: not text, never redacted."""
@@ -61,7 +60,7 @@ def tested(strings: Sequence[str]) -> bytes:
     return _APART.join([normalised(string) for string in strings])
 
 
-def _payload_strings(payload: JSONDict) -> tuple[list[str], list[str]]:
+def _payload_strings(payload: dict[str, Any]) -> tuple[list[str], list[str]]:
     """The string values of ``payload`` but the image data (and the numbers that may be
     cards), and its keys, at any depth."""
     strings: list[str] = []
@@ -135,7 +134,7 @@ class _Rebuild:
         return apply_rules(key, self.key_rules, self.counts) if self.key_rules else key
 
 
-def redact_payload(payload: JSONDict) -> tuple[JSONDict, Counts]:
+def redact_payload(payload: dict[str, Any]) -> tuple[dict[str, Any], Counts]:
     """A client's JSON object with every string redacted, keys too, and each number that is a
     card replaced by the card's marker (a string).
 
@@ -152,7 +151,7 @@ def redact_payload(payload: JSONDict) -> tuple[JSONDict, Counts]:
     if not rules and not key_rules:
         return payload, {}
     rebuild = _Rebuild(rules, key_rules, {})
-    out: JSONDict = {}
+    out: dict[str, Any] = {}
     for key, value in payload.items():
         if key in _IMAGES and isinstance(value, dict):
             kept: Any = rebuild.object(value, "data")

@@ -14,7 +14,8 @@ from typing import Any
 
 import orjson
 
-from actors.agent.core.cost import call_cost, estimate_cost, priced_model
+from actors.agent.core.counting.cost import call_cost, estimate_cost, priced_model
+from actors.agent.core.counting.model_stats import ModelStats, models_from_json
 from actors.agent.core.events import (
     AgentEvent,
     ImageRefused,
@@ -23,7 +24,6 @@ from actors.agent.core.events import (
     TickNotStarted,
     TickSkipped,
 )
-from actors.agent.core.model_stats import ModelStats, models_from_json
 from actors.agent.core.ticks import LLMAttempt, TickResult
 from actors.escalation.slot import EscalationCounts
 from config.prices import PriceTable

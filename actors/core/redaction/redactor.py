@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import Any
 
-from actors.core.payload_redaction import redact_payload, tested, unique
-from actors.core.records import JSONDict
-from actors.core.redaction import Counts, apply_rules
-from actors.core.redaction_rules import KINDS, rules_for
+from actors.core.redaction.payload import redact_payload, tested, unique
+from actors.core.redaction.rules import KINDS, rules_for
+from actors.core.redaction.text import Counts, apply_rules
 
 
 class Redactor:
@@ -31,7 +31,7 @@ class Redactor:
 
     def counts(self) -> Counts:
         """Secrets replaced since start, by kind (every kind of
-        :data:`~actors.core.redaction_rules.KINDS`, zeros too)."""
+        :data:`~.rules.KINDS`, zeros too)."""
         with self._lock:
             return dict(self._counts)
 
@@ -55,8 +55,8 @@ class Redactor:
             out[unique(out, name)] = None
         return list(out)
 
-    def payload(self, payload: JSONDict) -> JSONDict:
-        """:func:`~actors.core.payload_redaction.redact_payload`, counted; ``payload`` itself
+    def payload(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """:func:`~.payload.redact_payload`, counted; ``payload`` itself
         when off or nothing was found."""
         if not self._enabled:
             return payload

@@ -2,15 +2,15 @@
 
 :func:`redact` (pure) replaces each secret the rules find by a typed marker,
 ``[redacted:<kind>]``, and counts what it replaced, by kind;
-:class:`~actors.core.redactor.Redactor` applies it as configured (``RELAY_REDACT``). The rules,
+:class:`~.redactor.Redactor` applies it as configured (``RELAY_REDACT``). The rules,
 one row per secret with its kind, its pattern and what it finds, are the table of
-:mod:`actors.core.redaction_rules`; docs/privacy.md says what they find and what they leave.
+:mod:`.rules`; docs/privacy.md says what they find and what they leave.
 
-Only the rules whose cheap test passes run (:func:`~actors.core.redaction_rules.rules_for`),
+Only the rules whose cheap test passes run (:func:`~.rules.rules_for`),
 so a text without a secret costs a few scans. They match the text's normalised view
-(:mod:`actors.core.text_view`: invisible characters removed, NFKC forms, look-alike letters
+(:mod:`.text_view`: invisible characters removed, NFKC forms, look-alike letters
 folded), with a key split at a line end, a tab or a space joined when the pieces make one
-key (:mod:`actors.core.key_joins`); a match is replaced in the original text over exactly the
+key (:mod:`.key_joins`); a match is replaced in the original text over exactly the
 characters it was made of. The rules apply in order, again until a round changes nothing, and
 a marker never matches again, so redacting redacted text changes nothing.
 
@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from actors.core.cards import card_possible
-from actors.core.key_joins import joins
-from actors.core.redaction_rules import R_CARD, Rule, rules_for
-from actors.core.text_view import Pieces, Read, view_of
+from actors.core.redaction.cards import card_possible
+from actors.core.redaction.key_joins import joins
+from actors.core.redaction.rules import R_CARD, Rule, rules_for
+from actors.core.redaction.text_view import Pieces, Read, view_of
 
 Counts = dict[str, int]
 
@@ -57,7 +57,7 @@ def _read(text: str, rules: Sequence[Rule] = ()) -> Read:
 
 
 def apply_rules(text: str, rules: Sequence[Rule], counts: Counts, read: Read | None = None) -> str:
-    """Apply ``rules`` (those :func:`~actors.core.redaction_rules.rules_for` kept) in order,
+    """Apply ``rules`` (those :func:`~.rules.rules_for` kept) in order,
     adding to ``counts``.
 
     Again until a round changes nothing: a marker can make an earlier rule match (``AKIA...``

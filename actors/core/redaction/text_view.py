@@ -1,6 +1,6 @@
 """The normalised view of a text that redaction matches on, and the way back to the text.
 
-Redaction's patterns are ASCII (:mod:`actors.core.redaction_rules`); a secret written with
+Redaction's patterns are ASCII (:mod:`.rules`); a secret written with
 characters that look the same but are not those ASCII ones must still be found. The view of a
 text is that text with:
 
@@ -13,7 +13,7 @@ text is that text with:
   ``:`` (U+FF1A) as ``sk-`` and ``:``, ligatures, super- and subscript digits, letter-like
   symbols; a no-break space or any other Unicode space as a tab (whitespace to every
   pattern, as a space is, and a place where a key may have been split: see
-  :mod:`actors.core.redaction`);
+  :mod:`.text`);
 - **look-alike letters folded**, in a word that also holds an ASCII letter or digit:
   the Cyrillic and Greek letters of :data:`LOOK_ALIKES` that look like the Latin letters of
   key prefixes and of ``password`` (a Cyrillic dze in ``sk-``, a Cyrillic A in ``AKIA``, a
@@ -293,8 +293,8 @@ def _finds(data: bytes, needle: bytes) -> list[int]:
 
 @dataclass(frozen=True, slots=True)
 class Read:
-    """A text as the patterns read it: the bytes of its view (:mod:`actors.core.text_view`),
-    with the splits of keys joined (:func:`~actors.core.key_joins.joins`), and the way back to
+    """A text as the patterns read it: the bytes of its view (:mod:`.text_view`),
+    with the splits of keys joined (:func:`~.key_joins.joins`), and the way back to
     the text."""
 
     text: str

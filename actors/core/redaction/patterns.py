@@ -1,7 +1,7 @@
 """What the patterns of redaction's rules are made of: the characters of keys, credentials and
 URLs, and the projection of a text that finds the words a key may stand in.
 
-The rules themselves, one row per secret, are the table of :mod:`actors.core.redaction_rules`.
+The rules themselves, one row per secret, are the table of :mod:`.rules`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ SHAPES = bytes(
     for b in range(256)
 )
 """Turns key characters (ASCII letters, digits, ``_``, ``-``) into ``a``, and line ends and
-tabs too (where a key may have been split: see :mod:`actors.core.key_joins`);
+tabs too (where a key may have been split: see :mod:`.key_joins`);
 other whitespace (what ``\\s`` matches in bytes) into a space and any other byte into
 ``.``."""
 SPLIT = re.compile(rb"\r?\n|\t| ")
@@ -45,5 +45,5 @@ RUN = re.compile(rb"[A-Za-z0-9_-]*")
 KEY_RUN = 20
 """The fewest key characters in a row that every key in a word of its own holds (an AWS key
 id has exactly 20; the others more): see
-:func:`actors.core.redaction_rules._key_words`."""
+:func:`.rules._key_words`."""
 KEY_RUN_SHAPE = b"a" * KEY_RUN

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from actors.agent.core.counters import AgentCounters
+from actors.agent.core.counting.counters import AgentCounters
 from actors.agent.core.entries import AgentRecord
 from actors.core.error_text import safe_text
 

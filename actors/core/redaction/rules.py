@@ -1,6 +1,6 @@
 """The rules of redaction, one row per secret (:data:`RULES`, in the order they apply): its
 kind, its pattern, the cheap test that chooses it for a text, and what it finds in the words
-of docs/privacy.md's table (a test holds the two equal). :mod:`actors.core.redaction` applies
+of docs/privacy.md's table (a test holds the two equal). :mod:`.text` applies
 them. Each pattern begins with a literal, which the regular-expression engine scans for at
 memchr-like speed (a word boundary before a key is a look-behind after the literal); those of
 case-insensitive names are written in lower case and searched in the lower-cased bytes.
@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from actors.core.cards import CARD_CANDIDATE, card_possible, card_spans
-from actors.core.secret_patterns import (
+from actors.core.redaction.cards import CARD_CANDIDATE, card_possible, card_spans
+from actors.core.redaction.patterns import (
     CRED,
     KEY,
     KEY_RUN,
@@ -27,7 +27,7 @@ from actors.core.secret_patterns import (
 )
 
 if TYPE_CHECKING:
-    from actors.core.text_view import Read
+    from actors.core.redaction.text_view import Read
 
 Cheap = Callable[[bytes, bytes], bool]
 """A rule's cheap test over a text's bytes and their lower-cased copy: False when its pattern
@@ -53,7 +53,7 @@ class Rule:
     """Its own cheap test; without one, the rule is a key's, which stands in a word of its
     own: its literal is looked for in the words :func:`_key_words` finds."""
     joins: bool | None = None
-    """Whether a key of it split at a line end or a space is joined (:mod:`actors.core.key_joins`);
+    """Whether a key of it split at a line end or a space is joined (:mod:`.key_joins`);
     by default, a key's that stands in a word of its own."""
     folded: bool = False
     """Searched in the lower-cased bytes (a case-insensitive name)."""
@@ -399,7 +399,7 @@ def _key_words(raw: bytes) -> bytes:
     identifier of 20 characters, a UUID, a hash): one projection of the bytes and one search
     then stand for the literal scans of all those rules.
 
-    A key split where :func:`~actors.core.key_joins.joins` joins it is found too: line ends
+    A key split where :func:`~.key_joins.joins` joins it is found too: line ends
     and tabs count as key characters here (the lines of a wrapped key make one run; two short
     words at a line end seldom make 20 characters), and a word split from such a run by one
     space comes with it.

@@ -1,14 +1,14 @@
 """Keys split by a line end, a tab or a space (where OCR and editors wrap a long key), joined
 when the two pieces make one key: the splits redaction drops from the text its rules read
-(:mod:`actors.core.redaction`)."""
+(:mod:`.text`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from actors.core import secret_patterns as patterns
-from actors.core.redaction_rules import RULES, Rule
+from actors.core.redaction import patterns
+from actors.core.redaction.rules import RULES, Rule
 
 _JOIN_LITERALS = {
     id(rule): rule.literal for rule in RULES if rule.joinable and rule.literal is not None
@@ -52,7 +52,7 @@ def joins(raw: bytes, rules: Sequence[Rule]) -> list[tuple[int, int]]:
       second reads as a piece of a key (a long key wrapped over lines, joined line by line);
     - after a space, which prose puts between words: the first run is no key on its own,
       both read as pieces of a key, and one holds :data:`patterns.KEY_RUN` characters (the
-      words :func:`~actors.core.redaction_rules._key_words` looks at).
+      words :func:`~.rules._key_words` looks at).
 
     So a word after a whole key stays (``sk-... token2``, ``sk-...\\nNext``), and so does a
     word after a prefix that is no key (``sk-learn estimators``).

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from actors.agent.core.cost import CostSource
+from actors.agent.core.counting.cost import CostSource
 from actors.common.latency import empty_buckets, latency_bucket
 from actors.core import shapes
 
