@@ -4,9 +4,9 @@ loads a model once and answers one request at a time over a socket pair.
 The local speech recogniser and the local chat model each own one. A worker starts at the
 first request (or when its owner asks, to load the model early), tells once whether its model
 loaded, and then answers each message it is sent. One that dies (a crash, the out-of-memory
-killer) or does not answer within the owner's deadline is ended and counted as a restart; the
-next request starts another. Either way the relay's other work goes on: a worker shares
-nothing with it but a socket.
+killer), during a request or between two, or does not answer within the owner's deadline is
+ended and counted as a restart; the next request starts another. Either way the relay's other
+work goes on: a worker shares nothing with it but a socket.
 
 The protocol's first message is the worker's: ``("ready", detail)`` once its model is loaded,
 or ``("failed", why)`` before it ends. Every later message is the owner's to read.
@@ -94,6 +94,8 @@ class ModelWorker:
         """
         if self.pid is not None and self._conn is not None:
             return self.detail
+        if self._process is not None and self._process.poll() is not None:
+            self.restarts += 1  # it died between two requests (killed, out of memory)
         self.stop()
         self.state = "loading"
         mine, theirs = socket.socketpair()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import re
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -95,7 +94,7 @@ def test_a_worker_killed_mid_answer_fails_that_call_and_the_next_is_answered(
     restarts = chat.stats().restarts
     pid = chat.stats().pid
     assert pid is not None
-    killer = _after(0.05, lambda: chat.drill("crash", 0))
+    killer = _crash_when_busy(chat)
     with pytest.raises(LLMLocalError, match="stopped"):
         chat.complete(body(max_tokens=200), timeout_s=60)
     killer.join()
@@ -174,10 +173,12 @@ def test_without_a_key_a_server_on_this_machine_is_asked_with_no_authorization(
     assert [r.authorization for r in fake_llm.requests] == [""]
 
 
-def _after(delay_s: float, action: Callable[[], None]) -> threading.Thread:
+def _crash_when_busy(chat: LocalChat) -> threading.Thread:
+    """A thread that kills the worker once it is answering a request (that request fails)."""
+
     def run() -> None:
-        time.sleep(delay_s)
-        action()
+        wait_until(lambda: chat.stats().state == "busy", 60, "the worker to answer")
+        chat.drill("crash", 0)
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()

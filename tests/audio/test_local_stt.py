@@ -169,9 +169,11 @@ def test_a_killed_worker_fails_its_utterance_and_the_next_one_gets_a_new_worker(
     assert heard(recogniser, pcm()[: 32_000 * 2]) is not None  # the worker is up
     pid = recogniser.stats().pid
     assert pid is not None
-    os.kill(pid, signal.SIGKILL)
+    decoding = recogniser.send(SttRequest(url="local:", pcm=pcm()), DECODE_S)
+    wait_until(lambda: recogniser.stats().state == "decoding", DECODE_S, "the decode to start")
+    os.kill(pid, signal.SIGKILL)  # while it decodes: that utterance is lost with it
     with pytest.raises(SttConnectionError, match="stopped"):
-        heard(recogniser, pcm())
+        decoding.result(DECODE_S)
     assert "thursday" in heard(recogniser, pcm()).lower()
     assert recogniser.stats().restarts == 1 and recogniser.stats().pid != pid
 
