@@ -3,6 +3,8 @@ its settings, an HTTP client of it, and checks of what it answers (errors, ``GET
 
 from __future__ import annotations
 
+import functools
+import ssl
 from dataclasses import replace
 from typing import Any
 
@@ -78,9 +80,16 @@ def base_url(relay: Relay) -> str:
     return f"http://{host}:{port}"
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """One TLS context for the test process's clients: httpx builds one for every client,
+    even of a plain ``http://`` address, and building one reads the whole CA bundle."""
+    return httpx.create_ssl_context()
+
+
 def client_for(relay: Relay, timeout: float = 5) -> httpx.Client:
     """An HTTP client of ``relay`` (close it, or use it in a ``with``)."""
-    return httpx.Client(base_url=base_url(relay), timeout=timeout)
+    return httpx.Client(base_url=base_url(relay), timeout=timeout, verify=tls_context())
 
 
 def assert_error(response: httpx.Response, status: int, fragment: str) -> None:

@@ -127,11 +127,8 @@ class Sender:
         data = as_bytes(raw["request"]).replace(b"{token}", self.token.encode())
         before = self.state() if all(status >= 400 for status in expect) else None
         answers = raw_exchange(host, port, data, then=then, timeout_s=raw.get("timeout", 2.0))
-        problems = [
-            f"not JSON: {a.headers} {a.body[:80]!r}"
-            for a in answers
-            if a.status >= 200 and a.status != 204 and not a.is_json
-        ]
+        bad = [a for a in answers if a.status >= 200 and a.status != 204 and not a.is_json]
+        problems = [f"not JSON: {a.headers} {a.body[:80]!r}" for a in bad]
         statuses = [a.status for a in answers if a.status >= 200]
         if then == "read" and not statuses:
             problems.append("no answer")

@@ -43,6 +43,9 @@ def pointer(*parts: str) -> str:
     return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
 
 
+ERROR = pointer("components", "schemas", "Error")
+
+
 class Operation(NamedTuple):
     method: str
     path: str
@@ -95,10 +98,6 @@ class Contract:
             )
         return self._validators[pointer]
 
-    def schema(self, name: str) -> Draft202012Validator:
-        """A validator for ``components.schemas.<name>``."""
-        return self.validator(pointer("components", "schemas", name))
-
     def check(
         self, method: str, path: str, status: int, headers: Mapping[str, str], body: bytes
     ) -> list[str]:
@@ -136,19 +135,17 @@ class Contract:
         path = request.url.path  # as sent: httpx resolves dot segments
         op = self.operation(request.method, path)
         streams = op is not None and SSE in op.spec["responses"].get("200", {}).get("content", {})
-        response = client.send(request, stream=streams)
+        answer = client.send(request, stream=streams)
         try:
-            is_stream = response.headers.get("content-type", "").startswith(SSE)
-            body = b"" if is_stream else response.read()
+            body = b"" if answer.headers.get("content-type", "").startswith(SSE) else answer.read()
         finally:
-            response.close()
-        status, headers = response.status_code, response.headers
-        return response, self.check(request.method, path, status, headers, body)
+            answer.close()
+        return answer, self.check(request.method, path, answer.status_code, answer.headers, body)
 
     def is_error(self, body: bytes) -> bool:
         """Whether ``body`` is an error of the relay's shape, the ``Error`` component."""
         try:
-            return self.schema("Error").is_valid(orjson.loads(body))
+            return self.validator(ERROR).is_valid(orjson.loads(body))
         except orjson.JSONDecodeError:
             return False
 

@@ -211,10 +211,11 @@ def test_the_component_names_of_the_wire_structs_stay_as_published() -> None:
 
 
 def test_the_capture_clients_events_are_valid_sense_input(contract: Contract) -> None:
+    sense_input = pointer("components", "schemas", "SenseInput")
     events = orjson.loads(RECORDED.read_bytes())
     assert events
     for event in events:
-        assert not list(contract.schema("SenseInput").iter_errors(event))
+        assert not list(contract.validator(sense_input).iter_errors(event))
 
 
 def test_every_route_is_described_and_every_described_path_is_a_route(
