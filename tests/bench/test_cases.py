@@ -4,6 +4,7 @@ docstrings' doctests), and short runs print their figures."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -26,6 +27,23 @@ DOCTESTS = (
 )
 """The case modules whose docstrings hold examples of their pure parts."""
 
+
+EVERY_HELP = """
+import contextlib, io, json, sys
+from bench.runner import main
+answered = {}
+for case in sys.argv[1:]:
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        try:
+            code = main([case, "--help"])
+        except SystemExit as exc:
+            code = exc.code
+    answered[case] = (code, shown.getvalue())
+sys.stdout.write(json.dumps(answered))
+"""
+"""Each case named in its arguments asked for ``--help`` in one process (a process each costs
+most of a second of imports)."""
 
 BENCH_LINES = 5_400
 """All of bench/ at most: a runner and its cases, not a second product."""
@@ -53,10 +71,22 @@ def test_the_runner_lists_every_case_with_a_line_and_each_case_answers_help() ->
     unknown = bench_case("no-such-case")
     assert unknown.returncode == 2
     assert "invalid choice: 'no-such-case'" in unknown.stderr
+    one = bench_case(cases[0], "--help")
+    assert one.returncode == 0 and f"usage: python3 -m bench {cases[0]}" in one.stdout
+    # the others in one process: the runner's main as ``python -m bench`` calls it, a case each
+    helps = subprocess.run(
+        [sys.executable, "-c", EVERY_HELP, *cases],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert helps.returncode == 0, helps.stderr
+    answered = json.loads(helps.stdout)
     for case in cases:
-        answered = bench_case(case, "--help")
-        assert answered.returncode == 0, (case, answered.stderr)
-        assert f"usage: python3 -m bench {case}" in answered.stdout
+        code, shown = answered[case]
+        assert code == 0 and f"usage: python3 -m bench {case}" in shown, (case, shown)
 
 
 @pytest.mark.slow
