@@ -22,7 +22,7 @@ from tests.audio.pcm_program import command as program
 from tests.support.actor_calls import asked, show, tick
 from tests.support.harness import ROOT, free_port
 from tests.support.observe import LogSink, wait_until
-from tests.support.relay import relay_settings
+from tests.support.relay import client_for, relay_settings
 from tests.transport.console.conftest import Watched, opened
 from transport.agent.fake_llm import FakeLLM
 from transport.doctor.command import check_in_background
@@ -147,6 +147,14 @@ def test_a_capture_that_gave_up_is_in_the_banner_with_its_setting(
     relay = make_relay(replace(relay_settings(), audio=AudioConfig(mic_source=failing)))
     page = opened(watched, relay).page
     banner = page.locator("#trouble")
+    # The first run's stderr before the clock moves: moved first, the clock could reach each
+    # run's stall deadline before its program began, and every run would be ended unheard.
+    with client_for(relay) as client:
+
+        def said() -> str:
+            return str(client.get("/health").json()["audio"]["sources"]["mic"]["lastStderr"] or "")
+
+        wait_until(said, 30, "the microphone program's stderr")
 
     def gave_up() -> bool:
         clock.advance(5)  # past each restart's backoff, and the next look of /health/stream
