@@ -4,7 +4,8 @@ What the console shows live and no hub publishes: every actor's state, the audio
 escalation slot, the cost. Once a second the stream builds ``/health`` for its caller (as
 ``GET /health`` would answer it) and sends it when it changed, then the ticks that ended
 since the last look; a keepalive comment after a quiet spell. It holds one of the slots the
-streams share (``RELAY_MAX_STREAMS``) and ends when the relay stops.
+streams share (``RELAY_MAX_STREAMS``) and ends, its response whole, as soon as the relay
+begins to stop.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ async def get_health_stream(health: type[Shape], request: web.Request) -> web.St
                     chunk = b"".join(frames) or KEEPALIVE_FRAME
                     await _write(response, chunk, streams.limits.write_timeout_s)
                     last_write = loop.time()
-                await asyncio.sleep(HEALTH_EVERY_S)
+                await streams.rest(HEALTH_EVERY_S)
     return response
 
 

@@ -89,6 +89,7 @@ class Streams(Generic[S]):
         self.max_streams = max_streams
         self.limits = limits
         self.closing = False
+        self._stopping = asyncio.Event()
         self.health_open = 0
         """Health streams open: they hold slots that no hub feeds."""
         self.long_polls = 0
@@ -201,9 +202,16 @@ class Streams(Generic[S]):
         self.feed.attach(loop)
         self.agent.attach(loop)
 
+    async def rest(self, seconds: float) -> None:
+        """Wait ``seconds``, or only until the relay begins to stop (a stream that looks
+        again after a pause then ends at once rather than at its next look)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)
+
     async def on_shutdown(self, _app: web.Application) -> None:
         """End every stream and long-poll, so the server does not wait for them."""
         self.closing = True
+        self._stopping.set()
         self.feed.close_all()
         self.agent.close_all()
 

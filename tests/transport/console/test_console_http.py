@@ -5,6 +5,7 @@ the hours of cost."""
 from __future__ import annotations
 
 import re
+import socket
 from collections.abc import Callable
 from dataclasses import replace
 from html.parser import HTMLParser
@@ -25,6 +26,7 @@ from tests.support.relay import HOUR_MS, client_for, relay_settings
 from tests.transport.test_streams import sse
 from transport.agent.fake_llm import FakeLLM
 from transport.console.page import ASSETS, PAGE, TYPES
+from transport.handlers import health_stream
 from transport.shell.auth import CONSOLE_FILES
 
 TOKEN = "console-http-token-5678"
@@ -149,6 +151,26 @@ def test_the_health_stream_sends_health_then_each_tick_that_ends(
     with sse(client, "/health/stream?after=1") as again:  # a reconnect: the ticks after 1
         events = [again.event() for _ in range(2)]
     assert [orjson.loads(e["data"])["id"] for e in events if e["event"] == "tick"] == [2]
+
+
+def test_a_relay_that_stops_ends_the_health_stream_at_once(
+    make_relay: Callable[..., Relay], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stream ends, its response whole, as soon as the relay begins to stop, however long
+    until its next look: a page left open neither holds the stop up nor has its handler
+    cancelled midway."""
+    monkeypatch.setattr(health_stream, "HEALTH_EVERY_S", 3600.0)
+    relay = make_relay()
+    host, port = relay.address()
+    with socket.create_connection((host, port), timeout=10) as sock:
+        sock.sendall(f"GET /health/stream HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+        received = b""
+        while b"event: health" not in received and (chunk := sock.recv(65_536)):
+            received += chunk
+        assert relay.stop(timeout_s=10)
+        while chunk := sock.recv(65_536):
+            received += chunk
+    assert received.endswith(b"\r\n0\r\n\r\n"), received[-200:]  # the chunked body's end
 
 
 def health_streams(client: httpx.Client) -> int:
