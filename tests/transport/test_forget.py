@@ -99,7 +99,8 @@ def session(
             post_minute(relay, client, fake_llm, clock, minute)
             bounds.append(clock.now_ms())
             clock.advance(60)
-        wait_until(lambda: words("after")["digest"] in situation.read_text(), what="SITUATION.md")
+        digest = words("after")["digest"]  # the file is there once the writer first wrote it
+        wait_until(lambda: situation.is_file() and digest in situation.read_text(), what=digest)
         yield Session(relay, client, data_dir, situation, bounds[2], bounds[3])
 
 
