@@ -45,7 +45,9 @@ from tests.support.chaos_llm import LLM_FAULTS, LLMDrill
 from tests.support.harness import Server, log_tail, relay_env, server_process
 from transport.agent.fake_llm import FakeLLM
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
+"""A long drill: on a loaded machine each of its phases waits longer (the suite's 60 s is
+for the rest)."""
 
 RATE_PER_S = {"/feed": 100.0, "/sense": 50.0}
 """Posts per second. The reader must poll before a ring turns over (sense: 30 items, 0.6 s);
