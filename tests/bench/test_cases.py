@@ -15,7 +15,7 @@ import pytest
 
 from actors.audio.core.wav import wav_bytes
 from tests.audio.signals import scene as signal_scene
-from tests.support.harness import ROOT, bench_case
+from tests.support.harness import ROOT, bench_case, python_at_top
 from tests.support.house_limits import past_the_house_limits
 
 DOCTESTS = (
@@ -42,8 +42,8 @@ for case in sys.argv[1:]:
     answered[case] = (code, shown.getvalue())
 sys.stdout.write(json.dumps(answered))
 """
-"""Each case named in its arguments asked for ``--help`` in one process (a process each costs
-most of a second of imports)."""
+"""Each case named in its arguments asked for ``--help`` in one process, so that the imports
+the cases share are paid once."""
 
 BENCH_LINES = 5_400
 """All of bench/ at most: a runner and its cases, not a second product."""
@@ -74,14 +74,7 @@ def test_the_runner_lists_every_case_with_a_line_and_each_case_answers_help() ->
     one = bench_case(cases[0], "--help")
     assert one.returncode == 0 and f"usage: python3 -m bench {cases[0]}" in one.stdout
     # the others in one process: the runner's main as ``python -m bench`` calls it, a case each
-    helps = subprocess.run(
-        [sys.executable, "-c", EVERY_HELP, *cases],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    helps = python_at_top("-c", EVERY_HELP, *cases)
     assert helps.returncode == 0, helps.stderr
     answered = json.loads(helps.stdout)
     for case in cases:

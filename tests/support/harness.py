@@ -398,10 +398,16 @@ def parser(doc: str | None, **options: tuple[type, Any, str]) -> argparse.Argume
     return made
 
 
-def bench_case(*args: str, timeout_s: float = 60.0) -> subprocess.CompletedProcess[str]:
-    """``python -m bench <args>`` from the repository's top: how a test runs a benchmark case
-    (tests never import ``bench``); its exit code and output, captured."""
-    command = [sys.executable, "-m", "bench", *args]
+def python_at_top(*args: str, timeout_s: float = 60.0) -> subprocess.CompletedProcess[str]:
+    """``python <args>`` (this interpreter) from the repository's top; its exit code and
+    output, captured."""
+    command = [sys.executable, *args]
     return subprocess.run(
         command, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s, check=False
     )
+
+
+def bench_case(*args: str, timeout_s: float = 60.0) -> subprocess.CompletedProcess[str]:
+    """``python -m bench <args>`` from the repository's top: how a test runs a benchmark case
+    (tests never import ``bench``); its exit code and output, captured."""
+    return python_at_top("-m", "bench", *args, timeout_s=timeout_s)
