@@ -105,6 +105,8 @@ class RelayActor(HookedActor):
         self._log = structlog.get_logger("relay").bind(actor=self.name)
         self._answering: concurrent.futures.Future[Any] | None = None
         """The reply of the :class:`Call` being run, which its caller waits for."""
+        self._exited = False
+        """Its clean-up is over and its exit reported (see :func:`still_exiting`)."""
         _LIVE[self.actor_urn] = self
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -209,6 +211,7 @@ class RelayActor(HookedActor):
                 )
 
     def _report_exit(self, reason: str) -> None:
+        self._exited = True
         if self._report is None:
             return
         try:
@@ -281,6 +284,15 @@ def _fail(reply: concurrent.futures.Future[Any], error: BaseException) -> None:
     """``reply.set_exception(error)``, unless it was answered or let go already."""
     with contextlib.suppress(concurrent.futures.InvalidStateError):
         reply.set_exception(error)
+
+
+def still_exiting(urn: str) -> bool:
+    """Whether the relay actor ``urn`` is dead to Pykka but still cleaning up: Pykka marks an
+    actor that crashed dead before :meth:`RelayActor.stopped` runs, and until that returns the
+    actor may hold what a new incarnation would take (a port, a file). Its exit report follows
+    once it is done."""
+    actor = _LIVE.get(urn)
+    return actor is not None and not actor._exited
 
 
 def release_abandoned(ref: pykka.ActorRef[Any]) -> None:

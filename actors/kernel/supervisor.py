@@ -31,6 +31,7 @@ from actors.kernel.base import (
     RelayActor,
     Reporter,
     release_abandoned,
+    still_exiting,
 )
 from actors.kernel.clock import Cancel, Clock
 from actors.kernel.scrubber import error_text
@@ -111,6 +112,8 @@ class _ChildState:
     pending: Cancel | None = None
     ping: pykka.Future[Any] | None = None
     ping_sent_at: float = 0.0
+    dead_since: float | None = None
+    """When the poll first found the current incarnation dead while it still cleaned up."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +273,7 @@ class Supervisor(RelayActor):
         spec.handle.bind(ref)
         spec.handle.state = "running"
         state.started_at = self._clock.monotonic()
+        state.dead_since = None
         return ref
 
     def _schedule_poll(self) -> None:
@@ -288,10 +292,20 @@ class Supervisor(RelayActor):
             if handle.state != "running" or ref is None:
                 continue
             if not ref.is_alive():
-                self._on_exit(name, ref.actor_urn, "found dead by poll")
+                self._found_dead(name, state, ref.actor_urn, now)
             elif state.spec.ping_timeout_s is not None:
                 self._check_ping(name, state, ref, now)
         self._schedule_poll()
+
+    def _found_dead(self, name: str, state: _ChildState, urn: str, now: float) -> None:
+        """A child the poll finds dead is restarted once it has cleaned up (its exit report
+        then restarts it anyway), or once it has taken longer than its shutdown timeout."""
+        if still_exiting(urn):
+            state.dead_since = state.dead_since if state.dead_since is not None else now
+            if now - state.dead_since < state.spec.shutdown_timeout_s:
+                return
+        state.dead_since = None
+        self._on_exit(name, urn, "found dead by poll")
 
     def _check_ping(
         self, name: str, state: _ChildState, ref: pykka.ActorRef[Any], now: float

@@ -252,6 +252,45 @@ def test_poll_finds_a_child_that_died_without_reporting(clock: FakeClock) -> Non
     assert starts == ["a", "a"]
 
 
+class SlowToClean(Worker):
+    """A child whose clean-up waits for ``release``: it holds what it took (a port, a file)
+    until then."""
+
+    def __init__(self, *, release: threading.Event, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._release = release
+
+    def stopped(self) -> None:
+        self._starts.append("cleaning")
+        self._release.wait(30)
+        self._starts.append("cleaned")
+
+
+def test_a_crashed_child_still_cleaning_up_is_not_restarted_by_the_poll_meanwhile(
+    clock: FakeClock,
+) -> None:
+    """Pykka marks a crashed actor dead before its clean-up runs: a poll then must not start
+    the next incarnation beside the old one (which may still hold its port), nor count the
+    crash twice; the restart comes once the old one let go."""
+    starts: list[str] = []
+    release = threading.Event()
+    child = ChildSpec(
+        "a",
+        lambda report: SlowToClean.start(starts=starts, label="a", release=release, report=report),
+        ChildHandle("a"),
+    )
+    start_sup([child], clock, poll_interval_s=1.0)
+    child.handle.tell(RelayActor.inject_fault, "crash")
+    wait_until(lambda: "cleaning" in starts and not child.handle.alive, what="the crash")
+    try:
+        poll(clock)
+        assert starts == ["a", "cleaning"] and child.handle.restarts == 0
+    finally:
+        release.set()
+    wait_until(lambda: child.handle.restarts == 1 and child.handle.alive, what="the restart")
+    assert starts == ["a", "cleaning", "cleaned", "a"]
+
+
 @pytest.mark.parametrize(
     ("restart", "how", "restarted"),
     [
