@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 
@@ -191,11 +192,31 @@ def test_fenced_and_plain_text_answers_are_read_as_the_spec_says(
     assert last["parsedOk"] is parsed_ok
 
 
+def tick_through_retries(relay: Relay, logs: LogSink, clock: FakeClock) -> str:
+    """Run one tick by hand, moving the clock past each retry its chain schedules; its
+    outcome."""
+    ticks, retries = len(logs.named("tick")), len(logs.named("llm.retry"))
+
+    def moved_on(seen: int) -> bool:
+        return len(logs.named("tick")) > ticks or len(logs.named("llm.retry")) > seen
+
+    assert asked(relay.handles["ticker"], Ticker.tick) == "started"
+    while True:
+        wait_until(functools.partial(moved_on, retries), what="the tick to end or a retry")
+        if len(logs.named("tick")) > ticks:
+            return str(logs.named("tick")[-1]["outcome"])
+        clock.advance(logs.named("llm.retry")[retries]["in_s"] + 0.01)
+        retries += 1
+
+
 @pytest.mark.parametrize("mode", ["nonjson", "empty", "http500", "http429", "hang"])
 def test_an_llm_failure_keeps_the_stored_outputs_and_the_next_tick_retries(
-    make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, mode: str
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, clock: FakeClock, logs: LogSink, mode: str
 ) -> None:
-    relay = make_relay(relay_settings(fake_llm, timeout_ms=300))
+    # Only the hang needs a short timeout (it is waited out); the calls that must answer get
+    # seconds, and the retries of a 429 or a 5xx run on the fake clock.
+    relay = make_relay(relay_settings(fake_llm, timeout_ms=1_000 if mode == "hang" else 5_000))
+    requests = 3 if mode in ("http500", "http429") else 1  # a failed tick's, retries included
     asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="first"))
     assert tick(relay, logs) == "ok"
     before = (
@@ -206,7 +227,7 @@ def test_an_llm_failure_keeps_the_stored_outputs_and_the_next_tick_retries(
     fake_llm.mode = mode
     fake_llm.hud = "must never be stored"
     asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="second"))
-    assert tick(relay, logs) == "failed"
+    assert tick_through_retries(relay, logs, clock) == "failed"
 
     assert (
         asked(relay.handles["digest"], DigestStore.latest_digest),
@@ -220,8 +241,9 @@ def test_an_llm_failure_keeps_the_stored_outputs_and_the_next_tick_retries(
         "must never" in i.text for i in asked(relay.handles["feed"], FeedBuffer.items_after, 0)
     )
 
-    assert tick(relay, logs) == "failed"  # nothing new, but a failed tick is tried again
-    assert fake_llm.calls == 3
+    # nothing new, but a failed tick is tried again
+    assert tick_through_retries(relay, logs, clock) == "failed"
+    assert fake_llm.calls == 1 + 2 * requests
 
     fake_llm.mode = "ok"
     fake_llm.hud = "Back in business"

@@ -176,7 +176,7 @@ def test_a_failed_tick_writes_nothing(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM, logs: LogSink, tmp_path: Path
 ) -> None:
     path = tmp_path / "SITUATION.md"
-    relay = make_relay(writing(fake_llm, path, timeout_ms=300))
+    relay = make_relay(writing(fake_llm, path))
     fake_llm.mode = "http401"
     show(relay, "first")
     assert tick(relay, logs) == "failed"
