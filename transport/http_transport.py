@@ -206,7 +206,7 @@ class HttpTransport(RelayActor):
         is what a hung transport is; a ``crash`` is as for any actor."""
         if kind == "hang" and self._loop is not None:
             self._log.warning("actor.fault_injected", kind=kind, seconds=seconds, where="loop")
-            self._loop.call_soon_threadsafe(threading.Event().wait, seconds)
+            self._loop.call_soon_threadsafe(self._hang, seconds)
             return
         super().inject_fault(kind, seconds)
 

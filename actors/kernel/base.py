@@ -107,6 +107,8 @@ class RelayActor(HookedActor):
         """The reply of the :class:`Call` being run, which its caller waits for."""
         self._exited = False
         """Its clean-up is over and its exit reported (see :func:`still_exiting`)."""
+        self._drill_over = threading.Event()
+        """Set when its supervisor stops it on purpose: a hang drill ends (:func:`end_drills`)."""
         _LIVE[self.actor_urn] = self
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -231,16 +233,23 @@ class RelayActor(HookedActor):
         """Fault drill: ``crash`` raises here (fatal when told); ``hang`` blocks the mailbox.
 
         A hang holds this actor's thread for ``seconds``, as a stuck call would: nothing else
-        in its mailbox moves meanwhile.
+        in its mailbox moves meanwhile, and its supervisor's pings go unanswered. It ends
+        early when the actor is stopped on purpose (the relay stopping): a drill never holds
+        a stop.
         """
         self._log.warning("actor.fault_injected", kind=kind, seconds=seconds)
         if kind == "crash":
             raise InjectedFault(f"injected crash in {self.name}")
         if kind == "hang":
-            threading.Event().wait(seconds)
+            self._hang(seconds)
             return
         msg = f"unknown fault kind {kind!r}; use crash or hang"
         raise ValueError(msg)
+
+    def _hang(self, seconds: float) -> None:
+        """Block the calling thread for ``seconds``, or until :func:`end_drills` ends this
+        actor's drills (callable from any thread this actor owns, its event loop's too)."""
+        self._drill_over.wait(seconds)
 
     def on_receive(self, message: Any) -> Any:
         """Answer :class:`Call` messages; an error goes to the caller, the actor lives on."""
@@ -293,6 +302,15 @@ def still_exiting(urn: str) -> bool:
     once it is done."""
     actor = _LIVE.get(urn)
     return actor is not None and not actor._exited
+
+
+def end_drills(urn: str) -> None:
+    """End a hang drill the relay actor ``urn`` is in, so that stopping it is not held by
+    one: called before a supervisor stops a child on purpose (the relay stopping, a subtree
+    removed), never when it gives up on a hung child (that is what the drill rehearses)."""
+    actor = _LIVE.get(urn)
+    if actor is not None:
+        actor._drill_over.set()
 
 
 def release_abandoned(ref: pykka.ActorRef[Any]) -> None:

@@ -30,6 +30,7 @@ from actors.kernel.base import (
     ChildHandle,
     RelayActor,
     Reporter,
+    end_drills,
     release_abandoned,
     still_exiting,
 )
@@ -216,6 +217,7 @@ class Supervisor(RelayActor):
         spec.handle.state = "stopped"
         if ref is None:
             return
+        end_drills(ref.actor_urn)
         try:
             ref.stop(block=True, timeout=spec.shutdown_timeout_s)
         except pykka.Timeout:

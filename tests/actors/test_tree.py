@@ -155,6 +155,16 @@ def test_a_normal_stop_does_not_escalate(make_relay: Any) -> None:
     assert escalations == []
 
 
+def test_a_hang_drill_ends_when_the_relay_stops(make_relay: Any, logs: LogSink) -> None:
+    relay = make_relay()
+    for name in ("feed", "http"):  # an actor's thread, and the transport's event loop
+        relay.handles[name].tell(RelayActor.inject_fault, "hang", 600)
+    wait_until(lambda: len(logs.named("actor.fault_injected")) == 2, what="both drills")
+    assert relay.stop()
+    assert not logs.named("supervisor.child_abandoned")
+    assert not logs.named("http.cleanup_failed")
+
+
 START_ORDER = (
     "root",
     "privacy",
