@@ -28,7 +28,8 @@ from typing import Any, Literal
 from actors.kernel.processes import PYTHON_CWD, child_environment, python_command
 
 WorkerState = Literal["idle", "loading", "ready", "busy", "failed"]
-"""``idle``: no worker runs (none yet, or the last was replaced); ``loading``: its model is
+"""``idle``: no worker runs (none yet, the last was replaced, or it died since its last
+answer); ``loading``: its model is
 loading; ``ready``: waiting for a request; ``busy``: working on one; ``failed``: its model did
 not load (the next request tries again)."""
 
@@ -70,11 +71,21 @@ class ModelWorker:
         self._load_timeout_s = load_timeout_s
         self._process: subprocess.Popen[bytes] | None = None
         self._conn: Connection | None = None
-        self.state: WorkerState = "idle"
-        self.restarts = 0
-        """Workers ended for dying or hanging."""
+        self._state: WorkerState = "idle"
+        self._restarts = 0
         self.detail: Any = None
         """What the worker said when its model loaded."""
+
+    @property
+    def state(self) -> WorkerState:
+        """What the worker is doing now; one that died since its last answer (killed, out of
+        memory) is ``idle`` at once, before the next request finds out."""
+        return "idle" if self._died() else self._state
+
+    @property
+    def restarts(self) -> int:
+        """Workers ended for dying or hanging, one that died since its last answer included."""
+        return self._restarts + self._died()
 
     @property
     def pid(self) -> int | None:
@@ -94,10 +105,10 @@ class ModelWorker:
         """
         if self.pid is not None and self._conn is not None:
             return self.detail
-        if self._process is not None and self._process.poll() is not None:
-            self.restarts += 1  # it died between two requests (killed, out of memory)
+        died = self._died()  # between two requests (killed, out of memory)
         self.stop()
-        self.state = "loading"
+        self._restarts += died
+        self._state = "loading"
         mine, theirs = socket.socketpair()
         argv = python_command(self._module, str(theirs.fileno()), *self._args)
         with theirs:
@@ -123,7 +134,7 @@ class ModelWorker:
             self._failed()
             why = str(said)
             raise WorkerNotLoaded(why, missing_module=why.startswith("ModuleNotFoundError"))
-        self.state, self.detail = "ready", said
+        self._state, self.detail = "ready", said
         return said
 
     def ask(
@@ -145,7 +156,7 @@ class ModelWorker:
         self.start()
         conn = self._conn
         assert conn is not None, "start() opened it"
-        self.state = "busy"
+        self._state = "busy"
         # Written on a thread of its own: a hung worker reads nothing, and a write bigger than
         # the socket's buffer would wait for it; ending the worker ends that write.
         threading.Thread(target=_write, args=(conn, message), daemon=True).start()
@@ -164,7 +175,7 @@ class ModelWorker:
             code = self._exit_code()
             self.replace()
             raise WorkerDied(f"stopped (exit code {code}); it is started again") from None
-        self.state = "ready"
+        self._state = "ready"
         return answer
 
     def drill(self, kind: str, seconds: float) -> None:
@@ -184,8 +195,8 @@ class ModelWorker:
 
     def replace(self) -> None:
         """The worker died or hung: end it, counted; the next request starts another."""
-        self.restarts += 1
         self.stop()
+        self._restarts += 1
 
     def stop(self) -> None:
         """End the worker, if one runs (a request it works on is dropped)."""
@@ -198,12 +209,19 @@ class ModelWorker:
                 process.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=5)
-        if self.state != "failed":
-            self.state = "idle"
+        if self._state != "failed":
+            self._state = "idle"
 
     def _failed(self) -> None:
         self.stop()
-        self.state = "failed"
+        self._state = "failed"
+
+    def _died(self) -> bool:
+        """Whether the worker that answered last has ended by itself, not yet replaced."""
+        process = self._process
+        return (
+            self._state in ("ready", "busy") and process is not None and process.poll() is not None
+        )
 
     def _exit_code(self) -> int | None:
         return self._process.poll() if self._process is not None else None

@@ -40,6 +40,18 @@ def test_a_worker_killed_while_idle_is_counted_when_the_next_request_replaces_it
     assert worker.pid not in (None, first) and worker.restarts == 1
 
 
+def test_a_worker_killed_while_idle_shows_as_idle_and_counted_before_any_request(
+    worker: ModelWorker,
+) -> None:
+    """What ``/health`` shows of it meanwhile: no worker runs, and the one that died counts."""
+    worker.ask("first", hang_s=30)
+    worker.drill("crash", 0)
+    wait_until(lambda: worker.pid is None, 10, "the killed worker to be gone")
+    assert (worker.state, worker.restarts) == ("idle", 1)
+    worker.ask("second", hang_s=30)
+    assert (worker.state, worker.restarts) == ("ready", 1)  # counted once
+
+
 def test_a_worker_stopped_by_its_owner_is_no_restart(worker: ModelWorker) -> None:
     worker.ask("first", hang_s=30)
     worker.stop()
