@@ -14,13 +14,13 @@ from config.common.setting_types import PositiveNumber, Regex, decode
 MAX_HANG_S = 3600
 """The longest hang a fault drill may ask for, in seconds."""
 FaultActor = Literal[
-    "feed", "sense", "context", "llm", "digest", "ticker", "http",
+    "privacy", "feed", "sense", "context", "llm", "digest", "ticker", "situation", "http",
     "stt", "stt_worker", "capture_system", "capture_mic", "llm_worker",
 ]  # fmt: skip
-"""The actors a fault drill (``POST /debug/fault``) may crash or hang; a capture only where its
-source is configured; ``stt_worker``, the local recogniser's worker process, with
-``STT_API=local``; ``llm_worker``, the local model's worker process (``AGENT_API=local``), once
-a call has started it."""
+"""The actors a fault drill (``POST /debug/fault``) may crash or hang; the SITUATION.md writer
+only with ``RELAY_SITUATION_FILE``, a capture only where its source is configured;
+``stt_worker``, the local recogniser's worker process, with ``STT_API=local``; ``llm_worker``,
+the local model's worker process (``AGENT_API=local``), once a call has started it."""
 FAULT_ACTORS: Final[tuple[str, ...]] = get_args(FaultActor)
 
 

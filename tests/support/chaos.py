@@ -32,7 +32,12 @@ ENDPOINTS = ("/feed", "/sense")
 RING = {"/feed": FEED_RING, "/sense": SENSE_RING}
 ITEMS_KEY = {"/feed": "messages", "/sense": "events"}
 AUDIO_FAULT_ACTORS = ("stt", "capture_system", "capture_mic")
-OTHER_FAULT_ACTORS = tuple(a for a in FAULT_ACTORS if a not in AUDIO_FAULT_ACTORS)
+NOT_RUNNING = ("situation", "stt_worker", "llm_worker")
+"""Drill targets the soak's relay does not run: it writes no SITUATION.md, and its speech and
+its LLM are stand-in services, not models of its own."""
+OTHER_FAULT_ACTORS = tuple(
+    a for a in FAULT_ACTORS if a not in AUDIO_FAULT_ACTORS and a not in NOT_RUNNING
+)
 ACTORS = ("feed", "sense", "digest", "context", "llm", "ticker", "agent", "http")
 WORKERS, POLLERS = 8, 3
 REQUEST_TIMEOUT_S = 5.0

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -600,7 +601,9 @@ def test_bad_fault_requests_are_400s(
     assert all(h.restarts == 0 for h in relay.handles.values())
 
 
-@pytest.mark.parametrize("actor", ["feed", "sense", "context", "llm", "digest", "ticker"])
+@pytest.mark.parametrize(
+    "actor", ["privacy", "feed", "sense", "context", "llm", "digest", "ticker"]
+)
 def test_a_crash_drill_restarts_that_actor_and_service_goes_on(
     drill: tuple[Relay, httpx.Client], actor: str
 ) -> None:
@@ -616,6 +619,23 @@ def test_a_crash_drill_restarts_that_actor_and_service_goes_on(
     assert [m["text"] for m in client.get("/feed").json()["messages"]] == ["before", "after"]
     others = {k: v["restarts"] for k, v in client.get("/health").json()["actors"].items()}
     assert sum(others.values()) == 1
+
+
+def test_a_drill_on_the_situation_writer_needs_its_file(
+    make_relay: Callable[..., Relay], tmp_path: Path
+) -> None:
+    drill = {"actor": "situation", "kind": "crash"}
+    relay = make_relay(replace(relay_settings(), faults=True))
+    with client_for(relay) as client:
+        assert_error(client.post("/debug/fault", json=drill), 400, "RELAY_SITUATION_FILE is empty")
+    writing = replace(relay_settings(), faults=True, situation_file=str(tmp_path / "S.md"))
+    relay = make_relay(writing)
+    with client_for(relay) as client:
+        assert client.post("/debug/fault", json=drill).json() == {"ok": True}
+        wait_until(
+            lambda: client.get("/health").json()["actors"]["situation"]["restarts"] == 1,
+            what="the writer's restart",
+        )
 
 
 @pytest.mark.slow

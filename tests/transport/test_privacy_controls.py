@@ -275,3 +275,27 @@ def test_the_overlays_status_says_paused(relay: Relay, client: httpx.Client) -> 
         assert overlay.next_of(Status).message["paused"] is True
         client.post("/privacy", json={"paused": False}).raise_for_status()
         assert overlay.next_of(Status).message["paused"] is False
+
+
+def test_the_controls_hold_while_their_store_crashes_or_hangs(
+    make_relay: Callable[..., Relay], fake_llm: FakeLLM, tmp_path: Path, logs: LogSink
+) -> None:
+    relay = make_relay(replace(settings_of(fake_llm, tmp_path / "data"), faults=True))
+    with client_for(relay) as client:
+        client.post("/privacy", json={"paused": True}).raise_for_status()
+        crash = {"actor": "privacy", "kind": "crash"}
+        assert client.post("/debug/fault", json=crash).json() == {"ok": True}
+        wait_until(
+            lambda: client.get("/health").json()["actors"]["privacy"]["restarts"] == 1,
+            what="the privacy store's restart",
+        )
+        assert client.get("/privacy").json()["paused"] is True  # read back from its database
+        assert client.post("/sense", json=event(ocr=SECRET)).json() == DROPPED_PAUSED
+
+        hang = {"actor": "privacy", "kind": "hang", "seconds": 600}
+        assert client.post("/debug/fault", json=hang).json() == {"ok": True}
+        wait_until(lambda: logs.named("actor.fault_injected"), what="the hang to begin")
+        # ingestion reads the controls in force, never the store that keeps them
+        assert client.post("/sense", json=event(ocr=SECRET)).json() == DROPPED_PAUSED
+        assert client.post("/feed", json={"text": SECRET}).json() == DROPPED_PAUSED
+        assert client.get("/feed").json()["messages"] == []

@@ -144,5 +144,6 @@ AGENT = Parts(
     health=(HealthSection("agent", AgentHealth, read_agent),),
     families=agent_metrics,
     checks=agent_checks,
+    set_by=(("situation", "RELAY_SITUATION_FILE"),),
     demo=agent_demo,
 )
