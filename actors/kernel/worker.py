@@ -29,9 +29,8 @@ from actors.kernel.processes import PYTHON_CWD, child_environment, python_comman
 
 WorkerState = Literal["idle", "loading", "ready", "busy", "failed"]
 """``idle``: no worker runs (none yet, the last was replaced, or it died since its last
-answer); ``loading``: its model is
-loading; ``ready``: waiting for a request; ``busy``: working on one; ``failed``: its model did
-not load (the next request tries again)."""
+answer); ``loading``: its model is loading; ``ready``: waiting for a request; ``busy``: working
+on one; ``failed``: its model did not load (the next request tries again)."""
 
 
 class WorkerError(Exception):
