@@ -9,7 +9,6 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import re
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -273,7 +272,10 @@ def test_the_long_poll_answers_when_a_tick_escalates(
     show(sinain.client, TRACE)
     with concurrent.futures.ThreadPoolExecutor(1) as pool, client_for(relay) as other:
         waiting = pool.submit(lambda: other.get("/escalation/pending", params={"wait": 10}))
-        time.sleep(0.2)  # the request reaches the server and waits
+        wait_until(
+            lambda: sinain.client.get("/health").json()["streams"]["longPolls"] == 1,
+            what="the poll to wait",
+        )
         assert not waiting.done()
         assert tick(relay, logs) == "ok"
         answer = waiting.result(timeout=10).json()

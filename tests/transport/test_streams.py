@@ -368,7 +368,7 @@ def test_a_long_poll_answers_as_soon_as_a_digest_is_recorded(
 ) -> None:
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         waiting = pool.submit(long_poll, relay, "after=0&wait=30")
-        time.sleep(0.2)  # the request reaches the server and waits
+        wait_until(lambda: health_streams(client)["longPolls"] == 1, what="the poll to wait")
         assert not waiting.done()
         client.post("/sense", json=sense_event("first"))
         assert tick(relay, logs) == "ok"
@@ -499,7 +499,7 @@ def test_streams_and_long_polls_end_promptly_when_the_relay_stops(
         sse(client, "/agent/stream") as agent,
     ):
         waiting = pool.submit(long_poll, relay, "wait=30")
-        time.sleep(0.2)  # the long-poll reaches the server and waits
+        wait_until(lambda: health_streams(client)["longPolls"] == 1, what="the poll to wait")
         assert not waiting.done()
         started = time.monotonic()
         assert relay.stop(timeout_s=10)
