@@ -18,6 +18,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from actors.ingest.feed_buffer import PRUNE_SLACK as FEED_SLACK
+from actors.ingest.sense_buffer import PRUNE_SLACK as SENSE_SLACK
 from tests.support.harness import free_port
 from tests.support.observe import wait_until
 from tests.support.run_relay import relay_env, spawn_relay, wait_healthy
@@ -29,7 +31,10 @@ FEED_RING = 100
 SENSE_RING = 30
 EXIT_TIMEOUT_S = 15.0
 POST_TIMEOUT_S = 2.0
-LOAD_S = 1.5  # posting before the signal: enough to pass the feed's 1100-row prune
+LOAD_TIMEOUT_S = 30.0
+PAST_PRUNE = {"/feed": FEED_RING + FEED_SLACK + 1, "/sense": SENSE_RING + SENSE_SLACK + 1}
+"""Posts acknowledged before the signal, by endpoint: past each buffer's batched prune, so the
+kill may meet one (a count, not a time: a loaded machine posts fewer a second)."""
 MAX_POSTS = 50_000  # per endpoint, whatever the deadline
 WAIT_S = 10.0
 THREADS = 2  # client threads per endpoint
@@ -100,7 +105,7 @@ class Poster:
         return {"type": "text", "ts": n, "ocr": f"o{n}"}, ("text", n, f"o{n}")
 
     def run(self, stop: threading.Event) -> None:
-        deadline = time.monotonic() + LOAD_S + WAIT_S
+        deadline = time.monotonic() + LOAD_TIMEOUT_S + WAIT_S
         with httpx.Client(timeout=POST_TIMEOUT_S) as client:
             for n in self.numbers:
                 if stop.is_set() or time.monotonic() > deadline or n > MAX_POSTS:
@@ -157,7 +162,11 @@ def test_no_acknowledged_post_is_lost_when_the_relay_is_killed(
         for thread in threads:
             thread.start()
         try:
-            time.sleep(LOAD_S)
+            wait_until(
+                lambda: all(len(p.acked) >= PAST_PRUNE[p.endpoint] for p in posters),
+                LOAD_TIMEOUT_S,
+                "posts past each buffer's prune",
+            )
             assert all(t.is_alive() for t in threads), "the client stopped before the signal"
             first.proc.send_signal(sig)
             time.sleep(0.2)  # the client keeps posting into the shutdown
