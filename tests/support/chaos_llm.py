@@ -24,9 +24,12 @@ _REQUESTS = re.compile(r'relay_llm_requests_total\{model="drill/([^"]+)",outcome
 class LLMDrill(threading.Thread):
     """Gives each mode of the fake LLM a model of its own (``drill/<mode>``), then points the
     relay at each fault mode's model in turn until one request to it ended (or ``visit_s``),
-    and at ``drill/ok``'s until one was answered: the circuit breaker sees a success between
-    two faults, so it never opens. From ``start_at`` until ``until``, ``rounds`` times at most.
-    The relay's own counters (``relay_llm_requests_total`` by model) say what each mode met.
+    and at ``drill/ok``'s until one was answered. A fault mode's model faults one request a
+    visit and answers the next ones: however late the drill sees that request end (the load
+    makes it late), the relay's next tick succeeds, so three failures in a row never open the
+    circuit breaker and leave the modes after it unvisited. From ``start_at`` until
+    ``until``, ``rounds`` times at most. The relay's own counters
+    (``relay_llm_requests_total`` by model) say what each mode met.
     """
 
     def __init__(
@@ -81,6 +84,9 @@ class LLMDrill(threading.Thread):
             return
         before = self.requests(client)
         with contextlib.suppress(httpx.HTTPError):
+            if mode != "ok":  # one request of this visit faults
+                armed = {"mode": mode, "model": f"drill/{mode}", "times": 1}
+                client.post(f"{self.llm_url}/_mode", json=armed)
             drill = {"model": f"drill/{mode}", "visionModel": f"drill/{mode}"}  # images or not
             client.post(f"{self.relay_url}/agent/config", json=drill)
         self.visits[mode] += 1

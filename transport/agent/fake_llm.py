@@ -57,7 +57,9 @@ long, to stand in for a real model's latency (``slow`` waits ``delay_s`` on top)
 
 Switch modes from a test with ``fake.mode = "hang"`` or over HTTP with
 ``POST /_mode {"mode": "hang", "delay_s": 2}`` (add ``"model": "x/y"`` to set the mode of
-one model only); ``GET /_mode`` shows the modes and the number of requests so far.
+one model only, and ``"times": N`` to have it last N requests naming that model, after which
+the model answers as the server's mode again); ``GET /_mode`` shows the modes and the number
+of requests so far.
 """
 
 from __future__ import annotations
@@ -191,6 +193,9 @@ class FakeLLM(ModeServer):
     """When set, answers carry it as ``usage.cost`` (USD), as OpenRouter's do."""
     model_modes: dict[str, str] = field(default_factory=dict)
     """A mode per model name, overriding ``mode`` for requests naming that model."""
+    model_times: dict[str, int] = field(default_factory=dict)
+    """How many more requests naming a model its mode lasts; at 0 it answers as ``mode``
+    again. A model not here keeps its mode."""
     requests: list[SeenRequest] = field(default_factory=list)
     served: list[str] = field(default_factory=list)
     """The models ``GET /v1/models`` lists (a local server's listing)."""
@@ -229,7 +234,7 @@ class FakeLLM(ModeServer):
         except orjson.JSONDecodeError:
             body = {"unparseable": raw.decode("utf-8", "replace")}
         self.requests.append(SeenRequest(body, request.headers.get("Authorization", "")))
-        mode = self.model_modes.get(str(body.get("model")), self.mode)
+        mode = self._mode_of(str(body.get("model")))
         if mode == "hang":
             assert self._stopping is not None
             await self._stopping.wait()
@@ -286,6 +291,19 @@ class FakeLLM(ModeServer):
             }
         )
 
+    def _mode_of(self, model: str) -> str:
+        """The mode that answers this request naming ``model`` (one request of its count)."""
+        mode = self.model_modes.get(model)
+        if mode is None:
+            return self.mode
+        left = self.model_times.get(model)
+        if left is not None:
+            if left <= 1:
+                del self.model_modes[model], self.model_times[model]
+            else:
+                self.model_times[model] = left - 1
+        return mode
+
     def _refusal(self, mode: str, body: dict[str, Any]) -> web.Response | None:
         """The error answer of a mode that refuses what ``body`` asks (its format, its images,
         its content parts, its model or its length), or ``None``."""
@@ -308,7 +326,12 @@ class FakeLLM(ModeServer):
         return web.json_response({"error": {"message": message}}, status=status)
 
     def _state(self) -> dict[str, Any]:
-        return {**super()._state(), "modelModes": self.model_modes, "latencyS": self.latency_s}
+        return {
+            **super()._state(),
+            "modelModes": self.model_modes,
+            "modelTimes": self.model_times,
+            "latencyS": self.latency_s,
+        }
 
     def _switch(self, body: dict[str, Any]) -> dict[str, Any]:
         """A ``model`` in the body sets the mode of that model only."""
@@ -316,6 +339,11 @@ class FakeLLM(ModeServer):
         if not (isinstance(model, str) and model):
             return super()._switch(body)
         self.model_modes[model] = body["mode"]
+        times = body.get("times")
+        if isinstance(times, int) and not isinstance(times, bool) and times > 0:
+            self.model_times[model] = times
+            return {"mode": body["mode"], "model": model, "times": times}
+        self.model_times.pop(model, None)
         return {"mode": body["mode"], "model": model}
 
     async def _models(self, _request: web.Request) -> web.Response:

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from typing import Any
 
 import httpx
 import pytest
@@ -98,3 +99,21 @@ def test_the_fake_llm_reads_content_parts_and_counts_image_tokens() -> None:
         assert "image input" in refused.json()["error"]["message"]
         text_only = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
         assert httpx.post(f"{llm.base_url}/chat/completions", json=text_only, timeout=5).is_success
+
+
+def test_a_models_mode_can_last_a_number_of_requests() -> None:
+    with FakeLLM() as llm:
+        mode = f"http://127.0.0.1:{llm.port}/_mode"
+        set_ = {"mode": "http500", "model": "m", "times": 2}
+        assert httpx.post(mode, json=set_, timeout=5).json()["modelTimes"] == {"m": 2}
+        body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        other = {**body, "model": "other"}
+
+        def status(sent: dict[str, Any]) -> int:
+            return httpx.post(f"{llm.base_url}/chat/completions", json=sent, timeout=5).status_code
+
+        assert [status(body), status(other), status(body), status(body)] == [500, 200, 500, 200]
+        assert httpx.get(mode, timeout=5).json()["modelModes"] == {}
+        # without times, the model's mode lasts
+        httpx.post(mode, json={"mode": "http500", "model": "m"}, timeout=5).raise_for_status()
+        assert [status(body), status(body)] == [500, 500]
