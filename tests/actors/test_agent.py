@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable
 
@@ -192,23 +191,6 @@ def test_fenced_and_plain_text_answers_are_read_as_the_spec_says(
     assert last["parsedOk"] is parsed_ok
 
 
-def tick_through_retries(relay: Relay, logs: LogSink, clock: FakeClock) -> str:
-    """Run one tick by hand, moving the clock past each retry its chain schedules; its
-    outcome."""
-    ticks, retries = len(logs.named("tick")), len(logs.named("llm.retry"))
-
-    def moved_on(seen: int) -> bool:
-        return len(logs.named("tick")) > ticks or len(logs.named("llm.retry")) > seen
-
-    assert asked(relay.handles["ticker"], Ticker.tick) == "started"
-    while True:
-        wait_until(functools.partial(moved_on, retries), what="the tick to end or a retry")
-        if len(logs.named("tick")) > ticks:
-            return str(logs.named("tick")[-1]["outcome"])
-        clock.advance(logs.named("llm.retry")[retries]["in_s"] + 0.01)
-        retries += 1
-
-
 @pytest.mark.parametrize("mode", ["nonjson", "empty", "http500", "http429", "hang"])
 def test_an_llm_failure_keeps_the_stored_outputs_and_the_next_tick_retries(
     make_relay: Callable[..., Relay], fake_llm: FakeLLM, clock: FakeClock, logs: LogSink, mode: str
@@ -227,7 +209,7 @@ def test_an_llm_failure_keeps_the_stored_outputs_and_the_next_tick_retries(
     fake_llm.mode = mode
     fake_llm.hud = "must never be stored"
     asked(relay.handles["sense"], SenseBuffer.append, sense(ocr="second"))
-    assert tick_through_retries(relay, logs, clock) == "failed"
+    assert tick(relay, logs, clock) == "failed"
 
     assert (
         asked(relay.handles["digest"], DigestStore.latest_digest),
@@ -242,7 +224,7 @@ def test_an_llm_failure_keeps_the_stored_outputs_and_the_next_tick_retries(
     )
 
     # nothing new, but a failed tick is tried again
-    assert tick_through_retries(relay, logs, clock) == "failed"
+    assert tick(relay, logs, clock) == "failed"
     assert fake_llm.calls == 1 + 2 * requests
 
     fake_llm.mode = "ok"

@@ -4,6 +4,7 @@ clock; and :class:`Held`, an actor whose calls wait until the test releases them
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -76,15 +77,27 @@ def answered_tick(model: str, *, cost: float | None = None, fallback: bool = Fal
     )
 
 
-def tick(relay: Relay, logs: LogSink) -> str:
+def tick(relay: Relay, logs: LogSink, clock: FakeClock | None = None) -> str:
     """Run one tick by hand and return its outcome (``inactive``/``busy`` if none ran). An
     ``ok`` tick's entry is recorded by then (stamped with the clock's time before the test
-    moves it on): the LLM caller tells the digest store before the ticker."""
-    before = len(logs.named("tick"))
+    moves it on): the LLM caller tells the digest store before the ticker. With ``clock``,
+    the clock is moved past each retry the tick's chain schedules (a 429, a 5xx)."""
+    before, retries = len(logs.named("tick")), len(logs.named("llm.retry"))
+
+    def moved_on(seen: int) -> bool:
+        ended = len(logs.named("tick")) > before
+        return ended or (clock is not None and len(logs.named("llm.retry")) > seen)
+
     started = asked(relay.handles["ticker"], Ticker.tick)
     if started != "started":
         return str(started)
-    wait_until(lambda: len(logs.named("tick")) > before, what="the tick to finish")
+    while True:
+        wait_until(functools.partial(moved_on, retries), what="the tick to finish")
+        if len(logs.named("tick")) > before:
+            break
+        assert clock is not None  # only a clock's test waits for a retry
+        clock.advance(logs.named("llm.retry")[retries]["in_s"] + 0.01)
+        retries += 1
     outcome = str(logs.named("tick")[-1]["outcome"])
     if outcome == "ok":
         asked(relay.handles["digest"], DigestStore.stats)  # queued behind the record
